@@ -1,0 +1,91 @@
+import type { KeyType, Message, Retention } from '../core/types.js'
+import type { RecordInput } from './record.js'
+
+/** A topic's stored configuration. */
+export interface TopicMeta {
+  name: string
+  partitions: number
+  keyType: KeyType
+  messageTypes: string[]
+  retention: Retention
+  maxMessageBytes: number
+  /** ms since epoch. */
+  createdAt: number
+}
+
+/** First retained and next-to-be-written offset of a partition. */
+export interface PartitionOffsets {
+  partition: number
+  start: number
+  end: number
+}
+
+/**
+ * Reads one partition forward. Not safe for concurrent `read` calls: one consumer drives it.
+ */
+export interface PartitionReader {
+  readonly topic: string
+  readonly partition: number
+  /** The next offset `read` will return (after the messages it has returned). */
+  readonly next: number
+  /**
+   * Up to `max` messages from `next` on, in offset order, or `[]` when none are available now.
+   * @remarks Never blocks waiting for new data: callers combine it with {@link Backend.watch}.
+   * Offsets below the partition's start resume at the start.
+   */
+  read(max: number): Promise<Message[]>
+  /** Continue from `offset` at the next `read`. */
+  seek(offset: number): void
+  /** Release file handles / connections. Idempotent. */
+  close(): Promise<void>
+}
+
+/**
+ * The contract every storage backend implements. The consumer core, streams and the `Twain`
+ * facade use only this; a backend never imports them.
+ *
+ * @remarks
+ * - Offsets are dense per partition (0, 1, 2, …) and assigned atomically by `append`.
+ * - `append` may be called from many processes at once; each call's records get consecutive
+ *   offsets and are never interleaved with another call's.
+ * - Every method throws errors of the `TwainError` tree (`TopicNotFoundError`, `BackendError`, …).
+ * - Consumer-group coordination primitives (membership, leases with fencing epochs, commits) are
+ *   added to this contract by the consumer-group work; the consumer core stays backend-agnostic.
+ */
+export interface Backend {
+  readonly kind: 'file' | 'redis'
+  /** Create a topic atomically; `TopicExistsError` when it exists. */
+  createTopic(meta: TopicMeta): Promise<void>
+  /** Delete a topic and all its data; `TopicNotFoundError` when absent. */
+  deleteTopic(name: string): Promise<void>
+  /** Names of user topics (no internal `__` topics), sorted. */
+  listTopics(): Promise<string[]>
+  /** A topic's configuration; `TopicNotFoundError` when absent. */
+  getTopic(name: string): Promise<TopicMeta>
+  /** Start and end offsets of every partition. */
+  offsets(topic: string): Promise<PartitionOffsets[]>
+  /**
+   * End offsets of every partition (index = partition) right now, synchronously, where the backend can (the file backend);
+   * `undefined` where it cannot. Lets a tail `from: 'end'` start exactly where `tail()` was called.
+   */
+  endOffsetsNow?(topic: string): number[] | undefined
+  /** Append records to a partition as one batch; resolves with the first record's offset. */
+  append(topic: string, partition: number, records: readonly RecordInput[], producerId: string): Promise<number>
+  /** A forward reader of one partition positioned at `from`. */
+  openReader(topic: string, partition: number, from: number): Promise<PartitionReader>
+  /** The offset of the first message with `timestamp >= time` (the end offset if none). */
+  offsetForTime(topic: string, partition: number, time: number): Promise<number>
+  /**
+   * Call `onData` (possibly spuriously) when a partition may have new data: appends from this or
+   * any other process, or a periodic safety-net tick. Returns the unsubscribe function.
+   */
+  watch(topic: string, partition: number, onData: () => void): () => void
+  /** Remove messages with offsets below `before`; resolves with how many were removed. */
+  trimBefore(topic: string, partition: number, before: number): Promise<number>
+  /** Apply the topic's retention limits now; resolves with how many messages were removed. */
+  applyRetention(topic: string): Promise<number>
+  /** Whether the backend is reachable. */
+  ping(): Promise<boolean>
+  /** Release every handle, watcher and connection. Idempotent. */
+  close(): Promise<void>
+}

@@ -1,0 +1,239 @@
+import {
+  closeSync,
+  fdatasync,
+  fstatSync,
+  ftruncateSync,
+  fsyncSync,
+  openSync,
+  readSync,
+  readdirSync,
+  writeSync,
+} from 'node:fs'
+import { promisify } from 'node:util'
+import { TopicNotFoundError, backendError } from '../../core/errors.js'
+import type { FsyncPolicy } from '../../core/types.js'
+import type { RecordInput } from '../record.js'
+import { encodeBatch, encodeSeal } from './batch-format.js'
+import { indexPath, lockFile, segmentBase, segmentPath } from './layout.js'
+import { PartitionLock } from './partition-lock.js'
+import { INDEX_ENTRY_BYTES, INDEX_INTERVAL_BYTES, encodeIndexEntry } from './segment-index.js'
+import { scanSegmentSync } from './segment-scan.js'
+
+const fdatasyncAsync = promisify(fdatasync)
+
+/** The appender's view of the active segment, brought up to date under the lock. */
+interface ActiveSegment {
+  base: number
+  path: string
+  fd: number
+  idxFd: number
+  /** End of the last valid frame. */
+  size: number
+  nextOffset: number
+  /** Start of the last frame, to decide where index entries go. */
+  lastFrameStart: number
+}
+
+export interface AppenderOptions {
+  segmentBytes: number
+  fsync: FsyncPolicy
+  lockTimeoutMs?: number
+}
+
+/**
+ * Appends batches to one partition, from any number of processes at once. Under the partition
+ * lock it brings its view of the active segment up to date by scanning only the bytes appended
+ * since it last looked (following seal frames to the next segment), truncates a torn tail left by
+ * a crashed writer, rolls the segment when full, writes the frame with the next dense offsets and
+ * maintains the sparse index.
+ */
+export class PartitionAppender {
+  private seg: ActiveSegment | undefined
+  private readonly lock: PartitionLock
+  private tail: Promise<unknown> = Promise.resolve()
+  dirty = false
+  /** Set when this appender rolled a segment; the backend applies retention then. */
+  rolled = false
+
+  constructor(
+    readonly dir: string,
+    readonly topic: string,
+    private readonly options: AppenderOptions,
+  ) {
+    this.lock = new PartitionLock(lockFile(dir), { acquireTimeoutMs: options.lockTimeoutMs ?? 30_000 })
+  }
+
+  /** Append records as one frame; resolves with the base offset once written (and synced per policy). */
+  append(records: readonly RecordInput[], producerId: string): Promise<number> {
+    const run = this.tail.then(() => this.appendLocked(records, producerId))
+    this.tail = run.catch(() => undefined)
+    return run
+  }
+
+  private async appendLocked(records: readonly RecordInput[], producerId: string): Promise<number> {
+    await this.lock.acquire()
+    let seg: ActiveSegment
+    let base: number
+    try {
+      seg = this.refresh()
+      base = seg.nextOffset
+      const frame = encodeBatch(records, base, producerId)
+      if (seg.size > 0 && seg.size + frame.length > this.options.segmentBytes) seg = this.roll(seg, producerId)
+      writeSync(seg.fd, frame, 0, frame.length, seg.size)
+      if (seg.size === 0 || Math.floor(seg.lastFrameStart / INDEX_INTERVAL_BYTES) < Math.floor(seg.size / INDEX_INTERVAL_BYTES)) {
+        writeSync(seg.idxFd, encodeIndexEntry(base, seg.size))
+      }
+      seg.lastFrameStart = seg.size
+      seg.size += frame.length
+      seg.nextOffset = base + records.length
+    } catch (e) {
+      this.reset()
+      throw e
+    } finally {
+      this.lock.release()
+    }
+    const policy = this.options.fsync
+    if (policy === 'batch' || policy === 'always') await fdatasyncAsync(seg.fd).catch((e) => Promise.reject(backendError(`fdatasync of ${seg.path} failed`, e)))
+    else if (typeof policy === 'number') this.dirty = true
+    return base
+  }
+
+  /** Background fsync for the interval policy. */
+  async syncIfDirty(): Promise<void> {
+    if (!this.dirty || !this.seg) return
+    this.dirty = false
+    const fd = this.seg.fd
+    await this.tail.then(() => fdatasyncAsync(fd)).catch(() => undefined)
+  }
+
+  /** Bring the view up to date; call with the lock held. */
+  private refresh(): ActiveSegment {
+    let seg = this.seg ?? this.openLatest()
+    for (;;) {
+      let size: number
+      try {
+        size = fstatSync(seg.fd).size
+      } catch (e) {
+        throw backendError(`Cannot stat segment ${seg.path}`, e)
+      }
+      if (size === seg.size) return seg
+      if (size < seg.size) {
+        // Someone truncated below what we had validated: only possible if the segment was replaced. Start over.
+        this.reset()
+        seg = this.openLatest()
+        continue
+      }
+      const scan = scanSegmentSync(seg.fd, seg.path, seg.size, size, seg.nextOffset)
+      seg.size = scan.end
+      seg.nextOffset = scan.nextOffset
+      seg.lastFrameStart = scan.lastFrameStart
+      if (scan.sealedTo !== undefined) {
+        const next = scan.sealedTo
+        this.close()
+        seg = this.openSegment(next, next)
+        continue
+      }
+      if (scan.tornBytes > 0) {
+        // A writer died mid-frame (we hold the lock, so nobody is writing now): drop the torn bytes.
+        ftruncateSync(seg.fd, seg.size)
+      }
+      this.seg = seg
+      return seg
+    }
+  }
+
+  private openLatest(): ActiveSegment {
+    let names: string[]
+    try {
+      names = readdirSync(this.dir)
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new TopicNotFoundError(`Topic "${this.topic}" does not exist (no ${this.dir})`)
+      throw backendError(`Cannot list ${this.dir}`, e)
+    }
+    let base = -1
+    for (const n of names) {
+      const b = segmentBase(n)
+      if (b !== undefined && b > base) base = b
+    }
+    if (base < 0) base = 0
+    // The scan from 0 learns the next offset: offsets are stored, so base is where it starts.
+    const seg = this.openSegment(base, base)
+    this.seg = seg
+    return seg
+  }
+
+  private openSegment(base: number, nextOffset: number): ActiveSegment {
+    const path = segmentPath(this.dir, base)
+    let fd: number
+    let idxFd: number
+    try {
+      fd = openSync(path, 'a+')
+      idxFd = openSync(indexPath(this.dir, base), 'a+')
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new TopicNotFoundError(`Topic "${this.topic}" does not exist (no ${this.dir})`)
+      throw backendError(`Cannot open segment ${path}`, e)
+    }
+    // A torn index entry would misalign every later one.
+    let idxSize = fstatSync(idxFd).size
+    if (idxSize % INDEX_ENTRY_BYTES !== 0) {
+      idxSize -= idxSize % INDEX_ENTRY_BYTES
+      ftruncateSync(idxFd, idxSize)
+    }
+    const seg: ActiveSegment = { base, path, fd, idxFd, size: 0, nextOffset, lastFrameStart: 0 }
+    // Start the first scan at the last indexed frame rather than at byte 0 of a large segment.
+    if (idxSize > 0) {
+      const e = Buffer.allocUnsafe(INDEX_ENTRY_BYTES)
+      readSync(idxFd, e, 0, INDEX_ENTRY_BYTES, idxSize - INDEX_ENTRY_BYTES)
+      const position = e.readDoubleLE(8)
+      if (position <= fstatSync(fd).size) {
+        seg.size = position
+        seg.lastFrameStart = position
+        seg.nextOffset = e.readDoubleLE(0)
+      }
+    }
+    this.seg = seg
+    return seg
+  }
+
+  private roll(seg: ActiveSegment, producerId: string): ActiveSegment {
+    // Seal first, then create: a crash in between leaves a sealed segment whose successor the next
+    // writer creates; the reverse order could leave an empty successor that hides later offsets.
+    const seal = encodeSeal(seg.nextOffset, producerId)
+    writeSync(seg.fd, seal, 0, seal.length, seg.size)
+    if (this.options.fsync === 'always') fsyncSync(seg.fd)
+    const next = seg.nextOffset
+    this.rolled = true
+    this.close()
+    const fresh = this.openSegment(next, next)
+    if (this.options.fsync === 'always') {
+      const dfd = openSync(this.dir, 'r')
+      try {
+        fsyncSync(dfd)
+      } finally {
+        closeSync(dfd)
+      }
+    }
+    return fresh
+  }
+
+  private reset(): void {
+    this.close()
+  }
+
+  /** Close file handles; the next append reopens. */
+  close(): void {
+    const s = this.seg
+    this.seg = undefined
+    if (!s) return
+    try {
+      closeSync(s.fd)
+    } catch {
+      /* already closed */
+    }
+    try {
+      closeSync(s.idxFd)
+    } catch {
+      /* already closed */
+    }
+  }
+}

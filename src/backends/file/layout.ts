@@ -1,0 +1,32 @@
+import { join } from 'node:path'
+
+/**
+ * Where things live under a file-backend root (docs/format.md):
+ *   <root>/<topic>/topic.json
+ *   <root>/<topic>/<partition>/<baseOffset 20 digits>.seg   (+ .idx sparse index)
+ *   <root>/<topic>/<partition>/start   logical start offset after a trim
+ *   <root>/<topic>/<partition>/lock    append lock (pid, token, time)
+ *   <root>/__groups/<group>/…          consumer-group state
+ */
+export const TOPIC_FILE = 'topic.json'
+export const SEGMENT_EXT = '.seg'
+export const INDEX_EXT = '.idx'
+
+export const topicDir = (root: string, topic: string) => join(root, topic)
+export const topicFile = (root: string, topic: string) => join(root, topic, TOPIC_FILE)
+export const partitionDir = (root: string, topic: string, p: number) => join(root, topic, String(p))
+export const lockFile = (dir: string) => join(dir, 'lock')
+export const startFile = (dir: string) => join(dir, 'start')
+
+export function segmentName(base: number): string {
+  return String(base).padStart(20, '0') + SEGMENT_EXT
+}
+export const segmentPath = (dir: string, base: number) => join(dir, segmentName(base))
+export const indexPath = (dir: string, base: number) => join(dir, String(base).padStart(20, '0') + INDEX_EXT)
+
+/** Base offset of a segment file name, or undefined for any other file. */
+export function segmentBase(name: string): number | undefined {
+  if (name.length !== 20 + SEGMENT_EXT.length || !name.endsWith(SEGMENT_EXT)) return undefined
+  const n = Number(name.slice(0, 20))
+  return Number.isSafeInteger(n) ? n : undefined
+}

@@ -1,0 +1,144 @@
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
+import { rename, rm, stat, writeFile } from 'node:fs/promises'
+import { backendError } from '../../core/errors.js'
+import type { Retention } from '../../core/types.js'
+import { indexPath, segmentPath, startFile } from './layout.js'
+import { PartitionLock } from './partition-lock.js'
+import { lockFile } from './layout.js'
+import { listSegments, listSegmentsSync, readStartOffset } from './reader.js'
+import { INDEX_ENTRY_BYTES } from './segment-index.js'
+import { scanSegmentSync } from './segment-scan.js'
+
+/** Next offset to be written in a partition, from its last segment (following a trailing seal). */
+export async function partitionEnd(dir: string, topic: string): Promise<number> {
+  return partitionEndSync(dir, topic)
+}
+
+/**
+ * The same, synchronously (a few page-cache reads): lets `tail({ from: 'end' })` fix its start at
+ * the moment `tail()` is called, so a message sent right after is never missed.
+ */
+export function partitionEndSync(dir: string, topic: string): number {
+  const bases = listSegmentsSync(dir, topic)
+  let base = bases.length ? (bases[bases.length - 1] as number) : 0
+  for (;;) {
+    let fd: number
+    try {
+      fd = openSync(segmentPath(dir, base), 'r')
+    } catch {
+      return base // sealed into a successor not created yet
+    }
+    try {
+      let from = 0
+      let next = base
+      try {
+        const ifd = openSync(indexPath(dir, base), 'r')
+        try {
+          const n = Math.floor(fstatSync(ifd).size / INDEX_ENTRY_BYTES)
+          if (n > 0) {
+            const e = Buffer.allocUnsafe(INDEX_ENTRY_BYTES)
+            readSync(ifd, e, 0, INDEX_ENTRY_BYTES, (n - 1) * INDEX_ENTRY_BYTES)
+            from = e.readDoubleLE(8)
+            next = e.readDoubleLE(0)
+          }
+        } finally {
+          closeSync(ifd)
+        }
+      } catch {
+        /* no index: scan from 0 */
+      }
+      const size = fstatSync(fd).size
+      if (from > size) {
+        from = 0
+        next = base
+      }
+      const scan = scanSegmentSync(fd, segmentPath(dir, base), from, size, next)
+      if (scan.sealedTo === undefined) return scan.nextOffset
+      base = scan.sealedTo
+    } finally {
+      closeSync(fd)
+    }
+  }
+}
+
+/** First retained offset: the trim mark or the first segment's base, whichever is later. */
+export async function partitionStart(dir: string, topic: string): Promise<number> {
+  const [mark, bases] = await Promise.all([readStartOffset(dir), listSegments(dir, topic)])
+  return Math.max(mark, bases[0] ?? 0)
+}
+
+async function writeStart(dir: string, offset: number): Promise<void> {
+  const tmp = `${startFile(dir)}.${process.pid}.tmp`
+  await writeFile(tmp, String(offset))
+  await rename(tmp, startFile(dir))
+}
+
+/**
+ * Move a partition's start to `before` (clamped to [start, end]) and delete the segments wholly
+ * below it. Exact at message level: the start mark hides trimmed messages in a partly trimmed
+ * segment. Returns how many messages were removed.
+ */
+export async function trimPartition(dir: string, topic: string, before: number): Promise<number> {
+  const lock = new PartitionLock(lockFile(dir))
+  await lock.acquire()
+  try {
+    const start = await partitionStart(dir, topic)
+    const end = await partitionEnd(dir, topic)
+    const target = Math.min(Math.max(before, start), end)
+    if (target <= start) return 0
+    await writeStart(dir, target)
+    await deleteSegmentsBelow(dir, topic, target)
+    return target - start
+  } finally {
+    lock.release()
+  }
+}
+
+async function deleteSegmentsBelow(dir: string, topic: string, offset: number): Promise<void> {
+  const bases = await listSegments(dir, topic)
+  // Segment i holds offsets [bases[i], bases[i+1]); never delete the last (active) one.
+  for (let i = 0; i + 1 < bases.length && (bases[i + 1] as number) <= offset; i++) {
+    const b = bases[i] as number
+    await rm(segmentPath(dir, b), { force: true })
+    await rm(indexPath(dir, b), { force: true })
+  }
+}
+
+/**
+ * Apply retention limits by deleting whole old segments (never the active one). `maxAgeMs` uses a
+ * segment's modification time, which is the time of its last append. Returns messages removed.
+ */
+export async function applyPartitionRetention(dir: string, topic: string, r: Retention): Promise<number> {
+  if (r.maxMessages === undefined && r.maxAgeMs === undefined && r.maxBytes === undefined) return 0
+  const lock = new PartitionLock(lockFile(dir))
+  await lock.acquire()
+  try {
+    const bases = await listSegments(dir, topic)
+    if (bases.length < 2) return 0
+    const start = await partitionStart(dir, topic)
+    const end = await partitionEnd(dir, topic)
+    const stats = await Promise.all(bases.map((b) => stat(segmentPath(dir, b)).catch(() => undefined)))
+    let total = stats.reduce((n, s) => n + (s?.size ?? 0), 0)
+    let cut = 0 // number of leading segments to delete
+    const now = Date.now()
+    while (cut + 1 < bases.length) {
+      const nextBase = bases[cut + 1] as number
+      const s = stats[cut]
+      const tooMany = r.maxMessages !== undefined && end - nextBase >= r.maxMessages
+      const tooBig = r.maxBytes !== undefined && total > r.maxBytes
+      const tooOld = r.maxAgeMs !== undefined && s !== undefined && s.mtimeMs < now - r.maxAgeMs
+      if (!tooMany && !tooBig && !tooOld) break
+      total -= s?.size ?? 0
+      cut++
+    }
+    if (cut === 0) return 0
+    const newStart = bases[cut] as number
+    if (newStart > start) await writeStart(dir, newStart)
+    await deleteSegmentsBelow(dir, topic, newStart)
+    return Math.max(0, newStart - start)
+  } catch (e) {
+    throw backendError(`Retention of topic "${topic}" failed`, e)
+  } finally {
+    lock.release()
+  }
+}

@@ -1,0 +1,188 @@
+import { readdirSync } from 'node:fs'
+import { open, readdir, readFile, type FileHandle } from 'node:fs/promises'
+import { TopicCorruptError, TopicNotFoundError, backendError } from '../../core/errors.js'
+import type { KeyCodec } from '../../core/keys.js'
+import type { Message } from '../../core/types.js'
+import type { PartitionReader } from '../backend.js'
+import { FLAG_SEAL, decodeBatch, frameCrcOk, readFrameHeader } from './batch-format.js'
+import { indexPath, segmentBase, segmentPath, startFile } from './layout.js'
+import { indexLookup } from './segment-index.js'
+
+const CHUNK = 1 << 20
+
+/** Sorted base offsets of a partition's segments. */
+export async function listSegments(dir: string, topic: string): Promise<number[]> {
+  let names: string[]
+  try {
+    names = await readdir(dir)
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new TopicNotFoundError(`Topic "${topic}" does not exist (no ${dir})`)
+    throw backendError(`Cannot list ${dir}`, e)
+  }
+  return basesOf(names)
+}
+
+/** Sorted base offsets of a partition's segments, synchronously. */
+export function listSegmentsSync(dir: string, topic: string): number[] {
+  let names: string[]
+  try {
+    names = readdirSync(dir)
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new TopicNotFoundError(`Topic "${topic}" does not exist (no ${dir})`)
+    throw backendError(`Cannot list ${dir}`, e)
+  }
+  return basesOf(names)
+}
+
+function basesOf(names: string[]): number[] {
+  const bases: number[] = []
+  for (const n of names) {
+    const b = segmentBase(n)
+    if (b !== undefined) bases.push(b)
+  }
+  return bases.sort((a, b) => a - b)
+}
+
+/** Logical start offset written by `trim` (0 when never trimmed). */
+export async function readStartOffset(dir: string): Promise<number> {
+  try {
+    const n = Number((await readFile(startFile(dir), 'utf8')).trim())
+    return Number.isSafeInteger(n) && n >= 0 ? n : 0
+  } catch {
+    return 0
+  }
+}
+
+/** Index of the last base ≤ offset (0 when all are greater). */
+export function segmentFor(bases: readonly number[], offset: number): number {
+  let lo = 0
+  let hi = bases.length - 1
+  let best = 0
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1
+    if ((bases[mid] as number) <= offset) {
+      best = mid
+      lo = mid + 1
+    } else hi = mid - 1
+  }
+  return best
+}
+
+/**
+ * Reads one partition forward from an offset: seeks through the segment list and sparse index
+ * (O(log n)), then reads whole frames in 1 MiB chunks, follows seal frames into the next segment,
+ * and stops quietly at an incomplete frame (a write in progress or a torn tail).
+ */
+export class FilePartitionReader implements PartitionReader {
+  private fh: FileHandle | undefined
+  private segBase = -1
+  private pos = 0
+  private buf = Buffer.allocUnsafe(CHUNK)
+  private closed = false
+
+  constructor(
+    private readonly dir: string,
+    readonly topic: string,
+    readonly partition: number,
+    private readonly keys: KeyCodec,
+    public next: number,
+  ) {}
+
+  seek(offset: number): void {
+    this.next = offset
+    void this.release()
+  }
+
+  async read(max: number): Promise<Message[]> {
+    const out: Message[] = []
+    if (this.closed) return out
+    if (!this.fh && !(await this.locate())) return out
+    for (let hops = 0; out.length < max && hops < 64; hops++) {
+      const fh = this.fh as FileHandle
+      const { bytesRead } = await fh.read(this.buf, 0, this.buf.length, this.pos)
+      if (bytesRead === 0) return out
+      let rel = 0
+      let moved = false
+      let switched = false
+      while (out.length < max) {
+        const h = readFrameHeader(this.buf, rel, bytesRead)
+        if (h === undefined || h === 'short') {
+          if (h === 'short' && rel === 0 && bytesRead === this.buf.length) {
+            // A frame larger than the buffer: grow and read again.
+            this.buf = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.buf.readUInt32LE(4)))
+            moved = true
+          }
+          break
+        }
+        if (!frameCrcOk(this.buf, rel, h.length)) {
+          const size = (await fh.stat()).size
+          if (this.pos + rel + h.length < size) {
+            throw new TopicCorruptError(
+              `Segment ${segmentPath(this.dir, this.segBase)} is corrupt at byte ${this.pos + rel} (offset ${h.baseOffset}): CRC mismatch`,
+            )
+          }
+          break // a torn tail; the next writer truncates it
+        }
+        if (h.flags & FLAG_SEAL) {
+          await this.openSegment(h.baseOffset, 0)
+          moved = switched = true
+          break
+        }
+        if (h.baseOffset + h.count > this.next) {
+          const n = decodeBatch(this.buf, rel, h, this.topic, this.partition, this.keys, this.next, max - out.length, out)
+          if (n > 0) this.next = (out[out.length - 1] as Message).offset + 1
+          if (this.next < h.baseOffset + h.count) break // limit reached inside this frame
+        }
+        rel += h.length
+        moved = true
+      }
+      if (!this.fh) return out
+      if (!switched) this.pos += rel
+      if (!moved) return out
+    }
+    return out
+  }
+
+  /** Find the segment and byte position for `next`; false when the segment does not exist yet. */
+  private async locate(): Promise<boolean> {
+    const start = await readStartOffset(this.dir)
+    const bases = await listSegments(this.dir, this.topic)
+    if (bases.length === 0) return false
+    if (this.next < start) this.next = start
+    if (this.next < (bases[0] as number)) this.next = bases[0] as number
+    const base = bases[segmentFor(bases, this.next)] as number
+    return this.openSegment(base, -1)
+  }
+
+  /** Open segment `base` at byte `at` (-1: look up `next` in the sparse index). */
+  private async openSegment(base: number, at: number): Promise<boolean> {
+    await this.release()
+    let fh: FileHandle
+    try {
+      fh = await open(segmentPath(this.dir, base), 'r')
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false // sealed, successor not created yet
+      throw backendError(`Cannot open segment ${segmentPath(this.dir, base)}`, e)
+    }
+    if (this.closed) {
+      await fh.close()
+      return false
+    }
+    this.fh = fh
+    this.segBase = base
+    this.pos = at >= 0 ? at : await indexLookup(indexPath(this.dir, base), this.next, (await fh.stat()).size)
+    return true
+  }
+
+  private async release(): Promise<void> {
+    const fh = this.fh
+    this.fh = undefined
+    this.segBase = -1
+    if (fh) await fh.close().catch(() => undefined)
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    await this.release()
+  }
+}

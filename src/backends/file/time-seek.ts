@@ -1,0 +1,54 @@
+import { open } from 'node:fs/promises'
+import type { KeyCodec } from '../../core/keys.js'
+import { HEADER_BYTES, readFrameHeader } from './batch-format.js'
+import { segmentPath } from './layout.js'
+import { FilePartitionReader, listSegments } from './reader.js'
+import { partitionStart } from './partition-span.js'
+
+async function firstTimestamp(dir: string, base: number): Promise<number | undefined> {
+  let fh
+  try {
+    fh = await open(segmentPath(dir, base), 'r')
+  } catch {
+    return undefined
+  }
+  try {
+    const b = Buffer.alloc(HEADER_BYTES)
+    const { bytesRead } = await fh.read(b, 0, HEADER_BYTES, 0)
+    // Only the header is needed; pretend the frame fits so 'short' does not hide it.
+    const h = readFrameHeader(b, 0, bytesRead < HEADER_BYTES ? bytesRead : Number.MAX_SAFE_INTEGER)
+    return h && h !== 'short' && h.count > 0 ? h.firstTimestamp : undefined
+  } finally {
+    await fh.close()
+  }
+}
+
+/**
+ * Offset of the first message with `timestamp >= time`: binary search over segments by their first
+ * timestamp, then a forward read of the chosen segment (and its successors if needed).
+ */
+export async function offsetForTime(dir: string, topic: string, partition: number, keys: KeyCodec, time: number): Promise<number> {
+  const bases = await listSegments(dir, topic)
+  let lo = 0
+  let hi = bases.length - 1
+  let from = 0
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1
+    const t = await firstTimestamp(dir, bases[mid] as number)
+    if (t !== undefined && t < time) {
+      from = mid
+      lo = mid + 1
+    } else hi = mid - 1
+  }
+  const start = await partitionStart(dir, topic)
+  const reader = new FilePartitionReader(dir, topic, partition, keys, Math.max(start, bases[from] ?? 0))
+  try {
+    for (;;) {
+      const batch = await reader.read(4096)
+      if (batch.length === 0) return reader.next
+      for (const m of batch) if (m.timestamp >= time) return m.offset
+    }
+  } finally {
+    await reader.close()
+  }
+}

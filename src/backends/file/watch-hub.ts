@@ -1,0 +1,115 @@
+import { watch as fsWatch, type FSWatcher as NodeWatcher } from 'node:fs'
+import { watch as chokidarWatch, type FSWatcher as ChokidarWatcher } from 'chokidar'
+import { SEGMENT_EXT } from './layout.js'
+
+interface Entry {
+  listeners: Set<() => void>
+  raw: NodeWatcher | undefined
+  chokidar: ChokidarWatcher
+}
+
+/** Options of the watch hub. */
+export interface WatchHubOptions {
+  /** Safety-net poll interval. @default 250 */
+  pollMs?: number
+}
+
+/**
+ * One set of watchers per partition directory, shared by every tail of this process, started by
+ * the first subscriber and closed with the last.
+ *
+ * Three sources wake tails (a wake means "read again"; spurious ones are harmless):
+ * - a raw `fs.watch` (inotify) on the directory: sub-millisecond notice of appends by other processes;
+ * - chokidar on the directory: new and removed segments. Its `change` events are throttled to one
+ *   per 50 ms per path and drop the rest, so it cannot be the latency path on its own;
+ * - a poll tick (`pollMs`) in case an event is lost (network file systems, overflowed queues).
+ * Appends by this process wake tails directly through {@link WatchHub.notify}.
+ */
+export class WatchHub {
+  private readonly entries = new Map<string, Entry>()
+  private timer: NodeJS.Timeout | undefined
+  private readonly pollMs: number
+
+  constructor(options: WatchHubOptions = {}) {
+    this.pollMs = options.pollMs ?? 250
+  }
+
+  subscribe(dir: string, listener: () => void): () => void {
+    let e = this.entries.get(dir)
+    if (!e) {
+      e = this.start(dir)
+      this.entries.set(dir, e)
+    }
+    e.listeners.add(listener)
+    if (!this.timer) this.timer = setInterval(() => this.tick(), this.pollMs)
+    let done = false
+    return () => {
+      if (done) return
+      done = true
+      const cur = this.entries.get(dir)
+      if (!cur) return
+      cur.listeners.delete(listener)
+      if (cur.listeners.size === 0) {
+        this.entries.delete(dir)
+        this.stop(cur)
+      }
+      if (this.entries.size === 0 && this.timer) {
+        clearInterval(this.timer)
+        this.timer = undefined
+      }
+    }
+  }
+
+  /** Wake the tails of `dir` (a local append). */
+  notify(dir: string): void {
+    const e = this.entries.get(dir)
+    if (e) for (const l of e.listeners) l()
+  }
+
+  private fire(dir: string): void {
+    this.notify(dir)
+  }
+
+  private tick(): void {
+    for (const e of this.entries.values()) for (const l of e.listeners) l()
+  }
+
+  private start(dir: string): Entry {
+    let raw: NodeWatcher | undefined
+    try {
+      raw = fsWatch(dir, { persistent: true }, (_event, name) => {
+        if (name === null || String(name).endsWith(SEGMENT_EXT)) this.fire(dir)
+      })
+      raw.on('error', () => {
+        /* the poll tick keeps tails going */
+      })
+    } catch {
+      raw = undefined // directory gone or inotify limit: chokidar and the poll tick remain
+    }
+    const chokidar = chokidarWatch(dir, {
+      ignoreInitial: true,
+      depth: 0,
+      persistent: true,
+      ignored: (p: string) => p !== dir && !p.endsWith(SEGMENT_EXT),
+    })
+    chokidar.on('add', () => this.fire(dir))
+    chokidar.on('change', () => this.fire(dir))
+    chokidar.on('error', () => {
+      /* the poll tick keeps tails going */
+    })
+    return { listeners: new Set(), raw, chokidar }
+  }
+
+  private stop(e: Entry): void {
+    e.raw?.close()
+    void e.chokidar.close().catch(() => undefined)
+  }
+
+  /** Close every watcher and the timer. */
+  close(): void {
+    for (const e of this.entries.values()) this.stop(e)
+    this.entries.clear()
+    if (this.timer) clearInterval(this.timer)
+    this.timer = undefined
+  }
+}

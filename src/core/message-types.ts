@@ -1,0 +1,59 @@
+import { InvalidArgumentError, TypeAlreadyRegisteredError, UnknownMessageTypeError, ValidationError } from './errors.js'
+
+/** The Standard Schema v1 interface (zod, valibot, arktype implement it); only what we use. */
+export interface StandardSchemaV1<Input = unknown, Output = Input> {
+  readonly '~standard': {
+    readonly version: 1
+    readonly vendor: string
+    readonly validate: (value: unknown) => StandardResult<Output> | Promise<StandardResult<Output>>
+    readonly types?: { readonly input: Input; readonly output: Output } | undefined
+  }
+}
+type StandardResult<O> = { readonly value: O; readonly issues?: undefined } | { readonly issues: ReadonlyArray<{ readonly message: string; readonly path?: ReadonlyArray<unknown> }> }
+
+/** A validator: a Standard Schema, or a function that returns the (possibly transformed) value or throws. */
+export type TypeValidator<T = unknown> = StandardSchemaV1<unknown, T> | ((value: unknown) => T)
+
+const TYPE_NAME_RE = /^[A-Za-z0-9_.~-]{1,255}$/
+
+/** Registered message types of a `Twain` instance (TwainMQ's registered dataclasses). */
+export class TypeRegistry {
+  private readonly types = new Map<string, TypeValidator | undefined>()
+
+  register(name: string, validator?: TypeValidator): void {
+    if (typeof name !== 'string' || !TYPE_NAME_RE.test(name)) {
+      throw new InvalidArgumentError(`Message type name ${JSON.stringify(name)} is invalid: use 1-255 of A-Z a-z 0-9 _ . ~ -`)
+    }
+    if (this.types.has(name)) throw new TypeAlreadyRegisteredError(`Message type "${name}" is already registered`)
+    if (validator !== undefined && typeof validator !== 'function' && typeof validator?.['~standard']?.validate !== 'function') {
+      throw new InvalidArgumentError(`The validator of message type "${name}" must be a Standard Schema or a function`)
+    }
+    this.types.set(name, validator)
+  }
+
+  has(name: string): boolean {
+    return this.types.has(name)
+  }
+
+  /** Validate `value` as type `name`; resolves with the validated (possibly transformed) value. */
+  async validate(name: string, value: unknown, where: string): Promise<unknown> {
+    if (!this.types.has(name)) {
+      throw new UnknownMessageTypeError(`Message type "${name}" is not registered (${where}): call twain.registerType("${name}", schema) first`)
+    }
+    const v = this.types.get(name)
+    if (v === undefined) return value
+    if (typeof v === 'function') {
+      try {
+        return v(value)
+      } catch (cause) {
+        throw new ValidationError(`Value of message type "${name}" is invalid (${where}): ${(cause as Error)?.message ?? String(cause)}`, { cause })
+      }
+    }
+    const r = await v['~standard'].validate(value)
+    if (r.issues) {
+      const text = r.issues.map((i) => (i.path?.length ? `${i.path.map(String).join('.')}: ` : '') + i.message).join('; ')
+      throw new ValidationError(`Value of message type "${name}" is invalid (${where}): ${text}`)
+    }
+    return r.value
+  }
+}

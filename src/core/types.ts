@@ -1,0 +1,87 @@
+/** Shared public types of twainmq (DESIGN §3). */
+
+/** A topic's key type: fixed-width unsigned integers, NUL-padded UTF-8 of at most N bytes, or unbounded UTF-8. */
+export type KeyType = 'u8' | 'u16' | 'u32' | 'u64' | `char${number}` | 'string'
+
+/** A message key: `bigint` for `u64`, `number` for other integer types, `string` for char/string types. */
+export type Key = number | bigint | string
+
+/** How much of a topic to keep. All limits apply per partition; whole segments are deleted on the file backend. */
+export interface Retention {
+  /** Keep at most this many messages per partition. @default unlimited */
+  maxMessages?: number
+  /** Delete messages older than this many milliseconds. @default unlimited */
+  maxAgeMs?: number
+  /** Keep at most this many bytes of log per partition. @default unlimited */
+  maxBytes?: number
+  /** Delete what every consumer group of the topic has committed (rivulet's clean-up). @default false */
+  consumed?: boolean
+}
+
+/** Options of `createTopic`. */
+export interface CreateTopicOptions {
+  /** Number of partitions, an integer 1..10000. @default 1 */
+  partitions?: number
+  /** Key type of the topic. @default 'u16' */
+  keyType?: KeyType
+  /** Names of the message types the topic carries (TwainMQ's `message_types`). @default [] */
+  messageTypes?: string[]
+  /** Retention limits. @default {} (keep everything) */
+  retention?: Retention
+  /** Largest message accepted, counting key + headers + encoded value. @default 1048576 (1 MiB) */
+  maxMessageBytes?: number
+}
+
+/** What `describeTopic` reports. `end` is the next offset to be written. */
+export interface TopicInfo {
+  name: string
+  partitions: number
+  keyType: KeyType
+  messageTypes: string[]
+  retention: Retention
+  maxMessageBytes: number
+  offsets: Array<{ partition: number; start: number; end: number }>
+}
+
+/** A message read from a topic. */
+export interface Message<V = unknown> {
+  topic: string
+  partition: number
+  offset: number
+  key: Key
+  /** Milliseconds since the epoch; may be fractional (Python TwainMQ stores microseconds). */
+  timestamp: number
+  value: V
+  /** The registered message type name, when the value was sent with `{ type }`. */
+  type?: string
+  headers: Record<string, string>
+  /** The `clientId` of the `Twain` that produced the message. */
+  producerId: string
+}
+
+/** Where a partition write landed. */
+export interface RecordMetadata {
+  partition: number
+  offset: number
+}
+
+/** `fsync` policy of the file backend. */
+export type FsyncPolicy = 'never' | 'batch' | 'always' | number
+
+/** Options of `open()`. */
+export interface OpenOptions {
+  /** Redis key prefix. @default 'twainmq:' */
+  prefix?: string
+  /**
+   * When the file backend forces data to disk. `'never'`: page cache only (survives a process crash,
+   * not a power cut); `'batch'`: `fdatasync` after every written batch before the send resolves;
+   * `'always'`: like `'batch'`, and also syncs directories when segments and topics are created;
+   * a number: a background `fdatasync` of written partitions every that many ms.
+   * @default 'never'
+   */
+  fsync?: FsyncPolicy
+  /** Identity of this instance, stored as `producerId` on what it writes. @default `<host>-<pid>-<random>` */
+  clientId?: string
+  /** On-disk format of the file backend. `'twainmq-v1'` opens a Python TwainMQ root. @default 'native' */
+  format?: 'native' | 'twainmq-v1'
+}

@@ -1,0 +1,57 @@
+import { InvalidArgumentError } from './errors.js'
+
+/**
+ * How a value is stored. The kind is stored with the record so a round trip preserves it: a string
+ * that looks like JSON stays a string, bytes stay bytes (aether decoded JSON-looking bytes).
+ */
+export const enum ValueKind {
+  Text = 0,
+  Bytes = 1,
+  Json = 2,
+  /** JSON of a registered message type; the type name is stored with the record. */
+  Typed = 3,
+}
+
+export interface EncodedValue {
+  kind: ValueKind
+  bytes: Buffer
+}
+
+function toJson(value: unknown, what: string): Buffer {
+  let text: string | undefined
+  try {
+    text = JSON.stringify(value)
+  } catch (cause) {
+    throw new InvalidArgumentError(`${what} is not JSON-serialisable: ${(cause as Error).message}`, { cause })
+  }
+  if (text === undefined) {
+    throw new InvalidArgumentError(`${what} of type ${typeof value} is not JSON-serialisable: send a string, bytes or JSON value`)
+  }
+  return Buffer.from(text, 'utf8')
+}
+
+/** Encode a value; `typed` marks it as a registered message type (already validated by the caller). */
+export function encodeValue(value: unknown, typed = false): EncodedValue {
+  if (typed) return { kind: ValueKind.Typed, bytes: toJson(value, 'The typed value') }
+  if (typeof value === 'string') return { kind: ValueKind.Text, bytes: Buffer.from(value, 'utf8') }
+  if (value instanceof Uint8Array) {
+    const bytes = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+    return { kind: ValueKind.Bytes, bytes }
+  }
+  return { kind: ValueKind.Json, bytes: toJson(value, 'The value') }
+}
+
+/** Decode a stored value. Bytes are copied so a message never pins a whole read buffer. */
+export function decodeValue(kind: number, buf: Buffer, start: number, end: number): unknown {
+  switch (kind) {
+    case ValueKind.Text:
+      return buf.toString('utf8', start, end)
+    case ValueKind.Bytes:
+      return Buffer.from(buf.subarray(start, end))
+    case ValueKind.Json:
+    case ValueKind.Typed:
+      return JSON.parse(buf.toString('utf8', start, end))
+    default:
+      throw new InvalidArgumentError(`Unknown stored value kind ${kind}`)
+  }
+}

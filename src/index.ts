@@ -1,0 +1,44 @@
+/**
+ * twainmq: a partitioned, keyed message log with an embedded file backend, producers, tails and
+ * history as AsyncIterables and RxJS Observables. See README.md and DESIGN §3.
+ */
+export { Twain, open } from './twain.js'
+export type { TailOptions, HistoryOptions, FileOpenOptions } from './twain.js'
+export { Producer } from './producer/producer.js'
+export type { ProducerOptions, SendOptions } from './producer/producer.js'
+export { MessageStream } from './stream/message-stream.js'
+export type { TailFrom } from './stream/tail-source.js'
+export { hash64 } from './core/hash64.js'
+export type { Partitioner } from './core/hash64.js'
+export type { StandardSchemaV1, TypeValidator } from './core/message-types.js'
+export type {
+  CreateTopicOptions,
+  FsyncPolicy,
+  Key,
+  KeyType,
+  Message,
+  OpenOptions,
+  RecordMetadata,
+  Retention,
+  TopicInfo,
+} from './core/types.js'
+export {
+  AbortError,
+  BackendError,
+  ClosedError,
+  ConnectionError,
+  FencedError,
+  InvalidArgumentError,
+  InvalidKeyError,
+  InvalidKeyTypeError,
+  InvalidTopicNameError,
+  MessageTooLargeError,
+  TimeoutError,
+  TopicCorruptError,
+  TopicExistsError,
+  TopicNotFoundError,
+  TwainError,
+  TypeAlreadyRegisteredError,
+  UnknownMessageTypeError,
+  ValidationError,
+} from './core/errors.js'

@@ -1,0 +1,78 @@
+import type { TopicMeta } from '../backends/backend.js'
+import { recordSize, type RecordInput } from '../backends/record.js'
+import { InvalidArgumentError, MessageTooLargeError, UnknownMessageTypeError } from '../core/errors.js'
+import type { Partitioner } from '../core/hash64.js'
+import { keyCodec } from '../core/keys.js'
+import type { TypeRegistry } from '../core/message-types.js'
+import type { Key } from '../core/types.js'
+import { encodeValue } from '../core/values.js'
+
+/** One message to send, as given by the user. */
+export interface SendItem {
+  key: Key
+  value: unknown
+  headers?: Record<string, string> | undefined
+  type?: string | undefined
+  partition?: number | undefined
+}
+
+function checkHeaders(headers: unknown): Record<string, string> | undefined {
+  if (headers === undefined) return undefined
+  if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) {
+    throw new InvalidArgumentError(`headers must be an object of string values, got ${JSON.stringify(headers)}`)
+  }
+  let n = 0
+  for (const [k, v] of Object.entries(headers)) {
+    if (typeof v !== 'string') throw new InvalidArgumentError(`Header "${k}" must be a string, got ${typeof v}`)
+    n++
+  }
+  if (n > 65535) throw new InvalidArgumentError(`A message may carry at most 65535 headers, got ${n}`)
+  return n === 0 ? undefined : (headers as Record<string, string>)
+}
+
+function finish(meta: TopicMeta, item: SendItem, partitioner: Partitioner, value: unknown): { partition: number; record: RecordInput } {
+  const codec = keyCodec(meta.keyType)
+  const key = codec.encode(item.key)
+  if (key.length > 65535) throw new InvalidArgumentError(`Key is ${key.length} bytes; at most 65535 are allowed`)
+  const headers = checkHeaders(item.headers)
+  const { kind, bytes } = encodeValue(value, item.type !== undefined)
+  const record: RecordInput = { key, timestamp: Date.now(), kind, value: bytes, type: item.type, headers }
+  const size = recordSize(record)
+  if (size > meta.maxMessageBytes) {
+    throw new MessageTooLargeError(
+      `Message of ${size} bytes (key ${key.length} + headers ${size - key.length - bytes.length} + value ${bytes.length}) is larger than maxMessageBytes ${meta.maxMessageBytes} of topic "${meta.name}"`,
+    )
+  }
+  let partition: number
+  if (item.partition !== undefined) {
+    partition = item.partition
+    if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
+      throw new InvalidArgumentError(`Partition ${String(partition)} does not exist in topic "${meta.name}" (partitions 0..${meta.partitions - 1})`)
+    }
+  } else {
+    partition = partitioner(codec.normalise(item.key), meta.partitions)
+    if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
+      throw new InvalidArgumentError(`The partitioner returned ${String(partition)} for topic "${meta.name}" with ${meta.partitions} partitions`)
+    }
+  }
+  return { partition, record }
+}
+
+/**
+ * Check and encode one message against its topic: key type, headers, registered type, size and
+ * partition. Synchronous unless the value has a type whose validator is asynchronous.
+ */
+export function prepareRecord(
+  meta: TopicMeta,
+  item: SendItem,
+  partitioner: Partitioner,
+  types: TypeRegistry,
+): { partition: number; record: RecordInput } | Promise<{ partition: number; record: RecordInput }> {
+  if (item === null || typeof item !== 'object') throw new InvalidArgumentError(`A message must be { key, value }, got ${String(item)}`)
+  if (item.type === undefined) return finish(meta, item, partitioner, item.value)
+  const type = item.type
+  if (meta.messageTypes.length > 0 && !meta.messageTypes.includes(type)) {
+    throw new UnknownMessageTypeError(`Message type "${type}" is not one of topic "${meta.name}"'s types: ${meta.messageTypes.join(', ')}`)
+  }
+  return types.validate(type, item.value, `sending to topic "${meta.name}"`).then((v) => finish(meta, item, partitioner, v))
+}

@@ -1,0 +1,124 @@
+import { AbortError, abortErrorFrom } from '../core/errors.js'
+
+/**
+ * A pull source of batches for one iteration. `next` resolves with a non-empty batch, or
+ * `undefined` when the source is finished. It must settle promptly once `signal` aborts (it may
+ * reject with anything then: the iterator has already moved on). `close` runs exactly once.
+ */
+export interface BatchSource<T> {
+  next(signal: AbortSignal): Promise<T[] | undefined>
+  close(): Promise<void> | void
+}
+
+const QUIET = Symbol('quiet end')
+
+/**
+ * Drives a `BatchSource` for one iteration and ends it at once on `return()`, `close()` or an
+ * aborted signal — even while `next` is waiting — unlike an async generator, whose `return()`
+ * queues behind a pending `next()`.
+ */
+export class BatchIterator<T> implements AsyncIterator<T> {
+  private buf: T[] = []
+  private idx = 0
+  private finished = false
+  private failure: unknown
+  private readonly ctrl = new AbortController()
+  private pending: { resolve: (b: T[] | undefined) => void; reject: (e: unknown) => void } | undefined
+  private closed: Promise<void> | undefined
+  private readonly offAbort: () => void
+
+  constructor(
+    private readonly source: BatchSource<T>,
+    signal: AbortSignal | undefined,
+    private readonly onEnd: (it: BatchIterator<T>) => void,
+  ) {
+    const onAbort = () => this.fail(abortErrorFrom(signal as AbortSignal))
+    signal?.addEventListener('abort', onAbort, { once: true })
+    this.offAbort = () => signal?.removeEventListener('abort', onAbort)
+    if (signal?.aborted) this.fail(abortErrorFrom(signal))
+  }
+
+  /** The next whole batch (what the Observable bridge emits synchronously), or undefined at the end. */
+  nextBatch(): Promise<T[] | undefined> {
+    if (this.idx < this.buf.length) {
+      const rest = this.idx === 0 ? this.buf : this.buf.slice(this.idx)
+      this.buf = []
+      this.idx = 0
+      return Promise.resolve(rest)
+    }
+    if (this.failure !== undefined) return Promise.reject(this.failure)
+    if (this.finished) return Promise.resolve(undefined)
+    if (this.pending) return Promise.reject(new Error('BatchIterator: concurrent next() calls are not supported'))
+    return new Promise<T[] | undefined>((resolve, reject) => {
+      this.pending = { resolve, reject }
+      this.source.next(this.ctrl.signal).then(
+        (b) => this.settle(() => (b === undefined ? (this.finish(), resolve(undefined)) : resolve(b))),
+        (e) => this.settle(() => (this.fail(e), reject(e))),
+      )
+    })
+  }
+
+  private settle(fn: () => void): void {
+    if (!this.pending) return // already ended by return()/abort
+    this.pending = undefined
+    fn()
+  }
+
+  async next(): Promise<IteratorResult<T>> {
+    if (this.idx < this.buf.length) {
+      const v = this.buf[this.idx++] as T
+      return { value: v, done: false }
+    }
+    let b = await this.nextBatch()
+    while (b && b.length === 0) b = await this.nextBatch()
+    if (!b) return { value: undefined, done: true }
+    this.buf = b
+    this.idx = 1
+    return { value: b[0] as T, done: false }
+  }
+
+  async return(): Promise<IteratorResult<T>> {
+    this.finish()
+    return { value: undefined, done: true }
+  }
+
+  async throw(e?: unknown): Promise<IteratorResult<T>> {
+    this.finish()
+    throw e
+  }
+
+  /** End quietly: pending `next` resolves done, resources are released (not awaited by callers). */
+  finish(): Promise<void> {
+    if (!this.finished) {
+      this.finished = true
+      this.buf = []
+      this.idx = 0
+      const p = this.pending
+      this.pending = undefined
+      p?.resolve(undefined)
+      this.release(QUIET)
+    }
+    return this.closed ?? Promise.resolve()
+  }
+
+  private fail(e: unknown): void {
+    if (this.finished) return
+    this.failure = e instanceof Error || e === QUIET ? e : new AbortError(String(e))
+    this.finished = true
+    this.buf = []
+    this.idx = 0
+    const p = this.pending
+    this.pending = undefined
+    p?.reject(this.failure)
+    this.release(e)
+  }
+
+  private release(reason: unknown): void {
+    this.offAbort()
+    this.ctrl.abort(reason)
+    this.closed = Promise.resolve()
+      .then(() => this.source.close())
+      .catch(() => undefined)
+    this.onEnd(this)
+  }
+}

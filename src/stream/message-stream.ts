@@ -1,0 +1,100 @@
+import { Observable, observable as observableKey } from 'rxjs'
+import { BatchIterator, type BatchSource } from './batch-iterator.js'
+
+/**
+ * An `AsyncIterable<T>` that is also an RxJS interop Observable: `for await (const m of stream)`,
+ * `from(stream)` (which uses our bridge, not rxjs's generic async-iterable one) or
+ * `stream.asObservable()`.
+ *
+ * Each iteration or subscription is independent (a cold stream). Breaking out of `for await`,
+ * `return()`, unsubscribing or `close()` ends it quietly and releases its watchers, timers and
+ * blocked reads at once; aborting the `signal` ends it with `AbortError`.
+ *
+ * @example
+ * ```ts
+ * for await (const m of twain.tail('orders', { from: 'start' })) console.log(m.offset, m.value)
+ * from(twain.tail('orders')).pipe(take(10)).subscribe(console.log)
+ * ```
+ */
+export class MessageStream<T> implements AsyncIterable<T> {
+  private readonly active = new Set<BatchIterator<T>>()
+  private isClosed = false
+
+  /** @internal Streams are made by `Twain` (tail, history) and consumers. */
+  constructor(
+    private readonly open: () => BatchSource<T>,
+    private readonly signal?: AbortSignal,
+    /** Every live iteration is also kept here (the owning `Twain` ends them all on close). */
+    private readonly registry?: Set<BatchIterator<unknown>>,
+  ) {}
+
+  /** @internal One iteration over the batches (used by the Observable bridge and operators). */
+  iterate(): BatchIterator<T> {
+    const it = new BatchIterator<T>(
+      this.isClosed ? { next: async () => undefined, close: () => undefined } : this.open(),
+      this.signal,
+      (done) => {
+        this.active.delete(done)
+        this.registry?.delete(done as BatchIterator<unknown>)
+      },
+    )
+    if (this.isClosed) void it.finish()
+    else {
+      this.active.add(it)
+      this.registry?.add(it as BatchIterator<unknown>)
+    }
+    return it
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<T> {
+    return this.iterate()
+  }
+
+  /** The stream as an RxJS Observable; unsubscribing releases everything at once. */
+  asObservable(): Observable<T> {
+    return new Observable<T>((subscriber) => {
+      const it = this.iterate()
+      let live = true
+      const pump = async () => {
+        try {
+          for (;;) {
+            const batch = await it.nextBatch()
+            if (!live) return
+            if (!batch) return subscriber.complete()
+            for (const v of batch) {
+              subscriber.next(v)
+              if (!live || subscriber.closed) return
+            }
+          }
+        } catch (e) {
+          if (live) subscriber.error(e)
+        }
+      }
+      void pump()
+      return () => {
+        live = false
+        void it.finish()
+      }
+    })
+  }
+
+  /** End every iteration and subscription of this stream quietly; later iterations end at once. */
+  async close(): Promise<void> {
+    this.isClosed = true
+    await Promise.all([...this.active].map((it) => it.finish()))
+  }
+
+  /** Whether `close()` was called. */
+  get closed(): boolean {
+    return this.isClosed
+  }
+}
+
+// The RxJS interop key is `Symbol.observable` where defined, else '@@observable'; rxjs exports it.
+Object.defineProperty(MessageStream.prototype, observableKey, {
+  value: function (this: MessageStream<unknown>) {
+    return this.asObservable()
+  },
+  writable: true,
+  configurable: true,
+})

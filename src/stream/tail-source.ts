@@ -1,0 +1,136 @@
+import type { Backend, PartitionReader } from '../backends/backend.js'
+import { InvalidArgumentError } from '../core/errors.js'
+import type { Message } from '../core/types.js'
+import type { BatchSource } from './batch-iterator.js'
+import { Wake } from './wake.js'
+
+/** Where a tail starts. Partitions missing from an `offset` record start at the end. */
+export type TailFrom = 'start' | 'end' | { offset: Record<number, number> | number } | { time: Date | number }
+
+/** What a tail reads: topics, optionally limited to some partitions. */
+export interface TailPlan {
+  topics: string[]
+  partitions?: number[] | undefined
+  from: TailFrom
+  /** Drop messages whose producerId is this. */
+  skipProducer?: string | undefined
+  /** End offsets per topic captured when the stream was created (`from: 'end'`). */
+  ends?: Map<string, number[]> | undefined
+  /** Per-message post-processing (e.g. registered-type validation). */
+  map?: ((m: Message) => Message) | undefined
+}
+
+const MAX_BATCH = 4096
+
+/** One live tail over several partitions: reads partitions that may have data, waits otherwise. */
+export class TailSource implements BatchSource<Message> {
+  private readers: PartitionReader[] = []
+  private dirty: boolean[] = []
+  private unwatch: Array<() => void> = []
+  private readonly wake = new Wake()
+  private rr = 0
+  private ready: Promise<void> | undefined
+  private closed = false
+
+  constructor(
+    private readonly backend: Backend,
+    private readonly plan: TailPlan,
+  ) {}
+
+  private async init(): Promise<void> {
+    for (const topic of this.plan.topics) {
+      const meta = await this.backend.getTopic(topic)
+      const parts = this.plan.partitions ?? Array.from({ length: meta.partitions }, (_, i) => i)
+      for (const p of parts) {
+        if (!Number.isInteger(p) || p < 0 || p >= meta.partitions) {
+          throw new InvalidArgumentError(`Partition ${p} does not exist in topic "${topic}" (partitions 0..${meta.partitions - 1})`)
+        }
+      }
+      const starts = await this.startOffsets(topic, parts)
+      for (let i = 0; i < parts.length; i++) {
+        const p = parts[i] as number
+        if (this.closed) return
+        const reader = await this.backend.openReader(topic, p, starts[i] as number)
+        const idx = this.readers.length
+        this.readers.push(reader)
+        this.dirty.push(true)
+        this.unwatch.push(
+          this.backend.watch(topic, p, () => {
+            this.dirty[idx] = true
+            this.wake.wake()
+          }),
+        )
+      }
+    }
+  }
+
+  private async startOffsets(topic: string, parts: number[]): Promise<number[]> {
+    const from = this.plan.from
+    if (from === 'start') return parts.map(() => 0)
+    const ends = async () => {
+      const snap = this.plan.ends?.get(topic)
+      if (snap) return snap
+      const offs = await this.backend.offsets(topic)
+      return offs.map((o) => o.end)
+    }
+    if (from === 'end') {
+      const e = await ends()
+      return parts.map((p) => e[p] ?? 0)
+    }
+    if ('offset' in from) {
+      if (typeof from.offset === 'number') return parts.map(() => from.offset as number)
+      const rec = from.offset
+      const e = await ends()
+      return parts.map((p) => rec[p] ?? e[p] ?? 0)
+    }
+    const t = from.time instanceof Date ? from.time.getTime() : from.time
+    return Promise.all(parts.map((p) => this.backend.offsetForTime(topic, p, t)))
+  }
+
+  async next(signal: AbortSignal): Promise<Message[] | undefined> {
+    this.ready ??= this.init()
+    await this.ready
+    const n = this.readers.length
+    for (;;) {
+      if (signal.aborted || this.closed) return undefined
+      this.wake.take()
+      let any = false
+      for (let k = 0; k < n; k++) {
+        const i = (this.rr + k) % n
+        if (!this.dirty[i]) continue
+        this.dirty[i] = false
+        const batch = await (this.readers[i] as PartitionReader).read(MAX_BATCH)
+        if (signal.aborted || this.closed) return undefined
+        if (batch.length === MAX_BATCH) this.dirty[i] = true
+        const out = this.filter(batch)
+        if (out.length > 0) {
+          this.rr = i + 1
+          return out
+        }
+        any ||= this.dirty[i] as boolean
+      }
+      if (!any && !this.dirty.some(Boolean)) await this.wake.wait(signal)
+    }
+  }
+
+  private filter(batch: Message[]): Message[] {
+    const skip = this.plan.skipProducer
+    const map = this.plan.map
+    if (skip === undefined && !map) return batch
+    const out: Message[] = []
+    for (const m of batch) {
+      if (skip !== undefined && m.producerId === skip) continue
+      out.push(map ? map(m) : m)
+    }
+    return out
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    for (const u of this.unwatch) u()
+    this.unwatch = []
+    await this.ready?.catch(() => undefined)
+    for (const u of this.unwatch) u()
+    await Promise.all(this.readers.map((r) => r.close()))
+  }
+}

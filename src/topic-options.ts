@@ -1,0 +1,40 @@
+import type { TopicMeta } from './backends/backend.js'
+import { InvalidArgumentError } from './core/errors.js'
+import { keyCodec } from './core/keys.js'
+import { checkInt, checkNonNegative, checkTopicName } from './core/names.js'
+import type { CreateTopicOptions, Retention } from './core/types.js'
+
+const RETENTION_KEYS = new Set(['maxMessages', 'maxAgeMs', 'maxBytes', 'consumed'])
+
+/** Validate retention limits; throws `InvalidArgumentError` naming the bad field. */
+export function checkRetention(r: unknown): Retention {
+  if (r === undefined) return {}
+  if (r === null || typeof r !== 'object' || Array.isArray(r)) throw new InvalidArgumentError(`retention must be an object, got ${JSON.stringify(r)}`)
+  const out: Retention = {}
+  for (const [k, v] of Object.entries(r)) {
+    if (!RETENTION_KEYS.has(k)) throw new InvalidArgumentError(`Unknown retention option "${k}": use maxMessages, maxAgeMs, maxBytes or consumed`)
+    if (v === undefined) continue
+    if (k === 'consumed') {
+      if (typeof v !== 'boolean') throw new InvalidArgumentError(`retention.consumed must be a boolean, got ${JSON.stringify(v)}`)
+      out.consumed = v
+    } else if (k === 'maxMessages') out.maxMessages = checkInt('retention.maxMessages', v, 1, Number.MAX_SAFE_INTEGER)
+    else if (k === 'maxBytes') out.maxBytes = checkInt('retention.maxBytes', v, 1, Number.MAX_SAFE_INTEGER)
+    else out.maxAgeMs = checkNonNegative('retention.maxAgeMs', v)
+  }
+  return out
+}
+
+/** Turn `createTopic` arguments into a checked `TopicMeta`. */
+export function topicMetaFrom(name: unknown, options: CreateTopicOptions = {}): TopicMeta {
+  const topic = checkTopicName(name)
+  if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`createTopic options must be an object, got ${JSON.stringify(options)}`)
+  const partitions = checkInt('partitions', options.partitions ?? 1, 1, 10_000)
+  const keyType = keyCodec(options.keyType ?? 'u16').type
+  const messageTypes = options.messageTypes ?? []
+  if (!Array.isArray(messageTypes) || messageTypes.some((t) => typeof t !== 'string' || t === '')) {
+    throw new InvalidArgumentError(`messageTypes must be an array of type names, got ${JSON.stringify(messageTypes)}`)
+  }
+  if (new Set(messageTypes).size !== messageTypes.length) throw new InvalidArgumentError(`messageTypes has duplicates: ${JSON.stringify(messageTypes)}`)
+  const maxMessageBytes = checkInt('maxMessageBytes', options.maxMessageBytes ?? 1024 * 1024, 1, 256 * 1024 * 1024)
+  return { name: topic, partitions, keyType, messageTypes: [...messageTypes], retention: checkRetention(options.retention), maxMessageBytes, createdAt: Date.now() }
+}

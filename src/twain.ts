@@ -1,0 +1,247 @@
+import { hostname } from 'node:os'
+import { randomBytes } from 'node:crypto'
+import type { Backend } from './backends/backend.js'
+import { FileBackend } from './backends/file/file-backend.js'
+import { ClosedError, InvalidArgumentError, TopicNotFoundError } from './core/errors.js'
+import { TypeRegistry, type TypeValidator } from './core/message-types.js'
+import { checkInt, checkTopicName } from './core/names.js'
+import type { CreateTopicOptions, Message, OpenOptions, TopicInfo } from './core/types.js'
+import { parseTarget } from './open-target.js'
+import { Producer, type ProducerOptions } from './producer/producer.js'
+import { HistorySource } from './stream/history-source.js'
+import type { BatchIterator, BatchSource } from './stream/batch-iterator.js'
+import { MessageStream } from './stream/message-stream.js'
+import { TailSource, type TailFrom } from './stream/tail-source.js'
+import { topicMetaFrom } from './topic-options.js'
+
+/** Options of `twain.tail()`. */
+export interface TailOptions {
+  /** Where to start: `'start'`, `'end'`, `{ offset }` (one for all partitions, or per partition) or `{ time }`. @default 'end' */
+  from?: TailFrom
+  /** Read only these partitions. @default all */
+  partitions?: number[]
+  /** Skip messages this instance produced (same `clientId`). @default false */
+  skipOwn?: boolean
+  /** Aborting ends the stream with `AbortError`. */
+  signal?: AbortSignal
+}
+
+/** Options of `twain.history()`. */
+export interface HistoryOptions {
+  /** Read only this partition. @default every partition, in partition order */
+  partition?: number
+  /** First offset (or first timestamp) to read. @default the start of each partition */
+  from?: number | { time: Date | number }
+  /** Stop before this offset (exclusive, like `end`). @default the end when the read starts */
+  to?: number
+  /** Read at most this many messages. @default unlimited */
+  limit?: number
+  /** Newest first; with `limit: n`, the n most recent (across partitions: by timestamp). @default false */
+  reverse?: boolean
+  signal?: AbortSignal
+}
+
+/** Extra options of the file backend. */
+export interface FileOpenOptions extends OpenOptions {
+  /** Roll to a new segment when the active one would exceed this many bytes. @default 67108864 (64 MiB) */
+  segmentBytes?: number
+  /** Safety-net poll interval of tails in ms. @default 250 */
+  pollMs?: number
+}
+
+/** A handle on a twainmq store (a directory or a Redis). Create with `open()`. */
+export class Twain implements AsyncDisposable {
+  private readonly types = new TypeRegistry()
+  private readonly producers = new Set<Producer<any>>()
+  /** Live iterations of every stream this instance made (not the streams: those may be kept idle). */
+  private readonly iterations = new Set<BatchIterator<unknown>>()
+  private closing: Promise<void> | undefined
+
+  private constructor(
+    private readonly store: Backend,
+    /** Identity of this instance; stored as `producerId` on every message it writes. */
+    readonly clientId: string,
+  ) {}
+
+  /** Open a store: a path or `file:` URL, `redis://…`, `rediss://…` or `redis+cluster://…`. */
+  static async open(target?: string, options: FileOpenOptions = {}): Promise<Twain> {
+    const t = parseTarget(target)
+    const clientId = options.clientId ?? `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`
+    if (typeof clientId !== 'string' || clientId.length === 0 || Buffer.byteLength(clientId) > 255) {
+      throw new InvalidArgumentError(`clientId must be a string of 1-255 bytes, got ${JSON.stringify(clientId)}`)
+    }
+    if (t.kind === 'redis') {
+      throw new InvalidArgumentError(`The Redis backend is not available in this build (target ${JSON.stringify(t.url)}); use a directory path`)
+    }
+    const fsync = options.fsync ?? 'never'
+    if (!(fsync === 'never' || fsync === 'batch' || fsync === 'always' || (typeof fsync === 'number' && fsync > 0 && Number.isFinite(fsync)))) {
+      throw new InvalidArgumentError(`fsync must be 'never', 'batch', 'always' or an interval in ms, got ${JSON.stringify(fsync)}`)
+    }
+    const segmentBytes = checkInt('segmentBytes', options.segmentBytes ?? 64 * 1024 * 1024, 1024, 2 ** 31)
+    const pollMs = checkInt('pollMs', options.pollMs ?? 250, 1, 60_000)
+    const backend = new FileBackend(t.root, { fsync, segmentBytes, pollMs })
+    await backend.init()
+    return new Twain(backend, clientId)
+  }
+
+  /** Which backend this instance uses. */
+  get backend(): 'file' | 'redis' {
+    return this.store.kind
+  }
+
+  private live(): void {
+    if (this.closing) throw new ClosedError('This twain instance is closed')
+  }
+
+  /** Register a message type (TwainMQ's registered dataclasses), validated by a Standard Schema or a function. */
+  registerType<T>(name: string, schema?: TypeValidator<T>): void {
+    this.types.register(name, schema as TypeValidator)
+  }
+
+  async createTopic(name: string, options: CreateTopicOptions = {}): Promise<TopicInfo> {
+    this.live()
+    const meta = topicMetaFrom(name, options)
+    await this.store.createTopic(meta)
+    return this.describeTopic(name)
+  }
+
+  async deleteTopic(name: string): Promise<void> {
+    this.live()
+    await this.store.deleteTopic(checkTopicName(name))
+  }
+
+  async topicExists(name: string): Promise<boolean> {
+    this.live()
+    try {
+      await this.store.getTopic(checkTopicName(name))
+      return true
+    } catch (e) {
+      if (e instanceof TopicNotFoundError) return false
+      throw e
+    }
+  }
+
+  listTopics(): Promise<string[]> {
+    this.live()
+    return this.store.listTopics()
+  }
+
+  async describeTopic(name: string): Promise<TopicInfo> {
+    this.live()
+    const m = await this.store.getTopic(checkTopicName(name))
+    const offsets = await this.store.offsets(name)
+    return { name: m.name, partitions: m.partitions, keyType: m.keyType, messageTypes: m.messageTypes, retention: m.retention, maxMessageBytes: m.maxMessageBytes, offsets }
+  }
+
+  /** Number of messages retained in a topic. */
+  async length(topic: string): Promise<number> {
+    this.live()
+    const offsets = await this.store.offsets(checkTopicName(topic))
+    return offsets.reduce((n, o) => n + (o.end - o.start), 0)
+  }
+
+  /**
+   * Remove old messages: `{ maxMessages }` keeps the newest n of each partition; `{ before }` removes
+   * offsets below the given one per partition. Resolves with how many were removed.
+   */
+  async trim(topic: string, how: { maxMessages: number } | { before: Record<number, number> }): Promise<number> {
+    this.live()
+    const offsets = await this.store.offsets(checkTopicName(topic))
+    let removed = 0
+    if (how && 'maxMessages' in how) {
+      const keep = checkInt('maxMessages', how.maxMessages, 0, Number.MAX_SAFE_INTEGER)
+      for (const o of offsets) removed += await this.store.trimBefore(topic, o.partition, o.end - keep)
+    } else if (how && 'before' in how && how.before && typeof how.before === 'object') {
+      for (const [p, off] of Object.entries(how.before)) {
+        const partition = Number(p)
+        if (!offsets.some((o) => o.partition === partition)) throw new InvalidArgumentError(`Partition ${p} does not exist in topic "${topic}"`)
+        removed += await this.store.trimBefore(topic, partition, checkInt(`before[${p}]`, off, 0, Number.MAX_SAFE_INTEGER))
+      }
+    } else throw new InvalidArgumentError(`trim() takes { maxMessages } or { before: { partition: offset } }, got ${JSON.stringify(how)}`)
+    return removed
+  }
+
+  /** A producer for one topic. */
+  producer<V = unknown>(topic: string, options: ProducerOptions = {}): Producer<V> {
+    this.live()
+    const p = new Producer<V>(this.store, checkTopicName(topic), this.clientId, this.types, options, (done) => this.producers.delete(done))
+    this.producers.add(p)
+    return p
+  }
+
+  /** A stream whose iterations this instance ends on close; iterating after close throws `ClosedError`. */
+  private stream<T>(open: () => BatchSource<T>, signal: AbortSignal | undefined): MessageStream<T> {
+    return new MessageStream<T>(
+      () => {
+        this.live()
+        return open()
+      },
+      signal,
+      this.iterations,
+    )
+  }
+
+  /** A live stream of new messages of one or more topics; never completes by itself. */
+  tail<V = unknown>(topics: string | string[], options: TailOptions = {}): MessageStream<Message<V>> {
+    this.live()
+    const list = (Array.isArray(topics) ? topics : [topics]).map((t) => checkTopicName(t))
+    if (list.length === 0) throw new InvalidArgumentError('tail() needs at least one topic')
+    const from = options.from ?? 'end'
+    // Fix 'end' now, so a message sent right after tail() returns is delivered.
+    const ends = new Map<string, number[]>()
+    if (from === 'end' || (typeof from === 'object' && 'offset' in from && typeof from.offset === 'object')) {
+      for (const t of list) {
+        const e = this.store.endOffsetsNow?.(t)
+        if (e) ends.set(t, e)
+      }
+    }
+    let first = true
+    return this.stream(() => {
+      const snapshot = first ? ends : undefined
+      first = false
+      const source = new TailSource(this.store, {
+        topics: list,
+        partitions: options.partitions,
+        from,
+        skipProducer: options.skipOwn ? this.clientId : undefined,
+        ends: snapshot,
+      })
+      return source as BatchSource<Message> as BatchSource<Message<V>>
+    }, options.signal)
+  }
+
+  /** A finite read of a topic's retained messages. */
+  history<V = unknown>(topic: string, options: HistoryOptions = {}): MessageStream<Message<V>> {
+    this.live()
+    checkTopicName(topic)
+    if (options.limit !== undefined) checkInt('limit', options.limit, 0, Number.MAX_SAFE_INTEGER)
+    return this.stream(() => new HistorySource(this.store, { topic, ...options }) as BatchSource<Message> as BatchSource<Message<V>>, options.signal)
+  }
+
+  /** Whether the backend is reachable. */
+  ping(): Promise<boolean> {
+    return this.closing ? Promise.resolve(false) : this.store.ping()
+  }
+
+  /** Close every producer, stream and consumer this instance created, then the backend. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      const errors: unknown[] = []
+      const run = async (f: () => Promise<void>) => f().catch((e) => void errors.push(e))
+      await Promise.all([...this.producers].map((p) => run(() => p.close())))
+      await Promise.all([...this.iterations].map((it) => run(() => it.finish())))
+      await run(() => this.store.close())
+      this.producers.clear()
+      this.iterations.clear()
+      if (errors.length) throw errors[0]
+    })()
+    return this.closing
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close()
+  }
+}
+
+/** Open a store (same as `Twain.open`). */
+export const open = (target?: string, options?: FileOpenOptions): Promise<Twain> => Twain.open(target, options)
