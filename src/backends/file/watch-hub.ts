@@ -102,6 +102,7 @@ export class WatchHub {
 
   private stop(e: Entry): void {
     e.raw?.close()
+    releaseThrottleTimers(e.chokidar)
     void e.chokidar.close().catch(() => undefined)
   }
 
@@ -111,5 +112,19 @@ export class WatchHub {
     this.entries.clear()
     if (this.timer) clearInterval(this.timer)
     this.timer = undefined
+  }
+}
+
+/**
+ * chokidar 5's `close()` forgets its throttle timers (up to 1 s, started by directory re-reads)
+ * without clearing them, which keeps a process alive after every tail has ended. Clear them.
+ * Guarded: if chokidar's internals change, this does nothing.
+ */
+function releaseThrottleTimers(w: ChokidarWatcher): void {
+  const throttled = (w as unknown as { _throttled?: Map<string, Map<string, { clear?: () => void }>> })._throttled
+  if (!(throttled instanceof Map)) return
+  for (const byPath of throttled.values()) {
+    if (!(byPath instanceof Map)) continue
+    for (const t of [...byPath.values()]) if (typeof t?.clear === 'function') t.clear()
   }
 }

@@ -1,0 +1,69 @@
+import { once } from 'node:events'
+
+const HIGH_WATER = 64 * 1024
+
+/**
+ * Writes lines to stdout in chunks: lines written in one turn of the event loop go out in one
+ * `write()`, so a burst of messages is cheap and a lone tail message is printed at once. Waits for
+ * `drain` when the pipe is full. A closed pipe (`EPIPE`, e.g. `| head`) marks the writer `broken`
+ * instead of crashing; callers stop reading then.
+ */
+export class LineWriter {
+  private buf = ''
+  private scheduled = false
+  private draining: Promise<void> | undefined
+  private onBroken: Array<() => void> = []
+  broken = false
+
+  constructor(private readonly out: NodeJS.WriteStream = process.stdout) {
+    out.on('error', this.fail)
+  }
+
+  private readonly fail = (err: NodeJS.ErrnoException): void => {
+    if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') process.stderr.write(`ERR_OUTPUT: ${err.message}\n`)
+    this.broken = true
+    this.buf = ''
+    for (const f of this.onBroken.splice(0)) f()
+  }
+
+  /** Call `f` once when the output breaks. */
+  whenBroken(f: () => void): void {
+    if (this.broken) f()
+    else this.onBroken.push(f)
+  }
+
+  /** Queue a line; resolves at once unless the output is full. */
+  async line(s: string): Promise<void> {
+    if (this.broken) return
+    this.buf += s + '\n'
+    if (this.buf.length >= HIGH_WATER) this.flush()
+    else if (!this.scheduled) {
+      this.scheduled = true
+      setImmediate(() => this.flush())
+    }
+    if (this.draining) await this.draining
+  }
+
+  private flush(): void {
+    this.scheduled = false
+    if (this.buf === '' || this.broken) return
+    const chunk = this.buf
+    this.buf = ''
+    if (!this.out.write(chunk) && !this.draining) {
+      this.draining = new Promise<void>((resolve) => {
+        const done = () => {
+          this.draining = undefined
+          resolve()
+        }
+        once(this.out, 'drain').then(done, done)
+        this.whenBroken(done)
+      })
+    }
+  }
+
+  /** Write what is queued and wait until the output took it. */
+  async end(): Promise<void> {
+    this.flush()
+    if (this.draining) await this.draining
+  }
+}

@@ -1,0 +1,40 @@
+import type { Command } from 'commander'
+import type { Retention, TopicInfo } from '../index.js'
+import { formatOption, withTwain } from './context.js'
+
+function retentionText(r: Retention): string {
+  const parts = Object.entries(r)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${String(v)}`)
+  return parts.length > 0 ? parts.join(', ') : 'keep everything'
+}
+
+/** A readable description: settings, then a start/end/count table per partition. */
+export function describeText(info: TopicInfo): string {
+  const lines = [
+    `topic:             ${info.name}`,
+    `partitions:        ${info.partitions}`,
+    `key type:          ${info.keyType}`,
+    `message types:     ${info.messageTypes.length > 0 ? info.messageTypes.join(', ') : '(none)'}`,
+    `retention:         ${retentionText(info.retention)}`,
+    `max message bytes: ${info.maxMessageBytes}`,
+  ]
+  const rows = [['partition', 'start', 'end', 'messages'], ...info.offsets.map((o) => [o.partition, o.start, o.end, o.end - o.start].map(String))]
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)))
+  lines.push('')
+  for (const r of rows) lines.push(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '))
+  return lines.join('\n') + '\n'
+}
+
+/** `twainmq topics describe <name> [--format json|text]`. */
+export function registerTopicsDescribe(topics: Command): void {
+  topics
+    .command('describe')
+    .description('show partitions, key type, message types, retention and per-partition start/end offsets')
+    .argument('<name>', 'topic name')
+    .option('-f, --format <format>', 'json or text', formatOption, 'text')
+    .action(async (name: string, opts: { format: 'json' | 'text' }, cmd: Command) => {
+      const info = await withTwain(cmd, (twain) => twain.describeTopic(name))
+      process.stdout.write(opts.format === 'json' ? JSON.stringify(info) + '\n' : describeText(info))
+    })
+}

@@ -1,0 +1,45 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { dirname, join } from 'node:path'
+
+const here = dirname(fileURLToPath(import.meta.url))
+export const repoRoot = join(here, '..', '..')
+
+/** Start a TypeScript child script from test/helpers/children with tsx. */
+export function spawnChild(script: string, args: string[]): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', join(here, 'children', script), ...args], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+}
+
+/** Collect a child's stdout lines as they arrive. */
+export function lines(child: ChildProcess): { lines: string[]; stderr: () => string } {
+  const out: string[] = []
+  let partial = ''
+  let err = ''
+  child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+    partial += d
+    const parts = partial.split('\n')
+    partial = parts.pop() ?? ''
+    out.push(...parts.filter((l) => l.length > 0))
+  })
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => (err += d))
+  return { lines: out, stderr: () => err }
+}
+
+/** Wait for a child to exit; resolves with its exit code (or signal name). */
+export function exited(child: ChildProcess): Promise<number | string> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode)
+  if (child.signalCode !== null) return Promise.resolve(child.signalCode)
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)))
+}
+
+/** Poll `check` until it is true or `ms` pass. */
+export async function until(check: () => boolean | Promise<boolean>, ms = 10_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Timed out after ${ms} ms waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}

@@ -1,0 +1,42 @@
+import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { repoRoot } from '../helpers/spawn.js'
+
+// The examples import 'twainmq' as users do, which resolves to dist/ (npm test builds first).
+function run(example: string): { code: number | null; out: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'examples', example)], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+    timeout: 60_000,
+  })
+  return { code: r.status, out: `${r.stdout}\n${r.stderr}` }
+}
+
+describe('examples run as smoke tests', () => {
+  it('dist/ is built (npm test runs the build first)', () => {
+    expect(existsSync(join(repoRoot, 'dist', 'index.js'))).toBe(true)
+  })
+
+  it('quickstart produces, tails six messages and reads them back', () => {
+    const { code, out } = run('quickstart.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/tail received:/)
+    expect(out).toMatch(/\| length 6/)
+    expect(out).toMatch(/done/)
+  }, 60_000)
+
+  it('tail-with-rxjs emits two hot pairs and counts the history', () => {
+    const { code, out } = run('tail-with-rxjs.ts')
+    expect(code, out).toBe(0)
+    expect(out.match(/hot pair:/g)).toHaveLength(2)
+    expect(out).toMatch(/history has 20 readings/)
+  }, 60_000)
+
+  it('multi-process-producers gets dense unique offsets from 4 processes', () => {
+    const { code, out } = run('multi-process-producers.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/4 processes wrote 2000 messages; offsets dense and unique: true/)
+  }, 60_000)
+})
