@@ -11,7 +11,10 @@ export interface RecordInput {
   timestamp: number
   /** How `value` is encoded. */
   kind: ValueKind
-  value: Buffer
+  /** Encoded value: bytes, or a string stored as UTF-8 (written straight into the batch, no copy). */
+  value: Buffer | string
+  /** Byte length of `value` (UTF-8 length for strings). */
+  valueBytes: number
   /** Registered message type name, for `ValueKind.Typed`. */
   type?: string | undefined
   headers?: Record<string, string> | undefined
@@ -19,7 +22,7 @@ export interface RecordInput {
 
 /** Bytes a record counts against `maxMessageBytes`: key + header names and values + encoded value. */
 export function recordSize(r: RecordInput): number {
-  let n = r.key.length + r.value.length
+  let n = r.key.length + r.valueBytes
   if (r.headers) {
     for (const k in r.headers) n += Buffer.byteLength(k) + Buffer.byteLength(r.headers[k] as string)
   }

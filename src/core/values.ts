@@ -14,10 +14,13 @@ export const enum ValueKind {
 
 export interface EncodedValue {
   kind: ValueKind
-  bytes: Buffer
+  /** Bytes, or text to be stored as UTF-8. */
+  bytes: Buffer | string
+  /** Stored length in bytes. */
+  length: number
 }
 
-function toJson(value: unknown, what: string): Buffer {
+function toJson(value: unknown, what: string): string {
   let text: string | undefined
   try {
     text = JSON.stringify(value)
@@ -27,18 +30,22 @@ function toJson(value: unknown, what: string): Buffer {
   if (text === undefined) {
     throw new InvalidArgumentError(`${what} of type ${typeof value} is not JSON-serialisable: send a string, bytes or JSON value`)
   }
-  return Buffer.from(text, 'utf8')
+  return text
+}
+
+function text(kind: ValueKind, s: string): EncodedValue {
+  return { kind, bytes: s, length: Buffer.byteLength(s, 'utf8') }
 }
 
 /** Encode a value; `typed` marks it as a registered message type (already validated by the caller). */
 export function encodeValue(value: unknown, typed = false): EncodedValue {
-  if (typed) return { kind: ValueKind.Typed, bytes: toJson(value, 'The typed value') }
-  if (typeof value === 'string') return { kind: ValueKind.Text, bytes: Buffer.from(value, 'utf8') }
+  if (typed) return text(ValueKind.Typed, toJson(value, 'The typed value'))
+  if (typeof value === 'string') return text(ValueKind.Text, value)
   if (value instanceof Uint8Array) {
     const bytes = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)
-    return { kind: ValueKind.Bytes, bytes }
+    return { kind: ValueKind.Bytes, bytes, length: bytes.length }
   }
-  return { kind: ValueKind.Json, bytes: toJson(value, 'The value') }
+  return text(ValueKind.Json, toJson(value, 'The value'))
 }
 
 /** Decode a stored value. Bytes are copied so a message never pins a whole read buffer. */

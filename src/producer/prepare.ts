@@ -30,17 +30,23 @@ function checkHeaders(headers: unknown): Record<string, string> | undefined {
   return n === 0 ? undefined : (headers as Record<string, string>)
 }
 
-function finish(meta: TopicMeta, item: SendItem, partitioner: Partitioner, value: unknown): { partition: number; record: RecordInput } {
+/** A checked record with its partition; `offset` is filled in once written. */
+export interface PreparedRecord extends RecordInput {
+  partition: number
+  offset: number
+}
+
+function finish(meta: TopicMeta, item: SendItem, partitioner: Partitioner, value: unknown, now: number): PreparedRecord {
   const codec = keyCodec(meta.keyType)
   const key = codec.encode(item.key)
   if (key.length > 65535) throw new InvalidArgumentError(`Key is ${key.length} bytes; at most 65535 are allowed`)
-  const headers = checkHeaders(item.headers)
-  const { kind, bytes } = encodeValue(value, item.type !== undefined)
-  const record: RecordInput = { key, timestamp: Date.now(), kind, value: bytes, type: item.type, headers }
-  const size = recordSize(record)
+  const headers = item.headers === undefined ? undefined : checkHeaders(item.headers)
+  const { kind, bytes, length } = encodeValue(value, item.type !== undefined)
+  const record: PreparedRecord = { key, timestamp: now, kind, value: bytes, valueBytes: length, type: item.type, headers, partition: 0, offset: -1 }
+  const size = headers === undefined ? key.length + length : recordSize(record)
   if (size > meta.maxMessageBytes) {
     throw new MessageTooLargeError(
-      `Message of ${size} bytes (key ${key.length} + headers ${size - key.length - bytes.length} + value ${bytes.length}) is larger than maxMessageBytes ${meta.maxMessageBytes} of topic "${meta.name}"`,
+      `Message of ${size} bytes (key ${key.length} + headers ${size - key.length - length} + value ${length}) is larger than maxMessageBytes ${meta.maxMessageBytes} of topic "${meta.name}"`,
     )
   }
   let partition: number
@@ -55,7 +61,8 @@ function finish(meta: TopicMeta, item: SendItem, partitioner: Partitioner, value
       throw new InvalidArgumentError(`The partitioner returned ${String(partition)} for topic "${meta.name}" with ${meta.partitions} partitions`)
     }
   }
-  return { partition, record }
+  record.partition = partition
+  return record
 }
 
 /**
@@ -67,12 +74,13 @@ export function prepareRecord(
   item: SendItem,
   partitioner: Partitioner,
   types: TypeRegistry,
-): { partition: number; record: RecordInput } | Promise<{ partition: number; record: RecordInput }> {
+  now: number,
+): PreparedRecord | Promise<PreparedRecord> {
   if (item === null || typeof item !== 'object') throw new InvalidArgumentError(`A message must be { key, value }, got ${String(item)}`)
-  if (item.type === undefined) return finish(meta, item, partitioner, item.value)
+  if (item.type === undefined) return finish(meta, item, partitioner, item.value, now)
   const type = item.type
   if (meta.messageTypes.length > 0 && !meta.messageTypes.includes(type)) {
     throw new UnknownMessageTypeError(`Message type "${type}" is not one of topic "${meta.name}"'s types: ${meta.messageTypes.join(', ')}`)
   }
-  return types.validate(type, item.value, `sending to topic "${meta.name}"`).then((v) => finish(meta, item, partitioner, v))
+  return types.validate(type, item.value, `sending to topic "${meta.name}"`).then((v) => finish(meta, item, partitioner, v, now))
 }

@@ -1,11 +1,10 @@
 import type { Backend, TopicMeta } from '../backends/backend.js'
-import type { RecordInput } from '../backends/record.js'
 import { ClosedError, abortErrorFrom } from '../core/errors.js'
 import { cachedHash64, type Partitioner } from '../core/hash64.js'
 import type { TypeRegistry } from '../core/message-types.js'
 import { checkInt, checkNonNegative } from '../core/names.js'
 import type { Key, RecordMetadata } from '../core/types.js'
-import { prepareRecord, type SendItem } from './prepare.js'
+import { prepareRecord, type PreparedRecord, type SendItem } from './prepare.js'
 
 /** Options of `twain.producer()`. */
 export interface ProducerOptions {
@@ -28,9 +27,10 @@ export interface SendOptions {
   partition?: number
 }
 
+/** A queued `send` (one item, resolves with its metadata) or `sendBatch` (resolves with an array). */
 interface Pending {
-  items: SendItem[]
-  resolve: (r: RecordMetadata[]) => void
+  items: SendItem[] | SendItem
+  resolve: (r: any) => void
   reject: (e: unknown) => void
 }
 
@@ -71,9 +71,9 @@ export class Producer<V = unknown> implements AsyncDisposable {
   }
 
   /** Send one message; resolves with where it was written. */
-  async send(key: Key, value: V, options: SendOptions = {}): Promise<RecordMetadata> {
-    const [r] = await this.enqueue([{ key, value, headers: options.headers, type: options.type, partition: options.partition }])
-    return r as RecordMetadata
+  send(key: Key, value: V, options?: SendOptions): Promise<RecordMetadata> {
+    const item: SendItem = options ? { key, value, headers: options.headers, type: options.type, partition: options.partition } : { key, value }
+    return this.enqueue(item)
   }
 
   /** Send several messages; all are validated first, so one bad item writes nothing. */
@@ -83,9 +83,9 @@ export class Producer<V = unknown> implements AsyncDisposable {
     return this.enqueue(items as SendItem[])
   }
 
-  private enqueue(items: SendItem[]): Promise<RecordMetadata[]> {
+  private enqueue<R>(items: SendItem[] | SendItem): Promise<R> {
     if (this.closed) return Promise.reject(new ClosedError(`Producer of topic "${this.topic}" is closed`))
-    return new Promise<RecordMetadata[]>((resolve, reject) => {
+    return new Promise<R>((resolve, reject) => {
       this.queue.push({ items, resolve, reject })
       if (!this.scheduled) {
         this.scheduled = true
@@ -115,59 +115,70 @@ export class Producer<V = unknown> implements AsyncDisposable {
       return
     }
     // Prepare every record; a send with a bad item fails alone and writes nothing.
-    const ok: Array<{ pending: Pending; records: Array<{ partition: number; record: RecordInput }> }> = []
+    const now = Date.now()
+    const ok: Array<{ pending: Pending; records: PreparedRecord[] | PreparedRecord }> = []
+    const byPartition = new Map<number, PreparedRecord[]>()
+    const add = (r: PreparedRecord) => {
+      let g = byPartition.get(r.partition)
+      if (!g) byPartition.set(r.partition, (g = []))
+      g.push(r)
+    }
     for (const pending of batch) {
       try {
-        const records = []
-        for (const item of pending.items) {
-          const r = prepareRecord(meta, item, this.partitioner, this.types)
-          records.push(r instanceof Promise ? await r : r)
+        const items = pending.items
+        if (!Array.isArray(items)) {
+          const r = prepareRecord(meta, items, this.partitioner, this.types, now)
+          const record = r instanceof Promise ? await r : r
+          ok.push({ pending, records: record })
+          add(record)
+          continue
+        }
+        const records: PreparedRecord[] = new Array(items.length)
+        for (let i = 0; i < items.length; i++) {
+          const r = prepareRecord(meta, items[i] as SendItem, this.partitioner, this.types, now)
+          records[i] = r instanceof Promise ? await r : r
         }
         ok.push({ pending, records })
+        for (const r of records) add(r)
       } catch (e) {
         pending.reject(e)
       }
     }
-    // Group by partition, keeping send order; remember where each record goes.
-    const byPartition = new Map<number, { records: RecordInput[]; slots: Array<[RecordMetadata[], number]> }>()
-    const results = ok.map((o) => new Array<RecordMetadata>(o.records.length))
-    ok.forEach((o, i) =>
-      o.records.forEach(({ partition, record }, j) => {
-        let g = byPartition.get(partition)
-        if (!g) byPartition.set(partition, (g = { records: [], slots: [] }))
-        g.records.push(record)
-        g.slots.push([results[i] as RecordMetadata[], j])
-      }),
-    )
-    const failed = new Map<RecordMetadata[], unknown>()
-    await Promise.all(
-      [...byPartition].map(async ([partition, g]) => {
-        for (let start = 0; start < g.records.length; ) {
-          let end = start
-          let bytes = 0
-          while (end < g.records.length && end - start < this.maxBatch && (end === start || bytes < MAX_BATCH_BYTES)) {
-            const r = g.records[end] as RecordInput
-            bytes += r.key.length + r.value.length + 64
-            end++
-          }
-          try {
-            const base = await this.backend.append(this.topic, partition, g.records.slice(start, end), this.producerId)
-            for (let k = start; k < end; k++) {
-              const [res, j] = g.slots[k] as [RecordMetadata[], number]
-              res[j] = { partition, offset: base + (k - start) }
-            }
-          } catch (e) {
-            for (let k = start; k < end; k++) failed.set((g.slots[k] as [RecordMetadata[], number])[0], e)
-          }
-          start = end
-        }
-      }),
-    )
-    ok.forEach((o, i) => {
-      const res = results[i] as RecordMetadata[]
-      if (failed.has(res)) o.pending.reject(failed.get(res))
-      else o.pending.resolve(res)
-    })
+    // Write each partition's records in send order; offsets are written back into the records.
+    const failures = new Map<PreparedRecord, unknown>()
+    await Promise.all([...byPartition].map(([partition, records]) => this.writePartition(partition, records, failures)))
+    for (const { pending, records } of ok) {
+      if (!Array.isArray(records)) {
+        if (failures.has(records)) pending.reject(failures.get(records))
+        else pending.resolve({ partition: records.partition, offset: records.offset })
+        continue
+      }
+      let error: unknown
+      if (failures.size) for (const r of records) if (failures.has(r)) error ??= failures.get(r)
+      if (error !== undefined) pending.reject(error)
+      else pending.resolve(records.map((r) => ({ partition: r.partition, offset: r.offset })))
+    }
+  }
+
+  /** Write one partition's records in order, in batches of at most `maxBatch` records / 8 MiB. */
+  private async writePartition(partition: number, records: PreparedRecord[], failures: Map<PreparedRecord, unknown>): Promise<void> {
+    for (let start = 0; start < records.length; ) {
+      let end = start
+      let bytes = 0
+      while (end < records.length && end - start < this.maxBatch && (end === start || bytes < MAX_BATCH_BYTES)) {
+        const r = records[end] as PreparedRecord
+        bytes += r.key.length + r.valueBytes + 64
+        end++
+      }
+      const chunk = start === 0 && end === records.length ? records : records.slice(start, end)
+      try {
+        const base = await this.backend.append(this.topic, partition, chunk, this.producerId)
+        for (let k = 0; k < chunk.length; k++) (chunk[k] as PreparedRecord).offset = base + k
+      } catch (e) {
+        for (const r of chunk) failures.set(r, e)
+      }
+      start = end
+    }
   }
 
   /** Resolves when everything sent so far has been written (or has failed). */

@@ -1,4 +1,4 @@
-import { closeSync, linkSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, fstatSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { TimeoutError, backendError } from '../../core/errors.js'
 
@@ -34,6 +34,8 @@ export class PartitionLock {
   private readonly token = randomBytes(8).toString('hex')
   private readonly acquireTimeoutMs: number
   private readonly staleMs: number
+  /** Inode of the lock file we created; release removes the file only if it is still that one. */
+  private ino = -1
 
   constructor(
     readonly path: string,
@@ -57,6 +59,7 @@ export class PartitionLock {
     }
     try {
       writeSync(fd, `${process.pid} ${this.token} ${Date.now()}`)
+      this.ino = fstatSync(fd).ino
     } finally {
       closeSync(fd)
     }
@@ -81,8 +84,9 @@ export class PartitionLock {
 
   /** Release, unless the lock was broken as stale meanwhile and now belongs to someone else. */
   release(): void {
-    const content = this.read(this.path)
-    if (content === undefined || content.split(' ')[1] !== this.token) return
+    const st = statSync(this.path, { throwIfNoEntry: false })
+    if (st === undefined || st.ino !== this.ino) return
+    this.ino = -1
     try {
       unlinkSync(this.path)
     } catch (e) {
