@@ -17,6 +17,7 @@ export function askLine(question: string, input: NodeJS.ReadStream = process.std
       if (settled) return
       settled = true
       if (timer) clearTimeout(timer)
+      if (!input.isTTY) process.stderr.write('\n') // nothing was echoed: end the prompt's line
       rl.close()
       // Let go of stdin so it does not keep the process alive.
       input.pause()

@@ -1,0 +1,73 @@
+import { Command, CommanderError, Option } from 'commander'
+import { TwainError } from '../index.js'
+import { UsageError } from './context.js'
+import { registerHistory } from './history.js'
+import { registerProduce } from './produce.js'
+import { registerTail } from './tail.js'
+import { registerTopicsCreate } from './topics-create.js'
+import { registerTopicsDelete } from './topics-delete.js'
+import { registerTopicsDescribe } from './topics-describe.js'
+import { registerTopicsList } from './topics-list.js'
+
+/** Exit codes (DESIGN §3.9). */
+export const EXIT_OK = 0
+export const EXIT_RUNTIME = 1
+export const EXIT_USAGE = 2
+
+/**
+ * The `twainmq` command tree. Global options are defined on the root; commander recognises them
+ * before or after the command name (positional options stay off), and commands read them with
+ * `optsWithGlobals()`. Commander never exits the process itself (`exitOverride`): its usage errors
+ * come back as `CommanderError`s that `run` turns into exit code 2.
+ */
+export function buildProgram(version: string): Command {
+  const program = new Command('twainmq')
+  program
+    .description('twainmq: a partitioned, keyed message log (file directory or Redis)')
+    .version(version, '-V, --version')
+    .addOption(new Option('--url <target>', 'store: a directory, file: URL or redis:// URL (default ./.twainmq)').env('TWAINMQ_URL'))
+    .option('--prefix <prefix>', 'Redis key prefix (default "twainmq:")')
+    .exitOverride()
+    .configureOutput({ outputError: () => undefined }) // `run` prints usage errors as `ERR_USAGE: …`
+    .showSuggestionAfterError(true)
+
+  const topics = program.command('topics').description('list, create, describe and delete topics')
+  registerTopicsList(topics)
+  registerTopicsCreate(topics)
+  registerTopicsDescribe(topics)
+  registerTopicsDelete(topics)
+  registerProduce(program)
+  registerTail(program)
+  registerHistory(program)
+  return program
+}
+
+/** Print an error as `code: message` and return the exit code for it. */
+export function reportError(e: unknown): number {
+  if (e instanceof CommanderError) {
+    // Help and --version also come through here (exit code 0); help shown for a missing command is 1.
+    if (e.exitCode === 0) return EXIT_OK
+    if (e.code !== 'commander.help') process.stderr.write(`ERR_USAGE: ${e.message.replace(/^error: /, '')} (see twainmq --help)\n`)
+    return EXIT_USAGE
+  }
+  if (e instanceof UsageError) {
+    process.stderr.write(`${e.code}: ${e.message}\n`)
+    return EXIT_USAGE
+  }
+  const raw: unknown = e instanceof TwainError ? e.code : (e as { code?: unknown } | null)?.code
+  const code = typeof raw === 'string' && raw !== '' ? raw : 'ERR_UNEXPECTED'
+  const message = e instanceof Error ? e.message : String(e)
+  process.stderr.write(`${code}: ${message}\n`)
+  if (code === 'ERR_UNEXPECTED' && e instanceof Error && process.env.TWAINMQ_DEBUG) process.stderr.write(`${e.stack ?? ''}\n`)
+  return EXIT_RUNTIME
+}
+
+/** Run the CLI on `argv` (as `process.argv`); resolves with the exit code. */
+export async function run(argv: string[], version: string): Promise<number> {
+  try {
+    await buildProgram(version).parseAsync(argv)
+    return EXIT_OK
+  } catch (e) {
+    return reportError(e)
+  }
+}

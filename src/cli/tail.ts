@@ -1,0 +1,83 @@
+import type { Command } from 'commander'
+import { InvalidArgumentError as CommanderArgError } from 'commander'
+import { InvalidArgumentError, type TailOptions } from '../index.js'
+import { formatOption, intOption, UsageError, withTwain } from './context.js'
+import { formatter, type Format } from './format.js'
+import { LineWriter } from './output.js'
+
+interface TailCliOptions {
+  from: 'start' | 'end' | number
+  partition?: number[]
+  group?: string
+  format: Format
+  quiet?: boolean
+}
+
+function parseFrom(value: string): 'start' | 'end' | number {
+  if (value === 'start' || value === 'end') return value
+  if (/^[0-9]+$/.test(value) && Number.isSafeInteger(Number(value))) return Number(value)
+  throw new CommanderArgError("expected 'start', 'end' or an offset (a non-negative integer)")
+}
+
+const parsePartition = intOption(0)
+function collectPartition(value: string, previous: number[] | undefined): number[] {
+  return [...(previous ?? []), parsePartition(value)]
+}
+
+/**
+ * `twainmq tail <topic> [--from start|end|<offset>] [--partition p]… [--format json|text]`: prints new
+ * messages until SIGINT/SIGTERM (or a closed stdout), then closes cleanly and exits 0. A numeric
+ * `--from` is the first offset of every partition read.
+ */
+export function registerTail(program: Command): void {
+  program
+    .command('tail')
+    .description('print messages as they arrive, until Ctrl-C')
+    .argument('<topic>', 'topic name')
+    .option('--from <from>', "where to start: 'start', 'end' or an offset (in every partition)", parseFrom, 'end')
+    .option('-p, --partition <p>', 'read only this partition (repeatable)', collectPartition)
+    .option('-g, --group <group>', 'read as a member of a consumer group (not available in this build)')
+    .option('-f, --format <format>', 'json or text', formatOption, 'text')
+    .option('-q, --quiet', "do not print the 'tailing …' notice on stderr")
+    .action(async (topic: string, opts: TailCliOptions, cmd: Command) => {
+      if (opts.group !== undefined) throw new UsageError(`--group ${opts.group}: consumer groups are not available in this build`)
+      // Handle signals from the start, so a Ctrl-C while the store opens also ends cleanly.
+      let stream: { close(): Promise<void> } | undefined
+      let signals = 0
+      const stop = () => {
+        // A second Ctrl-C while closing gives up waiting.
+        if (++signals > 1) process.exit(130)
+        void stream?.close()
+      }
+      process.on('SIGINT', stop)
+      process.on('SIGTERM', stop)
+      await withTwain(cmd, async (twain) => {
+        // A missing topic or partition fails here, before the notice.
+        const info = await twain.describeTopic(topic)
+        const bad = opts.partition?.find((p) => p >= info.partitions)
+        if (bad !== undefined) throw new InvalidArgumentError(`Partition ${bad} does not exist in topic "${topic}" (partitions 0..${info.partitions - 1})`)
+        const options: TailOptions = {
+          from: typeof opts.from === 'number' ? { offset: opts.from } : opts.from,
+          ...(opts.partition ? { partitions: opts.partition } : {}),
+        }
+        const tail = twain.tail(topic, options)
+        stream = tail
+        if (signals > 0) await tail.close()
+        const out = new LineWriter()
+        const print = formatter(opts.format)
+        out.whenBroken(() => void tail.close())
+        try {
+          if (!opts.quiet) process.stderr.write(`tailing ${topic} from ${String(opts.from)} (Ctrl-C to stop)\n`)
+          for await (const m of tail) {
+            await out.line(print(m))
+            if (out.broken) break
+          }
+        } finally {
+          await out.end()
+        }
+      }).finally(() => {
+        process.off('SIGINT', stop)
+        process.off('SIGTERM', stop)
+      })
+    })
+}
