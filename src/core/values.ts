@@ -45,6 +45,13 @@ export function encodeValue(value: unknown, typed = false): EncodedValue {
     const bytes = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)
     return { kind: ValueKind.Bytes, bytes, length: bytes.length }
   }
+  if (value instanceof ArrayBuffer) {
+    const bytes = Buffer.from(value)
+    return { kind: ValueKind.Bytes, bytes, length: bytes.length }
+  }
+  if (ArrayBuffer.isView(value)) {
+    throw new InvalidArgumentError(`A ${value.constructor.name} value is not supported: send a Uint8Array/Buffer of its bytes (or an ArrayBuffer)`)
+  }
   return text(ValueKind.Json, toJson(value, 'The value'))
 }
 

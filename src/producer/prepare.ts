@@ -24,6 +24,8 @@ function checkHeaders(headers: unknown): Record<string, string> | undefined {
   let n = 0
   for (const [k, v] of Object.entries(headers)) {
     if (typeof v !== 'string') throw new InvalidArgumentError(`Header "${k}" must be a string, got ${typeof v}`)
+    const nameBytes = Buffer.byteLength(k)
+    if (nameBytes > 65535) throw new InvalidArgumentError(`Header name "${k.slice(0, 40)}…" is ${nameBytes} UTF-8 bytes; at most 65535 are allowed`)
     n++
   }
   if (n > 65535) throw new InvalidArgumentError(`A message may carry at most 65535 headers, got ${n}`)

@@ -1,5 +1,5 @@
 import type { Backend, TopicMeta } from '../backends/backend.js'
-import { ClosedError, abortErrorFrom } from '../core/errors.js'
+import { ClosedError, TopicNotFoundError, abortErrorFrom } from '../core/errors.js'
 import { cachedHash64, type Partitioner } from '../core/hash64.js'
 import type { TypeRegistry } from '../core/message-types.js'
 import { checkInt, checkNonNegative } from '../core/names.js'
@@ -175,6 +175,7 @@ export class Producer<V = unknown> implements AsyncDisposable {
         const base = await this.backend.append(this.topic, partition, chunk, this.producerId)
         for (let k = 0; k < chunk.length; k++) (chunk[k] as PreparedRecord).offset = base + k
       } catch (e) {
+        if (e instanceof TopicNotFoundError) this.meta = undefined // deleted (maybe re-created): look it up again
         for (const r of chunk) failures.set(r, e)
       }
       start = end

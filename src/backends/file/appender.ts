@@ -1,5 +1,6 @@
 import {
   closeSync,
+  existsSync,
   fdatasync,
   fstatSync,
   ftruncateSync,
@@ -71,7 +72,15 @@ export class PartitionAppender {
   }
 
   private async appendLocked(records: readonly RecordInput[], producerId: string): Promise<number> {
-    await this.lock.acquire()
+    try {
+      await this.lock.acquire()
+    } catch (e) {
+      if (!existsSync(this.dir)) {
+        this.reset()
+        throw new TopicNotFoundError(`Topic "${this.topic}" does not exist (no ${this.dir})`)
+      }
+      throw e
+    }
     let seg: ActiveSegment
     let base: number
     try {

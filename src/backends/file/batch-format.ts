@@ -31,12 +31,41 @@ export interface FrameHeader {
   producerIdLength: number
 }
 
-type Utf8Writer = (this: Buffer, s: string, offset: number, length: number) => number
+type NativeBuffer = Buffer & { utf8Write(s: string, offset: number, length: number): number }
 // Node's native UTF-8 writer skips the argument normalisation of `buf.write` (a tenth of the
 // encode time for small values); fall back to the public method where it is absent.
-const nativeUtf8Write = (Buffer.prototype as unknown as { utf8Write?: Utf8Writer }).utf8Write
+const hasUtf8Write = typeof (Buffer.prototype as Partial<NativeBuffer>).utf8Write === 'function'
 function writeUtf8(buf: Buffer, s: string, offset: number, length: number): number {
-  return nativeUtf8Write ? nativeUtf8Write.call(buf, s, offset, length) : buf.write(s, offset, length, 'utf8')
+  return hasUtf8Write ? (buf as NativeBuffer).utf8Write(s, offset, length) : buf.write(s, offset, length, 'utf8')
+}
+
+// Unchecked little-endian integer access for the per-record hot loops (bounds are known there).
+function put16(b: Buffer, at: number, v: number): void {
+  b[at] = v & 0xff
+  b[at + 1] = v >>> 8
+}
+function put32(b: Buffer, at: number, v: number): void {
+  b[at] = v & 0xff
+  b[at + 1] = (v >>> 8) & 0xff
+  b[at + 2] = (v >>> 16) & 0xff
+  b[at + 3] = v >>> 24
+}
+function get16(b: Buffer, at: number): number {
+  return (b[at] as number) | ((b[at + 1] as number) << 8)
+}
+function get32(b: Buffer, at: number): number {
+  return ((b[at] as number) | ((b[at + 1] as number) << 8) | ((b[at + 2] as number) << 16)) + (b[at + 3] as number) * 0x1000000
+}
+type NativeSlice = Buffer & { utf8Slice(start: number, end: number): string }
+const hasUtf8Slice = typeof (Buffer.prototype as Partial<NativeSlice>).utf8Slice === 'function'
+function utf8(b: Buffer, start: number, end: number): string {
+  return hasUtf8Slice ? (b as NativeSlice).utf8Slice(start, end) : b.toString('utf8', start, end)
+}
+
+/** Set a header; `__proto__` must become an own property, not hit the prototype setter. */
+export function setHeader(headers: Record<string, string>, name: string, value: string): void {
+  if (name === '__proto__') Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true })
+  else headers[name] = value
 }
 
 /** Encode records into one frame with dense offsets from `baseOffset`. */
@@ -71,28 +100,31 @@ export function encodeBatch(records: readonly RecordInput[], baseOffset: number,
     const r = records[i] as RecordInput
     const t = types[i]
     const start = pos
-    pos += 4
-    pos = buf.writeDoubleLE(r.timestamp - first, pos)
-    pos = buf.writeUInt8(r.kind, pos)
-    pos = buf.writeUInt8(t ? t.length : 0, pos)
-    pos = buf.writeUInt16LE(r.key.length, pos)
+    buf.writeDoubleLE(r.timestamp - first, pos + 4)
+    buf[pos + 12] = r.kind
+    buf[pos + 13] = t ? t.length : 0
+    const key = r.key
+    put16(buf, pos + 14, key.length)
     let hc = 0
     if (r.headers) for (const _ in r.headers) hc++
-    pos = buf.writeUInt16LE(hc, pos)
-    pos += r.key.copy(buf, pos)
+    put16(buf, pos + 16, hc)
+    pos += 18
+    // Keys are short: a byte loop beats Buffer#copy's call overhead.
+    if (key.length <= 16) for (let j = 0; j < key.length; j++) buf[pos++] = key[j] as number
+    else pos += key.copy(buf, pos)
     if (t) pos += t.copy(buf, pos)
     if (r.headers) {
       for (const k in r.headers) {
         const v = r.headers[k] as string
         const kl = writeUtf8(buf, k, pos + 6, buf.length - pos - 6)
         const vl = writeUtf8(buf, v, pos + 6 + kl, buf.length - pos - 6 - kl)
-        buf.writeUInt16LE(kl, pos)
-        buf.writeUInt32LE(vl, pos + 2)
+        put16(buf, pos, kl)
+        put32(buf, pos + 2, vl)
         pos += 6 + kl + vl
       }
     }
     pos += typeof r.value === 'string' ? writeUtf8(buf, r.value, pos, r.valueBytes) : r.value.copy(buf, pos)
-    buf.writeUInt32LE(pos - start - 4, start)
+    put32(buf, start, pos - start - 4)
   }
   buf.writeUInt32LE(crc32(buf.subarray(12)), 8)
   return buf
@@ -149,28 +181,27 @@ export function decodeBatch(
   let p = pos + HEADER_BYTES + h.producerIdLength
   let pushed = 0
   for (let i = 0; i < h.count && pushed < limit; i++) {
-    const recLen = buf.readUInt32LE(p)
-    const next = p + 4 + recLen
+    const next = p + 4 + get32(buf, p)
     const offset = h.baseOffset + i
     if (offset >= fromOffset) {
       const timestamp = h.firstTimestamp + buf.readDoubleLE(p + 4)
       const kind = buf[p + 12] as number
       const typeLen = buf[p + 13] as number
-      const keyLen = buf.readUInt16LE(p + 14)
-      const headerCount = buf.readUInt16LE(p + 16)
+      const keyLen = get16(buf, p + 14)
+      const headerCount = get16(buf, p + 16)
       let q = p + 18
       const key = keys.decode(buf, q, q + keyLen)
       q += keyLen
-      const type = typeLen ? buf.toString('utf8', q, q + typeLen) : undefined
+      const type = typeLen ? utf8(buf, q, q + typeLen) : undefined
       q += typeLen
       const headers: Record<string, string> = {}
       for (let j = 0; j < headerCount; j++) {
-        const kl = buf.readUInt16LE(q)
-        const vl = buf.readUInt32LE(q + 2)
-        headers[buf.toString('utf8', q + 6, q + 6 + kl)] = buf.toString('utf8', q + 6 + kl, q + 6 + kl + vl)
+        const kl = get16(buf, q)
+        const vl = get32(buf, q + 2)
+        setHeader(headers, utf8(buf, q + 6, q + 6 + kl), utf8(buf, q + 6 + kl, q + 6 + kl + vl))
         q += 6 + kl + vl
       }
-      const value = decodeValue(kind, buf, q, next)
+      const value = kind === 0 ? utf8(buf, q, next) : decodeValue(kind, buf, q, next)
       const m: Message = { topic, partition, offset, key, timestamp, value, headers, producerId }
       if (type !== undefined) m.type = type
       out.push(m)

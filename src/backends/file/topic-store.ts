@@ -24,7 +24,7 @@ export async function syncDir(dir: string): Promise<void> {
  */
 export async function createTopicDir(root: string, meta: TopicMeta, durable: boolean): Promise<void> {
   await mkdir(root, { recursive: true })
-  const tmp = join(root, `.creating-${meta.name}-${rand()}`)
+  const tmp = join(root, `~creating-${meta.name}-${rand()}`)
   try {
     await mkdir(tmp)
     await writeFile(join(tmp, TOPIC_FILE), JSON.stringify({ format: 'twainmq-native', version: 1, ...meta }, null, 2) + '\n')
@@ -51,7 +51,7 @@ export async function createTopicDir(root: string, meta: TopicMeta, durable: boo
 
 /** Delete a topic: rename it out of sight first (atomic), then remove the files. */
 export async function deleteTopicDir(root: string, name: string): Promise<void> {
-  const gone = join(root, `.deleting-${name}-${rand()}`)
+  const gone = join(root, `~deleting-${name}-${rand()}`)
   try {
     await readFile(topicFile(root, name))
     await rename(topicDir(root, name), gone)
@@ -86,7 +86,7 @@ export async function readTopicMeta(root: string, name: string): Promise<TopicMe
   }
 }
 
-/** Names of topics under `root` (directories with a topic.json), without hidden or internal ones. */
+/** Names of topics under `root` (directories with a topic.json), without temporary or internal ones. */
 export async function listTopicDirs(root: string): Promise<string[]> {
   let entries
   try {
@@ -97,7 +97,8 @@ export async function listTopicDirs(root: string): Promise<string[]> {
   }
   const names: string[] = []
   for (const d of entries) {
-    if (!d.isDirectory() || d.name.startsWith('.') || d.name.startsWith('__')) continue
+    // Temporary directories start with '~', which topic names cannot contain.
+    if (!d.isDirectory() || d.name.startsWith('~') || d.name.startsWith('__')) continue
     try {
       await readFile(topicFile(root, d.name))
       names.push(d.name)

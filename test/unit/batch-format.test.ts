@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest'
+import {
+  FLAG_SEAL,
+  HEADER_BYTES,
+  MAGIC,
+  decodeBatch,
+  encodeBatch,
+  encodeSeal,
+  frameCrcOk,
+  readFrameHeader,
+  type FrameHeader,
+} from '../../src/backends/file/batch-format.js'
+import type { RecordInput } from '../../src/backends/record.js'
+import { keyCodec } from '../../src/core/keys.js'
+import { ValueKind, encodeValue } from '../../src/core/values.js'
+import type { Message } from '../../src/index.js'
+
+const T0 = 1_700_000_000_000
+
+function rec(key: Buffer, value: unknown, timestamp: number, extra: Partial<RecordInput> = {}): RecordInput {
+  const typed = extra.type !== undefined
+  const { kind, bytes, length } = encodeValue(value, typed)
+  return { key, timestamp, kind, value: bytes, valueBytes: length, ...extra }
+}
+
+function header(buf: Buffer, pos = 0): FrameHeader {
+  const h = readFrameHeader(buf, pos, buf.length)
+  if (h === undefined || h === 'short') throw new Error(`no frame header: ${String(h)}`)
+  return h
+}
+
+function decodeAll(buf: Buffer, keyType: Parameters<typeof keyCodec>[0], from = 0, limit = Infinity): Message[] {
+  const out: Message[] = []
+  decodeBatch(buf, 0, header(buf), 't', 3, keyCodec(keyType), from, limit, out)
+  return out
+}
+
+const u16 = keyCodec('u16')
+const str = keyCodec('string')
+
+describe('batch format (src/backends/file/batch-format.ts)', () => {
+  const records: RecordInput[] = [
+    rec(u16.encode(1), 'text ü 😀', T0 + 5),
+    rec(u16.encode(65535), Buffer.from([0, 1, 2, 255]), T0, { headers: { a: '1', 'bé': 'välue 😀', empty: '' } }),
+    rec(u16.encode(0), { nested: [1, { x: null }] }, T0 + 10.5),
+    rec(u16.encode(7), { id: 9 }, T0 + 3, { type: 'Order', headers: { trace: 'abc' } }),
+    rec(u16.encode(8), '', T0 + 3),
+  ]
+
+  it('encode → decode returns every record with dense offsets, keys, values, kinds, types, headers, timestamps', () => {
+    const buf = encodeBatch(records, 100, 'producer-é')
+    const h = header(buf)
+    expect(h).toMatchObject({ length: buf.length, flags: 0, baseOffset: 100, count: 5, firstTimestamp: T0, maxTimestamp: T0 + 10.5 })
+    expect(buf.readUInt32LE(0)).toBe(MAGIC)
+    expect(frameCrcOk(buf, 0, h.length)).toBe(true)
+    const msgs = decodeAll(buf, 'u16')
+    expect(msgs.map((m) => m.offset)).toEqual([100, 101, 102, 103, 104])
+    expect(msgs.map((m) => m.key)).toEqual([1, 65535, 0, 7, 8])
+    expect(msgs.map((m) => m.timestamp)).toEqual([T0 + 5, T0, T0 + 10.5, T0 + 3, T0 + 3])
+    expect(msgs[0]?.value).toBe('text ü 😀')
+    expect(Buffer.isBuffer(msgs[1]?.value)).toBe(true)
+    expect([...(msgs[1]?.value as Buffer)]).toEqual([0, 1, 2, 255])
+    expect(msgs[2]?.value).toEqual({ nested: [1, { x: null }] })
+    expect(msgs[3]?.value).toEqual({ id: 9 })
+    expect(msgs[4]?.value).toBe('')
+    expect(msgs.map((m) => m.type)).toEqual([undefined, undefined, undefined, 'Order', undefined])
+    expect(msgs.map((m) => m.headers)).toEqual([{}, { a: '1', 'bé': 'välue 😀', empty: '' }, {}, { trace: 'abc' }, {}])
+    for (const m of msgs) {
+      expect(m.producerId).toBe('producer-é')
+      expect(m.topic).toBe('t')
+      expect(m.partition).toBe(3)
+      if (m.type === undefined) expect('type' in m).toBe(false)
+    }
+  })
+
+  it('round-trips string and u64 keys, including empty and max keys', () => {
+    const sk = ['', 'user-1', '日本語 😀', 'k'.repeat(1000)]
+    const sbuf = encodeBatch(sk.map((k, i) => rec(str.encode(k), i, T0)), 0, 'p')
+    expect(decodeAll(sbuf, 'string').map((m) => m.key)).toEqual(sk)
+    const u64 = keyCodec('u64')
+    const bk = [0n, 1n, (1n << 64n) - 1n]
+    const bbuf = encodeBatch(bk.map((k) => rec(u64.encode(k), 'v', T0)), 0, 'p')
+    expect(decodeAll(bbuf, 'u64').map((m) => m.key)).toEqual(bk)
+  })
+
+  it('decodeBatch skips offsets below fromOffset and stops after limit', () => {
+    const buf = encodeBatch(records, 100, 'p')
+    expect(decodeAll(buf, 'u16', 102).map((m) => m.offset)).toEqual([102, 103, 104])
+    expect(decodeAll(buf, 'u16', 101, 2).map((m) => m.offset)).toEqual([101, 102])
+    const out: Message[] = []
+    expect(decodeBatch(buf, 0, header(buf), 't', 0, u16, 0, 3, out)).toBe(3)
+  })
+
+  it('decodes a frame that starts in the middle of a buffer', () => {
+    const a = encodeBatch(records.slice(0, 2), 0, 'pa')
+    const b = encodeBatch(records.slice(2), 2, 'pb')
+    const both = Buffer.concat([a, b])
+    const hb = readFrameHeader(both, a.length, both.length) as FrameHeader
+    expect(hb.baseOffset).toBe(2)
+    expect(frameCrcOk(both, a.length, hb.length)).toBe(true)
+    const out: Message[] = []
+    decodeBatch(both, a.length, hb, 't', 0, u16, 0, Infinity, out)
+    expect(out.map((m) => [m.offset, m.key, m.producerId])).toEqual([
+      [2, 0, 'pb'],
+      [3, 7, 'pb'],
+      [4, 8, 'pb'],
+    ])
+  })
+
+  it('detects any single flipped byte after the length field through the CRC', () => {
+    const buf = encodeBatch(records, 0, 'producer')
+    const h = header(buf)
+    for (let i = 8; i < buf.length; i++) {
+      const bad = Buffer.from(buf)
+      bad[i] = (bad[i] as number) ^ 0x01
+      const hb = readFrameHeader(bad, 0, bad.length)
+      // a flipped version byte makes the header itself invalid; everything else fails the CRC
+      const ok = hb !== undefined && hb !== 'short' && frameCrcOk(bad, 0, hb.length)
+      expect(ok, `flip at byte ${i} went unnoticed`).toBe(false)
+    }
+    expect(frameCrcOk(buf, 0, h.length)).toBe(true)
+  })
+
+  it('rejects a bad magic and reports a truncated frame as short', () => {
+    const buf = encodeBatch(records, 0, 'p')
+    const bad = Buffer.from(buf)
+    bad[0] = 0
+    expect(readFrameHeader(bad, 0, bad.length)).toBeUndefined()
+    expect(readFrameHeader(buf, 0, buf.length - 1)).toBe('short')
+    expect(readFrameHeader(buf, 0, HEADER_BYTES - 1)).toBe('short')
+    expect(readFrameHeader(buf, 0, 0)).toBeUndefined()
+  })
+
+  it('a seal frame carries the next base offset, no records and the seal flag', () => {
+    const seal = encodeSeal(1234, 'p')
+    const h = header(seal)
+    expect(h.flags & FLAG_SEAL).toBe(FLAG_SEAL)
+    expect(h.baseOffset).toBe(1234)
+    expect(h.count).toBe(0)
+    expect(frameCrcOk(seal, 0, h.length)).toBe(true)
+  })
+
+  it('an empty batch encodes and decodes to no records', () => {
+    const buf = encodeBatch([], 5, 'p')
+    expect(header(buf).count).toBe(0)
+    expect(decodeAll(buf, 'u16')).toEqual([])
+  })
+
+  it('keeps the value kind: JSON-looking text stays text, JSON-looking bytes stay bytes', () => {
+    const buf = encodeBatch(
+      [
+        { key: u16.encode(1), timestamp: T0, kind: ValueKind.Text, value: Buffer.from('{"a":1}'), valueBytes: 7 },
+        { key: u16.encode(1), timestamp: T0, kind: ValueKind.Bytes, value: Buffer.from('{"a":1}'), valueBytes: 7 },
+        { key: u16.encode(1), timestamp: T0, kind: ValueKind.Json, value: '{"a":1}', valueBytes: 7 },
+      ],
+      0,
+      'p',
+    )
+    const [t, b, j] = decodeAll(buf, 'u16')
+    expect(t?.value).toBe('{"a":1}')
+    expect(Buffer.isBuffer(b?.value) && (b?.value as Buffer).toString()).toBe('{"a":1}')
+    expect(j?.value).toEqual({ a: 1 })
+  })
+})
