@@ -3,7 +3,12 @@
  * history as AsyncIterables and RxJS Observables. See README.md and DESIGN §3.
  */
 export { Twain, open } from './twain.js'
-export type { TailOptions, HistoryOptions, FileOpenOptions } from './twain.js'
+export type { TailOptions, HistoryOptions, FileOpenOptions, GroupDescription } from './twain.js'
+export { Consumer } from './consumer/consumer.js'
+export type { ConsumerOptions } from './consumer/options.js'
+export type { GroupMessage } from './consumer/group-message.js'
+export type { ConsumerEventMap } from './consumer/events.js'
+export type { TopicPartition } from './backends/assign.js'
 export { Producer } from './producer/producer.js'
 export type { ProducerOptions, SendOptions } from './producer/producer.js'
 export { MessageStream } from './stream/message-stream.js'

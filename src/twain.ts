@@ -4,7 +4,10 @@ import type { Backend } from './backends/backend.js'
 import { FileBackend } from './backends/file/file-backend.js'
 import { ClosedError, InvalidArgumentError, TopicNotFoundError } from './core/errors.js'
 import { TypeRegistry, type TypeValidator } from './core/message-types.js'
-import { checkInt, checkTopicName } from './core/names.js'
+import { checkGroupName, checkInt, checkTopicName } from './core/names.js'
+import type { TopicPartition } from './backends/assign.js'
+import { Consumer } from './consumer/consumer.js'
+import { resolveConsumerOptions, type ConsumerOptions } from './consumer/options.js'
 import type { CreateTopicOptions, Message, OpenOptions, TopicInfo } from './core/types.js'
 import { parseTarget } from './open-target.js'
 import { Producer, type ProducerOptions } from './producer/producer.js'
@@ -41,6 +44,13 @@ export interface HistoryOptions {
   signal?: AbortSignal
 }
 
+/** What `describeGroup` reports. `committed` is the partition's start where nothing is committed. */
+export interface GroupDescription {
+  group: string
+  members: Array<{ id: string; name: string; assignments: TopicPartition[] }>
+  topics: Array<{ topic: string; partition: number; committed: number; end: number; lag: number; pending?: number }>
+}
+
 /** Extra options of the file backend. */
 export interface FileOpenOptions extends OpenOptions {
   /** Roll to a new segment when the active one would exceed this many bytes. @default 67108864 (64 MiB) */
@@ -53,6 +63,7 @@ export interface FileOpenOptions extends OpenOptions {
 export class Twain implements AsyncDisposable {
   private readonly types = new TypeRegistry()
   private readonly producers = new Set<Producer<any>>()
+  private readonly consumers = new Set<Consumer<any>>()
   /** Live iterations of every stream this instance made (not the streams: those may be kept idle). */
   private readonly iterations = new Set<BatchIterator<unknown>>()
   private closing: Promise<void> | undefined
@@ -187,24 +198,26 @@ export class Twain implements AsyncDisposable {
     const list = (Array.isArray(topics) ? topics : [topics]).map((t) => checkTopicName(t))
     if (list.length === 0) throw new InvalidArgumentError('tail() needs at least one topic')
     const from = options.from ?? 'end'
-    // Fix 'end' now, so a message sent right after tail() returns is delivered.
-    const ends = new Map<string, number[]>()
-    if (from === 'end' || (typeof from === 'object' && 'offset' in from && typeof from.offset === 'object')) {
+    // Fix 'end' now (and for each later iteration when it starts), so a message sent right after is delivered.
+    const snapshot = (): Map<string, number[]> | undefined => {
+      if (!(from === 'end' || (typeof from === 'object' && 'offset' in from && typeof from.offset === 'object'))) return undefined
+      const ends = new Map<string, number[]>()
       for (const t of list) {
         const e = this.store.endOffsetsNow?.(t)
         if (e) ends.set(t, e)
       }
+      return ends
     }
-    let first = true
+    let first: Map<string, number[]> | undefined | null = snapshot()
     return this.stream(() => {
-      const snapshot = first ? ends : undefined
-      first = false
+      const ends = first === null ? snapshot() : first
+      first = null
       const source = new TailSource(this.store, {
         topics: list,
         partitions: options.partitions,
         from,
         skipProducer: options.skipOwn ? this.clientId : undefined,
-        ends: snapshot,
+        ends,
       })
       return source as BatchSource<Message> as BatchSource<Message<V>>
     }, options.signal)
@@ -218,6 +231,74 @@ export class Twain implements AsyncDisposable {
     return this.stream(() => new HistorySource(this.store, { topic, ...options }) as BatchSource<Message> as BatchSource<Message<V>>, options.signal)
   }
 
+  /**
+   * A member of a consumer group over one or more topics (DESIGN §3.6). Partitioned mode: each
+   * partition is owned by one live member; acked offsets are committed in order.
+   */
+  consumer<V = unknown>(topics: string | string[], options: ConsumerOptions): Consumer<V> {
+    this.live()
+    const list = [...new Set((Array.isArray(topics) ? topics : [topics]).map((t) => checkTopicName(t)))]
+    if (list.length === 0) throw new InvalidArgumentError('consumer() needs at least one topic')
+    const opts = resolveConsumerOptions(options)
+    if (opts.mode === 'shared' && this.store.kind !== 'redis') {
+      throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${this.store.kind}: use mode 'partitioned'`)
+    }
+    const c = new Consumer<V>(this.store, list, opts, this.clientId, this.iterations, (done) => this.consumers.delete(done))
+    this.consumers.add(c)
+    return c
+  }
+
+  /** Members, assignments and committed/end/lag of every partition a group consumes. */
+  async describeGroup(group: string): Promise<GroupDescription> {
+    this.live()
+    const snap = await this.store.groups.describeGroup(checkGroupName(group))
+    if (!snap) throw new InvalidArgumentError(`Group "${group}" does not exist`)
+    const topics: GroupDescription['topics'] = []
+    for (const topic of [...snap.topics].sort()) {
+      let offsets
+      try {
+        offsets = await this.store.offsets(topic)
+      } catch (e) {
+        if (e instanceof TopicNotFoundError) continue
+        throw e
+      }
+      for (const o of offsets) {
+        const committed = Math.max(snap.commits.get(`${topic}/${o.partition}`) ?? o.start, o.start)
+        topics.push({ topic, partition: o.partition, committed, end: o.end, lag: Math.max(0, o.end - committed) })
+      }
+    }
+    return { group: snap.group, members: snap.members.map((m) => ({ id: m.id, name: m.name, assignments: m.assignments })), topics }
+  }
+
+  /** Names of consumer groups. */
+  listGroups(): Promise<string[]> {
+    this.live()
+    return this.store.groups.listGroups()
+  }
+
+  /** Set a group's committed offsets of a topic: to its start, its end, or given offsets per partition. */
+  async resetGroup(group: string, topic: string, to: 'start' | 'end' | Record<number, number>): Promise<void> {
+    this.live()
+    checkGroupName(group)
+    const offsets = await this.store.offsets(checkTopicName(topic))
+    const target = new Map<number, number>()
+    if (to === 'start' || to === 'end') for (const o of offsets) target.set(o.partition, to === 'start' ? o.start : o.end)
+    else if (to && typeof to === 'object') {
+      for (const [p, off] of Object.entries(to)) {
+        const o = offsets.find((x) => x.partition === Number(p))
+        if (!o) throw new InvalidArgumentError(`Partition ${p} does not exist in topic "${topic}"`)
+        target.set(o.partition, checkInt(`offset of partition ${p}`, off, 0, Number.MAX_SAFE_INTEGER))
+      }
+    } else throw new InvalidArgumentError(`resetGroup() takes 'start', 'end' or { partition: offset }, got ${JSON.stringify(to)}`)
+    await this.store.groups.resetGroup(group, topic, target)
+  }
+
+  /** Delete a consumer group (it must have no live members). */
+  async deleteGroup(group: string): Promise<void> {
+    this.live()
+    await this.store.groups.deleteGroup(checkGroupName(group))
+  }
+
   /** Whether the backend is reachable. */
   ping(): Promise<boolean> {
     return this.closing ? Promise.resolve(false) : this.store.ping()
@@ -228,10 +309,12 @@ export class Twain implements AsyncDisposable {
     this.closing ??= (async () => {
       const errors: unknown[] = []
       const run = async (f: () => Promise<void>) => f().catch((e) => void errors.push(e))
+      await Promise.all([...this.consumers].map((c) => run(() => c.close())))
       await Promise.all([...this.producers].map((p) => run(() => p.close())))
       await Promise.all([...this.iterations].map((it) => run(() => it.finish())))
       await run(() => this.store.close())
       this.producers.clear()
+      this.consumers.clear()
       this.iterations.clear()
       if (errors.length) throw errors[0]
     })()

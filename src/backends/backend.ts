@@ -1,4 +1,5 @@
 import type { KeyType, Message, Retention } from '../core/types.js'
+import type { GroupCoordinator } from './group.js'
 import type { RecordInput } from './record.js'
 
 /** A topic's stored configuration. */
@@ -49,11 +50,13 @@ export interface PartitionReader {
  * - `append` may be called from many processes at once; each call's records get consecutive
  *   offsets and are never interleaved with another call's.
  * - Every method throws errors of the `TwainError` tree (`TopicNotFoundError`, `BackendError`, …).
- * - Consumer-group coordination primitives (membership, leases with fencing epochs, commits) are
- *   added to this contract by the consumer-group work; the consumer core stays backend-agnostic.
+ * - Consumer-group coordination (membership, leases with fencing epochs, commits) is the
+ *   `groups` part of the contract; the consumer core that drives it is backend-agnostic.
  */
 export interface Backend {
   readonly kind: 'file' | 'redis'
+  /** Partitioned consumer-group coordination. */
+  readonly groups: GroupCoordinator
   /** Create a topic atomically; `TopicExistsError` when it exists. */
   createTopic(meta: TopicMeta): Promise<void>
   /** Delete a topic and all its data; `TopicNotFoundError` when absent. */
@@ -78,8 +81,9 @@ export interface Backend {
   /**
    * Call `onData` (possibly spuriously) when a partition may have new data: appends from this or
    * any other process, or a periodic safety-net tick. Returns the unsubscribe function.
+   * A non-`persistent` watch does not keep the process alive.
    */
-  watch(topic: string, partition: number, onData: () => void): () => void
+  watch(topic: string, partition: number, onData: () => void, persistent?: boolean): () => void
   /** Remove messages with offsets below `before`; resolves with how many were removed. */
   trimBefore(topic: string, partition: number, before: number): Promise<number>
   /** Apply the topic's retention limits now; resolves with how many messages were removed. */

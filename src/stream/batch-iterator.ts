@@ -8,6 +8,11 @@ import { AbortError, abortErrorFrom } from '../core/errors.js'
 export interface BatchSource<T> {
   next(signal: AbortSignal): Promise<T[] | undefined>
   close(): Promise<void> | void
+  /**
+   * Take back items `next` handed out that the iteration never yielded (it ended mid-batch).
+   * Consumers use it so a message pulled but not emitted is delivered again by a later iteration.
+   */
+  unread?(items: T[]): void
 }
 
 const QUIET = Symbol('quiet end')
@@ -64,11 +69,13 @@ export class BatchIterator<T> implements AsyncIterator<T> {
     fn()
   }
 
-  async next(): Promise<IteratorResult<T>> {
-    if (this.idx < this.buf.length) {
-      const v = this.buf[this.idx++] as T
-      return { value: v, done: false }
-    }
+  next(): Promise<IteratorResult<T>> {
+    // The per-message path: no async frame, one already-resolved promise.
+    if (this.idx < this.buf.length) return Promise.resolve({ value: this.buf[this.idx++] as T, done: false })
+    return this.nextSlow()
+  }
+
+  private async nextSlow(): Promise<IteratorResult<T>> {
     let b = await this.nextBatch()
     while (b && b.length === 0) b = await this.nextBatch()
     if (!b) return { value: undefined, done: true }
@@ -87,10 +94,16 @@ export class BatchIterator<T> implements AsyncIterator<T> {
     throw e
   }
 
+  /** Give items of a batch obtained with `nextBatch` back to the source (they were not emitted). */
+  giveBack(items: T[]): void {
+    if (items.length > 0) this.source.unread?.(items)
+  }
+
   /** End quietly: pending `next` resolves done, resources are released (not awaited by callers). */
   finish(): Promise<void> {
     if (!this.finished) {
       this.finished = true
+      if (this.idx < this.buf.length) this.giveBack(this.buf.slice(this.idx))
       this.buf = []
       this.idx = 0
       const p = this.pending
@@ -105,6 +118,7 @@ export class BatchIterator<T> implements AsyncIterator<T> {
     if (this.finished) return
     this.failure = e instanceof Error || e === QUIET ? e : new AbortError(String(e))
     this.finished = true
+    if (this.idx < this.buf.length) this.giveBack(this.buf.slice(this.idx))
     this.buf = []
     this.idx = 0
     const p = this.pending

@@ -104,7 +104,7 @@ export class HistorySource implements BatchSource<Message> {
       const { reader, to } = this.forward[this.current] as { reader: PartitionReader; to: number }
       if (reader.next < to) {
         const b = await reader.read(Math.min(max, to - reader.next))
-        const out = b.filter((m) => m.offset < to)
+        const out = b.length === 0 || (b[b.length - 1] as Message).offset < to ? b : b.filter((m) => m.offset < to)
         if (out.length > 0) return out
         // Nothing below `to` came back: this partition is done (or has a trimmed gap to its end).
       }

@@ -22,16 +22,22 @@ export class MessageStream<T> implements AsyncIterable<T> {
 
   /** @internal Streams are made by `Twain` (tail, history) and consumers. */
   constructor(
-    private readonly open: () => BatchSource<T>,
+    private readonly open: (() => BatchSource<T>) | undefined,
     private readonly signal?: AbortSignal,
     /** Every live iteration is also kept here (the owning `Twain` ends them all on close). */
     private readonly registry?: Set<BatchIterator<unknown>>,
   ) {}
 
+  /** The source of one iteration; subclasses (consumers) provide their own. */
+  protected openSource(): BatchSource<T> {
+    if (!this.open) throw new TypeError('MessageStream has no source')
+    return this.open()
+  }
+
   /** @internal One iteration over the batches (used by the Observable bridge and operators). */
   iterate(): BatchIterator<T> {
     const it = new BatchIterator<T>(
-      this.isClosed ? { next: async () => undefined, close: () => undefined } : this.open(),
+      this.isClosed ? { next: async () => undefined, close: () => undefined } : this.openSource(),
       this.signal,
       (done) => {
         this.active.delete(done)
@@ -59,11 +65,11 @@ export class MessageStream<T> implements AsyncIterable<T> {
         try {
           for (;;) {
             const batch = await it.nextBatch()
-            if (!live) return
+            if (!live) return batch && it.giveBack(batch)
             if (!batch) return subscriber.complete()
-            for (const v of batch) {
-              subscriber.next(v)
-              if (!live || subscriber.closed) return
+            for (let i = 0; i < batch.length; i++) {
+              subscriber.next(batch[i] as T)
+              if (!live || subscriber.closed) return it.giveBack(batch.slice(i + 1))
             }
           }
         } catch (e) {

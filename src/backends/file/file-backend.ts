@@ -11,6 +11,7 @@ import { applyPartitionRetention, partitionEnd, partitionEndSync, partitionStart
 import { FilePartitionReader } from './reader.js'
 import { offsetForTime } from './time-seek.js'
 import { createTopicDir, deleteTopicDir, listTopicDirs, readTopicMeta } from './topic-store.js'
+import { FileGroupStore } from './group-store.js'
 import { WatchHub } from './watch-hub.js'
 
 /** Options of the file backend. */
@@ -33,6 +34,7 @@ export class FileBackend implements Backend {
   private readonly segmentBytes: number
   private syncTimer: NodeJS.Timeout | undefined
   private readonly readers = new Set<PartitionReader>()
+  readonly groups: FileGroupStore
 
   constructor(
     readonly root: string,
@@ -41,6 +43,7 @@ export class FileBackend implements Backend {
     this.fsync = options.fsync ?? 'never'
     this.segmentBytes = options.segmentBytes ?? 64 * 1024 * 1024
     this.hub = new WatchHub({ pollMs: options.pollMs ?? 250 })
+    this.groups = new FileGroupStore(root, this.hub, (t) => this.partitionsNow(t))
     if (typeof this.fsync === 'number') {
       this.syncTimer = setInterval(() => {
         for (const a of this.appenders.values()) void a.syncIfDirty()
@@ -94,9 +97,21 @@ export class FileBackend implements Backend {
     return out
   }
 
+  /** Partition count of a topic right now, synchronously; undefined when it does not exist. */
+  partitionsNow(topic: string): number | undefined {
+    try {
+      const count = (JSON.parse(readFileSync(topicFile(this.root, topic), 'utf8')) as TopicMeta).partitions
+      return Number.isInteger(count) ? count : undefined
+    } catch {
+      this.metas.delete(topic)
+      return undefined
+    }
+  }
+
   endOffsetsNow(topic: string): number[] | undefined {
     try {
-      const count = this.metas.get(topic)?.partitions ?? (JSON.parse(readFileSync(topicFile(this.root, topic), 'utf8')) as TopicMeta).partitions
+      const count = this.metas.get(topic)?.partitions ?? this.partitionsNow(topic)
+      if (count === undefined) return undefined
       const ends: number[] = []
       for (let p = 0; p < count; p++) ends.push(partitionEndSync(partitionDir(this.root, topic, p), topic))
       return ends
@@ -147,8 +162,8 @@ export class FileBackend implements Backend {
     return offsetForTime(partitionDir(this.root, topic, partition), topic, partition, keyCodec(meta.keyType), time)
   }
 
-  watch(topic: string, partition: number, onData: () => void): () => void {
-    return this.hub.subscribe(partitionDir(this.root, topic, partition), onData)
+  watch(topic: string, partition: number, onData: () => void, persistent = true): () => void {
+    return this.hub.subscribe(partitionDir(this.root, topic, partition), onData, undefined, persistent)
   }
 
   async trimBefore(topic: string, partition: number, before: number): Promise<number> {

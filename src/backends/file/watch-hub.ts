@@ -3,9 +3,12 @@ import { watch as chokidarWatch, type FSWatcher as ChokidarWatcher } from 'choki
 import { SEGMENT_EXT } from './layout.js'
 
 interface Entry {
-  listeners: Set<() => void>
+  /** Listener → whether it keeps the process alive. */
+  listeners: Map<() => void, boolean>
   raw: NodeWatcher | undefined
-  chokidar: ChokidarWatcher
+  /** Started while at least one listener is persistent (chokidar cannot be unref'd). */
+  chokidar: ChokidarWatcher | undefined
+  suffix: string
 }
 
 /** Options of the watch hub. */
@@ -34,14 +37,18 @@ export class WatchHub {
     this.pollMs = options.pollMs ?? 250
   }
 
-  subscribe(dir: string, listener: () => void): () => void {
+  /**
+   * Watch `dir` for changes to files ending in `suffix` (segments by default). A non-persistent
+   * listener does not keep the process alive (consumers nobody iterates use that).
+   */
+  subscribe(dir: string, listener: () => void, suffix = SEGMENT_EXT, persistent = true): () => void {
     let e = this.entries.get(dir)
     if (!e) {
-      e = this.start(dir)
+      e = this.start(dir, suffix)
       this.entries.set(dir, e)
     }
-    e.listeners.add(listener)
-    if (!this.timer) this.timer = setInterval(() => this.tick(), this.pollMs)
+    e.listeners.set(listener, persistent)
+    this.reconcile(dir, e)
     let done = false
     return () => {
       if (done) return
@@ -52,18 +59,41 @@ export class WatchHub {
       if (cur.listeners.size === 0) {
         this.entries.delete(dir)
         this.stop(cur)
-      }
+      } else this.reconcile(dir, cur)
       if (this.entries.size === 0 && this.timer) {
         clearInterval(this.timer)
         this.timer = undefined
+      } else this.reconcileTimer()
+    }
+  }
+
+  /** Keep handles referenced only while some listener is persistent. */
+  private reconcile(dir: string, e: Entry): void {
+    const persistent = [...e.listeners.values()].some(Boolean)
+    if (persistent) {
+      e.raw?.ref()
+      e.chokidar ??= this.startChokidar(dir, e.suffix)
+    } else {
+      e.raw?.unref()
+      if (e.chokidar) {
+        closeChokidar(e.chokidar)
+        e.chokidar = undefined
       }
     }
+    this.reconcileTimer()
+  }
+
+  private reconcileTimer(): void {
+    this.timer ??= setInterval(() => this.tick(), this.pollMs)
+    const persistent = [...this.entries.values()].some((e) => [...e.listeners.values()].some(Boolean))
+    if (persistent) this.timer.ref()
+    else this.timer.unref()
   }
 
   /** Wake the tails of `dir` (a local append). */
   notify(dir: string): void {
     const e = this.entries.get(dir)
-    if (e) for (const l of e.listeners) l()
+    if (e) for (const l of e.listeners.keys()) l()
   }
 
   private fire(dir: string): void {
@@ -71,14 +101,14 @@ export class WatchHub {
   }
 
   private tick(): void {
-    for (const e of this.entries.values()) for (const l of e.listeners) l()
+    for (const e of this.entries.values()) for (const l of e.listeners.keys()) l()
   }
 
-  private start(dir: string): Entry {
+  private start(dir: string, suffix: string): Entry {
     let raw: NodeWatcher | undefined
     try {
       raw = fsWatch(dir, { persistent: true }, (_event, name) => {
-        if (name === null || String(name).endsWith(SEGMENT_EXT)) this.fire(dir)
+        if (name === null || String(name).endsWith(suffix)) this.fire(dir)
       })
       raw.on('error', () => {
         /* the poll tick keeps tails going */
@@ -86,24 +116,27 @@ export class WatchHub {
     } catch {
       raw = undefined // directory gone or inotify limit: chokidar and the poll tick remain
     }
+    return { listeners: new Map(), raw, chokidar: undefined, suffix }
+  }
+
+  private startChokidar(dir: string, suffix: string): ChokidarWatcher {
     const chokidar = chokidarWatch(dir, {
       ignoreInitial: true,
       depth: 0,
       persistent: true,
-      ignored: (p: string) => p !== dir && !p.endsWith(SEGMENT_EXT),
+      ignored: (p: string) => p !== dir && !p.endsWith(suffix),
     })
     chokidar.on('add', () => this.fire(dir))
     chokidar.on('change', () => this.fire(dir))
     chokidar.on('error', () => {
       /* the poll tick keeps tails going */
     })
-    return { listeners: new Set(), raw, chokidar }
+    return chokidar
   }
 
   private stop(e: Entry): void {
     e.raw?.close()
-    releaseThrottleTimers(e.chokidar)
-    void e.chokidar.close().catch(() => undefined)
+    if (e.chokidar) closeChokidar(e.chokidar)
   }
 
   /** Close every watcher and the timer. */
@@ -113,6 +146,11 @@ export class WatchHub {
     if (this.timer) clearInterval(this.timer)
     this.timer = undefined
   }
+}
+
+function closeChokidar(w: ChokidarWatcher): void {
+  releaseThrottleTimers(w)
+  void w.close().catch(() => undefined)
 }
 
 /**

@@ -1,0 +1,264 @@
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import { hostname } from 'node:os'
+import { join } from 'node:path'
+import { InvalidArgumentError, TopicCorruptError } from '../../core/errors.js'
+import { checkGroupName } from '../../core/names.js'
+import { assignPartitions, tpKey, type TopicPartition } from '../assign.js'
+import type { CommitRequest, GroupCoordinator, GroupSnapshot, HeartbeatResult, Lease, MemberSpec } from '../group.js'
+import { PartitionLock } from './partition-lock.js'
+import type { WatchHub } from './watch-hub.js'
+
+interface StoredMember {
+  name: string
+  topics: string[]
+  pid: number
+  host: string
+  lastSeen: number
+  sessionTimeoutMs: number
+}
+
+/** `<root>/__groups/<group>/state.json`, rewritten atomically under `<root>/__groups/<group>/lock`. */
+interface GroupState {
+  version: 1
+  /** Fencing-token counter: every new lease takes the next value. */
+  epoch: number
+  members: Record<string, StoredMember>
+  owners: Record<string, { member: string; epoch: number }>
+  commits: Record<string, { offset: number; epoch: number; at: number }>
+  topics: string[]
+}
+
+const HOST = hostname()
+const STATE = 'state.json'
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** Alive: heartbeated within its session timeout, and (on this host) its process still exists. */
+function alive(m: StoredMember, now: number): boolean {
+  if (now - m.lastSeen > m.sessionTimeoutMs) return false
+  return m.host !== HOST || pidAlive(m.pid)
+}
+
+const splitKey = (key: string): TopicPartition => {
+  const i = key.lastIndexOf('/')
+  return { topic: key.slice(0, i), partition: Number(key.slice(i + 1)) }
+}
+
+/** Consumer-group coordination on files (DESIGN §5): one small state file per group, changed under a lock. */
+export class FileGroupStore implements GroupCoordinator {
+  constructor(
+    private readonly root: string,
+    private readonly hub: WatchHub,
+    /** Partition count of a topic, or undefined when it does not exist (synchronous; called under the lock). */
+    private readonly partitionsOf: (topic: string) => number | undefined,
+  ) {}
+
+  private dir(group: string): string {
+    return join(this.root, '__groups', checkGroupName(group))
+  }
+
+  private read(dir: string): GroupState | undefined {
+    let text: string
+    try {
+      text = readFileSync(join(dir, STATE), 'utf8')
+    } catch {
+      return undefined
+    }
+    try {
+      return JSON.parse(text) as GroupState
+    } catch (cause) {
+      throw new TopicCorruptError(`Group state ${join(dir, STATE)} is not valid JSON`, { cause })
+    }
+  }
+
+  private write(dir: string, state: GroupState): void {
+    const tmp = join(dir, `.${STATE}.${process.pid}.${randomBytes(3).toString('hex')}`)
+    writeFileSync(tmp, JSON.stringify(state))
+    renameSync(tmp, join(dir, STATE))
+  }
+
+  /** Run `fn` on the group's state under its lock; `fn` returns whether it changed the state. */
+  private async locked<T>(group: string, create: boolean, fn: (s: GroupState, now: number) => { changed: boolean; result: T }): Promise<T> {
+    const dir = this.dir(group)
+    if (create) mkdirSync(dir, { recursive: true })
+    else if (!existsSync(join(dir, STATE))) throw new InvalidArgumentError(`Group "${group}" does not exist`)
+    const lock = new PartitionLock(join(dir, 'lock'))
+    await lock.acquire()
+    try {
+      const state = this.read(dir) ?? { version: 1, epoch: 0, members: {}, owners: {}, commits: {}, topics: [] }
+      const { changed, result } = fn(state, Date.now())
+      if (changed) this.write(dir, state)
+      return result
+    } finally {
+      lock.release()
+    }
+  }
+
+  /** Drop dead members and the leases of members or topics that are gone. */
+  private prune(s: GroupState, now: number): boolean {
+    let changed = false
+    for (const [id, m] of Object.entries(s.members)) {
+      if (!alive(m, now)) {
+        delete s.members[id]
+        changed = true
+      }
+    }
+    for (const [key, o] of Object.entries(s.owners)) {
+      const { topic, partition } = splitKey(key)
+      const count = this.partitionsOf(topic)
+      if (!s.members[o.member] || count === undefined || partition >= count) {
+        delete s.owners[key]
+        changed = true
+      }
+    }
+    return changed
+  }
+
+  async groupHeartbeat(group: string, member: MemberSpec, release: readonly TopicPartition[]): Promise<HeartbeatResult> {
+    return this.locked(group, true, (s, now) => {
+      const prev = s.members[member.id]
+      let changed = this.prune(s, now)
+      const topicsChanged = !prev || prev.topics.join('\0') !== member.topics.join('\0')
+      if (topicsChanged || now - prev.lastSeen > member.sessionTimeoutMs / 6) changed = true
+      s.members[member.id] = { name: member.name, topics: member.topics, pid: member.pid, host: member.host, lastSeen: now, sessionTimeoutMs: member.sessionTimeoutMs }
+      for (const tp of release) {
+        const key = tpKey(tp.topic, tp.partition)
+        if (s.owners[key]?.member === member.id) {
+          delete s.owners[key]
+          changed = true
+        }
+      }
+      for (const t of member.topics) {
+        if (!s.topics.includes(t)) {
+          s.topics.push(t)
+          changed = true
+        }
+      }
+      const members = Object.entries(s.members).map(([id, m]) => ({ id, topics: m.topics }))
+      const partitions: TopicPartition[] = []
+      for (const topic of new Set(members.flatMap((m) => m.topics))) {
+        const n = this.partitionsOf(topic) ?? 0
+        for (let p = 0; p < n; p++) partitions.push({ topic, partition: p })
+      }
+      const owners = new Map(Object.entries(s.owners).map(([k, o]) => [k, o.member]))
+      const target = assignPartitions(partitions, members, owners)
+      for (const [key, id] of target) {
+        if (id === member.id && !s.owners[key]) {
+          s.owners[key] = { member: member.id, epoch: ++s.epoch }
+          changed = true
+        }
+      }
+      const owned: Lease[] = []
+      const revoke: TopicPartition[] = []
+      for (const [key, o] of Object.entries(s.owners)) {
+        if (o.member !== member.id) continue
+        const tp = splitKey(key)
+        owned.push({ ...tp, epoch: o.epoch, committed: s.commits[key]?.offset })
+        if (target.get(key) !== member.id) revoke.push(tp)
+      }
+      return { changed, result: { owned, revoke } }
+    })
+  }
+
+  async groupLeave(group: string, memberId: string): Promise<void> {
+    await this.locked(group, false, (s) => {
+      let changed = !!s.members[memberId]
+      delete s.members[memberId]
+      for (const [key, o] of Object.entries(s.owners)) {
+        if (o.member === memberId) {
+          delete s.owners[key]
+          changed = true
+        }
+      }
+      return { changed, result: undefined }
+    }).catch(() => undefined) // a deleted group has nothing to leave
+  }
+
+  async groupCommit(group: string, memberId: string, commits: readonly CommitRequest[]): Promise<TopicPartition[]> {
+    return this.locked(group, true, (s, now) => {
+      const fenced: TopicPartition[] = []
+      let changed = false
+      for (const c of commits) {
+        const key = tpKey(c.topic, c.partition)
+        const o = s.owners[key]
+        if (!o || o.member !== memberId || o.epoch !== c.epoch) {
+          fenced.push({ topic: c.topic, partition: c.partition })
+          continue
+        }
+        s.commits[key] = { offset: c.offset, epoch: c.epoch, at: now }
+        changed = true
+      }
+      const m = s.members[memberId]
+      if (m && changed) m.lastSeen = now
+      return { changed, result: fenced }
+    })
+  }
+
+  watchGroup(group: string, onChange: () => void, persistent = true): () => void {
+    const dir = this.dir(group)
+    mkdirSync(dir, { recursive: true })
+    return this.hub.subscribe(dir, onChange, STATE, persistent)
+  }
+
+  async describeGroup(group: string): Promise<GroupSnapshot | undefined> {
+    const s = this.read(this.dir(group))
+    if (!s) return undefined
+    const now = Date.now()
+    const members = Object.entries(s.members)
+      .filter(([, m]) => alive(m, now))
+      .map(([id, m]) => ({
+        id,
+        name: m.name,
+        assignments: Object.entries(s.owners)
+          .filter(([, o]) => o.member === id)
+          .map(([k]) => splitKey(k)),
+      }))
+    const commits = new Map(Object.entries(s.commits).map(([k, c]) => [k, c.offset]))
+    return { group, members, commits, topics: [...s.topics] }
+  }
+
+  async listGroups(): Promise<string[]> {
+    let names: string[]
+    try {
+      names = readdirSync(join(this.root, '__groups'))
+    } catch {
+      return []
+    }
+    return names.filter((n) => !n.startsWith('~') && this.read(join(this.root, '__groups', n)) !== undefined).sort()
+  }
+
+  async resetGroup(group: string, topic: string, offsets: ReadonlyMap<number, number>): Promise<void> {
+    await this.locked(group, true, (s, now) => {
+      this.prune(s, now)
+      const busy = Object.values(s.members).filter((m) => m.topics.includes(topic))
+      if (busy.length > 0) {
+        throw new InvalidArgumentError(`Group "${group}" has ${busy.length} live member(s) consuming "${topic}": close them before resetting`)
+      }
+      for (const [p, offset] of offsets) s.commits[tpKey(topic, p)] = { offset, epoch: 0, at: now }
+      if (!s.topics.includes(topic)) s.topics.push(topic)
+      return { changed: true, result: undefined }
+    })
+  }
+
+  async deleteGroup(group: string): Promise<void> {
+    const dir = this.dir(group)
+    const gone = join(this.root, '__groups', `~deleting-${group}-${randomBytes(4).toString('hex')}`)
+    await this.locked(group, false, (s, now) => {
+      this.prune(s, now)
+      const live = Object.keys(s.members).length
+      if (live > 0) throw new InvalidArgumentError(`Group "${group}" has ${live} live member(s): close them before deleting it`)
+      renameSync(dir, gone)
+      return { changed: false, result: undefined }
+    })
+    await rm(gone, { recursive: true, force: true })
+  }
+}

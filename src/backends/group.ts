@@ -1,0 +1,71 @@
+import type { TopicPartition } from './assign.js'
+
+/** A consumer-group member as the backend records it. */
+export interface MemberSpec {
+  /** Unique per consumer instance. */
+  id: string
+  /** The user's member name (informational in partitioned mode). */
+  name: string
+  topics: string[]
+  sessionTimeoutMs: number
+  pid: number
+  host: string
+}
+
+/** A partition lease held by a member: `epoch` is its fencing token. */
+export interface Lease extends TopicPartition {
+  epoch: number
+  /** The group's committed offset for the partition (next offset to consume), if any. */
+  committed?: number | undefined
+}
+
+/** What one coordination step tells a member. */
+export interface HeartbeatResult {
+  /** Partitions the member owns now. */
+  owned: Lease[]
+  /** Owned partitions now assigned to someone else: drain them, commit, then release. */
+  revoke: TopicPartition[]
+}
+
+/** One partition's commit, checked against its lease epoch. */
+export interface CommitRequest extends TopicPartition {
+  offset: number
+  epoch: number
+}
+
+/** A group as stored. */
+export interface GroupSnapshot {
+  group: string
+  members: Array<{ id: string; name: string; assignments: TopicPartition[] }>
+  /** Committed offset per partition key `"<topic>/<partition>"`. */
+  commits: Map<string, number>
+  /** Topics the group consumes or has consumed. */
+  topics: string[]
+}
+
+/**
+ * Partitioned consumer-group coordination primitives. The consumer core drives them; a backend
+ * implements them atomically (a lock and a state file on the file backend, Lua on Redis).
+ *
+ * @remarks
+ * - Liveness: a member that has not heartbeated for its `sessionTimeoutMs` is dropped and its
+ *   leases freed (the file backend also drops a member whose process is gone at once).
+ * - A partition changes hands only when its owner releases it or is dropped; every new lease gets a
+ *   fresh epoch from a counter, and a commit whose epoch is not the current lease's is rejected.
+ */
+export interface GroupCoordinator {
+  /** Join or refresh membership, release `release`, run one assignment step; returns the member's leases. */
+  groupHeartbeat(group: string, member: MemberSpec, release: readonly TopicPartition[]): Promise<HeartbeatResult>
+  /** Leave: release every lease and remove the member. */
+  groupLeave(group: string, memberId: string): Promise<void>
+  /** Commit offsets; returns the partitions whose commit was fenced (not written). */
+  groupCommit(group: string, memberId: string, commits: readonly CommitRequest[]): Promise<TopicPartition[]>
+  /** Call `onChange` (possibly spuriously) when the group's state may have changed. */
+  watchGroup(group: string, onChange: () => void, persistent?: boolean): () => void
+  describeGroup(group: string): Promise<GroupSnapshot | undefined>
+  listGroups(): Promise<string[]>
+  /** Overwrite committed offsets (refused while live members consume the topic). */
+  resetGroup(group: string, topic: string, offsets: ReadonlyMap<number, number>): Promise<void>
+  /** Delete a group (refused while it has live members). */
+  deleteGroup(group: string): Promise<void>
+}

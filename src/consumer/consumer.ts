@@ -1,0 +1,526 @@
+import { randomBytes } from 'node:crypto'
+import { hostname } from 'node:os'
+import { tpKey, type TopicPartition } from '../backends/assign.js'
+import type { Backend } from '../backends/backend.js'
+import type { Lease, MemberSpec } from '../backends/group.js'
+import { FencedError, InvalidArgumentError, TwainError } from '../core/errors.js'
+import type { BatchIterator, BatchSource } from '../stream/batch-iterator.js'
+import { MessageStream } from '../stream/message-stream.js'
+import { Wake } from '../stream/wake.js'
+import { DeadLetterWriter } from './dead-letter.js'
+import { ConsumerEvents, type ConsumerEventMap } from './events.js'
+import { GroupMessageImpl, type GroupMessage, type Settler } from './group-message.js'
+import type { ResolvedConsumerOptions } from './options.js'
+import { OwnedPartition } from './owned-partition.js'
+
+const MAX_FETCH = 1024
+const MAX_DELIVER = 256
+
+/**
+ * A member of a consumer group (partitioned mode). It is a `MessageStream` of `GroupMessage`s:
+ * every `for await` or subscription is a view of the one membership, and ending a view leaves the
+ * member in the group. Only `close()`, `twain.close()` or the `signal` leave.
+ */
+export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implements Settler, AsyncDisposable {
+  private readonly parts = new Map<string, OwnedPartition>()
+  private buffer: GroupMessageImpl<V>[] = []
+  private readonly viewWake = new Set<() => void>()
+  private readonly fetchWake = new Wake()
+  private readonly stop = new AbortController()
+  private outstanding = 0
+  private views = 0
+  private state: 'running' | 'closing' | 'closed' = 'running'
+  private failure: unknown
+  private timers: NodeJS.Timeout[] = []
+  private stepping: Promise<void> | undefined
+  private stepAgain = false
+  private unwatchGroup: (() => void) | undefined
+  private readonly member: MemberSpec
+  private readonly events = new ConsumerEvents()
+  private closing: Promise<void> | undefined
+  private readonly pendingSeeks = new Map<string, number>()
+  private readonly dlq: DeadLetterWriter | undefined
+  private readonly redeliveries = new Set<NodeJS.Timeout>()
+  private readonly settleWake = new Wake()
+
+  /** @internal Use `twain.consumer()`. */
+  constructor(
+    private readonly backend: Backend,
+    readonly topics: string[],
+    private readonly opts: ResolvedConsumerOptions,
+    producerId: string,
+    registry: Set<BatchIterator<unknown>>,
+    private readonly onClosed: (c: Consumer<V>) => void,
+  ) {
+    super(undefined, opts.signal, registry)
+    const id = `${opts.name ?? 'member'}-${randomBytes(5).toString('hex')}`
+    this.member = { id, name: opts.name ?? id, topics: [...topics].sort(), sessionTimeoutMs: opts.sessionTimeoutMs, pid: process.pid, host: hostname() }
+    this.dlq = opts.deadLetter ? new DeadLetterWriter(backend, opts.deadLetter, producerId) : undefined
+    opts.signal?.addEventListener('abort', () => void this.close().catch(() => undefined), { once: true })
+    void this.start()
+  }
+
+  /** The group this member belongs to. */
+  get group(): string {
+    return this.opts.group
+  }
+
+  /** This member's id in the group. */
+  get memberId(): string {
+    return this.member.id
+  }
+
+  private async start(): Promise<void> {
+    try {
+      for (const t of this.topics) await this.backend.getTopic(t)
+    } catch (e) {
+      return this.fail(e)
+    }
+    if (this.state !== 'running') return
+    this.unwatchGroup = this.backend.groups.watchGroup(this.opts.group, () => this.scheduleStep(), this.views > 0)
+    this.timers.push(setInterval(() => this.scheduleStep(), this.opts.heartbeatIntervalMs))
+    this.timers.push(setInterval(() => void this.commitParts().catch((e) => this.emitError(e)), this.opts.commitIntervalMs))
+    this.updateRefs()
+    this.scheduleStep()
+    void this.fetchLoop()
+  }
+
+  // ---- views (iterations) ---------------------------------------------------------------
+
+  protected override openSource(): BatchSource<GroupMessage<V>> {
+    this.views++
+    this.updateRefs()
+    let open = true
+    return {
+      next: async (signal) => {
+        for (;;) {
+          if (this.failure !== undefined) throw this.failure
+          if (this.state !== 'running') return undefined
+          const batch = this.take(MAX_DELIVER)
+          if (batch.length > 0) return batch
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              this.viewWake.delete(done)
+              signal.removeEventListener('abort', done)
+              resolve()
+            }
+            this.viewWake.add(done)
+            signal.addEventListener('abort', done, { once: true })
+            if (signal.aborted) done()
+          })
+          if (signal.aborted) return undefined
+        }
+      },
+      unread: (items) => this.unread(items as GroupMessageImpl<V>[]),
+      close: () => {
+        if (!open) return
+        open = false
+        this.views--
+        this.updateRefs()
+      },
+    }
+  }
+
+  /** Keep the process alive only while something iterates this consumer. */
+  private updateRefs(): void {
+    const keep = this.views > 0
+    for (const t of this.timers) keep ? t.ref() : t.unref()
+    for (const t of this.redeliveries) keep ? t.ref() : t.unref()
+    if (this.state !== 'running') return
+    if (this.unwatchGroup) {
+      this.unwatchGroup()
+      this.unwatchGroup = this.backend.groups.watchGroup(this.opts.group, () => this.scheduleStep(), keep)
+    }
+    for (const p of this.parts.values()) if (p.unwatch) this.watchPartition(p)
+  }
+
+  private wakeViews(): void {
+    for (const w of [...this.viewWake]) w()
+  }
+
+  /** Hand up to `n` buffered messages to the application. */
+  private take(n: number): GroupMessageImpl<V>[] {
+    const out: GroupMessageImpl<V>[] = []
+    let i = 0
+    for (; i < this.buffer.length && out.length < n; i++) {
+      const m = this.buffer[i] as GroupMessageImpl<V>
+      const h = GroupMessageImpl.handle(m)
+      if (h.settled || h.part.lost || h.generation !== h.part.generation || this.parts.get(h.part.key) !== h.part) continue
+      m.deliveryCount++
+      if (this.opts.maxDeliveries !== undefined && m.deliveryCount > this.opts.maxDeliveries) {
+        this.term(m, `delivered ${m.deliveryCount - 1} times (maxDeliveries ${this.opts.maxDeliveries})`)
+        continue
+      }
+      h.delivered = true
+      h.part.inFlight++
+      out.push(m)
+    }
+    this.buffer = i === this.buffer.length ? [] : this.buffer.slice(i)
+    return out
+  }
+
+  private unread(items: GroupMessageImpl<V>[]): void {
+    const back: GroupMessageImpl<V>[] = []
+    for (const m of items) {
+      const h = GroupMessageImpl.handle(m)
+      if (!h.delivered || h.settled) continue
+      h.delivered = false
+      h.part.inFlight--
+      m.deliveryCount--
+      back.push(m)
+    }
+    if (back.length) {
+      this.buffer = back.concat(this.buffer)
+      this.wakeViews()
+    }
+  }
+
+  /** Next buffered message, without waiting (TwainMQ's `poll`). */
+  poll(): GroupMessage<V> | undefined {
+    return this.take(1)[0]
+  }
+
+  /** Up to `n` buffered messages, without waiting. */
+  pollMany(n = 10): GroupMessage<V>[] {
+    return this.take(Math.max(0, Math.floor(n)))
+  }
+
+  // ---- settlement ---------------------------------------------------------------------
+
+  private live(m: GroupMessageImpl<unknown>): boolean {
+    const h = GroupMessageImpl.handle(m)
+    return !h.settled && !h.part.lost && h.generation === h.part.generation && this.parts.get(h.part.key) === h.part
+  }
+
+  private undeliver(m: GroupMessageImpl<unknown>): void {
+    const h = GroupMessageImpl.handle(m)
+    if (h.delivered) {
+      h.delivered = false
+      h.part.inFlight--
+    }
+  }
+
+  ack(m: GroupMessageImpl<unknown>): void {
+    if (!this.live(m)) return
+    const h = GroupMessageImpl.handle(m)
+    h.settled = true
+    this.undeliver(m)
+    this.settled(h.part, m.offset)
+  }
+
+  private settled(part: OwnedPartition, offset: number): void {
+    if (part.ack(offset)) {
+      this.outstanding--
+      this.fetchWake.wake()
+    }
+    this.settleWake.wake()
+    if (part.revoking && part.drained) this.scheduleStep()
+  }
+
+  nack(m: GroupMessageImpl<unknown>, delayMs: number): void {
+    if (!this.live(m)) return
+    this.undeliver(m)
+    const h = GroupMessageImpl.handle(m)
+    this.settleWake.wake()
+    if (h.part.revoking && h.part.drained) this.scheduleStep()
+    const again = () => {
+      if (!this.live(m) || h.part.revoking || this.state !== 'running') return
+      this.buffer.push(m as GroupMessageImpl<V>)
+      this.wakeViews()
+    }
+    if (delayMs <= 0) return again()
+    const t = setTimeout(() => {
+      this.redeliveries.delete(t)
+      again()
+    }, delayMs)
+    if (this.views === 0) t.unref()
+    this.redeliveries.add(t)
+  }
+
+  term(m: GroupMessageImpl<unknown>, reason: string): void {
+    if (!this.live(m)) return
+    const h = GroupMessageImpl.handle(m)
+    h.settled = true
+    this.undeliver(m)
+    const part = h.part
+    if (!this.dlq) return this.settled(part, m.offset)
+    part.pendingTerms++
+    this.dlq.write(m, reason).then(
+      () => {
+        part.pendingTerms--
+        if (h.generation === part.generation) this.settled(part, m.offset)
+      },
+      (e) => {
+        part.pendingTerms--
+        h.settled = false
+        this.emitError(new TwainError(`Dead-letter write of ${m.topic}/${m.partition}@${m.offset} to "${this.dlq?.topic}" failed: ${(e as Error).message}`, { code: 'ERR_DEAD_LETTER', retriable: true, cause: e }))
+        this.nack(m, 1000)
+      },
+    )
+  }
+
+  // ---- fetching -----------------------------------------------------------------------
+
+  private watchPartition(p: OwnedPartition): void {
+    p.unwatch?.()
+    p.unwatch = this.backend.watch(
+      p.topic,
+      p.partition,
+      () => {
+        p.dirty = true
+        this.fetchWake.wake()
+      },
+      this.views > 0,
+    )
+  }
+
+  private async fetchLoop(): Promise<void> {
+    while (this.state === 'running') {
+      this.fetchWake.take()
+      let progressed = false
+      for (const p of [...this.parts.values()]) {
+        const room = this.opts.maxInFlight - this.outstanding
+        if (room <= 0) break
+        if (p.revoking || p.lost || !p.dirty || !p.reader) continue
+        p.dirty = false
+        const want = Math.min(room, MAX_FETCH)
+        const gen = p.generation
+        let msgs
+        try {
+          msgs = await p.reader.read(want)
+        } catch (e) {
+          this.emitError(e)
+          continue
+        }
+        if (this.state !== 'running' || p.lost || p.revoking || gen !== p.generation || this.parts.get(p.key) !== p) continue
+        if (msgs.length === want) p.dirty = true
+        for (const m of msgs) {
+          p.track(m.offset)
+          this.buffer.push(new GroupMessageImpl<V>(m, this, p))
+        }
+        this.outstanding += msgs.length
+        if (msgs.length > 0) {
+          progressed = true
+          this.wakeViews()
+        }
+      }
+      if (!progressed) await this.fetchWake.wait(this.stop.signal)
+    }
+  }
+
+  // ---- membership -----------------------------------------------------------------------
+
+  private scheduleStep(): void {
+    if (this.state !== 'running') return
+    if (this.stepping) {
+      this.stepAgain = true
+      return
+    }
+    this.stepping = (async () => {
+      do {
+        this.stepAgain = false
+        await this.step().catch((e) => this.emitError(e))
+      } while (this.stepAgain && this.state === 'running')
+      this.stepping = undefined
+    })()
+  }
+
+  private async step(): Promise<void> {
+    const now = Date.now()
+    const release = [...this.parts.values()].filter((p) => p.revoking && (p.drained || now >= p.drainDeadline))
+    if (release.length) await this.commitParts(release).catch(() => undefined)
+    const res = await this.backend.groups.groupHeartbeat(this.opts.group, this.member, release.map((p) => ({ topic: p.topic, partition: p.partition })))
+    if (this.state !== 'running') return
+    const revoked: TopicPartition[] = []
+    const owned = new Map(res.owned.map((l) => [tpKey(l.topic, l.partition), l]))
+    for (const p of [...this.parts.values()]) {
+      if (!owned.has(p.key) || owned.get(p.key)?.epoch !== p.epoch) {
+        p.lost = true
+        revoked.push(this.dropPartition(p))
+      }
+    }
+    const assigned: TopicPartition[] = []
+    for (const lease of res.owned) {
+      if (this.parts.has(tpKey(lease.topic, lease.partition))) continue
+      await this.acquire(lease)
+      assigned.push({ topic: lease.topic, partition: lease.partition })
+    }
+    for (const tp of res.revoke) {
+      const p = this.parts.get(tpKey(tp.topic, tp.partition))
+      if (p && !p.revoking) this.beginRevoke(p)
+    }
+    if (revoked.length) this.events.emit('revoked', revoked)
+    if (assigned.length) this.events.emit('assigned', assigned)
+    if ([...this.parts.values()].some((p) => p.revoking && p.drained)) this.stepAgain = true
+  }
+
+  private async acquire(lease: Lease): Promise<void> {
+    const key = tpKey(lease.topic, lease.partition)
+    const offsets = (await this.backend.offsets(lease.topic)).find((o) => o.partition === lease.partition)
+    const start = offsets?.start ?? 0
+    const seek = this.pendingSeeks.get(key)
+    this.pendingSeeks.delete(key)
+    let position = seek ?? lease.committed ?? (this.opts.from === 'end' ? (offsets?.end ?? 0) : start)
+    if (position < start) position = start
+    const p = new OwnedPartition(lease.topic, lease.partition, lease.epoch, position)
+    if (seek !== undefined || lease.committed === undefined) p.committed = -1 // commit the start position at once ('end' must stick)
+    p.reader = await this.backend.openReader(lease.topic, lease.partition, position)
+    this.parts.set(key, p)
+    this.watchPartition(p)
+    if (p.committed < 0) await this.commitParts([p]).catch((e) => this.emitError(e))
+    this.fetchWake.wake()
+  }
+
+  private beginRevoke(p: OwnedPartition): void {
+    p.revoking = true
+    p.drainDeadline = Date.now() + this.opts.drainTimeoutMs
+    this.forgetBuffered(p)
+    if (p.drained) this.stepAgain = true
+  }
+
+  /** Drop undelivered buffered messages of `p` (all partitions when undefined): they were never handed out. */
+  private forgetBuffered(p?: OwnedPartition): void {
+    const keep: GroupMessageImpl<V>[] = []
+    const dropped = new Map<OwnedPartition, number[]>()
+    for (const m of this.buffer) {
+      const h = GroupMessageImpl.handle(m)
+      if (p === undefined || h.part === p) {
+        if (!h.settled && h.generation === h.part.generation) {
+          const list = dropped.get(h.part) ?? []
+          list.push(m.offset)
+          dropped.set(h.part, list)
+        }
+      } else keep.push(m)
+    }
+    this.buffer = keep
+    for (const [part, offsets] of dropped) {
+      const before = part.outstandingCount
+      part.forget(offsets)
+      this.outstanding -= before - part.outstandingCount
+    }
+  }
+
+  private dropPartition(p: OwnedPartition): TopicPartition {
+    this.forgetBuffered(p)
+    this.outstanding -= p.outstandingCount
+    this.parts.delete(p.key)
+    p.unwatch?.()
+    p.unwatch = undefined
+    void p.reader?.close()
+    return { topic: p.topic, partition: p.partition }
+  }
+
+  // ---- commits ---------------------------------------------------------------------------
+
+  private async commitParts(parts?: OwnedPartition[]): Promise<void> {
+    const list = (parts ?? [...this.parts.values()]).filter((p) => !p.lost && p.commitPoint() !== p.committed)
+    if (list.length === 0) return
+    const reqs = list.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.commitPoint(), epoch: p.epoch }))
+    const fenced = await this.backend.groups.groupCommit(this.opts.group, this.member.id, reqs)
+    const fencedKeys = new Set(fenced.map((f) => tpKey(f.topic, f.partition)))
+    const done: Array<TopicPartition & { offset: number }> = []
+    const lost: TopicPartition[] = []
+    list.forEach((p, i) => {
+      if (fencedKeys.has(p.key)) {
+        p.lost = true
+        if (this.parts.get(p.key) === p) lost.push(this.dropPartition(p))
+      } else {
+        p.committed = (reqs[i] as { offset: number }).offset
+        done.push({ topic: p.topic, partition: p.partition, offset: p.committed })
+      }
+    })
+    if (done.length) this.events.emit('commit', done)
+    if (lost.length) this.events.emit('revoked', lost)
+    if (fenced.length) {
+      throw new FencedError(`Commit of ${fenced.map((f) => tpKey(f.topic, f.partition)).join(', ')} by member ${this.member.id} of group "${this.opts.group}" was rejected: the partition is owned by another member now`)
+    }
+  }
+
+  /** Commit the acked prefix of every owned partition now. Rejects with `FencedError` for lost partitions. */
+  async commit(): Promise<void> {
+    await this.commitParts()
+  }
+
+  /** The partitions this member owns now. */
+  assignments(): TopicPartition[] {
+    return [...this.parts.values()].filter((p) => !p.lost).map((p) => ({ topic: p.topic, partition: p.partition }))
+  }
+
+  /** Run a coordination step now (join, release, acquire) and wait for it. */
+  async rebalance(): Promise<void> {
+    this.scheduleStep()
+    while (this.stepping) await this.stepping
+  }
+
+  /** Continue a partition from `offset` (applied when the partition is acquired if it is not owned now). */
+  seek(topic: string, partition: number, offset: number): void {
+    if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError(`seek offset must be a non-negative integer, got ${String(offset)}`)
+    if (!this.topics.includes(topic)) throw new InvalidArgumentError(`This consumer does not consume topic "${topic}" (it consumes ${this.topics.join(', ')})`)
+    const p = this.parts.get(tpKey(topic, partition))
+    if (!p) return void this.pendingSeeks.set(tpKey(topic, partition), offset)
+    this.forgetBuffered(p)
+    this.outstanding -= p.outstandingCount
+    p.reset(offset)
+    p.committed = -1
+    p.dirty = true
+    this.fetchWake.wake()
+  }
+
+  on<E extends keyof ConsumerEventMap>(event: E, listener: (payload: ConsumerEventMap[E]) => void): () => void {
+    return this.events.on(event, listener)
+  }
+
+  private emitError(e: unknown): void {
+    if (this.state === 'closed') return
+    this.events.emit('error', e instanceof Error ? e : new Error(String(e)))
+  }
+
+  private fail(e: unknown): void {
+    this.failure = e
+    this.wakeViews()
+    void this.close().catch(() => undefined)
+  }
+
+  /** Leave the group: stop fetching, wait for in-flight acks (up to `drainTimeoutMs`), commit, leave. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown()
+    return this.closing
+  }
+
+  private async shutdown(): Promise<void> {
+    if (this.state === 'closed') return
+    this.state = 'closing'
+    this.stop.abort()
+    this.wakeViews()
+    await super.close()
+    for (const t of this.timers) clearInterval(t)
+    for (const t of this.redeliveries) clearTimeout(t)
+    this.redeliveries.clear()
+    this.forgetBuffered()
+    const deadline = Date.now() + this.opts.drainTimeoutMs
+    const ctl = new AbortController()
+    while ([...this.parts.values()].some((p) => !p.drained) && Date.now() < deadline) {
+      const t = setTimeout(() => ctl.abort(), Math.max(1, deadline - Date.now()))
+      await this.settleWake.wait(ctl.signal, 50)
+      clearTimeout(t)
+      this.settleWake.take()
+    }
+    while (this.stepping) await this.stepping.catch(() => undefined)
+    if (this.failure === undefined) {
+      await this.commitParts().catch((e) => {
+        if (!(e instanceof FencedError)) this.emitError(e)
+      })
+      await this.backend.groups.groupLeave(this.opts.group, this.member.id).catch((e) => this.emitError(e))
+    }
+    const revoked = [...this.parts.values()].map((p) => this.dropPartition(p))
+    this.unwatchGroup?.()
+    if (revoked.length) this.events.emit('revoked', revoked)
+    this.state = 'closed'
+    this.events.clear()
+    this.onClosed(this)
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close()
+  }
+}

@@ -1,0 +1,78 @@
+import type { Key, Message } from '../core/types.js'
+import type { OwnedPartition } from './owned-partition.js'
+
+/** A message delivered by a consumer group, with its settlement methods (nats' ack vocabulary). */
+export interface GroupMessage<V = unknown> extends Message<V> {
+  /** How many times this message has been delivered (1 on first delivery). */
+  deliveryCount: number
+  /** Done: it will be committed (batched). Idempotent; ignored after the partition was lost. */
+  ack(): void
+  /** Deliver it again, after `delayMs`. */
+  nack(options?: { delayMs?: number }): void
+  /** Give up: send it to the consumer's dead-letter topic (with `x-…` headers), then ack it. */
+  term(reason?: string): void
+}
+
+/** What a message needs from its consumer to settle. */
+export interface Settler {
+  ack(m: GroupMessageImpl<unknown>): void
+  nack(m: GroupMessageImpl<unknown>, delayMs: number): void
+  term(m: GroupMessageImpl<unknown>, reason: string): void
+}
+
+/** Internal state of a delivered message. */
+export interface Handle {
+  part: OwnedPartition
+  generation: number
+  /** Acked or termed (no further settlement counts). */
+  settled: boolean
+  /** Handed to the application and not settled. */
+  delivered: boolean
+}
+
+export class GroupMessageImpl<V> implements GroupMessage<V> {
+  topic: string
+  partition: number
+  offset: number
+  key: Key
+  timestamp: number
+  value: V
+  type?: string
+  headers: Record<string, string>
+  producerId: string
+  deliveryCount = 0
+  readonly #settler: Settler
+  readonly #handle: Handle
+
+  constructor(m: Message, settler: Settler, part: OwnedPartition) {
+    this.topic = m.topic
+    this.partition = m.partition
+    this.offset = m.offset
+    this.key = m.key
+    this.timestamp = m.timestamp
+    this.value = m.value as V
+    if (m.type !== undefined) this.type = m.type
+    this.headers = m.headers
+    this.producerId = m.producerId
+    this.#settler = settler
+    this.#handle = { part, generation: part.generation, settled: false, delivered: false }
+  }
+
+  ack(): void {
+    this.#settler.ack(this)
+  }
+
+  nack(options?: { delayMs?: number }): void {
+    const delay = options?.delayMs ?? 0
+    this.#settler.nack(this, Number.isFinite(delay) && delay > 0 ? delay : 0)
+  }
+
+  term(reason?: string): void {
+    this.#settler.term(this, reason ?? 'terminated')
+  }
+
+  /** @internal */
+  static handle(m: GroupMessageImpl<unknown>): Handle {
+    return m.#handle
+  }
+}

@@ -1,0 +1,81 @@
+import { InvalidArgumentError } from '../core/errors.js'
+import { checkGroupName, checkInt, checkTopicName } from '../core/names.js'
+
+/** Options of `twain.consumer()`. */
+export interface ConsumerOptions {
+  /** The consumer group. */
+  group: string
+  /** Member name; stable names let a restarted member recover its own pending entries (shared mode). @default random */
+  name?: string
+  /**
+   * Where to start where the group has no commit: `'start'` (TwainMQ's default) or `'end'`, which is
+   * resolved when the group first owns the partition and committed at once. @default 'start'
+   */
+  from?: 'start' | 'end'
+  /** `'partitioned'` (both backends) or `'shared'` (Redis competing consumers). @default 'partitioned' */
+  mode?: 'partitioned' | 'shared'
+  /** Most messages fetched but not yet acked; fetching pauses beyond it. @default 1000 */
+  maxInFlight?: number
+  /** How often acked offsets are committed. @default 1000 */
+  commitIntervalMs?: number
+  /** A member silent this long is dropped and its partitions move. @default 10000 */
+  sessionTimeoutMs?: number
+  /** How often the member heartbeats. @default sessionTimeoutMs / 3 */
+  heartbeatIntervalMs?: number
+  /** Shared mode: claim entries idle this long from dead members. @default 30000 */
+  claimAfterMs?: number
+  /** A message delivered more than this many times is `term`ed automatically. @default unlimited */
+  maxDeliveries?: number
+  /** Topic that `term`ed messages go to (created with the source's key type if missing). @default none: `term` drops the message */
+  deadLetter?: string
+  /** How long `close()` and a revoked partition wait for in-flight messages to be acked. @default sessionTimeoutMs */
+  drainTimeoutMs?: number
+  /** Aborting closes the consumer (leaves the group). */
+  signal?: AbortSignal
+}
+
+export interface ResolvedConsumerOptions {
+  group: string
+  name: string | undefined
+  from: 'start' | 'end'
+  mode: 'partitioned' | 'shared'
+  maxInFlight: number
+  commitIntervalMs: number
+  sessionTimeoutMs: number
+  heartbeatIntervalMs: number
+  claimAfterMs: number
+  maxDeliveries: number | undefined
+  deadLetter: string | undefined
+  drainTimeoutMs: number
+  signal: AbortSignal | undefined
+}
+
+/** Check every option; throws `InvalidArgumentError` naming the bad one. */
+export function resolveConsumerOptions(o: ConsumerOptions): ResolvedConsumerOptions {
+  if (o === null || typeof o !== 'object') throw new InvalidArgumentError(`consumer() needs options with a group, got ${JSON.stringify(o)}`)
+  const group = checkGroupName(o.group)
+  const from = o.from ?? 'start'
+  if (from !== 'start' && from !== 'end') throw new InvalidArgumentError(`from must be 'start' or 'end', got ${JSON.stringify(from)}`)
+  const mode = o.mode ?? 'partitioned'
+  if (mode !== 'partitioned' && mode !== 'shared') throw new InvalidArgumentError(`mode must be 'partitioned' or 'shared', got ${JSON.stringify(mode)}`)
+  if (o.name !== undefined && (typeof o.name !== 'string' || !/^[A-Za-z0-9_.-]{1,200}$/.test(o.name))) {
+    throw new InvalidArgumentError(`Member name ${JSON.stringify(o.name)} is invalid: use 1-200 of A-Z a-z 0-9 _ . -`)
+  }
+  const sessionTimeoutMs = checkInt('sessionTimeoutMs', o.sessionTimeoutMs ?? 10_000, 100, 3_600_000)
+  const heartbeatIntervalMs = checkInt('heartbeatIntervalMs', o.heartbeatIntervalMs ?? Math.max(30, Math.floor(sessionTimeoutMs / 3)), 10, sessionTimeoutMs)
+  return {
+    group,
+    name: o.name,
+    from,
+    mode,
+    maxInFlight: checkInt('maxInFlight', o.maxInFlight ?? 1000, 1, 10_000_000),
+    commitIntervalMs: checkInt('commitIntervalMs', o.commitIntervalMs ?? 1000, 1, 3_600_000),
+    sessionTimeoutMs,
+    heartbeatIntervalMs,
+    claimAfterMs: checkInt('claimAfterMs', o.claimAfterMs ?? 30_000, 0, 86_400_000),
+    maxDeliveries: o.maxDeliveries === undefined ? undefined : checkInt('maxDeliveries', o.maxDeliveries, 1, 1_000_000),
+    deadLetter: o.deadLetter === undefined ? undefined : checkTopicName(o.deadLetter),
+    drainTimeoutMs: checkInt('drainTimeoutMs', o.drainTimeoutMs ?? sessionTimeoutMs, 0, 3_600_000),
+    signal: o.signal,
+  }
+}
