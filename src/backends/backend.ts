@@ -93,3 +93,9 @@ export interface Backend {
   /** Release every handle, watcher and connection. Idempotent. */
   close(): Promise<void>
 }
+
+/**
+ * The data-plane part of a backend for one on-disk topic format. The file backend keeps native
+ * topics itself and hands topics of other formats (Python TwainMQ 0.1.9 roots) to such a store.
+ */
+export type TopicStore = Omit<Backend, 'kind' | 'groups' | 'ping'>

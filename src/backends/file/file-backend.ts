@@ -1,18 +1,17 @@
-import { readFileSync } from 'node:fs'
-import { access, mkdir } from 'node:fs/promises'
-import { TopicNotFoundError } from '../../core/errors.js'
-import { keyCodec } from '../../core/keys.js'
+import { mkdir, access } from 'node:fs/promises'
 import type { FsyncPolicy } from '../../core/types.js'
-import type { Backend, PartitionOffsets, PartitionReader, TopicMeta } from '../backend.js'
+import type { Backend, PartitionOffsets, PartitionReader, TopicMeta, TopicStore } from '../backend.js'
 import type { RecordInput } from '../record.js'
-import { PartitionAppender } from './appender.js'
-import { partitionDir, topicFile } from './layout.js'
-import { applyPartitionRetention, partitionEnd, partitionEndSync, partitionStart, trimPartition } from './partition-span.js'
-import { FilePartitionReader } from './reader.js'
-import { offsetForTime } from './time-seek.js'
-import { createTopicDir, deleteTopicDir, listTopicDirs, readTopicMeta } from './topic-store.js'
 import { FileGroupStore } from './group-store.js'
+import { NativeStore } from './native-store.js'
 import { WatchHub } from './watch-hub.js'
+
+/** A store for topics of another on-disk format found in the same root (Python TwainMQ 0.1.9). */
+export interface ForeignFormat {
+  /** Whether `topic` is stored in this format (synchronous: it is asked on every routed call). */
+  owns(topic: string): boolean
+  store: TopicStore & { partitionsNow(topic: string): number | undefined }
+}
 
 /** Options of the file backend. */
 export interface FileBackendOptions {
@@ -22,162 +21,79 @@ export interface FileBackendOptions {
   segmentBytes?: number
   /** Safety-net poll interval of tails. @default 250 */
   pollMs?: number
+  /** Build the store of a foreign format (given the shared watch hub), and whether new topics use it. */
+  foreign?: { create(root: string, hub: WatchHub): ForeignFormat; createTopicsInIt: boolean }
 }
 
-/** The embedded file backend: a directory holds topics, partitions and segments (DESIGN §5). */
+/**
+ * The embedded file backend: a directory holds topics (native format, or Python TwainMQ's when a
+ * foreign format is configured; the format is per topic) and consumer-group state (DESIGN §5).
+ */
 export class FileBackend implements Backend {
   readonly kind = 'file' as const
-  private readonly appenders = new Map<string, PartitionAppender>()
-  private readonly metas = new Map<string, TopicMeta>()
-  private readonly hub: WatchHub
-  private readonly fsync: FsyncPolicy
-  private readonly segmentBytes: number
-  private syncTimer: NodeJS.Timeout | undefined
-  private readonly readers = new Set<PartitionReader>()
   readonly groups: FileGroupStore
+  private readonly hub: WatchHub
+  private readonly native: NativeStore
+  private readonly foreign: ForeignFormat | undefined
+  private readonly createForeign: boolean
 
   constructor(
     readonly root: string,
     options: FileBackendOptions = {},
   ) {
-    this.fsync = options.fsync ?? 'never'
-    this.segmentBytes = options.segmentBytes ?? 64 * 1024 * 1024
     this.hub = new WatchHub({ pollMs: options.pollMs ?? 250 })
-    this.groups = new FileGroupStore(root, this.hub, (t) => this.partitionsNow(t))
-    if (typeof this.fsync === 'number') {
-      this.syncTimer = setInterval(() => {
-        for (const a of this.appenders.values()) void a.syncIfDirty()
-      }, this.fsync)
-      this.syncTimer.unref()
-    }
+    this.native = new NativeStore(root, this.hub, { fsync: options.fsync, segmentBytes: options.segmentBytes })
+    this.foreign = options.foreign?.create(root, this.hub)
+    this.createForeign = options.foreign?.createTopicsInIt ?? false
+    this.groups = new FileGroupStore(root, this.hub, (t) => this.at(t).partitionsNow(t))
   }
 
   async init(): Promise<void> {
     await mkdir(this.root, { recursive: true })
   }
 
-  async createTopic(meta: TopicMeta): Promise<void> {
-    await createTopicDir(this.root, meta, this.fsync === 'always')
-    this.metas.set(meta.name, meta)
+  /** The store that holds `topic`. */
+  private at(topic: string): NativeStore | ForeignFormat['store'] {
+    return this.foreign?.owns(topic) ? this.foreign.store : this.native
   }
 
-  async deleteTopic(name: string): Promise<void> {
-    this.forget(name)
-    await deleteTopicDir(this.root, name)
+  createTopic(meta: TopicMeta): Promise<void> {
+    return this.foreign && this.createForeign ? this.foreign.store.createTopic(meta) : this.native.createTopic(meta)
   }
-
-  listTopics(): Promise<string[]> {
-    return listTopicDirs(this.root)
+  deleteTopic(name: string): Promise<void> {
+    return this.at(name).deleteTopic(name)
   }
-
-  async getTopic(name: string): Promise<TopicMeta> {
-    const hit = this.metas.get(name)
-    if (hit) {
-      // Another process may have deleted it; a cheap existence check keeps the cache honest.
-      try {
-        await access(partitionDir(this.root, name, 0))
-        return hit
-      } catch {
-        this.forget(name)
-      }
-    }
-    const meta = await readTopicMeta(this.root, name)
-    this.metas.set(name, meta)
-    return meta
+  async listTopics(): Promise<string[]> {
+    const names = new Set(await this.native.listTopics())
+    if (this.foreign) for (const n of await this.foreign.store.listTopics()) names.add(n)
+    return [...names].sort()
   }
-
-  async offsets(topic: string): Promise<PartitionOffsets[]> {
-    const meta = await this.getTopic(topic)
-    const out: PartitionOffsets[] = []
-    for (let p = 0; p < meta.partitions; p++) {
-      const dir = partitionDir(this.root, topic, p)
-      const [start, end] = await Promise.all([partitionStart(dir, topic), partitionEnd(dir, topic)])
-      out.push({ partition: p, start: Math.min(start, end), end })
-    }
-    return out
+  getTopic(name: string): Promise<TopicMeta> {
+    return this.at(name).getTopic(name)
   }
-
-  /** Partition count of a topic right now, synchronously; undefined when it does not exist. */
-  partitionsNow(topic: string): number | undefined {
-    try {
-      const count = (JSON.parse(readFileSync(topicFile(this.root, topic), 'utf8')) as TopicMeta).partitions
-      return Number.isInteger(count) ? count : undefined
-    } catch {
-      this.metas.delete(topic)
-      return undefined
-    }
+  offsets(topic: string): Promise<PartitionOffsets[]> {
+    return this.at(topic).offsets(topic)
   }
-
   endOffsetsNow(topic: string): number[] | undefined {
-    try {
-      const count = this.metas.get(topic)?.partitions ?? this.partitionsNow(topic)
-      if (count === undefined) return undefined
-      const ends: number[] = []
-      for (let p = 0; p < count; p++) ends.push(partitionEndSync(partitionDir(this.root, topic, p), topic))
-      return ends
-    } catch {
-      return undefined // missing topic or partition: the async path reports it properly
-    }
+    return this.at(topic).endOffsetsNow?.(topic)
   }
-
-  async append(topic: string, partition: number, records: readonly RecordInput[], producerId: string): Promise<number> {
-    const id = `${topic}/${partition}`
-    let a = this.appenders.get(id)
-    if (!a) {
-      a = new PartitionAppender(partitionDir(this.root, topic, partition), topic, { segmentBytes: this.segmentBytes, fsync: this.fsync })
-      this.appenders.set(id, a)
-    }
-    let base: number
-    try {
-      base = await a.append(records, producerId)
-    } catch (e) {
-      if (e instanceof TopicNotFoundError) this.forget(topic)
-      throw e
-    }
-    this.hub.notify(a.dir)
-    if (a.rolled) {
-      a.rolled = false
-      // Retention runs after a roll, off the send path; a failure here must not fail the send.
-      void this.getTopic(topic)
-        .then((m) => applyPartitionRetention(a.dir, topic, m.retention))
-        .catch(() => undefined)
-    }
-    return base
+  append(topic: string, partition: number, records: readonly RecordInput[], producerId: string): Promise<number> {
+    return this.at(topic).append(topic, partition, records, producerId)
   }
-
-  async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
-    const meta = await this.getTopic(topic)
-    const r = new FilePartitionReader(partitionDir(this.root, topic, partition), topic, partition, keyCodec(meta.keyType), from)
-    this.readers.add(r)
-    const close = r.close.bind(r)
-    r.close = async () => {
-      this.readers.delete(r)
-      await close()
-    }
-    return r
+  openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
+    return this.at(topic).openReader(topic, partition, from)
   }
-
-  async offsetForTime(topic: string, partition: number, time: number): Promise<number> {
-    const meta = await this.getTopic(topic)
-    return offsetForTime(partitionDir(this.root, topic, partition), topic, partition, keyCodec(meta.keyType), time)
+  offsetForTime(topic: string, partition: number, time: number): Promise<number> {
+    return this.at(topic).offsetForTime(topic, partition, time)
   }
-
   watch(topic: string, partition: number, onData: () => void, persistent = true): () => void {
-    return this.hub.subscribe(partitionDir(this.root, topic, partition), onData, undefined, persistent)
+    return this.at(topic).watch(topic, partition, onData, persistent)
   }
-
-  async trimBefore(topic: string, partition: number, before: number): Promise<number> {
-    await this.getTopic(topic)
-    return trimPartition(partitionDir(this.root, topic, partition), topic, before)
+  trimBefore(topic: string, partition: number, before: number): Promise<number> {
+    return this.at(topic).trimBefore(topic, partition, before)
   }
-
-  async applyRetention(topic: string): Promise<number> {
-    const meta = await this.getTopic(topic)
-    let removed = 0
-    for (let p = 0; p < meta.partitions; p++) {
-      removed += await applyPartitionRetention(partitionDir(this.root, topic, p), topic, meta.retention)
-    }
-    return removed
+  applyRetention(topic: string): Promise<number> {
+    return this.at(topic).applyRetention(topic)
   }
 
   async ping(): Promise<boolean> {
@@ -189,25 +105,8 @@ export class FileBackend implements Backend {
     }
   }
 
-  private forget(topic: string): void {
-    this.metas.delete(topic)
-    for (const [id, a] of this.appenders) {
-      if (a.topic === topic) {
-        a.close()
-        this.appenders.delete(id)
-      }
-    }
-  }
-
   async close(): Promise<void> {
-    if (this.syncTimer) clearInterval(this.syncTimer)
-    this.syncTimer = undefined
     this.hub.close()
-    await Promise.all([...this.readers].map((r) => r.close()))
-    for (const a of this.appenders.values()) {
-      await a.syncIfDirty()
-      a.close()
-    }
-    this.appenders.clear()
+    await Promise.all([this.native.close(), this.foreign?.store.close()])
   }
 }

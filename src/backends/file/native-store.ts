@@ -1,0 +1,192 @@
+import { readFileSync } from 'node:fs'
+import { access } from 'node:fs/promises'
+import { TopicNotFoundError } from '../../core/errors.js'
+import { keyCodec } from '../../core/keys.js'
+import type { FsyncPolicy } from '../../core/types.js'
+import type { PartitionOffsets, PartitionReader, TopicMeta, TopicStore } from '../backend.js'
+import type { RecordInput } from '../record.js'
+import { PartitionAppender } from './appender.js'
+import { partitionDir, topicFile } from './layout.js'
+import { applyPartitionRetention, partitionEnd, partitionEndSync, partitionStart, trimPartition } from './partition-span.js'
+import { FilePartitionReader } from './reader.js'
+import { offsetForTime } from './time-seek.js'
+import { createTopicDir, deleteTopicDir, listTopicDirs, readTopicMeta } from './topic-store.js'
+import type { WatchHub } from './watch-hub.js'
+
+/** Options of the native topic store. */
+export interface NativeStoreOptions {
+  /** @default 'never' */
+  fsync?: FsyncPolicy
+  /** Roll to a new segment when the active one would exceed this many bytes. @default 67108864 (64 MiB) */
+  segmentBytes?: number
+}
+
+/** Topics in twainmq's native format: partitions of CRC-framed segments with sparse indexes (DESIGN §5). */
+export class NativeStore implements TopicStore {
+  private readonly appenders = new Map<string, PartitionAppender>()
+  private readonly metas = new Map<string, TopicMeta>()
+  private readonly fsync: FsyncPolicy
+  private readonly segmentBytes: number
+  private syncTimer: NodeJS.Timeout | undefined
+  private readonly readers = new Set<PartitionReader>()
+
+  constructor(
+    readonly root: string,
+    private readonly hub: WatchHub,
+    options: NativeStoreOptions = {},
+  ) {
+    this.fsync = options.fsync ?? 'never'
+    this.segmentBytes = options.segmentBytes ?? 64 * 1024 * 1024
+    if (typeof this.fsync === 'number') {
+      this.syncTimer = setInterval(() => {
+        for (const a of this.appenders.values()) void a.syncIfDirty()
+      }, this.fsync)
+      this.syncTimer.unref()
+    }
+  }
+
+  async createTopic(meta: TopicMeta): Promise<void> {
+    await createTopicDir(this.root, meta, this.fsync === 'always')
+    this.metas.set(meta.name, meta)
+  }
+
+  async deleteTopic(name: string): Promise<void> {
+    this.forget(name)
+    await deleteTopicDir(this.root, name)
+  }
+
+  listTopics(): Promise<string[]> {
+    return listTopicDirs(this.root)
+  }
+
+  async getTopic(name: string): Promise<TopicMeta> {
+    const hit = this.metas.get(name)
+    if (hit) {
+      // Another process may have deleted it; a cheap existence check keeps the cache honest.
+      try {
+        await access(partitionDir(this.root, name, 0))
+        return hit
+      } catch {
+        this.forget(name)
+      }
+    }
+    const meta = await readTopicMeta(this.root, name)
+    this.metas.set(name, meta)
+    return meta
+  }
+
+  async offsets(topic: string): Promise<PartitionOffsets[]> {
+    const meta = await this.getTopic(topic)
+    const out: PartitionOffsets[] = []
+    for (let p = 0; p < meta.partitions; p++) {
+      const dir = partitionDir(this.root, topic, p)
+      const [start, end] = await Promise.all([partitionStart(dir, topic), partitionEnd(dir, topic)])
+      out.push({ partition: p, start: Math.min(start, end), end })
+    }
+    return out
+  }
+
+  /** Partition count of a topic right now, synchronously; undefined when it does not exist. */
+  partitionsNow(topic: string): number | undefined {
+    try {
+      const count = (JSON.parse(readFileSync(topicFile(this.root, topic), 'utf8')) as TopicMeta).partitions
+      return Number.isInteger(count) ? count : undefined
+    } catch {
+      this.metas.delete(topic)
+      return undefined
+    }
+  }
+
+  endOffsetsNow(topic: string): number[] | undefined {
+    try {
+      const count = this.metas.get(topic)?.partitions ?? this.partitionsNow(topic)
+      if (count === undefined) return undefined
+      const ends: number[] = []
+      for (let p = 0; p < count; p++) ends.push(partitionEndSync(partitionDir(this.root, topic, p), topic))
+      return ends
+    } catch {
+      return undefined // missing topic or partition: the async path reports it properly
+    }
+  }
+
+  async append(topic: string, partition: number, records: readonly RecordInput[], producerId: string): Promise<number> {
+    const id = `${topic}/${partition}`
+    let a = this.appenders.get(id)
+    if (!a) {
+      a = new PartitionAppender(partitionDir(this.root, topic, partition), topic, { segmentBytes: this.segmentBytes, fsync: this.fsync })
+      this.appenders.set(id, a)
+    }
+    let base: number
+    try {
+      base = await a.append(records, producerId)
+    } catch (e) {
+      if (e instanceof TopicNotFoundError) this.forget(topic)
+      throw e
+    }
+    this.hub.notify(a.dir)
+    if (a.rolled) {
+      a.rolled = false
+      // Retention runs after a roll, off the send path; a failure here must not fail the send.
+      void this.getTopic(topic)
+        .then((m) => applyPartitionRetention(a.dir, topic, m.retention))
+        .catch(() => undefined)
+    }
+    return base
+  }
+
+  async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
+    const meta = await this.getTopic(topic)
+    const r = new FilePartitionReader(partitionDir(this.root, topic, partition), topic, partition, keyCodec(meta.keyType), from)
+    this.readers.add(r)
+    const close = r.close.bind(r)
+    r.close = async () => {
+      this.readers.delete(r)
+      await close()
+    }
+    return r
+  }
+
+  async offsetForTime(topic: string, partition: number, time: number): Promise<number> {
+    const meta = await this.getTopic(topic)
+    return offsetForTime(partitionDir(this.root, topic, partition), topic, partition, keyCodec(meta.keyType), time)
+  }
+
+  watch(topic: string, partition: number, onData: () => void, persistent = true): () => void {
+    return this.hub.subscribe(partitionDir(this.root, topic, partition), onData, undefined, persistent)
+  }
+
+  async trimBefore(topic: string, partition: number, before: number): Promise<number> {
+    await this.getTopic(topic)
+    return trimPartition(partitionDir(this.root, topic, partition), topic, before)
+  }
+
+  async applyRetention(topic: string): Promise<number> {
+    const meta = await this.getTopic(topic)
+    let removed = 0
+    for (let p = 0; p < meta.partitions; p++) {
+      removed += await applyPartitionRetention(partitionDir(this.root, topic, p), topic, meta.retention)
+    }
+    return removed
+  }
+
+  private forget(topic: string): void {
+    this.metas.delete(topic)
+    for (const [id, a] of this.appenders) {
+      if (a.topic === topic) {
+        a.close()
+        this.appenders.delete(id)
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.syncTimer) clearInterval(this.syncTimer)
+    this.syncTimer = undefined
+    await Promise.all([...this.readers].map((r) => r.close()))
+    for (const a of this.appenders.values()) {
+      await a.syncIfDirty()
+      a.close()
+    }
+    this.appenders.clear()
+  }
+}
