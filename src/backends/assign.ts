@@ -60,8 +60,11 @@ export function assignPartitions(
       count.set(o, (count.get(o) as number) + 1)
     } else rest.push(tp)
   }
-  // Pass 2: the rest to the eligible member furthest below its quota (then fewest, then id).
-  for (const tp of rest) {
+  // Pass 2: the rest to the eligible member furthest below its quota (then fewest, then id),
+  // most constrained partitions (fewest eligible members) first so they cannot be crowded out.
+  const eligibleCount = new Map(rest.map((tp) => [tp, eligible(tp).length]))
+  const ordered = rest.map((tp, i) => ({ tp, i })).sort((a, b) => (eligibleCount.get(a.tp) as number) - (eligibleCount.get(b.tp) as number) || a.i - b.i)
+  for (const { tp } of ordered) {
     let best: string | undefined
     let bestScore = Infinity
     for (const id of eligible(tp)) {

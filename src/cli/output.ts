@@ -2,14 +2,19 @@ import { once } from 'node:events'
 
 const HIGH_WATER = 64 * 1024
 
+/** Told whether a line reached the output (`true`) or was dropped because the output broke. */
+export type WrittenCallback = (ok: boolean) => void
+
 /**
  * Writes lines to stdout in chunks: lines written in one turn of the event loop go out in one
  * `write()`, so a burst of messages is cheap and a lone tail message is printed at once. Waits for
  * `drain` when the pipe is full. A closed pipe (`EPIPE`, e.g. `| head`) marks the writer `broken`
- * instead of crashing; callers stop reading then.
+ * instead of crashing; callers stop reading then. A line may carry a callback that learns whether
+ * it was handed to the output (`tail --group` acks a message only then).
  */
 export class LineWriter {
   private buf = ''
+  private written: WrittenCallback[] = []
   private scheduled = false
   private draining: Promise<void> | undefined
   private onBroken: Array<() => void> = []
@@ -23,7 +28,9 @@ export class LineWriter {
     if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') process.stderr.write(`ERR_OUTPUT: ${err.message}\n`)
     this.broken = true
     this.buf = ''
+    const dropped = this.written.splice(0)
     for (const f of this.onBroken.splice(0)) f()
+    for (const f of dropped) f(false)
   }
 
   /** Call `f` once when the output breaks. */
@@ -32,10 +39,14 @@ export class LineWriter {
     else this.onBroken.push(f)
   }
 
-  /** Queue a line; resolves at once unless the output is full. */
-  async line(s: string): Promise<void> {
-    if (this.broken) return
+  /**
+   * Queue a line; resolves at once unless the output is full. `written`, if given, is called once:
+   * with `true` when the chunk holding the line was handed to the output, `false` if it never will be.
+   */
+  async line(s: string, written?: WrittenCallback): Promise<void> {
+    if (this.broken) return written?.(false)
     this.buf += s + '\n'
+    if (written) this.written.push(written)
     if (this.buf.length >= HIGH_WATER) this.flush()
     else if (!this.scheduled) {
       this.scheduled = true
@@ -49,7 +60,14 @@ export class LineWriter {
     if (this.buf === '' || this.broken) return
     const chunk = this.buf
     this.buf = ''
-    if (!this.out.write(chunk) && !this.draining) {
+    const callbacks = this.written.splice(0)
+    const onWritten =
+      callbacks.length === 0
+        ? undefined
+        : (err?: Error | null) => {
+            for (const f of callbacks) f(!err)
+          }
+    if (!this.out.write(chunk, onWritten) && !this.draining) {
       this.draining = new Promise<void>((resolve) => {
         const done = () => {
           this.draining = undefined

@@ -1,6 +1,10 @@
 import { Command, CommanderError, Option } from 'commander'
 import { TwainError } from '../index.js'
 import { UsageError } from './context.js'
+import { registerGroupsDelete } from './groups-delete.js'
+import { registerGroupsDescribe } from './groups-describe.js'
+import { registerGroupsList } from './groups-list.js'
+import { registerGroupsReset } from './groups-reset.js'
 import { registerHistory } from './history.js'
 import { registerProduce } from './produce.js'
 import { registerTail } from './tail.js'
@@ -39,6 +43,11 @@ export function buildProgram(version: string): Command {
   registerProduce(program)
   registerTail(program)
   registerHistory(program)
+  const groups = program.command('groups').description('list, describe, reset and delete consumer groups (default: list)')
+  registerGroupsList(groups)
+  registerGroupsDescribe(groups)
+  registerGroupsReset(groups)
+  registerGroupsDelete(groups)
   return program
 }
 

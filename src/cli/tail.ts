@@ -4,9 +4,10 @@ import { InvalidArgumentError, type TailOptions } from '../index.js'
 import { formatOption, intOption, UsageError, withTwain } from './context.js'
 import { formatter, type Format } from './format.js'
 import { LineWriter } from './output.js'
+import { tailGroup } from './tail-group.js'
 
 interface TailCliOptions {
-  from: 'start' | 'end' | number
+  from?: 'start' | 'end' | number
   partition?: number[]
   group?: string
   format: Format
@@ -28,19 +29,28 @@ function collectPartition(value: string, previous: number[] | undefined): number
  * `twainmq tail <topic> [--from start|end|<offset>] [--partition p]… [--format json|text]`: prints new
  * messages until SIGINT/SIGTERM (or a closed stdout), then closes cleanly and exits 0. A numeric
  * `--from` is the first offset of every partition read.
+ *
+ * `twainmq tail <topic> --group <g> [--from start|end]`: the same, as a member of consumer group `g`
+ * (partitioned mode): the group assigns the partitions, every printed message is acked, and stopping
+ * commits and leaves the group. `--from` applies only where the group has no commit (default: start).
  */
 export function registerTail(program: Command): void {
   program
     .command('tail')
     .description('print messages as they arrive, until Ctrl-C')
     .argument('<topic>', 'topic name')
-    .option('--from <from>', "where to start: 'start', 'end' or an offset (in every partition)", parseFrom, 'end')
-    .option('-p, --partition <p>', 'read only this partition (repeatable)', collectPartition)
-    .option('-g, --group <group>', 'read as a member of a consumer group (not available in this build)')
+    .option('--from <from>', "where to start: 'start', 'end' (default) or an offset (in every partition); with --group: 'start' (default) or 'end', used where the group has no commit", parseFrom)
+    .option('-p, --partition <p>', 'read only this partition (repeatable; not with --group)', collectPartition)
+    .option('-g, --group <group>', 'consume as a member of this consumer group: ack what was printed, commit and leave on Ctrl-C')
     .option('-f, --format <format>', 'json or text', formatOption, 'text')
     .option('-q, --quiet', "do not print the 'tailing …' notice on stderr")
     .action(async (topic: string, opts: TailCliOptions, cmd: Command) => {
-      if (opts.group !== undefined) throw new UsageError(`--group ${opts.group}: consumer groups are not available in this build`)
+      if (opts.group !== undefined) {
+        if (opts.partition) throw new UsageError('--partition cannot be used with --group: the group assigns partitions to its members')
+        if (typeof opts.from === 'number') {
+          throw new UsageError(`--from ${opts.from}: with --group, --from takes 'start' or 'end' (used where the group has no commit); move a group with 'twainmq groups reset'`)
+        }
+      }
       // Handle signals from the start, so a Ctrl-C while the store opens also ends cleanly.
       let stream: { close(): Promise<void> } | undefined
       let signals = 0
@@ -54,10 +64,18 @@ export function registerTail(program: Command): void {
       await withTwain(cmd, async (twain) => {
         // A missing topic or partition fails here, before the notice.
         const info = await twain.describeTopic(topic)
+        if (opts.group !== undefined) {
+          const group = { group: opts.group, from: opts.from as 'start' | 'end' | undefined, format: opts.format, quiet: Boolean(opts.quiet) }
+          return tailGroup(twain, topic, group, (consumer) => {
+            stream = consumer
+            if (signals > 0) void consumer.close()
+          })
+        }
         const bad = opts.partition?.find((p) => p >= info.partitions)
         if (bad !== undefined) throw new InvalidArgumentError(`Partition ${bad} does not exist in topic "${topic}" (partitions 0..${info.partitions - 1})`)
+        const from = opts.from ?? 'end'
         const options: TailOptions = {
-          from: typeof opts.from === 'number' ? { offset: opts.from } : opts.from,
+          from: typeof from === 'number' ? { offset: from } : from,
           ...(opts.partition ? { partitions: opts.partition } : {}),
         }
         const tail = twain.tail(topic, options)
@@ -67,7 +85,7 @@ export function registerTail(program: Command): void {
         const print = formatter(opts.format)
         out.whenBroken(() => void tail.close())
         try {
-          if (!opts.quiet) process.stderr.write(`tailing ${topic} from ${String(opts.from)} (Ctrl-C to stop)\n`)
+          if (!opts.quiet) process.stderr.write(`tailing ${topic} from ${String(from)} (Ctrl-C to stop)\n`)
           for await (const m of tail) {
             await out.line(print(m))
             if (out.broken) break

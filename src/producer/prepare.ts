@@ -2,7 +2,7 @@ import type { TopicMeta } from '../backends/backend.js'
 import { recordSize, type RecordInput } from '../backends/record.js'
 import { InvalidArgumentError, MessageTooLargeError, UnknownMessageTypeError } from '../core/errors.js'
 import type { Partitioner } from '../core/hash64.js'
-import { keyCodec } from '../core/keys.js'
+import { keyCodec, type KeyCodec } from '../core/keys.js'
 import type { TypeRegistry } from '../core/message-types.js'
 import type { Key } from '../core/types.js'
 import { encodeValue } from '../core/values.js'
@@ -39,7 +39,7 @@ export interface PreparedRecord extends RecordInput {
 }
 
 function finish(meta: TopicMeta, item: SendItem, partitioner: Partitioner, value: unknown, now: number): PreparedRecord {
-  const codec = keyCodec(meta.keyType)
+  const codec = codecOf(meta)
   const key = codec.encode(item.key)
   if (key.length > 65535) throw new InvalidArgumentError(`Key is ${key.length} bytes; at most 65535 are allowed`)
   const headers = item.headers === undefined ? undefined : checkHeaders(item.headers)
@@ -57,7 +57,8 @@ function finish(meta: TopicMeta, item: SendItem, partitioner: Partitioner, value
     if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
       throw new InvalidArgumentError(`Partition ${String(partition)} does not exist in topic "${meta.name}" (partitions 0..${meta.partitions - 1})`)
     }
-  } else {
+  } else if (meta.partitions === 1) partition = 0
+  else {
     partition = partitioner(codec.normalise(item.key), meta.partitions)
     if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
       throw new InvalidArgumentError(`The partitioner returned ${String(partition)} for topic "${meta.name}" with ${meta.partitions} partitions`)
@@ -65,6 +66,14 @@ function finish(meta: TopicMeta, item: SendItem, partitioner: Partitioner, value
   }
   record.partition = partition
   return record
+}
+
+const codecs = new WeakMap<TopicMeta, KeyCodec>()
+/** The key codec of a topic, looked up once per topic configuration rather than once per record. */
+function codecOf(meta: TopicMeta): KeyCodec {
+  let c = codecs.get(meta)
+  if (!c) codecs.set(meta, (c = keyCodec(meta.keyType)))
+  return c
 }
 
 /**

@@ -125,7 +125,7 @@ describe('file backend across processes', () => {
     await twain.createTopic('locked')
     const dead = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' })
     const pid = Number(dead.stdout.trim())
-    const lock = join(tmp.dir, 'locked', '0', 'lock')
+    const lock = join(tmp.dir, 'locked', '0.lock')
     const fd = openSync(lock, 'wx')
     writeSync(fd, `${pid} deadbeef ${Date.now()}`)
     closeSync(fd)

@@ -31,13 +31,6 @@ export interface FrameHeader {
   producerIdLength: number
 }
 
-type NativeBuffer = Buffer & { utf8Write(s: string, offset: number, length: number): number }
-// Node's native UTF-8 writer skips the argument normalisation of `buf.write` (a tenth of the
-// encode time for small values); fall back to the public method where it is absent.
-const hasUtf8Write = typeof (Buffer.prototype as Partial<NativeBuffer>).utf8Write === 'function'
-function writeUtf8(buf: Buffer, s: string, offset: number, length: number): number {
-  return hasUtf8Write ? (buf as NativeBuffer).utf8Write(s, offset, length) : buf.write(s, offset, length, 'utf8')
-}
 
 // Unchecked little-endian integer access for the per-record hot loops (bounds are known there).
 function put16(b: Buffer, at: number, v: number): void {
@@ -116,14 +109,15 @@ export function encodeBatch(records: readonly RecordInput[], baseOffset: number,
     if (r.headers) {
       for (const k in r.headers) {
         const v = r.headers[k] as string
-        const kl = writeUtf8(buf, k, pos + 6, buf.length - pos - 6)
-        const vl = writeUtf8(buf, v, pos + 6 + kl, buf.length - pos - 6 - kl)
+        // The 3-argument `write` is V8's fast path (measured faster than `utf8Write` or the 4-argument form).
+        const kl = buf.write(k, pos + 6, 'utf8')
+        const vl = buf.write(v, pos + 6 + kl, 'utf8')
         put16(buf, pos, kl)
         put32(buf, pos + 2, vl)
         pos += 6 + kl + vl
       }
     }
-    pos += typeof r.value === 'string' ? writeUtf8(buf, r.value, pos, r.valueBytes) : r.value.copy(buf, pos)
+    pos += typeof r.value === 'string' ? buf.write(r.value, pos, 'utf8') : r.value.copy(buf, pos)
     put32(buf, start, pos - start - 4)
   }
   buf.writeUInt32LE(crc32(buf.subarray(12)), 8)

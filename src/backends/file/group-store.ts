@@ -19,7 +19,7 @@ interface StoredMember {
   sessionTimeoutMs: number
 }
 
-/** `<root>/__groups/<group>/state.json`, rewritten atomically under `<root>/__groups/<group>/lock`. */
+/** `<root>/__groups/<group>/state.json`, rewritten atomically under `<root>/__groups/<group>.lock`. */
 interface GroupState {
   version: 1
   /** Fencing-token counter: every new lease takes the next value. */
@@ -91,7 +91,7 @@ export class FileGroupStore implements GroupCoordinator {
     const dir = this.dir(group)
     if (create) mkdirSync(dir, { recursive: true })
     else if (!existsSync(join(dir, STATE))) throw new InvalidArgumentError(`Group "${group}" does not exist`)
-    const lock = new PartitionLock(join(dir, 'lock'))
+    const lock = new PartitionLock(`${dir}.lock`) // beside the group directory, so its watchers stay quiet
     await lock.acquire()
     try {
       const state = this.read(dir) ?? { version: 1, epoch: 0, members: {}, owners: {}, commits: {}, topics: [] }
@@ -233,7 +233,7 @@ export class FileGroupStore implements GroupCoordinator {
     } catch {
       return []
     }
-    return names.filter((n) => !n.startsWith('~') && this.read(join(this.root, '__groups', n)) !== undefined).sort()
+    return names.filter((n) => !n.startsWith('~') && !n.endsWith('.lock') && this.read(join(this.root, '__groups', n)) !== undefined).sort()
   }
 
   async resetGroup(group: string, topic: string, offsets: ReadonlyMap<number, number>): Promise<void> {

@@ -5,7 +5,8 @@ import { join } from 'node:path'
  *   <root>/<topic>/topic.json
  *   <root>/<topic>/<partition>/<baseOffset 20 digits>.seg   (+ .idx sparse index)
  *   <root>/<topic>/<partition>/start   logical start offset after a trim
- *   <root>/<topic>/<partition>/lock    append lock (pid, token, time)
+ *   <root>/<topic>/<partition>.lock    append lock (pid, token, time); outside the partition
+ *                                      directory so taking it does not wake that directory's watchers
  *   <root>/__groups/<group>/…          consumer-group state
  */
 export const TOPIC_FILE = 'topic.json'
@@ -15,7 +16,8 @@ export const INDEX_EXT = '.idx'
 export const topicDir = (root: string, topic: string) => join(root, topic)
 export const topicFile = (root: string, topic: string) => join(root, topic, TOPIC_FILE)
 export const partitionDir = (root: string, topic: string, p: number) => join(root, topic, String(p))
-export const lockFile = (dir: string) => join(dir, 'lock')
+/** The append lock of a partition directory (a sibling file, see above). */
+export const lockFile = (dir: string) => `${dir}.lock`
 export const startFile = (dir: string) => join(dir, 'start')
 
 export function segmentName(base: number): string {

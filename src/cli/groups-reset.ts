@@ -1,0 +1,52 @@
+import type { Command } from 'commander'
+import { InvalidArgumentError as CommanderArgError } from 'commander'
+import { withTwain } from './context.js'
+import { offsetsTable } from './groups-describe.js'
+
+type ResetTo = 'start' | 'end' | Record<number, number>
+
+/** Parse `--to`: `start`, `end` or `<partition>=<offset>[,<partition>=<offset>…]` (a bad value is exit 2). */
+export function parseResetTo(value: string): ResetTo {
+  const v = value.trim()
+  if (v === 'start' || v === 'end') return v
+  const to: Record<number, number> = {}
+  for (const item of v.split(',')) {
+    const m = /^\s*([0-9]+)\s*=\s*([0-9]+)\s*$/.exec(item)
+    const p = m ? Number(m[1]) : Number.NaN
+    const o = m ? Number(m[2]) : Number.NaN
+    if (!Number.isSafeInteger(p) || !Number.isSafeInteger(o)) {
+      throw new CommanderArgError(`expected 'start', 'end' or <partition>=<offset>[,<partition>=<offset>...] with non-negative integers, got ${JSON.stringify(item)}`)
+    }
+    if (p in to) throw new CommanderArgError(`partition ${p} is given twice`)
+    to[p] = o
+  }
+  return to
+}
+
+const describeTo = (to: ResetTo): string =>
+  typeof to === 'string'
+    ? to
+    : Object.entries(to)
+        .map(([p, o]) => `${p}=${o}`)
+        .join(',')
+
+/**
+ * `twainmq groups reset <group> <topic> --to start|end|<p>=<offset>[,…]`: set the group's committed
+ * offsets of a topic (refused while live members consume it), then print the topic's offsets.
+ */
+export function registerGroupsReset(groups: Command): void {
+  groups
+    .command('reset')
+    .description("set a group's committed offsets of a topic (no live member may consume it)")
+    .argument('<group>', 'consumer group name')
+    .argument('<topic>', 'topic name')
+    .requiredOption('--to <to>', "'start', 'end' or <partition>=<offset>[,<partition>=<offset>...] (other partitions keep their commit)", parseResetTo)
+    .action(async (group: string, topic: string, opts: { to: ResetTo }, cmd: Command) => {
+      const d = await withTwain(cmd, async (twain) => {
+        await twain.resetGroup(group, topic, opts.to)
+        return twain.describeGroup(group)
+      })
+      const rows = d.topics.filter((t) => t.topic === topic)
+      process.stdout.write(`reset group ${group} on topic ${topic} to ${describeTo(opts.to)}\n\n${offsetsTable(rows).join('\n')}\n`)
+    })
+}
