@@ -38,7 +38,8 @@ function toInput(r: GenRecord): RecordInput {
   const valueBytes = typeof r.value.value === 'string' ? Buffer.byteLength(r.value.value, 'utf8') : r.value.value.length
   // a typed record stores JSON; keep the generated kind otherwise
   const kind = r.type !== undefined && r.value.kind === ValueKind.Json ? ValueKind.Typed : r.value.kind
-  return { key: keys.encode(r.key), timestamp: r.timestamp, kind, value: r.value.value, valueBytes, type: r.type, headers: r.headers }
+  const key = keys.encode(r.key)
+  return { key, keyBytes: key.length, timestamp: r.timestamp, kind, value: r.value.value, valueBytes, type: r.type, headers: r.headers }
 }
 
 const frameArb = fc.record({

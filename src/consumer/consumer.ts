@@ -42,6 +42,8 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
   private readonly dlq: DeadLetterWriter | undefined
   private readonly redeliveries = new Set<NodeJS.Timeout>()
   private readonly settleWake = new Wake()
+  /** Where the next fetch round starts. */
+  private rr = 0
 
   /** @internal Use `twain.consumer()`. */
   constructor(
@@ -50,7 +52,7 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
     private readonly opts: ResolvedConsumerOptions,
     producerId: string,
     registry: Set<BatchIterator<unknown>>,
-    private readonly onClosed: (c: Consumer<V>) => void,
+    private readonly onClosed: (c: Consumer<any>) => void,
   ) {
     super(undefined, opts.signal, registry)
     const id = `${opts.name ?? 'member'}-${randomBytes(5).toString('hex')}`
@@ -278,12 +280,17 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
     while (this.state === 'running') {
       this.fetchWake.take()
       let progressed = false
-      for (const p of [...this.parts.values()]) {
+      // Round-robin with a fair share per partition, so a backlog on one cannot starve the others.
+      const parts = [...this.parts.values()]
+      const share = Math.max(1, Math.ceil(this.opts.maxInFlight / Math.max(1, parts.length)))
+      this.rr = parts.length ? (this.rr + 1) % parts.length : 0
+      for (let k = 0; k < parts.length; k++) {
+        const p = parts[(this.rr + k) % parts.length] as OwnedPartition
         const room = this.opts.maxInFlight - this.outstanding
         if (room <= 0) break
         if (p.revoking || p.lost || !p.dirty || !p.reader) continue
         p.dirty = false
-        const want = Math.min(room, MAX_FETCH)
+        const want = Math.min(room, share, MAX_FETCH)
         const gen = p.generation
         let msgs
         try {

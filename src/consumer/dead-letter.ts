@@ -55,8 +55,10 @@ export class DeadLetterWriter {
     }
     const codec = keyCodec(meta.keyType)
     const value = encodeValue(m.value, m.type !== undefined)
+    const key = codec.encode(m.key)
     const record: RecordInput = {
-      key: codec.encode(m.key),
+      key,
+      keyBytes: key.length,
       timestamp: Date.now(),
       kind: value.kind,
       value: value.bytes,

@@ -8,6 +8,8 @@ export interface KeyCodec {
   readonly width: number
   /** Check a key and return its bytes; throws `InvalidKeyError` naming the key. */
   encode(key: unknown): Buffer
+  /** Check a key and return what a record stores: the number for `u8/u16/u32`, else its bytes. */
+  recordKey(key: unknown): Buffer | number
   /** Decode bytes written by `encode`. */
   decode(buf: Uint8Array, start: number, end: number): Key
   /** Normalise a valid key to its read-side form (`u64` numbers become bigint). */
@@ -44,6 +46,7 @@ function intCodec(type: 'u8' | 'u16' | 'u32', width: number): KeyCodec {
       b.writeUIntBE(k, 0, width)
       return b
     },
+    recordKey: check,
     decode(buf, start) {
       let v = 0
       for (let i = 0; i < width; i++) v = v * 256 + (buf[start + i] as number)
@@ -76,6 +79,9 @@ function u64Codec(): KeyCodec {
     decode(buf, start) {
       return Buffer.from(buf.buffer, buf.byteOffset + start, 8).readBigUInt64BE(0)
     },
+    recordKey(key) {
+      return this.encode(key)
+    },
     normalise: check,
   }
 }
@@ -97,6 +103,7 @@ function stringCodec(type: KeyType, maxBytes: number): KeyCodec {
     type,
     width: maxBytes,
     encode: check,
+    recordKey: check,
     decode(buf, start, end) {
       return Buffer.from(buf.buffer, buf.byteOffset + start, end - start).toString('utf8')
     },

@@ -5,7 +5,7 @@ import type { Partitioner } from '../core/hash64.js'
 import { keyCodec, type KeyCodec } from '../core/keys.js'
 import type { TypeRegistry } from '../core/message-types.js'
 import type { Key } from '../core/types.js'
-import { encodeValue } from '../core/values.js'
+import { ValueKind, encodeValue } from '../core/values.js'
 
 /** One message to send, as given by the user. */
 export interface SendItem {
@@ -40,15 +40,28 @@ export interface PreparedRecord extends RecordInput {
 
 function finish(meta: TopicMeta, item: SendItem, partitioner: Partitioner, value: unknown, now: number): PreparedRecord {
   const codec = codecOf(meta)
-  const key = codec.encode(item.key)
-  if (key.length > 65535) throw new InvalidArgumentError(`Key is ${key.length} bytes; at most 65535 are allowed`)
+  const key = codec.recordKey(item.key)
+  const keyBytes = typeof key === 'number' ? codec.width : key.length
+  if (keyBytes > 65535) throw new InvalidArgumentError(`Key is ${keyBytes} bytes; at most 65535 are allowed`)
   const headers = item.headers === undefined ? undefined : checkHeaders(item.headers)
-  const { kind, bytes, length } = encodeValue(value, item.type !== undefined)
-  const record: PreparedRecord = { key, timestamp: now, kind, value: bytes, valueBytes: length, type: item.type, headers, partition: 0, offset: -1 }
-  const size = headers === undefined ? key.length + length : recordSize(record)
+  let kind: ValueKind
+  let bytes: Buffer | string
+  let length: number
+  if (typeof value === 'string' && item.type === undefined) {
+    kind = ValueKind.Text
+    bytes = value
+    length = Buffer.byteLength(value, 'utf8')
+  } else {
+    const v = encodeValue(value, item.type !== undefined)
+    kind = v.kind
+    bytes = v.bytes
+    length = v.length
+  }
+  const record: PreparedRecord = { key, keyBytes, timestamp: now, kind, value: bytes, valueBytes: length, type: item.type, headers, partition: 0, offset: -1 }
+  const size = headers === undefined ? keyBytes + length : recordSize(record)
   if (size > meta.maxMessageBytes) {
     throw new MessageTooLargeError(
-      `Message of ${size} bytes (key ${key.length} + headers ${size - key.length - length} + value ${length}) is larger than maxMessageBytes ${meta.maxMessageBytes} of topic "${meta.name}"`,
+      `Message of ${size} bytes (key ${keyBytes} + headers ${size - keyBytes - length} + value ${length}) is larger than maxMessageBytes ${meta.maxMessageBytes} of topic "${meta.name}"`,
     )
   }
   let partition: number

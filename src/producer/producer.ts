@@ -167,7 +167,7 @@ export class Producer<V = unknown> implements AsyncDisposable {
       let bytes = 0
       while (end < records.length && end - start < this.maxBatch && (end === start || bytes < MAX_BATCH_BYTES)) {
         const r = records[end] as PreparedRecord
-        bytes += r.key.length + r.valueBytes + 64
+        bytes += r.keyBytes + r.valueBytes + 64
         end++
       }
       const chunk = start === 0 && end === records.length ? records : records.slice(start, end)

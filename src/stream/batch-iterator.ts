@@ -28,14 +28,15 @@ export class BatchIterator<T> implements AsyncIterator<T> {
   private finished = false
   private failure: unknown
   private readonly ctrl = new AbortController()
-  private pending: { resolve: (b: T[] | undefined) => void; reject: (e: unknown) => void } | undefined
+  // Method syntax keeps `T` covariant, so a `MessageStream<Message<string>>` is a `MessageStream<Message<unknown>>`.
+  private pending: { resolve(b: T[] | undefined): void; reject(e: unknown): void } | undefined
   private closed: Promise<void> | undefined
   private readonly offAbort: () => void
 
   constructor(
     private readonly source: BatchSource<T>,
     signal: AbortSignal | undefined,
-    private readonly onEnd: (it: BatchIterator<T>) => void,
+    private readonly onEnd: (it: BatchIterator<unknown>) => void,
   ) {
     const onAbort = () => this.fail(abortErrorFrom(signal as AbortSignal))
     signal?.addEventListener('abort', onAbort, { once: true })
@@ -133,6 +134,6 @@ export class BatchIterator<T> implements AsyncIterator<T> {
     this.closed = Promise.resolve()
       .then(() => this.source.close())
       .catch(() => undefined)
-    this.onEnd(this)
+    this.onEnd(this as BatchIterator<unknown>)
   }
 }

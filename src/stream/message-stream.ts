@@ -17,7 +17,7 @@ import { BatchIterator, type BatchSource } from './batch-iterator.js'
  * ```
  */
 export class MessageStream<T> implements AsyncIterable<T> {
-  private readonly active = new Set<BatchIterator<T>>()
+  private readonly active = new Set<BatchIterator<unknown>>()
   private isClosed = false
 
   /** @internal Streams are made by `Twain` (tail, history) and consumers. */
@@ -41,12 +41,12 @@ export class MessageStream<T> implements AsyncIterable<T> {
       this.signal,
       (done) => {
         this.active.delete(done)
-        this.registry?.delete(done as BatchIterator<unknown>)
+        this.registry?.delete(done)
       },
     )
     if (this.isClosed) void it.finish()
     else {
-      this.active.add(it)
+      this.active.add(it as BatchIterator<unknown>)
       this.registry?.add(it as BatchIterator<unknown>)
     }
     return it

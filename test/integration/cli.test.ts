@@ -220,11 +220,14 @@ describe('twainmq CLI', { timeout: 60_000 }, () => {
     }
   })
 
-  it('tail --group is a usage error in this build', async () => {
+  it('tail --group refuses an offset --from and --partition as usage errors (the group decides)', async () => {
     await cli(['--url', dir, 'topics', 'create', 'live'])
-    const r = await cli(['--url', dir, 'tail', 'live', '--group', 'g'])
-    expect(r.code).toBe(2)
-    expect(r.stderr).toMatch(/^ERR_USAGE: .*consumer groups are not available/m)
+    const offset = await cli(['--url', dir, 'tail', 'live', '--group', 'g', '--from', '5'])
+    expect(offset.code).toBe(2)
+    expect(offset.stderr).toMatch(/^ERR_USAGE: --from 5: with --group, --from takes 'start' or 'end'/m)
+    const partition = await cli(['--url', dir, 'tail', 'live', '--group', 'g', '--partition', '0'])
+    expect(partition.code).toBe(2)
+    expect(partition.stderr).toMatch(/^ERR_USAGE: --partition cannot be used with --group/m)
   })
 
   it('topics delete --yes deletes without asking', async () => {

@@ -20,7 +20,7 @@ const T0 = 1_700_000_000_000
 function rec(key: Buffer, value: unknown, timestamp: number, extra: Partial<RecordInput> = {}): RecordInput {
   const typed = extra.type !== undefined
   const { kind, bytes, length } = encodeValue(value, typed)
-  return { key, timestamp, kind, value: bytes, valueBytes: length, ...extra }
+  return { key, keyBytes: key.length, timestamp, kind, value: bytes, valueBytes: length, ...extra }
 }
 
 function header(buf: Buffer, pos = 0): FrameHeader {
@@ -149,9 +149,9 @@ describe('batch format (src/backends/file/batch-format.ts)', () => {
   it('keeps the value kind: JSON-looking text stays text, JSON-looking bytes stay bytes', () => {
     const buf = encodeBatch(
       [
-        { key: u16.encode(1), timestamp: T0, kind: ValueKind.Text, value: Buffer.from('{"a":1}'), valueBytes: 7 },
-        { key: u16.encode(1), timestamp: T0, kind: ValueKind.Bytes, value: Buffer.from('{"a":1}'), valueBytes: 7 },
-        { key: u16.encode(1), timestamp: T0, kind: ValueKind.Json, value: '{"a":1}', valueBytes: 7 },
+        { key: u16.encode(1), keyBytes: 2, timestamp: T0, kind: ValueKind.Text, value: Buffer.from('{"a":1}'), valueBytes: 7 },
+        { key: u16.encode(1), keyBytes: 2, timestamp: T0, kind: ValueKind.Bytes, value: Buffer.from('{"a":1}'), valueBytes: 7 },
+        { key: u16.encode(1), keyBytes: 2, timestamp: T0, kind: ValueKind.Json, value: '{"a":1}', valueBytes: 7 },
       ],
       0,
       'p',

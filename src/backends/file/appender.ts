@@ -22,6 +22,13 @@ import { scanSegmentSync } from './segment-scan.js'
 
 const fdatasyncAsync = promisify(fdatasync)
 
+/** Keep the lock this long after a write for the next batch. */
+const HOLD_IDLE_MS = 2
+/** Never keep it longer than this in a row. */
+const HOLD_MAX_MS = 20
+/** After giving it up at HOLD_MAX_MS, wait this long before taking it again. */
+const COOLDOWN_MS = 3
+
 /** The appender's view of the active segment, brought up to date under the lock. */
 interface ActiveSegment {
   base: number
@@ -54,6 +61,11 @@ export class PartitionAppender {
   private tail: Promise<unknown> = Promise.resolve()
   /** Appends queued on the slow path. */
   private pending = 0
+  /** We hold the lock between batches (see `afterWrite`). */
+  private held = false
+  private heldSince = 0
+  private holdTimer: NodeJS.Timeout | undefined
+  private cooldownUntil = 0
   dirty = false
   /** Set when this appender rolled a segment; the backend applies retention then. */
   rolled = false
@@ -68,11 +80,11 @@ export class PartitionAppender {
 
   /** Append records as one frame; resolves with the base offset once written (and synced per policy). */
   append(records: readonly RecordInput[], producerId: string): Promise<number> {
-    // Fast path: nothing queued in this process and the lock is free: write now, no promise chain.
+    // Fast path: nothing queued in this process and the lock is ours or free: write now, no promise chain.
     if (this.pending === 0 && (this.options.fsync === 'never' || typeof this.options.fsync === 'number')) {
       let got = false
       try {
-        got = this.lock.tryAcquire()
+        got = this.keepHeld() || (Date.now() >= this.cooldownUntil && this.tryTake())
       } catch {
         got = false // the slow path reports it properly
       }
@@ -94,7 +106,12 @@ export class PartitionAppender {
 
   private async appendLocked(records: readonly RecordInput[], producerId: string): Promise<number> {
     try {
-      await this.lock.acquire()
+      if (!this.keepHeld()) {
+        const wait = this.cooldownUntil - Date.now()
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+        await this.lock.acquire()
+        this.heldSince = Date.now()
+      }
     } catch (e) {
       if (!existsSync(this.dir)) {
         this.reset()
@@ -110,7 +127,7 @@ export class PartitionAppender {
     return base
   }
 
-  /** Write one frame with the lock held; releases the lock. */
+  /** Write one frame with the lock held; then keeps the lock briefly (`afterWrite`) or releases it on failure. */
   private writeLocked(records: readonly RecordInput[], producerId: string): number {
     let seg: ActiveSegment
     let base: number
@@ -128,11 +145,56 @@ export class PartitionAppender {
       seg.nextOffset = base + records.length
     } catch (e) {
       this.reset()
-      throw e
-    } finally {
       this.lock.release()
+      throw e
     }
+    this.afterWrite()
     return base
+  }
+
+  /*
+   * Holding the lock between batches. Taking the lock costs two directory operations (create and
+   * unlink), 50-300 µs on ext4, more than encoding a batch of a thousand records. So an appender
+   * keeps the lock for `HOLD_IDLE_MS` after a write, for the next batch of a busy producer, but at
+   * most `HOLD_MAX_MS` in a row; after that it releases and waits `COOLDOWN_MS` before taking it
+   * again, so other processes (which poll every few ms) get their turn. A crashed holder's lock is
+   * broken at once (its pid is dead), as before.
+   */
+  private tryTake(): boolean {
+    if (!this.lock.tryAcquire()) return false
+    this.heldSince = Date.now()
+    return true
+  }
+
+  /** True when we hold the lock and may keep using it. */
+  private keepHeld(): boolean {
+    if (!this.held) return false
+    clearTimeout(this.holdTimer)
+    this.held = false
+    if (Date.now() - this.heldSince > HOLD_MAX_MS || !this.lock.stillHeld()) {
+      this.lock.release()
+      this.cooldownUntil = Date.now() + COOLDOWN_MS
+      return false
+    }
+    return true
+  }
+
+  private afterWrite(): void {
+    if (Date.now() - this.heldSince > HOLD_MAX_MS) {
+      this.lock.release()
+      this.cooldownUntil = Date.now() + COOLDOWN_MS
+      return
+    }
+    this.held = true
+    this.holdTimer = setTimeout(() => this.releaseHeld(), HOLD_IDLE_MS)
+    this.holdTimer.unref()
+  }
+
+  private releaseHeld(): void {
+    if (!this.held) return
+    this.held = false
+    clearTimeout(this.holdTimer)
+    this.lock.release()
   }
 
   /** Background fsync for the interval policy. */
@@ -257,8 +319,9 @@ export class PartitionAppender {
     this.close()
   }
 
-  /** Close file handles; the next append reopens. */
+  /** Close file handles (and release a held lock); the next append reopens. */
   close(): void {
+    this.releaseHeld()
     const s = this.seg
     this.seg = undefined
     if (!s) return

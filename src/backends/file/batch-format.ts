@@ -74,7 +74,7 @@ export function encodeBatch(records: readonly RecordInput[], baseOffset: number,
     if (r.timestamp > max) max = r.timestamp
     const t = r.type === undefined ? undefined : Buffer.from(r.type, 'utf8')
     if (t) types[i] = t
-    size += RECORD_FIXED + r.key.length + (t ? t.length : 0) + r.valueBytes
+    size += RECORD_FIXED + r.keyBytes + (t ? t.length : 0) + r.valueBytes
     if (r.headers) for (const k in r.headers) size += 6 + Buffer.byteLength(k) + Buffer.byteLength(r.headers[k] as string)
   }
   const buf = Buffer.allocUnsafe(size)
@@ -97,14 +97,20 @@ export function encodeBatch(records: readonly RecordInput[], baseOffset: number,
     buf[pos + 12] = r.kind
     buf[pos + 13] = t ? t.length : 0
     const key = r.key
-    put16(buf, pos + 14, key.length)
+    const keyBytes = r.keyBytes
+    put16(buf, pos + 14, keyBytes)
     let hc = 0
     if (r.headers) for (const _ in r.headers) hc++
     put16(buf, pos + 16, hc)
     pos += 18
-    // Keys are short: a byte loop beats Buffer#copy's call overhead.
-    if (key.length <= 16) for (let j = 0; j < key.length; j++) buf[pos++] = key[j] as number
-    else pos += key.copy(buf, pos)
+    if (typeof key === 'number') {
+      // An integer key, big-endian.
+      for (let j = keyBytes - 1, k = key; j >= 0; j--, k = Math.floor(k / 256)) buf[pos + j] = k & 0xff
+      pos += keyBytes
+    } else if (keyBytes <= 16) {
+      // Keys are short: a byte loop beats Buffer#copy's call overhead.
+      for (let j = 0; j < keyBytes; j++) buf[pos++] = key[j] as number
+    } else pos += key.copy(buf, pos)
     if (t) pos += t.copy(buf, pos)
     if (r.headers) {
       for (const k in r.headers) {

@@ -78,8 +78,14 @@ export class PartitionLock {
       if (Date.now() > deadline) {
         throw new TimeoutError(`Timed out after ${this.acquireTimeoutMs} ms waiting for lock ${this.path} (held by ${this.describeOwner()})`)
       }
-      wait = wait === 0 ? 1 : Math.min(wait * 2, 20)
+      // Short waits: holders keep the lock only briefly (see PartitionAppender), so poll often enough to catch it.
+      wait = wait === 0 ? 1 : Math.min(wait * 2, 4)
     }
+  }
+
+  /** Whether the lock file is still the one we created (it was not broken as stale). */
+  stillHeld(): boolean {
+    return this.ino >= 0 && statSync(this.path, { throwIfNoEntry: false })?.ino === this.ino
   }
 
   /** Release, unless the lock was broken as stale meanwhile and now belongs to someone else. */
