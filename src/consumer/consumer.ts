@@ -26,7 +26,6 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
   private buffer: GroupMessageImpl<V>[] = []
   private readonly viewWake = new Set<() => void>()
   private readonly fetchWake = new Wake()
-  private readonly stop = new AbortController()
   private outstanding = 0
   private views = 0
   private state: 'running' | 'closing' | 'closed' = 'running'
@@ -284,10 +283,12 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
       const parts = [...this.parts.values()]
       const share = Math.max(1, Math.ceil(this.opts.maxInFlight / Math.max(1, parts.length)))
       this.rr = parts.length ? (this.rr + 1) % parts.length : 0
+      // Hysteresis: refill once a quarter of maxInFlight is free, not one message per ack.
+      const lowWater = Math.max(1, Math.floor(this.opts.maxInFlight / 4))
       for (let k = 0; k < parts.length; k++) {
         const p = parts[(this.rr + k) % parts.length] as OwnedPartition
         const room = this.opts.maxInFlight - this.outstanding
-        if (room <= 0) break
+        if (room <= 0 || (room < lowWater && !progressed)) break
         if (p.revoking || p.lost || !p.dirty || !p.reader) continue
         p.dirty = false
         const want = Math.min(room, share, MAX_FETCH)
@@ -311,7 +312,7 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
           this.wakeViews()
         }
       }
-      if (!progressed) await this.fetchWake.wait(this.stop.signal)
+      if (!progressed) await this.fetchWake.next() // shutdown wakes it too
     }
   }
 
@@ -497,7 +498,7 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
   private async shutdown(): Promise<void> {
     if (this.state === 'closed') return
     this.state = 'closing'
-    this.stop.abort()
+    this.fetchWake.wake()
     this.wakeViews()
     await super.close()
     for (const t of this.timers) clearInterval(t)

@@ -54,9 +54,15 @@ export class OwnedPartition {
 
   /** Mark an offset acked; returns true when it was outstanding. */
   ack(offset: number): boolean {
-    if (this.head >= this.outstanding.length || offset < (this.outstanding[this.head] as number) || this.acked.has(offset)) return false
-    this.acked.add(offset)
-    while (this.head < this.outstanding.length && this.acked.delete(this.outstanding[this.head] as number)) this.head++
+    if (this.head >= this.outstanding.length) return false
+    const first = this.outstanding[this.head] as number
+    if (offset === first) {
+      this.head++ // in order: the common case, no set work
+      if (this.acked.size > 0) while (this.head < this.outstanding.length && this.acked.delete(this.outstanding[this.head] as number)) this.head++
+    } else {
+      if (offset < first || this.acked.has(offset)) return false
+      this.acked.add(offset)
+    }
     if (this.head > 4096 && this.head * 2 > this.outstanding.length) {
       this.outstanding = this.outstanding.slice(this.head)
       this.head = 0

@@ -36,3 +36,30 @@ function describe(value: unknown): string {
   if (typeof value === 'function') return 'a function'
   return String(value)
 }
+
+/** `source`, checked to be an `AsyncIterable` (a clear error instead of a later `TypeError`). */
+export function asyncIterableOption<T>(where: string, source: AsyncIterable<T>): AsyncIterable<T> {
+  const s = source as { [Symbol.asyncIterator]?: unknown } | null | undefined
+  if (s === null || s === undefined || typeof s[Symbol.asyncIterator] !== 'function') {
+    throw new InvalidArgumentError(`${where}: the source must be an AsyncIterable, got ${s === null || s === undefined ? String(s) : typeof s}`)
+  }
+  return source
+}
+
+/** Split `(handler?, options?)` / `(options?)` arguments. */
+export function handlerAndOptions<H extends (...args: never[]) => unknown, O extends object>(
+  where: string,
+  first: H | O | undefined,
+  second: O | undefined,
+): [H | undefined, Partial<O>] {
+  if (typeof first === 'function') return [first, optionsObject(where, second)]
+  if (first !== undefined && second !== undefined) throw new InvalidArgumentError(`${where}: the first argument must be a handler function when options follow, got ${describe(first)}`)
+  return [undefined, optionsObject(where, first ?? second)]
+}
+
+/** `undefined` (→ `fallback`) or a boolean. */
+export function booleanOption(where: string, name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback
+  if (typeof value !== 'boolean') throw new InvalidArgumentError(`${where}: ${name} must be a boolean, got ${describe(value)}`)
+  return value
+}

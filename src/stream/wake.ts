@@ -21,6 +21,14 @@ export class Wake {
     return f
   }
 
+  /** Resolve on the next wake (or at once if one is pending). Cheaper than `wait`: no abort listener. */
+  next(): Promise<void> {
+    if (this.flag) return Promise.resolve()
+    return new Promise<void>((resolve) => {
+      this.waiter = resolve
+    })
+  }
+
   /** Resolve on the next wake (or at once if one is pending); resolve early when `signal` aborts. */
   wait(signal: AbortSignal, timeoutMs?: number): Promise<void> {
     if (this.flag || signal.aborted) return Promise.resolve()

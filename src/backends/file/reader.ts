@@ -76,6 +76,9 @@ export function segmentFor(bases: readonly number[], offset: number): number {
 export class FilePartitionReader implements PartitionReader {
   /** Open segment file descriptor. */
   private fh: number | undefined
+  /** Segment bytes [winPos, winPos + winLen) are in `buf`. */
+  private winPos = 0
+  private winLen = 0
   private segBase = -1
   private pos = 0
   private buf = Buffer.allocUnsafe(CHUNK)
@@ -100,31 +103,42 @@ export class FilePartitionReader implements PartitionReader {
     if (this.fh === undefined && !(await this.locate())) return out
     for (let hops = 0; out.length < max && hops < 64; hops++) {
       const fd = this.fh as number
-      // Synchronous: a page-cache read of at most 1 MiB costs less than a thread-pool round trip,
-      // and it leaves no idle gap between chunks.
-      const bytesRead = readSync(fd, this.buf, 0, this.buf.length, this.pos)
-      if (bytesRead === 0) return out
-      let rel = 0
+      // Parse from the bytes already read when `pos` is inside them (a consumer reads a few hundred
+      // messages at a time: re-reading 1 MiB for each would multiply the I/O).
+      let fresh = false
+      if (!(this.pos >= this.winPos && this.pos < this.winPos + this.winLen)) {
+        // Synchronous: a page-cache read of at most 1 MiB costs less than a thread-pool round trip,
+        // and it leaves no idle gap between chunks.
+        this.winLen = readSync(fd, this.buf, 0, this.buf.length, this.pos)
+        this.winPos = this.pos
+        fresh = true
+        if (this.winLen === 0) return out
+      }
+      const end = this.winLen
+      let rel = this.pos - this.winPos
       let moved = false
       let switched = false
+      let atEnd = false
       while (out.length < max) {
-        const h = readFrameHeader(this.buf, rel, bytesRead)
+        const h = readFrameHeader(this.buf, rel, end)
         if (h === undefined || h === 'short') {
-          if (h === 'short' && rel === 0 && bytesRead === this.buf.length) {
+          if (h === 'short' && fresh && rel === 0 && end === this.buf.length) {
             // A frame larger than the buffer: grow and read again.
             this.buf = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.buf.readUInt32LE(4)))
+            this.winLen = 0
             moved = true
-          }
+          } else atEnd = true
           break
         }
         if (!frameCrcOk(this.buf, rel, h.length)) {
           const size = fstatSync(fd).size
-          if (this.pos + rel + h.length < size) {
+          if (this.winPos + rel + h.length < size) {
             throw new TopicCorruptError(
-              `Segment ${segmentPath(this.dir, this.segBase)} is corrupt at byte ${this.pos + rel} (offset ${h.baseOffset}): CRC mismatch`,
+              `Segment ${segmentPath(this.dir, this.segBase)} is corrupt at byte ${this.winPos + rel} (offset ${h.baseOffset}): CRC mismatch`,
             )
           }
-          break // a torn tail; the next writer truncates it
+          atEnd = true // a torn tail; the next writer truncates it
+          break
         }
         if (h.flags & FLAG_SEAL) {
           await this.openSegment(h.baseOffset, 0)
@@ -140,9 +154,16 @@ export class FilePartitionReader implements PartitionReader {
         moved = true
       }
       if (this.fh === undefined) return out
-      if (!switched) this.pos += rel
-      // A short read reached the end of the data: do not ask again for bytes that are not there.
-      if (!moved || (!switched && bytesRead < this.buf.length)) return out
+      if (!switched) this.pos = this.winPos + rel
+      if (atEnd) {
+        // The window ends in an incomplete frame. Read again from here next time (more may have been
+        // written); but if this window was just read and was short, that is the end of the data now.
+        this.winLen = 0
+        if (fresh && end < this.buf.length) return out
+        if (!moved && fresh) return out
+        continue
+      }
+      if (!moved) return out
     }
     return out
   }
@@ -182,6 +203,7 @@ export class FilePartitionReader implements PartitionReader {
     const fd = this.fh
     this.fh = undefined
     this.segBase = -1
+    this.winLen = 0
     if (fd !== undefined) {
       try {
         closeSync(fd)

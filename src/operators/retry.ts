@@ -1,0 +1,112 @@
+import { asyncIterableOption } from './options.js'
+import { giveUp, resolveRetryOptions, retryDelay, shouldRetry, type RetryHandler, type RetryOptions, type RetryPolicy, type RetryResult } from './retry-policy.js'
+import { outcomeOf, type Operator, type Settleable } from './settleable.js'
+import { END, STOPPED, Upstream, type Pulled } from './upstream.js'
+
+/**
+ * Runs `handler(message, attempt)` until it succeeds, up to `attempts` times, waiting a backoff
+ * between attempts; then settles the message and emits a {@link RetryResult}:
+ *
+ * - success → `ack()`, emits `{ message, ok: true, attempts }`;
+ * - every attempt failed, or `retryIf(error)` said no → `term(reason)` (reason: the error's
+ *   message; the consumer dead-letters it if it has a dead-letter topic) or, with
+ *   `deadLetter: false`, `nack()`; emits `{ message, ok: false, attempts, error }` with the last
+ *   error. The iteration goes on with the next message.
+ *
+ * Messages are processed one at a time, in source order: a message's retries delay the messages
+ * behind it (which is what keeps per-partition order). The source is read only while the consumer
+ * of this operator waits, so at most one message is held. The handler is never called more than
+ * `attempts` times per message, and each message is settled exactly once, just before its result
+ * is emitted. `return()` and the signal end the iteration at once, even during a handler call or a
+ * backoff wait (the timer is cleared); the message being worked on then stays unsettled, and a
+ * handler call already running finishes without effect.
+ *
+ * @example
+ * ```ts
+ * import { pipe, retry } from 'twainmq/operators'
+ * const results = pipe(consumer, retry((m) => deliver(m.value), { attempts: 5, backoff: { initialMs: 200 } }))
+ * for await (const r of results) if (!r.ok) console.warn('dead-lettered', r.message.offset, r.error)
+ * ```
+ */
+export function retry<T extends Settleable = Settleable>(handler: RetryHandler<T>, options: RetryOptions): Operator<T, RetryResult<T>> {
+  const policy = resolveRetryOptions('retry()', handler, options)
+  return (source) => {
+    asyncIterableOption('retry()', source)
+    return { [Symbol.asyncIterator]: () => new RetryIterator(source, handler, policy) }
+  }
+}
+
+const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined })
+
+class RetryIterator<T extends Settleable> implements AsyncIterableIterator<RetryResult<T>> {
+  readonly #up: Upstream<T>
+  readonly #handler: RetryHandler<T>
+  readonly #policy: RetryPolicy
+  #finished = false
+
+  constructor(source: AsyncIterable<T>, handler: RetryHandler<T>, policy: RetryPolicy) {
+    this.#up = new Upstream(source, policy.signal)
+    this.#handler = handler
+    this.#policy = policy
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this
+  }
+
+  async next(): Promise<IteratorResult<RetryResult<T>>> {
+    if (this.#finished) return DONE
+    let pulled: Pulled<T>
+    try {
+      pulled = await this.#up.pull()
+    } catch (error) {
+      this.#finish()
+      throw error
+    }
+    if (pulled === END) {
+      this.#finish()
+      return DONE
+    }
+    if (typeof pulled !== 'object') return this.#stopped()
+    const message = pulled.item
+    for (let attempt = 1; ; attempt++) {
+      const outcome = await this.#up.until(outcomeOf(this.#handler, message, attempt))
+      if (outcome === STOPPED || this.#up.stopped) return this.#stopped()
+      if (outcome.ok) {
+        message.ack()
+        return { done: false, value: { message, ok: true, attempts: attempt } }
+      }
+      let again: boolean
+      try {
+        again = shouldRetry(this.#policy, attempt, outcome.error)
+      } catch (error) {
+        message.nack()
+        this.#finished = true
+        this.#up.stop()
+        throw error
+      }
+      if (!again) {
+        giveUp(this.#policy, message, outcome.error)
+        return { done: false, value: { message, ok: false, attempts: attempt, error: outcome.error } }
+      }
+      if ((await this.#up.sleep(retryDelay(this.#policy, attempt))) === STOPPED) return this.#stopped()
+    }
+  }
+
+  return(): Promise<IteratorResult<RetryResult<T>>> {
+    this.#finished = true
+    this.#up.stop()
+    return Promise.resolve(DONE)
+  }
+
+  #finish(): void {
+    this.#finished = true
+    this.#up.close()
+  }
+
+  #stopped(): IteratorResult<RetryResult<T>> {
+    this.#finished = true
+    if (this.#up.aborted) throw this.#up.abortError()
+    return DONE
+  }
+}
