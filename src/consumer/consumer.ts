@@ -15,6 +15,7 @@ import { OwnedPartition } from './owned-partition.js'
 
 const MAX_FETCH = 1024
 const MAX_DELIVER = 256
+const RETENTION_EVERY_MS = 2000
 
 /**
  * A member of a consumer group (partitioned mode). It is a `MessageStream` of `GroupMessage`s:
@@ -43,6 +44,9 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
   private readonly settleWake = new Wake()
   /** Where the next fetch round starts. */
   private rr = 0
+  /** Topics with `retention: { consumed: true }`. */
+  private readonly consumedTopics: string[] = []
+  private lastRetention = 0
 
   /** @internal Use `twain.consumer()`. */
   constructor(
@@ -73,7 +77,7 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
 
   private async start(): Promise<void> {
     try {
-      for (const t of this.topics) await this.backend.getTopic(t)
+      for (const t of this.topics) if ((await this.backend.getTopic(t)).retention.consumed) this.consumedTopics.push(t)
     } catch (e) {
       return this.fail(e)
     }
@@ -437,11 +441,22 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
         done.push({ topic: p.topic, partition: p.partition, offset: p.committed })
       }
     })
-    if (done.length) this.events.emit('commit', done)
+    if (done.length) {
+      this.events.emit('commit', done)
+      this.maybeApplyRetention()
+    }
     if (lost.length) this.events.emit('revoked', lost)
     if (fenced.length) {
       throw new FencedError(`Commit of ${fenced.map((f) => tpKey(f.topic, f.partition)).join(', ')} by member ${this.member.id} of group "${this.opts.group}" was rejected: the partition is owned by another member now`)
     }
+  }
+
+  /** `retention: { consumed: true }` topics are trimmed after commits, at most every few seconds. */
+  private maybeApplyRetention(): void {
+    const now = Date.now()
+    if (now - this.lastRetention < RETENTION_EVERY_MS || this.consumedTopics.length === 0) return
+    this.lastRetention = now
+    for (const t of this.consumedTopics) void this.backend.applyRetention(t).catch((e) => this.emitError(e))
   }
 
   /** Commit the acked prefix of every owned partition now. Rejects with `FencedError` for lost partitions. */

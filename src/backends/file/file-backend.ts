@@ -92,8 +92,31 @@ export class FileBackend implements Backend {
   trimBefore(topic: string, partition: number, before: number): Promise<number> {
     return this.at(topic).trimBefore(topic, partition, before)
   }
-  applyRetention(topic: string): Promise<number> {
-    return this.at(topic).applyRetention(topic)
+  /** Size/age/count limits of the topic's store, then `consumed`: what every group has committed. */
+  async applyRetention(topic: string): Promise<number> {
+    let removed = await this.at(topic).applyRetention(topic)
+    const meta = await this.getTopic(topic)
+    if (meta.retention.consumed) removed += await this.trimConsumed(topic, meta.partitions)
+    return removed
+  }
+
+  /** rivulet's clean-up, done right: trim below the lowest commit of every group consuming the topic. */
+  private async trimConsumed(topic: string, partitions: number): Promise<number> {
+    const lowest = new Array<number>(partitions).fill(Infinity)
+    let consumers = 0
+    for (const g of await this.groups.listGroups()) {
+      const snap = await this.groups.describeGroup(g)
+      if (!snap?.topics.includes(topic)) continue
+      consumers++
+      for (let p = 0; p < partitions; p++) lowest[p] = Math.min(lowest[p] as number, snap.commits.get(`${topic}/${p}`) ?? 0)
+    }
+    if (consumers === 0) return 0 // nobody has read anything: keep it all
+    let removed = 0
+    for (let p = 0; p < partitions; p++) {
+      const upTo = lowest[p] as number
+      if (upTo > 0 && Number.isFinite(upTo)) removed += await this.trimBefore(topic, p, upTo)
+    }
+    return removed
   }
 
   async ping(): Promise<boolean> {
