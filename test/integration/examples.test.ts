@@ -39,4 +39,20 @@ describe('examples run as smoke tests', () => {
     expect(code, out).toBe(0)
     expect(out).toMatch(/4 processes wrote 2000 messages; offsets dense and unique: true/)
   }, 60_000)
+
+  it('worker-pool spreads 600 jobs over 3 worker processes and ends with zero lag', () => {
+    const { code, out } = run('worker-pool.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/all 600 jobs committed; lag 0; members left: 0/)
+    const processed = [...out.matchAll(/processed (\d+) jobs/g)].reduce((n, m) => n + Number(m[1]), 0)
+    expect(processed).toBeGreaterThanOrEqual(600)
+  }, 60_000)
+
+  it('graceful-shutdown drains, commits what it processed and leaves the group on SIGTERM', () => {
+    const { code, out } = run('graceful-shutdown.ts')
+    expect(code, out).toBe(0)
+    const m = /sent (\d+) emails; committed (\d+); members left in the group: 0/.exec(out)
+    expect(m, out).not.toBeNull()
+    expect(Number(m![2])).toBe(Number(m![1]))
+  }, 60_000)
 })
