@@ -1,6 +1,3 @@
-import { setFlagsFromString } from 'node:v8'
-import { runInNewContext } from 'node:vm'
-
 export interface MemorySample {
   /** ms since the sampler started */
   t: number
@@ -66,26 +63,15 @@ export function rssTimeline(r: MemoryReport, points = 8): number[] {
   return out
 }
 
-let gcFn: (() => void) | undefined
-
 /**
- * Run a full garbage collection, so a memory measurement does not start with the garbage of the
- * previous phase. Uses `global.gc` when the process has it (--expose-gc), else enables it at run
- * time through the V8 flag (a benchmark-only trick). Returns false if neither works.
+ * Run a full garbage collection (so a memory measurement does not start with the previous phase's
+ * garbage) when the process has `global.gc`; `bench/run.ts` re-runs itself with --expose-gc for
+ * that (enabling the flag at run time with v8.setFlagsFromString is unsupported once V8 runs).
+ * Returns false without `global.gc`.
  */
 export function fullGc(): boolean {
-  if (!gcFn) {
-    const g = (globalThis as { gc?: () => void }).gc
-    if (typeof g === 'function') gcFn = g
-    else {
-      try {
-        setFlagsFromString('--expose-gc')
-        gcFn = runInNewContext('gc') as () => void
-      } catch {
-        return false
-      }
-    }
-  }
-  gcFn()
+  const gc = (globalThis as { gc?: () => void }).gc
+  if (typeof gc !== 'function') return false
+  gc()
   return true
 }

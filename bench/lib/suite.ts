@@ -6,6 +6,8 @@ export interface SuiteOptions {
   size: number
   /** Messages in each cross-process tail-latency run. */
   tailMessages: number
+  /** Rounds of the throughput phases (the median is reported). */
+  repeat: number
   /** The command line, as printed in the report. */
   command: string
 }

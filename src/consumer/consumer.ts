@@ -150,7 +150,7 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
     for (; i < this.buffer.length && out.length < n; i++) {
       const m = this.buffer[i] as GroupMessageImpl<V>
       const h = GroupMessageImpl.handle(m)
-      if (h.settled || h.part.lost || h.generation !== h.part.generation || this.parts.get(h.part.key) !== h.part) continue
+      if (h.settled || h.part.lost || h.part.dropped || h.generation !== h.part.generation) continue
       m.deliveryCount++
       if (this.opts.maxDeliveries !== undefined && m.deliveryCount > this.opts.maxDeliveries) {
         this.term(m, `delivered ${m.deliveryCount - 1} times (maxDeliveries ${this.opts.maxDeliveries})`)
@@ -194,7 +194,7 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
 
   private live(m: GroupMessageImpl<unknown>): boolean {
     const h = GroupMessageImpl.handle(m)
-    return !h.settled && !h.part.lost && h.generation === h.part.generation && this.parts.get(h.part.key) === h.part
+    return !h.settled && !h.part.lost && !h.part.dropped && h.generation === h.part.generation
   }
 
   private undeliver(m: GroupMessageImpl<unknown>): void {
@@ -304,7 +304,7 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
           this.emitError(e)
           continue
         }
-        if (this.state !== 'running' || p.lost || p.revoking || gen !== p.generation || this.parts.get(p.key) !== p) continue
+        if (this.state !== 'running' || p.lost || p.dropped || p.revoking || gen !== p.generation) continue
         if (msgs.length === want) p.dirty = true
         for (const m of msgs) {
           p.track(m.offset)
@@ -416,6 +416,7 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
     this.forgetBuffered(p)
     this.outstanding -= p.outstandingCount
     this.parts.delete(p.key)
+    p.dropped = true
     p.unwatch?.()
     p.unwatch = undefined
     void p.reader?.close()

@@ -40,11 +40,13 @@ export class OwnedPartition {
   ) {
     this.position = position
     this.committed = position
+    this.key = `${topic}/${partition}`
   }
 
-  get key(): string {
-    return `${this.topic}/${this.partition}`
-  }
+  /** `"<topic>/<partition>"`. */
+  readonly key: string
+  /** No longer held by the consumer (released, lost or closed). */
+  dropped = false
 
   /** Record fetched offsets (increasing). */
   track(offset: number): void {

@@ -1,6 +1,7 @@
 import { KeyLanes } from './key-lanes.js'
 import { asyncIterableOption, booleanOption, handlerAndOptions, integerOption, signalOption } from './options.js'
-import { laneOf, outcomeOf, type Operator, type Settleable } from './settleable.js'
+import { AsyncIterableX } from 'ix/asynciterable/asynciterablex'
+import { laneOf, outcomeOf, type AsyncOperator, type Settleable } from './settleable.js'
 import { END, Upstream } from './upstream.js'
 
 /** Work to do for one message before it is acked; a throw or rejection fails it. */
@@ -92,7 +93,7 @@ export const laneOfMessage = (m: Settleable): string | undefined => laneOf(m.key
  * }
  * ```
  */
-export function ack<T extends Settleable = Settleable>(handler?: AckHandler<T>, options?: AckOptions): Operator<T, T>
+export function ack<T extends Settleable = Settleable>(handler?: AckHandler<T>, options?: AckOptions): AsyncOperator<T, T>
 /**
  * Acks every message as it passes (no handler).
  * @example
@@ -100,13 +101,27 @@ export function ack<T extends Settleable = Settleable>(handler?: AckHandler<T>, 
  * for await (const m of pipe(consumer, ack({ signal }))) console.log(m.value)
  * ```
  */
-export function ack<T extends Settleable = Settleable>(options?: AckOptions): Operator<T, T>
-export function ack<T extends Settleable = Settleable>(first?: AckHandler<T> | AckOptions, second?: AckOptions): Operator<T, T> {
+export function ack<T extends Settleable = Settleable>(options?: AckOptions): AsyncOperator<T, T>
+export function ack<T extends Settleable = Settleable>(first?: AckHandler<T> | AckOptions, second?: AckOptions): AsyncOperator<T, T> {
   const [handler, opts] = handlerAndOptions<AckHandler<T>, AckOptions>('ack()', first, second)
   const options = resolveAckOptions('ack()', opts)
   return (source) => {
     asyncIterableOption('ack()', source)
-    return { [Symbol.asyncIterator]: () => new AckIterator(source, handler, options) }
+    return new AckIterable(source, handler, options)
+  }
+}
+
+class AckIterable<T extends Settleable> extends AsyncIterableX<T> {
+  constructor(
+    private readonly source: AsyncIterable<T>,
+    private readonly handler: AckHandler<T> | undefined,
+    private readonly options: ResolvedAckOptions,
+  ) {
+    super()
+  }
+
+  [Symbol.asyncIterator](signal?: AbortSignal): AsyncIterableIterator<T> {
+    return new AckIterator(this.source, this.handler, this.options, signal)
   }
 }
 
@@ -129,8 +144,8 @@ class AckIterator<T extends Settleable> implements AsyncIterableIterator<T> {
   #finished = false
   #change: { promise: Promise<void>; resolve: () => void } | undefined
 
-  constructor(source: AsyncIterable<T>, handler: AckHandler<T> | undefined, options: ResolvedAckOptions) {
-    this.#up = new Upstream(source, options.signal)
+  constructor(source: AsyncIterable<T>, handler: AckHandler<T> | undefined, options: ResolvedAckOptions, outer: AbortSignal | undefined) {
+    this.#up = new Upstream(source, options.signal, outer)
     this.#handler = handler
     this.#lanes = new KeyLanes<T>(options.concurrency, options.perKey ? laneOfMessage : undefined)
     this.#window = 2 * options.concurrency - 1

@@ -1,6 +1,7 @@
 import { BatchAssembler, type MessageBatch } from './message-batch.js'
 import { asyncIterableOption, integerOption, numberOption, optionsObject, signalOption } from './options.js'
-import type { Operator, Settleable } from './settleable.js'
+import { AsyncIterableX } from 'ix/asynciterable/asynciterablex'
+import type { AsyncOperator, Settleable } from './settleable.js'
 import { END, TIMEOUT, Upstream, type Pulled } from './upstream.js'
 
 /** Options of {@link batch} (and `batchRx`). */
@@ -76,11 +77,24 @@ export function resolveBatchOptions(where: string, options: BatchOptions | undef
  * }
  * ```
  */
-export function batch<T extends Settleable = Settleable>(options: BatchOptions): Operator<T, MessageBatch<T>> {
+export function batch<T extends Settleable = Settleable>(options: BatchOptions): AsyncOperator<T, MessageBatch<T>> {
   const resolved = resolveBatchOptions('batch()', options)
   return (source) => {
     asyncIterableOption('batch()', source)
-    return { [Symbol.asyncIterator]: () => new BatchIterator(source, resolved) }
+    return new BatchIterable(source, resolved)
+  }
+}
+
+class BatchIterable<T extends Settleable> extends AsyncIterableX<MessageBatch<T>> {
+  constructor(
+    private readonly source: AsyncIterable<T>,
+    private readonly options: ResolvedBatchOptions,
+  ) {
+    super()
+  }
+
+  [Symbol.asyncIterator](signal?: AbortSignal): AsyncIterableIterator<MessageBatch<T>> {
+    return new BatchIterator(this.source, this.options, signal)
   }
 }
 
@@ -94,8 +108,8 @@ class BatchIterator<T extends Settleable> implements AsyncIterableIterator<Messa
   #failure: { error: unknown } | undefined
   #finished = false
 
-  constructor(source: AsyncIterable<T>, options: ResolvedBatchOptions) {
-    this.#up = new Upstream(source, options.signal)
+  constructor(source: AsyncIterable<T>, options: ResolvedBatchOptions, outer: AbortSignal | undefined) {
+    this.#up = new Upstream(source, options.signal, outer)
     this.#assembler = new BatchAssembler<T>(options.size)
     this.#maxWaitMs = options.maxWaitMs
   }

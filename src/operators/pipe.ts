@@ -61,7 +61,9 @@ export function pipe<A, B, C, D, E, F, G, H, I>(
   op7: Operator<G, H>,
   op8: Operator<H, I>,
 ): AsyncIterable<I>
-export function pipe(source: AsyncIterable<unknown>, ...operators: Array<Operator<unknown, unknown>>): AsyncIterable<unknown>
+// Longer chains lose the types between steps, as in IxJS and RxJS.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function pipe(source: AsyncIterable<unknown>, ...operators: Array<Operator<any, any>>): AsyncIterable<unknown>
 export function pipe(source: AsyncIterable<unknown>, ...operators: Array<Operator<unknown, unknown>>): AsyncIterable<unknown> {
   let acc = source
   for (const op of operators) acc = op(acc)

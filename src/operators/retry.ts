@@ -1,6 +1,7 @@
 import { asyncIterableOption } from './options.js'
 import { giveUp, resolveRetryOptions, retryDelay, shouldRetry, type RetryHandler, type RetryOptions, type RetryPolicy, type RetryResult } from './retry-policy.js'
-import { outcomeOf, type Operator, type Settleable } from './settleable.js'
+import { AsyncIterableX } from 'ix/asynciterable/asynciterablex'
+import { outcomeOf, type AsyncOperator, type Settleable } from './settleable.js'
 import { END, STOPPED, Upstream, type Pulled } from './upstream.js'
 
 /**
@@ -28,11 +29,25 @@ import { END, STOPPED, Upstream, type Pulled } from './upstream.js'
  * for await (const r of results) if (!r.ok) console.warn('dead-lettered', r.message.offset, r.error)
  * ```
  */
-export function retry<T extends Settleable = Settleable>(handler: RetryHandler<T>, options: RetryOptions): Operator<T, RetryResult<T>> {
+export function retry<T extends Settleable = Settleable>(handler: RetryHandler<T>, options: RetryOptions): AsyncOperator<T, RetryResult<T>> {
   const policy = resolveRetryOptions('retry()', handler, options)
   return (source) => {
     asyncIterableOption('retry()', source)
-    return { [Symbol.asyncIterator]: () => new RetryIterator(source, handler, policy) }
+    return new RetryIterable(source, handler, policy)
+  }
+}
+
+class RetryIterable<T extends Settleable> extends AsyncIterableX<RetryResult<T>> {
+  constructor(
+    private readonly source: AsyncIterable<T>,
+    private readonly handler: RetryHandler<T>,
+    private readonly policy: RetryPolicy,
+  ) {
+    super()
+  }
+
+  [Symbol.asyncIterator](signal?: AbortSignal): AsyncIterableIterator<RetryResult<T>> {
+    return new RetryIterator(this.source, this.handler, this.policy, signal)
   }
 }
 
@@ -44,8 +59,8 @@ class RetryIterator<T extends Settleable> implements AsyncIterableIterator<Retry
   readonly #policy: RetryPolicy
   #finished = false
 
-  constructor(source: AsyncIterable<T>, handler: RetryHandler<T>, policy: RetryPolicy) {
-    this.#up = new Upstream(source, policy.signal)
+  constructor(source: AsyncIterable<T>, handler: RetryHandler<T>, policy: RetryPolicy, outer: AbortSignal | undefined) {
+    this.#up = new Upstream(source, policy.signal, outer)
     this.#handler = handler
     this.#policy = policy
   }

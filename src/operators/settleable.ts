@@ -1,3 +1,5 @@
+import type { AsyncIterableX } from 'ix/asynciterable/asynciterablex'
+
 /**
  * What the operators need from a message: the settlement vocabulary of `GroupMessage` (nats'
  * `ack / nak(delay) / term(reason)`) and, for per-key ordering, its key. Any object with these
@@ -20,10 +22,17 @@ export interface Settleable {
 }
 
 /**
- * An operator over async iterables, the shape IxJS uses: `from(x).pipe(op)` and our `pipe(x, op)`
- * both accept it.
+ * An operator over async iterables, as our `pipe(x, op)` takes it: any function from an
+ * `AsyncIterable` to an `AsyncIterable` (IxJS operators and async generator functions included).
  */
 export type Operator<T, U> = (source: AsyncIterable<T>) => AsyncIterable<U>
+
+/**
+ * What `ack`, `batch` and `retry` return: an {@link Operator} whose result is an IxJS
+ * `AsyncIterableX` (IxJS's `OperatorAsyncFunction`), so it also fits IxJS's typed
+ * `from(x).pipe(op1, op2, …)` and the result has IxJS's `.pipe()` and `.forEach()`.
+ */
+export type AsyncOperator<T, U> = (source: AsyncIterable<T>) => AsyncIterableX<U>
 
 /**
  * The lane a key belongs to, as a string (so `Map` compares by value): numbers and bigints by their

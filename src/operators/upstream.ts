@@ -27,7 +27,11 @@ const noop = (): void => undefined
  */
 export class Upstream<T> {
   readonly #source: AsyncIterable<T>
-  readonly #signal: AbortSignal | undefined
+  /** The operator's `signal` option and the signal IxJS passes to `[Symbol.asyncIterator](signal)`. */
+  readonly #signals: AbortSignal[]
+  /** Given to the source's `[Symbol.asyncIterator]()`, as IxJS operators do. */
+  readonly #sourceSignal: AbortSignal | undefined
+  #abortedBy: AbortSignal | undefined
   #iterator: AsyncIterator<T> | undefined
   /** A `next()` of the source that no wait has consumed yet. */
   #pending: Promise<IteratorResult<T>> | undefined
@@ -35,13 +39,25 @@ export class Upstream<T> {
   #stop: 'returned' | 'aborted' | undefined
   #closed = false
   readonly #wakers = new Set<() => void>()
-  readonly #onAbort = (): void => this.#end('aborted')
+  readonly #onAbort = (event: Event): void => {
+    this.#abortedBy ??= event.target as AbortSignal
+    this.#end('aborted')
+  }
 
-  constructor(source: AsyncIterable<T>, signal: AbortSignal | undefined) {
+  /**
+   * @param signal the operator's `signal` option.
+   * @param outer the signal IxJS passes to `[Symbol.asyncIterator](signal)`; also handed to the source.
+   */
+  constructor(source: AsyncIterable<T>, signal: AbortSignal | undefined, outer?: AbortSignal) {
     this.#source = source
-    this.#signal = signal
-    if (signal?.aborted) this.#stop = 'aborted'
-    else signal?.addEventListener('abort', this.#onAbort, { once: true })
+    this.#sourceSignal = outer
+    this.#signals = [signal, outer].filter((s): s is AbortSignal => s !== undefined)
+    const aborted = this.#signals.find((s) => s.aborted)
+    if (aborted) {
+      this.#abortedBy = aborted
+      this.#stop = 'aborted'
+      this.#closed = true
+    } else for (const s of this.#signals) s.addEventListener('abort', this.#onAbort, { once: true })
   }
 
   /** Ended by `stop()` or by the signal. */
@@ -56,7 +72,7 @@ export class Upstream<T> {
 
   /** The error an aborted iteration throws (the signal's reason when that is an `AbortError`). */
   abortError(): AbortError {
-    return abortErrorFrom(this.#signal as AbortSignal)
+    return abortErrorFrom(this.#abortedBy as AbortSignal)
   }
 
   /**
@@ -70,7 +86,8 @@ export class Upstream<T> {
     let pending = this.#pending
     if (!pending) {
       try {
-        this.#iterator ??= this.#source[Symbol.asyncIterator]()
+        const open = this.#source[Symbol.asyncIterator] as (this: AsyncIterable<T>, signal?: AbortSignal) => AsyncIterator<T>
+        this.#iterator ??= open.call(this.#source, this.#sourceSignal)
         pending = Promise.resolve(this.#iterator.next())
       } catch (e) {
         pending = Promise.reject(e)
@@ -162,7 +179,7 @@ export class Upstream<T> {
   close(): void {
     if (this.#closed) return
     this.#closed = true
-    this.#signal?.removeEventListener('abort', this.#onAbort)
+    for (const s of this.#signals) s.removeEventListener('abort', this.#onAbort)
   }
 
   #end(how: 'returned' | 'aborted'): void {
@@ -173,7 +190,7 @@ export class Upstream<T> {
     if (it && !this.#sourceEnded && typeof it.return === 'function') {
       // Not awaited, on purpose (see the class comment). A failure here has nobody to report to.
       try {
-        Promise.resolve(it.return()).catch(noop)
+        void Promise.resolve(it.return()).catch(noop)
       } catch {
         // a synchronous throw from return() is equally unreportable
       }

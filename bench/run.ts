@@ -1,0 +1,137 @@
+/*
+ * Benchmark entry: `npm run bench -- <suite> [--messages n] [--size bytes] [--tail-messages n] [--repeat n]`
+ * (or `npx tsx bench/run.ts <suite> …`). Each suite lives in bench/suites/<name>.ts and
+ * default-exports a `Suite`; this file only parses options and dispatches.
+ */
+import { spawnSync } from 'node:child_process'
+import { parseArgs } from 'node:util'
+import type { Suite, SuiteOptions } from './lib/suite.js'
+
+/** Known suites, loaded on demand so one suite's dependencies never slow down another. */
+const SUITES: Record<string, { description: string; load: () => Promise<{ default: Suite }> }> = {
+  file: {
+    description: 'file backend: write/read throughput, read memory, cross-process tail latency vs plain Node',
+    load: () => import('./suites/file.js'),
+  },
+  groups: {
+    description: 'consumer groups: 3-member consume+ack vs history, failover after SIGKILL, join time',
+    load: () => import('./suites/groups.js'),
+  },
+}
+
+const DEFAULTS = { messages: 1_000_000, size: 100, tailMessages: 300, repeat: 3 }
+
+function usage(): string {
+  const suites = Object.entries(SUITES)
+    .map(([name, s]) => `  ${name.padEnd(8)} ${s.description}`)
+    .join('\n')
+  return [
+    'usage: npm run bench -- <suite> [options]',
+    '       npx tsx bench/run.ts <suite> [options]',
+    '',
+    'suites:',
+    suites,
+    '',
+    'options:',
+    `  --messages <n>       messages per throughput phase (default ${DEFAULTS.messages.toLocaleString('en-US')})`,
+    `  --size <bytes>       value size in bytes (default ${DEFAULTS.size})`,
+    `  --tail-messages <n>  messages per tail-latency run (default ${DEFAULTS.tailMessages})`,
+    `  --repeat <n>         rounds of the throughput phases; the median round is reported (default ${DEFAULTS.repeat})`,
+    '  -h, --help           this help',
+  ].join('\n')
+}
+
+class UsageError extends Error {}
+
+function intOption(name: string, text: string | undefined, fallback: number, min: number, max: number): number {
+  if (text === undefined) return fallback
+  const v = Number(text.replace(/_/g, ''))
+  if (!Number.isInteger(v) || v < min || v > max) throw new UsageError(`--${name} must be an integer ${min}..${max}, got ${JSON.stringify(text)}`)
+  return v
+}
+
+function parse(argv: string[]): { suite: string | undefined; options: Omit<SuiteOptions, 'command'>; help: boolean } {
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        messages: { type: 'string' },
+        size: { type: 'string' },
+        'tail-messages': { type: 'string' },
+        repeat: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    })
+  } catch (e) {
+    throw new UsageError((e as Error).message)
+  }
+  const { values, positionals } = parsed
+  if (positionals.length > 1) throw new UsageError(`one suite at a time, got ${positionals.join(' ')}`)
+  return {
+    suite: positionals[0],
+    help: values.help === true,
+    options: {
+      messages: intOption('messages', values.messages, DEFAULTS.messages, 1, 100_000_000),
+      size: intOption('size', values.size, DEFAULTS.size, 1, 512 * 1024),
+      tailMessages: intOption('tail-messages', values['tail-messages'], DEFAULTS.tailMessages, 1, 100_000),
+      repeat: intOption('repeat', values.repeat, DEFAULTS.repeat, 1, 100),
+    },
+  }
+}
+
+async function main(): Promise<number> {
+  let args
+  try {
+    args = parse(process.argv.slice(2))
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e
+    process.stderr.write(`error: ${e.message}\n\n${usage()}\n`)
+    return 2
+  }
+  if (args.help) {
+    process.stdout.write(usage() + '\n')
+    return 0
+  }
+  const entry = args.suite === undefined ? undefined : SUITES[args.suite]
+  if (!entry) {
+    process.stderr.write(`${args.suite === undefined ? 'error: no suite given' : `error: unknown suite ${JSON.stringify(args.suite)}`}\n\n${usage()}\n`)
+    return 2
+  }
+  const o = args.options
+  const given = process.argv.slice(2).join(' ')
+  const via = process.env.npm_lifecycle_event === 'bench' ? `npm run bench -- ${given}` : `npx tsx bench/run.ts ${given}`
+  const full = `npx tsx bench/run.ts ${args.suite} --messages ${o.messages} --size ${o.size} --tail-messages ${o.tailMessages} --repeat ${o.repeat}`
+  const command = via.trim() === full ? full : `${via.trim()}   (= ${full})`
+  const suite = (await entry.load()).default
+  await suite.run({ ...o, command })
+  return 0
+}
+
+/**
+ * Memory measurements start from a full GC, which needs --expose-gc: without it, run this same
+ * command once more in a child node with the flag (and tsx's loader flags, kept in execArgv).
+ */
+function reexecWithGc(): number | undefined {
+  if (typeof (globalThis as { gc?: unknown }).gc === 'function' || process.env.TWAINMQ_BENCH_REEXEC === '1') return undefined
+  const r = spawnSync(process.execPath, ['--expose-gc', ...process.execArgv, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+    env: { ...process.env, TWAINMQ_BENCH_REEXEC: '1' },
+  })
+  if (r.error) throw r.error
+  return r.status ?? 1
+}
+
+const reexec = reexecWithGc()
+if (reexec !== undefined) process.exitCode = reexec
+else main().then(
+  (code) => {
+    process.exitCode = code
+  },
+  (e: unknown) => {
+    process.stderr.write(`bench failed: ${(e as Error)?.stack ?? String(e)}\n`)
+    process.exitCode = 1
+  },
+)
