@@ -104,7 +104,12 @@ export class Twain implements AsyncDisposable {
     if (this.closing) throw new ClosedError('This twain instance is closed')
   }
 
-  /** Register a message type (TwainMQ's registered dataclasses), validated by a Standard Schema or a function. */
+  /**
+   * Register a message type (TwainMQ's registered dataclasses), validated by a Standard Schema or a
+   * function returning the validated value. Values sent with `{ type }` are validated before they are
+   * written, and messages read back are validated again (a failure sets `message.error`; the stream
+   * goes on), so a validator should be idempotent: parse and check, not transform one-way.
+   */
   registerType<T>(name: string, schema?: TypeValidator<T>): void {
     this.types.register(name, schema as TypeValidator)
   }
@@ -180,6 +185,20 @@ export class Twain implements AsyncDisposable {
     return p
   }
 
+  /** Validation of registered types on read, when any type has a validator (checked per iteration). */
+  private decoder(): ((batch: Message[]) => Message[] | Promise<Message[]>) | undefined {
+    if (!this.types.validates) return undefined
+    return (batch) => {
+      let async = false
+      const out = batch.map((m) => {
+        const r = this.types.checkRead(m)
+        if (r instanceof Promise) async = true
+        return r
+      })
+      return async ? Promise.all(out) : (out as Message[])
+    }
+  }
+
   /** A stream whose iterations this instance ends on close; iterating after close throws `ClosedError`. */
   private stream<T>(open: () => BatchSource<T>, signal: AbortSignal | undefined): MessageStream<T> {
     return new MessageStream<T>(
@@ -218,6 +237,7 @@ export class Twain implements AsyncDisposable {
         from,
         skipProducer: options.skipOwn ? this.clientId : undefined,
         ends,
+        decode: this.decoder(),
       })
       return source as BatchSource<Message> as BatchSource<Message<V>>
     }, options.signal)
@@ -228,7 +248,7 @@ export class Twain implements AsyncDisposable {
     this.live()
     checkTopicName(topic)
     if (options.limit !== undefined) checkInt('limit', options.limit, 0, Number.MAX_SAFE_INTEGER)
-    return this.stream(() => new HistorySource(this.store, { topic, ...options }) as BatchSource<Message> as BatchSource<Message<V>>, options.signal)
+    return this.stream(() => new HistorySource(this.store, { topic, ...options, decode: this.decoder() }) as BatchSource<Message> as BatchSource<Message<V>>, options.signal)
   }
 
   /**
@@ -243,7 +263,7 @@ export class Twain implements AsyncDisposable {
     if (opts.mode === 'shared' && this.store.kind !== 'redis') {
       throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${this.store.kind}: use mode 'partitioned'`)
     }
-    const c = new Consumer<V>(this.store, list, opts, this.clientId, this.iterations, (done) => this.consumers.delete(done))
+    const c = new Consumer<V>(this.store, list, opts, this.clientId, this.iterations, (done) => this.consumers.delete(done), this.decoder())
     this.consumers.add(c)
     return c
   }

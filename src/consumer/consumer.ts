@@ -4,6 +4,7 @@ import { tpKey, type TopicPartition } from '../backends/assign.js'
 import type { Backend } from '../backends/backend.js'
 import type { Lease, MemberSpec } from '../backends/group.js'
 import { FencedError, InvalidArgumentError, TwainError } from '../core/errors.js'
+import type { Message } from '../core/types.js'
 import type { BatchIterator, BatchSource } from '../stream/batch-iterator.js'
 import { MessageStream } from '../stream/message-stream.js'
 import { Wake } from '../stream/wake.js'
@@ -56,6 +57,8 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
     producerId: string,
     registry: Set<BatchIterator<unknown>>,
     private readonly onClosed: (c: Consumer<any>) => void,
+    /** Registered-type validation of fetched messages. */
+    private readonly decode?: (batch: Message[]) => Message[] | Promise<Message[]>,
   ) {
     super(undefined, opts.signal, registry)
     const id = `${opts.name ?? 'member'}-${randomBytes(5).toString('hex')}`
@@ -300,6 +303,7 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
         let msgs
         try {
           msgs = await p.reader.read(want)
+          if (this.decode && msgs.length) msgs = await this.decode(msgs)
         } catch (e) {
           this.emitError(e)
           continue

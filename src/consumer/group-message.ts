@@ -40,6 +40,7 @@ export class GroupMessageImpl<V> implements GroupMessage<V> {
   type?: string
   headers: Record<string, string>
   producerId: string
+  error?: Error
   deliveryCount = 0
   readonly #settler: Settler
   readonly #handle: Handle
@@ -54,6 +55,7 @@ export class GroupMessageImpl<V> implements GroupMessage<V> {
     if (m.type !== undefined) this.type = m.type
     this.headers = m.headers
     this.producerId = m.producerId
+    if (m.error !== undefined) this.error = m.error
     this.#settler = settler
     this.#handle = { part, generation: part.generation, settled: false, delivered: false }
   }

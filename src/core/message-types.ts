@@ -35,6 +35,37 @@ export class TypeRegistry {
     return this.types.has(name)
   }
 
+  /**
+   * Validate a message read back whose `type` is registered: its `value` becomes the validated value,
+   * or its `error` is set (the stream is not stopped). Synchronous unless the validator is async.
+   */
+  checkRead<M extends { type?: string | undefined; value: unknown; topic: string; partition: number; offset: number; error?: Error }>(m: M): M | Promise<M> {
+    const v = m.type === undefined ? undefined : this.types.get(m.type)
+    if (v === undefined) return m
+    const where = `${m.topic}/${m.partition}@${m.offset}`
+    if (typeof v === 'function') {
+      try {
+        m.value = v(m.value)
+      } catch (cause) {
+        m.error = new ValidationError(`Value of message type "${m.type}" at ${where} is invalid: ${(cause as Error)?.message ?? String(cause)}`, { cause })
+      }
+      return m
+    }
+    const apply = (r: StandardResult<unknown>): M => {
+      if (r.issues) m.error = new ValidationError(`Value of message type "${m.type}" at ${where} is invalid: ${r.issues.map((i) => i.message).join('; ')}`)
+      else m.value = r.value
+      return m
+    }
+    const r = v['~standard'].validate(m.value)
+    return r instanceof Promise ? r.then(apply) : apply(r)
+  }
+
+  /** Whether any type has a validator (else reading needs no checks at all). */
+  get validates(): boolean {
+    for (const v of this.types.values()) if (v !== undefined) return true
+    return false
+  }
+
   /** Validate `value` as type `name`; resolves with the validated (possibly transformed) value. */
   async validate(name: string, value: unknown, where: string): Promise<unknown> {
     if (!this.types.has(name)) {

@@ -57,6 +57,12 @@ export interface Message<V = unknown> {
   headers: Record<string, string>
   /** The `clientId` of the `Twain` that produced the message. */
   producerId: string
+  /**
+   * Set when the message could not be fully decoded — its registered type's validator rejected the
+   * value (`ValidationError`), or its type is unknown to the topic (`UnknownMessageTypeError`). The
+   * stream goes on; `value` then holds the value as stored. Absent on healthy messages.
+   */
+  error?: Error
 }
 
 /** Where a partition write landed. */

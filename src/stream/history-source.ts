@@ -11,7 +11,8 @@ export interface HistoryPlan {
   to?: number | undefined
   limit?: number | undefined
   reverse?: boolean | undefined
-  map?: ((m: Message) => Message) | undefined
+  /** Per-batch post-processing (registered-type validation); may be asynchronous. */
+  decode?: ((batch: Message[]) => Message[] | Promise<Message[]>) | undefined
 }
 
 const BATCH = 4096
@@ -95,8 +96,7 @@ export class HistorySource implements BatchSource<Message> {
     const out = this.plan.reverse ? await this.nextReverse(Math.min(left, BATCH)) : await this.nextForward(Math.min(left, BATCH), signal)
     if (!out || out.length === 0) return undefined
     this.emitted += out.length
-    const map = this.plan.map
-    return map ? out.map(map) : out
+    return this.plan.decode ? this.plan.decode(out) : out
   }
 
   private async nextForward(max: number, signal: AbortSignal): Promise<Message[] | undefined> {

@@ -17,7 +17,8 @@ export interface TailPlan {
   /** End offsets per topic captured when the stream was created (`from: 'end'`). */
   ends?: Map<string, number[]> | undefined
   /** Per-message post-processing (e.g. registered-type validation). */
-  map?: ((m: Message) => Message) | undefined
+  /** Per-batch post-processing (registered-type validation); may be asynchronous. */
+  decode?: ((batch: Message[]) => Message[] | Promise<Message[]>) | undefined
 }
 
 const MAX_BATCH = 4096
@@ -105,7 +106,7 @@ export class TailSource implements BatchSource<Message> {
         const out = this.filter(batch)
         if (out.length > 0) {
           this.rr = i + 1
-          return out
+          return this.plan.decode ? this.plan.decode(out) : out
         }
         any ||= this.dirty[i] as boolean
       }
@@ -115,14 +116,7 @@ export class TailSource implements BatchSource<Message> {
 
   private filter(batch: Message[]): Message[] {
     const skip = this.plan.skipProducer
-    const map = this.plan.map
-    if (skip === undefined && !map) return batch
-    const out: Message[] = []
-    for (const m of batch) {
-      if (skip !== undefined && m.producerId === skip) continue
-      out.push(map ? map(m) : m)
-    }
-    return out
+    return skip === undefined ? batch : batch.filter((m) => m.producerId !== skip)
   }
 
   async close(): Promise<void> {
