@@ -55,4 +55,12 @@ describe('examples run as smoke tests', () => {
     expect(m, out).not.toBeNull()
     expect(Number(m![2])).toBe(Number(m![1]))
   }, 60_000)
+
+  it('rxjs-pipeline retries, dead-letters the poison payment and ends with zero lag', () => {
+    const { code, out } = run('rxjs-pipeline.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/processed 30: 29 ok, 1 dead-lettered/)
+    expect(out).toMatch(/dead letter: payment 13 \(card declined\) from payments\/\d@\d+/)
+    expect(out).toMatch(/lag after close: 0/)
+  }, 60_000)
 })
