@@ -2,6 +2,9 @@ import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
 import type { Backend } from './backends/backend.js'
 import { FileBackend } from './backends/file/file-backend.js'
+import { RedisBackend } from './backends/redis/redis-backend.js'
+import { isTwainmqRoot } from './compat/twainmq/detect.js'
+import { twainmqFormat } from './compat/twainmq/twainmq-store.js'
 import { ClosedError, InvalidArgumentError, TopicNotFoundError } from './core/errors.js'
 import { TypeRegistry, type TypeValidator } from './core/message-types.js'
 import { checkGroupName, checkInt, checkTopicName } from './core/names.js'
@@ -82,7 +85,11 @@ export class Twain implements AsyncDisposable {
       throw new InvalidArgumentError(`clientId must be a string of 1-255 bytes, got ${JSON.stringify(clientId)}`)
     }
     if (t.kind === 'redis') {
-      throw new InvalidArgumentError(`The Redis backend is not available in this build (target ${JSON.stringify(t.url)}); use a directory path`)
+      const prefix = options.prefix ?? 'twainmq:'
+      if (typeof prefix !== 'string' || prefix.length > 1000) {
+        throw new InvalidArgumentError(`prefix must be a string of at most 1000 characters, got ${JSON.stringify(prefix)}`)
+      }
+      return new Twain(await RedisBackend.connect({ url: t.url, cluster: t.cluster }, { prefix, clientId }), clientId)
     }
     const fsync = options.fsync ?? 'never'
     if (!(fsync === 'never' || fsync === 'batch' || fsync === 'always' || (typeof fsync === 'number' && fsync > 0 && Number.isFinite(fsync)))) {
@@ -90,7 +97,18 @@ export class Twain implements AsyncDisposable {
     }
     const segmentBytes = checkInt('segmentBytes', options.segmentBytes ?? 64 * 1024 * 1024, 1024, 2 ** 31)
     const pollMs = checkInt('pollMs', options.pollMs ?? 250, 1, 60_000)
-    const backend = new FileBackend(t.root, { fsync, segmentBytes, pollMs })
+    const format = options.format ?? 'native'
+    if (format !== 'native' && format !== 'twainmq-v1') {
+      throw new InvalidArgumentError(`format must be 'native' or 'twainmq-v1', got ${JSON.stringify(options.format)}`)
+    }
+    // Python TwainMQ topics are served per topic when asked for or when the root has .twc configs.
+    const twainmq = format === 'twainmq-v1' || isTwainmqRoot(t.root)
+    const backend = new FileBackend(t.root, {
+      fsync,
+      segmentBytes,
+      pollMs,
+      ...(twainmq ? { foreign: { create: (root, hub) => twainmqFormat(root, hub, { fsync }), createTopicsInIt: format === 'twainmq-v1' } } : {}),
+    })
     await backend.init()
     return new Twain(backend, clientId)
   }
@@ -218,16 +236,16 @@ export class Twain implements AsyncDisposable {
     if (list.length === 0) throw new InvalidArgumentError('tail() needs at least one topic')
     const from = options.from ?? 'end'
     // Fix 'end' now (and for each later iteration when it starts), so a message sent right after is delivered.
-    const snapshot = (): Map<string, number[]> | undefined => {
+    const snapshot = (): Map<string, number[] | Promise<number[]>> | undefined => {
       if (!(from === 'end' || (typeof from === 'object' && 'offset' in from && typeof from.offset === 'object'))) return undefined
-      const ends = new Map<string, number[]>()
+      const ends = new Map<string, number[] | Promise<number[]>>()
       for (const t of list) {
-        const e = this.store.endOffsetsNow?.(t)
+        const e = this.store.endOffsetsNow?.(t) ?? this.store.endOffsetsSoon?.(t)
         if (e) ends.set(t, e)
       }
       return ends
     }
-    let first: Map<string, number[]> | undefined | null = snapshot()
+    let first: Map<string, number[] | Promise<number[]>> | undefined | null = snapshot()
     return this.stream(() => {
       const ends = first === null ? snapshot() : first
       first = null
@@ -262,6 +280,9 @@ export class Twain implements AsyncDisposable {
     const opts = resolveConsumerOptions(options)
     if (opts.mode === 'shared' && this.store.kind !== 'redis') {
       throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${this.store.kind}: use mode 'partitioned'`)
+    }
+    if (opts.mode === 'shared') {
+      throw new InvalidArgumentError(`mode 'shared' (competing consumers) is not available in this build yet: use mode 'partitioned'`)
     }
     const c = new Consumer<V>(this.store, list, opts, this.clientId, this.iterations, (done) => this.consumers.delete(done), this.decoder())
     this.consumers.add(c)

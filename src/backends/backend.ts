@@ -72,6 +72,11 @@ export interface Backend {
    * `undefined` where it cannot. Lets a tail `from: 'end'` start exactly where `tail()` was called.
    */
   endOffsetsNow?(topic: string): number[] | undefined
+  /**
+   * Where `endOffsetsNow` is impossible (Redis): the end offsets from a request issued at once, so it
+   * is ordered before every later append of this instance (one command connection).
+   */
+  endOffsetsSoon?(topic: string): Promise<number[]>
   /** Append records to a partition as one batch; resolves with the first record's offset. */
   append(topic: string, partition: number, records: readonly RecordInput[], producerId: string): Promise<number>
   /** A forward reader of one partition positioned at `from`. */

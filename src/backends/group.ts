@@ -10,6 +10,8 @@ export interface MemberSpec {
   sessionTimeoutMs: number
   pid: number
   host: string
+  /** Closing: keeps its session and leases while it drains, but is assigned nothing new. */
+  leaving?: boolean
 }
 
 /** A partition lease held by a member: `epoch` is its fencing token. */

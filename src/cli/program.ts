@@ -6,6 +6,7 @@ import { registerGroupsDescribe } from './groups-describe.js'
 import { registerGroupsList } from './groups-list.js'
 import { registerGroupsReset } from './groups-reset.js'
 import { registerHistory } from './history.js'
+import { registerImportTwainmq } from './import-twainmq.js'
 import { registerProduce } from './produce.js'
 import { registerTail } from './tail.js'
 import { registerTopicsCreate } from './topics-create.js'
@@ -48,6 +49,7 @@ export function buildProgram(version: string): Command {
   registerGroupsDescribe(groups)
   registerGroupsReset(groups)
   registerGroupsDelete(groups)
+  registerImportTwainmq(program)
   return program
 }
 

@@ -45,6 +45,8 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
   private readonly settleWake = new Wake()
   /** Where the next fetch round starts. */
   private rr = 0
+  /** Partitions whose lease was taken since the last `commit()` (reported by it as `FencedError`). */
+  private readonly fenced: TopicPartition[] = []
   /** Topics with `retention: { consumed: true }`. */
   private readonly consumedTopics: string[] = []
   private lastRetention = 0
@@ -64,7 +66,8 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
     const id = `${opts.name ?? 'member'}-${randomBytes(5).toString('hex')}`
     this.member = { id, name: opts.name ?? id, topics: [...topics].sort(), sessionTimeoutMs: opts.sessionTimeoutMs, pid: process.pid, host: hostname() }
     this.dlq = opts.deadLetter ? new DeadLetterWriter(backend, opts.deadLetter, producerId) : undefined
-    opts.signal?.addEventListener('abort', () => void this.close().catch(() => undefined), { once: true })
+    // Deferred: the iterations' own abort listeners must end them with AbortError before close() ends them quietly.
+    opts.signal?.addEventListener('abort', () => queueMicrotask(() => void this.close().catch(() => undefined)), { once: true })
     void this.start()
   }
 
@@ -154,11 +157,12 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
       const m = this.buffer[i] as GroupMessageImpl<V>
       const h = GroupMessageImpl.handle(m)
       if (h.settled || h.part.lost || h.part.dropped || h.generation !== h.part.generation) continue
-      m.deliveryCount++
-      if (this.opts.maxDeliveries !== undefined && m.deliveryCount > this.opts.maxDeliveries) {
-        this.term(m, `delivered ${m.deliveryCount - 1} times (maxDeliveries ${this.opts.maxDeliveries})`)
+      if (this.opts.maxDeliveries !== undefined && m.deliveryCount >= this.opts.maxDeliveries) {
+        // It would be delivery number maxDeliveries + 1: give up on it (deliveryCount stays the real count).
+        this.term(m, `delivered ${m.deliveryCount} times (maxDeliveries ${this.opts.maxDeliveries})`)
         continue
       }
+      m.deliveryCount++
       h.delivered = true
       h.part.inFlight++
       out.push(m)
@@ -289,16 +293,18 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
       // Round-robin with a fair share per partition, so a backlog on one cannot starve the others.
       const parts = [...this.parts.values()]
       const share = Math.max(1, Math.ceil(this.opts.maxInFlight / Math.max(1, parts.length)))
-      this.rr = parts.length ? (this.rr + 1) % parts.length : 0
+      const start = parts.length ? this.rr % parts.length : 0
       // Hysteresis: refill once a quarter of maxInFlight is free, not one message per ack.
       const lowWater = Math.max(1, Math.floor(this.opts.maxInFlight / 4))
       for (let k = 0; k < parts.length; k++) {
-        const p = parts[(this.rr + k) % parts.length] as OwnedPartition
+        const i = (start + k) % parts.length
+        const p = parts[i] as OwnedPartition
         const room = this.opts.maxInFlight - this.outstanding
         if (room <= 0 || (room < lowWater && !progressed)) break
         if (p.revoking || p.lost || !p.dirty || !p.reader) continue
         p.dirty = false
         const want = Math.min(room, share, MAX_FETCH)
+        this.rr = i + 1 // the next round starts after the partition served last
         const gen = p.generation
         let msgs
         try {
@@ -308,7 +314,12 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
           this.emitError(e)
           continue
         }
-        if (this.state !== 'running' || p.lost || p.dropped || p.revoking || gen !== p.generation) continue
+        if (this.state !== 'running' || p.lost || p.dropped || p.revoking || gen !== p.generation) {
+          // A seek or revocation happened during the read: its result is stale, and the reader moved
+          // past where the partition now wants to fetch from.
+          if (!p.dropped && !p.lost) p.reader?.seek(p.position)
+          continue
+        }
         if (msgs.length === want) p.dirty = true
         for (const m of msgs) {
           p.track(m.offset)
@@ -327,7 +338,7 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
   // ---- membership -----------------------------------------------------------------------
 
   private scheduleStep(): void {
-    if (this.state !== 'running') return
+    if (this.state === 'closed') return
     if (this.stepping) {
       this.stepAgain = true
       return
@@ -336,31 +347,51 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
       do {
         this.stepAgain = false
         await this.step().catch((e) => this.emitError(e))
-      } while (this.stepAgain && this.state === 'running')
+      } while (this.stepAgain && this.state !== 'closed')
       this.stepping = undefined
     })()
   }
 
   private async step(): Promise<void> {
+    if (this.state === 'closing') return this.closingHeartbeat()
     const now = Date.now()
     const release = [...this.parts.values()].filter((p) => p.revoking && (p.drained || now >= p.drainDeadline))
     if (release.length) await this.commitParts(release).catch(() => undefined)
     const res = await this.backend.groups.groupHeartbeat(this.opts.group, this.member, release.map((p) => ({ topic: p.topic, partition: p.partition })))
     if (this.state !== 'running') return
     const revoked: TopicPartition[] = []
+    for (const p of release) if (this.parts.get(p.key) === p) revoked.push(this.dropPartition(p))
     const owned = new Map(res.owned.map((l) => [tpKey(l.topic, l.partition), l]))
+    const taken: TopicPartition[] = []
     for (const p of [...this.parts.values()]) {
       if (!owned.has(p.key) || owned.get(p.key)?.epoch !== p.epoch) {
+        // Not released by us: the lease was taken (we were silent past the session timeout).
         p.lost = true
-        revoked.push(this.dropPartition(p))
+        const tp = this.dropPartition(p)
+        revoked.push(tp)
+        taken.push(tp)
       }
     }
-    const assigned: TopicPartition[] = []
-    for (const lease of res.owned) {
-      if (this.parts.has(tpKey(lease.topic, lease.partition))) continue
-      await this.acquire(lease)
-      assigned.push({ topic: lease.topic, partition: lease.partition })
+    if (taken.length) {
+      this.fenced.push(...taken)
+      this.emitError(new FencedError(`Member ${this.member.id} of group "${this.opts.group}" lost ${taken.map((t) => tpKey(t.topic, t.partition)).join(', ')}: its lease was taken after the session timeout; acks of messages from it are ignored`))
     }
+    // Open every new partition first, then let the fetch loop see them all at once (so the first
+    // one opened does not get a head start on a backlog).
+    const fresh = await Promise.all(res.owned.filter((l) => !this.parts.has(tpKey(l.topic, l.partition))).map((l) => this.acquire(l)))
+    const assigned: TopicPartition[] = []
+    for (const p of fresh) {
+      if (this.state !== 'running') {
+        void p.reader?.close()
+        continue
+      }
+      this.parts.set(p.key, p)
+      this.watchPartition(p)
+      assigned.push({ topic: p.topic, partition: p.partition })
+    }
+    const unsaved = fresh.filter((p) => p.committed < 0 && !p.dropped)
+    if (unsaved.length) await this.commitParts(unsaved).catch((e) => this.emitError(e))
+    if (fresh.length) this.fetchWake.wake()
     for (const tp of res.revoke) {
       const p = this.parts.get(tpKey(tp.topic, tp.partition))
       if (p && !p.revoking) this.beginRevoke(p)
@@ -370,7 +401,18 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
     if ([...this.parts.values()].some((p) => p.revoking && p.drained)) this.stepAgain = true
   }
 
-  private async acquire(lease: Lease): Promise<void> {
+  /**
+   * While closing: keep the session alive (and the leases) as a *leaving* member, which the
+   * assignment skips, so in-flight messages can still be acked and committed during the drain.
+   */
+  private async closingHeartbeat(): Promise<void> {
+    const res = await this.backend.groups.groupHeartbeat(this.opts.group, this.member, [])
+    const owned = new Map(res.owned.map((l) => [tpKey(l.topic, l.partition), l.epoch]))
+    for (const p of this.parts.values()) if (owned.get(p.key) !== p.epoch) p.lost = true
+  }
+
+  /** Open a newly leased partition (not yet visible to the fetch loop). */
+  private async acquire(lease: Lease): Promise<OwnedPartition> {
     const key = tpKey(lease.topic, lease.partition)
     const offsets = (await this.backend.offsets(lease.topic)).find((o) => o.partition === lease.partition)
     const start = offsets?.start ?? 0
@@ -381,10 +423,7 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
     const p = new OwnedPartition(lease.topic, lease.partition, lease.epoch, position)
     if (seek !== undefined || lease.committed === undefined) p.committed = -1 // commit the start position at once ('end' must stick)
     p.reader = await this.backend.openReader(lease.topic, lease.partition, position)
-    this.parts.set(key, p)
-    this.watchPartition(p)
-    if (p.committed < 0) await this.commitParts([p]).catch((e) => this.emitError(e))
-    this.fetchWake.wake()
+    return p
   }
 
   private beginRevoke(p: OwnedPartition): void {
@@ -466,7 +505,11 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
 
   /** Commit the acked prefix of every owned partition now. Rejects with `FencedError` for lost partitions. */
   async commit(): Promise<void> {
+    const lost = this.fenced.splice(0)
     await this.commitParts()
+    if (lost.length) {
+      throw new FencedError(`Partitions ${lost.map((t) => tpKey(t.topic, t.partition)).join(', ')} of group "${this.opts.group}" were taken from member ${this.member.id} (session timeout): their acks since the last commit were not committed`)
+    }
   }
 
   /** The partitions this member owns now. */
@@ -503,9 +546,11 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
     this.events.emit('error', e instanceof Error ? e : new Error(String(e)))
   }
 
+  /** A fatal failure (e.g. a topic that does not exist): every iteration throws it, 'error' reports it, the member closes. */
   private fail(e: unknown): void {
     this.failure = e
-    this.wakeViews()
+    this.emitError(e)
+    this.failIterations(e)
     void this.close().catch(() => undefined)
   }
 
@@ -518,10 +563,14 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
   private async shutdown(): Promise<void> {
     if (this.state === 'closed') return
     this.state = 'closing'
+    this.member.leaving = true
     this.fetchWake.wake()
     this.wakeViews()
     await super.close()
-    for (const t of this.timers) clearInterval(t)
+    // Keep heartbeating (as a leaving member) while draining; the other timers stop now.
+    const [heartbeat, ...others] = this.timers
+    for (const t of others) clearInterval(t)
+    this.scheduleStep()
     for (const t of this.redeliveries) clearTimeout(t)
     this.redeliveries.clear()
     this.forgetBuffered()
@@ -533,6 +582,7 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
       clearTimeout(t)
       this.settleWake.take()
     }
+    if (heartbeat) clearInterval(heartbeat)
     while (this.stepping) await this.stepping.catch(() => undefined)
     if (this.failure === undefined) {
       await this.commitParts().catch((e) => {

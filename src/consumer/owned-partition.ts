@@ -94,9 +94,12 @@ export class OwnedPartition {
     return this.outstanding.length - this.head
   }
 
-  /** The offset that may be committed now. */
+  /**
+   * The offset that may be committed now: the lowest outstanding offset, or the fetch position when
+   * that is lower (messages handed back — e.g. nacked, then forgotten on revocation — move it back).
+   */
   commitPoint(): number {
-    return this.head < this.outstanding.length ? (this.outstanding[this.head] as number) : this.position
+    return this.head < this.outstanding.length ? Math.min(this.outstanding[this.head] as number, this.position) : this.position
   }
 
   /** Start over at `offset` (seek): nothing outstanding; older messages' acks are ignored. */

@@ -115,6 +115,11 @@ export class BatchIterator<T> implements AsyncIterator<T> {
     return this.closed ?? Promise.resolve()
   }
 
+  /** End this iteration with `e` (a pending `next` rejects with it). */
+  abortWith(e: unknown): void {
+    this.fail(e)
+  }
+
   private fail(e: unknown): void {
     if (this.finished) return
     this.failure = e instanceof Error || e === QUIET ? e : new AbortError(String(e))

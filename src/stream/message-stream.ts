@@ -84,6 +84,11 @@ export class MessageStream<T> implements AsyncIterable<T> {
     })
   }
 
+  /** End every live iteration with `error` (subclasses use it for fatal failures). */
+  protected failIterations(error: unknown): void {
+    for (const it of [...this.active]) it.abortWith(error)
+  }
+
   /** End every iteration and subscription of this stream quietly; later iterations end at once. */
   async close(): Promise<void> {
     this.isClosed = true

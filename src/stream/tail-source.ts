@@ -14,8 +14,8 @@ export interface TailPlan {
   from: TailFrom
   /** Drop messages whose producerId is this. */
   skipProducer?: string | undefined
-  /** End offsets per topic captured when the stream was created (`from: 'end'`). */
-  ends?: Map<string, number[]> | undefined
+  /** End offsets per topic captured (or asked for) when the stream was created (`from: 'end'`). */
+  ends?: Map<string, number[] | Promise<number[]>> | undefined
   /** Per-message post-processing (e.g. registered-type validation). */
   /** Per-batch post-processing (registered-type validation); may be asynchronous. */
   decode?: ((batch: Message[]) => Message[] | Promise<Message[]>) | undefined
@@ -69,7 +69,7 @@ export class TailSource implements BatchSource<Message> {
     const from = this.plan.from
     if (from === 'start') return parts.map(() => 0)
     const ends = async () => {
-      const snap = this.plan.ends?.get(topic)
+      const snap = await Promise.resolve(this.plan.ends?.get(topic)).catch(() => undefined)
       if (snap) return snap
       const offs = await this.backend.offsets(topic)
       return offs.map((o) => o.end)

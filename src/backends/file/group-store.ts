@@ -11,6 +11,7 @@ import { PartitionLock } from './partition-lock.js'
 import type { WatchHub } from './watch-hub.js'
 
 interface StoredMember {
+  leaving?: boolean
   name: string
   topics: string[]
   pid: number
@@ -129,7 +130,8 @@ export class FileGroupStore implements GroupCoordinator {
       let changed = this.prune(s, now)
       const topicsChanged = !prev || prev.topics.join('\0') !== member.topics.join('\0')
       if (topicsChanged || now - prev.lastSeen > member.sessionTimeoutMs / 6) changed = true
-      s.members[member.id] = { name: member.name, topics: member.topics, pid: member.pid, host: member.host, lastSeen: now, sessionTimeoutMs: member.sessionTimeoutMs }
+      if (!!prev?.leaving !== !!member.leaving) changed = true
+      s.members[member.id] = { name: member.name, topics: member.topics, pid: member.pid, host: member.host, lastSeen: now, sessionTimeoutMs: member.sessionTimeoutMs, leaving: member.leaving }
       for (const tp of release) {
         const key = tpKey(tp.topic, tp.partition)
         if (s.owners[key]?.member === member.id) {
@@ -143,7 +145,10 @@ export class FileGroupStore implements GroupCoordinator {
           changed = true
         }
       }
-      const members = Object.entries(s.members).map(([id, m]) => ({ id, topics: m.topics }))
+      // Leaving members keep their leases until they release them, but are assigned nothing.
+      const members = Object.entries(s.members)
+        .filter(([, m]) => !m.leaving)
+        .map(([id, m]) => ({ id, topics: m.topics }))
       const partitions: TopicPartition[] = []
       for (const topic of new Set(members.flatMap((m) => m.topics))) {
         const n = this.partitionsOf(topic) ?? 0
@@ -152,7 +157,7 @@ export class FileGroupStore implements GroupCoordinator {
       const owners = new Map(Object.entries(s.owners).map(([k, o]) => [k, o.member]))
       const target = assignPartitions(partitions, members, owners)
       for (const [key, id] of target) {
-        if (id === member.id && !s.owners[key]) {
+        if (id === member.id && !member.leaving && !s.owners[key]) {
           s.owners[key] = { member: member.id, epoch: ++s.epoch }
           changed = true
         }

@@ -1,5 +1,5 @@
-import { closeSync, fstatSync, openSync, readSync, readdirSync } from 'node:fs'
-import { readdir, readFile } from 'node:fs/promises'
+import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync } from 'node:fs'
+import { readdir } from 'node:fs/promises'
 import { TopicCorruptError, TopicNotFoundError, backendError } from '../../core/errors.js'
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
@@ -45,8 +45,12 @@ function basesOf(names: string[]): number[] {
 
 /** Logical start offset written by `trim` (0 when never trimmed). */
 export async function readStartOffset(dir: string): Promise<number> {
+  return readStartOffsetSync(dir)
+}
+
+export function readStartOffsetSync(dir: string): number {
   try {
-    const n = Number((await readFile(startFile(dir), 'utf8')).trim())
+    const n = Number(readFileSync(startFile(dir), 'utf8').trim())
     return Number.isSafeInteger(n) && n >= 0 ? n : 0
   } catch {
     return 0
@@ -97,10 +101,18 @@ export class FilePartitionReader implements PartitionReader {
     this.release()
   }
 
+  /**
+   * Entirely synchronous inside (page-cache reads), so `seek` and `close` can never interleave with
+   * a read half-way through.
+   */
   async read(max: number): Promise<Message[]> {
+    return this.readSync(max)
+  }
+
+  private readSync(max: number): Message[] {
     const out: Message[] = []
     if (this.closed) return out
-    if (this.fh === undefined && !(await this.locate())) return out
+    if (this.fh === undefined && !this.locate()) return out
     for (let hops = 0; out.length < max && hops < 64; hops++) {
       const fd = this.fh as number
       // Parse from the bytes already read when `pos` is inside them (a consumer reads a few hundred
@@ -141,7 +153,7 @@ export class FilePartitionReader implements PartitionReader {
           break
         }
         if (h.flags & FLAG_SEAL) {
-          await this.openSegment(h.baseOffset, 0)
+          this.openSegment(h.baseOffset, 0)
           moved = switched = true
           break
         }
@@ -169,9 +181,9 @@ export class FilePartitionReader implements PartitionReader {
   }
 
   /** Find the segment and byte position for `next`; false when the segment does not exist yet. */
-  private async locate(): Promise<boolean> {
-    const start = await readStartOffset(this.dir)
-    const bases = await listSegments(this.dir, this.topic)
+  private locate(): boolean {
+    const start = readStartOffsetSync(this.dir)
+    const bases = listSegmentsSync(this.dir, this.topic)
     if (bases.length === 0) return false
     if (this.next < start) this.next = start
     if (this.next < (bases[0] as number)) this.next = bases[0] as number
@@ -180,7 +192,7 @@ export class FilePartitionReader implements PartitionReader {
   }
 
   /** Open segment `base` at byte `at` (-1: look up `next` in the sparse index). */
-  private async openSegment(base: number, at: number): Promise<boolean> {
+  private openSegment(base: number, at: number): boolean {
     this.release()
     let fd: number
     try {
@@ -195,7 +207,7 @@ export class FilePartitionReader implements PartitionReader {
     }
     this.fh = fd
     this.segBase = base
-    this.pos = at >= 0 ? at : await indexLookup(indexPath(this.dir, base), this.next, fstatSync(fd).size)
+    this.pos = at >= 0 ? at : indexLookup(indexPath(this.dir, base), this.next, fstatSync(fd).size)
     return true
   }
 

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
 
 /** Sparse index entry: the first offset of a frame and the frame's byte position in its segment. */
 export const INDEX_ENTRY_BYTES = 16
@@ -18,10 +18,10 @@ export function encodeIndexEntry(offset: number, position: number): Buffer {
  * before it (0 without an index). Only whole entries count; an index that lags the segment (a
  * writer died between the two writes) only means a longer scan. O(log n) in the entries.
  */
-export async function indexLookup(idxPath: string, offset: number, segmentSize: number): Promise<number> {
+export function indexLookup(idxPath: string, offset: number, segmentSize: number): number {
   let buf: Buffer
   try {
-    buf = await readFile(idxPath)
+    buf = readFileSync(idxPath)
   } catch {
     return 0
   }

@@ -1,0 +1,239 @@
+import { hostname } from 'node:os'
+import { InvalidArgumentError } from '../../core/errors.js'
+import { checkGroupName } from '../../core/names.js'
+import { assignPartitions, tpKey, type TopicPartition } from '../assign.js'
+import type { CommitRequest, GroupCoordinator, GroupSnapshot, HeartbeatResult, Lease, MemberSpec } from '../group.js'
+import { redisError, type Client } from './connection.js'
+import type { GroupNotifier } from './group-notify.js'
+import type { RedisKeys } from './keys.js'
+import type { Scripts } from './scripts.js'
+
+const HOST = hostname()
+
+interface StoredMember {
+  id: string
+  name: string
+  topics: string[]
+  pid: number
+  host: string
+  sessionTimeoutMs: number
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** A member on this host whose process is gone is dead at once (as on the file backend). */
+const goneHere = (m: StoredMember): boolean => m.host === HOST && m.pid !== process.pid && !pidAlive(m.pid)
+
+function parseMembers(flat: readonly string[]): StoredMember[] {
+  const out: StoredMember[] = []
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    try {
+      out.push({ ...(JSON.parse(flat[i + 1] as string) as Omit<StoredMember, 'id'>), id: flat[i] as string })
+    } catch {
+      /* an unreadable member is skipped; it expires */
+    }
+  }
+  return out
+}
+
+/**
+ * Partitioned consumer groups on Redis (DESIGN §6), with the semantics of the file group store:
+ * members in a hash plus a zset of session expiries (joined and pruned in Lua), assignment computed
+ * client-side with `assignPartitions`, and per-partition leases in `<partition>:g:<group>` hashes
+ * next to the partition (owner, epoch from HINCRBY, expiry, committed offset). Leases are taken,
+ * renewed, released and commits checked in Lua, each script on one partition's keys only.
+ */
+export class RedisGroupStore implements GroupCoordinator {
+  constructor(
+    private readonly client: Client,
+    private readonly scripts: Scripts,
+    private readonly keys: RedisKeys,
+    private readonly notifier: GroupNotifier,
+    /** Partition count of a topic (0 when it does not exist). */
+    private readonly partitionsOf: (topic: string) => Promise<number>,
+  ) {}
+
+  private lease(tp: TopicPartition, group: string): string {
+    return this.keys.partitionGroup(tp.topic, tp.partition, group)
+  }
+
+  private async partitions(topics: Iterable<string>): Promise<TopicPartition[]> {
+    const list = [...new Set(topics)].sort()
+    const counts = await Promise.all(list.map((t) => this.partitionsOf(t)))
+    return list.flatMap((topic, i) => Array.from({ length: counts[i] as number }, (_, partition) => ({ topic, partition })))
+  }
+
+  private notify(group: string): void {
+    void this.client.publish(this.keys.groupChannel(group), '1').catch(() => undefined)
+  }
+
+  async groupHeartbeat(group: string, member: MemberSpec, release: readonly TopicPartition[]): Promise<HeartbeatResult> {
+    checkGroupName(group)
+    try {
+      const now = Date.now()
+      const spec = JSON.stringify({ name: member.name, topics: member.topics, pid: member.pid, host: member.host, sessionTimeoutMs: member.sessionTimeoutMs })
+      const gk = [this.keys.groupMembers(group), this.keys.groupAlive(group), this.keys.groupTopics(group)]
+      const [reply] = await Promise.all([this.scripts.run('member-join', gk, [member.id, spec, now, now + member.sessionTimeoutMs, ...member.topics]), this.client.sadd(this.keys.groups(), group)])
+      const [changedFlag, ...flat] = reply as [number, ...string[]]
+      let changed = Number(changedFlag) === 1
+      let members = parseMembers(flat)
+      const gone = members.filter((m) => m.id !== member.id && goneHere(m))
+      if (gone.length) {
+        await this.scripts.run('member-leave', gk.slice(0, 2), gone.map((m) => m.id))
+        members = members.filter((m) => !gone.includes(m))
+        changed = true
+      }
+      if (release.length) {
+        const released = await Promise.all(release.map((tp) => this.scripts.run('lease-release', [this.lease(tp, group)], [member.id])))
+        if (released.some((r) => Number(r) === 1)) changed = true
+      }
+      const partitions = await this.partitions(members.flatMap((m) => m.topics))
+      const owners = await Promise.all(partitions.map((tp) => this.client.hget(this.lease(tp, group), 'owner')))
+      const live = new Set(members.map((m) => m.id))
+      const current = new Map<string, string>()
+      partitions.forEach((tp, i) => {
+        const o = owners[i]
+        if (o && live.has(o)) current.set(tpKey(tp.topic, tp.partition), o)
+      })
+      const target = assignPartitions(partitions, members, current)
+      // Renew what this member holds; take what is assigned to it and held by no live member.
+      const want: Array<{ tp: TopicPartition; seen: string; mine: boolean }> = []
+      partitions.forEach((tp, i) => {
+        const o = owners[i] ?? ''
+        const key = tpKey(tp.topic, tp.partition)
+        if (o === member.id) want.push({ tp, seen: o, mine: true })
+        else if (target.get(key) === member.id && (o === '' || !live.has(o))) want.push({ tp, seen: o, mine: false })
+      })
+      const expiry = now + member.sessionTimeoutMs
+      const got = await Promise.all(want.map((w) => this.scripts.run('lease-acquire', [this.lease(w.tp, group)], [member.id, w.seen, now, expiry])))
+      const owned: Lease[] = []
+      const revoke: TopicPartition[] = []
+      got.forEach((r, i) => {
+        const res = r as [number, string] | []
+        const w = want[i] as (typeof want)[number]
+        if (res.length < 2) return
+        if (!w.mine) changed = true
+        const committed = res[1] === '' ? undefined : Number(res[1])
+        owned.push({ topic: w.tp.topic, partition: w.tp.partition, epoch: Number(res[0]), committed })
+        if (target.get(tpKey(w.tp.topic, w.tp.partition)) !== member.id) revoke.push(w.tp)
+      })
+      if (changed) this.notify(group)
+      return { owned, revoke }
+    } catch (e) {
+      throw redisError(`Heartbeat of member ${member.id} in group "${group}" failed`, e)
+    }
+  }
+
+  async groupLeave(group: string, memberId: string): Promise<void> {
+    checkGroupName(group)
+    try {
+      const spec = await this.client.hget(this.keys.groupMembers(group), memberId)
+      const topics = spec ? (JSON.parse(spec) as StoredMember).topics : await this.client.smembers(this.keys.groupTopics(group))
+      const partitions = await this.partitions(topics)
+      await Promise.all(partitions.map((tp) => this.scripts.run('lease-release', [this.lease(tp, group)], [memberId])))
+      await this.scripts.run('member-leave', [this.keys.groupMembers(group), this.keys.groupAlive(group)], [memberId])
+      this.notify(group)
+    } catch (e) {
+      throw redisError(`Member ${memberId} could not leave group "${group}"`, e)
+    }
+  }
+
+  async groupCommit(group: string, memberId: string, commits: readonly CommitRequest[]): Promise<TopicPartition[]> {
+    checkGroupName(group)
+    try {
+      const res = await Promise.all(commits.map((c) => this.scripts.run('commit', [this.lease(c, group)], [memberId, c.epoch, c.offset])))
+      return commits.filter((_, i) => Number(res[i]) !== 1).map((c) => ({ topic: c.topic, partition: c.partition }))
+    } catch (e) {
+      throw redisError(`Commit of member ${memberId} in group "${group}" failed`, e)
+    }
+  }
+
+  watchGroup(group: string, onChange: () => void, persistent = true): () => void {
+    return this.notifier.watch(this.keys.groupChannel(checkGroupName(group)), onChange, persistent)
+  }
+
+  /** Live members (session not expired, process not gone on this host). */
+  private async liveMembers(group: string): Promise<StoredMember[]> {
+    const [flat, alive] = await Promise.all([this.client.hgetall(this.keys.groupMembers(group)), this.client.zrangebyscore(this.keys.groupAlive(group), Date.now(), '+inf')])
+    const ids = new Set(alive)
+    return parseMembers(Object.entries(flat).flat()).filter((m) => ids.has(m.id) && !goneHere(m))
+  }
+
+  async describeGroup(group: string): Promise<GroupSnapshot | undefined> {
+    checkGroupName(group)
+    try {
+      if (!(await this.client.sismember(this.keys.groups(), group))) return undefined
+      const [members, topics] = await Promise.all([this.liveMembers(group), this.client.smembers(this.keys.groupTopics(group))])
+      const partitions = await this.partitions(topics)
+      const states = await Promise.all(partitions.map((tp) => this.client.hmget(this.lease(tp, group), 'owner', 'committed')))
+      const commits = new Map<string, number>()
+      const assignments = new Map<string, TopicPartition[]>(members.map((m) => [m.id, []]))
+      partitions.forEach((tp, i) => {
+        const [owner, committed] = states[i] as [string | null, string | null]
+        if (committed !== null) commits.set(tpKey(tp.topic, tp.partition), Number(committed))
+        if (owner !== null) assignments.get(owner)?.push(tp)
+      })
+      return { group, members: members.map((m) => ({ id: m.id, name: m.name, assignments: assignments.get(m.id) ?? [] })), commits, topics: [...topics].sort() }
+    } catch (e) {
+      throw redisError(`Cannot describe group "${group}"`, e)
+    }
+  }
+
+  async listGroups(): Promise<string[]> {
+    try {
+      return (await this.client.smembers(this.keys.groups())).sort()
+    } catch (e) {
+      throw redisError('Cannot list groups', e)
+    }
+  }
+
+  async resetGroup(group: string, topic: string, offsets: ReadonlyMap<number, number>): Promise<void> {
+    checkGroupName(group)
+    const busy = (await this.liveMembers(group)).filter((m) => m.topics.includes(topic))
+    if (busy.length > 0) throw new InvalidArgumentError(`Group "${group}" has ${busy.length} live member(s) consuming "${topic}": close them before resetting`)
+    try {
+      await Promise.all([...offsets].map(([partition, offset]) => this.client.hset(this.lease({ topic, partition }, group), 'committed', String(offset))))
+      await Promise.all([this.client.sadd(this.keys.groupTopics(group), topic), this.client.sadd(this.keys.groups(), group)])
+      this.notify(group)
+    } catch (e) {
+      throw redisError(`Cannot reset group "${group}"`, e)
+    }
+  }
+
+  async deleteGroup(group: string): Promise<void> {
+    checkGroupName(group)
+    if (!(await this.client.sismember(this.keys.groups(), group))) throw new InvalidArgumentError(`Group "${group}" does not exist`)
+    const live = (await this.liveMembers(group)).length
+    if (live > 0) throw new InvalidArgumentError(`Group "${group}" has ${live} live member(s): close them before deleting it`)
+    try {
+      const partitions = await this.partitions(await this.client.smembers(this.keys.groupTopics(group)))
+      await Promise.all(partitions.map((tp) => this.client.del(this.lease(tp, group))))
+      await this.client.del(this.keys.groupMembers(group), this.keys.groupAlive(group), this.keys.groupTopics(group))
+      await this.client.srem(this.keys.groups(), group)
+      this.notify(group)
+    } catch (e) {
+      throw redisError(`Cannot delete group "${group}"`, e)
+    }
+  }
+
+  /** Lowest committed offset per partition over every group consuming `topic` (0 where one has none); undefined when none does. */
+  async lowestCommits(topic: string, partitions: number): Promise<number[] | undefined> {
+    const groups = await this.client.smembers(this.keys.groups())
+    const consuming = await Promise.all(groups.map((g) => this.client.sismember(this.keys.groupTopics(g), topic)))
+    const list = groups.filter((_, i) => consuming[i] === 1)
+    if (list.length === 0) return undefined
+    const lowest = new Array<number>(partitions).fill(Infinity)
+    for (const g of list) {
+      const c = await Promise.all(Array.from({ length: partitions }, (_, p) => this.client.hget(this.lease({ topic, partition: p }, g), 'committed')))
+      c.forEach((v, p) => (lowest[p] = Math.min(lowest[p] as number, v === null ? 0 : Number(v))))
+    }
+    return lowest
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * The Redis key layout (docs/format.md, "Redis layout"). Every key of one partition carries the
+ * hash tag `{<topic>:<partition>}`, so a script only ever touches one Cluster slot and a Cluster
+ * spreads a topic's partitions. Group-level keys carry `{<group>}` and are used by their own
+ * commands, never in a script with partition keys. Topic and group names cannot contain `{`, `}`
+ * or `:`, so keys never collide.
+ */
+export class RedisKeys {
+  constructor(readonly prefix: string) {}
+
+  /** SET of topic names. */
+  topics(): string {
+    return `${this.prefix}topics`
+  }
+
+  /** HASH: a topic's configuration and creation state. */
+  meta(topic: string): string {
+    return `${this.prefix}${topic}:meta`
+  }
+
+  /** STREAM of a partition: entry ID `<offset>-1`, fields `r` (record) and `p` (producer id). */
+  stream(topic: string, partition: number): string {
+    return `${this.prefix}{${topic}:${partition}}`
+  }
+
+  /** STRING: next offset to be written. Its existence marks the partition as existing. */
+  end(topic: string, partition: number): string {
+    return `${this.stream(topic, partition)}:end`
+  }
+
+  /** STRING: first retained offset (absent = 0). */
+  start(topic: string, partition: number): string {
+    return `${this.stream(topic, partition)}:start`
+  }
+
+  /** HASH: producer instance → last applied batch sequence numbers and their base offsets. */
+  producers(topic: string, partition: number): string {
+    return `${this.stream(topic, partition)}:producers`
+  }
+
+  /** STRING: an append spanning several script calls holds the partition (`<token> <deadline ms>`). */
+  reservation(topic: string, partition: number): string {
+    return `${this.stream(topic, partition)}:resv`
+  }
+
+  /** HASH: a group's state for one partition: owner, epoch, expires, committed. */
+  partitionGroup(topic: string, partition: number, group: string): string {
+    return `${this.stream(topic, partition)}:g:${group}`
+  }
+
+  /** Every key of a partition except group state (for create/delete). */
+  partitionKeys(topic: string, partition: number): string[] {
+    return [this.stream(topic, partition), this.end(topic, partition), this.start(topic, partition), this.producers(topic, partition), this.reservation(topic, partition)]
+  }
+
+  /** SET of group names. */
+  groups(): string {
+    return `${this.prefix}groups`
+  }
+
+  /** HASH: member id → member spec (JSON). */
+  groupMembers(group: string): string {
+    return `${this.prefix}group:{${group}}:members`
+  }
+
+  /** ZSET: member id → session expiry (ms since epoch). */
+  groupAlive(group: string): string {
+    return `${this.prefix}group:{${group}}:alive`
+  }
+
+  /** SET: topics the group consumes or has consumed. */
+  groupTopics(group: string): string {
+    return `${this.prefix}group:{${group}}:topics`
+  }
+
+  /** Pub/sub channel announcing changes of a group's membership or leases. */
+  groupChannel(group: string): string {
+    return `${this.prefix}group:{${group}}:events`
+  }
+}

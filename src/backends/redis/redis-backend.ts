@@ -1,0 +1,207 @@
+import { ConnectionError, InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
+import { keyCodec } from '../../core/keys.js'
+import type { Backend, PartitionOffsets, PartitionReader, TopicMeta } from '../backend.js'
+import type { RecordInput } from '../record.js'
+import { RedisAppender } from './appender.js'
+import { createClient, KeepAlive, redisError, type Client, type RedisTarget } from './connection.js'
+import { GroupNotifier } from './group-notify.js'
+import { RedisGroupStore } from './group-store.js'
+import { RedisKeys } from './keys.js'
+import { RedisPartitionReader } from './reader.js'
+import { RedisRetention } from './retention.js'
+import { Scripts } from './scripts.js'
+import { RedisTopics } from './topics.js'
+import { RedisWatchers } from './watcher.js'
+
+/** Options of the Redis backend. */
+export interface RedisBackendOptions {
+  /** Key prefix of everything twainmq stores. @default 'twainmq:' */
+  prefix?: string
+  /** The owning instance's clientId (its appends' idempotency token starts with it). */
+  clientId: string
+}
+
+/** How often (per topic) appends apply `maxAgeMs` / `maxBytes` retention. */
+const RETENTION_EVERY_MS = 1000
+
+/** A URL without its password, for messages. */
+const redact = (url: string): string => url.replace(/\/\/([^@/]*):[^@/]*@/, '//$1:***@')
+
+/**
+ * The Redis backend (DESIGN §6): topics, dense offsets and partitioned groups on Redis Streams,
+ * behind the same `Backend` contract as the file backend. See docs/format.md ("Redis layout").
+ */
+export class RedisBackend implements Backend {
+  readonly kind = 'redis' as const
+  readonly groups: RedisGroupStore
+  readonly keys: RedisKeys
+  private readonly scripts: Scripts
+  private readonly topics: RedisTopics
+  private readonly appender: RedisAppender
+  private readonly watchers: RedisWatchers
+  private readonly retention: RedisRetention
+  private readonly notifier: GroupNotifier
+  private readonly readers = new Set<RedisPartitionReader>()
+  private readonly retainedAt = new Map<string, number>()
+  private closing: Promise<void> | undefined
+
+  private constructor(
+    private readonly client: Client,
+    options: RedisBackendOptions,
+  ) {
+    this.keys = new RedisKeys(options.prefix ?? 'twainmq:')
+    this.scripts = new Scripts(client)
+    this.topics = new RedisTopics(client, this.scripts, this.keys)
+    this.appender = new RedisAppender(this.scripts, this.keys, options.clientId)
+    this.watchers = new RedisWatchers(client, this.keys)
+    this.retention = new RedisRetention(client, this.scripts, this.keys)
+    this.notifier = new GroupNotifier(client)
+    this.groups = new RedisGroupStore(client, this.scripts, this.keys, this.notifier, async (t) => {
+      try {
+        return (await this.topics.cached(t)).partitions
+      } catch (e) {
+        if (e instanceof TopicNotFoundError) return 0
+        throw e
+      }
+    })
+  }
+
+  /** Connect to a Redis (or Cluster); `ConnectionError` when it cannot be reached. */
+  static async connect(target: RedisTarget, options: RedisBackendOptions): Promise<RedisBackend> {
+    if (options.prefix !== undefined && (typeof options.prefix !== 'string' || options.prefix.length > 1000)) {
+      throw new InvalidArgumentError(`prefix must be a string of at most 1000 characters, got ${JSON.stringify(options.prefix)}`)
+    }
+    const client = createClient(target)
+    client.on('error', () => undefined) // failures reach callers as rejected commands; ioredis reconnects
+    new KeepAlive(client).trackCommands()
+    try {
+      await client.connect()
+    } catch (cause) {
+      client.disconnect()
+      throw new ConnectionError(`Cannot connect to Redis at ${redact(target.url)}: ${(cause as Error).message}`, { cause })
+    }
+    return new RedisBackend(client, options)
+  }
+
+  createTopic(meta: TopicMeta): Promise<void> {
+    return this.topics.create(meta)
+  }
+
+  async deleteTopic(name: string): Promise<void> {
+    await this.topics.delete(name)
+  }
+
+  listTopics(): Promise<string[]> {
+    return this.topics.list()
+  }
+
+  getTopic(name: string): Promise<TopicMeta> {
+    return this.topics.get(name)
+  }
+
+  async offsets(topic: string): Promise<PartitionOffsets[]> {
+    const meta = await this.topics.cached(topic)
+    try {
+      const bounds = await Promise.all(Array.from({ length: meta.partitions }, (_, p) => this.retention.bounds(topic, p)))
+      return bounds.map(([end, start], partition) => ({ partition, start: Math.min(start, end), end }))
+    } catch (e) {
+      throw redisError(`Cannot read the offsets of "${topic}"`, e)
+    }
+  }
+
+  /** The end offsets, asked for now: commands on one connection run in order, so later appends of this instance come after. */
+  endOffsetsSoon(topic: string): Promise<number[]> {
+    const p = this.offsets(topic).then((o) => o.map((x) => x.end))
+    p.catch(() => undefined) // an unused snapshot must not be an unhandled rejection
+    return p
+  }
+
+  async append(topic: string, partition: number, records: readonly RecordInput[], producerId: string): Promise<number> {
+    const meta = await this.topics.cached(topic)
+    if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
+      throw new InvalidArgumentError(`Partition ${partition} does not exist in topic "${topic}" (partitions 0..${meta.partitions - 1})`)
+    }
+    let base: number
+    try {
+      base = await this.appender.append(topic, partition, records, producerId, meta.retention.maxMessages ?? 0)
+    } catch (e) {
+      if (e instanceof TopicNotFoundError) this.topics.forget(topic)
+      throw e
+    }
+    const r = meta.retention
+    if (r.maxAgeMs !== undefined || r.maxBytes !== undefined) {
+      const now = Date.now()
+      if (now - (this.retainedAt.get(topic) ?? 0) >= RETENTION_EVERY_MS) {
+        this.retainedAt.set(topic, now)
+        // Off the send path; a failure here must not fail the send.
+        void this.retention.apply({ ...meta, retention: { maxAgeMs: r.maxAgeMs, maxBytes: r.maxBytes } }, async () => undefined).catch(() => undefined)
+      }
+    }
+    return base
+  }
+
+  async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
+    const meta = await this.topics.cached(topic)
+    if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
+      throw new InvalidArgumentError(`Partition ${partition} does not exist in topic "${topic}" (partitions 0..${meta.partitions - 1})`)
+    }
+    const reader = new RedisPartitionReader(this.scripts, this.keys, topic, partition, keyCodec(meta.keyType), from, () => this.watchers.recent(topic, partition), (r) => this.readers.delete(r))
+    this.readers.add(reader)
+    return reader
+  }
+
+  async offsetForTime(topic: string, partition: number, time: number): Promise<number> {
+    await this.topics.cached(topic)
+    return this.retention.offsetForTime(topic, partition, time)
+  }
+
+  watch(topic: string, partition: number, onData: () => void, persistent = true): () => void {
+    return this.watchers.watch(topic, partition, onData, persistent)
+  }
+
+  async trimBefore(topic: string, partition: number, before: number): Promise<number> {
+    await this.topics.cached(topic)
+    return this.retention.trimBefore(topic, partition, before)
+  }
+
+  async applyRetention(topic: string): Promise<number> {
+    const meta = await this.topics.get(topic)
+    return this.retention.apply(meta, () => this.groups.lowestCommits(topic, meta.partitions))
+  }
+
+  async ping(): Promise<boolean> {
+    if (this.closing) return false
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), 2000)
+    })
+    try {
+      return (await Promise.race([this.client.ping(), timeout])) === 'PONG'
+    } catch {
+      return false
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** Break blocked reads first (disconnect), then close the command connection. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.appender.close()
+      this.watchers.close()
+      this.notifier.close()
+      await Promise.all([...this.readers].map((r) => r.close()))
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([
+        this.client.quit().catch(() => undefined),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, 1000)
+          timer.unref()
+        }),
+      ])
+      clearTimeout(timer)
+      this.client.disconnect()
+    })()
+    return this.closing
+  }
+}

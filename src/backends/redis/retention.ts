@@ -1,0 +1,72 @@
+import { TopicNotFoundError } from '../../core/errors.js'
+import type { TopicMeta } from '../backend.js'
+import { redisError, type Client } from './connection.js'
+import type { RedisKeys } from './keys.js'
+import type { Scripts } from './scripts.js'
+
+/**
+ * Trimming and retention on Redis (DESIGN §6). Every removal is exact at offset level (XTRIM MINID
+ * `<offset>-1` in a script that also moves the partition's `start`), and happens only because the
+ * user asked for it: `trim()`, or a retention limit set on the topic. There is no default MAXLEN,
+ * so entries a group has not committed are never dropped behind anyone's back; `consumed` removes
+ * only what every group consuming the topic has committed.
+ */
+export class RedisRetention {
+  constructor(
+    private readonly client: Client,
+    private readonly scripts: Scripts,
+    private readonly keys: RedisKeys,
+  ) {}
+
+  private partKeys(topic: string, partition: number): string[] {
+    return [this.keys.stream(topic, partition), this.keys.end(topic, partition), this.keys.start(topic, partition)]
+  }
+
+  /** Remove offsets below `before` (clamped to the retained range); resolves with how many were removed. */
+  async trimBefore(topic: string, partition: number, before: number): Promise<number> {
+    try {
+      return Number(await this.scripts.run('trim', this.partKeys(topic, partition), [Math.max(0, Math.floor(before))]))
+    } catch (e) {
+      if (e instanceof Error && e.message.startsWith('NOTOPIC')) throw new TopicNotFoundError(`Topic "${topic}" (partition ${partition}) does not exist`)
+      throw redisError(`Trim of "${topic}" partition ${partition} failed`, e)
+    }
+  }
+
+  /** The first offset with `timestamp >= time` (binary search in Lua). */
+  async offsetForTime(topic: string, partition: number, time: number): Promise<number> {
+    try {
+      return Number(await this.scripts.run('offset-for-time', this.partKeys(topic, partition), [time]))
+    } catch (e) {
+      throw redisError(`Time lookup in "${topic}" partition ${partition} failed`, e)
+    }
+  }
+
+  /** Apply `maxMessages`, `maxAgeMs`, `maxBytes` (estimated from Redis's memory use) and `consumed`. */
+  async apply(meta: TopicMeta, lowestCommits: () => Promise<number[] | undefined>): Promise<number> {
+    const r = meta.retention
+    let removed = 0
+    for (let p = 0; p < meta.partitions; p++) {
+      if (r.maxMessages === undefined && r.maxAgeMs === undefined && r.maxBytes === undefined) break
+      let cut = 0
+      const [end, start] = await this.bounds(meta.name, p)
+      if (r.maxMessages !== undefined) cut = Math.max(cut, end - r.maxMessages)
+      if (r.maxAgeMs !== undefined) cut = Math.max(cut, await this.offsetForTime(meta.name, p, Date.now() - r.maxAgeMs))
+      if (r.maxBytes !== undefined && end > start) {
+        const bytes = Number((await this.client.memory('USAGE', this.keys.stream(meta.name, p)).catch(() => 0)) ?? 0)
+        if (bytes > r.maxBytes) cut = Math.max(cut, end - Math.floor(((end - start) * r.maxBytes) / bytes))
+      }
+      if (cut > start) removed += await this.trimBefore(meta.name, p, cut)
+    }
+    if (r.consumed) {
+      const lowest = await lowestCommits()
+      if (lowest) for (let p = 0; p < meta.partitions; p++) if ((lowest[p] ?? 0) > 0) removed += await this.trimBefore(meta.name, p, lowest[p] as number)
+    }
+    return removed
+  }
+
+  /** End and start offsets of a partition. */
+  async bounds(topic: string, partition: number): Promise<[end: number, start: number]> {
+    const [end, start] = await this.client.mget(this.keys.end(topic, partition), this.keys.start(topic, partition))
+    return [Number(end ?? 0), Number(start ?? 0)]
+  }
+}

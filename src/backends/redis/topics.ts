@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto'
+import { TopicCorruptError, TopicExistsError, TopicNotFoundError } from '../../core/errors.js'
+import type { KeyType } from '../../core/types.js'
+import type { TopicMeta } from '../backend.js'
+import { redisError, type Client } from './connection.js'
+import type { RedisKeys } from './keys.js'
+import type { Scripts } from './scripts.js'
+
+/** A claim in state 'creating' older than this was abandoned by a dead creator. */
+const ABANDONED_MS = 30_000
+/** How long a cached configuration is used without asking Redis again (appends, readers). */
+const CACHE_MS = 1000
+
+/**
+ * Topic configurations in Redis: `<prefix><topic>:meta` hashes and the `<prefix>topics` set.
+ * Creating claims the name first (state 'creating'), then initialises every partition, then marks
+ * the topic 'ready'; only ready topics exist for readers and writers.
+ */
+export class RedisTopics {
+  private readonly cache = new Map<string, { meta: TopicMeta; at: number }>()
+
+  constructor(
+    private readonly client: Client,
+    private readonly scripts: Scripts,
+    private readonly keys: RedisKeys,
+  ) {}
+
+  async create(meta: TopicMeta): Promise<void> {
+    const token = randomBytes(8).toString('hex')
+    const fields = ['name', meta.name, 'partitions', String(meta.partitions), 'keyType', meta.keyType, 'messageTypes', JSON.stringify(meta.messageTypes), 'retention', JSON.stringify(meta.retention), 'maxMessageBytes', String(meta.maxMessageBytes), 'createdAt', String(meta.createdAt)]
+    try {
+      const claimed = await this.scripts.run('create-topic', [this.keys.meta(meta.name)], [token, Date.now(), ABANDONED_MS, ...fields])
+      if (Number(claimed) !== 1) throw new TopicExistsError(`Topic "${meta.name}" already exists (Redis key ${this.keys.meta(meta.name)})`)
+      const groups = await this.client.smembers(this.keys.groups())
+      await Promise.all(
+        Array.from({ length: meta.partitions }, (_, p) => {
+          const stale = [...this.keys.partitionKeys(meta.name, p), ...groups.map((g) => this.keys.partitionGroup(meta.name, p, g))]
+          // Leftovers of an interrupted delete go first; `end` = 0 then marks the partition as existing.
+          return Promise.all([this.client.del(...stale), this.client.set(this.keys.end(meta.name, p), '0')])
+        }),
+      )
+      const ready = await this.scripts.run('topic-ready', [this.keys.meta(meta.name)], [token])
+      if (Number(ready) !== 1) throw new TopicExistsError(`Topic "${meta.name}" was taken over by another creator`)
+      await this.client.sadd(this.keys.topics(), meta.name)
+    } catch (e) {
+      throw redisError(`Cannot create topic "${meta.name}"`, e)
+    }
+    this.cache.set(meta.name, { meta, at: Date.now() })
+  }
+
+  async delete(name: string): Promise<void> {
+    const meta = await this.get(name)
+    this.cache.delete(name)
+    try {
+      // The configuration goes first: from then on the topic does not exist for anyone.
+      await this.client.del(this.keys.meta(name))
+      await this.client.srem(this.keys.topics(), name)
+      const groups = await this.client.smembers(this.keys.groups())
+      await Promise.all(
+        Array.from({ length: meta.partitions }, (_, p) =>
+          this.client.del(...this.keys.partitionKeys(name, p), ...groups.map((g) => this.keys.partitionGroup(name, p, g))),
+        ),
+      )
+    } catch (e) {
+      throw redisError(`Cannot delete topic "${name}"`, e)
+    }
+  }
+
+  async list(): Promise<string[]> {
+    try {
+      const names = (await this.client.smembers(this.keys.topics())).filter((n) => !n.startsWith('__'))
+      const states = await Promise.all(names.map((n) => this.client.hget(this.keys.meta(n), 'state')))
+      return names.filter((_, i) => states[i] === 'ready').sort()
+    } catch (e) {
+      throw redisError('Cannot list topics', e)
+    }
+  }
+
+  /** A topic's configuration, read from Redis. */
+  async get(name: string): Promise<TopicMeta> {
+    let h: Record<string, string>
+    try {
+      h = await this.client.hgetall(this.keys.meta(name))
+    } catch (e) {
+      throw redisError(`Cannot read topic "${name}"`, e)
+    }
+    if (h.state !== 'ready') {
+      this.cache.delete(name)
+      throw new TopicNotFoundError(`Topic "${name}" does not exist (no ready Redis key ${this.keys.meta(name)})`)
+    }
+    let meta: TopicMeta
+    try {
+      meta = {
+        name,
+        partitions: Number(h.partitions),
+        keyType: h.keyType as KeyType,
+        messageTypes: JSON.parse(h.messageTypes ?? '[]') as string[],
+        retention: JSON.parse(h.retention ?? '{}') as TopicMeta['retention'],
+        maxMessageBytes: Number(h.maxMessageBytes),
+        createdAt: Number(h.createdAt),
+      }
+    } catch (cause) {
+      throw new TopicCorruptError(`Configuration of topic "${name}" in ${this.keys.meta(name)} is not valid`, { cause })
+    }
+    if (!Number.isInteger(meta.partitions) || meta.partitions < 1) throw new TopicCorruptError(`Topic "${name}" has an invalid partition count ${JSON.stringify(h.partitions)}`)
+    this.cache.set(name, { meta, at: Date.now() })
+    return meta
+  }
+
+  /** The configuration, from the cache when it was read within the last second. */
+  async cached(name: string): Promise<TopicMeta> {
+    const hit = this.cache.get(name)
+    if (hit && Date.now() - hit.at < CACHE_MS) return hit.meta
+    return this.get(name)
+  }
+
+  /** Forget a cached configuration (the topic was found missing). */
+  forget(name: string): void {
+    this.cache.delete(name)
+  }
+}

@@ -1,0 +1,258 @@
+import { inflateRawSync } from 'node:zlib'
+import { InvalidArgumentError, InvalidKeyError, InvalidKeyTypeError, UnknownMessageTypeError } from '../../core/errors.js'
+import type { Key, KeyType } from '../../core/types.js'
+import { b85DecodeInto, b85DecodeWord, b85DecodedLength, b85EncodeInto, b85Length } from './base85.js'
+import { deflateRaw } from './deflate-raw.js'
+import { ensureAscii, parseJson } from './json64.js'
+
+/*
+ * One TwainMQ 0.1.9 message line: KEY | TS | PAYLOAD | "\n", the fields concatenated without separators.
+ *   KEY      base85 of the key: big-endian unsigned integer of key_width bytes, or for key_width -N
+ *            the UTF-8 bytes NUL-padded to N (read back with the trailing NULs stripped);
+ *   TS       base85 of a big-endian float64 of POSIX seconds (10 characters);
+ *   PAYLOAD  base85 of raw DEFLATE (level 6, no header) of P, where P is UTF-8 text, or 0xFC + raw
+ *            bytes, or 0xFB + u16 big-endian type id + compact JSON (ensure_ascii). Written with a
+ *            port of canonical zlib (deflate-raw.ts), so lines are byte-identical to Python's.
+ */
+
+/** P's first byte for a bytes value ("_GZIP_MAGIC" in TwainMQ, a misnomer). */
+export const BYTES_MARK = 0xfc
+/** P's first byte for a registered-type value ("_DATACLASS_MAGIC"). */
+export const TYPED_MARK = 0xfb
+/** Characters of the TS field. */
+export const TS_CHARS = 10
+
+/** How one topic encodes its lines. */
+export interface LineFormat {
+  /** TwainMQ's `key_width`: 1, 2, 4, 8, or -N for charN. */
+  readonly keyWidth: number
+  readonly keyType: KeyType
+  /** Characters of the KEY field. */
+  readonly keyChars: number
+  /** `message_types`: name → id, and id → name. */
+  readonly typeIds: ReadonlyMap<string, number>
+  readonly typeNames: ReadonlyMap<number, string>
+}
+
+const INT_WIDTHS: Record<string, number> = { u8: 1, u16: 2, u32: 4, u64: 8 }
+
+/** TwainMQ's `key_width` of a key type; the unbounded `'string'` type has none. */
+export function keyWidthOf(keyType: KeyType): number {
+  const w = INT_WIDTHS[keyType]
+  if (w !== undefined) return w
+  const m = /^char([1-9][0-9]*)$/.exec(keyType)
+  if (m) return -Number(m[1])
+  throw new InvalidKeyTypeError(`Key type ${JSON.stringify(keyType)} has no TwainMQ encoding: use u8, u16, u32, u64 or charN`)
+}
+
+/** The key type of a TwainMQ `key_width`. */
+export function keyTypeOfWidth(width: number): KeyType {
+  switch (width) {
+    case 1:
+      return 'u8'
+    case 2:
+      return 'u16'
+    case 4:
+      return 'u32'
+    case 8:
+      return 'u64'
+  }
+  if (Number.isSafeInteger(width) && width < 0) return `char${-width}`
+  throw new InvalidKeyTypeError(`key_width ${JSON.stringify(width)} is invalid: TwainMQ uses 1, 2, 4, 8 or -N (charN)`)
+}
+
+/** The line format of a topic from its `key_width` and `message_types`. */
+export function lineFormat(keyWidth: number, messageTypes: ReadonlyMap<string, number> = new Map()): LineFormat {
+  const keyType = keyTypeOfWidth(keyWidth)
+  const typeNames = new Map<number, string>()
+  for (const [name, id] of messageTypes) typeNames.set(id, name)
+  return { keyWidth, keyType, keyChars: b85Length(Math.abs(keyWidth)), typeIds: messageTypes, typeNames }
+}
+
+/** The key bytes TwainMQ encodes (Python's `key_to_base85` before base85); `InvalidKeyError` like Python. */
+export function keyBytes(key: Key, width: number): Buffer {
+  if (width < 0) {
+    if (typeof key !== 'string') throw new InvalidKeyError(`Key ${String(key)} is invalid for a char${-width} topic: use a string`)
+    const b = Buffer.from(key, 'utf8')
+    if (b.length > -width) throw new InvalidKeyError(`Key ${JSON.stringify(key)} too long for ${-width} byte string (${b.length} UTF-8 bytes)`)
+    return padKey(b, -width)
+  }
+  const k = typeof key === 'bigint' ? key : typeof key === 'number' && Number.isSafeInteger(key) ? BigInt(key) : undefined
+  if (k === undefined || k < 0n || k >= 1n << BigInt(8 * width)) {
+    throw new InvalidKeyError(`Integer key ${String(key)} does not fit ${width} unsigned bytes`)
+  }
+  const out = Buffer.alloc(width)
+  let v = k
+  for (let i = width - 1; i >= 0; i--, v >>= 8n) out[i] = Number(v & 0xffn)
+  return out
+}
+
+function padKey(b: Buffer, n: number): Buffer {
+  if (b.length === n) return b
+  const out = Buffer.alloc(n)
+  b.copy(out)
+  return out
+}
+
+/** The key bytes of a stored record key (a number for u8/u16/u32, else bytes; charN unpadded). */
+export function recordKeyBytes(key: Buffer | number, width: number): Buffer {
+  if (typeof key === 'number') {
+    const out = Buffer.allocUnsafe(width)
+    out.writeUIntBE(key, 0, width)
+    return out
+  }
+  return width < 0 ? padKey(key, -width) : key
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+const scratch = Buffer.alloc(8)
+
+/** Decode the KEY field `buf[start, start + keyChars)`. Throws on bad base85 or bad UTF-8. */
+export function decodeKeyField(f: LineFormat, buf: Uint8Array, start: number): Key {
+  const end = start + f.keyChars
+  switch (f.keyWidth) {
+    case 1:
+    case 2:
+    case 4:
+      return b85DecodeWord(buf, start, end)
+    case 8:
+      return (BigInt(b85DecodeWord(buf, start, start + 5)) << 32n) | BigInt(b85DecodeWord(buf, start + 5, end))
+  }
+  const bytes = Buffer.allocUnsafe(b85DecodedLength(f.keyChars))
+  let n = b85DecodeInto(buf, start, end, bytes, 0)
+  while (n > 0 && bytes[n - 1] === 0) n--
+  return utf8.decode(bytes.subarray(0, n))
+}
+
+/** Python's `datetime.timestamp()` seconds of a ms timestamp (µs-exact: the same float Python stores). */
+export function msToSeconds(ms: number): number {
+  const a = Math.round(ms * 1000) / 1e6
+  if (a * 1000 === ms) return a
+  const b = ms / 1000
+  return b * 1000 === ms ? b : a
+}
+
+/** Decode the TS field at `buf[start, start + 10)` to stored seconds. */
+export function decodeSecondsField(buf: Uint8Array, start: number): number {
+  scratch.writeUInt32BE(b85DecodeWord(buf, start, start + 5), 0)
+  scratch.writeUInt32BE(b85DecodeWord(buf, start + 5, start + 10), 4)
+  return scratch.readDoubleBE(0)
+}
+
+/** The payload bytes P of a value: UTF-8 text, 0xFC + bytes, or 0xFB + type id + compact ASCII JSON. */
+export function payloadOf(value: { text: string } | { bytes: Uint8Array } | { typeId: number; json: string }): Buffer {
+  if ('text' in value) return Buffer.from(value.text, 'utf8')
+  if ('bytes' in value) {
+    const out = Buffer.allocUnsafe(value.bytes.length + 1)
+    out[0] = BYTES_MARK
+    out.set(value.bytes, 1)
+    return out
+  }
+  if (!Number.isInteger(value.typeId) || value.typeId < 0 || value.typeId > 0xffff) throw new InvalidArgumentError(`Type id ${value.typeId} does not fit a u16`)
+  const json = ensureAscii(value.json)
+  const out = Buffer.allocUnsafe(json.length + 3)
+  out[0] = TYPED_MARK
+  out.writeUInt16BE(value.typeId, 1)
+  out.write(json, 3, 'latin1')
+  return out
+}
+
+/** Build one line (with its `\n`) from key bytes, seconds and payload bytes P. */
+export function encodeLine(key: Uint8Array, seconds: number, payload: Uint8Array): Buffer {
+  const packed = deflateRaw(payload, 6) // canonical zlib's bytes, as CPython writes them
+  const out = Buffer.allocUnsafe(b85Length(key.length) + TS_CHARS + b85Length(packed.length) + 1)
+  let at = b85EncodeInto(key, 0, key.length, out, 0)
+  scratch.writeDoubleBE(seconds, 0)
+  at = b85EncodeInto(scratch, 0, 8, out, at)
+  at = b85EncodeInto(packed, 0, packed.length, out, at)
+  out[at] = 0x0a
+  return out
+}
+
+/** What a line holds. `unknownTypeId` is set (and `type` absent) for a type id the topic does not map. */
+export interface DecodedLine {
+  key: Key
+  /** Stored seconds × 1000 (`Math.round(timestamp * 1000)` is the µs Python stored). */
+  timestamp: number
+  value: unknown
+  type?: string
+  unknownTypeId?: number
+}
+
+/** A line that cannot be decoded; `key`/`timestamp` are set when those fields were readable. */
+export class LineError extends Error {
+  key: Key | undefined
+  timestamp: number | undefined
+}
+
+/** Decode the line `buf[start, end)` (without its `\n`). Throws `LineError` naming what is wrong. */
+export function decodeLine(f: LineFormat, buf: Buffer, start: number, end: number): DecodedLine {
+  const fail = (what: string, cause?: unknown, key?: Key, timestamp?: number): never => {
+    const detail = cause instanceof Error ? `: ${cause.message}` : ''
+    const e = new LineError(`${what}${detail}`, cause === undefined ? undefined : { cause })
+    e.key = key
+    e.timestamp = timestamp
+    throw e
+  }
+  if (end - start < f.keyChars + TS_CHARS) fail(`line of ${end - start} characters is shorter than KEY (${f.keyChars}) + TS (${TS_CHARS})`)
+  let key: Key
+  try {
+    key = decodeKeyField(f, buf, start)
+  } catch (e) {
+    return fail('bad KEY field', e)
+  }
+  let seconds: number
+  try {
+    seconds = decodeSecondsField(buf, start + f.keyChars)
+  } catch (e) {
+    return fail('bad TS field', e, key)
+  }
+  const timestamp = seconds * 1000
+  let p: Buffer
+  try {
+    const from = start + f.keyChars + TS_CHARS
+    const packed = Buffer.allocUnsafe(b85DecodedLength(end - from))
+    const n = b85DecodeInto(buf, from, end, packed, 0)
+    p = inflateRawSync(packed.subarray(0, n))
+  } catch (e) {
+    return fail('bad PAYLOAD field', e, key, timestamp)
+  }
+  const mark = p[0]
+  if (mark === BYTES_MARK) return { key, timestamp, value: p.subarray(1) }
+  if (mark === TYPED_MARK) {
+    if (p.length < 3) fail('typed PAYLOAD shorter than its type id', undefined, key, timestamp)
+    const id = p.readUInt16BE(1)
+    let value: unknown
+    try {
+      value = parseJson(p.toString('utf8', 3))
+    } catch (e) {
+      return fail(`bad JSON in typed PAYLOAD (type id ${id})`, e, key, timestamp)
+    }
+    const type = f.typeNames.get(id)
+    return type === undefined ? { key, timestamp, value, unknownTypeId: id } : { key, timestamp, value, type }
+  }
+  try {
+    return { key, timestamp, value: utf8.decode(p) }
+  } catch (e) {
+    return fail('PAYLOAD text is not valid UTF-8', e, key, timestamp)
+  }
+}
+
+/** The payload P of a stored record value (`kind`: 0 text, 1 bytes, 3 typed; JSON values have no TwainMQ form). */
+export function recordPayload(f: LineFormat, topic: string, kind: number, value: Buffer | string, type: string | undefined): Buffer {
+  if (kind === 0) return Buffer.from(value as string, 'utf8')
+  if (kind === 1) return payloadOf({ bytes: value as Buffer })
+  if (kind === 3) {
+    const id = type === undefined ? undefined : f.typeIds.get(type)
+    if (id === undefined) {
+      const known = [...f.typeIds.keys()]
+      throw new UnknownMessageTypeError(
+        `Message type "${type}" is not in the message_types of TwainMQ topic "${topic}" (${known.length ? known.join(', ') : 'none'}); TwainMQ stores a type by its id`,
+      )
+    }
+    return payloadOf({ typeId: id, json: typeof value === 'string' ? value : value.toString('utf8') })
+  }
+  throw new InvalidArgumentError(
+    `TwainMQ topic "${topic}" stores strings, bytes and registered types only: send JSON.stringify(value) as a string, or register a type and send with { type }`,
+  )
+}

@@ -1,0 +1,150 @@
+/**
+ * A private `redis-server` for tests and benchmarks: a free loopback port (never 6379), its own temp
+ * directory, no RDB snapshots; AOF optional (for restart tests). Stopped by PID, never by name.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createConnection, createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export interface RedisServerOptions {
+  /** Append-only file with `appendfsync always`, so a restart keeps every acknowledged write. */
+  aof?: boolean
+}
+
+/** A free TCP port on 127.0.0.1 (not 6379). */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const srv = createServer()
+      srv.once('error', reject)
+      srv.listen(0, '127.0.0.1', () => {
+        const addr = srv.address()
+        const p = typeof addr === 'object' && addr ? addr.port : 0
+        srv.close(() => resolve(p))
+      })
+    })
+    if (port !== 6379 && port > 0) return port
+  }
+}
+
+/** Send one inline command on a fresh socket; resolves with the first reply line (or rejects). */
+function rawCommand(port: number, command: string, timeoutMs = 500): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const sock = createConnection({ host: '127.0.0.1', port })
+    let data = ''
+    const timer = setTimeout(() => {
+      sock.destroy()
+      reject(new Error('timeout'))
+    }, timeoutMs)
+    sock.once('error', (e) => {
+      clearTimeout(timer)
+      reject(e)
+    })
+    sock.on('data', (d) => {
+      data += d.toString('utf8')
+      const nl = data.indexOf('\r\n')
+      if (nl >= 0) {
+        clearTimeout(timer)
+        sock.destroy()
+        resolve(data.slice(0, nl))
+      }
+    })
+    sock.once('connect', () => sock.write(`${command}\r\n`))
+  })
+}
+
+const live = new Set<ChildProcess>()
+process.once('exit', () => {
+  for (const c of live) {
+    try {
+      if (c.pid !== undefined) process.kill(c.pid, 'SIGKILL')
+    } catch {
+      /* gone */
+    }
+  }
+})
+
+export class RedisServer {
+  private child: ChildProcess | undefined
+  private stderr = ''
+
+  private constructor(
+    readonly port: number,
+    readonly dir: string,
+    private readonly options: RedisServerOptions,
+  ) {}
+
+  /** Start a server on a free port and wait until it answers PING. */
+  static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
+    const dir = mkdtempSync(join(tmpdir(), 'twainmq-redis-'))
+    const server = new RedisServer(await freePort(), dir, options)
+    await server.launch()
+    return server
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid
+  }
+
+  private async launch(): Promise<void> {
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--dir', this.dir, '--daemonize', 'no', '--protected-mode', 'no']
+    if (this.options.aof) args.push('--appendonly', 'yes', '--appendfsync', 'always')
+    else args.push('--appendonly', 'no')
+    const child = spawn('redis-server', args, { stdio: ['ignore', 'ignore', 'pipe'] })
+    this.child = child
+    live.add(child)
+    child.stderr?.setEncoding('utf8').on('data', (d: string) => (this.stderr += d))
+    child.once('exit', () => live.delete(child))
+    const spawnError = new Promise<never>((_, reject) => child.once('error', (e) => reject(new Error(`cannot start redis-server (is it on PATH?): ${e.message}`))))
+    spawnError.catch(() => undefined)
+    const deadline = Date.now() + 10_000
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}: ${this.stderr}`)
+      try {
+        const reply = await Promise.race([rawCommand(this.port, 'PING'), spawnError])
+        if (reply === '+PONG') return
+      } catch (e) {
+        if ((e as Error).message.startsWith('cannot start')) throw e
+      }
+      if (Date.now() > deadline) throw new Error(`redis-server on port ${this.port} did not answer PING within 10 s: ${this.stderr}`)
+      await new Promise((r) => setTimeout(r, 20))
+    }
+  }
+
+  /** Stop the server (SIGTERM, then SIGKILL after 5 s) by its PID. */
+  async stop(): Promise<void> {
+    const child = this.child
+    this.child = undefined
+    if (!child || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+    process.kill(child.pid, 'SIGTERM')
+    const timer = setTimeout(() => {
+      try {
+        process.kill(child.pid as number, 'SIGKILL')
+      } catch {
+        /* gone */
+      }
+    }, 5000)
+    await exited
+    clearTimeout(timer)
+  }
+
+  /** Stop and start again on the same port and directory (with AOF, the data survives). */
+  async restart(downMs = 0): Promise<void> {
+    await this.stop()
+    if (downMs > 0) await new Promise((r) => setTimeout(r, downMs))
+    await this.launch()
+  }
+
+  /** Stop the server and remove its directory. */
+  async destroy(): Promise<void> {
+    await this.stop()
+    rmSync(this.dir, { recursive: true, force: true })
+  }
+}
