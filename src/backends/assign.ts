@@ -80,5 +80,83 @@ export function assignPartitions(
       count.set(best, (count.get(best) as number) + 1)
     }
   }
+  rebalance(assignable, members, subs, result, count, owners)
   return result
+}
+
+/**
+ * Greedy passes can strand a member with few eligible partitions (mixed subscriptions). Fix that
+ * with augmenting chains: find the least-loaded member, and a chain of members each giving one
+ * partition to the previous, ending at a member with at least two more. Every chain makes the
+ * spread strictly tighter, so this ends, with counts differing by ≤ 1 wherever that is possible.
+ */
+function rebalance(
+  items: readonly TopicPartition[],
+  members: readonly AssignMember[],
+  subs: ReadonlyMap<string, ReadonlySet<string>>,
+  result: Map<string, string>,
+  count: Map<string, number>,
+  owners: ReadonlyMap<string, string>,
+): void {
+  const ids = members.map((m) => m.id).sort()
+  for (let guard = 0; guard < items.length * members.length + 1; guard++) {
+    let improved = false
+    for (const lo of [...ids].sort((a, b) => (count.get(a) as number) - (count.get(b) as number) || (a < b ? -1 : 1))) {
+      const chain = findChain(lo, items, ids, subs, result, count, owners)
+      if (!chain) continue
+      for (const { key, to } of chain) {
+        const from = result.get(key) as string
+        result.set(key, to)
+        count.set(from, (count.get(from) as number) - 1)
+        count.set(to, (count.get(to) as number) + 1)
+      }
+      improved = true
+      break
+    }
+    if (!improved) return
+  }
+}
+
+/** Breadth-first search for moves that give `lo` one more partition and some member with ≥ lo + 2 one less. */
+function findChain(
+  lo: string,
+  items: readonly TopicPartition[],
+  ids: readonly string[],
+  subs: ReadonlyMap<string, ReadonlySet<string>>,
+  result: ReadonlyMap<string, string>,
+  count: ReadonlyMap<string, number>,
+  owners: ReadonlyMap<string, string>,
+): Array<{ key: string; to: string }> | undefined {
+  const target = (count.get(lo) as number) + 2
+  const via = new Map<string, { key: string; to: string }>() // member → the move that reached it
+  const seen = new Set([lo])
+  let frontier = [lo]
+  while (frontier.length) {
+    const next: string[] = []
+    for (const taker of frontier) {
+      // Partitions the taker may have, preferring ones it owns now (stickiness), then by order.
+      const candidates = items
+        .filter((tp) => subs.get(taker)?.has(tp.topic))
+        .map((tp) => tpKey(tp.topic, tp.partition))
+        .sort((a, b) => Number(owners.get(b) === taker) - Number(owners.get(a) === taker))
+      for (const key of candidates) {
+        const giver = result.get(key)
+        if (giver === undefined || seen.has(giver)) continue
+        seen.add(giver)
+        via.set(giver, { key, to: taker })
+        if ((count.get(giver) as number) >= target) {
+          const chain: Array<{ key: string; to: string }> = []
+          for (let m = giver; m !== lo; ) {
+            const step = via.get(m) as { key: string; to: string }
+            chain.push(step)
+            m = step.to
+          }
+          return chain
+        }
+        next.push(giver)
+      }
+    }
+    frontier = next.sort((a, b) => ids.indexOf(a) - ids.indexOf(b))
+  }
+  return undefined
 }
