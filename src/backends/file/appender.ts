@@ -22,6 +22,9 @@ import { scanSegmentSync } from './segment-scan.js'
 
 const fdatasyncAsync = promisify(fdatasync)
 
+/** Largest encode buffer kept for reuse. */
+const SCRATCH_MAX = 8 * 1024 * 1024
+
 /** Keep the lock this long after a write for the next batch. */
 const HOLD_IDLE_MS = 2
 /** Never keep it longer than this in a row. */
@@ -66,6 +69,8 @@ export class PartitionAppender {
   private heldSince = 0
   private holdTimer: NodeJS.Timeout | undefined
   private cooldownUntil = 0
+  /** Reused encode buffer. */
+  private scratch: Buffer | undefined
   dirty = false
   /** Set when this appender rolled a segment; the backend applies retention then. */
   rolled = false
@@ -134,7 +139,9 @@ export class PartitionAppender {
     try {
       seg = this.refresh()
       base = seg.nextOffset
-      const frame = encodeBatch(records, base, producerId)
+      const frame = encodeBatch(records, base, producerId, 0, this.scratch)
+      // Keep the larger buffer for the next batch (written synchronously below, so reuse is safe).
+      if (frame.buffer !== this.scratch?.buffer && frame.length <= SCRATCH_MAX) this.scratch = Buffer.allocUnsafe(Math.max(frame.length, 256 * 1024))
       if (seg.size > 0 && seg.size + frame.length > this.options.segmentBytes) seg = this.roll(seg, producerId)
       writeSync(seg.fd, frame, 0, frame.length, seg.size)
       if (seg.size === 0 || Math.floor(seg.lastFrameStart / INDEX_INTERVAL_BYTES) < Math.floor(seg.size / INDEX_INTERVAL_BYTES)) {

@@ -30,8 +30,8 @@ export interface FrameHeader {
   producerIdLength: number
 }
 
-/** Encode records into one frame with dense offsets from `baseOffset`. */
-export function encodeBatch(records: readonly RecordInput[], baseOffset: number, producerId: string, flags = 0): Buffer {
+/** Encode records into one frame with dense offsets from `baseOffset` (in `scratch` when it fits). */
+export function encodeBatch(records: readonly RecordInput[], baseOffset: number, producerId: string, flags = 0, scratch?: Buffer): Buffer {
   const pid = Buffer.from(producerId, 'utf8')
   const types: Array<Buffer | undefined> = new Array(records.length)
   let size = HEADER_BYTES + pid.length
@@ -45,7 +45,8 @@ export function encodeBatch(records: readonly RecordInput[], baseOffset: number,
     if (t) types[i] = t
     size += recordBytes(r, t)
   }
-  const buf = Buffer.allocUnsafe(size)
+  // Encode into the caller's scratch buffer when it is big enough (the appender writes it at once).
+  const buf = scratch && scratch.length >= size ? scratch.subarray(0, size) : Buffer.allocUnsafe(size)
   buf.writeUInt32LE(MAGIC, 0)
   buf.writeUInt32LE(size, 4)
   buf.writeUInt8(VERSION, 12)
