@@ -249,6 +249,21 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
     this.redeliveries.add(t)
   }
 
+  release(m: GroupMessageImpl<unknown>): void {
+    const h = GroupMessageImpl.handle(m)
+    if (!this.live(m) || !h.delivered) return
+    h.delivered = false
+    h.part.inFlight--
+    m.deliveryCount--
+    // Back in offset order among its partition's buffered messages, so released runs keep their order.
+    const at = this.buffer.findIndex((b) => b.partition === m.partition && b.topic === m.topic && b.offset > m.offset)
+    this.buffer.splice(at < 0 ? 0 : at, 0, m as GroupMessageImpl<V>)
+    this.wakeViews()
+    this.settleWake.wake()
+    const part = GroupMessageImpl.handle(m).part
+    if (part.revoking && part.drained) this.scheduleStep()
+  }
+
   term(m: GroupMessageImpl<unknown>, reason: string): void {
     if (!this.live(m)) return
     const h = GroupMessageImpl.handle(m)

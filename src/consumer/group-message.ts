@@ -11,6 +11,11 @@ export interface GroupMessage<V = unknown> extends Message<V> {
   nack(options?: { delayMs?: number }): void
   /** Give up: send it to the consumer's dead-letter topic (with `x-…` headers), then ack it. */
   term(reason?: string): void
+  /**
+   * Hand it back unprocessed: it is delivered again next, and this delivery is not counted. The
+   * operators use it for messages they pulled but never emitted, so `close()` need not wait for them.
+   */
+  release(): void
 }
 
 /** What a message needs from its consumer to settle. */
@@ -18,6 +23,7 @@ export interface Settler {
   ack(m: GroupMessageImpl<unknown>): void
   nack(m: GroupMessageImpl<unknown>, delayMs: number): void
   term(m: GroupMessageImpl<unknown>, reason: string): void
+  release(m: GroupMessageImpl<unknown>): void
 }
 
 /** Internal state of a delivered message. */
@@ -71,6 +77,10 @@ export class GroupMessageImpl<V> implements GroupMessage<V> {
 
   term(reason?: string): void {
     this.#settler.term(this, reason ?? 'terminated')
+  }
+
+  release(): void {
+    this.#settler.release(this)
   }
 
   /** @internal */

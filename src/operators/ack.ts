@@ -1,7 +1,7 @@
 import { KeyLanes } from './key-lanes.js'
 import { asyncIterableOption, booleanOption, handlerAndOptions, integerOption, signalOption } from './options.js'
 import { AsyncIterableX } from 'ix/asynciterable/asynciterablex'
-import { laneOf, outcomeOf, type AsyncOperator, type Settleable } from './settleable.js'
+import { laneOf, outcomeOf, releaseItem, type AsyncOperator, type Settleable } from './settleable.js'
 import { END, Upstream } from './upstream.js'
 
 /** Work to do for one message before it is acked; a throw or rejection fails it. */
@@ -160,6 +160,7 @@ class AckIterator<T extends Settleable> implements AsyncIterableIterator<T> {
       if (this.#finished) return DONE
       if (this.#up.aborted) {
         this.#finished = true
+        this.#releaseHeld()
         throw this.#up.abortError()
       }
       if (this.#up.stopped) {
@@ -195,7 +196,14 @@ class AckIterator<T extends Settleable> implements AsyncIterableIterator<T> {
   return(): Promise<IteratorResult<T>> {
     this.#finished = true
     this.#up.stop()
+    this.#releaseHeld()
     return Promise.resolve(DONE)
+  }
+
+  /** Messages pulled but never emitted go back to the source (running ones when they finish). */
+  #releaseHeld(): void {
+    for (const m of this.#handled.splice(0)) releaseItem(m)
+    for (const m of this.#lanes.drain()) releaseItem(m)
   }
 
   /** Read one more message if someone waits, the window has room and nothing has failed. */
@@ -231,7 +239,7 @@ class AckIterator<T extends Settleable> implements AsyncIterableIterator<T> {
 
   #run(m: T): void {
     void outcomeOf(this.#handler, m).then((outcome) => {
-      if (this.#up.stopped) return // the iteration is over: leave the message unsettled
+      if (this.#up.stopped) return releaseItem(m) // the iteration is over: hand it back unsettled
       this.#lanes.finish(m)
       if (outcome.ok) this.#handled.push(m)
       else {

@@ -1,3 +1,4 @@
+import { releaseItem } from './settleable.js'
 import { BatchAssembler, type MessageBatch } from './message-batch.js'
 import { asyncIterableOption, integerOption, numberOption, optionsObject, signalOption } from './options.js'
 import { AsyncIterableX } from 'ix/asynciterable/asynciterablex'
@@ -154,6 +155,7 @@ class BatchIterator<T extends Settleable> implements AsyncIterableIterator<Messa
       } else {
         if (this.#up.aborted) return this.#abort()
         this.#finished = true
+        this.#releasePartial()
         return DONE
       }
     }
@@ -162,11 +164,18 @@ class BatchIterator<T extends Settleable> implements AsyncIterableIterator<Messa
   return(): Promise<IteratorResult<MessageBatch<T>>> {
     this.#finished = true
     this.#up.stop()
+    this.#releasePartial()
     return Promise.resolve(DONE)
+  }
+
+  /** A batch still being filled was never emitted: hand its messages back to the source. */
+  #releasePartial(): void {
+    for (const m of this.#assembler.flush() ?? []) releaseItem(m)
   }
 
   #abort(): never {
     this.#finished = true
+    this.#releasePartial()
     throw this.#up.abortError()
   }
 }

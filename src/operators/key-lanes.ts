@@ -81,4 +81,12 @@ export class KeyLanes<T> {
     if (next === undefined) this.#lanes.delete(lane)
     else this.#ready.push(next)
   }
+
+  /** Take every item not yet started (ready or waiting behind its key), e.g. to release them. */
+  drain(): T[] {
+    const out = this.#ready.splice(0)
+    for (const queued of this.#lanes.values()) out.push(...queued.splice(0))
+    this.#waiting = 0
+    return out
+  }
 }

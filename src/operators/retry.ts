@@ -1,3 +1,4 @@
+import { releaseItem } from './settleable.js'
 import { asyncIterableOption } from './options.js'
 import { giveUp, resolveRetryOptions, retryDelay, shouldRetry, type RetryHandler, type RetryOptions, type RetryPolicy, type RetryResult } from './retry-policy.js'
 import { AsyncIterableX } from 'ix/asynciterable/asynciterablex'
@@ -86,7 +87,7 @@ class RetryIterator<T extends Settleable> implements AsyncIterableIterator<Retry
     const message = pulled.item
     for (let attempt = 1; ; attempt++) {
       const outcome = await this.#up.until(outcomeOf(this.#handler, message, attempt))
-      if (outcome === STOPPED || this.#up.stopped) return this.#stopped()
+      if (outcome === STOPPED || this.#up.stopped) return this.#stopped(message)
       if (outcome.ok) {
         message.ack()
         return { done: false, value: { message, ok: true, attempts: attempt } }
@@ -104,7 +105,7 @@ class RetryIterator<T extends Settleable> implements AsyncIterableIterator<Retry
         giveUp(this.#policy, message, outcome.error)
         return { done: false, value: { message, ok: false, attempts: attempt, error: outcome.error } }
       }
-      if ((await this.#up.sleep(retryDelay(this.#policy, attempt))) === STOPPED) return this.#stopped()
+      if ((await this.#up.sleep(retryDelay(this.#policy, attempt))) === STOPPED) return this.#stopped(message)
     }
   }
 
@@ -119,8 +120,10 @@ class RetryIterator<T extends Settleable> implements AsyncIterableIterator<Retry
     this.#up.close()
   }
 
-  #stopped(): IteratorResult<RetryResult<T>> {
+  /** Ended mid-message: hand the unsettled message back to its source. */
+  #stopped(unsettled?: T): IteratorResult<RetryResult<T>> {
     this.#finished = true
+    if (unsettled !== undefined) releaseItem(unsettled)
     if (this.#up.aborted) throw this.#up.abortError()
     return DONE
   }

@@ -19,6 +19,24 @@ export interface Settleable {
   term(reason?: string): void
   /** The message key; `ack` with `perKey` keeps messages of one key in order. */
   readonly key?: unknown
+  /**
+   * Hand it back unprocessed (consumer messages have it): the operators call it for messages they
+   * pulled but never emitted when an iteration ends, so the consumer can deliver them again at once
+   * instead of waiting for them at `close()`.
+   */
+  release?(): void
+}
+
+/** Hand a pulled-but-unemitted message back to its source, where it supports that. */
+export function releaseItem(item: unknown): void {
+  const r = (item as { release?: unknown } | null)?.release
+  if (typeof r === 'function') {
+    try {
+      r.call(item)
+    } catch {
+      /* nothing to report to */
+    }
+  }
 }
 
 /**

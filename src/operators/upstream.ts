@@ -1,3 +1,4 @@
+import { releaseItem } from './settleable.js'
 import { abortErrorFrom, type AbortError } from '../core/errors.js'
 
 /** The wait ended because its time was up (the pull stays pending for the next `pull()`). */
@@ -99,7 +100,8 @@ export class Upstream<T> {
     return this.race(pending, timeoutMs).then(
       (r): Pulled<T> => {
         if (r === TIMEOUT) return TIMEOUT
-        // The item may arrive just after return(): it stays with the source, un-acked.
+        if (r !== STOPPED && this.#stop && !r.done) releaseItem(r.value)
+        // The item may arrive just after return(): hand it back to the source (see #end).
         if (r === STOPPED || this.#stop) return STOPPED
         this.#pending = undefined
         if (r.done) {
@@ -195,6 +197,9 @@ export class Upstream<T> {
         // a synchronous throw from return() is equally unreportable
       }
     }
+    // A read still under way may yet deliver an item nobody will emit: give it back.
+    this.#pending?.then((r) => (r.done ? undefined : releaseItem(r.value)), noop)
+    this.#pending = undefined
     for (const wake of [...this.#wakers]) wake()
   }
 }
