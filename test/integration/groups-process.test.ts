@@ -4,6 +4,7 @@ import type { ChildProcess } from 'node:child_process'
 import { open, type Twain } from '../../src/index.js'
 import { exited, spawnChild, until } from '../helpers/spawn.js'
 import { tempDir } from '../helpers/tmp.js'
+import { watch, type Out } from '../helpers/group-children.js'
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
@@ -29,30 +30,6 @@ afterEach(async () => {
   }
 })
 
-/** A child's output lines, each with the time it arrived. */
-interface Out {
-  lines: string[]
-  times: number[]
-  stderr: () => string
-}
-
-function watch(child: ChildProcess): Out {
-  const out: Out = { lines: [], times: [], stderr: () => err }
-  let partial = ''
-  let err = ''
-  child.stdout?.setEncoding('utf8').on('data', (d: string) => {
-    partial += d
-    const parts = partial.split('\n')
-    partial = parts.pop() ?? ''
-    for (const l of parts) {
-      if (!l) continue
-      out.lines.push(l)
-      out.times.push(Date.now())
-    }
-  })
-  child.stderr?.setEncoding('utf8').on('data', (d: string) => (err += d))
-  return out
-}
 
 function member(topics: string, group: string, opts: Record<string, unknown> = {}): { child: ChildProcess; out: Out } {
   const child = spawnChild('group-member.ts', [tmp.dir, topics, group, JSON.stringify(opts)])
