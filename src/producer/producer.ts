@@ -42,6 +42,8 @@ const MAX_BATCH_BYTES = 8 * 1024 * 1024
  */
 export class Producer<V = unknown> implements AsyncDisposable {
   private queue: Pending[] = []
+  /** Resolves when the previous flush has issued its appends. */
+  private order: Promise<void> = Promise.resolve()
   private scheduled = false
   private inflight = new Set<Promise<void>>()
   private closed = false
@@ -105,6 +107,20 @@ export class Producer<V = unknown> implements AsyncDisposable {
   }
 
   private async write(batch: Pending[]): Promise<void> {
+    // Flushes issue their appends in flush order (a flush with an async validator must not be
+    // overtaken by a later one), while their writes may still overlap.
+    const turn = this.order
+    let issued!: () => void
+    this.order = new Promise<void>((r) => (issued = r))
+    try {
+      await turn
+      await this.writeInTurn(batch, issued)
+    } finally {
+      issued()
+    }
+  }
+
+  private async writeInTurn(batch: Pending[], issued: () => void): Promise<void> {
     let meta: TopicMeta
     try {
       this.meta ??= this.backend.getTopic(this.topic)
@@ -146,7 +162,11 @@ export class Producer<V = unknown> implements AsyncDisposable {
     }
     // Write each partition's records in send order; offsets are written back into the records.
     const failures = new Map<PreparedRecord, unknown>()
-    await Promise.all([...byPartition].map(([partition, records]) => this.writePartition(partition, records, failures)))
+    const writes = Promise.all([...byPartition].map(([partition, records]) => this.writePartition(partition, records, failures)))
+    // Every first append is issued now; a partition written in several batches keeps the turn until done.
+    const oneBatch = (rs: PreparedRecord[]) => rs.length <= this.maxBatch && rs.reduce((n, r) => n + r.keyBytes + r.valueBytes + 64, 0) < MAX_BATCH_BYTES
+    if ([...byPartition.values()].every(oneBatch)) issued()
+    await writes
     for (const { pending, records } of ok) {
       if (!Array.isArray(records)) {
         if (failures.has(records)) pending.reject(failures.get(records))

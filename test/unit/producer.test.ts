@@ -1,4 +1,5 @@
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { readFrameHeader } from '../../src/backends/file/batch-format.js'
@@ -130,6 +131,29 @@ describe('producer', () => {
       expect(twain.clientId).not.toBe('custom-client')
     } finally {
       await other.close()
+    }
+  })
+})
+
+describe('producer flush order', () => {
+  it('a flush waiting on an async validator is not overtaken by a later flush', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'twainmq-order-'))
+    const twain = await open(dir)
+    try {
+      twain.registerType('Slow', {
+        '~standard': { version: 1, vendor: 'test', validate: async (v: unknown) => (await new Promise((r) => setTimeout(r, 30)), { value: v }) },
+      })
+      await twain.createTopic('o')
+      const p = twain.producer('o')
+      const first = p.send(1, { n: 1 }, { type: 'Slow' })
+      await new Promise((r) => setImmediate(r)) // the first flush has started and waits on the validator
+      const second = p.send(1, 'plain')
+      const [a, b] = await Promise.all([first, second])
+      expect(a.offset).toBe(0)
+      expect(b.offset).toBe(1)
+    } finally {
+      await twain.close()
+      fs.rmSync(dir, { recursive: true, force: true })
     }
   })
 })
