@@ -1,8 +1,7 @@
 import { resolve } from 'node:path'
 import cliProgress from 'cli-progress'
 import type { Command } from 'commander'
-import { importTwainmqTopic } from '../compat/twainmq/import.js'
-import { parseTarget } from '../open-target.js'
+import { importTwainmqTopic, parseTarget } from '../index.js'
 import { UsageError, type GlobalOptions } from './context.js'
 
 interface ImportCliOptions {
@@ -16,7 +15,7 @@ interface ImportCliOptions {
 export function registerImportTwainmq(program: Command): void {
   program
     .command('import-twainmq')
-    .description('copy a topic of a Python TwainMQ root into the native directory store of --url (partitions, offsets, timestamps, keys, values and types preserved)')
+    .description('copy a Python TwainMQ topic into the native store of --url (offsets, timestamps, keys, values, types kept)')
     .argument('<python-root>', 'the Python TwainMQ root directory (holding <topic>.twc)')
     .argument('<topic>', 'the topic to copy')
     .option('--as <name>', 'name of the copy (default: the same name)')

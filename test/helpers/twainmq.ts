@@ -46,6 +46,7 @@ export interface Golden {
   lines: Array<{ width: number; key: number | string; seconds: number; value: ValueSpec; line: string }>
   hash64: Array<{ key: string; string: boolean; partitions: number; partition: number }>
   twc: Array<{ key_width: number; partitions: number; message_types: string[]; text: string }>
+  deflate: Array<{ seed: number; n: number; symbols: number; length: number; sha256: string; hex: string | null }>
 }
 
 export const golden = (): Golden => JSON.parse(readFileSync(join(FIXTURES, 'golden.json'), 'utf8')) as Golden

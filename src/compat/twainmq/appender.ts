@@ -2,8 +2,8 @@ import { closeSync, existsSync, fdatasyncSync, fstatSync, openSync, readSync, st
 import { join } from 'node:path'
 import { BackendError, TopicNotFoundError, backendError } from '../../core/errors.js'
 import type { FsyncPolicy } from '../../core/types.js'
-import { PartitionLock } from '../../backends/file/partition-lock.js'
 import { chunkName, utcDay, type Chunk, type ChunkDirectory } from './chunks.js'
+import { HeldLock } from './held-lock.js'
 import type { LineIndexCache } from './line-index.js'
 
 /**
@@ -19,6 +19,8 @@ interface Active {
   path: string
   fd: number
   ino: number
+  /** `ChunkDirectory.version` when the file was last known to be this one. */
+  version: number
 }
 
 /**
@@ -27,8 +29,9 @@ interface Active {
  * `<P>-<YYYYMMDD>_<offset>.tmf` (offset = the previous chunk's start + its line count, a torn last
  * line included, as Python's `readlines()` counts) when the day changes — and fixes what Python
  * gets wrong:
- * - twainmq writers take a cross-process lock (the native appender's `PartitionLock`), so they never
- *   race each other at a day roll-over (Python's bug 7) and always append to the newest chunk;
+ * - twainmq writers take a cross-process lock (`HeldLock`: the native appender's `PartitionLock`,
+ *   held briefly between appends), so they never race each other at a day roll-over (Python's bug 7)
+ *   and always append to the newest chunk;
  * - the offsets returned are the true line indexes: counted under the lock from the line index,
  *   and checked after the write (`fstat`): if an unlocked (Python) writer appended between the count
  *   and the write, the written bytes are found and their line index counted again;
@@ -37,10 +40,11 @@ interface Active {
  * A call's lines go out in one `write()`, so they stay contiguous even next to Python writers.
  */
 export class TwainmqAppender {
-  private readonly lock: PartitionLock
+  private readonly lock: HeldLock
   private active: Active | undefined
   private tail: Promise<unknown> = Promise.resolve()
-
+  /** Appends queued on the slow path. */
+  private pending = 0
   /** Written since the last `syncIfDirty` (interval fsync policy). */
   private dirty = false
 
@@ -51,7 +55,7 @@ export class TwainmqAppender {
     readonly partition: number,
     private readonly fsync: FsyncPolicy,
   ) {
-    this.lock = new PartitionLock(lockPath(root, dir.topic, partition))
+    this.lock = new HeldLock(lockPath(root, dir.topic, partition))
   }
 
   get topic(): string {
@@ -60,26 +64,49 @@ export class TwainmqAppender {
 
   /** Append `data` (whole `\n`-terminated lines); resolves with the offset of the first. */
   append(data: Buffer): Promise<number> {
-    const run = this.tail.then(() => this.appendLocked(data))
+    // Fast path: nothing queued here and the lock is ours or free: write now.
+    if (this.pending === 0) {
+      let got = false
+      try {
+        got = this.lock.tryNow()
+      } catch {
+        got = false // the slow path reports it properly
+      }
+      if (got) {
+        try {
+          return Promise.resolve(this.writeLocked(data))
+        } catch (e) {
+          return Promise.reject(e)
+        }
+      }
+    }
+    this.pending++
+    const run = this.tail.then(() => this.appendLocked(data)).finally(() => this.pending--)
     this.tail = run.catch(() => undefined)
     return run
   }
 
   private async appendLocked(data: Buffer): Promise<number> {
     try {
-      await this.lock.acquire()
+      await this.lock.take()
     } catch (e) {
       if (!existsSync(this.dir.dir)) throw new TopicNotFoundError(`Topic "${this.topic}" does not exist (no ${this.dir.dir})`)
       throw e
     }
+    return this.writeLocked(data)
+  }
+
+  /** Write with the lock held; then keep the lock briefly, or release it on failure. */
+  private writeLocked(data: Buffer): number {
+    let base: number
     try {
-      return this.write(data)
+      base = this.write(data)
     } catch (e) {
       this.close()
       throw e
-    } finally {
-      this.lock.release()
     }
+    this.lock.written()
+    return base
   }
 
   private write(data: Buffer): number {
@@ -98,6 +125,7 @@ export class TwainmqAppender {
     if (written !== out.length) throw new BackendError(`Short write to ${a.path}: ${written} of ${out.length} bytes (disk full?)`)
     const size = fstatSync(a.fd).size
     if (size !== before + out.length) base = this.find(a, before, size, data, idx.lines)
+    else idx.appended(out, before) // no need to read our own lines back
     if (this.fsync === 'batch' || this.fsync === 'always') fdatasyncSync(a.fd)
     else if (typeof this.fsync === 'number') this.dirty = true
     return base
@@ -143,18 +171,23 @@ export class TwainmqAppender {
     const path = this.dir.path(chunk)
     const a = this.active
     if (a && a.path === path) {
-      // Still the same file? (The topic may have been deleted and created again.)
+      // Still the same file? Certainly while the directory is unchanged; else (the topic may have
+      // been deleted and created again) compare inodes.
+      if (a.version === this.dir.version) return a
       const st = statSync(path, { throwIfNoEntry: false })
-      if (st && st.ino === a.ino) return a
+      if (st && st.ino === a.ino) {
+        a.version = this.dir.version
+        return a
+      }
     }
-    this.close()
+    this.closeFile()
     let fd: number
     try {
       fd = openSync(path, 'a+', 0o644) // O_APPEND (+ read, for the line index)
     } catch (e) {
       throw backendError(`Cannot open ${path}`, e)
     }
-    this.active = { chunk, path, fd, ino: fstatSync(fd).ino }
+    this.active = { chunk, path, fd, ino: fstatSync(fd).ino, version: this.dir.version }
     return this.active
   }
 
@@ -169,8 +202,13 @@ export class TwainmqAppender {
     }
   }
 
-  /** Close the open chunk file. */
+  /** Close the open chunk file and release the lock. */
   close(): void {
+    this.lock.release()
+    this.closeFile()
+  }
+
+  private closeFile(): void {
     const a = this.active
     this.active = undefined
     if (a) {

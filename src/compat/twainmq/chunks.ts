@@ -75,6 +75,8 @@ export class ChunkDirectory {
   private ino = -1n
   private trusted = false
   private byPartition = new Map<number, Chunk[]>()
+  /** Incremented at every re-listing: while it is unchanged, the directory's files are the same. */
+  version = 0
 
   constructor(
     readonly dir: string,
@@ -118,6 +120,7 @@ export class ChunkDirectory {
     }
     for (const list of map.values()) list.sort(compareChunks)
     this.byPartition = map
+    this.version++
     this.mtime = st.mtimeNs
     this.ino = st.ino
     this.trusted = BigInt(Date.now()) * 1_000_000n - st.mtimeNs > RACY_NS

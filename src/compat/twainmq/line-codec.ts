@@ -1,9 +1,13 @@
-import { inflateRawSync } from 'node:zlib'
-import { InvalidArgumentError, InvalidKeyError, InvalidKeyTypeError, UnknownMessageTypeError } from '../../core/errors.js'
+import { deflateRawSync, inflateRawSync } from 'node:zlib'
+import { InvalidArgumentError, UnknownMessageTypeError } from '../../core/errors.js'
 import type { Key, KeyType } from '../../core/types.js'
-import { b85DecodeInto, b85DecodeWord, b85DecodedLength, b85EncodeInto, b85Length } from './base85.js'
-import { deflateRaw } from './deflate-raw.js'
+import { b85DecodeInto, b85DecodedLength, b85EncodeInto, b85Length } from './base85.js'
 import { ensureAscii, parseJson } from './json64.js'
+import { decodeKeyField, keyTypeOfWidth } from './line-keys.js'
+import { decodeSecondsField, secondsToMs } from './line-time.js'
+
+export { decodeKeyField, keyBytes, keyTypeOfWidth, keyWidthOf, recordKeyBytes } from './line-keys.js'
+export { decodeSecondsField, microsOf, msToSeconds, secondsToMs } from './line-time.js'
 
 /*
  * One TwainMQ 0.1.9 message line: KEY | TS | PAYLOAD | "\n", the fields concatenated without separators.
@@ -11,8 +15,9 @@ import { ensureAscii, parseJson } from './json64.js'
  *            the UTF-8 bytes NUL-padded to N (read back with the trailing NULs stripped);
  *   TS       base85 of a big-endian float64 of POSIX seconds (10 characters);
  *   PAYLOAD  base85 of raw DEFLATE (level 6, no header) of P, where P is UTF-8 text, or 0xFC + raw
- *            bytes, or 0xFB + u16 big-endian type id + compact JSON (ensure_ascii). Written with a
- *            port of canonical zlib (deflate-raw.ts), so lines are byte-identical to Python's.
+ *            bytes, or 0xFB + u16 big-endian type id + compact JSON (ensure_ascii). Compressed with
+ *            Node's zlib: a valid raw-deflate stream that Python inflates to the same bytes, though
+ *            Node's bundled zlib (Chromium's fork) may choose different (equivalent) codes than CPython's.
  */
 
 /** P's first byte for a bytes value ("_GZIP_MAGIC" in TwainMQ, a misnomer). */
@@ -34,33 +39,6 @@ export interface LineFormat {
   readonly typeNames: ReadonlyMap<number, string>
 }
 
-const INT_WIDTHS: Record<string, number> = { u8: 1, u16: 2, u32: 4, u64: 8 }
-
-/** TwainMQ's `key_width` of a key type; the unbounded `'string'` type has none. */
-export function keyWidthOf(keyType: KeyType): number {
-  const w = INT_WIDTHS[keyType]
-  if (w !== undefined) return w
-  const m = /^char([1-9][0-9]*)$/.exec(keyType)
-  if (m) return -Number(m[1])
-  throw new InvalidKeyTypeError(`Key type ${JSON.stringify(keyType)} has no TwainMQ encoding: use u8, u16, u32, u64 or charN`)
-}
-
-/** The key type of a TwainMQ `key_width`. */
-export function keyTypeOfWidth(width: number): KeyType {
-  switch (width) {
-    case 1:
-      return 'u8'
-    case 2:
-      return 'u16'
-    case 4:
-      return 'u32'
-    case 8:
-      return 'u64'
-  }
-  if (Number.isSafeInteger(width) && width < 0) return `char${-width}`
-  throw new InvalidKeyTypeError(`key_width ${JSON.stringify(width)} is invalid: TwainMQ uses 1, 2, 4, 8 or -N (charN)`)
-}
-
 /** The line format of a topic from its `key_width` and `message_types`. */
 export function lineFormat(keyWidth: number, messageTypes: ReadonlyMap<string, number> = new Map()): LineFormat {
   const keyType = keyTypeOfWidth(keyWidth)
@@ -69,75 +47,8 @@ export function lineFormat(keyWidth: number, messageTypes: ReadonlyMap<string, n
   return { keyWidth, keyType, keyChars: b85Length(Math.abs(keyWidth)), typeIds: messageTypes, typeNames }
 }
 
-/** The key bytes TwainMQ encodes (Python's `key_to_base85` before base85); `InvalidKeyError` like Python. */
-export function keyBytes(key: Key, width: number): Buffer {
-  if (width < 0) {
-    if (typeof key !== 'string') throw new InvalidKeyError(`Key ${String(key)} is invalid for a char${-width} topic: use a string`)
-    const b = Buffer.from(key, 'utf8')
-    if (b.length > -width) throw new InvalidKeyError(`Key ${JSON.stringify(key)} too long for ${-width} byte string (${b.length} UTF-8 bytes)`)
-    return padKey(b, -width)
-  }
-  const k = typeof key === 'bigint' ? key : typeof key === 'number' && Number.isSafeInteger(key) ? BigInt(key) : undefined
-  if (k === undefined || k < 0n || k >= 1n << BigInt(8 * width)) {
-    throw new InvalidKeyError(`Integer key ${String(key)} does not fit ${width} unsigned bytes`)
-  }
-  const out = Buffer.alloc(width)
-  let v = k
-  for (let i = width - 1; i >= 0; i--, v >>= 8n) out[i] = Number(v & 0xffn)
-  return out
-}
-
-function padKey(b: Buffer, n: number): Buffer {
-  if (b.length === n) return b
-  const out = Buffer.alloc(n)
-  b.copy(out)
-  return out
-}
-
-/** The key bytes of a stored record key (a number for u8/u16/u32, else bytes; charN unpadded). */
-export function recordKeyBytes(key: Buffer | number, width: number): Buffer {
-  if (typeof key === 'number') {
-    const out = Buffer.allocUnsafe(width)
-    out.writeUIntBE(key, 0, width)
-    return out
-  }
-  return width < 0 ? padKey(key, -width) : key
-}
-
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 const scratch = Buffer.alloc(8)
-
-/** Decode the KEY field `buf[start, start + keyChars)`. Throws on bad base85 or bad UTF-8. */
-export function decodeKeyField(f: LineFormat, buf: Uint8Array, start: number): Key {
-  const end = start + f.keyChars
-  switch (f.keyWidth) {
-    case 1:
-    case 2:
-    case 4:
-      return b85DecodeWord(buf, start, end)
-    case 8:
-      return (BigInt(b85DecodeWord(buf, start, start + 5)) << 32n) | BigInt(b85DecodeWord(buf, start + 5, end))
-  }
-  const bytes = Buffer.allocUnsafe(b85DecodedLength(f.keyChars))
-  let n = b85DecodeInto(buf, start, end, bytes, 0)
-  while (n > 0 && bytes[n - 1] === 0) n--
-  return utf8.decode(bytes.subarray(0, n))
-}
-
-/** Python's `datetime.timestamp()` seconds of a ms timestamp (µs-exact: the same float Python stores). */
-export function msToSeconds(ms: number): number {
-  const a = Math.round(ms * 1000) / 1e6
-  if (a * 1000 === ms) return a
-  const b = ms / 1000
-  return b * 1000 === ms ? b : a
-}
-
-/** Decode the TS field at `buf[start, start + 10)` to stored seconds. */
-export function decodeSecondsField(buf: Uint8Array, start: number): number {
-  scratch.writeUInt32BE(b85DecodeWord(buf, start, start + 5), 0)
-  scratch.writeUInt32BE(b85DecodeWord(buf, start + 5, start + 10), 4)
-  return scratch.readDoubleBE(0)
-}
 
 /** The payload bytes P of a value: UTF-8 text, 0xFC + bytes, or 0xFB + type id + compact ASCII JSON. */
 export function payloadOf(value: { text: string } | { bytes: Uint8Array } | { typeId: number; json: string }): Buffer {
@@ -159,7 +70,7 @@ export function payloadOf(value: { text: string } | { bytes: Uint8Array } | { ty
 
 /** Build one line (with its `\n`) from key bytes, seconds and payload bytes P. */
 export function encodeLine(key: Uint8Array, seconds: number, payload: Uint8Array): Buffer {
-  const packed = deflateRaw(payload, 6) // canonical zlib's bytes, as CPython writes them
+  const packed = deflateRawSync(payload, { level: 6 })
   const out = Buffer.allocUnsafe(b85Length(key.length) + TS_CHARS + b85Length(packed.length) + 1)
   let at = b85EncodeInto(key, 0, key.length, out, 0)
   scratch.writeDoubleBE(seconds, 0)
@@ -172,7 +83,7 @@ export function encodeLine(key: Uint8Array, seconds: number, payload: Uint8Array
 /** What a line holds. `unknownTypeId` is set (and `type` absent) for a type id the topic does not map. */
 export interface DecodedLine {
   key: Key
-  /** Stored seconds × 1000 (`Math.round(timestamp * 1000)` is the µs Python stored). */
+  /** The stored time in ms (`microsOf(timestamp)` is the µs Python stored; see `secondsToMs`). */
   timestamp: number
   value: unknown
   type?: string
@@ -197,7 +108,7 @@ export function decodeLine(f: LineFormat, buf: Buffer, start: number, end: numbe
   if (end - start < f.keyChars + TS_CHARS) fail(`line of ${end - start} characters is shorter than KEY (${f.keyChars}) + TS (${TS_CHARS})`)
   let key: Key
   try {
-    key = decodeKeyField(f, buf, start)
+    key = decodeKeyField(f.keyWidth, f.keyChars, buf, start)
   } catch (e) {
     return fail('bad KEY field', e)
   }
@@ -207,7 +118,8 @@ export function decodeLine(f: LineFormat, buf: Buffer, start: number, end: numbe
   } catch (e) {
     return fail('bad TS field', e, key)
   }
-  const timestamp = seconds * 1000
+  if (!Number.isFinite(seconds)) fail(`bad TS field: ${seconds} is not a time`, undefined, key)
+  const timestamp = secondsToMs(seconds)
   let p: Buffer
   try {
     const from = start + f.keyChars + TS_CHARS
@@ -218,7 +130,8 @@ export function decodeLine(f: LineFormat, buf: Buffer, start: number, end: numbe
     return fail('bad PAYLOAD field', e, key, timestamp)
   }
   const mark = p[0]
-  if (mark === BYTES_MARK) return { key, timestamp, value: p.subarray(1) }
+  // A copy: inflate's output is a view of a 16 KiB chunk a message must not pin.
+  if (mark === BYTES_MARK) return { key, timestamp, value: Buffer.from(p.subarray(1)) }
   if (mark === TYPED_MARK) {
     if (p.length < 3) fail('typed PAYLOAD shorter than its type id', undefined, key, timestamp)
     const id = p.readUInt16BE(1)

@@ -48,6 +48,22 @@ export class LineIndex {
     return this
   }
 
+  /**
+   * Account for `data` just appended at byte `at` by us, without reading it back. Ignored unless
+   * the index is complete up to `at` (then the next `refresh` reads whatever it lacks).
+   */
+  appended(data: Uint8Array, at: number): void {
+    if (at !== this.size) return
+    let i = data.indexOf(10)
+    while (i >= 0) {
+      this.lines++
+      this.completeEnd = at + i + 1
+      if (this.lines % STEP === 0) this.marks.push(this.completeEnd)
+      i = data.indexOf(10, i + 1)
+    }
+    this.size = at + data.length
+  }
+
   private reset(ino: number): void {
     this.ino = ino
     this.size = 0

@@ -1,16 +1,23 @@
 import { closeSync, openSync, readSync } from 'node:fs'
 import { backendError } from '../../core/errors.js'
 import type { Chunk, ChunkDirectory } from './chunks.js'
-import { TS_CHARS, decodeSecondsField, type LineFormat } from './line-codec.js'
+import { TS_CHARS, decodeSecondsField, secondsToMs, type LineFormat } from './line-codec.js'
 
 const WINDOW = 256 * 1024
 
 /**
  * Call `visit(offset, seconds)` for each complete line of chunk `c` from its first line, decoding
  * only the TS field (no inflate). Lines whose TS does not decode get `NaN`. Stops when `visit`
- * returns true; resolves with the offset after the last line looked at.
+ * returns true; returns the offset of the line it stopped at (or after the last line looked at).
  */
-function scanTimestamps(path: string, c: Chunk, f: LineFormat, limit: number, visit: (offset: number, seconds: number) => boolean): { offset: number; stopped: boolean } {
+function scanTimestamps(
+  path: string,
+  c: Chunk,
+  f: LineFormat,
+  limit: number,
+  visit: (offset: number, seconds: number) => boolean,
+  window = WINDOW,
+): { offset: number; stopped: boolean } {
   let fd: number
   try {
     fd = openSync(path, 'r')
@@ -18,7 +25,7 @@ function scanTimestamps(path: string, c: Chunk, f: LineFormat, limit: number, vi
     throw backendError(`Cannot open ${path}`, e)
   }
   try {
-    let buf = Buffer.allocUnsafe(WINDOW)
+    let buf = Buffer.allocUnsafe(window)
     let pos = 0
     let offset = c.start
     for (;;) {
@@ -54,10 +61,17 @@ function scanTimestamps(path: string, c: Chunk, f: LineFormat, limit: number, vi
 /** Seconds of the first line of chunk `c` (NaN when it has none or it does not decode). */
 function firstSeconds(dir: ChunkDirectory, c: Chunk, f: LineFormat): number {
   let s = Number.NaN
-  scanTimestamps(dir.path(c), c, f, c.start + 1, (_o, seconds) => {
-    s = seconds
-    return true
-  })
+  scanTimestamps(
+    dir.path(c),
+    c,
+    f,
+    c.start + 1,
+    (_o, seconds) => {
+      s = seconds
+      return true
+    },
+    4096, // one line (grown if longer)
+  )
   return s
 }
 
@@ -75,7 +89,7 @@ export function offsetForTimeSync(dir: ChunkDirectory, partition: number, f: Lin
   while (lo <= hi) {
     const mid = (lo + hi) >> 1
     const s = firstSeconds(dir, chunks[mid] as Chunk, f)
-    if (Number.isNaN(s) || s * 1000 < time) {
+    if (Number.isNaN(s) || secondsToMs(s) < time) {
       from = mid
       lo = mid + 1
     } else hi = mid - 1
@@ -83,7 +97,7 @@ export function offsetForTimeSync(dir: ChunkDirectory, partition: number, f: Lin
   for (let i = from; i < chunks.length; i++) {
     const c = chunks[i] as Chunk
     const limit = i + 1 < chunks.length ? (chunks[i + 1] as Chunk).start : Infinity
-    const r = scanTimestamps(dir.path(c), c, f, limit, (_o, seconds) => seconds * 1000 >= time)
+    const r = scanTimestamps(dir.path(c), c, f, limit, (_o, seconds) => secondsToMs(seconds) >= time)
     if (r.stopped) return r.offset
   }
   return end

@@ -1,25 +1,24 @@
-import { closeSync, existsSync, openSync, readFileSync, statSync } from 'node:fs'
-import { mkdir, readdir, rename, rm } from 'node:fs/promises'
+import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { randomBytes } from 'node:crypto'
-import { InvalidArgumentError, TopicExistsError, TopicNotFoundError, backendError } from '../../core/errors.js'
+import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import type { FsyncPolicy } from '../../core/types.js'
 import type { PartitionOffsets, PartitionReader, TopicMeta, TopicStore } from '../../backends/backend.js'
 import type { ForeignFormat } from '../../backends/file/file-backend.js'
 import type { WatchHub } from '../../backends/file/watch-hub.js'
 import type { RecordInput } from '../../backends/record.js'
 import { TwainmqAppender } from './appender.js'
-import { CHUNK_EXT, ChunkDirectory, chunkName, utcDay } from './chunks.js'
+import { CHUNK_EXT, ChunkDirectory } from './chunks.js'
 import { LineIndexCache } from './line-index.js'
-import { encodeLine, keyWidthOf, keyTypeOfWidth, lineFormat, msToSeconds, recordKeyBytes, recordPayload, type LineFormat } from './line-codec.js'
+import { encodeLine, lineFormat, msToSeconds, recordKeyBytes, recordPayload, type LineFormat } from './line-codec.js'
 import { TwainmqPartitionReader, type LineProblemHook } from './reader.js'
 import { offsetForTimeSync } from './time-seek.js'
-import { GROUP_TOPIC_PREFIX, TWC_EXT, parseTwc, twcPath, writeTwc, type TwcConfig } from './twc-config.js'
+import { createTopicFiles, deleteTopicFiles, listTopicNames, readTopicConfig } from './topic-files.js'
+import { twcPath } from './twc-config.js'
 
-const DEFAULT_MAX_MESSAGE_BYTES = 1024 * 1024
-const NAME_RE = /^[A-Za-z0-9_.-]{1,200}$/
 /** How long `owns()` trusts what it found (it is asked on every routed call). */
 const OWNS_TTL_MS = 250
+/** How long a topic's checked state is used without looking at the disk again. */
+const STATE_TTL_MS = 100
 
 /** Options of the TwainMQ topic store. */
 export interface TwainmqStoreOptions {
@@ -34,6 +33,8 @@ interface TopicState {
   format: LineFormat
   dir: ChunkDirectory
   twcMtime: number
+  /** When the config and directory were last seen (ms). */
+  checkedAt: number
 }
 
 /**
@@ -47,7 +48,8 @@ export class TwainmqStore implements TopicStore {
   private readonly appenders = new Map<string, TwainmqAppender>()
   private readonly readers = new Set<PartitionReader>()
   private readonly lines = new LineIndexCache()
-  private readonly ownsCache = new Map<string, { owns: boolean; until: number }>()
+  /** Topics found not to be ours, until when (ms). */
+  private readonly notOurs = new Map<string, number>()
   private readonly fsync: FsyncPolicy
   private syncTimer: NodeJS.Timeout | undefined
 
@@ -65,90 +67,52 @@ export class TwainmqStore implements TopicStore {
     }
   }
 
-  /** Whether `topic` is a TwainMQ topic here: it has a `.twc` and is not a native topic. */
+  /**
+   * Whether `topic` is a TwainMQ topic here: it has a `.twc` and is not a native topic. Asked on every
+   * routed call, so a "no" (a native topic) is remembered for OWNS_TTL_MS; a "yes" is checked each
+   * time (a native topic may be created over a config Python's delete_topic left behind).
+   */
   owns(topic: string): boolean {
     const now = Date.now()
-    const hit = this.ownsCache.get(topic)
-    if (hit && hit.until > now) return hit.owns
+    const until = this.notOurs.get(topic)
+    if (until !== undefined && until > now && now >= until - OWNS_TTL_MS) return false
     const owns = existsSync(twcPath(this.root, topic)) && !existsSync(join(this.root, topic, 'topic.json'))
-    if (this.ownsCache.size > 10_000) this.ownsCache.clear()
-    this.ownsCache.set(topic, { owns, until: now + OWNS_TTL_MS })
+    if (owns) this.notOurs.delete(topic)
+    else {
+      if (this.notOurs.size > 10_000) this.notOurs.clear()
+      this.notOurs.set(topic, now + OWNS_TTL_MS)
+    }
     return owns
   }
 
   async createTopic(meta: TopicMeta): Promise<void> {
-    const keyWidth = keyWidthOf(meta.keyType)
-    if (Object.values(meta.retention).some((v) => v !== undefined && v !== false)) {
-      throw new InvalidArgumentError(`Retention is not supported by the twainmq-v1 format (topic "${meta.name}" asked for ${JSON.stringify(meta.retention)})`)
-    }
-    const dir = join(this.root, meta.name)
-    await mkdir(this.root, { recursive: true })
-    try {
-      await mkdir(dir) // claims the name (Python's create_topic checks this directory too)
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new TopicExistsError(`Topic "${meta.name}" already exists in ${this.root}`)
-      throw backendError(`Cannot create topic "${meta.name}"`, e)
-    }
-    const config: TwcConfig = {
-      keyWidth,
-      partitions: meta.partitions,
-      messageTypes: new Map(meta.messageTypes.map((name, i) => [name, i])),
-      maxMessageBytes: meta.maxMessageBytes === DEFAULT_MAX_MESSAGE_BYTES ? undefined : meta.maxMessageBytes,
-    }
-    try {
-      await writeTwc(this.root, meta.name, config)
-      // Today's empty chunk of every partition, as a Python producer creates on start: a Python
-      // consumer started before the first message then reads from offset 0 (its bug 4).
-      const today = utcDay()
-      for (let p = 0; p < meta.partitions; p++) closeSync(openSync(join(dir, chunkName(p, today, 0)), 'a'))
-    } catch (e) {
-      await rm(dir, { recursive: true, force: true }).catch(() => undefined)
-      throw backendError(`Cannot create topic "${meta.name}"`, e)
-    }
-    this.ownsCache.delete(meta.name)
+    await createTopicFiles(this.root, meta)
+    this.notOurs.delete(meta.name)
   }
 
   async deleteTopic(name: string): Promise<void> {
-    await this.getTopic(name)
+    this.state(name)
     this.forget(name)
-    const dir = join(this.root, name)
-    const gone = join(this.root, `~deleting-${name}-${randomBytes(6).toString('hex')}`)
-    try {
-      await rename(dir, gone) // out of sight at once
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new TopicNotFoundError(`Topic "${name}" does not exist in ${this.root}`)
-      throw backendError(`Cannot delete topic "${name}"`, e)
-    }
-    // Unlike Python's delete_topic, the config goes too (else list_topics would still show it).
-    await rm(twcPath(this.root, name), { force: true })
-    await rm(gone, { recursive: true, force: true })
+    await deleteTopicFiles(this.root, name)
   }
 
-  async listTopics(): Promise<string[]> {
-    let names: string[]
-    try {
-      names = await readdir(this.root)
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return []
-      throw backendError(`Cannot list ${this.root}`, e)
-    }
-    const out: string[] = []
-    for (const n of names) {
-      if (!n.endsWith(TWC_EXT)) continue
-      const topic = n.slice(0, -TWC_EXT.length)
-      if (topic.startsWith(GROUP_TOPIC_PREFIX) || topic.startsWith('__') || !NAME_RE.test(topic) || topic === '.' || topic === '..') continue
-      // A topic Python's delete_topic removed leaves its config behind: not a topic any more.
-      if (existsSync(join(this.root, topic)) && this.owns(topic)) out.push(topic)
-    }
-    return out.sort()
+  listTopics(): Promise<string[]> {
+    return listTopicNames(this.root, (t) => this.owns(t))
   }
 
   async getTopic(name: string): Promise<TopicMeta> {
     return this.state(name).meta
   }
 
-  /** The cached state of a topic, re-read when its config changed; `TopicNotFoundError` when absent. */
+  /**
+   * The cached state of a topic, re-read when its config changed; `TopicNotFoundError` when absent.
+   * A state checked less than STATE_TTL_MS ago is used as is (appends notice a deleted topic anyway:
+   * its directory listing fails).
+   */
   private state(name: string): TopicState {
+    const now = Date.now()
+    const cached = this.topics.get(name)
+    if (cached && now - cached.checkedAt < STATE_TTL_MS && now >= cached.checkedAt) return cached
     const path = twcPath(this.root, name)
     const st = statSync(path, { throwIfNoEntry: false })
     const dir = join(this.root, name)
@@ -157,26 +121,13 @@ export class TwainmqStore implements TopicStore {
       throw new TopicNotFoundError(`Topic "${name}" does not exist in ${this.root}`)
     }
     const hit = this.topics.get(name)
-    if (hit && hit.twcMtime === st.mtimeMs) return hit
-    let text: string
-    try {
-      text = readFileSync(path, 'utf8')
-    } catch (e) {
-      throw backendError(`Cannot read ${path}`, e)
+    if (hit && hit.twcMtime === st.mtimeMs) {
+      hit.checkedAt = now
+      return hit
     }
-    const config = parseTwc(text, path)
+    const { meta, config } = readTopicConfig(this.root, name, st)
     const format = lineFormat(config.keyWidth, config.messageTypes)
-    const messageTypes = [...config.messageTypes].sort((a, b) => a[1] - b[1]).map(([n]) => n)
-    const meta: TopicMeta = {
-      name,
-      partitions: config.partitions,
-      keyType: keyTypeOfWidth(config.keyWidth),
-      messageTypes,
-      retention: {},
-      maxMessageBytes: config.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
-      createdAt: st.birthtimeMs || st.mtimeMs,
-    }
-    const s: TopicState = { meta, format, dir: hit?.dir ?? new ChunkDirectory(dir, name), twcMtime: st.mtimeMs }
+    const s: TopicState = { meta, format, dir: hit?.dir ?? new ChunkDirectory(dir, name), twcMtime: st.mtimeMs, checkedAt: now }
     this.topics.set(name, s)
     return s
   }
@@ -279,7 +230,7 @@ export class TwainmqStore implements TopicStore {
   private forget(topic: string): void {
     const s = this.topics.get(topic)
     this.topics.delete(topic)
-    this.ownsCache.delete(topic)
+    this.notOurs.delete(topic)
     for (const [id, a] of this.appenders) {
       if (a.topic === topic) {
         a.close()
