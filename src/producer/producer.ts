@@ -32,6 +32,8 @@ interface Pending {
   items: SendItem[] | SendItem
   resolve: (r: any) => void
   reject: (e: unknown) => void
+  /** Filled in when the flush prepares it; undefined when it failed validation (already rejected). */
+  prepared?: PreparedRecord[] | PreparedRecord | undefined
 }
 
 const MAX_BATCH_BYTES = 8 * 1024 * 1024
@@ -132,9 +134,13 @@ export class Producer<V = unknown> implements AsyncDisposable {
     }
     // Prepare every record; a send with a bad item fails alone and writes nothing.
     const now = Date.now()
-    const ok: Array<{ pending: Pending; records: PreparedRecord[] | PreparedRecord }> = []
+    const single = meta.partitions === 1
     const byPartition = new Map<number, PreparedRecord[]>()
+    const only: PreparedRecord[] = [] // the single partition's records (no map work per record)
+    let bytes = 0
     const add = (r: PreparedRecord) => {
+      bytes += r.keyBytes + r.valueBytes + 64
+      if (single) return void only.push(r)
       let g = byPartition.get(r.partition)
       if (!g) byPartition.set(r.partition, (g = []))
       g.push(r)
@@ -145,7 +151,7 @@ export class Producer<V = unknown> implements AsyncDisposable {
         if (!Array.isArray(items)) {
           const r = prepareRecord(meta, items, this.partitioner, this.types, now)
           const record = r instanceof Promise ? await r : r
-          ok.push({ pending, records: record })
+          pending.prepared = record
           add(record)
           continue
         }
@@ -154,29 +160,38 @@ export class Producer<V = unknown> implements AsyncDisposable {
           const r = prepareRecord(meta, items[i] as SendItem, this.partitioner, this.types, now)
           records[i] = r instanceof Promise ? await r : r
         }
-        ok.push({ pending, records })
+        pending.prepared = records
         for (const r of records) add(r)
       } catch (e) {
         pending.reject(e)
       }
     }
+    if (single && only.length) byPartition.set(0, only)
     // Write each partition's records in send order; offsets are written back into the records.
     const failures = new Map<PreparedRecord, unknown>()
     const writes = Promise.all([...byPartition].map(([partition, records]) => this.writePartition(partition, records, failures)))
     // Every first append is issued now; a partition written in several batches keeps the turn until done.
-    const oneBatch = (rs: PreparedRecord[]) => rs.length <= this.maxBatch && rs.reduce((n, r) => n + r.keyBytes + r.valueBytes + 64, 0) < MAX_BATCH_BYTES
-    if ([...byPartition.values()].every(oneBatch)) issued()
+    if (bytes < MAX_BATCH_BYTES && [...byPartition.values()].every((rs) => rs.length <= this.maxBatch)) issued()
     await writes
-    for (const { pending, records } of ok) {
+    for (const pending of batch) {
+      const records = pending.prepared
+      if (records === undefined) continue
       if (!Array.isArray(records)) {
-        if (failures.has(records)) pending.reject(failures.get(records))
+        if (failures.size && failures.has(records)) pending.reject(failures.get(records))
         else pending.resolve({ partition: records.partition, offset: records.offset })
         continue
       }
       let error: unknown
       if (failures.size) for (const r of records) if (failures.has(r)) error ??= failures.get(r)
       if (error !== undefined) pending.reject(error)
-      else pending.resolve(records.map((r) => ({ partition: r.partition, offset: r.offset })))
+      else {
+        const out = new Array<RecordMetadata>(records.length)
+        for (let i = 0; i < records.length; i++) {
+          const r = records[i] as PreparedRecord
+          out[i] = { partition: r.partition, offset: r.offset }
+        }
+        pending.resolve(out)
+      }
     }
   }
 

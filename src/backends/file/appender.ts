@@ -162,9 +162,10 @@ export class PartitionAppender {
   /*
    * Holding the lock between batches. Taking the lock costs two directory operations (create and
    * unlink), 50-300 µs on ext4, more than encoding a batch of a thousand records. So an appender
-   * keeps the lock for `HOLD_IDLE_MS` after a write, for the next batch of a busy producer, but at
-   * most `HOLD_MAX_MS` in a row; after that it releases and waits `COOLDOWN_MS` before taking it
-   * again, so other processes (which poll every few ms) get their turn. A crashed holder's lock is
+   * keeps the lock for `HOLD_IDLE_MS` after a write, for the next batch of a busy producer. After
+   * `HOLD_MAX_MS` in a row it checks whether another process waits (a fresh `<lock>.want` marker):
+   * if so it releases and waits `COOLDOWN_MS` before taking it again, so the waiter (polling every
+   * few ms) gets its turn; if not, it keeps going without a pause. A crashed holder's lock is
    * broken at once (its pid is dead), as before.
    */
   private tryTake(): boolean {
@@ -178,19 +179,23 @@ export class PartitionAppender {
     if (!this.held) return false
     clearTimeout(this.holdTimer)
     this.held = false
-    if (Date.now() - this.heldSince > HOLD_MAX_MS || !this.lock.stillHeld()) {
+    if (!this.lock.stillHeld()) {
       this.lock.release()
-      this.cooldownUntil = Date.now() + COOLDOWN_MS
       return false
     }
     return true
   }
 
+  /** Keep the lock for the next batch, unless another process waits and we have had it long enough. */
   private afterWrite(): void {
-    if (Date.now() - this.heldSince > HOLD_MAX_MS) {
-      this.lock.release()
-      this.cooldownUntil = Date.now() + COOLDOWN_MS
-      return
+    const now = Date.now()
+    if (now - this.heldSince > HOLD_MAX_MS) {
+      if (this.lock.othersWaiting()) {
+        this.lock.release()
+        this.cooldownUntil = now + COOLDOWN_MS
+        return
+      }
+      this.heldSince = now // nobody waits: keep going without a pause
     }
     this.held = true
     this.holdTimer = setTimeout(() => this.releaseHeld(), HOLD_IDLE_MS)

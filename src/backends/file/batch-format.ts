@@ -1,7 +1,7 @@
 import { crc32 } from 'node:zlib'
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
-import { readRecord, recordBytes, recordEnd, typeBytes, writeRecord } from '../record-codec.js'
+import { RECORD_FIXED, readRecord, recordBytes, recordEnd, typeBytes, writeRecord } from '../record-codec.js'
 import type { RecordInput } from '../record.js'
 
 export { setHeader } from '../record-codec.js'
@@ -41,6 +41,10 @@ export function encodeBatch(records: readonly RecordInput[], baseOffset: number,
     const r = records[i] as RecordInput
     if (r.timestamp < first) first = r.timestamp
     if (r.timestamp > max) max = r.timestamp
+    if (r.type === undefined && r.headers === undefined) {
+      size += RECORD_FIXED + r.keyBytes + r.valueBytes // the common record: no per-record calls
+      continue
+    }
     const t = typeBytes(r)
     if (t) types[i] = t
     size += recordBytes(r, t)

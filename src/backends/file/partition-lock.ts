@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, fstatSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { TimeoutError, backendError } from '../../core/errors.js'
 
@@ -20,6 +20,9 @@ function alive(pid: number): boolean {
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
+
+/** A `.want` marker older than this is left over by a waiter that died: ignored. */
+const WANT_FRESH_MS = 1000
 
 /**
  * An exclusive-create lock file holding `<pid> <token> <acquired ms>`. A lock whose owner process is
@@ -71,16 +74,41 @@ export class PartitionLock {
     if (this.tryAcquire()) return
     const deadline = Date.now() + this.acquireTimeoutMs
     let wait = 0
-    for (;;) {
-      if (wait === 0) await new Promise<void>((r) => setImmediate(r))
-      else await sleep(wait)
-      if (this.tryAcquire()) return
-      if (Date.now() > deadline) {
-        throw new TimeoutError(`Timed out after ${this.acquireTimeoutMs} ms waiting for lock ${this.path} (held by ${this.describeOwner()})`)
+    this.announce()
+    try {
+      for (;;) {
+        if (wait === 0) await new Promise<void>((r) => setImmediate(r))
+        else await sleep(wait)
+        if (this.tryAcquire()) return
+        if (Date.now() > deadline) {
+          throw new TimeoutError(`Timed out after ${this.acquireTimeoutMs} ms waiting for lock ${this.path} (held by ${this.describeOwner()})`)
+        }
+        // Short waits: holders yield soon once they see we want it, so poll often enough to catch it.
+        wait = wait === 0 ? 1 : Math.min(wait * 2, 4)
+        if (wait === 4) this.announce() // keep the marker fresh while we wait
       }
-      // Short waits: holders keep the lock only briefly (see PartitionAppender), so poll often enough to catch it.
-      wait = wait === 0 ? 1 : Math.min(wait * 2, 4)
+    } finally {
+      rmSync(this.wantPath, { force: true })
     }
+  }
+
+  /** `<lock>.want`: present while some process waits for the lock (holders that keep it yield then). */
+  private get wantPath(): string {
+    return `${this.path}.want`
+  }
+
+  private announce(): void {
+    try {
+      writeFileSync(this.wantPath, String(process.pid))
+    } catch {
+      /* best effort: the holder then keeps its usual hold limits */
+    }
+  }
+
+  /** Whether another process is waiting for this lock (a fresh `.want` marker exists). */
+  othersWaiting(): boolean {
+    const st = statSync(this.wantPath, { throwIfNoEntry: false })
+    return st !== undefined && Date.now() - st.mtimeMs < WANT_FRESH_MS
   }
 
   /** Whether the lock file is still the one we created (it was not broken as stale). */
