@@ -38,7 +38,29 @@ export interface PreparedRecord extends RecordInput {
   offset: number
 }
 
-function finish(meta: TopicMeta, item: SendItem, partitioner: Partitioner, value: unknown, now: number): PreparedRecord {
+/**
+ * A single `send()` in flight: its input and promise, and — once prepared — the record itself, so a
+ * send costs one object rather than three (input, queue entry, record).
+ */
+export class SendRecord implements PreparedRecord {
+  key: Buffer | number = 0
+  keyBytes = 0
+  timestamp = 0
+  kind: ValueKind = ValueKind.Text
+  value: Buffer | string = ''
+  valueBytes = 0
+  type: string | undefined = undefined
+  headers: Record<string, string> | undefined = undefined
+  partition = 0
+  offset = -1
+  constructor(
+    readonly item: SendItem,
+    readonly resolve: (r: { partition: number; offset: number }) => void,
+    readonly reject: (e: unknown) => void,
+  ) {}
+}
+
+function finish(meta: TopicMeta, item: SendItem, partitioner: Partitioner, value: unknown, now: number, target?: SendRecord): PreparedRecord {
   const codec = codecOf(meta)
   const key = codec.recordKey(item.key)
   const keyBytes = typeof key === 'number' ? codec.width : key.length
@@ -57,7 +79,18 @@ function finish(meta: TopicMeta, item: SendItem, partitioner: Partitioner, value
     bytes = v.bytes
     length = v.length
   }
-  const record: PreparedRecord = { key, keyBytes, timestamp: now, kind, value: bytes, valueBytes: length, type: item.type, headers, partition: 0, offset: -1 }
+  let record: PreparedRecord
+  if (target) {
+    record = target
+    target.key = key
+    target.keyBytes = keyBytes
+    target.timestamp = now
+    target.kind = kind
+    target.value = bytes
+    target.valueBytes = length
+    target.type = item.type
+    target.headers = headers
+  } else record = { key, keyBytes, timestamp: now, kind, value: bytes, valueBytes: length, type: item.type, headers, partition: 0, offset: -1 }
   const size = headers === undefined ? keyBytes + length : recordSize(record)
   if (size > meta.maxMessageBytes) {
     throw new MessageTooLargeError(
@@ -99,12 +132,13 @@ export function prepareRecord(
   partitioner: Partitioner,
   types: TypeRegistry,
   now: number,
+  target?: SendRecord,
 ): PreparedRecord | Promise<PreparedRecord> {
   if (item === null || typeof item !== 'object') throw new InvalidArgumentError(`A message must be { key, value }, got ${String(item)}`)
-  if (item.type === undefined) return finish(meta, item, partitioner, item.value, now)
+  if (item.type === undefined) return finish(meta, item, partitioner, item.value, now, target)
   const type = item.type
   if (meta.messageTypes.length > 0 && !meta.messageTypes.includes(type)) {
     throw new UnknownMessageTypeError(`Message type "${type}" is not one of topic "${meta.name}"'s types: ${meta.messageTypes.join(', ')}`)
   }
-  return types.validate(type, item.value, `sending to topic "${meta.name}"`).then((v) => finish(meta, item, partitioner, v, now))
+  return types.validate(type, item.value, `sending to topic "${meta.name}"`).then((v) => finish(meta, item, partitioner, v, now, target))
 }

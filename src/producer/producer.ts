@@ -4,7 +4,7 @@ import { cachedHash64, type Partitioner } from '../core/hash64.js'
 import type { TypeRegistry } from '../core/message-types.js'
 import { checkInt, checkNonNegative } from '../core/names.js'
 import type { Key, RecordMetadata } from '../core/types.js'
-import { prepareRecord, type PreparedRecord, type SendItem } from './prepare.js'
+import { SendRecord, prepareRecord, type PreparedRecord, type SendItem } from './prepare.js'
 
 /** Options of `twain.producer()`. */
 export interface ProducerOptions {
@@ -27,14 +27,15 @@ export interface SendOptions {
   partition?: number
 }
 
-/** A queued `send` (one item, resolves with its metadata) or `sendBatch` (resolves with an array). */
-interface Pending {
-  items: SendItem[] | SendItem
-  resolve: (r: any) => void
+/** A queued `sendBatch` (resolves with an array); single sends queue as `SendRecord`s. */
+interface BatchPending {
+  items: SendItem[]
+  resolve: (r: RecordMetadata[]) => void
   reject: (e: unknown) => void
   /** Filled in when the flush prepares it; undefined when it failed validation (already rejected). */
-  prepared?: PreparedRecord[] | PreparedRecord | undefined
+  prepared?: PreparedRecord[] | undefined
 }
+type Pending = BatchPending | SendRecord
 
 const MAX_BATCH_BYTES = 8 * 1024 * 1024
 
@@ -76,27 +77,26 @@ export class Producer<V = unknown> implements AsyncDisposable {
 
   /** Send one message; resolves with where it was written. */
   send(key: Key, value: V, options?: SendOptions): Promise<RecordMetadata> {
+    if (this.closed) return Promise.reject(new ClosedError(`Producer of topic "${this.topic}" is closed`))
     const item: SendItem = options ? { key, value, headers: options.headers, type: options.type, partition: options.partition } : { key, value }
-    return this.enqueue(item)
+    return new Promise<RecordMetadata>((resolve, reject) => this.push(new SendRecord(item, resolve, reject)))
   }
 
   /** Send several messages; all are validated first, so one bad item writes nothing. */
   sendBatch(items: Array<{ key: Key; value: V; headers?: Record<string, string>; type?: string; partition?: number }>): Promise<RecordMetadata[]> {
     if (!Array.isArray(items)) return Promise.reject(new TypeError('sendBatch expects an array of { key, value } items'))
     if (items.length === 0) return Promise.resolve([])
-    return this.enqueue(items as SendItem[])
+    if (this.closed) return Promise.reject(new ClosedError(`Producer of topic "${this.topic}" is closed`))
+    return new Promise<RecordMetadata[]>((resolve, reject) => this.push({ items: items as SendItem[], resolve, reject }))
   }
 
-  private enqueue<R>(items: SendItem[] | SendItem): Promise<R> {
-    if (this.closed) return Promise.reject(new ClosedError(`Producer of topic "${this.topic}" is closed`))
-    return new Promise<R>((resolve, reject) => {
-      this.queue.push({ items, resolve, reject })
-      if (!this.scheduled) {
-        this.scheduled = true
-        if (this.lingerMs > 0) setTimeout(() => this.startFlush(), this.lingerMs)
-        else queueMicrotask(() => this.startFlush())
-      }
-    })
+  private push(p: Pending): void {
+    this.queue.push(p)
+    if (!this.scheduled) {
+      this.scheduled = true
+      if (this.lingerMs > 0) setTimeout(() => this.startFlush(), this.lingerMs)
+      else queueMicrotask(() => this.startFlush())
+    }
   }
 
   private startFlush(): void {
@@ -145,16 +145,15 @@ export class Producer<V = unknown> implements AsyncDisposable {
       if (!g) byPartition.set(r.partition, (g = []))
       g.push(r)
     }
+    const failed = new Set<SendRecord>()
     for (const pending of batch) {
       try {
-        const items = pending.items
-        if (!Array.isArray(items)) {
-          const r = prepareRecord(meta, items, this.partitioner, this.types, now)
-          const record = r instanceof Promise ? await r : r
-          pending.prepared = record
-          add(record)
+        if (pending instanceof SendRecord) {
+          const r = prepareRecord(meta, pending.item, this.partitioner, this.types, now, pending)
+          add(r instanceof Promise ? await r : r)
           continue
         }
+        const items = pending.items
         const records: PreparedRecord[] = new Array(items.length)
         for (let i = 0; i < items.length; i++) {
           const r = prepareRecord(meta, items[i] as SendItem, this.partitioner, this.types, now)
@@ -163,6 +162,7 @@ export class Producer<V = unknown> implements AsyncDisposable {
         pending.prepared = records
         for (const r of records) add(r)
       } catch (e) {
+        if (pending instanceof SendRecord) failed.add(pending)
         pending.reject(e)
       }
     }
@@ -174,13 +174,14 @@ export class Producer<V = unknown> implements AsyncDisposable {
     if (bytes < MAX_BATCH_BYTES && [...byPartition.values()].every((rs) => rs.length <= this.maxBatch)) issued()
     await writes
     for (const pending of batch) {
-      const records = pending.prepared
-      if (records === undefined) continue
-      if (!Array.isArray(records)) {
-        if (failures.size && failures.has(records)) pending.reject(failures.get(records))
-        else pending.resolve({ partition: records.partition, offset: records.offset })
+      if (pending instanceof SendRecord) {
+        if (failed.size && failed.has(pending)) continue // rejected when it was prepared
+        if (failures.size && failures.has(pending)) pending.reject(failures.get(pending))
+        else pending.resolve({ partition: pending.partition, offset: pending.offset })
         continue
       }
+      const records = pending.prepared
+      if (records === undefined) continue
       let error: unknown
       if (failures.size) for (const r of records) if (failures.has(r)) error ??= failures.get(r)
       if (error !== undefined) pending.reject(error)
