@@ -17,13 +17,25 @@ const SUITES: Record<string, { description: string; load: () => Promise<{ defaul
     description: 'consumer groups: 3-member consume+ack vs history, failover after SIGKILL, join time',
     load: () => import('./suites/groups.js'),
   },
+  redis: {
+    description: 'Redis backend: produce/read throughput and tail latency vs raw ioredis on a private redis-server',
+    load: () => import('./suites/redis.js'),
+  },
+  'redis-shared': {
+    description: 'Redis shared groups (competing consumers): consume+ack throughput vs BullMQ (addBulk + Worker, concurrency 50)',
+    load: () => import('./suites/redis-shared.js'),
+  },
+  twainmq: {
+    description: 'Python TwainMQ format: write/read vs the native format and vs a python3 re-creation of TwainMQ',
+    load: () => import('./suites/twainmq.js'),
+  },
 }
 
 const DEFAULTS = { messages: 1_000_000, size: 100, tailMessages: 300, repeat: 3 }
 
 function usage(): string {
   const suites = Object.entries(SUITES)
-    .map(([name, s]) => `  ${name.padEnd(8)} ${s.description}`)
+    .map(([name, s]) => `  ${name.padEnd(12)} ${s.description}`)
     .join('\n')
   return [
     'usage: npm run bench -- <suite> [options]',

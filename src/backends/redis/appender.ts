@@ -11,6 +11,8 @@ const PART_RECORDS = 2000
 const PART_BYTES = 2 * 1024 * 1024
 /** Retries of a part after connection failures, with backoff (about 30 s in all). */
 const MAX_ATTEMPTS = 25
+/** Parts of one append in flight at once (the script remembers 32 batches per instance). */
+const WINDOW = 16
 /** How long to wait for another instance's multi-part append to finish before giving up. */
 const BUSY_WAIT_MS = 15_000
 
@@ -62,23 +64,32 @@ export class RedisAppender {
     this.seqs.set(id, first + chunks.length - 1)
     const keys = [this.keys.stream(topic, partition), this.keys.end(topic, partition), this.keys.start(topic, partition), this.keys.producers(topic, partition), this.keys.reservation(topic, partition)]
     const part = (i: number): Part => (chunks.length === 1 ? 'one' : i === 0 ? 'first' : i === chunks.length - 1 ? 'last' : 'next')
-    let attempt = 0
-    const busySince = Date.now()
-    for (;;) {
-      try {
-        // All parts in one pipeline (ioredis auto-pipelining sends the calls of one tick together).
-        const replies = await Promise.all(chunks.map((c, i) => this.scripts.run('append', keys, [this.token, first + i, part(i), maxMessages, producerId, ...c])))
-        return Number((replies[0] as [number, number])[0])
-      } catch (e) {
-        const msg = e instanceof Error ? e.message : String(e)
-        if (msg.startsWith('NOTOPIC')) throw new TopicNotFoundError(`Topic "${topic}" (partition ${partition}) does not exist`)
-        const busy = msg.startsWith('BUSY') || msg.startsWith('SEQGAP')
-        const retry = busy ? Date.now() - busySince < BUSY_WAIT_MS : isConnectionError(e) && attempt < MAX_ATTEMPTS
-        if (!retry || this.closed) throw redisError(`Append to "${topic}" partition ${partition} failed`, e)
-        attempt++
-        await sleep(busy ? 2 : Math.min(20 * 2 ** attempt, 2000))
+    let base = -1
+    // At most WINDOW parts in flight: the script remembers the last 32 batches of an instance, so
+    // every part a retry re-sends is still recognised.
+    for (let from = 0; from < chunks.length; from += WINDOW) {
+      const window = chunks.slice(from, from + WINDOW)
+      let attempt = 0
+      const busySince = Date.now()
+      for (;;) {
+        try {
+          // One pipeline: the calls are issued in one tick and written back to back without waiting for replies.
+          const now = Date.now()
+          const replies = await Promise.all(window.map((c, k) => this.scripts.run('append', keys, [this.token, first + from + k, part(from + k), maxMessages, producerId, now, c])))
+          if (from === 0) base = Number((replies[0] as [number, number])[0])
+          break
+        } catch (e) {
+          const msg = e instanceof Error ? e.message : String(e)
+          if (msg.startsWith('NOTOPIC')) throw new TopicNotFoundError(`Topic "${topic}" (partition ${partition}) does not exist`)
+          const busy = msg.startsWith('BUSY') || msg.startsWith('SEQGAP')
+          const retry = busy ? Date.now() - busySince < BUSY_WAIT_MS : isConnectionError(e) && attempt < MAX_ATTEMPTS
+          if (!retry || this.closed) throw redisError(`Append to "${topic}" partition ${partition} failed`, e)
+          attempt++
+          await sleep(busy ? 2 : Math.min(20 * 2 ** attempt, 2000))
+        }
       }
     }
+    return base
   }
 
   /** Refuse further appends (those under way finish). */
@@ -87,32 +98,24 @@ export class RedisAppender {
   }
 }
 
-/** Records encoded into parts of at most PART_RECORDS / PART_BYTES: one buffer per part, one view per record. */
-function encodeParts(records: readonly RecordInput[]): Buffer[][] {
-  const parts: Buffer[][] = []
+/** Records encoded into parts of at most PART_RECORDS / PART_BYTES, each part one buffer of concatenated records. */
+function encodeParts(records: readonly RecordInput[]): Buffer[] {
+  const parts: Buffer[] = []
+  const types: Array<Buffer | undefined> = new Array(records.length)
   for (let i = 0; i < records.length; ) {
     let size = 0
     let j = i
-    const types: Array<Buffer | undefined> = []
-    const sizes: number[] = []
     while (j < records.length && j - i < PART_RECORDS && (j === i || size < PART_BYTES)) {
       const r = records[j] as RecordInput
       const t = typeBytes(r)
-      const n = recordBytes(r, t)
-      types.push(t)
-      sizes.push(n)
-      size += n
+      types[j] = t
+      size += recordBytes(r, t)
       j++
     }
     const buf = Buffer.allocUnsafe(size)
-    const views: Buffer[] = new Array(j - i)
     let pos = 0
-    for (let k = 0; k < j - i; k++) {
-      const end = writeRecord(buf, pos, records[i + k] as RecordInput, types[k], 0)
-      views[k] = buf.subarray(pos, end)
-      pos = end
-    }
-    parts.push(views)
+    for (let k = i; k < j; k++) pos = writeRecord(buf, pos, records[k] as RecordInput, types[k], 0)
+    parts.push(buf)
     i = j
   }
   return parts

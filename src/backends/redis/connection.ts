@@ -16,7 +16,6 @@ const retryStrategy = (times: number): number => Math.min(50 * 2 ** Math.min(tim
 const BASE: RedisOptions = {
   protocol: 2,
   lazyConnect: true,
-  enableAutoPipelining: true,
   disableClientInfo: true,
   connectionName: 'twainmq',
   retryStrategy,
@@ -55,7 +54,7 @@ export function createClient(target: RedisTarget): Client {
   const redisOptions: ClusterOptions['redisOptions'] = { protocol: 2, disableClientInfo: true, connectionName: 'twainmq', connectTimeout: 5000 }
   if (username !== undefined) redisOptions.username = username
   if (password !== undefined) redisOptions.password = password
-  return new Cluster(nodes, { lazyConnect: true, enableAutoPipelining: true, clusterRetryStrategy: retryStrategy, redisOptions })
+  return new Cluster(nodes, { lazyConnect: true, clusterRetryStrategy: retryStrategy, redisOptions })
 }
 
 /**
@@ -67,9 +66,8 @@ export function createDedicated(base: Client, name: string): Client {
   return base.duplicate({ lazyConnect: false, enableAutoPipelining: false, maxRetriesPerRequest: null, connectionName: name })
 }
 
-/** Sockets of a client (a Cluster has one per node). */
-function sockets(client: Client): Array<{ ref(): unknown; unref(): unknown }> {
-  if (client instanceof Cluster) return client.nodes().flatMap((n) => sockets(n))
+/** The socket of a client, once it has one. */
+function sockets(client: Redis): Array<{ ref(): unknown; unref(): unknown }> {
   const s = (client as unknown as { stream?: { ref(): unknown; unref(): unknown } }).stream
   return s && typeof s.unref === 'function' ? [s] : []
 }
@@ -85,13 +83,14 @@ export class KeepAlive {
   private pinned = false
 
   constructor(private readonly client: Client) {
+    if (client instanceof Cluster) return // a Cluster has timers of its own and stays referenced: close() it
     client.on('connect', () => this.apply())
     client.on('ready', () => this.apply())
   }
 
   /** Count every command the client sends (the command client). */
   trackCommands(): this {
-    if (this.client instanceof Cluster) return this // a Cluster has timers of its own: close() it
+    if (this.client instanceof Cluster) return this
     const redis = this.client as Redis & { sendCommand(c: { promise: Promise<unknown> }, s?: unknown): unknown }
     const send = redis.sendCommand.bind(redis) as (c: { promise: Promise<unknown> }, s?: unknown) => unknown
     const done = () => {
@@ -114,6 +113,7 @@ export class KeepAlive {
   }
 
   private apply(): void {
+    if (this.client instanceof Cluster) return
     const hold = this.pinned || this.busy > 0
     for (const s of sockets(this.client)) hold ? s.ref() : s.unref()
   }

@@ -17,6 +17,8 @@ interface StoredMember {
   pid: number
   host: string
   sessionTimeoutMs: number
+  /** Closing: keeps its session and leases while it drains, assigned nothing new. */
+  leaving?: boolean
 }
 
 function pidAlive(pid: number): boolean {
@@ -78,7 +80,7 @@ export class RedisGroupStore implements GroupCoordinator {
     checkGroupName(group)
     try {
       const now = Date.now()
-      const spec = JSON.stringify({ name: member.name, topics: member.topics, pid: member.pid, host: member.host, sessionTimeoutMs: member.sessionTimeoutMs })
+      const spec = JSON.stringify({ name: member.name, topics: member.topics, pid: member.pid, host: member.host, sessionTimeoutMs: member.sessionTimeoutMs, leaving: member.leaving === true })
       const gk = [this.keys.groupMembers(group), this.keys.groupAlive(group), this.keys.groupTopics(group)]
       const [reply] = await Promise.all([this.scripts.run('member-join', gk, [member.id, spec, now, now + member.sessionTimeoutMs, ...member.topics]), this.client.sadd(this.keys.groups(), group)])
       const [changedFlag, ...flat] = reply as [number, ...string[]]
@@ -94,7 +96,7 @@ export class RedisGroupStore implements GroupCoordinator {
         const released = await Promise.all(release.map((tp) => this.scripts.run('lease-release', [this.lease(tp, group)], [member.id])))
         if (released.some((r) => Number(r) === 1)) changed = true
       }
-      const partitions = await this.partitions(members.flatMap((m) => m.topics))
+      const partitions = await this.partitions(members.filter((m) => !m.leaving).flatMap((m) => m.topics).concat(member.topics))
       const owners = await Promise.all(partitions.map((tp) => this.client.hget(this.lease(tp, group), 'owner')))
       const live = new Set(members.map((m) => m.id))
       const current = new Map<string, string>()
@@ -102,14 +104,15 @@ export class RedisGroupStore implements GroupCoordinator {
         const o = owners[i]
         if (o && live.has(o)) current.set(tpKey(tp.topic, tp.partition), o)
       })
-      const target = assignPartitions(partitions, members, current)
+      // Leaving members keep their leases until they release them, but are assigned nothing.
+      const target = assignPartitions(partitions, members.filter((m) => !m.leaving), current)
       // Renew what this member holds; take what is assigned to it and held by no live member.
       const want: Array<{ tp: TopicPartition; seen: string; mine: boolean }> = []
       partitions.forEach((tp, i) => {
         const o = owners[i] ?? ''
         const key = tpKey(tp.topic, tp.partition)
         if (o === member.id) want.push({ tp, seen: o, mine: true })
-        else if (target.get(key) === member.id && (o === '' || !live.has(o))) want.push({ tp, seen: o, mine: false })
+        else if (!member.leaving && target.get(key) === member.id && (o === '' || !live.has(o))) want.push({ tp, seen: o, mine: false })
       })
       const expiry = now + member.sessionTimeoutMs
       const got = await Promise.all(want.map((w) => this.scripts.run('lease-acquire', [this.lease(w.tp, group)], [member.id, w.seen, now, expiry])))

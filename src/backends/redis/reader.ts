@@ -7,7 +7,7 @@ import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
 
 /** Most entries one read script call returns. */
-const READ_MAX = 4096
+const READ_MAX = 1024
 /** Attempts of a read cut by dropped connections (about 15 s in all). */
 const READ_ATTEMPTS = 20
 
@@ -27,10 +27,15 @@ export interface RecentEntries {
 /**
  * Reads one partition forward: from the entries its partition watcher just received when they
  * cover the next offset (no round trip), else with the `read` script (XRANGE packed into one reply).
+ * After two full reads in a row it asks for the next chunk before decoding the current one, so Redis
+ * works on it while this process decodes (history, catching up); a seek drops that read-ahead.
  */
 export class RedisPartitionReader implements PartitionReader {
   next: number
   private closed = false
+  /** Consecutive full reads without a seek. */
+  private streak = 0
+  private ahead: { from: number; count: number; blob: Promise<Buffer> } | undefined
 
   constructor(
     private readonly scripts: Scripts,
@@ -50,22 +55,45 @@ export class RedisPartitionReader implements PartitionReader {
     if (this.closed || max <= 0) return []
     const hit = this.fromRecent(max)
     if (hit) return hit
-    let blob: Buffer
+    const count = Math.min(max, READ_MAX)
+    const a = this.ahead
+    this.ahead = undefined
+    const from = this.next
+    let blob = a && a.from === from && a.count === count ? await a.blob.catch(() => this.fetch(from, count, false)) : await this.fetch(from, count, false)
+    if (this.closed || blob.length === 0) {
+      this.streak = 0
+      return []
+    }
+    let h = parseHeader(blob)
+    if (h.last - h.first + 1 !== h.count) {
+      // Not dense (only if someone deleted entries by hand): ask for an offset per entry.
+      blob = await this.fetch(from, count, true)
+      if (this.closed || blob.length === 0) return []
+      h = { ...parseHeader(blob), ids: true }
+    }
+    this.streak = h.count >= count ? this.streak + 1 : 0
+    if (this.streak >= 2) {
+      const ahead = { from: h.last + 1, count, blob: this.fetch(h.last + 1, count, false) }
+      ahead.blob.catch(() => undefined) // used (or dropped) by the next read
+      this.ahead = ahead
+    }
+    const out: Message[] = []
+    decodePacked(blob, h, this.codec, this.topic, this.partition, out)
+    this.next = h.last + 1
+    return out
+  }
+
+  /** One `read` script call; rides out dropped connections (reads are idempotent). */
+  private async fetch(from: number, count: number, ids: boolean): Promise<Buffer> {
     for (let attempt = 1; ; attempt++) {
       try {
-        blob = (await this.scripts.runBuffer('read', [this.keys.stream(this.topic, this.partition)], [this.next, Math.min(max, READ_MAX)])) as Buffer
-        break
+        return (await this.scripts.runBuffer('read', [this.keys.stream(this.topic, this.partition)], [from, count, ids ? '1' : '0'])) as Buffer
       } catch (e) {
-        // Reads are idempotent: ride out a dropped connection (ioredis reconnects) before giving up.
-        if (this.closed) return []
-        if (!isConnectionError(e) || attempt >= READ_ATTEMPTS) throw redisError(`Read of "${this.topic}" partition ${this.partition} at offset ${this.next} failed`, e)
+        if (this.closed) return Buffer.alloc(0)
+        if (!isConnectionError(e) || attempt >= READ_ATTEMPTS) throw redisError(`Read of "${this.topic}" partition ${this.partition} at offset ${from} failed`, e)
         await sleep(Math.min(25 * 2 ** attempt, 1000))
       }
     }
-    const out: Message[] = []
-    decodePacked(blob, this.codec, this.topic, this.partition, out)
-    if (out.length > 0) this.next = (out[out.length - 1] as Message).offset + 1
-    return out
   }
 
   private fromRecent(max: number): Message[] | undefined {
@@ -85,37 +113,75 @@ export class RedisPartitionReader implements PartitionReader {
 
   seek(offset: number): void {
     this.next = Math.max(0, offset)
+    this.streak = 0
+    this.ahead = undefined
   }
 
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    this.ahead = undefined
     this.onClose(this)
   }
 }
 
-/** Decode the `read` script's reply (see scripts/read-1.lua) into messages. */
-export function decodePacked(b: Buffer, codec: KeyCodec, topic: string, partition: number, out: Message[]): void {
-  let p = 0
+/** The `read` script's header (see scripts/read-1.lua). */
+export interface PackedHeader {
+  count: number
+  first: number
+  last: number
+  /** Producer id changes: entry index → id. */
+  changes: Map<number, string>
+  /** Where the entries start. */
+  body: number
+  /** Entries carry their offsets. */
+  ids: boolean
+}
+
+/** A decimal number at `p` up to `stop`; the stop byte is skipped. */
+function num(b: Buffer, at: { p: number }, stop: number): number {
+  let n = 0
+  let c = b[at.p++] as number
+  while (c !== stop) {
+    n = n * 10 + (c - 48)
+    c = b[at.p++] as number
+  }
+  return n
+}
+
+export function parseHeader(b: Buffer): PackedHeader {
+  const at = { p: 0 }
+  const count = num(b, at, 32)
+  const first = num(b, at, 45) // `<offset>-1 `
+  at.p += 2
+  const last = num(b, at, 45)
+  at.p += 2
+  const n = num(b, at, 32)
+  const changes = new Map<number, string>()
+  for (let i = 0; i < n; i++) {
+    const index = num(b, at, 58)
+    const len = num(b, at, 58)
+    changes.set(index, utf8(b, at.p, at.p + len))
+    at.p += len
+  }
+  return { count, first, last, changes, body: at.p, ids: false }
+}
+
+/** Decode the `read` script's entries into messages. */
+export function decodePacked(b: Buffer, h: PackedHeader, codec: KeyCodec, topic: string, partition: number, out: Message[]): void {
+  let p = h.body
   let producerId = ''
-  const n = b.length
-  while (p < n) {
-    let offset = 0
-    let c = b[p++] as number
-    while (c >= 48 && c <= 57) {
-      offset = offset * 10 + (c - 48)
-      c = b[p++] as number
-    }
-    if (c === 58) {
-      // ':' <length> ':' <producer id>
-      let len = 0
-      c = b[p++] as number
-      while (c >= 48 && c <= 57) {
-        len = len * 10 + (c - 48)
+  const ids = h.ids
+  for (let i = 0; i < h.count; i++) {
+    producerId = h.changes.get(i) ?? producerId
+    let offset = h.first + i
+    if (ids) {
+      offset = 0
+      let c = b[p++] as number
+      while (c !== 58) {
+        offset = offset * 10 + (c - 48)
         c = b[p++] as number
       }
-      producerId = utf8(b, p, p + len)
-      p += len
     }
     const end = recordEnd(b, p)
     out.push(readRecord(b, p, end, 0, codec, topic, partition, offset, producerId))

@@ -19,6 +19,16 @@ export type ScriptName =
   | 'lease-acquire'
   | 'lease-release'
   | 'commit'
+  // shared groups (shared-group.ts)
+  | 'shared-join'
+  | 'shared-recover'
+  | 'shared-claim'
+  | 'shared-touch'
+  | 'shared-release'
+  | 'shared-redeliver'
+  | 'shared-ack'
+  | 'shared-leave'
+  | 'shared-read'
 
 type Arg = string | Buffer | number
 

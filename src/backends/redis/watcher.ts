@@ -104,6 +104,8 @@ class PartitionWatcher {
         this.cursor = offsetOf((items[items.length - 1] as [Buffer, Buffer[]])[0])
         if (entries.length > 0) this.recent = { first: (entries[0] as RawEntry).offset, entries }
         this.fire()
+        // Let the readers take the entries (microtasks) before the next blocking read is written.
+        await new Promise<void>((resolve) => setImmediate(resolve))
       } catch {
         if (this.stopped) return
         failures++

@@ -1,0 +1,103 @@
+// Conformance: ending tails and consumers releases everything at once, even while a read is
+// blocked, and processes exit by themselves — on both backends.
+import { from, take } from 'rxjs'
+import { describe, expect, it } from 'vitest'
+import { AbortError, ClosedError } from '../../src/index.js'
+import { exited, lines, spawnChild } from '../helpers/spawn.js'
+import { backends, perTest, sleep } from './backends.js'
+
+/** Time for `fn` to settle, in ms. */
+async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const t0 = performance.now()
+  await fn()
+  return performance.now() - t0
+}
+
+describe.each(backends())('teardown on $name', (kind) => {
+  kind.hooks()
+  const ctx = perTest(kind)
+
+  it('abort of a waiting tail ends it with AbortError within 200 ms', async () => {
+    await ctx.twain.createTopic('t', { partitions: 3 })
+    const ctrl = new AbortController()
+    const it = ctx.twain.tail('t', { signal: ctrl.signal })[Symbol.asyncIterator]()
+    const pending = it.next()
+    await sleep(150) // blocked in a read by now
+    const t0 = performance.now()
+    ctrl.abort()
+    await expect(pending).rejects.toBeInstanceOf(AbortError)
+    expect(performance.now() - t0).toBeLessThan(200)
+  })
+
+  it('return(), close() and unsubscribe end a waiting tail at once and quietly', async () => {
+    await ctx.twain.createTopic('t')
+    const stream = ctx.twain.tail('t')
+    const it = stream[Symbol.asyncIterator]()
+    const pending = it.next()
+    await sleep(100)
+    expect(await timed(() => it.return!())).toBeLessThan(200)
+    expect(await pending).toEqual({ done: true, value: undefined })
+
+    const s2 = ctx.twain.tail('t')
+    const loop = (async () => {
+      for await (const _ of s2) throw new Error('unexpected message')
+    })()
+    await sleep(100)
+    expect(await timed(async () => {
+      await s2.close()
+      await loop
+    })).toBeLessThan(200)
+
+    let completed = false
+    const sub = from(ctx.twain.tail('t')).subscribe({ complete: () => (completed = true) })
+    await sleep(100)
+    expect(await timed(async () => sub.unsubscribe())).toBeLessThan(50)
+    expect(completed).toBe(false)
+  })
+
+  it('twain.close() ends waiting tails and consumers promptly; later use throws ClosedError', async () => {
+    await ctx.twain.createTopic('t', { partitions: 2 })
+    const tails = [ctx.twain.tail('t'), ctx.twain.tail('t', { from: 'start' })]
+    const loops = tails.map(async (s) => {
+      for await (const _ of s) throw new Error('unexpected')
+    })
+    const c = ctx.twain.consumer('t', { group: 'g', sessionTimeoutMs: 2000, heartbeatIntervalMs: 100 })
+    const cl = (async () => {
+      for await (const _ of c) throw new Error('unexpected')
+    })()
+    await sleep(200)
+    expect(await timed(() => ctx.twain.close())).toBeLessThan(1000)
+    await Promise.all([...loops, cl])
+    expect(() => ctx.twain.tail('t')).toThrow(ClosedError)
+  })
+
+  it('a tail ended with take(n) in RxJS delivers n and releases the read', async () => {
+    await ctx.twain.createTopic('t')
+    const got: string[] = []
+    const done = new Promise<void>((resolve) => from(ctx.twain.tail<string>('t')).pipe(take(2)).subscribe({ next: (m) => got.push(m.value), complete: resolve }))
+    await sleep(100)
+    await ctx.twain.producer<string>('t').sendBatch([{ key: 1, value: 'a' }, { key: 2, value: 'b' }, { key: 3, value: 'c' }])
+    await done
+    expect(got).toEqual(['a', 'b'])
+  })
+
+  const modes: Array<[string, string[]]> = [
+    ['tail-break', ['got x', 'done']],
+    ['tail-abort', ['aborted', 'done']],
+    ['tail-unsubscribe', ['got y', 'done']],
+    ['tail-close-while-waiting', ['ended', 'done']],
+    ['tail-break-no-close', ['got z', 'done']],
+    ['group-iterate-close', ['got x', 'done']],
+    ['group-never-iterated', ['assigned', 'done']],
+    ['group-break-no-close', ['got x', 'done']],
+    ['group-twain-close-while-iterating', ['got x', 'ended', 'done']],
+  ]
+  it.each(modes)('a process that uses a stream (%s) exits by itself', async (mode, expected) => {
+    const child = spawnChild('exit-check.ts', [ctx.store.target, ctx.store.prefix, mode])
+    const out = lines(child)
+    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000)
+    const code = await exited(child)
+    clearTimeout(timer)
+    expect({ code, lines: out.lines }, out.stderr()).toEqual({ code: 0, lines: expected })
+  }, 20_000)
+})
