@@ -10,6 +10,7 @@ import { TypeRegistry, type TypeValidator } from './core/message-types.js'
 import { checkGroupName, checkInt, checkTopicName } from './core/names.js'
 import type { TopicPartition } from './backends/assign.js'
 import { Consumer } from './consumer/consumer.js'
+import { SharedConsumer } from './consumer/shared-consumer.js'
 import { resolveConsumerOptions, type ConsumerOptions } from './consumer/options.js'
 import type { CreateTopicOptions, Message, OpenOptions, TopicInfo } from './core/types.js'
 import { parseTarget } from './open-target.js'
@@ -51,6 +52,7 @@ export interface HistoryOptions {
 export interface GroupDescription {
   group: string
   members: Array<{ id: string; name: string; assignments: TopicPartition[] }>
+  /** `pending` (shared groups): entries delivered and not yet acknowledged. */
   topics: Array<{ topic: string; partition: number; committed: number; end: number; lag: number; pending?: number }>
 }
 
@@ -66,7 +68,7 @@ export interface FileOpenOptions extends OpenOptions {
 export class Twain implements AsyncDisposable {
   private readonly types = new TypeRegistry()
   private readonly producers = new Set<Producer<any>>()
-  private readonly consumers = new Set<Consumer<any>>()
+  private readonly consumers = new Set<Consumer<any> | SharedConsumer<any>>()
   /** Live iterations of every stream this instance made (not the streams: those may be kept idle). */
   private readonly iterations = new Set<BatchIterator<unknown>>()
   private closing: Promise<void> | undefined
@@ -271,18 +273,22 @@ export class Twain implements AsyncDisposable {
 
   /**
    * A member of a consumer group over one or more topics (DESIGN §3.6). Partitioned mode: each
-   * partition is owned by one live member; acked offsets are committed in order.
+   * partition is owned by one live member; acked offsets are committed in order. Shared mode (Redis):
+   * competing consumers on every partition, per-message acks, claims from dead members.
    */
-  consumer<V = unknown>(topics: string | string[], options: ConsumerOptions): Consumer<V> {
+  consumer<V = unknown>(topics: string | string[], options: ConsumerOptions & { mode: 'shared' }): SharedConsumer<V>
+  consumer<V = unknown>(topics: string | string[], options: ConsumerOptions & { mode?: 'partitioned' }): Consumer<V>
+  consumer<V = unknown>(topics: string | string[], options: ConsumerOptions): Consumer<V> | SharedConsumer<V>
+  consumer<V = unknown>(topics: string | string[], options: ConsumerOptions): Consumer<V> | SharedConsumer<V> {
     this.live()
     const list = [...new Set((Array.isArray(topics) ? topics : [topics]).map((t) => checkTopicName(t)))]
     if (list.length === 0) throw new InvalidArgumentError('consumer() needs at least one topic')
     const opts = resolveConsumerOptions(options)
-    if (opts.mode === 'shared' && this.store.kind !== 'redis') {
-      throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${this.store.kind}: use mode 'partitioned'`)
-    }
     if (opts.mode === 'shared') {
-      throw new InvalidArgumentError(`mode 'shared' (competing consumers) is not available in this build yet: use mode 'partitioned'`)
+      if (!this.store.shared) throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${this.store.kind}: use mode 'partitioned'`)
+      const s = new SharedConsumer<V>(this.store, list, opts, this.clientId, this.iterations, (done) => this.consumers.delete(done), this.decoder())
+      this.consumers.add(s)
+      return s
     }
     const c = new Consumer<V>(this.store, list, opts, this.clientId, this.iterations, (done) => this.consumers.delete(done), this.decoder())
     this.consumers.add(c)
@@ -294,6 +300,8 @@ export class Twain implements AsyncDisposable {
     this.live()
     const snap = await this.store.groups.describeGroup(checkGroupName(group))
     if (!snap) throw new InvalidArgumentError(`Group "${group}" does not exist`)
+    // A shared group (Redis): pending entries per partition, and members that read every partition.
+    const shared = await this.store.shared?.describeGroup(snap.group, snap.topics)
     const topics: GroupDescription['topics'] = []
     for (const topic of [...snap.topics].sort()) {
       let offsets
@@ -305,10 +313,13 @@ export class Twain implements AsyncDisposable {
       }
       for (const o of offsets) {
         const committed = Math.max(snap.commits.get(`${topic}/${o.partition}`) ?? o.start, o.start)
-        topics.push({ topic, partition: o.partition, committed, end: o.end, lag: Math.max(0, o.end - committed) })
+        const row: GroupDescription['topics'][number] = { topic, partition: o.partition, committed, end: o.end, lag: Math.max(0, o.end - committed) }
+        const pending = shared?.pending.get(`${topic}/${o.partition}`)
+        if (pending !== undefined) row.pending = pending
+        topics.push(row)
       }
     }
-    return { group: snap.group, members: snap.members.map((m) => ({ id: m.id, name: m.name, assignments: m.assignments })), topics }
+    return { group: snap.group, members: snap.members.map((m) => ({ id: m.id, name: m.name, assignments: shared?.members.get(m.id) ?? m.assignments })), topics }
   }
 
   /** Names of consumer groups. */
@@ -332,12 +343,15 @@ export class Twain implements AsyncDisposable {
       }
     } else throw new InvalidArgumentError(`resetGroup() takes 'start', 'end' or { partition: offset }, got ${JSON.stringify(to)}`)
     await this.store.groups.resetGroup(group, topic, target)
+    await this.store.shared?.resetGroup(group, topic, target)
   }
 
   /** Delete a consumer group (it must have no live members). */
   async deleteGroup(group: string): Promise<void> {
     this.live()
+    const topics = this.store.shared ? ((await this.store.groups.describeGroup(checkGroupName(group)))?.topics ?? []) : []
     await this.store.groups.deleteGroup(checkGroupName(group))
+    await this.store.shared?.deleteGroup(group, topics)
   }
 
   /** Whether the backend is reachable. */

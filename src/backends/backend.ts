@@ -1,6 +1,7 @@
 import type { KeyType, Message, Retention } from '../core/types.js'
 import type { GroupCoordinator } from './group.js'
 import type { RecordInput } from './record.js'
+import type { SharedGroups } from './shared.js'
 
 /** A topic's stored configuration. */
 export interface TopicMeta {
@@ -57,6 +58,14 @@ export interface Backend {
   readonly kind: 'file' | 'redis'
   /** Partitioned consumer-group coordination. */
   readonly groups: GroupCoordinator
+  /**
+   * Shared (competing-consumer) groups, `mode: 'shared'`: an optional capability. Only the Redis
+   * backend has it (Redis consumer groups on each partition stream); `consumer()` refuses shared mode
+   * on a backend without it.
+   * @remarks See {@link SharedGroups}: per-entry acknowledgements, claims of entries idle longer than
+   * `claimAfterMs`, delivery counts kept by the backend.
+   */
+  readonly shared?: SharedGroups
   /** Create a topic atomically; `TopicExistsError` when it exists. */
   createTopic(meta: TopicMeta): Promise<void>
   /** Delete a topic and all its data; `TopicNotFoundError` when absent. */

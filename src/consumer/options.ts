@@ -12,17 +12,24 @@ export interface ConsumerOptions {
    * resolved when the group first owns the partition and committed at once. @default 'start'
    */
   from?: 'start' | 'end'
-  /** `'partitioned'` (both backends) or `'shared'` (Redis competing consumers). @default 'partitioned' */
+  /**
+   * `'partitioned'` (both backends) or `'shared'` (Redis competing consumers: every member reads every
+   * partition, per-message acks; `twain.consumer()` returns a `SharedConsumer`). @default 'partitioned'
+   */
   mode?: 'partitioned' | 'shared'
   /** Most messages fetched but not yet acked; fetching pauses beyond it. @default 1000 */
   maxInFlight?: number
-  /** How often acked offsets are committed. @default 1000 */
+  /** How often acked offsets are committed (shared mode: how often waiting acks are sent as XACKs, at the latest). @default 1000 */
   commitIntervalMs?: number
   /** A member silent this long is dropped and its partitions move. @default 10000 */
   sessionTimeoutMs?: number
   /** How often the member heartbeats. @default sessionTimeoutMs / 3 */
   heartbeatIntervalMs?: number
-  /** Shared mode: claim entries idle this long from dead members. @default 30000 */
+  /**
+   * Shared mode: entries a member held this long without refreshing them (its process died or
+   * stalled) are claimed by live members; live members refresh theirs every third of it. Use the same
+   * value on every member; `0` makes every pending entry claimable at once. @default 30000
+   */
   claimAfterMs?: number
   /** A message delivered more than this many times is `term`ed automatically. @default unlimited */
   maxDeliveries?: number

@@ -10,6 +10,7 @@ import { RedisKeys } from './keys.js'
 import { RedisPartitionReader } from './reader.js'
 import { RedisRetention } from './retention.js'
 import { Scripts } from './scripts.js'
+import { RedisSharedGroups } from './shared-group.js'
 import { RedisTopics } from './topics.js'
 import { RedisWatchers } from './watcher.js'
 
@@ -34,8 +35,12 @@ const redact = (url: string): string => url.replace(/\/\/([^@/]*):[^@/]*@/, '//$
 export class RedisBackend implements Backend {
   readonly kind = 'redis' as const
   readonly groups: RedisGroupStore
+  /** Shared groups (`mode: 'shared'`): Redis consumer groups on the partition streams (shared-group.ts). */
+  readonly shared: RedisSharedGroups
+  /** @internal Key layout (for the shared-group source). */
   readonly keys: RedisKeys
-  private readonly scripts: Scripts
+  /** @internal The backend's scripts on the command client. */
+  readonly scripts: Scripts
   private readonly topics: RedisTopics
   private readonly appender: RedisAppender
   private readonly watchers: RedisWatchers
@@ -43,10 +48,13 @@ export class RedisBackend implements Backend {
   private readonly notifier: GroupNotifier
   private readonly readers = new Set<RedisPartitionReader>()
   private readonly retainedAt = new Map<string, number>()
+  /** Per topic: resolves once a tail's end-offset reads are issued (appends wait for it). */
+  private readonly snapshotGates = new Map<string, Promise<void>>()
   private closing: Promise<void> | undefined
 
   private constructor(
-    private readonly client: Client,
+    /** @internal The shared command client (blocking reads use `createDedicated(client, …)`). */
+    readonly client: Client,
     options: RedisBackendOptions,
   ) {
     this.keys = new RedisKeys(options.prefix ?? 'twainmq:')
@@ -56,6 +64,7 @@ export class RedisBackend implements Backend {
     this.watchers = new RedisWatchers(client, this.keys)
     this.retention = new RedisRetention(client, this.scripts, this.keys)
     this.notifier = new GroupNotifier(client)
+    this.shared = new RedisSharedGroups(client, this.scripts, this.keys, (t) => this.topics.get(t))
     this.groups = new RedisGroupStore(client, this.scripts, this.keys, this.notifier, async (t) => {
       try {
         return (await this.topics.cached(t)).partitions
@@ -109,9 +118,29 @@ export class RedisBackend implements Backend {
     }
   }
 
-  /** The end offsets, asked for now: commands on one connection run in order, so later appends of this instance come after. */
+  /**
+   * The end offsets, asked for now. Commands on one connection run in order, and appends of this
+   * instance to the topic wait until the reads are on the wire, so every later send comes after.
+   */
   endOffsetsSoon(topic: string): Promise<number[]> {
-    const p = this.offsets(topic).then((o) => o.map((x) => x.end))
+    let issued!: () => void
+    const gate = new Promise<void>((resolve) => (issued = resolve))
+    const before = this.snapshotGates.get(topic)
+    const both = before ? Promise.all([before, gate]).then(() => undefined) : gate
+    this.snapshotGates.set(topic, both)
+    const p = (async () => {
+      try {
+        const meta = await this.topics.cached(topic)
+        const reads = Array.from({ length: meta.partitions }, (_, part) => this.retention.bounds(topic, part))
+        issued()
+        return (await Promise.all(reads)).map(([end]) => end)
+      } catch (e) {
+        throw redisError(`Cannot read the offsets of "${topic}"`, e)
+      } finally {
+        issued()
+        if (this.snapshotGates.get(topic) === both) this.snapshotGates.delete(topic)
+      }
+    })()
     p.catch(() => undefined) // an unused snapshot must not be an unhandled rejection
     return p
   }
@@ -121,6 +150,8 @@ export class RedisBackend implements Backend {
     if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
       throw new InvalidArgumentError(`Partition ${partition} does not exist in topic "${topic}" (partitions 0..${meta.partitions - 1})`)
     }
+    const gate = this.snapshotGates.get(topic)
+    if (gate) await gate
     let base: number
     try {
       base = await this.appender.append(topic, partition, records, producerId, meta.retention.maxMessages ?? 0)
@@ -190,6 +221,7 @@ export class RedisBackend implements Backend {
       this.appender.close()
       this.watchers.close()
       this.notifier.close()
+      this.shared.close()
       await Promise.all([...this.readers].map((r) => r.close()))
       let timer: NodeJS.Timeout | undefined
       await Promise.race([

@@ -8,7 +8,7 @@
 // starting with '#' for events: `# started <member>`, `# assigned <member> <ms since start> <tp,...>`,
 // `# revoked <member> <tp,...>`, `# commit <member> <tp=offset,...>`, `# error <member> <name>: <message>`,
 // `# commit-result <ok|name>`, `# closed`. SIGTERM closes (leaves the group) and exits 0.
-import { open, type Consumer, type ConsumerOptions, type GroupMessage } from '../../../src/index.js'
+import { open, type Consumer, type ConsumerOptions, type GroupMessage, type SharedConsumer } from '../../../src/index.js'
 
 const [dir, topicsText, group, optsText] = process.argv.slice(2) as [string, string, string, string | undefined]
 const { members = 1, hold = false, ackFirst, onUsr1Block, ...opts } = JSON.parse(optsText ?? '{}') as Partial<ConsumerOptions> & {
@@ -21,7 +21,7 @@ const out = (line: string) => process.stdout.write(line + '\n')
 const tps = (xs: Array<{ topic: string; partition: number }>) => xs.map((x) => `${x.topic}/${x.partition}`).join(',')
 
 const twain = await open(dir, { pollMs: 50 })
-const consumers: Consumer<string>[] = []
+const consumers: Array<Consumer<string> | SharedConsumer<string>> = []
 const held: GroupMessage<string>[] = []
 let processed = 0
 

@@ -1,0 +1,542 @@
+import { randomBytes } from 'node:crypto'
+import type { TopicPartition } from '../backends/assign.js'
+import type { Backend } from '../backends/backend.js'
+import type { EntryRef, SharedDelivery, SharedMember } from '../backends/shared.js'
+import { FencedError, InvalidArgumentError, TwainError } from '../core/errors.js'
+import type { Message } from '../core/types.js'
+import type { BatchIterator, BatchSource } from '../stream/batch-iterator.js'
+import { MessageStream } from '../stream/message-stream.js'
+import { Wake } from '../stream/wake.js'
+import { DeadLetterWriter } from './dead-letter.js'
+import { ConsumerEvents, type ConsumerEventMap } from './events.js'
+import type { GroupMessage } from './group-message.js'
+import type { ResolvedConsumerOptions } from './options.js'
+import { SharedMessage, type SharedSettler } from './shared-message.js'
+
+const MAX_DELIVER = 256
+const RETENTION_EVERY_MS = 2000
+/** Retry delay of a re-delivery or dead-letter write that failed. */
+const RETRY_MS = 1000
+
+const { state, setState, ref } = SharedMessage
+
+/** `"t/0@1, t/0@2"` for messages. */
+const refs = (entries: readonly EntryRef[]): string =>
+  entries
+    .slice(0, 10)
+    .map((e) => `${e.topic}/${e.partition}@${e.offset}`)
+    .join(', ') + (entries.length > 10 ? ` and ${entries.length - 10} more` : '')
+
+/**
+ * A member of a shared group (`mode: 'shared'`, DESIGN §3.6): competing consumers over every
+ * partition of its topics, with per-message acknowledgement, through the backend's
+ * {@link SharedGroups} capability (Redis consumer groups). Same surface as the partitioned
+ * {@link Consumer}: a `MessageStream` of `GroupMessage`s with `poll`/`pollMany`/`commit`/
+ * `assignments`/`rebalance`/`on`/`close`; `seek` does not apply.
+ *
+ * - Each message is delivered to one member at a time; `ack()` acknowledges it (batched); `nack()`
+ *   re-delivers it through the backend after `delayMs` (Redis counts the delivery); `term()` sends it
+ *   to `deadLetter` and acknowledges it; `release()` hands it back uncounted.
+ * - `deliveryCount` is Redis's count; a message delivered more than `maxDeliveries` times is termed.
+ * - A member restarted under the same `name` first gets what it held and never acknowledged; entries
+ *   idle longer than `claimAfterMs` (their member died) are claimed by live members.
+ * - `commit()` sends the waiting acknowledgements now; `close()` stops reading at once, hands
+ *   unprocessed messages back to the group, waits for in-flight ones (up to `drainTimeoutMs`),
+ *   flushes, and leaves.
+ *
+ * Like a partitioned consumer, it is a membership and each `for await` is a view of it.
+ */
+export class SharedConsumer<V = unknown> extends MessageStream<GroupMessage<V>> implements SharedSettler, AsyncDisposable {
+  /** The member's name in the group (its Redis consumer name): `name`, or a random one. */
+  readonly name: string
+  private member: SharedMember | undefined
+  private parts: TopicPartition[] = []
+  private buffer: SharedMessage<V>[] = []
+  private readonly viewWake = new Set<() => void>()
+  private readonly fetchWake = new Wake()
+  private readonly settleWake = new Wake()
+  /** Messages held: fetched and not settled, lost or given back. */
+  private outstanding = 0
+  /** Handed to the application, not settled. */
+  private inFlight = 0
+  private pendingTerms = 0
+  private views = 0
+  private state: 'running' | 'closing' | 'closed' = 'running'
+  private failure: unknown
+  private readonly events = new ConsumerEvents()
+  private closing: Promise<void> | undefined
+  private readonly starting: Promise<void>
+  private fetching: Promise<void> | undefined
+  private readonly stopFetch = new AbortController()
+  private readonly dlq: DeadLetterWriter | undefined
+  /** Nacked messages and their re-delivery timers. */
+  private readonly waiting = new Map<SharedMessage<V>, NodeJS.Timeout | undefined>()
+  private redeliverQueue: SharedMessage<V>[] = []
+  private readonly redelivering = new Set<Promise<void>>()
+  /** Entries lost to other members since the last `commit()` (reported by it as `FencedError`). */
+  private readonly lostSinceCommit: EntryRef[] = []
+  private readonly consumedTopics: string[] = []
+  private lastRetention = 0
+
+  /** @internal Use `twain.consumer(topics, { mode: 'shared', … })`. */
+  constructor(
+    private readonly backend: Backend,
+    readonly topics: string[],
+    private readonly opts: ResolvedConsumerOptions,
+    producerId: string,
+    registry: Set<BatchIterator<unknown>>,
+    private readonly onClosed: (c: SharedConsumer<any>) => void,
+    /** Registered-type validation of fetched messages. */
+    private readonly decode?: (batch: Message[]) => Message[] | Promise<Message[]>,
+  ) {
+    super(undefined, opts.signal, registry)
+    if (!backend.shared) throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${backend.kind}: use mode 'partitioned'`)
+    this.name = opts.name ?? `member-${randomBytes(5).toString('hex')}`
+    this.dlq = opts.deadLetter ? new DeadLetterWriter(backend, opts.deadLetter, producerId) : undefined
+    // Deferred: the iterations' own abort listeners must end them with AbortError before close() ends them quietly.
+    opts.signal?.addEventListener('abort', () => queueMicrotask(() => void this.close().catch(() => undefined)), { once: true })
+    this.starting = this.start()
+  }
+
+  /** The group this member belongs to. */
+  get group(): string {
+    return this.opts.group
+  }
+
+  /** This member's id in the group: its name (shared members are identified by name). */
+  get memberId(): string {
+    return this.name
+  }
+
+  private async start(): Promise<void> {
+    let member: SharedMember
+    try {
+      for (const t of this.topics) if ((await this.backend.getTopic(t)).retention.consumed) this.consumedTopics.push(t)
+      member = await (this.backend.shared as NonNullable<Backend['shared']>).join(
+        {
+          group: this.opts.group,
+          name: this.name,
+          topics: this.topics,
+          from: this.opts.from,
+          claimAfterMs: this.opts.claimAfterMs,
+          ackIntervalMs: this.opts.commitIntervalMs,
+          sessionTimeoutMs: this.opts.sessionTimeoutMs,
+          heartbeatIntervalMs: this.opts.heartbeatIntervalMs,
+        },
+        {
+          lost: (entries) => this.onLost(entries),
+          trimmed: (entries) =>
+            this.emitError(
+              new TwainError(`Entries ${refs(entries)} of shared group "${this.opts.group}" were trimmed from their partition while pending: acknowledged, not delivered`, { code: 'ERR_ENTRY_TRIMMED' }),
+            ),
+          committed: (offsets) => {
+            this.events.emit('commit', offsets)
+            this.maybeApplyRetention()
+          },
+          error: (e) => this.emitError(e),
+        },
+      )
+    } catch (e) {
+      return this.fail(e)
+    }
+    this.member = member
+    if (this.state !== 'running') return // closed while joining: shutdown() leaves
+    member.setPersistent(this.views > 0)
+    this.parts = [...member.partitions]
+    this.events.emit('assigned', this.assignments())
+    this.fetching = this.fetchLoop(member)
+  }
+
+  // ---- views (iterations) ---------------------------------------------------------------
+
+  protected override openSource(): BatchSource<GroupMessage<V>> {
+    this.views++
+    this.updateRefs()
+    let open = true
+    return {
+      next: async (signal) => {
+        for (;;) {
+          if (this.failure !== undefined) throw this.failure
+          if (this.state !== 'running') return undefined
+          const batch = this.take(MAX_DELIVER)
+          if (batch.length > 0) return batch
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              this.viewWake.delete(done)
+              signal.removeEventListener('abort', done)
+              resolve()
+            }
+            this.viewWake.add(done)
+            signal.addEventListener('abort', done, { once: true })
+            if (signal.aborted) done()
+          })
+          if (signal.aborted) return undefined
+        }
+      },
+      unread: (items) => {
+        for (const m of items) this.release(m as SharedMessage<V>)
+      },
+      close: () => {
+        if (!open) return
+        open = false
+        this.views--
+        this.updateRefs()
+      },
+    }
+  }
+
+  /** Keep the process alive only while something iterates this consumer. */
+  private updateRefs(): void {
+    const keep = this.views > 0
+    for (const t of this.waiting.values()) if (t) keep ? t.ref() : t.unref()
+    if (this.state === 'running') this.member?.setPersistent(keep)
+  }
+
+  private wakeViews(): void {
+    for (const w of [...this.viewWake]) w()
+  }
+
+  /** Hand up to `n` buffered messages to the application. */
+  private take(n: number): SharedMessage<V>[] {
+    const out: SharedMessage<V>[] = []
+    const max = this.opts.maxDeliveries
+    let i = 0
+    for (; i < this.buffer.length && out.length < n; i++) {
+      const m = this.buffer[i] as SharedMessage<V>
+      if (state(m) !== 'buffered') continue
+      if (max !== undefined && m.deliveryCount > max) {
+        // This read would be delivery number deliveryCount: give up (the count reported is the deliveries made).
+        m.deliveryCount--
+        this.term(m, `delivered ${m.deliveryCount} times (maxDeliveries ${max})`)
+        continue
+      }
+      setState(m, 'delivered')
+      this.inFlight++
+      out.push(m)
+    }
+    this.buffer = i === this.buffer.length ? [] : this.buffer.slice(i)
+    return out
+  }
+
+  /** Next buffered message, without waiting (TwainMQ's `poll`). */
+  poll(): GroupMessage<V> | undefined {
+    return this.take(1)[0]
+  }
+
+  /** Up to `n` buffered messages, without waiting. */
+  pollMany(n = 10): GroupMessage<V>[] {
+    return this.take(Math.max(0, Math.floor(n)))
+  }
+
+  // ---- settlement ---------------------------------------------------------------------
+
+  /** A held message stops being held (settled, lost or given back). */
+  private drop(m: SharedMessage<V>, to: 'settled' | 'lost' | 'given'): void {
+    const s = state(m)
+    if (s === 'delivered') this.inFlight--
+    if (s === 'waiting') {
+      const t = this.waiting.get(m)
+      if (t) clearTimeout(t)
+      this.waiting.delete(m)
+    }
+    setState(m, to)
+    this.outstanding--
+    this.fetchWake.wake()
+    this.settleWake.wake()
+  }
+
+  ack(m: SharedMessage<unknown>): void {
+    const s = state(m)
+    if (s === 'settled' || s === 'lost' || s === 'given' || s === 'terming') return
+    this.drop(m as SharedMessage<V>, 'settled')
+    this.member?.ack(ref(m))
+  }
+
+  nack(m: SharedMessage<unknown>, delayMs: number): void {
+    if (state(m) !== 'delivered') return
+    const msg = m as SharedMessage<V>
+    this.inFlight--
+    this.settleWake.wake()
+    this.wait(msg, delayMs)
+  }
+
+  /** Re-deliver through the backend after `delayMs` (held meanwhile, so nobody claims it). */
+  private wait(m: SharedMessage<V>, delayMs: number): void {
+    setState(m, 'waiting')
+    if (this.state !== 'running') return void this.waiting.set(m, undefined) // close() gives it back
+    if (delayMs <= 0) {
+      this.waiting.set(m, undefined)
+      return this.queueRedelivery(m)
+    }
+    const t = setTimeout(() => {
+      this.waiting.set(m, undefined)
+      this.queueRedelivery(m)
+    }, delayMs)
+    if (this.views === 0) t.unref()
+    this.waiting.set(m, t)
+  }
+
+  /** Re-deliveries asked for in one tick go as one call per partition. */
+  private queueRedelivery(m: SharedMessage<V>): void {
+    this.redeliverQueue.push(m)
+    if (this.redeliverQueue.length > 1) return
+    queueMicrotask(() => {
+      const list = this.redeliverQueue.filter((x) => state(x) === 'waiting')
+      this.redeliverQueue = []
+      if (list.length === 0 || this.state !== 'running' || !this.member) return
+      const run = this.redeliver(this.member, list)
+      this.redelivering.add(run)
+      void run.finally(() => this.redelivering.delete(run))
+    })
+  }
+
+  private async redeliver(member: SharedMember, list: SharedMessage<V>[]): Promise<void> {
+    let got: SharedDelivery[]
+    try {
+      got = await member.redeliver(list.map(ref))
+    } catch (e) {
+      this.emitError(e)
+      for (const m of list) if (state(m) === 'waiting') this.wait(m, RETRY_MS)
+      return
+    }
+    const counts = new Map(got.map((d) => [`${d.message.topic}/${d.message.partition}@${d.message.offset}`, d.deliveryCount]))
+    for (const m of list) {
+      if (state(m) !== 'waiting') continue
+      const count = counts.get(`${m.topic}/${m.partition}@${m.offset}`)
+      if (count === undefined) {
+        this.drop(m, 'lost') // claimed by another member or trimmed (reported by the member)
+        continue
+      }
+      this.waiting.delete(m)
+      m.deliveryCount = count
+      setState(m, 'buffered')
+      this.buffer.push(m)
+    }
+    this.wakeViews()
+  }
+
+  release(m: SharedMessage<unknown>): void {
+    if (state(m) !== 'delivered') return
+    const msg = m as SharedMessage<V>
+    this.inFlight--
+    setState(msg, 'buffered')
+    // Back in offset order among its partition's buffered messages (so released runs keep their
+    // order), ahead of other partitions' messages when it is the partition's last.
+    const same = (b: SharedMessage<V>) => b.partition === msg.partition && b.topic === msg.topic
+    let at = this.buffer.findIndex((b) => same(b) && b.offset > msg.offset)
+    if (at < 0) {
+      let last = -1
+      this.buffer.forEach((b, i) => {
+        if (same(b) && b.offset < msg.offset) last = i
+      })
+      at = last + 1
+    }
+    this.buffer.splice(at, 0, msg)
+    this.wakeViews()
+    this.settleWake.wake()
+  }
+
+  term(m: SharedMessage<unknown>, reason: string): void {
+    const s = state(m)
+    if (s === 'settled' || s === 'lost' || s === 'given' || s === 'terming') return
+    const msg = m as SharedMessage<V>
+    if (!this.dlq) return this.ack(msg)
+    if (s === 'delivered') this.inFlight--
+    if (s === 'waiting') {
+      const t = this.waiting.get(msg)
+      if (t) clearTimeout(t)
+      this.waiting.delete(msg)
+    }
+    setState(msg, 'terming')
+    this.pendingTerms++
+    this.dlq.write(msg, reason).then(
+      () => {
+        this.pendingTerms--
+        this.drop(msg, 'settled')
+        this.member?.ack(ref(msg))
+      },
+      (e) => {
+        this.pendingTerms--
+        this.settleWake.wake()
+        this.emitError(new TwainError(`Dead-letter write of ${msg.topic}/${msg.partition}@${msg.offset} to "${this.dlq?.topic}" failed: ${(e as Error).message}`, { code: 'ERR_DEAD_LETTER', retriable: true, cause: e }))
+        this.wait(msg, RETRY_MS)
+      },
+    )
+  }
+
+  /** Entries another member claimed from this one: buffered or waiting ones are dropped; acks of in-flight ones are ignored. */
+  private onLost(entries: EntryRef[]): void {
+    const keys = new Set(entries.map((e) => `${e.topic}/${e.partition}@${e.offset}`))
+    const key = (m: SharedMessage<V>) => `${m.topic}/${m.partition}@${m.offset}`
+    for (const m of this.buffer) if (state(m) === 'buffered' && keys.has(key(m))) this.drop(m, 'lost')
+    for (const m of [...this.waiting.keys()]) if (keys.has(key(m))) this.drop(m, 'lost')
+    this.lostSinceCommit.push(...entries)
+    this.emitError(new FencedError(`Member "${this.name}" of shared group "${this.opts.group}" lost ${refs(entries)} to another member (it held them longer than claimAfterMs ${this.opts.claimAfterMs} ms without refreshing them): their acks are ignored`))
+  }
+
+  // ---- fetching -----------------------------------------------------------------------
+
+  private async fetchLoop(member: SharedMember): Promise<void> {
+    const max = this.opts.maxInFlight
+    // Hysteresis: refill once a quarter of maxInFlight is free, not one message per ack.
+    const lowWater = Math.max(1, Math.floor(max / 4))
+    let failures = 0
+    while (this.state === 'running') {
+      this.fetchWake.take()
+      const room = max - this.outstanding
+      if (room < lowWater) {
+        await this.fetchWake.next()
+        continue
+      }
+      let got: SharedDelivery[]
+      try {
+        got = await member.fetch(room, this.stopFetch.signal)
+        failures = 0
+      } catch (e) {
+        if (this.state !== 'running') break
+        this.emitError(e)
+        failures++
+        await this.pause(Math.min(50 * 2 ** failures, 2000))
+        continue
+      }
+      if (got.length === 0) continue
+      let msgs = got.map((d) => d.message)
+      if (this.decode) {
+        try {
+          msgs = await this.decode(msgs)
+        } catch (e) {
+          this.emitError(e)
+        }
+      }
+      for (let i = 0; i < got.length; i++) this.buffer.push(new SharedMessage<V>(msgs[i] as Message, (got[i] as SharedDelivery).deliveryCount, this))
+      this.outstanding += got.length
+      this.wakeViews()
+    }
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const signal = this.stopFetch.signal
+      const done = () => {
+        clearTimeout(t)
+        signal.removeEventListener('abort', done)
+        resolve()
+      }
+      const t = setTimeout(done, ms)
+      if (this.views === 0) t.unref()
+      signal.addEventListener('abort', done, { once: true })
+    })
+  }
+
+  // ---- group ----------------------------------------------------------------------------
+
+  /**
+   * Send the waiting acknowledgements now. Rejects with `FencedError` when messages were claimed by
+   * another member since the last `commit()` (their acks were ignored).
+   */
+  async commit(): Promise<void> {
+    await this.starting
+    const lost = this.lostSinceCommit.splice(0)
+    await this.member?.flush()
+    if (lost.length) {
+      throw new FencedError(`Messages ${refs(lost)} of shared group "${this.opts.group}" were claimed from member "${this.name}" by another member (held longer than claimAfterMs without refreshing): their acks were not applied`)
+    }
+  }
+
+  /** `retention: { consumed: true }` topics are trimmed after acknowledgements, at most every few seconds. */
+  private maybeApplyRetention(): void {
+    const now = Date.now()
+    if (now - this.lastRetention < RETENTION_EVERY_MS || this.consumedTopics.length === 0) return
+    this.lastRetention = now
+    for (const t of this.consumedTopics) void this.backend.applyRetention(t).catch((e) => this.emitError(e))
+  }
+
+  /** Every partition of this member's topics (each member reads all of them), once joined. */
+  assignments(): TopicPartition[] {
+    return this.state === 'closed' ? [] : this.parts.map((tp) => ({ topic: tp.topic, partition: tp.partition }))
+  }
+
+  /** Join (if not yet done), refresh what this member holds and look for claimable entries now. */
+  async rebalance(): Promise<void> {
+    await this.starting
+    if (this.state !== 'running' || !this.member) return
+    await this.member.refresh()
+    this.fetchWake.wake()
+  }
+
+  /** Not available in shared mode: Redis keeps one read position for the whole group. */
+  seek(topic: string, partition: number, offset: number): void {
+    throw new InvalidArgumentError(
+      `seek(${JSON.stringify(topic)}, ${partition}, ${offset}) does not apply to mode 'shared': the group has one read position per partition, shared by its members; use twain.resetGroup() while no member is live`,
+    )
+  }
+
+  on<E extends keyof ConsumerEventMap>(event: E, listener: (payload: ConsumerEventMap[E]) => void): () => void {
+    return this.events.on(event, listener)
+  }
+
+  private emitError(e: unknown): void {
+    if (this.state === 'closed') return
+    this.events.emit('error', e instanceof Error ? e : new Error(String(e)))
+  }
+
+  /** A fatal failure (e.g. a topic that does not exist): every iteration throws it, 'error' reports it, the member closes. */
+  private fail(e: unknown): void {
+    this.failure = e
+    this.emitError(e)
+    this.failIterations(e)
+    void this.close().catch(() => undefined)
+  }
+
+  /**
+   * Leave the group: stop reading at once, hand unprocessed messages back to the group, wait for
+   * in-flight ones (up to `drainTimeoutMs`), flush acknowledgements, and delete the member where it
+   * holds nothing. Idempotent.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.shutdown()
+    return this.closing
+  }
+
+  private async shutdown(): Promise<void> {
+    if (this.state === 'closed') return
+    this.state = 'closing'
+    this.member?.stop() // a blocked read ends now
+    this.stopFetch.abort()
+    this.fetchWake.wake()
+    this.wakeViews()
+    await super.close()
+    await this.starting
+    const member = this.member
+    member?.stop()
+    await this.fetching
+    await Promise.allSettled([...this.redelivering])
+    if (member) {
+      // Unprocessed messages go back to the group at once (buffered ones uncounted).
+      const buffered = this.buffer.filter((m) => state(m) === 'buffered')
+      const waiting = [...this.waiting.keys()].filter((m) => state(m) === 'waiting')
+      this.buffer = []
+      for (const m of buffered) this.drop(m, 'given')
+      for (const m of waiting) this.drop(m, 'given')
+      await member.giveBack(buffered.map(ref), false).catch((e) => this.emitError(e))
+      await member.giveBack(waiting.map(ref), true).catch((e) => this.emitError(e))
+      const deadline = Date.now() + this.opts.drainTimeoutMs
+      const ctl = new AbortController()
+      while ((this.inFlight > 0 || this.pendingTerms > 0) && Date.now() < deadline) {
+        const t = setTimeout(() => ctl.abort(), Math.max(1, deadline - Date.now()))
+        await this.settleWake.wait(ctl.signal, 50)
+        clearTimeout(t)
+        this.settleWake.take()
+      }
+      await member.leave()
+    }
+    if (this.parts.length) this.events.emit('revoked', this.assignments())
+    this.state = 'closed'
+    this.events.clear()
+    this.onClosed(this)
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close()
+  }
+}
