@@ -39,25 +39,40 @@ export interface PreparedRecord extends RecordInput {
 }
 
 /**
- * A single `send()` in flight: its input and promise, and — once prepared — the record itself, so a
- * send costs one object rather than three (input, queue entry, record).
+ * A single `send()` in flight: its input, its promise, and — once prepared — the record itself, so
+ * a send costs one object. Until preparation `key`, `value`, `headers`, `type` and `partition` hold
+ * the caller's input (it is its own `SendItem`); `finish` reads each input before it writes the
+ * encoded field over it.
  */
 export class SendRecord implements PreparedRecord {
-  key: Buffer | number = 0
+  key: Buffer | number
   keyBytes = 0
   timestamp = 0
   kind: ValueKind = ValueKind.Text
-  value: Buffer | string = ''
+  value: Buffer | string
   valueBytes = 0
-  type: string | undefined = undefined
-  headers: Record<string, string> | undefined = undefined
-  partition = 0
+  type: string | undefined
+  headers: Record<string, string> | undefined
+  partition: number
   offset = -1
   constructor(
-    readonly item: SendItem,
+    key: Key,
+    value: unknown,
+    options: { headers?: Record<string, string> | undefined; type?: string | undefined; partition?: number | undefined } | undefined,
     readonly resolve: (r: { partition: number; offset: number }) => void,
     readonly reject: (e: unknown) => void,
-  ) {}
+  ) {
+    this.key = key as Buffer | number
+    this.value = value as Buffer | string
+    this.headers = options?.headers
+    this.type = options?.type
+    this.partition = options?.partition as number // undefined until prepared when not pinned
+  }
+
+  /** The input, viewed as what `prepareRecord` reads (valid until preparation). */
+  get input(): SendItem {
+    return this as unknown as SendItem
+  }
 }
 
 function finish(meta: TopicMeta, item: SendItem, partitioner: Partitioner, value: unknown, now: number, target?: SendRecord): PreparedRecord {

@@ -78,8 +78,7 @@ export class Producer<V = unknown> implements AsyncDisposable {
   /** Send one message; resolves with where it was written. */
   send(key: Key, value: V, options?: SendOptions): Promise<RecordMetadata> {
     if (this.closed) return Promise.reject(new ClosedError(`Producer of topic "${this.topic}" is closed`))
-    const item: SendItem = options ? { key, value, headers: options.headers, type: options.type, partition: options.partition } : { key, value }
-    return new Promise<RecordMetadata>((resolve, reject) => this.push(new SendRecord(item, resolve, reject)))
+    return new Promise<RecordMetadata>((resolve, reject) => this.push(new SendRecord(key, value, options, resolve, reject)))
   }
 
   /** Send several messages; all are validated first, so one bad item writes nothing. */
@@ -149,7 +148,7 @@ export class Producer<V = unknown> implements AsyncDisposable {
     for (const pending of batch) {
       try {
         if (pending instanceof SendRecord) {
-          const r = prepareRecord(meta, pending.item, this.partitioner, this.types, now, pending)
+          const r = prepareRecord(meta, pending.input, this.partitioner, this.types, now, pending)
           add(r instanceof Promise ? await r : r)
           continue
         }

@@ -179,7 +179,8 @@ export class PartitionAppender {
     if (!this.held) return false
     clearTimeout(this.holdTimer)
     this.held = false
-    if (!this.lock.stillHeld()) {
+    // After a long gap (this process was stopped?) the lock may have been broken as hung: check first.
+    if (Date.now() - this.heldSince > HOLD_MAX_MS && !this.lock.stillHeld()) {
       this.lock.release()
       return false
     }
@@ -190,11 +191,14 @@ export class PartitionAppender {
   private afterWrite(): void {
     const now = Date.now()
     if (now - this.heldSince > HOLD_MAX_MS) {
-      if (this.lock.othersWaiting()) {
+      // Every HOLD_MAX_MS: yield to a waiter, or check we still own the lock and mark it alive (a
+      // lock untouched for its stale limit may be broken by others).
+      if (this.lock.othersWaiting() || !this.lock.stillHeld()) {
         this.lock.release()
         this.cooldownUntil = now + COOLDOWN_MS
         return
       }
+      this.lock.touch()
       this.heldSince = now // nobody waits: keep going without a pause
     }
     this.held = true

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs'
+import { closeSync, fstatSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync, writeSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { TimeoutError, backendError } from '../../core/errors.js'
 
@@ -105,6 +105,16 @@ export class PartitionLock {
     }
   }
 
+  /** Mark the lock as alive (a holder that keeps it for a long time must, or it looks hung). */
+  touch(): void {
+    try {
+      const now = new Date()
+      utimesSync(this.path, now, now)
+    } catch {
+      /* gone: stillHeld() reports it */
+    }
+  }
+
   /** Whether another process is waiting for this lock (a fresh `.want` marker exists). */
   othersWaiting(): boolean {
     const st = statSync(this.wantPath, { throwIfNoEntry: false })
@@ -149,7 +159,9 @@ export class PartitionLock {
     // A lock file still being written (no time yet) belongs to a live creator; leave it.
     if (!Number.isInteger(pid) || !Number.isFinite(since)) return
     const dead = pid !== process.pid && !alive(pid)
-    if (!dead && Date.now() - since < this.staleMs) return
+    // Hung = not refreshed for staleMs: holders that keep the lock touch its mtime (see `touch`).
+    const touched = statSync(this.path, { throwIfNoEntry: false })?.mtimeMs ?? since
+    if (!dead && Date.now() - Math.max(since, touched) < this.staleMs) return
     const aside = `${this.path}.broken-${this.token}-${randomBytes(4).toString('hex')}`
     try {
       renameSync(this.path, aside)
