@@ -55,18 +55,22 @@ export class SendRecord implements PreparedRecord {
   headers: Record<string, string> | undefined
   partition: number
   offset = -1
+  /** Set when the send failed (validation or write); `send()` throws it. */
+  failure: { error: unknown } | undefined = undefined
   constructor(
     key: Key,
     value: unknown,
     options: { headers?: Record<string, string> | undefined; type?: string | undefined; partition?: number | undefined } | undefined,
-    readonly resolve: (r: { partition: number; offset: number }) => void,
-    readonly reject: (e: unknown) => void,
   ) {
     this.key = key as Buffer | number
     this.value = value as Buffer | string
     this.headers = options?.headers
     this.type = options?.type
     this.partition = options?.partition as number // undefined until prepared when not pinned
+  }
+
+  reject(error: unknown): void {
+    this.failure ??= { error }
   }
 
   /** The input, viewed as what `prepareRecord` reads (valid until preparation). */
@@ -77,7 +81,10 @@ export class SendRecord implements PreparedRecord {
 
 function finish(meta: TopicMeta, item: SendItem, partitioner: Partitioner, value: unknown, now: number, target?: SendRecord): PreparedRecord {
   const codec = codecOf(meta)
-  const key = codec.recordKey(item.key)
+  // `item` may be the `target` itself (a SendRecord): read every input before writing outputs.
+  const rawKey = item.key
+  const pinned = item.partition
+  const key = codec.recordKey(rawKey)
   const keyBytes = typeof key === 'number' ? codec.width : key.length
   if (keyBytes > 65535) throw new InvalidArgumentError(`Key is ${keyBytes} bytes; at most 65535 are allowed`)
   const headers = item.headers === undefined ? undefined : checkHeaders(item.headers)
@@ -113,14 +120,14 @@ function finish(meta: TopicMeta, item: SendItem, partitioner: Partitioner, value
     )
   }
   let partition: number
-  if (item.partition !== undefined) {
-    partition = item.partition
+  if (pinned !== undefined) {
+    partition = pinned
     if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
       throw new InvalidArgumentError(`Partition ${String(partition)} does not exist in topic "${meta.name}" (partitions 0..${meta.partitions - 1})`)
     }
   } else if (meta.partitions === 1) partition = 0
   else {
-    partition = partitioner(codec.normalise(item.key), meta.partitions)
+    partition = partitioner(codec.normalise(rawKey), meta.partitions)
     if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
       throw new InvalidArgumentError(`The partitioner returned ${String(partition)} for topic "${meta.name}" with ${meta.partitions} partitions`)
     }

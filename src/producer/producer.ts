@@ -45,6 +45,8 @@ const MAX_BATCH_BYTES = 8 * 1024 * 1024
  */
 export class Producer<V = unknown> implements AsyncDisposable {
   private queue: Pending[] = []
+  /** Settles the sends queued for the next flush when that flush is done. */
+  private next: { promise: Promise<void>; resolve: () => void } | undefined
   /** Resolves when the previous flush has issued its appends. */
   private order: Promise<void> = Promise.resolve()
   private scheduled = false
@@ -77,8 +79,15 @@ export class Producer<V = unknown> implements AsyncDisposable {
 
   /** Send one message; resolves with where it was written. */
   send(key: Key, value: V, options?: SendOptions): Promise<RecordMetadata> {
-    if (this.closed) return Promise.reject(new ClosedError(`Producer of topic "${this.topic}" is closed`))
-    return new Promise<RecordMetadata>((resolve, reject) => this.push(new SendRecord(key, value, options, resolve, reject)))
+    // An async function awaiting the flush it joined: one native promise per send, no executor.
+    return this.sendOne(new SendRecord(key, value, options))
+  }
+
+  private async sendOne(r: SendRecord): Promise<RecordMetadata> {
+    if (this.closed) throw new ClosedError(`Producer of topic "${this.topic}" is closed`)
+    await this.push(r)
+    if (r.failure !== undefined) throw r.failure.error
+    return { partition: r.partition, offset: r.offset }
   }
 
   /** Send several messages; all are validated first, so one bad item writes nothing. */
@@ -86,24 +95,36 @@ export class Producer<V = unknown> implements AsyncDisposable {
     if (!Array.isArray(items)) return Promise.reject(new TypeError('sendBatch expects an array of { key, value } items'))
     if (items.length === 0) return Promise.resolve([])
     if (this.closed) return Promise.reject(new ClosedError(`Producer of topic "${this.topic}" is closed`))
-    return new Promise<RecordMetadata[]>((resolve, reject) => this.push({ items: items as SendItem[], resolve, reject }))
+    return new Promise<RecordMetadata[]>((resolve, reject) => void this.push({ items: items as SendItem[], resolve, reject }))
   }
 
-  private push(p: Pending): void {
+  /** Queue a send; resolves when the flush it joins has finished (its outcome is on the entry). */
+  private push(p: Pending): Promise<void> {
     this.queue.push(p)
     if (!this.scheduled) {
       this.scheduled = true
       if (this.lingerMs > 0) setTimeout(() => this.startFlush(), this.lingerMs)
       else queueMicrotask(() => this.startFlush())
     }
+    if (!this.next) {
+      let resolve!: () => void
+      const promise = new Promise<void>((r) => (resolve = r))
+      this.next = { promise, resolve }
+    }
+    return this.next.promise
   }
 
   private startFlush(): void {
     this.scheduled = false
     const batch = this.queue
+    const done = this.next
     this.queue = []
-    if (batch.length === 0) return
-    const p = this.write(batch).finally(() => this.inflight.delete(p))
+    this.next = undefined
+    if (batch.length === 0) return done?.resolve()
+    const p = this.write(batch).finally(() => {
+      this.inflight.delete(p)
+      done?.resolve()
+    })
     this.inflight.add(p)
   }
 
@@ -144,7 +165,6 @@ export class Producer<V = unknown> implements AsyncDisposable {
       if (!g) byPartition.set(r.partition, (g = []))
       g.push(r)
     }
-    const failed = new Set<SendRecord>()
     for (const pending of batch) {
       try {
         if (pending instanceof SendRecord) {
@@ -161,7 +181,6 @@ export class Producer<V = unknown> implements AsyncDisposable {
         pending.prepared = records
         for (const r of records) add(r)
       } catch (e) {
-        if (pending instanceof SendRecord) failed.add(pending)
         pending.reject(e)
       }
     }
@@ -174,10 +193,8 @@ export class Producer<V = unknown> implements AsyncDisposable {
     await writes
     for (const pending of batch) {
       if (pending instanceof SendRecord) {
-        if (failed.size && failed.has(pending)) continue // rejected when it was prepared
         if (failures.size && failures.has(pending)) pending.reject(failures.get(pending))
-        else pending.resolve({ partition: pending.partition, offset: pending.offset })
-        continue
+        continue // its sendOne() reads the outcome when this flush is done
       }
       const records = pending.prepared
       if (records === undefined) continue
@@ -235,8 +252,12 @@ export class Producer<V = unknown> implements AsyncDisposable {
 
   private abort(e: unknown): void {
     const queued = this.queue
+    const done = this.next
     this.queue = []
+    this.next = undefined
+    this.scheduled = false
     for (const q of queued) q.reject(e)
+    done?.resolve()
     void this.close()
   }
 
