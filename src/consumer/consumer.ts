@@ -6,10 +6,9 @@ import type { Lease, MemberSpec } from '../backends/group.js'
 import { FencedError, InvalidArgumentError, TwainError } from '../core/errors.js'
 import type { Message } from '../core/types.js'
 import type { BatchIterator, BatchSource } from '../stream/batch-iterator.js'
-import { MessageStream } from '../stream/message-stream.js'
 import { Wake } from '../stream/wake.js'
 import { DeadLetterWriter } from './dead-letter.js'
-import { ConsumerEvents, type ConsumerEventMap } from './events.js'
+import { MemberStream } from './member-stream.js'
 import { GroupMessageImpl, type GroupMessage, type Settler } from './group-message.js'
 import type { ResolvedConsumerOptions } from './options.js'
 import { OwnedPartition } from './owned-partition.js'
@@ -23,22 +22,18 @@ const RETENTION_EVERY_MS = 2000
  * every `for await` or subscription is a view of the one membership, and ending a view leaves the
  * member in the group. Only `close()`, `twain.close()` or the `signal` leave.
  */
-export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implements Settler, AsyncDisposable {
+export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> implements Settler {
   private readonly parts = new Map<string, OwnedPartition>()
   private buffer: GroupMessageImpl<V>[] = []
   private readonly viewWake = new Set<() => void>()
   private readonly fetchWake = new Wake()
   private outstanding = 0
   private views = 0
-  private state: 'running' | 'closing' | 'closed' = 'running'
-  private failure: unknown
   private timers: NodeJS.Timeout[] = []
   private stepping: Promise<void> | undefined
   private stepAgain = false
   private unwatchGroup: (() => void) | undefined
   private readonly member: MemberSpec
-  private readonly events = new ConsumerEvents()
-  private closing: Promise<void> | undefined
   private readonly pendingSeeks = new Map<string, number>()
   private readonly dlq: DeadLetterWriter | undefined
   private readonly redeliveries = new Set<NodeJS.Timeout>()
@@ -62,7 +57,7 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
     /** Registered-type validation of fetched messages. */
     private readonly decode?: (batch: Message[]) => Message[] | Promise<Message[]>,
   ) {
-    super(undefined, opts.signal, registry)
+    super(opts.signal, registry)
     const id = `${opts.name ?? 'member'}-${randomBytes(5).toString('hex')}`
     this.member = { id, name: opts.name ?? id, topics: [...topics].sort(), sessionTimeoutMs: opts.sessionTimeoutMs, pid: process.pid, host: hostname() }
     this.dlq = opts.deadLetter ? new DeadLetterWriter(backend, opts.deadLetter, producerId) : undefined
@@ -552,36 +547,14 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
     this.fetchWake.wake()
   }
 
-  on<E extends keyof ConsumerEventMap>(event: E, listener: (payload: ConsumerEventMap[E]) => void): () => void {
-    return this.events.on(event, listener)
-  }
-
-  private emitError(e: unknown): void {
-    if (this.state === 'closed') return
-    this.events.emit('error', e instanceof Error ? e : new Error(String(e)))
-  }
-
-  /** A fatal failure (e.g. a topic that does not exist): every iteration throws it, 'error' reports it, the member closes. */
-  private fail(e: unknown): void {
-    this.failure = e
-    this.emitError(e)
-    this.failIterations(e)
-    void this.close().catch(() => undefined)
-  }
-
-  /** Leave the group: stop fetching, wait for in-flight acks (up to `drainTimeoutMs`), commit, leave. Idempotent. */
-  close(): Promise<void> {
-    this.closing ??= this.shutdown()
-    return this.closing
-  }
-
-  private async shutdown(): Promise<void> {
+  /** `close()`: stop fetching, wait for in-flight acks (up to `drainTimeoutMs`), commit, leave. */
+  protected async shutdown(): Promise<void> {
     if (this.state === 'closed') return
     this.state = 'closing'
     this.member.leaving = true
     this.fetchWake.wake()
     this.wakeViews()
-    await super.close()
+    await this.endIterations()
     // Keep heartbeating (as a leaving member) while draining; the other timers stop now.
     const [heartbeat, ...others] = this.timers
     for (const t of others) clearInterval(t)
@@ -613,7 +586,4 @@ export class Consumer<V = unknown> extends MessageStream<GroupMessage<V>> implem
     this.onClosed(this)
   }
 
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.close()
-  }
 }

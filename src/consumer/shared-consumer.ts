@@ -5,10 +5,9 @@ import type { EntryRef, SharedDelivery, SharedMember } from '../backends/shared.
 import { FencedError, InvalidArgumentError, TwainError } from '../core/errors.js'
 import type { Message } from '../core/types.js'
 import type { BatchIterator, BatchSource } from '../stream/batch-iterator.js'
-import { MessageStream } from '../stream/message-stream.js'
 import { Wake } from '../stream/wake.js'
 import { DeadLetterWriter } from './dead-letter.js'
-import { ConsumerEvents, type ConsumerEventMap } from './events.js'
+import { MemberStream } from './member-stream.js'
 import type { GroupMessage } from './group-message.js'
 import type { ResolvedConsumerOptions } from './options.js'
 import { SharedMessage, type SharedSettler } from './shared-message.js'
@@ -46,7 +45,7 @@ const refs = (entries: readonly EntryRef[]): string =>
  *
  * Like a partitioned consumer, it is a membership and each `for await` is a view of it.
  */
-export class SharedConsumer<V = unknown> extends MessageStream<GroupMessage<V>> implements SharedSettler, AsyncDisposable {
+export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> implements SharedSettler {
   /** The member's name in the group (its Redis consumer name): `name`, or a random one. */
   readonly name: string
   private member: SharedMember | undefined
@@ -61,10 +60,6 @@ export class SharedConsumer<V = unknown> extends MessageStream<GroupMessage<V>> 
   private inFlight = 0
   private pendingTerms = 0
   private views = 0
-  private state: 'running' | 'closing' | 'closed' = 'running'
-  private failure: unknown
-  private readonly events = new ConsumerEvents()
-  private closing: Promise<void> | undefined
   private readonly starting: Promise<void>
   private fetching: Promise<void> | undefined
   private readonly stopFetch = new AbortController()
@@ -89,7 +84,7 @@ export class SharedConsumer<V = unknown> extends MessageStream<GroupMessage<V>> 
     /** Registered-type validation of fetched messages. */
     private readonly decode?: (batch: Message[]) => Message[] | Promise<Message[]>,
   ) {
-    super(undefined, opts.signal, registry)
+    super(opts.signal, registry)
     if (!backend.shared) throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${backend.kind}: use mode 'partitioned'`)
     this.name = opts.name ?? `member-${randomBytes(5).toString('hex')}`
     this.dlq = opts.deadLetter ? new DeadLetterWriter(backend, opts.deadLetter, producerId) : undefined
@@ -471,41 +466,19 @@ export class SharedConsumer<V = unknown> extends MessageStream<GroupMessage<V>> 
     )
   }
 
-  on<E extends keyof ConsumerEventMap>(event: E, listener: (payload: ConsumerEventMap[E]) => void): () => void {
-    return this.events.on(event, listener)
-  }
-
-  private emitError(e: unknown): void {
-    if (this.state === 'closed') return
-    this.events.emit('error', e instanceof Error ? e : new Error(String(e)))
-  }
-
-  /** A fatal failure (e.g. a topic that does not exist): every iteration throws it, 'error' reports it, the member closes. */
-  private fail(e: unknown): void {
-    this.failure = e
-    this.emitError(e)
-    this.failIterations(e)
-    void this.close().catch(() => undefined)
-  }
-
   /**
-   * Leave the group: stop reading at once, hand unprocessed messages back to the group, wait for
+   * `close()`: stop reading at once, hand unprocessed messages back to the group, wait for
    * in-flight ones (up to `drainTimeoutMs`), flush acknowledgements, and delete the member where it
-   * holds nothing. Idempotent.
+   * holds nothing. (`close()` runs it once.)
    */
-  close(): Promise<void> {
-    this.closing ??= this.shutdown()
-    return this.closing
-  }
-
-  private async shutdown(): Promise<void> {
+  protected async shutdown(): Promise<void> {
     if (this.state === 'closed') return
     this.state = 'closing'
     this.member?.stop() // a blocked read ends now
     this.stopFetch.abort()
     this.fetchWake.wake()
     this.wakeViews()
-    await super.close()
+    await this.endIterations()
     await this.starting
     const member = this.member
     member?.stop()
@@ -536,7 +509,4 @@ export class SharedConsumer<V = unknown> extends MessageStream<GroupMessage<V>> 
     this.onClosed(this)
   }
 
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.close()
-  }
 }
