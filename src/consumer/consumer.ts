@@ -5,7 +5,7 @@ import type { Backend } from '../backends/backend.js'
 import type { Lease, MemberSpec } from '../backends/group.js'
 import { FencedError, InvalidArgumentError, TwainError } from '../core/errors.js'
 import type { Message } from '../core/types.js'
-import type { BatchIterator, BatchSource } from '../stream/batch-iterator.js'
+import type { BatchIterator } from '../stream/batch-iterator.js'
 import { Wake } from '../stream/wake.js'
 import { DeadLetterWriter } from './dead-letter.js'
 import { MemberStream } from './member-stream.js'
@@ -14,7 +14,6 @@ import type { ResolvedConsumerOptions } from './options.js'
 import { OwnedPartition } from './owned-partition.js'
 
 const MAX_FETCH = 1024
-const MAX_DELIVER = 256
 const RETENTION_EVERY_MS = 2000
 
 /**
@@ -25,10 +24,8 @@ const RETENTION_EVERY_MS = 2000
 export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> implements Settler {
   private readonly parts = new Map<string, OwnedPartition>()
   private buffer: GroupMessageImpl<V>[] = []
-  private readonly viewWake = new Set<() => void>()
   private readonly fetchWake = new Wake()
   private outstanding = 0
-  private views = 0
   private timers: NodeJS.Timeout[] = []
   private stepping: Promise<void> | undefined
   private stepAgain = false
@@ -93,42 +90,8 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
 
   // ---- views (iterations) ---------------------------------------------------------------
 
-  protected override openSource(): BatchSource<GroupMessage<V>> {
-    this.views++
-    this.updateRefs()
-    let open = true
-    return {
-      next: async (signal) => {
-        for (;;) {
-          if (this.failure !== undefined) throw this.failure
-          if (this.state !== 'running') return undefined
-          const batch = this.take(MAX_DELIVER)
-          if (batch.length > 0) return batch
-          await new Promise<void>((resolve) => {
-            const done = () => {
-              this.viewWake.delete(done)
-              signal.removeEventListener('abort', done)
-              resolve()
-            }
-            this.viewWake.add(done)
-            signal.addEventListener('abort', done, { once: true })
-            if (signal.aborted) done()
-          })
-          if (signal.aborted) return undefined
-        }
-      },
-      unread: (items) => this.unread(items as GroupMessageImpl<V>[]),
-      close: () => {
-        if (!open) return
-        open = false
-        this.views--
-        this.updateRefs()
-      },
-    }
-  }
-
   /** Keep the process alive only while something iterates this consumer. */
-  private updateRefs(): void {
+  protected updateRefs(): void {
     const keep = this.views > 0
     for (const t of this.timers) keep ? t.ref() : t.unref()
     for (const t of this.redeliveries) keep ? t.ref() : t.unref()
@@ -140,12 +103,9 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
     for (const p of this.parts.values()) if (p.unwatch) this.watchPartition(p)
   }
 
-  private wakeViews(): void {
-    for (const w of [...this.viewWake]) w()
-  }
 
   /** Hand up to `n` buffered messages to the application. */
-  private take(n: number): GroupMessageImpl<V>[] {
+  protected take(n: number): GroupMessageImpl<V>[] {
     const out: GroupMessageImpl<V>[] = []
     let i = 0
     for (; i < this.buffer.length && out.length < n; i++) {
@@ -166,7 +126,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
     return out
   }
 
-  private unread(items: GroupMessageImpl<V>[]): void {
+  protected unread(items: GroupMessageImpl<V>[]): void {
     const back: GroupMessageImpl<V>[] = []
     for (const m of items) {
       const h = GroupMessageImpl.handle(m)

@@ -1,6 +1,9 @@
-import type { BatchIterator } from '../stream/batch-iterator.js'
+import type { BatchIterator, BatchSource } from '../stream/batch-iterator.js'
 import { MessageStream } from '../stream/message-stream.js'
 import { ConsumerEvents, type ConsumerEventMap } from './events.js'
+
+/** Most messages one view takes at a time. */
+const MAX_DELIVER = 256
 
 /**
  * What every consumer-group member shares, whatever its mode: it is a `MessageStream` (each
@@ -11,10 +14,60 @@ export abstract class MemberStream<T> extends MessageStream<T> implements AsyncD
   protected readonly events = new ConsumerEvents()
   protected state: 'running' | 'closing' | 'closed' = 'running'
   protected failure: unknown
+  /** Live iterations (views) of this membership. */
+  protected views = 0
+  private readonly viewWake = new Set<() => void>()
   private closing: Promise<void> | undefined
 
   constructor(signal: AbortSignal | undefined, registry: Set<BatchIterator<unknown>>) {
     super(undefined, signal, registry)
+  }
+
+  /** Hand up to `n` buffered messages to the application (marking them delivered). */
+  protected abstract take(n: number): T[]
+  /** Take back messages a view received but never emitted. */
+  protected abstract unread(items: T[]): void
+  /** Keep the process alive only while something iterates (`views > 0`). */
+  protected abstract updateRefs(): void
+
+  /** A view: takes buffered messages, waiting (abortably) for more; its end releases what it held. */
+  protected override openSource(): BatchSource<T> {
+    this.views++
+    this.updateRefs()
+    let open = true
+    return {
+      next: async (signal) => {
+        for (;;) {
+          if (this.failure !== undefined) throw this.failure
+          if (this.state !== 'running') return undefined
+          const batch = this.take(MAX_DELIVER)
+          if (batch.length > 0) return batch
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              this.viewWake.delete(done)
+              signal.removeEventListener('abort', done)
+              resolve()
+            }
+            this.viewWake.add(done)
+            signal.addEventListener('abort', done, { once: true })
+            if (signal.aborted) done()
+          })
+          if (signal.aborted) return undefined
+        }
+      },
+      unread: (items) => this.unread(items),
+      close: () => {
+        if (!open) return
+        open = false
+        this.views--
+        this.updateRefs()
+      },
+    }
+  }
+
+  /** Wake every view waiting for messages (new ones arrived, or the member is ending). */
+  protected wakeViews(): void {
+    for (const w of [...this.viewWake]) w()
   }
 
   on<E extends keyof ConsumerEventMap>(event: E, listener: (payload: ConsumerEventMap[E]) => void): () => void {

@@ -4,7 +4,7 @@ import type { Backend } from '../backends/backend.js'
 import type { EntryRef, SharedDelivery, SharedMember } from '../backends/shared.js'
 import { FencedError, InvalidArgumentError, TwainError } from '../core/errors.js'
 import type { Message } from '../core/types.js'
-import type { BatchIterator, BatchSource } from '../stream/batch-iterator.js'
+import type { BatchIterator } from '../stream/batch-iterator.js'
 import { Wake } from '../stream/wake.js'
 import { DeadLetterWriter } from './dead-letter.js'
 import { MemberStream } from './member-stream.js'
@@ -12,7 +12,6 @@ import type { GroupMessage } from './group-message.js'
 import type { ResolvedConsumerOptions } from './options.js'
 import { SharedMessage, type SharedSettler } from './shared-message.js'
 
-const MAX_DELIVER = 256
 const RETENTION_EVERY_MS = 2000
 /** Retry delay of a re-delivery or dead-letter write that failed. */
 const RETRY_MS = 1000
@@ -51,7 +50,6 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
   private member: SharedMember | undefined
   private parts: TopicPartition[] = []
   private buffer: SharedMessage<V>[] = []
-  private readonly viewWake = new Set<() => void>()
   private readonly fetchWake = new Wake()
   private readonly settleWake = new Wake()
   /** Messages held: fetched and not settled, lost or given back. */
@@ -59,7 +57,6 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
   /** Handed to the application, not settled. */
   private inFlight = 0
   private pendingTerms = 0
-  private views = 0
   private readonly starting: Promise<void>
   private fetching: Promise<void> | undefined
   private readonly stopFetch = new AbortController()
@@ -144,55 +141,21 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
 
   // ---- views (iterations) ---------------------------------------------------------------
 
-  protected override openSource(): BatchSource<GroupMessage<V>> {
-    this.views++
-    this.updateRefs()
-    let open = true
-    return {
-      next: async (signal) => {
-        for (;;) {
-          if (this.failure !== undefined) throw this.failure
-          if (this.state !== 'running') return undefined
-          const batch = this.take(MAX_DELIVER)
-          if (batch.length > 0) return batch
-          await new Promise<void>((resolve) => {
-            const done = () => {
-              this.viewWake.delete(done)
-              signal.removeEventListener('abort', done)
-              resolve()
-            }
-            this.viewWake.add(done)
-            signal.addEventListener('abort', done, { once: true })
-            if (signal.aborted) done()
-          })
-          if (signal.aborted) return undefined
-        }
-      },
-      unread: (items) => {
-        for (const m of items) this.release(m as SharedMessage<V>)
-      },
-      close: () => {
-        if (!open) return
-        open = false
-        this.views--
-        this.updateRefs()
-      },
-    }
+  /** Messages a view never emitted go back to the group, their delivery uncounted. */
+  protected unread(items: GroupMessage<V>[]): void {
+    for (const m of items) this.release(m as SharedMessage<V>)
   }
 
   /** Keep the process alive only while something iterates this consumer. */
-  private updateRefs(): void {
+  protected updateRefs(): void {
     const keep = this.views > 0
     for (const t of this.waiting.values()) if (t) keep ? t.ref() : t.unref()
     if (this.state === 'running') this.member?.setPersistent(keep)
   }
 
-  private wakeViews(): void {
-    for (const w of [...this.viewWake]) w()
-  }
 
   /** Hand up to `n` buffered messages to the application. */
-  private take(n: number): SharedMessage<V>[] {
+  protected take(n: number): SharedMessage<V>[] {
     const out: SharedMessage<V>[] = []
     const max = this.opts.maxDeliveries
     let i = 0
