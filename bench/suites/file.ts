@@ -10,14 +10,15 @@
  *   tail   e. a child process sends one message every ~3 ms, the parent tails with twain.tail()
  *          baseline: a child appends a line every ~3 ms, the parent uses fs.watch + fs.read
  */
-import { spawnSync } from 'node:child_process'
+
 import { readdirSync, statSync, writeFileSync } from 'node:fs'
-import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os'
+import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { open, type Twain } from '../../src/index.js'
+import { log, machine, makeValue, revision } from '../lib/report.js'
 import { plainRead, plainWrite, type KeyWidth } from '../baselines/plain-log.js'
 import { plainTail } from '../baselines/plain-tail.js'
-import { repoRoot, spawnBenchChild, type BenchChild } from '../lib/child.js'
+import { spawnBenchChild, type BenchChild } from '../lib/child.js'
 import { MemorySampler, fullGc, rssTimeline, type MemoryReport } from '../lib/memory.js'
 import { progress } from '../lib/progress.js'
 import { MB, MiB, fmtInt, fmtMiB, fmtNum, sleep, summarise, wallNow, type LatencySummary } from '../lib/stats.js'
@@ -75,18 +76,6 @@ interface TailResult {
 
 const msgsPerSec = (t: Throughput) => t.messages / t.seconds
 const mbPerSec = (t: Throughput) => t.payloadBytes / MB / t.seconds
-
-function log(line = ''): void {
-  process.stdout.write(line + '\n')
-}
-
-/** A `size`-byte ASCII value (so bytes = characters), not one repeated character. */
-function makeValue(size: number): string {
-  const alphabet = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'
-  let s = ''
-  for (let i = 0; i < size; i++) s += alphabet[(i * 7) % alphabet.length]
-  return s
-}
 
 function dirBytes(dir: string): number {
   let n = 0
@@ -291,23 +280,6 @@ async function tailTwain(count: number): Promise<TailResult> {
 }
 
 // ---------------------------------------------------------------- report
-
-/** The measured source: commit and uncommitted changes under src/ (the tree may be mid-change). */
-function revision(): string {
-  const git = (args: string[]) => {
-    const r = spawnSync('git', args, { cwd: repoRoot, encoding: 'utf8' })
-    return r.status === 0 ? r.stdout.trim() : undefined
-  }
-  const head = git(['rev-parse', '--short', 'HEAD'])
-  if (head === undefined) return 'unknown (not a git checkout)'
-  const dirty = (git(['status', '--porcelain', '--', 'src']) ?? '').split('\n').filter(Boolean).length
-  return dirty ? `${head} + ${dirty} uncommitted file(s) under src/` : `${head} (src/ clean)`
-}
-
-function machine(): string {
-  const cpu = cpus()[0]?.model ?? 'unknown cpu'
-  return `node ${process.version}, ${availableParallelism()} cpus (${cpu}), ${fmtInt(totalmem() / MiB)} MiB RAM, ${process.platform} ${release()}`
-}
 
 function ratio(ours: number, base: number): string {
   return `${fmtNum(ours / base, 2)}×`

@@ -11,6 +11,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { open, type Twain } from '../../src/index.js'
+import { log } from '../lib/report.js'
 import { benchDir, repoRoot } from '../lib/child.js'
 import { fmtInt, fmtNum, sleep } from '../lib/stats.js'
 import type { Suite, SuiteOptions } from '../lib/suite.js'
@@ -29,10 +30,6 @@ interface Member {
   assigned: number[]
   ready: Promise<void>
   exited: Promise<unknown>
-}
-
-function log(line = ''): void {
-  process.stdout.write(line + '\n')
 }
 
 function startMember(root: string, group: string, name: string): Member {

@@ -19,6 +19,7 @@ import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os'
 import { Queue, Worker } from 'bullmq'
 import { Redis } from 'ioredis'
 import { open, type Twain } from '../../src/index.js'
+import { makeValue } from '../lib/report.js'
 import { RedisServer } from '../../test/helpers/redis-server.js'
 import { progress } from '../lib/progress.js'
 import { fmtInt, fmtNum, MiB } from '../lib/stats.js'
@@ -39,13 +40,6 @@ interface Run {
 const log = (line = ''): void => void process.stdout.write(line + '\n')
 const rate = (r: Run): number => r.messages / r.seconds
 const ratio = (a: number, b: number): string => `${fmtNum(a / b, 1)}×`
-
-function makeValue(size: number): string {
-  const alphabet = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'
-  let s = ''
-  for (let i = 0; i < size; i++) s += alphabet[(i * 7) % alphabet.length]
-  return s
-}
 
 function done(r: Run): Run {
   log(`  ${r.label.padEnd(52)} ${fmtNum(r.seconds, 2).padStart(7)} s  ${fmtInt(rate(r)).padStart(9)} msgs/s`)

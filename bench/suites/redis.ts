@@ -10,12 +10,13 @@
  *   tail     d. another Twain instance sends one message every ~3 ms; twain.tail() receives it
  *            baseline: another connection XADDs every ~3 ms; a loop of `XREAD BLOCK` receives it
  */
-import { spawnSync } from 'node:child_process'
+
 import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os'
 import { Redis } from 'ioredis'
 import { open, type Twain } from '../../src/index.js'
+import { makeValue, revision } from '../lib/report.js'
 import { RedisServer } from '../../test/helpers/redis-server.js'
-import { repoRoot } from '../lib/child.js'
+
 import { progress } from '../lib/progress.js'
 import { MB, MiB, fmtInt, fmtNum, sleep, summarise, wallNow, type LatencySummary } from '../lib/stats.js'
 import type { Suite, SuiteOptions } from '../lib/suite.js'
@@ -44,13 +45,6 @@ const ratio = (a: number, b: number) => `${fmtNum(a / b, 2)}×`
 function aggregate(runs: Throughput[]): Aggregate {
   const sorted = [...runs].sort((x, y) => x.seconds - y.seconds)
   return { runs, median: sorted[(sorted.length - 1) >> 1] as Throughput }
-}
-
-function makeValue(size: number): string {
-  const alphabet = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'
-  let s = ''
-  for (let i = 0; i < size; i++) s += alphabet[(i * 7) % alphabet.length]
-  return s
 }
 
 function phaseDone(t: Throughput): void {
@@ -209,17 +203,6 @@ async function ourTail(url: string, prefix: string, count: number): Promise<Late
 }
 
 // ---------------------------------------------------------------- report
-
-function revision(): string {
-  const git = (args: string[]) => {
-    const r = spawnSync('git', args, { cwd: repoRoot, encoding: 'utf8' })
-    return r.status === 0 ? r.stdout.trim() : undefined
-  }
-  const head = git(['rev-parse', '--short', 'HEAD'])
-  if (head === undefined) return 'unknown (not a git checkout)'
-  const dirty = (git(['status', '--porcelain', '--', 'src']) ?? '').split('\n').filter(Boolean).length
-  return dirty ? `${head} + ${dirty} uncommitted file(s) under src/` : `${head} (src/ clean)`
-}
 
 function throughputRows(pairs: Array<[Aggregate, Aggregate | undefined]>): string {
   const rows: string[][] = [['phase', 'messages', 'seconds', 'msgs/s', 'MB/s', 'msgs/s range', 'ours / baseline']]

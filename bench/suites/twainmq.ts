@@ -16,12 +16,12 @@
  */
 import { spawnSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
-import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os'
+import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { open, type Twain } from '../../src/index.js'
-import { repoRoot } from '../lib/child.js'
+import { log, machine, makeValue, revision } from '../lib/report.js'
 import { progress } from '../lib/progress.js'
-import { MB, MiB, fmtInt, fmtNum } from '../lib/stats.js'
+import { MB, fmtInt, fmtNum } from '../lib/stats.js'
 import type { Suite, SuiteOptions } from '../lib/suite.js'
 import { renderTable } from '../lib/table.js'
 import { makeTempDir, removeTempDir } from '../lib/tmp.js'
@@ -35,18 +35,6 @@ interface Throughput {
   messages: number
   seconds: number
   payloadBytes: number
-}
-
-function log(line = ''): void {
-  process.stdout.write(line + '\n')
-}
-
-/** A `size`-byte ASCII value (the same generator as the file suite and the python3 script). */
-function makeValue(size: number): string {
-  const alphabet = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'
-  let s = ''
-  for (let i = 0; i < size; i++) s += alphabet[(i * 7) % alphabet.length]
-  return s
 }
 
 const rate = (t: Throughput) => t.messages / t.seconds
@@ -262,22 +250,6 @@ async function round(n: number, m: number, size: number, value: string, tag: str
 }
 
 const median = (xs: Throughput[]): Throughput => [...xs].sort((a, b) => a.seconds / a.messages - b.seconds / b.messages)[(xs.length - 1) >> 1] as Throughput
-
-function machine(): string {
-  const cpu = cpus()[0]?.model ?? 'unknown cpu'
-  return `node ${process.version}, ${availableParallelism()} cpus (${cpu}), ${fmtInt(totalmem() / MiB)} MiB RAM, ${process.platform} ${release()}`
-}
-
-function revision(): string {
-  const git = (args: string[]) => {
-    const r = spawnSync('git', args, { cwd: repoRoot, encoding: 'utf8' })
-    return r.status === 0 ? r.stdout.trim() : undefined
-  }
-  const head = git(['rev-parse', '--short', 'HEAD'])
-  if (head === undefined) return 'unknown (not a git checkout)'
-  const dirty = (git(['status', '--porcelain', '--', 'src']) ?? '').split('\n').filter(Boolean).length
-  return dirty ? `${head} + ${dirty} uncommitted file(s) under src/` : `${head} (src/ clean)`
-}
 
 async function run(opts: SuiteOptions): Promise<void> {
   const n = opts.messages
