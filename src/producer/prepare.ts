@@ -4,7 +4,7 @@ import { InvalidArgumentError, MessageTooLargeError, UnknownMessageTypeError } f
 import type { Partitioner } from '../core/hash64.js'
 import { keyCodec, type KeyCodec } from '../core/keys.js'
 import type { TypeRegistry } from '../core/message-types.js'
-import type { Key } from '../core/types.js'
+import type { Key, RecordMetadata } from '../core/types.js'
 import { ValueKind, encodeValue } from '../core/values.js'
 
 /** One message to send, as given by the user. */
@@ -38,6 +38,15 @@ export interface PreparedRecord extends RecordInput {
   offset: number
 }
 
+const captured = {
+  resolve: undefined as unknown as (m: RecordMetadata) => void,
+  reject: undefined as unknown as (error: unknown) => void,
+}
+function capture(resolve: (m: RecordMetadata) => void, reject: (error: unknown) => void): void {
+  captured.resolve = resolve
+  captured.reject = reject
+}
+
 /**
  * A single `send()` in flight: its input, its promise, and — once prepared — the record itself, so
  * a send costs one object. Until preparation `key`, `value`, `headers`, `type` and `partition` hold
@@ -55,8 +64,11 @@ export class SendRecord implements PreparedRecord {
   headers: Record<string, string> | undefined
   partition: number
   offset = -1
-  /** Set when the send failed (validation or write); `send()` throws it. */
-  failure: { error: unknown } | undefined = undefined
+  /** Settle the `send()` promise (captured from its executor). */
+  readonly resolve: (m: RecordMetadata) => void
+  readonly reject: (error: unknown) => void
+  /** The `send()` promise. */
+  readonly promise: Promise<RecordMetadata>
   constructor(
     key: Key,
     value: unknown,
@@ -67,10 +79,10 @@ export class SendRecord implements PreparedRecord {
     this.headers = options?.headers
     this.type = options?.type
     this.partition = options?.partition as number // undefined until prepared when not pinned
-  }
-
-  reject(error: unknown): void {
-    this.failure ??= { error }
+    // A static executor captures the resolving functions: no closure per send.
+    this.promise = new Promise(capture)
+    this.resolve = captured.resolve
+    this.reject = captured.reject
   }
 
   /** The input, viewed as what `prepareRecord` reads (valid until preparation). */

@@ -45,8 +45,6 @@ const MAX_BATCH_BYTES = 8 * 1024 * 1024
  */
 export class Producer<V = unknown> implements AsyncDisposable {
   private queue: Pending[] = []
-  /** Settles the sends queued for the next flush when that flush is done. */
-  private next: { promise: Promise<void>; resolve: () => void } | undefined
   /** Resolves when the previous flush has issued its appends. */
   private order: Promise<void> = Promise.resolve()
   private scheduled = false
@@ -79,15 +77,10 @@ export class Producer<V = unknown> implements AsyncDisposable {
 
   /** Send one message; resolves with where it was written. */
   send(key: Key, value: V, options?: SendOptions): Promise<RecordMetadata> {
-    // An async function awaiting the flush it joined: one native promise per send, no executor.
-    return this.sendOne(new SendRecord(key, value, options))
-  }
-
-  private async sendOne(r: SendRecord): Promise<RecordMetadata> {
-    if (this.closed) throw new ClosedError(`Producer of topic "${this.topic}" is closed`)
-    await this.push(r)
-    if (r.failure !== undefined) throw r.failure.error
-    return { partition: r.partition, offset: r.offset }
+    if (this.closed) return Promise.reject(new ClosedError(`Producer of topic "${this.topic}" is closed`))
+    const r = new SendRecord(key, value, options)
+    this.push(r)
+    return r.promise
   }
 
   /** Send several messages; all are validated first, so one bad item writes nothing. */
@@ -95,36 +88,25 @@ export class Producer<V = unknown> implements AsyncDisposable {
     if (!Array.isArray(items)) return Promise.reject(new TypeError('sendBatch expects an array of { key, value } items'))
     if (items.length === 0) return Promise.resolve([])
     if (this.closed) return Promise.reject(new ClosedError(`Producer of topic "${this.topic}" is closed`))
-    return new Promise<RecordMetadata[]>((resolve, reject) => void this.push({ items: items as SendItem[], resolve, reject }))
+    return new Promise<RecordMetadata[]>((resolve, reject) => this.push({ items: items as SendItem[], resolve, reject }))
   }
 
-  /** Queue a send; resolves when the flush it joins has finished (its outcome is on the entry). */
-  private push(p: Pending): Promise<void> {
+  /** Queue a send for the next flush. */
+  private push(p: Pending): void {
     this.queue.push(p)
     if (!this.scheduled) {
       this.scheduled = true
       if (this.lingerMs > 0) setTimeout(() => this.startFlush(), this.lingerMs)
       else queueMicrotask(() => this.startFlush())
     }
-    if (!this.next) {
-      let resolve!: () => void
-      const promise = new Promise<void>((r) => (resolve = r))
-      this.next = { promise, resolve }
-    }
-    return this.next.promise
   }
 
   private startFlush(): void {
     this.scheduled = false
     const batch = this.queue
-    const done = this.next
     this.queue = []
-    this.next = undefined
-    if (batch.length === 0) return done?.resolve()
-    const p = this.write(batch).finally(() => {
-      this.inflight.delete(p)
-      done?.resolve()
-    })
+    if (batch.length === 0) return
+    const p = this.write(batch).finally(() => this.inflight.delete(p))
     this.inflight.add(p)
   }
 
@@ -193,8 +175,9 @@ export class Producer<V = unknown> implements AsyncDisposable {
     await writes
     for (const pending of batch) {
       if (pending instanceof SendRecord) {
-        if (failures.size && failures.has(pending)) pending.reject(failures.get(pending))
-        continue // its sendOne() reads the outcome when this flush is done
+        if (pending.offset >= 0) pending.resolve({ partition: pending.partition, offset: pending.offset })
+        else if (failures.has(pending)) pending.reject(failures.get(pending))
+        continue // a send that failed preparation was rejected then
       }
       const records = pending.prepared
       if (records === undefined) continue
@@ -252,12 +235,9 @@ export class Producer<V = unknown> implements AsyncDisposable {
 
   private abort(e: unknown): void {
     const queued = this.queue
-    const done = this.next
     this.queue = []
-    this.next = undefined
     this.scheduled = false
     for (const q of queued) q.reject(e)
-    done?.resolve()
     void this.close()
   }
 
