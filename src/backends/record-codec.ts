@@ -1,7 +1,7 @@
 import type { KeyCodec } from '../core/keys.js'
 import type { Message } from '../core/types.js'
 import { decodeValue } from '../core/values.js'
-import type { RecordInput } from './record.js'
+import { valueBound, type RecordInput } from './record.js'
 
 /*
  * One stored record (shared by the file backend's batch frames and the Redis backend's stream
@@ -48,14 +48,14 @@ export function typeBytes(r: RecordInput): Buffer | undefined {
   return r.type === undefined ? undefined : Buffer.from(r.type, 'utf8')
 }
 
-/** Encoded size of a record, length prefix included. */
+/** Most bytes a record can encode to, length prefix included (exact unless its value is an unmeasured string). */
 export function recordBytes(r: RecordInput, type: Buffer | undefined): number {
-  let size = RECORD_FIXED + r.keyBytes + (type ? type.length : 0) + r.valueBytes
+  let size = RECORD_FIXED + r.keyBytes + (type ? type.length : 0) + valueBound(r)
   if (r.headers) for (const k in r.headers) size += 6 + Buffer.byteLength(k) + Buffer.byteLength(r.headers[k] as string)
   return size
 }
 
-/** Write a record at `pos` (room for `recordBytes` must be there); returns the position after it. */
+/** Write a record at `pos` (room for `recordBytes` must be there); returns the position after it (exact). */
 export function writeRecord(buf: Buffer, pos: number, r: RecordInput, type: Buffer | undefined, tsBase: number): number {
   const start = pos
   buf.writeDoubleLE(r.timestamp - tsBase, pos + 4)
@@ -97,8 +97,8 @@ export function writeRecord(buf: Buffer, pos: number, r: RecordInput, type: Buff
 export function encodeRecord(r: RecordInput): Buffer {
   const type = typeBytes(r)
   const buf = Buffer.allocUnsafe(recordBytes(r, type))
-  writeRecord(buf, 0, r, type, 0)
-  return buf
+  const end = writeRecord(buf, 0, r, type, 0)
+  return end === buf.length ? buf : buf.subarray(0, end)
 }
 
 /** Position just after the record at `p`. */

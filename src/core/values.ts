@@ -16,7 +16,7 @@ export interface EncodedValue {
   kind: ValueKind
   /** Bytes, or text to be stored as UTF-8. */
   bytes: Buffer | string
-  /** Stored length in bytes. */
+  /** Stored length in bytes; `-1` for text not measured yet (see `RecordInput.valueBytes`). */
   length: number
 }
 
@@ -34,7 +34,7 @@ function toJson(value: unknown, what: string): string {
 }
 
 function text(kind: ValueKind, s: string): EncodedValue {
-  return { kind, bytes: s, length: Buffer.byteLength(s, 'utf8') }
+  return { kind, bytes: s, length: -1 } // measured when written (see RecordInput.valueBytes)
 }
 
 /** Encode a value; `typed` marks it as a registered message type (already validated by the caller). */

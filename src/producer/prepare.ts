@@ -1,5 +1,5 @@
 import type { TopicMeta } from '../backends/backend.js'
-import { recordSize, type RecordInput } from '../backends/record.js'
+import { headerBytes, type RecordInput } from '../backends/record.js'
 import { InvalidArgumentError, MessageTooLargeError, UnknownMessageTypeError } from '../core/errors.js'
 import type { Partitioner } from '../core/hash64.js'
 import { keyCodec, type KeyCodec } from '../core/keys.js'
@@ -106,7 +106,7 @@ function finish(meta: TopicMeta, item: SendItem, partitioner: Partitioner, value
   if (typeof value === 'string' && item.type === undefined) {
     kind = ValueKind.Text
     bytes = value
-    length = Buffer.byteLength(value, 'utf8')
+    length = -1
   } else {
     const v = encodeValue(value, item.type !== undefined)
     kind = v.kind
@@ -125,10 +125,13 @@ function finish(meta: TopicMeta, item: SendItem, partitioner: Partitioner, value
     target.type = item.type
     target.headers = headers
   } else record = { key, keyBytes, timestamp: now, kind, value: bytes, valueBytes: length, type: item.type, headers, partition: 0, offset: -1 }
-  const size = headers === undefined ? keyBytes + length : recordSize(record)
-  if (size > meta.maxMessageBytes) {
+  // A string's UTF-8 length is measured here only when its bound (3 bytes per UTF-16 unit) could
+  // break the limit; otherwise the encoder learns it as it writes the string.
+  const hb = headers === undefined ? 0 : headerBytes(headers)
+  if (length < 0 && keyBytes + hb + (bytes as string).length * 3 > meta.maxMessageBytes) record.valueBytes = length = Buffer.byteLength(bytes as string, 'utf8')
+  if (length >= 0 && keyBytes + hb + length > meta.maxMessageBytes) {
     throw new MessageTooLargeError(
-      `Message of ${size} bytes (key ${keyBytes} + headers ${size - keyBytes - length} + value ${length}) is larger than maxMessageBytes ${meta.maxMessageBytes} of topic "${meta.name}"`,
+      `Message of ${keyBytes + hb + length} bytes (key ${keyBytes} + headers ${hb} + value ${length}) is larger than maxMessageBytes ${meta.maxMessageBytes} of topic "${meta.name}"`,
     )
   }
   let partition: number

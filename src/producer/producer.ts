@@ -1,4 +1,5 @@
 import type { Backend, TopicMeta } from '../backends/backend.js'
+import { valueBound } from '../backends/record.js'
 import { ClosedError, TopicNotFoundError, abortErrorFrom } from '../core/errors.js'
 import { cachedHash64, type Partitioner } from '../core/hash64.js'
 import type { TypeRegistry } from '../core/message-types.js'
@@ -141,7 +142,7 @@ export class Producer<V = unknown> implements AsyncDisposable {
     const only: PreparedRecord[] = [] // the single partition's records (no map work per record)
     let bytes = 0
     const add = (r: PreparedRecord) => {
-      bytes += r.keyBytes + r.valueBytes + 64
+      bytes += r.keyBytes + valueBound(r) + 64
       if (single) return void only.push(r)
       let g = byPartition.get(r.partition)
       if (!g) byPartition.set(r.partition, (g = []))
@@ -202,7 +203,7 @@ export class Producer<V = unknown> implements AsyncDisposable {
       let bytes = 0
       while (end < records.length && end - start < this.maxBatch && (end === start || bytes < MAX_BATCH_BYTES)) {
         const r = records[end] as PreparedRecord
-        bytes += r.keyBytes + r.valueBytes + 64
+        bytes += r.keyBytes + valueBound(r) + 64
         end++
       }
       const chunk = start === 0 && end === records.length ? records : records.slice(start, end)

@@ -83,6 +83,28 @@ describe('batch format (src/backends/file/batch-format.ts)', () => {
     expect(decodeAll(bbuf, 'u64').map((m) => m.key)).toEqual(bk)
   })
 
+  it('unmeasured string values (valueBytes -1) are sized by their bound and framed exactly, in or out of a scratch buffer', () => {
+    const values = ['plain ascii', 'é'.repeat(30), '😀 and \ud800 (a lone surrogate)', '']
+    const input = values.map((v, i) => ({ key: u16.encode(i), keyBytes: 2, timestamp: T0, kind: ValueKind.Text, value: v, valueBytes: -1 }) as RecordInput)
+    const measured = input.map((r) => ({ ...r, valueBytes: Buffer.byteLength(r.value as string, 'utf8') }))
+    const exact = encodeBatch(measured, 5, 'p')
+    // no scratch: a buffer of the bound, trimmed to the frame
+    const fresh = encodeBatch(input, 5, 'p')
+    expect(fresh.equals(exact)).toBe(true)
+    expect(header(fresh).length).toBe(fresh.length)
+    // a scratch buffer large enough for the exact frame but not for the bound is not used
+    const small = Buffer.alloc(exact.length + 8)
+    const outside = encodeBatch(input, 5, 'p', 0, small)
+    expect(outside.buffer).not.toBe(small.buffer)
+    expect(outside.equals(exact)).toBe(true)
+    // a large enough scratch buffer is used, and the result is exactly the frame's bytes
+    const big = Buffer.alloc(64 * 1024)
+    const inside = encodeBatch(input, 5, 'p', 0, big)
+    expect(inside.buffer).toBe(big.buffer)
+    expect(inside.equals(exact)).toBe(true)
+    expect(decodeAll(inside, 'u16').map((m) => m.value)).toEqual(values.map((v) => Buffer.from(v, 'utf8').toString('utf8')))
+  })
+
   it('decodeBatch skips offsets below fromOffset and stops after limit', () => {
     const buf = encodeBatch(records, 100, 'p')
     expect(decodeAll(buf, 'u16', 102).map((m) => m.offset)).toEqual([102, 103, 104])

@@ -140,8 +140,9 @@ export class PartitionAppender {
       seg = this.refresh()
       base = seg.nextOffset
       const frame = encodeBatch(records, base, producerId, 0, this.scratch)
-      // Keep the larger buffer for the next batch (written synchronously below, so reuse is safe).
-      if (frame.buffer !== this.scratch?.buffer && frame.length <= SCRATCH_MAX) this.scratch = Buffer.allocUnsafe(Math.max(frame.length, 256 * 1024))
+      // Keep a buffer as large as this batch's bound for the next one (written synchronously below,
+      // so reuse is safe); a frame built outside the scratch buffer was allocated at its bound.
+      if (frame.buffer !== this.scratch?.buffer && frame.buffer.byteLength <= SCRATCH_MAX) this.scratch = Buffer.allocUnsafe(Math.max(frame.buffer.byteLength, 256 * 1024))
       if (seg.size > 0 && seg.size + frame.length > this.options.segmentBytes) seg = this.roll(seg, producerId)
       writeSync(seg.fd, frame, 0, frame.length, seg.size)
       if (seg.size === 0 || Math.floor(seg.lastFrameStart / INDEX_INTERVAL_BYTES) < Math.floor(seg.size / INDEX_INTERVAL_BYTES)) {

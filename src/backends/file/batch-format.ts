@@ -2,7 +2,7 @@ import { crc32 } from 'node:zlib'
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
 import { RECORD_FIXED, readRecord, recordBytes, recordEnd, typeBytes, writeRecord } from '../record-codec.js'
-import type { RecordInput } from '../record.js'
+import { valueBound, type RecordInput } from '../record.js'
 
 export { setHeader } from '../record-codec.js'
 
@@ -30,7 +30,11 @@ export interface FrameHeader {
   producerIdLength: number
 }
 
-/** Encode records into one frame with dense offsets from `baseOffset` (in `scratch` when it fits). */
+/**
+ * Encode records into one frame with dense offsets from `baseOffset`. The frame is built in
+ * `scratch` when the records' bound fits there (the result is then a view of it), else in a new
+ * buffer of that bound; either way the result is exactly the frame's bytes.
+ */
 export function encodeBatch(records: readonly RecordInput[], baseOffset: number, producerId: string, flags = 0, scratch?: Buffer): Buffer {
   const pid = Buffer.from(producerId, 'utf8')
   const types: Array<Buffer | undefined> = new Array(records.length)
@@ -42,7 +46,7 @@ export function encodeBatch(records: readonly RecordInput[], baseOffset: number,
     if (r.timestamp < first) first = r.timestamp
     if (r.timestamp > max) max = r.timestamp
     if (r.type === undefined && r.headers === undefined) {
-      size += RECORD_FIXED + r.keyBytes + r.valueBytes // the common record: no per-record calls
+      size += RECORD_FIXED + r.keyBytes + valueBound(r) // the common record: no per-record calls
       continue
     }
     const t = typeBytes(r)
@@ -52,7 +56,6 @@ export function encodeBatch(records: readonly RecordInput[], baseOffset: number,
   // Encode into the caller's scratch buffer when it is big enough (the appender writes it at once).
   const buf = scratch && scratch.length >= size ? scratch.subarray(0, size) : Buffer.allocUnsafe(size)
   buf.writeUInt32LE(MAGIC, 0)
-  buf.writeUInt32LE(size, 4)
   buf.writeUInt8(VERSION, 12)
   buf.writeUInt8(flags, 13)
   buf.writeUInt16LE(pid.length, 14)
@@ -63,8 +66,10 @@ export function encodeBatch(records: readonly RecordInput[], baseOffset: number,
   pid.copy(buf, HEADER_BYTES)
   let pos = HEADER_BYTES + pid.length
   for (let i = 0; i < records.length; i++) pos = writeRecord(buf, pos, records[i] as RecordInput, types[i], first)
-  buf.writeUInt32LE(crc32(buf.subarray(12)), 8)
-  return buf
+  const frame = pos === size ? buf : buf.subarray(0, pos)
+  frame.writeUInt32LE(pos, 4)
+  frame.writeUInt32LE(crc32(frame.subarray(12)), 8)
+  return frame
 }
 
 /** A seal frame: written at the end of a full segment; the log continues in segment `nextBase`. */

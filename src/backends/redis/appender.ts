@@ -112,10 +112,10 @@ function encodeParts(records: readonly RecordInput[]): Buffer[] {
       size += recordBytes(r, t)
       j++
     }
-    const buf = Buffer.allocUnsafe(size)
+    const buf = Buffer.allocUnsafe(size) // a bound: unmeasured strings are measured as they are written
     let pos = 0
     for (let k = i; k < j; k++) pos = writeRecord(buf, pos, records[k] as RecordInput, types[k], 0)
-    parts.push(buf)
+    parts.push(pos === size ? buf : buf.subarray(0, pos))
     i = j
   }
   return parts
