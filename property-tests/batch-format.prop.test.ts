@@ -93,7 +93,7 @@ describe('batch format properties', () => {
         examples: [
           [
             {
-              records: [{ key: 'k', timestamp: 1_700_000_000_000, value: { kind: ValueKind.Text, value: 'v', expect: 'v' }, type: undefined, headers: JSON.parse('{"__proto__":"p","a":"b"}') as Record<string, string> }],
+              records: [{ key: 'k', timestamp: 1_700_000_000_000, value: { kind: ValueKind.Text, value: 'v', expect: 'v' }, type: undefined, headers: JSON.parse('{"__proto__":"p","a":"b"}') as Record<string, string>, measured: false }],
               base: 0,
               producerId: 'p',
             },

@@ -1,23 +1,13 @@
 import type { TopicMeta } from '../backends/backend.js'
-import { headerBytes, type RecordInput } from '../backends/record.js'
+import { headerBytes } from '../backends/record.js'
 import { InvalidArgumentError, MessageTooLargeError, UnknownMessageTypeError } from '../core/errors.js'
 import type { Partitioner } from '../core/hash64.js'
 import { keyCodec, type KeyCodec } from '../core/keys.js'
 import type { TypeRegistry } from '../core/message-types.js'
-import type { Key, RecordMetadata } from '../core/types.js'
 import { ValueKind, encodeValue } from '../core/values.js'
-
-/** One message to send, as given by the user. */
-export interface SendItem {
-  key: Key
-  value: unknown
-  headers?: Record<string, string> | undefined
-  type?: string | undefined
-  partition?: number | undefined
-}
+import type { PreparedRecord, SendItem, SendRecord } from './send-record.js'
 
 function checkHeaders(headers: unknown): Record<string, string> | undefined {
-  if (headers === undefined) return undefined
   if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) {
     throw new InvalidArgumentError(`headers must be an object of string values, got ${JSON.stringify(headers)}`)
   }
@@ -32,127 +22,8 @@ function checkHeaders(headers: unknown): Record<string, string> | undefined {
   return n === 0 ? undefined : (headers as Record<string, string>)
 }
 
-/** A checked record with its partition; `offset` is filled in once written. */
-export interface PreparedRecord extends RecordInput {
-  partition: number
-  offset: number
-}
-
-const captured = {
-  resolve: undefined as unknown as (m: RecordMetadata) => void,
-  reject: undefined as unknown as (error: unknown) => void,
-}
-function capture(resolve: (m: RecordMetadata) => void, reject: (error: unknown) => void): void {
-  captured.resolve = resolve
-  captured.reject = reject
-}
-
-/**
- * A single `send()` in flight: its input, its promise, and — once prepared — the record itself, so
- * a send costs one object. Until preparation `key`, `value`, `headers`, `type` and `partition` hold
- * the caller's input (it is its own `SendItem`); `finish` reads each input before it writes the
- * encoded field over it.
- */
-export class SendRecord implements PreparedRecord {
-  key: Buffer | number
-  keyBytes = 0
-  timestamp = 0
-  kind: ValueKind = ValueKind.Text
-  value: Buffer | string
-  valueBytes = 0
-  type: string | undefined
-  headers: Record<string, string> | undefined
-  partition: number
-  offset = -1
-  /** Settle the `send()` promise (captured from its executor). */
-  readonly resolve: (m: RecordMetadata) => void
-  readonly reject: (error: unknown) => void
-  /** The `send()` promise. */
-  readonly promise: Promise<RecordMetadata>
-  constructor(
-    key: Key,
-    value: unknown,
-    options: { headers?: Record<string, string> | undefined; type?: string | undefined; partition?: number | undefined } | undefined,
-  ) {
-    this.key = key as Buffer | number
-    this.value = value as Buffer | string
-    this.headers = options?.headers
-    this.type = options?.type
-    this.partition = options?.partition as number // undefined until prepared when not pinned
-    // A static executor captures the resolving functions: no closure per send.
-    this.promise = new Promise(capture)
-    this.resolve = captured.resolve
-    this.reject = captured.reject
-  }
-
-  /** The input, viewed as what `prepareRecord` reads (valid until preparation). */
-  get input(): SendItem {
-    return this as unknown as SendItem
-  }
-}
-
-function finish(meta: TopicMeta, item: SendItem, partitioner: Partitioner, value: unknown, now: number, target?: SendRecord): PreparedRecord {
-  const codec = codecOf(meta)
-  // `item` may be the `target` itself (a SendRecord): read every input before writing outputs.
-  const rawKey = item.key
-  const pinned = item.partition
-  const key = codec.recordKey(rawKey)
-  const keyBytes = typeof key === 'number' ? codec.width : key.length
-  if (keyBytes > 65535) throw new InvalidArgumentError(`Key is ${keyBytes} bytes; at most 65535 are allowed`)
-  const headers = item.headers === undefined ? undefined : checkHeaders(item.headers)
-  let kind: ValueKind
-  let bytes: Buffer | string
-  let length: number
-  if (typeof value === 'string' && item.type === undefined) {
-    kind = ValueKind.Text
-    bytes = value
-    length = -1
-  } else {
-    const v = encodeValue(value, item.type !== undefined)
-    kind = v.kind
-    bytes = v.bytes
-    length = v.length
-  }
-  let record: PreparedRecord
-  if (target) {
-    record = target
-    target.key = key
-    target.keyBytes = keyBytes
-    target.timestamp = now
-    target.kind = kind
-    target.value = bytes
-    target.valueBytes = length
-    target.type = item.type
-    target.headers = headers
-  } else record = { key, keyBytes, timestamp: now, kind, value: bytes, valueBytes: length, type: item.type, headers, partition: 0, offset: -1 }
-  // A string's UTF-8 length is measured here only when its bound (3 bytes per UTF-16 unit) could
-  // break the limit; otherwise the encoder learns it as it writes the string.
-  const hb = headers === undefined ? 0 : headerBytes(headers)
-  if (length < 0 && keyBytes + hb + (bytes as string).length * 3 > meta.maxMessageBytes) record.valueBytes = length = Buffer.byteLength(bytes as string, 'utf8')
-  if (length >= 0 && keyBytes + hb + length > meta.maxMessageBytes) {
-    throw new MessageTooLargeError(
-      `Message of ${keyBytes + hb + length} bytes (key ${keyBytes} + headers ${hb} + value ${length}) is larger than maxMessageBytes ${meta.maxMessageBytes} of topic "${meta.name}"`,
-    )
-  }
-  let partition: number
-  if (pinned !== undefined) {
-    partition = pinned
-    if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
-      throw new InvalidArgumentError(`Partition ${String(partition)} does not exist in topic "${meta.name}" (partitions 0..${meta.partitions - 1})`)
-    }
-  } else if (meta.partitions === 1) partition = 0
-  else {
-    partition = partitioner(codec.normalise(rawKey), meta.partitions)
-    if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
-      throw new InvalidArgumentError(`The partitioner returned ${String(partition)} for topic "${meta.name}" with ${meta.partitions} partitions`)
-    }
-  }
-  record.partition = partition
-  return record
-}
-
 const codecs = new WeakMap<TopicMeta, KeyCodec>()
-/** The key codec of a topic, looked up once per topic configuration rather than once per record. */
+/** The key codec of a topic, made once per topic configuration. */
 function codecOf(meta: TopicMeta): KeyCodec {
   let c = codecs.get(meta)
   if (!c) codecs.set(meta, (c = keyCodec(meta.keyType)))
@@ -160,22 +31,104 @@ function codecOf(meta: TopicMeta): KeyCodec {
 }
 
 /**
- * Check and encode one message against its topic: key type, headers, registered type, size and
- * partition. Synchronous unless the value has a type whose validator is asynchronous.
+ * Checks and encodes the messages of one flush against their topic: key type, headers, registered
+ * type, size and partition. One per flush, so the topic's codec, limits and clock are read once.
+ * Synchronous unless a value has a type whose validator is asynchronous.
  */
-export function prepareRecord(
-  meta: TopicMeta,
-  item: SendItem,
-  partitioner: Partitioner,
-  types: TypeRegistry,
-  now: number,
-  target?: SendRecord,
-): PreparedRecord | Promise<PreparedRecord> {
-  if (item === null || typeof item !== 'object') throw new InvalidArgumentError(`A message must be { key, value }, got ${String(item)}`)
-  if (item.type === undefined) return finish(meta, item, partitioner, item.value, now, target)
-  const type = item.type
-  if (meta.messageTypes.length > 0 && !meta.messageTypes.includes(type)) {
-    throw new UnknownMessageTypeError(`Message type "${type}" is not one of topic "${meta.name}"'s types: ${meta.messageTypes.join(', ')}`)
+export class Preparer {
+  private readonly codec: KeyCodec
+
+  constructor(
+    private readonly meta: TopicMeta,
+    private readonly partitioner: Partitioner,
+    private readonly types: TypeRegistry,
+    /** The timestamp of every record of the flush. */
+    private readonly now: number,
+  ) {
+    this.codec = codecOf(meta)
   }
-  return types.validate(type, item.value, `sending to topic "${meta.name}"`).then((v) => finish(meta, item, partitioner, v, now, target))
+
+  /** A `sendBatch` item, prepared into a new record. */
+  item(item: SendItem): PreparedRecord | Promise<PreparedRecord> {
+    if (item === null || typeof item !== 'object') throw new InvalidArgumentError(`A message must be { key, value }, got ${String(item)}`)
+    if (item.type === undefined) return this.finish(item, item.value, undefined)
+    return this.typed(item.type, item).then((v) => this.finish(item, v, undefined))
+  }
+
+  /** A single send, prepared in place (it is its own input). */
+  send(r: SendRecord): PreparedRecord | Promise<PreparedRecord> {
+    const item = r as unknown as SendItem
+    if (item.type === undefined) return this.finish(item, item.value, r)
+    return this.typed(item.type, item).then((v) => this.finish(item, v, r))
+  }
+
+  private typed(type: string, item: SendItem): Promise<unknown> {
+    const meta = this.meta
+    if (meta.messageTypes.length > 0 && !meta.messageTypes.includes(type)) {
+      throw new UnknownMessageTypeError(`Message type "${type}" is not one of topic "${meta.name}"'s types: ${meta.messageTypes.join(', ')}`)
+    }
+    return this.types.validate(type, item.value, `sending to topic "${meta.name}"`)
+  }
+
+  private finish(item: SendItem, value: unknown, target: SendRecord | undefined): PreparedRecord {
+    const meta = this.meta
+    const codec = this.codec
+    // `item` may be the `target` itself (a SendRecord): read every input before writing outputs.
+    const rawKey = item.key
+    const pinned = item.partition
+    const type = item.type
+    const key = codec.recordKey(rawKey)
+    const keyBytes = typeof key === 'number' ? codec.width : key.length
+    if (keyBytes > 65535) throw new InvalidArgumentError(`Key is ${keyBytes} bytes; at most 65535 are allowed`)
+    const headers = item.headers === undefined ? undefined : checkHeaders(item.headers)
+    let kind: ValueKind
+    let bytes: Buffer | string
+    let length: number
+    if (typeof value === 'string' && type === undefined) {
+      kind = ValueKind.Text
+      bytes = value
+      length = -1 // measured by the encoder as it writes (see RecordInput.valueBytes)
+    } else {
+      const v = encodeValue(value, type !== undefined)
+      kind = v.kind
+      bytes = v.bytes
+      length = v.length
+    }
+    // A string's UTF-8 length is measured here only when its bound (3 bytes per UTF-16 unit) could
+    // break the limit.
+    const hb = headers === undefined ? 0 : headerBytes(headers)
+    if (length < 0 && keyBytes + hb + (bytes as string).length * 3 > meta.maxMessageBytes) length = Buffer.byteLength(bytes as string, 'utf8')
+    if (length >= 0 && keyBytes + hb + length > meta.maxMessageBytes) {
+      throw new MessageTooLargeError(
+        `Message of ${keyBytes + hb + length} bytes (key ${keyBytes} + headers ${hb} + value ${length}) is larger than maxMessageBytes ${meta.maxMessageBytes} of topic "${meta.name}"`,
+      )
+    }
+    const partition = this.partitionOf(rawKey, pinned)
+    if (target === undefined) return { key, keyBytes, timestamp: this.now, kind, value: bytes, valueBytes: length, type, headers, partition, offset: -1 }
+    target.key = key
+    target.keyBytes = keyBytes
+    target.timestamp = this.now
+    target.kind = kind
+    target.value = bytes
+    target.valueBytes = length
+    target.headers = headers
+    target.partition = partition
+    return target
+  }
+
+  private partitionOf(rawKey: unknown, pinned: number | undefined): number {
+    const meta = this.meta
+    if (pinned !== undefined) {
+      if (!Number.isInteger(pinned) || pinned < 0 || pinned >= meta.partitions) {
+        throw new InvalidArgumentError(`Partition ${String(pinned)} does not exist in topic "${meta.name}" (partitions 0..${meta.partitions - 1})`)
+      }
+      return pinned
+    }
+    if (meta.partitions === 1) return 0
+    const partition = this.partitioner(this.codec.normalise(rawKey), meta.partitions)
+    if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
+      throw new InvalidArgumentError(`The partitioner returned ${String(partition)} for topic "${meta.name}" with ${meta.partitions} partitions`)
+    }
+    return partition
+  }
 }

@@ -5,7 +5,8 @@ import { cachedHash64, type Partitioner } from '../core/hash64.js'
 import type { TypeRegistry } from '../core/message-types.js'
 import { checkInt, checkNonNegative } from '../core/names.js'
 import type { Key, RecordMetadata } from '../core/types.js'
-import { SendRecord, prepareRecord, type PreparedRecord, type SendItem } from './prepare.js'
+import { Preparer } from './prepare.js'
+import { SendRecord, type PreparedRecord, type SendItem } from './send-record.js'
 
 /** Options of `twain.producer()`. */
 export interface ProducerOptions {
@@ -39,6 +40,12 @@ interface BatchPending {
 type Pending = BatchPending | SendRecord
 
 const MAX_BATCH_BYTES = 8 * 1024 * 1024
+
+function addTo(byPartition: Map<number, PreparedRecord[]>, r: PreparedRecord): void {
+  const g = byPartition.get(r.partition)
+  if (g) g.push(r)
+  else byPartition.set(r.partition, [r])
+}
 
 /**
  * Writes messages to one topic. Sends issued in the same tick (or within `lingerMs`) are written
@@ -136,33 +143,33 @@ export class Producer<V = unknown> implements AsyncDisposable {
       return
     }
     // Prepare every record; a send with a bad item fails alone and writes nothing.
-    const now = Date.now()
+    const prep = new Preparer(meta, this.partitioner, this.types, Date.now())
     const single = meta.partitions === 1
     const byPartition = new Map<number, PreparedRecord[]>()
     const only: PreparedRecord[] = [] // the single partition's records (no map work per record)
     let bytes = 0
-    const add = (r: PreparedRecord) => {
-      bytes += r.keyBytes + valueBound(r) + 64
-      if (single) return void only.push(r)
-      let g = byPartition.get(r.partition)
-      if (!g) byPartition.set(r.partition, (g = []))
-      g.push(r)
-    }
     for (const pending of batch) {
       try {
         if (pending instanceof SendRecord) {
-          const r = prepareRecord(meta, pending.input, this.partitioner, this.types, now, pending)
-          add(r instanceof Promise ? await r : r)
+          let r = prep.send(pending)
+          if (r instanceof Promise) r = await r
+          bytes += r.keyBytes + valueBound(r) + 64
+          if (single) only.push(r)
+          else addTo(byPartition, r)
           continue
         }
         const items = pending.items
         const records: PreparedRecord[] = new Array(items.length)
         for (let i = 0; i < items.length; i++) {
-          const r = prepareRecord(meta, items[i] as SendItem, this.partitioner, this.types, now)
+          const r = prep.item(items[i] as SendItem)
           records[i] = r instanceof Promise ? await r : r
         }
         pending.prepared = records
-        for (const r of records) add(r)
+        for (const r of records) {
+          bytes += r.keyBytes + valueBound(r) + 64
+          if (single) only.push(r)
+          else addTo(byPartition, r)
+        }
       } catch (e) {
         pending.reject(e)
       }

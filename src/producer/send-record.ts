@@ -1,0 +1,69 @@
+import type { RecordInput } from '../backends/record.js'
+import type { Key, RecordMetadata } from '../core/types.js'
+import { ValueKind } from '../core/values.js'
+
+/** One message to send, as given by the user. */
+export interface SendItem {
+  key: Key
+  value: unknown
+  headers?: Record<string, string> | undefined
+  type?: string | undefined
+  partition?: number | undefined
+}
+
+/** A checked record with its partition; `offset` is filled in once written. */
+export interface PreparedRecord extends RecordInput {
+  partition: number
+  offset: number
+}
+
+const captured = {
+  resolve: undefined as unknown as (m: RecordMetadata) => void,
+  reject: undefined as unknown as (error: unknown) => void,
+}
+function capture(resolve: (m: RecordMetadata) => void, reject: (error: unknown) => void): void {
+  captured.resolve = resolve
+  captured.reject = reject
+}
+
+/**
+ * A single `send()` in flight: its input, its promise, and — once prepared — the record itself, so
+ * a send costs one object besides its promise. Until preparation `key`, `value`, `headers`, `type`
+ * and `partition` hold the caller's input (it is its own `SendItem`); the preparer reads each
+ * input before it writes the encoded field over it.
+ *
+ * The promise is settled by the flush directly through its resolving functions, captured by a
+ * static executor (no closure per send): one microtask per send when it settles, where an async
+ * function awaiting the flush costs two (measured ~50 ns less per send).
+ */
+export class SendRecord implements PreparedRecord {
+  key: Buffer | number
+  keyBytes = 0
+  timestamp = 0
+  kind: ValueKind = ValueKind.Text
+  value: Buffer | string
+  valueBytes = 0
+  type: string | undefined
+  headers: Record<string, string> | undefined
+  partition: number
+  offset = -1
+  /** Settle the `send()` promise. */
+  readonly resolve: (m: RecordMetadata) => void
+  readonly reject: (error: unknown) => void
+  /** The `send()` promise. */
+  readonly promise: Promise<RecordMetadata>
+  constructor(
+    key: Key,
+    value: unknown,
+    options: { headers?: Record<string, string> | undefined; type?: string | undefined; partition?: number | undefined } | undefined,
+  ) {
+    this.key = key as Buffer | number
+    this.value = value as Buffer | string
+    this.headers = options?.headers
+    this.type = options?.type
+    this.partition = options?.partition as number // undefined until prepared when not pinned
+    this.promise = new Promise(capture)
+    this.resolve = captured.resolve
+    this.reject = captured.reject
+  }
+}
