@@ -41,10 +41,23 @@ type Pending = BatchPending | SendRecord
 
 const MAX_BATCH_BYTES = 8 * 1024 * 1024
 
-function addTo(byPartition: Map<number, PreparedRecord[]>, r: PreparedRecord): void {
-  const g = byPartition.get(r.partition)
-  if (g) g.push(r)
-  else byPartition.set(r.partition, [r])
+/** Estimated frame bytes of a record: what writes are split by. */
+function frameBytes(r: PreparedRecord): number {
+  return r.keyBytes + valueBound(r) + 64
+}
+
+/**
+ * File a prepared record under its partition (`only` holds a single-partition topic's records, so
+ * no map work per record); returns its estimated frame bytes.
+ */
+function place(r: PreparedRecord, only: PreparedRecord[] | undefined, byPartition: Map<number, PreparedRecord[]>): number {
+  if (only) only.push(r)
+  else {
+    const g = byPartition.get(r.partition)
+    if (g) g.push(r)
+    else byPartition.set(r.partition, [r])
+  }
+  return frameBytes(r)
 }
 
 /**
@@ -144,18 +157,15 @@ export class Producer<V = unknown> implements AsyncDisposable {
     }
     // Prepare every record; a send with a bad item fails alone and writes nothing.
     const prep = new Preparer(meta, this.partitioner, this.types, Date.now())
-    const single = meta.partitions === 1
     const byPartition = new Map<number, PreparedRecord[]>()
-    const only: PreparedRecord[] = [] // the single partition's records (no map work per record)
+    const only: PreparedRecord[] | undefined = meta.partitions === 1 ? [] : undefined
     let bytes = 0
     for (const pending of batch) {
       try {
         if (pending instanceof SendRecord) {
           let r = prep.send(pending)
           if (r instanceof Promise) r = await r
-          bytes += r.keyBytes + valueBound(r) + 64
-          if (single) only.push(r)
-          else addTo(byPartition, r)
+          bytes += place(r, only, byPartition)
           continue
         }
         const items = pending.items
@@ -165,16 +175,12 @@ export class Producer<V = unknown> implements AsyncDisposable {
           records[i] = r instanceof Promise ? await r : r
         }
         pending.prepared = records
-        for (const r of records) {
-          bytes += r.keyBytes + valueBound(r) + 64
-          if (single) only.push(r)
-          else addTo(byPartition, r)
-        }
+        for (const r of records) bytes += place(r, only, byPartition)
       } catch (e) {
         pending.reject(e)
       }
     }
-    if (single && only.length) byPartition.set(0, only)
+    if (only?.length) byPartition.set(0, only)
     // Write each partition's records in send order; offsets are written back into the records.
     const failures = new Map<PreparedRecord, unknown>()
     const writes = Promise.all([...byPartition].map(([partition, records]) => this.writePartition(partition, records, failures)))
@@ -210,7 +216,7 @@ export class Producer<V = unknown> implements AsyncDisposable {
       let bytes = 0
       while (end < records.length && end - start < this.maxBatch && (end === start || bytes < MAX_BATCH_BYTES)) {
         const r = records[end] as PreparedRecord
-        bytes += r.keyBytes + valueBound(r) + 64
+        bytes += frameBytes(r)
         end++
       }
       const chunk = start === 0 && end === records.length ? records : records.slice(start, end)
