@@ -43,3 +43,13 @@ export async function until(check: () => boolean | Promise<boolean>, ms = 10_000
     await new Promise((r) => setTimeout(r, 10))
   }
 }
+
+/** Kill (by PID) every child still running, resuming stopped ones first, and wait for them to exit. Empties the list. */
+export async function killChildren(children: ChildProcess[]): Promise<void> {
+  for (const c of children.splice(0)) {
+    if (c.exitCode !== null || c.signalCode !== null) continue
+    c.kill('SIGCONT')
+    c.kill('SIGKILL')
+    await exited(c)
+  }
+}

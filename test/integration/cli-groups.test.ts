@@ -5,6 +5,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { open } from '../../src/index.js'
+import { killChildren } from '../helpers/spawn.js'
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const MAIN = 'src/cli/main.ts'
@@ -81,8 +82,8 @@ describe('twainmq CLI: consumer groups', { timeout: 60_000 }, () => {
   beforeEach(() => {
     dir = fs.mkdtempSync(os.tmpdir() + '/twainmq-cli-groups-')
   })
-  afterEach(() => {
-    for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL')
+  afterEach(async () => {
+    await killChildren(children)
     fs.rmSync(dir, { recursive: true, force: true })
   })
 

@@ -2,7 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { ChildProcess } from 'node:child_process'
 import { open, type Twain } from '../../src/index.js'
-import { exited, spawnChild, until } from '../helpers/spawn.js'
+import { exited, killChildren, spawnChild, until } from '../helpers/spawn.js'
 import { tempDir } from '../helpers/tmp.js'
 import { watch, type Out } from '../helpers/group-children.js'
 
@@ -17,12 +17,7 @@ beforeEach(async () => {
   twain = await open(tmp.dir, { pollMs: 50 })
 })
 afterEach(async () => {
-  for (const c of children.splice(0)) {
-    if (c.exitCode === null && c.signalCode === null) {
-      c.kill('SIGKILL')
-      await exited(c)
-    }
-  }
+  await killChildren(children)
   try {
     await twain.close()
   } finally {
