@@ -52,7 +52,7 @@ const frameArb = fc.record({
 
 function header(buf: Buffer, pos: number, end: number): FrameHeader {
   const h = readFrameHeader(buf, pos, end)
-  if (h === undefined || h === 'short') throw new Error(`no whole frame at ${pos}: ${String(h)}`)
+  if (h === undefined || h === 'short' || h === 'bad') throw new Error(`no whole frame at ${pos}: ${String(h)}`)
   return h
 }
 

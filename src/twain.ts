@@ -62,6 +62,15 @@ export interface FileOpenOptions extends OpenOptions {
   segmentBytes?: number
   /** Safety-net poll interval of tails in ms. @default 250 */
   pollMs?: number
+  /**
+   * Most segment and index files the file backend keeps open at once (an integer ≥ 8). Readers and
+   * appenders keep their files open between uses; beyond this many, the least recently used close
+   * theirs and reopen on their next use, so a topic of 10,000 partitions can be written, tailed and
+   * consumed under `ulimit -n 1024`. Each `open()` has its own cap; a few more fds are used
+   * transiently (locks, index look-ups, watchers).
+   * @default 512
+   */
+  maxOpenFiles?: number
 }
 
 /** A handle on a twainmq store (a directory or a Redis). Create with `open()`. */
@@ -99,6 +108,10 @@ export class Twain implements AsyncDisposable {
     }
     const segmentBytes = checkInt('segmentBytes', options.segmentBytes ?? 64 * 1024 * 1024, 1024, 2 ** 31)
     const pollMs = checkInt('pollMs', options.pollMs ?? 250, 1, 60_000)
+    const maxOpenFiles = options.maxOpenFiles ?? 512
+    if (typeof maxOpenFiles !== 'number' || !Number.isInteger(maxOpenFiles) || maxOpenFiles < 8) {
+      throw new InvalidArgumentError(`maxOpenFiles must be an integer >= 8, got ${String(maxOpenFiles)}`)
+    }
     const format = options.format ?? 'native'
     if (format !== 'native' && format !== 'twainmq-v1') {
       throw new InvalidArgumentError(`format must be 'native' or 'twainmq-v1', got ${JSON.stringify(options.format)}`)
@@ -109,6 +122,7 @@ export class Twain implements AsyncDisposable {
       fsync,
       segmentBytes,
       pollMs,
+      maxOpenFiles,
       ...(twainmq ? { foreign: { create: (root, hub) => twainmqFormat(root, hub, { fsync }), createTopicsInIt: format === 'twainmq-v1' } } : {}),
     })
     await backend.init()
@@ -336,8 +350,9 @@ export class Twain implements AsyncDisposable {
     const target = new Map<number, number>()
     if (to === 'start' || to === 'end') for (const o of offsets) target.set(o.partition, to === 'start' ? o.start : o.end)
     else if (to && typeof to === 'object') {
+      const byPartition = new Map(offsets.map((o) => [o.partition, o])) // not a find per entry: O(P²) over a wide topic
       for (const [p, off] of Object.entries(to)) {
-        const o = offsets.find((x) => x.partition === Number(p))
+        const o = byPartition.get(Number(p))
         if (!o) throw new InvalidArgumentError(`Partition ${p} does not exist in topic "${topic}"`)
         target.set(o.partition, checkInt(`offset of partition ${p}`, off, 0, Number.MAX_SAFE_INTEGER))
       }

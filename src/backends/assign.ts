@@ -100,6 +100,16 @@ function rebalance(
 ): void {
   const ids = members.map((m) => m.id).sort()
   for (let guard = 0; guard < items.length * members.length + 1; guard++) {
+    // A chain needs a member with at least two more than another: none when the spread is ≤ 1 (the
+    // usual case), and the search below costs O(members² × partitions) to find that out.
+    let lo = Infinity
+    let hi = -Infinity
+    for (const id of ids) {
+      const c = count.get(id) as number
+      lo = Math.min(lo, c)
+      hi = Math.max(hi, c)
+    }
+    if (hi - lo <= 1) return
     let improved = false
     for (const lo of [...ids].sort((a, b) => (count.get(a) as number) - (count.get(b) as number) || (a < b ? -1 : 1))) {
       const chain = findChain(lo, items, ids, subs, result, count, owners)

@@ -38,6 +38,12 @@ export interface PartitionReader {
   read(max: number): Promise<Message[]>
   /** Continue from `offset` at the next `read`. */
   seek(offset: number): void
+  /**
+   * Optional: throw if what follows `next` is damage rather than the end of the data (a file
+   * partition's end offset stops before damage). A history that read a partition to its end calls
+   * it, so damage ends the history with an error instead of a quietly short result.
+   */
+  verifyEnd?(): Promise<void>
   /** Release file handles / connections. Idempotent. */
   close(): Promise<void>
 }

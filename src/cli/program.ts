@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander'
 import { TwainError } from '../index.js'
+import { registerCheck } from './check.js'
 import { UsageError } from './context.js'
 import { registerGroupsDelete } from './groups-delete.js'
 import { registerGroupsDescribe } from './groups-describe.js'
@@ -8,6 +9,7 @@ import { registerGroupsReset } from './groups-reset.js'
 import { registerHistory } from './history.js'
 import { registerImportTwainmq } from './import-twainmq.js'
 import { registerProduce } from './produce.js'
+import { registerRepair } from './repair.js'
 import { registerTail } from './tail.js'
 import { registerTopicsCreate } from './topics-create.js'
 import { registerTopicsDelete } from './topics-delete.js'
@@ -50,6 +52,8 @@ export function buildProgram(version: string): Command {
   registerGroupsReset(groups)
   registerGroupsDelete(groups)
   registerImportTwainmq(program)
+  registerCheck(program)
+  registerRepair(program)
   return program
 }
 

@@ -57,9 +57,36 @@ export type UnknownMessageTypeError = InstanceType<typeof UnknownMessageTypeErro
 /** A value rejected by its registered type's schema. */
 export const ValidationError = subclass('ValidationError', 'ERR_VALIDATION')
 export type ValidationError = InstanceType<typeof ValidationError>
-/** Stored data that cannot be decoded (bad CRC in the middle of a segment, broken metadata). */
-export const TopicCorruptError = subclass('TopicCorruptError', 'ERR_TOPIC_CORRUPT')
-export type TopicCorruptError = InstanceType<typeof TopicCorruptError>
+/** Where stored data is damaged (the fields a `TopicCorruptError` carries when known). */
+export interface CorruptionSite {
+  /** The damaged file. */
+  file?: string
+  /** Byte position of the damage in `file`. */
+  position?: number
+  /** The offset of the first record that cannot be read. */
+  offset?: number
+  /** Line number (Python TwainMQ chunk files). */
+  line?: number
+  /** Message type id that is unknown (Python TwainMQ typed payloads). */
+  typeId?: number
+}
+
+/**
+ * Stored data that cannot be decoded (a damaged frame or segment, broken metadata). Carries where
+ * the damage is (`file`, `position`, `offset`, …) when known.
+ */
+export class TopicCorruptError extends TwainError implements CorruptionSite {
+  file?: string
+  position?: number
+  offset?: number
+  line?: number
+  typeId?: number
+  constructor(message: string, options: Opts & CorruptionSite = {}) {
+    super(message, { code: 'ERR_TOPIC_CORRUPT', retriable: false, cause: options.cause })
+    this.name = 'TopicCorruptError'
+    for (const k of ['file', 'position', 'offset', 'line', 'typeId'] as const) if (options[k] !== undefined) (this as CorruptionSite)[k] = options[k] as never
+  }
+}
 /** A commit by a group member that no longer owns the partition. */
 export const FencedError = subclass('FencedError', 'ERR_FENCED')
 export type FencedError = InstanceType<typeof FencedError>
@@ -69,9 +96,17 @@ export type InvalidArgumentError = InstanceType<typeof InvalidArgumentError>
 /** The backend could not be reached. */
 export const ConnectionError = subclass('ConnectionError', 'ERR_CONNECTION', true)
 export type ConnectionError = InstanceType<typeof ConnectionError>
-/** The backend failed an operation (I/O error, Redis error). */
-export const BackendError = subclass('BackendError', 'ERR_BACKEND', true)
-export type BackendError = InstanceType<typeof BackendError>
+/**
+ * The backend failed an operation (I/O error, Redis error). `code` is `ERR_DISK_FULL` when the disk
+ * or quota is full (`ENOSPC`/`EDQUOT`, retriable: the same call succeeds once space returns), else
+ * `ERR_BACKEND`; the errno is in `cause`.
+ */
+export class BackendError extends TwainError {
+  constructor(message: string, options: Opts & { code?: string; retriable?: boolean } = {}) {
+    super(message, { code: options.code ?? 'ERR_BACKEND', retriable: options.retriable ?? true, cause: options.cause })
+    this.name = 'BackendError'
+  }
+}
 /** An operation did not finish in time (e.g. a partition lock could not be taken). */
 export const TimeoutError = subclass('TimeoutError', 'ERR_TIMEOUT', true)
 export type TimeoutError = InstanceType<typeof TimeoutError>
@@ -89,9 +124,21 @@ export function abortErrorFrom(signal: AbortSignal): InstanceType<typeof AbortEr
   return new AbortError('The operation was aborted', { cause: reason })
 }
 
-/** Wrap an unknown I/O failure as a `BackendError` naming what was being done. */
+/** errno codes that retrying cannot cure (permissions, read-only file systems, planted symlinks). */
+const PERMANENT_ERRNO = new Set(['EACCES', 'EPERM', 'EROFS', 'ELOOP', 'ENOTDIR', 'EISDIR'])
+
+/**
+ * Wrap an unknown I/O failure as a `BackendError` naming what was being done: `ERR_DISK_FULL`
+ * (retriable) for ENOSPC/EDQUOT, not retriable for permission, read-only and symlink errors,
+ * retriable otherwise (EMFILE, EIO, …).
+ */
 export function backendError(what: string, cause: unknown): TwainError {
   if (cause instanceof TwainError) return cause
+  const errno = (cause as NodeJS.ErrnoException | undefined)?.code
   const detail = cause instanceof Error ? cause.message : String(cause)
-  return new BackendError(`${what}: ${detail}`, { cause })
+  if (errno === 'ENOSPC' || errno === 'EDQUOT') {
+    return new BackendError(`${what}: the disk is full (${errno}); retry once space is freed`, { cause, code: 'ERR_DISK_FULL', retriable: true })
+  }
+  if (errno === 'ELOOP') return new BackendError(`${what}: refusing to follow a symbolic link (${detail})`, { cause, retriable: false })
+  return new BackendError(`${what}: ${detail}`, { cause, retriable: errno === undefined || !PERMANENT_ERRNO.has(errno) })
 }

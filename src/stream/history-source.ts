@@ -27,6 +27,8 @@ class ReverseCursor {
     private readonly reader: PartitionReader,
     private readonly lo: number,
     hi: number,
+    /** `hi` is the partition's end: check that what follows it is not damage (see `verifyEnd`). */
+    private verify: boolean,
   ) {
     this.hi = hi
   }
@@ -44,6 +46,10 @@ class ReverseCursor {
         for (const m of b) if (m.offset < this.hi) got.push(m)
         if ((b[b.length - 1] as Message).offset >= this.hi - 1) break
       }
+      if (this.verify) {
+        this.verify = false
+        await this.reader.verifyEnd?.()
+      }
       this.buf = got.reverse()
       this.hi = from
     }
@@ -53,12 +59,57 @@ class ReverseCursor {
   shift(): Message | undefined {
     return this.buf.shift()
   }
+
+  /** Exhausted: release the partition's file now rather than when the whole history ends. */
+  done(): void {
+    void this.reader.close().catch(() => undefined)
+  }
+}
+
+/** A cursor keyed by its newest remaining message. */
+interface Head {
+  cursor: number
+  ts: number
+}
+
+/** Newer first; equal timestamps in partition order (the order a linear scan picked them in). */
+const before = (a: Head, b: Head): boolean => a.ts > b.ts || (a.ts === b.ts && a.cursor < b.cursor)
+
+function heapPush(heap: Head[], h: Head): void {
+  let i = heap.push(h) - 1
+  while (i > 0) {
+    const up = (i - 1) >> 1
+    if (!before(heap[i] as Head, heap[up] as Head)) break
+    ;[heap[i], heap[up]] = [heap[up] as Head, heap[i] as Head]
+    i = up
+  }
+}
+
+function heapPop(heap: Head[]): Head | undefined {
+  const top = heap[0]
+  const last = heap.pop()
+  if (top === undefined || last === undefined || heap.length === 0) return top
+  heap[0] = last
+  for (let i = 0; ; ) {
+    const l = 2 * i + 1
+    const r = l + 1
+    let m = i
+    if (l < heap.length && before(heap[l] as Head, heap[m] as Head)) m = l
+    if (r < heap.length && before(heap[r] as Head, heap[m] as Head)) m = r
+    if (m === i) break
+    ;[heap[i], heap[m]] = [heap[m] as Head, heap[i] as Head]
+    i = m
+  }
+  return top
 }
 
 export class HistorySource implements BatchSource<Message> {
   private readers: PartitionReader[] = []
-  private forward: Array<{ reader: PartitionReader; to: number }> = []
+  /** `verify`: `to` is the partition's end, so what follows must not be damage (see `PartitionReader.verifyEnd`). */
+  private forward: Array<{ reader: PartitionReader; to: number; verify: boolean }> = []
   private reverse: ReverseCursor[] = []
+  /** Reverse mode: the cursors that have messages left. */
+  private heads: Head[] | undefined
   private current = 0
   private emitted = 0
   private ready: Promise<void> | undefined
@@ -83,8 +134,10 @@ export class HistorySource implements BatchSource<Message> {
       const hi = to === undefined ? o.end : Math.min(o.end, to)
       const reader = await this.backend.openReader(topic, o.partition, lo)
       this.readers.push(reader)
-      if (reverse) this.reverse.push(new ReverseCursor(reader, lo, hi))
-      else this.forward.push({ reader, to: hi })
+      // Only partitions with something to read are checked: a check costs nothing once the file is open.
+      const verify = hi === o.end && lo < hi
+      if (reverse) this.reverse.push(new ReverseCursor(reader, lo, hi, verify))
+      else this.forward.push({ reader, to: hi, verify })
     }
   }
 
@@ -101,35 +154,46 @@ export class HistorySource implements BatchSource<Message> {
 
   private async nextForward(max: number, signal: AbortSignal): Promise<Message[] | undefined> {
     while (this.current < this.forward.length && !signal.aborted) {
-      const { reader, to } = this.forward[this.current] as { reader: PartitionReader; to: number }
+      const { reader, to, verify } = this.forward[this.current] as { reader: PartitionReader; to: number; verify: boolean }
       if (reader.next < to) {
         const b = await reader.read(Math.min(max, to - reader.next))
         const out = b.length === 0 || (b[b.length - 1] as Message).offset < to ? b : b.filter((m) => m.offset < to)
         if (out.length > 0) return out
         // Nothing below `to` came back: this partition is done (or has a trimmed gap to its end).
       }
+      // Damage after the end offset ends the history with its error, not quietly short.
+      if (verify) await reader.verifyEnd?.()
+      // Done with it: release its file now, not when the whole history ends (10,000 partitions).
+      void reader.close().catch(() => undefined)
       this.current++
     }
     return undefined
   }
 
-  /** The newest messages across partitions by timestamp (a k-way merge of per-partition cursors). */
+  /**
+   * The newest messages across partitions by timestamp: a k-way merge of per-partition cursors
+   * through a heap (a linear scan of every cursor per message is O(messages × partitions)).
+   */
   private async nextReverse(max: number): Promise<Message[] | undefined> {
+    if (!this.heads) {
+      this.heads = []
+      for (let i = 0; i < this.reverse.length; i++) await this.pushHead(i)
+    }
     const out: Message[] = []
     while (out.length < max) {
-      let best = -1
-      let bestTs = -Infinity
-      for (let i = 0; i < this.reverse.length; i++) {
-        const m = await (this.reverse[i] as ReverseCursor).peek()
-        if (m && m.timestamp > bestTs) {
-          best = i
-          bestTs = m.timestamp
-        }
-      }
-      if (best < 0) break
-      out.push((this.reverse[best] as ReverseCursor).shift() as Message)
+      const top = heapPop(this.heads)
+      if (!top) break
+      out.push((this.reverse[top.cursor] as ReverseCursor).shift() as Message)
+      await this.pushHead(top.cursor)
     }
     return out
+  }
+
+  private async pushHead(cursor: number): Promise<void> {
+    const c = this.reverse[cursor] as ReverseCursor
+    const m = await c.peek()
+    if (m) heapPush(this.heads as Head[], { cursor, ts: m.timestamp })
+    else c.done()
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { closeSync, openSync, readdirSync, statSync, truncateSync, writeSync } from 'node:fs'
+import { appendFileSync, closeSync, openSync, readFileSync, readdirSync, statSync, truncateSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { open, type Message, type Twain } from '../../src/index.js'
@@ -105,20 +105,34 @@ describe('file backend across processes', () => {
     expect(all.map((m) => [m.offset, m.value])).toEqual([...Array.from({ length: 10 }, (_, i) => [i, `v${i}`]), [10, 'repaired']])
   })
 
-  it('survives a frame cut short by hand (simulated crash mid-write)', async () => {
+  it('survives a torn frame left by a writer that died mid-write: the next writer cuts it and goes on', async () => {
     await twain.createTopic('cut')
     const p = twain.producer<string>('cut')
     await p.sendBatch([{ key: 1, value: 'a' }])
     await p.sendBatch([{ key: 1, value: 'b' }, { key: 1, value: 'c' }])
     const seg = activeSegment('cut')
-    truncateSync(seg, statSync(seg).size - 3)
-    expect((await readAll('cut')).map((m) => m.value)).toEqual(['a'])
+    // What a writer killed half-way through its write() leaves: the first bytes of a frame.
+    const frame = readFileSync(seg).subarray(0, statSync(seg).size)
+    appendFileSync(seg, frame.subarray(0, 70))
+    expect((await readAll('cut')).map((m) => m.value)).toEqual(['a', 'b', 'c'])
     const r = await p.send(1, 'd')
-    expect(r.offset).toBe(1)
+    expect(r.offset).toBe(3)
     expect((await readAll('cut')).map((m) => [m.offset, m.value])).toEqual([
       [0, 'a'],
-      [1, 'd'],
+      [1, 'b'],
+      [2, 'c'],
+      [3, 'd'],
     ])
+  })
+
+  it('refuses to write after acknowledged bytes were cut from the segment by another program (never reuses their offsets)', async () => {
+    await twain.createTopic('shrunk')
+    const p = twain.producer<string>('shrunk')
+    await p.sendBatch([{ key: 1, value: 'a' }])
+    await p.sendBatch([{ key: 1, value: 'b' }, { key: 1, value: 'c' }])
+    const seg = activeSegment('shrunk')
+    truncateSync(seg, statSync(seg).size - 3)
+    await expect(p.send(1, 'd')).rejects.toMatchObject({ code: 'ERR_TOPIC_CORRUPT', file: seg })
   })
 
   it('breaks a lock left by a dead process at once', async () => {

@@ -25,7 +25,7 @@ function rec(key: Buffer, value: unknown, timestamp: number, extra: Partial<Reco
 
 function header(buf: Buffer, pos = 0): FrameHeader {
   const h = readFrameHeader(buf, pos, buf.length)
-  if (h === undefined || h === 'short') throw new Error(`no frame header: ${String(h)}`)
+  if (h === undefined || h === 'short' || h === 'bad') throw new Error(`no frame header: ${String(h)}`)
   return h
 }
 
@@ -147,7 +147,7 @@ describe('batch format (src/backends/file/batch-format.ts)', () => {
     const buf = encodeBatch(records, 0, 'p')
     const bad = Buffer.from(buf)
     bad[0] = 0
-    expect(readFrameHeader(bad, 0, bad.length)).toBeUndefined()
+    expect(readFrameHeader(bad, 0, bad.length)).toBe('bad')
     expect(readFrameHeader(buf, 0, buf.length - 1)).toBe('short')
     expect(readFrameHeader(buf, 0, HEADER_BYTES - 1)).toBe('short')
     expect(readFrameHeader(buf, 0, 0)).toBeUndefined()

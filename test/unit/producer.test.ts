@@ -13,7 +13,7 @@ function frameCounts(root: string, topic: string, p: number): number[] {
   const counts: number[] = []
   for (let pos = 0; pos < buf.length; ) {
     const h = readFrameHeader(buf, pos, buf.length)
-    if (h === undefined || h === 'short') throw new Error(`bad frame at ${pos}`)
+    if (h === undefined || h === 'short' || h === 'bad') throw new Error(`bad frame at ${pos}`)
     counts.push(h.count)
     pos += h.length
   }

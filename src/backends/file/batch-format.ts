@@ -11,12 +11,20 @@ export { setHeader } from '../record-codec.js'
  *   0 u32 magic 'TWB1'   4 u32 frame length (header + records)   8 u32 CRC32 of bytes 12..length
  *  12 u8 version  13 u8 flags (1 = seal: the segment ends, the log continues in the segment named by baseOffset)
  *  14 u16 producerId length   16 f64 base offset   24 u32 record count   28 f64 first timestamp
- *  36 f64 max timestamp       44 producerId bytes, then the records (see record-codec.ts; their
- *  timestamps are relative to the first timestamp).
+ *  36 f64 max timestamp       44 u32 header CRC (version 2: CRC32 of bytes 0..7 and 12..43)
+ *  48 producerId bytes, then the records (see record-codec.ts; their timestamps are relative to the
+ *  first timestamp). Version 1 frames (written before the header CRC) have no field at 44 and are
+ *  still read.
+ *
+ * The header CRC lets a reader trust a frame's length before the whole frame is there: an
+ * incomplete frame behind a valid header is a write in progress or a torn write, while a damaged
+ * header (a flipped length byte) is corruption, never mistaken for a tear.
  */
 export const MAGIC = 0x31425754
-export const VERSION = 1
-export const HEADER_BYTES = 44
+export const VERSION = 2
+/** Header size of the frames written now (version 2). */
+export const HEADER_BYTES = 48
+const V1_HEADER_BYTES = 44
 export const FLAG_SEAL = 1
 
 /** Parsed frame header. */
@@ -28,7 +36,11 @@ export interface FrameHeader {
   firstTimestamp: number
   maxTimestamp: number
   producerIdLength: number
+  /** Bytes of header before the producer id (44 for version 1, 48 for version 2). */
+  headerBytes: number
 }
+
+const headerCrc = (buf: Buffer, pos: number) => crc32(buf.subarray(pos + 12, pos + 44), crc32(buf.subarray(pos, pos + 8)))
 
 /**
  * Encode records into one frame with dense offsets from `baseOffset`. The frame is built in
@@ -68,6 +80,7 @@ export function encodeBatch(records: readonly RecordInput[], baseOffset: number,
   for (let i = 0; i < records.length; i++) pos = writeRecord(buf, pos, records[i] as RecordInput, types[i], first)
   const frame = pos === size ? buf : buf.subarray(0, pos)
   frame.writeUInt32LE(pos, 4)
+  frame.writeUInt32LE(headerCrc(frame, 0), 44)
   frame.writeUInt32LE(crc32(frame.subarray(12)), 8)
   return frame
 }
@@ -78,25 +91,51 @@ export function encodeSeal(nextBase: number, producerId: string): Buffer {
 }
 
 /**
- * Parse the frame header at `pos`. Returns `undefined` when the bytes there are not (yet) a whole,
- * valid frame: fewer than a header, a bad magic, or (with `checkCrc`) a CRC mismatch. `'short'` when
- * the header is valid but the frame extends past `end` (a write in progress or a torn tail).
+ * Parse the frame header at `pos` of `buf`, whose bytes end at `end`:
+ * - `undefined`: no bytes at all at `pos`;
+ * - `'short'`: the bytes there are the beginning of a frame that continues past `end` (a write in
+ *   progress or a torn write): fewer bytes than a header, consistent with one, or a valid header
+ *   whose frame extends past `end`;
+ * - `'bad'`: the bytes there cannot begin a frame (wrong magic or version, a header CRC mismatch,
+ *   an impossible length): corruption;
+ * - else the header of a frame lying wholly in `buf` (its body CRC is checked by {@link frameCrcOk}).
  */
-export function readFrameHeader(buf: Buffer, pos: number, end: number): FrameHeader | 'short' | undefined {
-  if (end - pos < HEADER_BYTES) return end - pos === 0 ? undefined : 'short'
-  if (buf.readUInt32LE(pos) !== MAGIC || buf.readUInt8(pos + 12) !== VERSION) return undefined
+export function readFrameHeader(buf: Buffer, pos: number, end: number): FrameHeader | 'short' | 'bad' | undefined {
+  const have = end - pos
+  if (have <= 0) return undefined
+  if (have < V1_HEADER_BYTES) return partialHeaderOk(buf, pos, have) ? 'short' : 'bad'
+  if (buf.readUInt32LE(pos) !== MAGIC) return 'bad'
+  const version = buf.readUInt8(pos + 12)
+  let headerBytes = V1_HEADER_BYTES
+  if (version === 2) {
+    if (have < HEADER_BYTES) return 'short'
+    if (buf.readUInt32LE(pos + 44) !== headerCrc(buf, pos)) return 'bad'
+    headerBytes = HEADER_BYTES
+  } else if (version !== 1) return 'bad'
   const length = buf.readUInt32LE(pos + 4)
-  if (length < HEADER_BYTES) return undefined
+  const producerIdLength = buf.readUInt16LE(pos + 14)
+  if (length < headerBytes + producerIdLength) return 'bad'
   if (pos + length > end) return 'short'
   return {
     length,
     flags: buf.readUInt8(pos + 13),
-    producerIdLength: buf.readUInt16LE(pos + 14),
+    producerIdLength,
     baseOffset: buf.readDoubleLE(pos + 16),
     count: buf.readUInt32LE(pos + 24),
     firstTimestamp: buf.readDoubleLE(pos + 28),
     maxTimestamp: buf.readDoubleLE(pos + 36),
+    headerBytes,
   }
+}
+
+/** Whether `have` (< a header) bytes at `pos` can be the start of a frame: magic prefix and version. */
+function partialHeaderOk(buf: Buffer, pos: number, have: number): boolean {
+  for (let i = 0; i < Math.min(have, 4); i++) if (buf[pos + i] !== ((MAGIC >>> (8 * i)) & 0xff)) return false
+  if (have > 12) {
+    const v = buf[pos + 12]
+    if (v !== 1 && v !== 2) return false
+  }
+  return true
 }
 
 /** Whether the frame at `pos` (of `length` bytes, all in `buf`) has a matching CRC. */
@@ -119,8 +158,8 @@ export function decodeBatch(
   limit: number,
   out: Message[],
 ): number {
-  const producerId = buf.toString('utf8', pos + HEADER_BYTES, pos + HEADER_BYTES + h.producerIdLength)
-  let p = pos + HEADER_BYTES + h.producerIdLength
+  const producerId = buf.toString('utf8', pos + h.headerBytes, pos + h.headerBytes + h.producerIdLength)
+  let p = pos + h.headerBytes + h.producerIdLength
   let pushed = 0
   for (let i = 0; i < h.count && pushed < limit; i++) {
     const next = recordEnd(buf, p)

@@ -21,6 +21,8 @@ export interface FileBackendOptions {
   segmentBytes?: number
   /** Safety-net poll interval of tails. @default 250 */
   pollMs?: number
+  /** Cap on the segment and index fds kept open by readers and appenders of native topics. @default 512 */
+  maxOpenFiles?: number
   /** Build the store of a foreign format (given the shared watch hub), and whether new topics use it. */
   foreign?: { create(root: string, hub: WatchHub): ForeignFormat; createTopicsInIt: boolean }
 }
@@ -42,7 +44,7 @@ export class FileBackend implements Backend {
     options: FileBackendOptions = {},
   ) {
     this.hub = new WatchHub({ pollMs: options.pollMs ?? 250 })
-    this.native = new NativeStore(root, this.hub, { fsync: options.fsync, segmentBytes: options.segmentBytes })
+    this.native = new NativeStore(root, this.hub, { fsync: options.fsync, segmentBytes: options.segmentBytes, maxOpenFiles: options.maxOpenFiles })
     this.foreign = options.foreign?.create(root, this.hub)
     this.createForeign = options.foreign?.createTopicsInIt ?? false
     this.groups = new FileGroupStore(root, this.hub, (t) => this.at(t).partitionsNow(t))

@@ -1,47 +1,18 @@
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
-import { hostname } from 'node:os'
 import { join } from 'node:path'
-import { InvalidArgumentError, TopicCorruptError } from '../../core/errors.js'
+import { InvalidArgumentError, backendError } from '../../core/errors.js'
 import { checkGroupName } from '../../core/names.js'
+import { HOST, pidAlive } from '../liveness.js'
 import { assignPartitions, tpKey, type TopicPartition } from '../assign.js'
 import type { CommitRequest, GroupCoordinator, GroupSnapshot, HeartbeatResult, Lease, MemberSpec } from '../group.js'
+import { parseGroupState, type GroupState, type StoredMember } from './group-state.js'
 import { PartitionLock } from './partition-lock.js'
+import { isRealDir, replaceFile } from './safe-fs.js'
 import type { WatchHub } from './watch-hub.js'
 
-interface StoredMember {
-  leaving?: boolean
-  name: string
-  topics: string[]
-  pid: number
-  host: string
-  lastSeen: number
-  sessionTimeoutMs: number
-}
-
-/** `<root>/__groups/<group>/state.json`, rewritten atomically under `<root>/__groups/<group>.lock`. */
-interface GroupState {
-  version: 1
-  /** Fencing-token counter: every new lease takes the next value. */
-  epoch: number
-  members: Record<string, StoredMember>
-  owners: Record<string, { member: string; epoch: number }>
-  commits: Record<string, { offset: number; epoch: number; at: number }>
-  topics: string[]
-}
-
-const HOST = hostname()
 const STATE = 'state.json'
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
 
 /** Alive: heartbeated within its session timeout, and (on this host) its process still exists. */
 function alive(m: StoredMember, now: number): boolean {
@@ -68,30 +39,40 @@ export class FileGroupStore implements GroupCoordinator {
   }
 
   private read(dir: string): GroupState | undefined {
+    const file = join(dir, STATE)
     let text: string
     try {
-      text = readFileSync(join(dir, STATE), 'utf8')
-    } catch {
-      return undefined
+      if (!isRealDir(dir, 'group directory')) return undefined
+      text = readFileSync(file, 'utf8')
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+      throw backendError(`Cannot read group state ${file}`, e)
     }
-    try {
-      return JSON.parse(text) as GroupState
-    } catch (cause) {
-      throw new TopicCorruptError(`Group state ${join(dir, STATE)} is not valid JSON`, { cause })
-    }
+    return parseGroupState(text, file)
   }
 
   private write(dir: string, state: GroupState): void {
-    const tmp = join(dir, `.${STATE}.${process.pid}.${randomBytes(3).toString('hex')}`)
-    writeFileSync(tmp, JSON.stringify(state))
-    renameSync(tmp, join(dir, STATE))
+    replaceFile(join(dir, STATE), JSON.stringify(state))
+  }
+
+  /** The group's directory, created if asked; a planted symlink in its place is refused. */
+  private ensureDir(group: string, create: boolean): string {
+    const dir = this.dir(group)
+    try {
+      isRealDir(join(this.root, '__groups'), 'groups directory')
+      if (isRealDir(dir, 'group directory') || !create) return dir
+      mkdirSync(dir, { recursive: true })
+      isRealDir(dir, 'group directory')
+      return dir
+    } catch (e) {
+      throw backendError(`Cannot create the directory of group "${group}"`, e)
+    }
   }
 
   /** Run `fn` on the group's state under its lock; `fn` returns whether it changed the state. */
   private async locked<T>(group: string, create: boolean, fn: (s: GroupState, now: number) => { changed: boolean; result: T }): Promise<T> {
-    const dir = this.dir(group)
-    if (create) mkdirSync(dir, { recursive: true })
-    else if (!existsSync(join(dir, STATE))) throw new InvalidArgumentError(`Group "${group}" does not exist`)
+    const dir = this.ensureDir(group, create)
+    if (!create && !existsSync(join(dir, STATE))) throw new InvalidArgumentError(`Group "${group}" does not exist`)
     const lock = new PartitionLock(`${dir}.lock`) // beside the group directory, so its watchers stay quiet
     await lock.acquire()
     try {
@@ -104,8 +85,20 @@ export class FileGroupStore implements GroupCoordinator {
     }
   }
 
+  /**
+   * `partitionsOf` asked once per topic within one locked step: it reads topic.json, and asking per
+   * lease made a heartbeat of a member owning 10,000 partitions read it 10,000 times.
+   */
+  private counter(): (topic: string) => number | undefined {
+    const seen = new Map<string, number | undefined>()
+    return (topic) => {
+      if (!seen.has(topic)) seen.set(topic, this.partitionsOf(topic))
+      return seen.get(topic)
+    }
+  }
+
   /** Drop dead members and the leases of members or topics that are gone. */
-  private prune(s: GroupState, now: number): boolean {
+  private prune(s: GroupState, now: number, partitionsOf = this.counter()): boolean {
     let changed = false
     for (const [id, m] of Object.entries(s.members)) {
       if (!alive(m, now)) {
@@ -115,7 +108,7 @@ export class FileGroupStore implements GroupCoordinator {
     }
     for (const [key, o] of Object.entries(s.owners)) {
       const { topic, partition } = splitKey(key)
-      const count = this.partitionsOf(topic)
+      const count = partitionsOf(topic)
       if (!s.members[o.member] || count === undefined || partition >= count) {
         delete s.owners[key]
         changed = true
@@ -127,7 +120,8 @@ export class FileGroupStore implements GroupCoordinator {
   async groupHeartbeat(group: string, member: MemberSpec, release: readonly TopicPartition[]): Promise<HeartbeatResult> {
     return this.locked(group, true, (s, now) => {
       const prev = s.members[member.id]
-      let changed = this.prune(s, now)
+      const partitionsOf = this.counter()
+      let changed = this.prune(s, now, partitionsOf)
       const topicsChanged = !prev || prev.topics.join('\0') !== member.topics.join('\0')
       if (topicsChanged || now - prev.lastSeen > member.sessionTimeoutMs / 6) changed = true
       if (!!prev?.leaving !== !!member.leaving) changed = true
@@ -151,7 +145,7 @@ export class FileGroupStore implements GroupCoordinator {
         .map(([id, m]) => ({ id, topics: m.topics }))
       const partitions: TopicPartition[] = []
       for (const topic of new Set(members.flatMap((m) => m.topics))) {
-        const n = this.partitionsOf(topic) ?? 0
+        const n = partitionsOf(topic) ?? 0
         for (let p = 0; p < n; p++) partitions.push({ topic, partition: p })
       }
       const owners = new Map(Object.entries(s.owners).map(([k, o]) => [k, o.member]))
@@ -209,9 +203,7 @@ export class FileGroupStore implements GroupCoordinator {
   }
 
   watchGroup(group: string, onChange: () => void, persistent = true): () => void {
-    const dir = this.dir(group)
-    mkdirSync(dir, { recursive: true })
-    return this.hub.subscribe(dir, onChange, STATE, persistent)
+    return this.hub.subscribe(this.ensureDir(group, true), onChange, STATE, persistent)
   }
 
   async describeGroup(group: string): Promise<GroupSnapshot | undefined> {

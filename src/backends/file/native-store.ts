@@ -5,12 +5,13 @@ import { keyCodec } from '../../core/keys.js'
 import type { FsyncPolicy } from '../../core/types.js'
 import type { PartitionOffsets, PartitionReader, TopicMeta, TopicStore } from '../backend.js'
 import type { RecordInput } from '../record.js'
-import { PartitionAppender } from './appender.js'
+import { FdPool } from './fd-pool.js'
 import { partitionDir, topicFile } from './layout.js'
-import { applyPartitionRetention, partitionEnd, partitionEndSync, partitionStart, trimPartition } from './partition-span.js'
+import { applyPartitionRetention, partitionEndSync, partitionSpanSync, trimPartition } from './partition-span.js'
+import { PooledAppenders } from './pooled-appenders.js'
 import { FilePartitionReader } from './reader.js'
 import { offsetForTime } from './time-seek.js'
-import { createTopicDir, deleteTopicDir, listTopicDirs, readTopicMeta } from './topic-store.js'
+import { createTopicDir, deleteTopicDir, listTopicDirs, parseTopicMeta, readTopicMeta } from './topic-store.js'
 import type { WatchHub } from './watch-hub.js'
 
 /** Options of the native topic store. */
@@ -19,11 +20,15 @@ export interface NativeStoreOptions {
   fsync?: FsyncPolicy
   /** Roll to a new segment when the active one would exceed this many bytes. @default 67108864 (64 MiB) */
   segmentBytes?: number
+  /** Cap on the segment and index fds kept open by all readers and appenders (see `FdPool`). @default 512 */
+  maxOpenFiles?: number
 }
 
 /** Topics in twainmq's native format: partitions of CRC-framed segments with sparse indexes (DESIGN §5). */
 export class NativeStore implements TopicStore {
-  private readonly appenders = new Map<string, PartitionAppender>()
+  /** Every reader and appender of this store keeps its fds under this cap. */
+  private readonly pool: FdPool
+  private readonly appenders: PooledAppenders
   private readonly metas = new Map<string, TopicMeta>()
   private readonly fsync: FsyncPolicy
   private readonly segmentBytes: number
@@ -37,9 +42,11 @@ export class NativeStore implements TopicStore {
   ) {
     this.fsync = options.fsync ?? 'never'
     this.segmentBytes = options.segmentBytes ?? 64 * 1024 * 1024
+    this.pool = new FdPool(options.maxOpenFiles ?? 512)
+    this.appenders = new PooledAppenders(this.pool, { segmentBytes: this.segmentBytes, fsync: this.fsync })
     if (typeof this.fsync === 'number') {
       this.syncTimer = setInterval(() => {
-        for (const a of this.appenders.values()) void a.syncIfDirty()
+        void this.appenders.syncDirty()
       }, this.fsync)
       this.syncTimer.unref()
     }
@@ -79,22 +86,23 @@ export class NativeStore implements TopicStore {
     const meta = await this.getTopic(topic)
     const out: PartitionOffsets[] = []
     for (let p = 0; p < meta.partitions; p++) {
-      const dir = partitionDir(this.root, topic, p)
-      const [start, end] = await Promise.all([partitionStart(dir, topic), partitionEnd(dir, topic)])
-      out.push({ partition: p, start: Math.min(start, end), end })
+      // Synchronous page-cache reads; yield now and then so timers (heartbeats) run on a wide topic.
+      if (p > 0 && p % 512 === 0) await new Promise((r) => setImmediate(r))
+      out.push({ partition: p, ...partitionSpanSync(partitionDir(this.root, topic, p), topic) })
     }
     return out
   }
 
   /** Partition count of a topic right now, synchronously; undefined when it does not exist. */
   partitionsNow(topic: string): number | undefined {
+    let text: string
     try {
-      const count = (JSON.parse(readFileSync(topicFile(this.root, topic), 'utf8')) as TopicMeta).partitions
-      return Number.isInteger(count) ? count : undefined
+      text = readFileSync(topicFile(this.root, topic), 'utf8')
     } catch {
       this.metas.delete(topic)
       return undefined
     }
+    return parseTopicMeta(text, topicFile(this.root, topic), topic).partitions
   }
 
   endOffsetsNow(topic: string): number[] | undefined {
@@ -110,33 +118,28 @@ export class NativeStore implements TopicStore {
   }
 
   async append(topic: string, partition: number, records: readonly RecordInput[], producerId: string): Promise<number> {
-    const id = `${topic}/${partition}`
-    let a = this.appenders.get(id)
-    if (!a) {
-      a = new PartitionAppender(partitionDir(this.root, topic, partition), topic, { segmentBytes: this.segmentBytes, fsync: this.fsync })
-      this.appenders.set(id, a)
-    }
-    let base: number
     try {
-      base = await a.append(records, producerId)
+      return await this.appenders.run(partitionDir(this.root, topic, partition), topic, partition, async (a) => {
+        const base = await a.append(records, producerId)
+        this.hub.notify(a.dir)
+        if (a.rolled) {
+          a.rolled = false
+          // Retention runs after a roll, off the send path; a failure here must not fail the send.
+          void this.getTopic(topic)
+            .then((m) => applyPartitionRetention(a.dir, topic, m.retention))
+            .catch(() => undefined)
+        }
+        return base
+      })
     } catch (e) {
       if (e instanceof TopicNotFoundError) this.forget(topic)
       throw e
     }
-    this.hub.notify(a.dir)
-    if (a.rolled) {
-      a.rolled = false
-      // Retention runs after a roll, off the send path; a failure here must not fail the send.
-      void this.getTopic(topic)
-        .then((m) => applyPartitionRetention(a.dir, topic, m.retention))
-        .catch(() => undefined)
-    }
-    return base
   }
 
   async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
     const meta = await this.getTopic(topic)
-    const r = new FilePartitionReader(partitionDir(this.root, topic, partition), topic, partition, keyCodec(meta.keyType), from)
+    const r = new FilePartitionReader(partitionDir(this.root, topic, partition), topic, partition, keyCodec(meta.keyType), from, this.pool)
     this.readers.add(r)
     const close = r.close.bind(r)
     r.close = async () => {
@@ -171,22 +174,13 @@ export class NativeStore implements TopicStore {
 
   private forget(topic: string): void {
     this.metas.delete(topic)
-    for (const [id, a] of this.appenders) {
-      if (a.topic === topic) {
-        a.close()
-        this.appenders.delete(id)
-      }
-    }
+    this.appenders.forgetTopic(topic)
   }
 
   async close(): Promise<void> {
     if (this.syncTimer) clearInterval(this.syncTimer)
     this.syncTimer = undefined
     await Promise.all([...this.readers].map((r) => r.close()))
-    for (const a of this.appenders.values()) {
-      await a.syncIfDirty()
-      a.close()
-    }
-    this.appenders.clear()
+    await this.appenders.close()
   }
 }

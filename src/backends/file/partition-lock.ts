@@ -1,43 +1,53 @@
-import { closeSync, fstatSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync, writeSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
+import { closeSync, linkSync, lstatSync, lutimesSync, openSync, readSync, renameSync, unlinkSync } from 'node:fs'
 import { TimeoutError, backendError } from '../../core/errors.js'
+import { processState, selfIdentity, type ProcessIdentity } from '../liveness.js'
+import { READ_FLAGS, createFileWith, tempBeside } from './safe-fs.js'
 
 /** Options of the cross-process partition lock. */
 export interface LockOptions {
   /** Give up acquiring after this long. @default 30000 */
   acquireTimeoutMs?: number
-  /** Break a lock held longer than this even if its owner is alive (hung or pid reused). @default 20000 */
+  /**
+   * Break a lock whose owner this process cannot see (another host or pid namespace) when it has
+   * not been touched for this long. Locks of owners it can see are broken only when they are dead.
+   * @default 20000
+   */
   staleMs?: number
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 /** A `.want` marker older than this is left over by a waiter that died: ignored. */
 const WANT_FRESH_MS = 1000
+/** A lock file that is not a twainmq lock (empty, garbage) is broken once untouched this long. */
+const GARBAGE_MS = 2000
+
+interface LockContent extends ProcessIdentity {
+  token: string
+}
 
 /**
- * An exclusive-create lock file holding `<pid> <token> <acquired ms>`. A lock whose owner process is
- * dead is broken at once; one older than `staleMs` is broken as hung. Breaking renames the file to a
- * unique name first and checks that what it renamed is the lock it judged dead, so two processes
- * breaking the same dead lock cannot remove a fresh one.
+ * An exclusive lock file holding its owner's identity (host, boot, pid namespace, pid and the pid's
+ * start time) and a random token. See docs/format.md, "Locks", for why it can neither wedge nor be
+ * broken under a live owner:
+ * - the content is written to a temporary file first and hard-linked into place, so a lock file is
+ *   never empty or partial (a crash or ENOSPC can only leave the temporary file);
+ * - a lock is broken only when its owner is certainly dead (pid gone, reused or from before a
+ *   reboot), or, for an owner this process cannot see, when untouched for `staleMs`; files that are
+ *   not twainmq locks are broken once untouched for 2 s. A stopped (SIGSTOP) owner is alive: its
+ *   lock is kept however long it sleeps, and waiters time out with a retriable `TimeoutError`;
+ * - breaking renames the file aside and checks it moved the inode it judged, so two breakers
+ *   cannot remove a fresh lock; holders re-check ownership before every write (`stillHeld`).
  *
- * The critical section is made of synchronous page-cache operations (microseconds), so the lock is
- * taken and released with synchronous calls: this keeps the hold time minimal.
+ * The critical sections are synchronous page-cache operations (microseconds), so the lock is taken
+ * and released with synchronous calls.
  */
 export class PartitionLock {
   private readonly token = randomBytes(8).toString('hex')
   private readonly acquireTimeoutMs: number
   private readonly staleMs: number
-  /** Inode of the lock file we created; release removes the file only if it is still that one. */
+  /** Inode of the lock file we linked; release removes the file only if it is still that one. */
   private ino = -1
 
   constructor(
@@ -48,25 +58,27 @@ export class PartitionLock {
     this.staleMs = options.staleMs ?? 20_000
   }
 
-  /** Try once; true when acquired. */
+  /** Try once; true when acquired. Throws `BackendError` when the lock cannot be written (disk full, …). */
   tryAcquire(): boolean {
-    let fd: number
+    const tmp = tempBeside(this.path, 'lock')
     try {
-      fd = openSync(this.path, 'wx')
+      createFileWith(tmp, JSON.stringify({ ...selfIdentity(), token: this.token } satisfies LockContent))
+      linkSync(tmp, this.path)
+      this.ino = lstatSync(tmp).ino
+      return true
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
         this.breakIfDead()
         return false
       }
       throw backendError(`Cannot create lock ${this.path}`, e)
-    }
-    try {
-      writeSync(fd, `${process.pid} ${this.token} ${Date.now()}`)
-      this.ino = fstatSync(fd).ino
     } finally {
-      closeSync(fd)
+      try {
+        unlinkSync(tmp)
+      } catch {
+        /* never created */
+      }
     }
-    return true
   }
 
   /** Acquire, waiting with a short backoff; throws `TimeoutError` after `acquireTimeoutMs`. */
@@ -88,7 +100,11 @@ export class PartitionLock {
         if (wait === 4) this.announce() // keep the marker fresh while we wait
       }
     } finally {
-      rmSync(this.wantPath, { force: true })
+      try {
+        unlinkSync(this.wantPath)
+      } catch {
+        /* gone */
+      }
     }
   }
 
@@ -99,7 +115,13 @@ export class PartitionLock {
 
   private announce(): void {
     try {
-      writeFileSync(this.wantPath, String(process.pid))
+      const now = new Date()
+      if (lstatSync(this.wantPath, { throwIfNoEntry: false })?.isFile()) lutimesSync(this.wantPath, now, now)
+      else {
+        const tmp = tempBeside(this.wantPath)
+        createFileWith(tmp, String(process.pid))
+        renameSync(tmp, this.wantPath)
+      }
     } catch {
       /* best effort: the holder then keeps its usual hold limits */
     }
@@ -109,7 +131,7 @@ export class PartitionLock {
   touch(): void {
     try {
       const now = new Date()
-      utimesSync(this.path, now, now)
+      lutimesSync(this.path, now, now)
     } catch {
       /* gone: stillHeld() reports it */
     }
@@ -117,20 +139,20 @@ export class PartitionLock {
 
   /** Whether another process is waiting for this lock (a fresh `.want` marker exists). */
   othersWaiting(): boolean {
-    const st = statSync(this.wantPath, { throwIfNoEntry: false })
+    const st = lstatSync(this.wantPath, { throwIfNoEntry: false })
     return st !== undefined && Date.now() - st.mtimeMs < WANT_FRESH_MS
   }
 
-  /** Whether the lock file is still the one we created (it was not broken as stale). */
+  /** Whether the lock file is still the one we created (it was not broken meanwhile). */
   stillHeld(): boolean {
-    return this.ino >= 0 && statSync(this.path, { throwIfNoEntry: false })?.ino === this.ino
+    return this.ino >= 0 && lstatSync(this.path, { throwIfNoEntry: false })?.ino === this.ino
   }
 
-  /** Release, unless the lock was broken as stale meanwhile and now belongs to someone else. */
+  /** Release, unless the lock was broken meanwhile and now belongs to someone else. */
   release(): void {
-    const st = statSync(this.path, { throwIfNoEntry: false })
-    if (st === undefined || st.ino !== this.ino) return
+    const mine = this.stillHeld()
     this.ino = -1
+    if (!mine) return
     try {
       unlinkSync(this.path)
     } catch (e) {
@@ -138,42 +160,32 @@ export class PartitionLock {
     }
   }
 
-  private read(path: string): string | undefined {
-    try {
-      return readFileSync(path, 'utf8')
-    } catch {
-      return undefined
-    }
-  }
-
   private describeOwner(): string {
-    return this.read(this.path)?.split(' ')[0] ?? 'nobody'
+    const c = readLock(this.path)
+    return c ? `pid ${c.pid} on ${c.host}` : 'an unreadable lock file'
   }
 
   private breakIfDead(): void {
-    const content = this.read(this.path)
-    if (content === undefined) return
-    const [pidText, , timeText] = content.split(' ')
-    const pid = Number(pidText)
-    const since = Number(timeText)
-    // A lock file still being written (no time yet) belongs to a live creator; leave it.
-    if (!Number.isInteger(pid) || !Number.isFinite(since)) return
-    const dead = pid !== process.pid && !alive(pid)
-    // Hung = not refreshed for staleMs: holders that keep the lock touch its mtime (see `touch`).
-    const touched = statSync(this.path, { throwIfNoEntry: false })?.mtimeMs ?? since
-    if (!dead && Date.now() - Math.max(since, touched) < this.staleMs) return
-    const aside = `${this.path}.broken-${this.token}-${randomBytes(4).toString('hex')}`
+    const st = lstatSync(this.path, { throwIfNoEntry: false })
+    if (st === undefined) return
+    const owner = readLock(this.path)
+    const age = Date.now() - st.mtimeMs
+    const state = owner ? processState(owner) : 'garbage'
+    const broken = state === 'dead' || (state === 'unknown' && age > this.staleMs) || (state === 'garbage' && age > GARBAGE_MS)
+    if (!broken) return
+    const aside = tempBeside(this.path, 'broken')
     try {
       renameSync(this.path, aside)
     } catch {
       return // someone else broke or released it
     }
-    if (this.read(aside) !== content) {
-      // We moved a fresh lock taken after our check: put it back unless a newer one exists.
+    if (lstatSync(aside, { throwIfNoEntry: false })?.ino !== st.ino) {
+      // We moved a fresh lock taken after our check: put it back unless a newer one exists (its
+      // owner's `stillHeld` check then tells it before it writes anything).
       try {
         linkSync(aside, this.path)
       } catch {
-        /* a newer lock exists already; release() only ever removes a holder's own lock */
+        /* a newer lock exists already */
       }
     }
     try {
@@ -181,5 +193,31 @@ export class PartitionLock {
     } catch {
       /* already gone */
     }
+  }
+}
+
+/** The owner recorded in a lock file; undefined when it is not a twainmq lock (empty, garbage, a link). */
+function readLock(path: string): LockContent | undefined {
+  let text: string
+  try {
+    const fd = openSync(path, READ_FLAGS)
+    try {
+      const buf = Buffer.alloc(4096)
+      text = buf.toString('utf8', 0, readSync(fd, buf, 0, buf.length, 0))
+    } finally {
+      closeSync(fd)
+    }
+  } catch {
+    return undefined
+  }
+  // `<pid> <token> <ms>`: a lock of twainmq before 0.2, judged by its pid alone.
+  const legacy = /^(\d+) ([0-9a-f]+) \d+$/.exec(text)
+  if (legacy) return { ...selfIdentity(), pid: Number(legacy[1]), start: '?', token: legacy[2] as string }
+  try {
+    const c = JSON.parse(text) as Partial<LockContent>
+    const ok = typeof c.host === 'string' && typeof c.boot === 'string' && typeof c.ns === 'string' && typeof c.start === 'string'
+    return ok && Number.isSafeInteger(c.pid) && typeof c.token === 'string' ? (c as LockContent) : undefined
+  } catch {
+    return undefined
   }
 }

@@ -1,12 +1,13 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
-import { rename, rm, stat, writeFile } from 'node:fs/promises'
+import { closeSync, fstatSync, openSync } from 'node:fs'
+import { basename } from 'node:path'
+import { rm, stat } from 'node:fs/promises'
 import { backendError } from '../../core/errors.js'
 import type { Retention } from '../../core/types.js'
-import { indexPath, segmentPath, startFile } from './layout.js'
+import { indexPath, lockFile, segmentPath, startFile } from './layout.js'
 import { PartitionLock } from './partition-lock.js'
-import { lockFile } from './layout.js'
-import { listSegments, listSegmentsSync, readStartOffset } from './reader.js'
-import { INDEX_ENTRY_BYTES } from './segment-index.js'
+import { basesOf, listPartitionSync, listSegments, listSegmentsSync, readStartOffset, readStartOffsetSync } from './segment-list.js'
+import { lastIndexedFrame } from './segment-index.js'
+import { READ_FLAGS, replaceFile } from './safe-fs.js'
 import { scanSegmentSync } from './segment-scan.js'
 
 /** Next offset to be written in a partition, from its last segment (following a trailing seal). */
@@ -18,29 +19,24 @@ export async function partitionEnd(dir: string, topic: string): Promise<number> 
  * The same, synchronously (a few page-cache reads): lets `tail({ from: 'end' })` fix its start at
  * the moment `tail()` is called, so a message sent right after is never missed.
  */
-export function partitionEndSync(dir: string, topic: string): number {
-  const bases = listSegmentsSync(dir, topic)
+export function partitionEndSync(dir: string, topic: string, bases = listSegmentsSync(dir, topic)): number {
   let base = bases.length ? (bases[bases.length - 1] as number) : 0
   for (;;) {
     let fd: number
     try {
-      fd = openSync(segmentPath(dir, base), 'r')
-    } catch {
-      return base // sealed into a successor not created yet
+      fd = openSync(segmentPath(dir, base), READ_FLAGS)
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return base // sealed into a successor not created yet
+      throw backendError(`Cannot open segment ${segmentPath(dir, base)}`, e)
     }
     try {
       let from = 0
       let next = base
       try {
-        const ifd = openSync(indexPath(dir, base), 'r')
+        const ifd = openSync(indexPath(dir, base), READ_FLAGS)
         try {
-          const n = Math.floor(fstatSync(ifd).size / INDEX_ENTRY_BYTES)
-          if (n > 0) {
-            const e = Buffer.allocUnsafe(INDEX_ENTRY_BYTES)
-            readSync(ifd, e, 0, INDEX_ENTRY_BYTES, (n - 1) * INDEX_ENTRY_BYTES)
-            from = e.readDoubleLE(8)
-            next = e.readDoubleLE(0)
-          }
+          const hit = lastIndexedFrame(fd, ifd, fstatSync(ifd).size)
+          if (hit) ({ position: from, offset: next } = hit)
         } finally {
           closeSync(ifd)
         }
@@ -48,17 +44,27 @@ export function partitionEndSync(dir: string, topic: string): number {
         /* no index: scan from 0 */
       }
       const size = fstatSync(fd).size
-      if (from > size) {
-        from = 0
-        next = base
-      }
-      const scan = scanSegmentSync(fd, segmentPath(dir, base), from, size, next)
+      const scan = scanSegmentSync(fd, from, size, next)
+      // Damage ends what can be read (and written): the end is where the readable records end.
       if (scan.sealedTo === undefined) return scan.nextOffset
       base = scan.sealedTo
     } finally {
       closeSync(fd)
     }
   }
+}
+
+/**
+ * Start and end of a partition from one directory listing, synchronously; the trim mark is read only
+ * when it is listed. `offsets()` of a topic does this for every partition: two listings and a failed
+ * open of the (usually absent) mark per partition made it 1.5 s at 10,000 partitions.
+ */
+export function partitionSpanSync(dir: string, topic: string): { start: number; end: number } {
+  const names = listPartitionSync(dir, topic)
+  const bases = basesOf(names)
+  const mark = names.includes(basename(startFile(dir))) ? readStartOffsetSync(dir) : 0
+  const end = partitionEndSync(dir, topic, bases)
+  return { start: Math.min(Math.max(mark, bases[0] ?? 0), end), end }
 }
 
 /** First retained offset: the trim mark or the first segment's base, whichever is later. */
@@ -68,9 +74,7 @@ export async function partitionStart(dir: string, topic: string): Promise<number
 }
 
 async function writeStart(dir: string, offset: number): Promise<void> {
-  const tmp = `${startFile(dir)}.${process.pid}.tmp`
-  await writeFile(tmp, String(offset))
-  await rename(tmp, startFile(dir))
+  replaceFile(startFile(dir), String(offset))
 }
 
 /**

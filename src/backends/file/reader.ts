@@ -1,83 +1,29 @@
-import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync } from 'node:fs'
-import { readdir } from 'node:fs/promises'
-import { TopicCorruptError, TopicNotFoundError, backendError } from '../../core/errors.js'
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs'
+import { backendError, type TopicCorruptError } from '../../core/errors.js'
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
 import type { PartitionReader } from '../backend.js'
-import { FLAG_SEAL, decodeBatch, frameCrcOk, readFrameHeader } from './batch-format.js'
-import { indexPath, segmentBase, segmentPath, startFile } from './layout.js'
+import { FLAG_SEAL, HEADER_BYTES, decodeBatch, frameCrcOk, readFrameHeader } from './batch-format.js'
+import type { FdHolder, FdPool } from './fd-pool.js'
+import { indexPath, segmentPath } from './layout.js'
 import { indexLookup } from './segment-index.js'
+import { damageError } from './segment-scan.js'
+import { listSegmentsSync, readStartOffsetSync, segmentEndFault, segmentFor } from './segment-list.js'
 
 const CHUNK = 1 << 20
+/** No buffer: a reader without an open segment (never read, or evicted) holds no memory for it. */
+const EMPTY = Buffer.alloc(0)
+const MIN_BUFFER = 4096
 
-/** Sorted base offsets of a partition's segments. */
-export async function listSegments(dir: string, topic: string): Promise<number[]> {
-  let names: string[]
-  try {
-    names = await readdir(dir)
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new TopicNotFoundError(`Topic "${topic}" does not exist (no ${dir})`)
-    throw backendError(`Cannot list ${dir}`, e)
-  }
-  return basesOf(names)
-}
-
-/** Sorted base offsets of a partition's segments, synchronously. */
-export function listSegmentsSync(dir: string, topic: string): number[] {
-  let names: string[]
-  try {
-    names = readdirSync(dir)
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new TopicNotFoundError(`Topic "${topic}" does not exist (no ${dir})`)
-    throw backendError(`Cannot list ${dir}`, e)
-  }
-  return basesOf(names)
-}
-
-function basesOf(names: string[]): number[] {
-  const bases: number[] = []
-  for (const n of names) {
-    const b = segmentBase(n)
-    if (b !== undefined) bases.push(b)
-  }
-  return bases.sort((a, b) => a - b)
-}
-
-/** Logical start offset written by `trim` (0 when never trimmed). */
-export async function readStartOffset(dir: string): Promise<number> {
-  return readStartOffsetSync(dir)
-}
-
-export function readStartOffsetSync(dir: string): number {
-  try {
-    const n = Number(readFileSync(startFile(dir), 'utf8').trim())
-    return Number.isSafeInteger(n) && n >= 0 ? n : 0
-  } catch {
-    return 0
-  }
-}
-
-/** Index of the last base ≤ offset (0 when all are greater). */
-export function segmentFor(bases: readonly number[], offset: number): number {
-  let lo = 0
-  let hi = bases.length - 1
-  let best = 0
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1
-    if ((bases[mid] as number) <= offset) {
-      best = mid
-      lo = mid + 1
-    } else hi = mid - 1
-  }
-  return best
-}
+export { listSegments, listSegmentsSync, readStartOffset, readStartOffsetSync, segmentFor } from './segment-list.js'
 
 /**
  * Reads one partition forward from an offset: seeks through the segment list and sparse index
  * (O(log n)), then reads whole frames in 1 MiB chunks, follows seal frames into the next segment,
- * and stops quietly at an incomplete frame (a write in progress or a torn tail).
+ * and stops quietly at an incomplete frame (a write in progress or a torn tail). With a pool, its
+ * segment fd may be closed between reads (`closeFds`); the next read reopens where it was.
  */
-export class FilePartitionReader implements PartitionReader {
+export class FilePartitionReader implements PartitionReader, FdHolder {
   /** Open segment file descriptor. */
   private fh: number | undefined
   /** Segment bytes [winPos, winPos + winLen) are in `buf`. */
@@ -85,7 +31,16 @@ export class FilePartitionReader implements PartitionReader {
   private winLen = 0
   private segBase = -1
   private pos = 0
-  private buf = Buffer.allocUnsafe(CHUNK)
+  /** End offset of the last frame passed in this segment (-1: unknown, after a seek into it). */
+  private prevEnd = -1
+  /** Byte position where the end of this segment's data was last found clean (see `endOfData`). */
+  private checkedEnd = -1
+  /** Inode of the segment when `closeFds` closed it. */
+  private ino = -1
+  private verifying = false
+  private buf = EMPTY
+  /** The last window filled `buf`: the next one is read into a larger buffer. */
+  private grow = false
   private closed = false
 
   constructor(
@@ -94,6 +49,8 @@ export class FilePartitionReader implements PartitionReader {
     readonly partition: number,
     private readonly keys: KeyCodec,
     public next: number,
+    /** Caps the fds of all the store's readers and appenders. */
+    private readonly pool?: FdPool,
   ) {}
 
   seek(offset: number): void {
@@ -112,7 +69,9 @@ export class FilePartitionReader implements PartitionReader {
   private readSync(max: number): Message[] {
     const out: Message[] = []
     if (this.closed) return out
-    if (this.fh === undefined && !this.locate()) return out
+    if (this.fh === undefined) {
+      if (!this.reopen()) return out
+    } else this.pool?.touch(this)
     for (let hops = 0; out.length < max && hops < 64; hops++) {
       const fd = this.fh as number
       // Parse from the bytes already read when `pos` is inside them (a consumer reads a few hundred
@@ -121,10 +80,15 @@ export class FilePartitionReader implements PartitionReader {
       if (!(this.pos >= this.winPos && this.pos < this.winPos + this.winLen)) {
         // Synchronous: a page-cache read of at most 1 MiB costs less than a thread-pool round trip,
         // and it leaves no idle gap between chunks.
+        if (this.grow && this.buf.length < CHUNK) this.buf = Buffer.allocUnsafe(Math.min(CHUNK, this.buf.length * 8))
         this.winLen = readSync(fd, this.buf, 0, this.buf.length, this.pos)
         this.winPos = this.pos
         fresh = true
-        if (this.winLen === 0) return out
+        this.grow = this.winLen === this.buf.length && this.buf.length < CHUNK // a backlog: read more at a time
+        if (this.winLen === 0) {
+          if (this.endOfData(out, this.pos)) continue
+          return out
+        }
       }
       const end = this.winLen
       let rel = this.pos - this.winPos
@@ -133,7 +97,8 @@ export class FilePartitionReader implements PartitionReader {
       let atEnd = false
       while (out.length < max) {
         const h = readFrameHeader(this.buf, rel, end)
-        if (h === undefined || h === 'short') {
+        if (typeof h !== 'object') {
+          if (h === 'bad') return this.damaged(out, this.winPos + rel, 'not a valid frame header')
           if (h === 'short' && fresh && rel === 0 && end === this.buf.length) {
             // A frame larger than the buffer: grow and read again.
             this.buf = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.buf.readUInt32LE(4)))
@@ -142,26 +107,31 @@ export class FilePartitionReader implements PartitionReader {
           } else atEnd = true
           break
         }
-        if (!frameCrcOk(this.buf, rel, h.length)) {
-          const size = fstatSync(fd).size
-          if (this.winPos + rel + h.length < size) {
-            throw new TopicCorruptError(
-              `Segment ${segmentPath(this.dir, this.segBase)} is corrupt at byte ${this.winPos + rel} (offset ${h.baseOffset}): CRC mismatch`,
-            )
-          }
-          atEnd = true // a torn tail; the next writer truncates it
-          break
+        const frameEnd = h.baseOffset + h.count
+        // A frame starting below the end of the one before it was misplaced by a writer whose lock
+        // was broken (its send failed): skipped, as writers skip it. A gap (after a repair) is fine.
+        const inOrder = h.baseOffset >= this.prevEnd
+        const wanted = inOrder && frameEnd > this.next
+        // A whole frame failing its CRC is damage even at the very end: a write in progress or a torn
+        // write is never whole (its header, which has its own CRC, says how long it is). A frame
+        // wholly below `next` behind such a header is passed over unchecked: its records are not wanted.
+        if ((wanted || h.flags & FLAG_SEAL || h.headerBytes !== HEADER_BYTES) && !frameCrcOk(this.buf, rel, h.length)) {
+          return this.damaged(out, this.winPos + rel, 'a frame fails its CRC check')
         }
         if (h.flags & FLAG_SEAL) {
-          this.openSegment(h.baseOffset, 0)
+          if (this.openSegment(h.baseOffset, 0)) this.prevEnd = h.baseOffset
           moved = switched = true
           break
         }
-        if (h.baseOffset + h.count > this.next) {
+        if (wanted) {
           const n = decodeBatch(this.buf, rel, h, this.topic, this.partition, this.keys, this.next, max - out.length, out)
           if (n > 0) this.next = (out[out.length - 1] as Message).offset + 1
-          if (this.next < h.baseOffset + h.count) break // limit reached inside this frame
+          if (this.next < frameEnd) {
+            if (out.length >= max) break // limit reached inside this frame
+            this.next = frameEnd // a frame without records keeps its offsets reserved (repair writes such a marker)
+          }
         }
+        if (inOrder) this.prevEnd = frameEnd
         rel += h.length
         moved = true
       }
@@ -171,13 +141,62 @@ export class FilePartitionReader implements PartitionReader {
         // The window ends in an incomplete frame. Read again from here next time (more may have been
         // written); but if this window was just read and was short, that is the end of the data now.
         this.winLen = 0
-        if (fresh && end < this.buf.length) return out
+        if (fresh && end < this.buf.length) {
+          if (this.endOfData(out, this.winPos + end)) continue
+          return out
+        }
         if (!moved && fresh) return out
         continue
       }
       if (!moved) return out
     }
     return out
+  }
+
+  /**
+   * A history reading a partition to its end offset calls this: that offset stops before damage
+   * (writers refuse to append after it), so what follows `next` must be a clean end or a write in
+   * progress, else this throws the `TopicCorruptError` rather than let the history end short.
+   */
+  async verifyEnd(): Promise<void> {
+    const at = this.next
+    // The end offset lies in the last segment, so its seal need not be checked (`endOfData` skipped).
+    this.verifying = true
+    try {
+      if (this.readSync(1).length > 0) this.seek(at) // appended meanwhile: not this reader's business
+    } finally {
+      this.verifying = false
+    }
+  }
+
+  /**
+   * Damage at byte `position` of the open segment. Records decoded before it are delivered first
+   * (the reader stays in front of the damage, so its next read throws at once); then it throws.
+   */
+  private damaged(out: Message[], position: number, reason: string): Message[] {
+    if (out.length > 0) {
+      this.pos = position
+      return out
+    }
+    throw this.fault(position, reason)
+  }
+
+  /**
+   * The segment's bytes end at `seen` with no whole frame after `pos`: "no more data yet" only in
+   * the last segment, and only if it did not shrink (see `segmentEndFault`). Checked once per end
+   * position, so an idle tail costs nothing more. True when bytes arrived meanwhile (read again).
+   */
+  private endOfData(out: Message[], seen: number): boolean {
+    if (this.pos === this.checkedEnd || this.verifying) return false
+    const fault = segmentEndFault(this.dir, this.topic, this.segBase, this.fh as number, this.pos, seen)
+    if (fault === 'grew') return true
+    if (fault === undefined) this.checkedEnd = this.pos
+    else if (out.length === 0) throw this.fault(this.pos, fault)
+    return false
+  }
+
+  private fault(position: number, reason: string): TopicCorruptError {
+    return damageError(segmentPath(this.dir, this.segBase), { position, offset: this.prevEnd >= 0 ? this.prevEnd : this.next, reason })
   }
 
   /** Find the segment and byte position for `next`; false when the segment does not exist yet. */
@@ -191,23 +210,52 @@ export class FilePartitionReader implements PartitionReader {
     return this.openSegment(base, -1)
   }
 
+  /** Continue at (segBase, pos) after `closeFds`, else find `next`. */
+  private reopen(): boolean {
+    if (this.segBase < 0) return this.locate()
+    let size = -1
+    try {
+      const st = statSync(segmentPath(this.dir, this.segBase))
+      // Another file now (rewritten by `twainmq repair`): byte positions changed, offsets did not.
+      if (st.ino === this.ino) size = st.size
+    } catch {
+      /* deleted by retention or trim: find `next` afresh */
+    }
+    if (size >= 0 && size < this.pos) throw this.fault(size, `the segment shrank to ${size} bytes, below byte ${this.pos} already read`)
+    // An idle partition costs a stat, not an fd (a tail over 10,000 partitions polls them all).
+    if (size >= 0 && size === this.pos) return false
+    if (size >= 0 && this.openSegment(this.segBase, this.pos)) return true
+    this.release()
+    return this.locate()
+  }
+
   /** Open segment `base` at byte `at` (-1: look up `next` in the sparse index). */
   private openSegment(base: number, at: number): boolean {
+    // Resuming where it was (after `closeFds`) keeps what is known about the frames before `pos`.
+    const resume = base === this.segBase && at >= 0
     this.release()
     let fd: number
+    this.pool?.opening(this)
     try {
       fd = openSync(segmentPath(this.dir, base), 'r')
     } catch (e) {
+      this.pool?.closed(this)
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false // sealed, successor not created yet
       throw backendError(`Cannot open segment ${segmentPath(this.dir, base)}`, e)
     }
     if (this.closed) {
       closeSync(fd)
+      this.pool?.closed(this)
       return false
     }
     this.fh = fd
+    if (!resume) this.prevEnd = this.checkedEnd = -1
     this.segBase = base
-    this.pos = at >= 0 ? at : indexLookup(indexPath(this.dir, base), this.next, fstatSync(fd).size)
+    const size = fstatSync(fd).size
+    this.pos = at >= 0 ? at : indexLookup(indexPath(this.dir, base), this.next, fd, size)
+    // Sized to the bytes there now (≥ 4 KiB, ≤ 1 MiB), growing when a read fills it: a 1 MiB buffer
+    // per reopen kept a tail over 10,000 partitions (its readers evicted in turn) busy in the GC.
+    if (this.buf.length === 0) this.buf = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(MIN_BUFFER, size - this.pos)))
     return true
   }
 
@@ -222,11 +270,23 @@ export class FilePartitionReader implements PartitionReader {
       } catch {
         /* already closed */
       }
+      this.pool?.closed(this)
     }
+  }
+
+  /** The pool needs the fd: close it, keep the segment and byte position (reopening is one `open`), drop the buffer. */
+  closeFds(): void {
+    const base = this.segBase
+    this.ino = this.fh === undefined ? -1 : fstatSync(this.fh).ino
+    this.release()
+    this.segBase = base
+    this.buf = EMPTY
   }
 
   async close(): Promise<void> {
     this.closed = true
     this.release()
+    this.buf = EMPTY
+    this.pool?.forget(this)
   }
 }

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs'
+import { fstatSync, readFileSync, readSync } from 'node:fs'
+import { FLAG_SEAL, HEADER_BYTES, readFrameHeader } from './batch-format.js'
 
 /** Sparse index entry: the first offset of a frame and the frame's byte position in its segment. */
 export const INDEX_ENTRY_BYTES = 16
@@ -14,11 +15,15 @@ export function encodeIndexEntry(offset: number, position: number): Buffer {
 }
 
 /**
- * Byte position in a segment to start scanning from to reach `offset`: the last index entry at or
- * before it (0 without an index). Only whole entries count; an index that lags the segment (a
- * writer died between the two writes) only means a longer scan. O(log n) in the entries.
+ * Byte position in segment `fd` (of `segmentSize` bytes) to start scanning from to reach `offset`:
+ * the last index entry at or before it (0 without an index). Only whole entries count, and the entry
+ * picked is checked against the segment first: one that does not point at a frame holding the
+ * offset it names (a damaged index) is passed over for an earlier one, else 0, so a bad index only
+ * lengthens the scan and never makes a reader start mid-frame or past records. An index that lags
+ * its segment (a writer died between the two writes) also only means a longer scan. O(log n) in
+ * the entries, plus one header read.
  */
-export function indexLookup(idxPath: string, offset: number, segmentSize: number): number {
+export function indexLookup(idxPath: string, offset: number, fd: number, segmentSize: number): number {
   let buf: Buffer
   try {
     buf = readFileSync(idxPath)
@@ -27,15 +32,55 @@ export function indexLookup(idxPath: string, offset: number, segmentSize: number
   }
   let lo = 0
   let hi = Math.floor(buf.length / INDEX_ENTRY_BYTES) - 1
-  let best = 0
+  let hit = -1
   while (lo <= hi) {
     const mid = (lo + hi) >> 1
-    const o = buf.readDoubleLE(mid * INDEX_ENTRY_BYTES)
-    if (o <= offset) {
-      const pos = buf.readDoubleLE(mid * INDEX_ENTRY_BYTES + 8)
-      if (pos <= segmentSize) best = pos
+    if (buf.readDoubleLE(mid * INDEX_ENTRY_BYTES) <= offset) {
+      hit = mid
       lo = mid + 1
     } else hi = mid - 1
   }
-  return best
+  const head = Buffer.allocUnsafe(HEADER_BYTES)
+  for (let i = hit; i >= 0 && i > hit - FALLBACKS; i--) {
+    const o = buf.readDoubleLE(i * INDEX_ENTRY_BYTES)
+    const position = buf.readDoubleLE(i * INDEX_ENTRY_BYTES + 8)
+    if (o <= offset && isFrameOf(fd, position, o, segmentSize, head)) return position
+  }
+  return 0
+}
+
+/** How many entries before the one wanted are tried when it is bad (then the scan starts at 0). */
+const FALLBACKS = 8
+
+/**
+ * Whether byte `position` of segment `fd` (`size` bytes) starts a records frame (not a seal) whose
+ * first offset is `offset`: what every index entry must point at. `head` is scratch space.
+ */
+export function isFrameOf(fd: number, position: number, offset: number, size: number, head: Buffer = Buffer.allocUnsafe(HEADER_BYTES)): boolean {
+  if (!Number.isSafeInteger(position) || position < 0 || position >= size) return false
+  const got = readSync(fd, head, 0, HEADER_BYTES, position)
+  // A valid header of a frame longer than these bytes reads as 'short'; a whole one as an object.
+  const h = readFrameHeader(head, 0, got)
+  if (!((h === 'short' && got === HEADER_BYTES) || typeof h === 'object')) return false
+  return head.readDoubleLE(16) === offset && (head.readUInt8(13) & FLAG_SEAL) === 0
+}
+
+/**
+ * The last entry of an index (open as `idxFd`, `idxBytes` of whole entries) that points at a frame
+ * of segment `fd` holding the offset it names. Entries are checked before they are trusted: a bogus
+ * one (pointing mid-frame, past the end, or at a frame of another offset) is passed over, so nobody
+ * ever scans, or cuts, from a wrong position.
+ */
+export function lastIndexedFrame(fd: number, idxFd: number, idxBytes: number): { position: number; offset: number } | undefined {
+  const size = fstatSync(fd).size
+  const entry = Buffer.allocUnsafe(INDEX_ENTRY_BYTES)
+  const head = Buffer.allocUnsafe(HEADER_BYTES)
+  const last = Math.floor(idxBytes / INDEX_ENTRY_BYTES) - 1
+  for (let i = last; i >= 0 && i > last - FALLBACKS; i--) {
+    readSync(idxFd, entry, 0, INDEX_ENTRY_BYTES, i * INDEX_ENTRY_BYTES)
+    const offset = entry.readDoubleLE(0)
+    const position = entry.readDoubleLE(8)
+    if (isFrameOf(fd, position, offset, size, head)) return { position, offset }
+  }
+  return undefined
 }

@@ -2,6 +2,7 @@ import { open } from 'node:fs/promises'
 import type { KeyCodec } from '../../core/keys.js'
 import { HEADER_BYTES, readFrameHeader } from './batch-format.js'
 import { segmentPath } from './layout.js'
+import { damageError } from './segment-scan.js'
 import { FilePartitionReader, listSegments } from './reader.js'
 import { partitionStart } from './partition-span.js'
 
@@ -17,7 +18,9 @@ async function firstTimestamp(dir: string, base: number): Promise<number | undef
     const { bytesRead } = await fh.read(b, 0, HEADER_BYTES, 0)
     // Only the header is needed; pretend the frame fits so 'short' does not hide it.
     const h = readFrameHeader(b, 0, bytesRead < HEADER_BYTES ? bytesRead : Number.MAX_SAFE_INTEGER)
-    return h && h !== 'short' && h.count > 0 ? h.firstTimestamp : undefined
+    // A damaged first header must not read as "no timestamp": the search would quietly skip it.
+    if (h === 'bad') throw damageError(segmentPath(dir, base), { position: 0, offset: base, reason: 'not a valid frame header' })
+    return typeof h === 'object' && h.count > 0 ? h.firstTimestamp : undefined
   } finally {
     await fh.close()
   }

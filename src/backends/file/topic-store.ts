@@ -3,7 +3,9 @@ import { mkdir, readFile, readdir, rename, rm, writeFile, open as openFile } fro
 import { join } from 'node:path'
 import { TopicCorruptError, TopicExistsError, TopicNotFoundError, backendError } from '../../core/errors.js'
 import type { TopicMeta } from '../backend.js'
+import { keyCodec } from '../../core/keys.js'
 import { TOPIC_FILE, indexPath, segmentPath, topicDir, topicFile } from './layout.js'
+import { isRealDir } from './safe-fs.js'
 
 const rand = () => randomBytes(6).toString('hex')
 
@@ -23,9 +25,9 @@ export async function syncDir(dir: string): Promise<void> {
  * and of two concurrent creators exactly one wins (the other gets `TopicExistsError`).
  */
 export async function createTopicDir(root: string, meta: TopicMeta, durable: boolean): Promise<void> {
-  await mkdir(root, { recursive: true })
   const tmp = join(root, `~creating-${meta.name}-${rand()}`)
   try {
+    await mkdir(root, { recursive: true })
     await mkdir(tmp)
     await writeFile(join(tmp, TOPIC_FILE), JSON.stringify({ format: 'twainmq-native', version: 1, ...meta }, null, 2) + '\n')
     for (let p = 0; p < meta.partitions; p++) {
@@ -44,6 +46,8 @@ export async function createTopicDir(root: string, meta: TopicMeta, durable: boo
       throw backendError(`Cannot create topic "${meta.name}"`, e)
     }
     if (durable) await syncDir(root)
+  } catch (e) {
+    throw backendError(`Cannot create topic "${meta.name}" in ${root}`, e)
   } finally {
     await rm(tmp, { recursive: true, force: true }).catch(() => undefined)
   }
@@ -63,26 +67,53 @@ export async function deleteTopicDir(root: string, name: string): Promise<void> 
 }
 
 export async function readTopicMeta(root: string, name: string): Promise<TopicMeta> {
+  const file = topicFile(root, name)
   let text: string
   try {
-    text = await readFile(topicFile(root, name), 'utf8')
+    if (!isRealDir(topicDir(root, name), 'topic directory')) throw new TopicNotFoundError(`Topic "${name}" does not exist in ${root}`)
+    text = await readFile(file, 'utf8')
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new TopicNotFoundError(`Topic "${name}" does not exist in ${root}`)
     throw backendError(`Cannot read topic "${name}"`, e)
   }
+  return parseTopicMeta(text, file, name)
+}
+
+/**
+ * Check a stored configuration field by field: a damaged topic.json is reported as
+ * `TopicCorruptError` naming the file and the field, never turned into a `TypeError` later (or a
+ * send that never settles) and never silently replaced by defaults.
+ */
+export function parseTopicMeta(text: string, file: string, name: string): TopicMeta {
+  const bad = (what: string, cause?: unknown) => new TopicCorruptError(`Config ${file} of topic "${name}" is damaged: ${what}`, { file, cause })
+  let j: Record<string, unknown>
   try {
-    const j = JSON.parse(text) as TopicMeta & { format?: string; version?: number }
-    return {
-      name: j.name,
-      partitions: j.partitions,
-      keyType: j.keyType,
-      messageTypes: j.messageTypes ?? [],
-      retention: j.retention ?? {},
-      maxMessageBytes: j.maxMessageBytes,
-      createdAt: j.createdAt,
-    }
+    j = JSON.parse(text) as Record<string, unknown>
   } catch (cause) {
-    throw new TopicCorruptError(`Config ${topicFile(root, name)} of topic "${name}" is not valid JSON`, { cause })
+    throw bad('not valid JSON', cause)
+  }
+  if (typeof j !== 'object' || j === null || Array.isArray(j)) throw bad('not a JSON object')
+  if (j.name !== name) throw bad(`"name" is ${JSON.stringify(j.name)}`)
+  if (!Number.isInteger(j.partitions) || (j.partitions as number) < 1 || (j.partitions as number) > 10_000) throw bad(`"partitions" is ${JSON.stringify(j.partitions)}`)
+  try {
+    keyCodec(j.keyType)
+  } catch (cause) {
+    throw bad(`"keyType" is ${JSON.stringify(j.keyType)}`, cause)
+  }
+  const types = j.messageTypes ?? []
+  if (!Array.isArray(types) || !types.every((t) => typeof t === 'string')) throw bad(`"messageTypes" is ${JSON.stringify(types)}`)
+  const retention = j.retention ?? {}
+  if (typeof retention !== 'object' || retention === null || Array.isArray(retention)) throw bad(`"retention" is ${JSON.stringify(retention)}`)
+  if (!Number.isInteger(j.maxMessageBytes) || (j.maxMessageBytes as number) < 1) throw bad(`"maxMessageBytes" is ${JSON.stringify(j.maxMessageBytes)}`)
+  if (typeof j.createdAt !== 'number') throw bad(`"createdAt" is ${JSON.stringify(j.createdAt)}`)
+  return {
+    name,
+    partitions: j.partitions as number,
+    keyType: j.keyType as TopicMeta['keyType'],
+    messageTypes: types as string[],
+    retention: retention as TopicMeta['retention'],
+    maxMessageBytes: j.maxMessageBytes as number,
+    createdAt: j.createdAt,
   }
 }
 

@@ -5,11 +5,31 @@ import { SEGMENT_EXT } from './layout.js'
 interface Entry {
   /** Listener → whether it keeps the process alive. */
   listeners: Map<() => void, boolean>
+  /** How many listeners are persistent (kept, not recounted: a tail of 10,000 partitions subscribes 10,000 times). */
+  persistent: number
+  /** Undefined when it could not start or failed: then the poll tick is this directory's only source. */
   raw: NodeWatcher | undefined
   /** Started while at least one listener is persistent (chokidar cannot be unref'd). */
   chokidar: ChokidarWatcher | undefined
   suffix: string
 }
+
+/**
+ * Directories that get a chokidar watcher besides the raw one. chokidar adds a directory read, a
+ * watch per file and a few hundred objects per directory: for a tail over 10,000 partitions that
+ * is 20,000 inotify watches and seconds of set-up, for events the raw watch already delivers
+ * (inotify on a directory reports changes to the files in it). Beyond this many, the raw watch and
+ * the poll tick remain.
+ */
+const CHOKIDAR_MAX_DIRS = 64
+
+/**
+ * Directories woken per poll tick when the raw watch works for them. Up to this many, every
+ * directory is woken on every tick; beyond it, the tick works through them in slices (at 10,000
+ * directories each is polled every 10 ticks) rather than make every tail read every partition four
+ * times a second. Directories without a working raw watch are woken on every tick.
+ */
+const POLL_SLICE = 1000
 
 /** Options of the watch hub. */
 export interface WatchHubOptions {
@@ -23,15 +43,23 @@ export interface WatchHubOptions {
  *
  * Three sources wake tails (a wake means "read again"; spurious ones are harmless):
  * - a raw `fs.watch` (inotify) on the directory: sub-millisecond notice of appends by other processes;
- * - chokidar on the directory: new and removed segments. Its `change` events are throttled to one
- *   per 50 ms per path and drop the rest, so it cannot be the latency path on its own;
- * - a poll tick (`pollMs`) in case an event is lost (network file systems, overflowed queues).
+ * - chokidar on the directory (the first `CHOKIDAR_MAX_DIRS` of them): new and removed segments.
+ *   Its `change` events are throttled to one per 50 ms per path and drop the rest, so it cannot be
+ *   the latency path on its own;
+ * - a poll tick (`pollMs`) in case an event is lost (network file systems, overflowed queues),
+ *   in slices of `POLL_SLICE` directories when more are watched.
  * Appends by this process wake tails directly through {@link WatchHub.notify}.
  */
 export class WatchHub {
   private readonly entries = new Map<string, Entry>()
   private timer: NodeJS.Timeout | undefined
   private readonly pollMs: number
+  /** Entries with a persistent listener (the timer is ref'd while there are any). */
+  private persistentEntries = 0
+  /** Entries with a chokidar watcher. */
+  private chokidars = 0
+  /** Where the next sliced poll tick starts. */
+  private pollFrom = 0
 
   constructor(options: WatchHubOptions = {}) {
     this.pollMs = options.pollMs ?? 250
@@ -47,7 +75,7 @@ export class WatchHub {
       e = this.start(dir, suffix)
       this.entries.set(dir, e)
     }
-    e.listeners.set(listener, persistent)
+    this.setListener(e, listener, persistent)
     this.reconcile(dir, e)
     let done = false
     return () => {
@@ -55,7 +83,7 @@ export class WatchHub {
       done = true
       const cur = this.entries.get(dir)
       if (!cur) return
-      cur.listeners.delete(listener)
+      this.setListener(cur, listener, undefined)
       if (cur.listeners.size === 0) {
         this.entries.delete(dir)
         this.stop(cur)
@@ -67,26 +95,34 @@ export class WatchHub {
     }
   }
 
+  /** Add (`persistent` true/false) or remove (undefined) a listener, keeping the persistent counts. */
+  private setListener(e: Entry, listener: () => void, persistent: boolean | undefined): void {
+    const before = e.persistent > 0
+    if (e.listeners.get(listener)) e.persistent--
+    if (persistent === undefined) e.listeners.delete(listener)
+    else e.listeners.set(listener, persistent)
+    if (persistent) e.persistent++
+    this.persistentEntries += Number(e.persistent > 0) - Number(before)
+  }
+
   /** Keep handles referenced only while some listener is persistent. */
   private reconcile(dir: string, e: Entry): void {
-    const persistent = [...e.listeners.values()].some(Boolean)
-    if (persistent) {
+    if (e.persistent > 0) {
       e.raw?.ref()
-      e.chokidar ??= this.startChokidar(dir, e.suffix)
+      if (!e.chokidar && this.chokidars < CHOKIDAR_MAX_DIRS) {
+        e.chokidar = this.startChokidar(dir, e.suffix)
+        this.chokidars++
+      }
     } else {
       e.raw?.unref()
-      if (e.chokidar) {
-        closeChokidar(e.chokidar)
-        e.chokidar = undefined
-      }
+      this.stopChokidar(e)
     }
     this.reconcileTimer()
   }
 
   private reconcileTimer(): void {
     this.timer ??= setInterval(() => this.tick(), this.pollMs)
-    const persistent = [...this.entries.values()].some((e) => [...e.listeners.values()].some(Boolean))
-    if (persistent) this.timer.ref()
+    if (this.persistentEntries > 0) this.timer.ref()
     else this.timer.unref()
   }
 
@@ -101,7 +137,16 @@ export class WatchHub {
   }
 
   private tick(): void {
-    for (const e of this.entries.values()) for (const l of e.listeners.keys()) l()
+    const n = this.entries.size
+    const slice = Math.min(n, POLL_SLICE)
+    const from = this.pollFrom % Math.max(n, 1)
+    let i = 0
+    for (const e of this.entries.values()) {
+      // Position relative to this tick's slice [from, from + slice), wrapping around.
+      const k = (i++ - from + n) % n
+      if (k < slice || e.raw === undefined) for (const l of e.listeners.keys()) l()
+    }
+    this.pollFrom = from + slice
   }
 
   private start(dir: string, suffix: string): Entry {
@@ -110,13 +155,16 @@ export class WatchHub {
       raw = fsWatch(dir, { persistent: true }, (_event, name) => {
         if (name === null || String(name).endsWith(suffix)) this.fire(dir)
       })
-      raw.on('error', () => {
-        /* the poll tick keeps tails going */
-      })
     } catch {
       raw = undefined // directory gone or inotify limit: chokidar and the poll tick remain
     }
-    return { listeners: new Map(), raw, chokidar: undefined, suffix }
+    const e: Entry = { listeners: new Map(), persistent: 0, raw, chokidar: undefined, suffix }
+    raw?.on('error', () => {
+      // The poll tick keeps tails going, on every tick from now on.
+      if (e.raw === raw) e.raw = undefined
+      raw.close()
+    })
+    return e
   }
 
   private startChokidar(dir: string, suffix: string): ChokidarWatcher {
@@ -134,9 +182,18 @@ export class WatchHub {
     return chokidar
   }
 
+  private stopChokidar(e: Entry): void {
+    if (!e.chokidar) return
+    closeChokidar(e.chokidar)
+    e.chokidar = undefined
+    this.chokidars--
+  }
+
   private stop(e: Entry): void {
     e.raw?.close()
-    if (e.chokidar) closeChokidar(e.chokidar)
+    this.stopChokidar(e)
+    if (e.persistent > 0) this.persistentEntries--
+    e.persistent = 0
   }
 
   /** Close every watcher and the timer. */

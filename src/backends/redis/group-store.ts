@@ -1,4 +1,5 @@
 import { hostname } from 'node:os'
+import { pidAlive } from '../liveness.js'
 import { InvalidArgumentError } from '../../core/errors.js'
 import { checkGroupName } from '../../core/names.js'
 import { assignPartitions, tpKey, type TopicPartition } from '../assign.js'
@@ -19,15 +20,6 @@ interface StoredMember {
   sessionTimeoutMs: number
   /** Closing: keeps its session and leases while it drains, assigned nothing new. */
   leaving?: boolean
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }
 
 /** A member on this host whose process is gone is dead at once (as on the file backend). */

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os'
 import { Cluster } from 'ioredis'
+import { pidAlive } from '../liveness.js'
 import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import { keyCodec } from '../../core/keys.js'
 import { checkGroupName } from '../../core/names.js'
@@ -22,15 +23,6 @@ interface StoredSpec {
   pid?: number
   host?: string
   mode?: string
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }
 
 const isNoGroup = (e: unknown): boolean => e instanceof Error && /NOGROUP|requires the key to exist|no such key/i.test(e.message)

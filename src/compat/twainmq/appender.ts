@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { BackendError, TopicNotFoundError, backendError } from '../../core/errors.js'
 import type { FsyncPolicy } from '../../core/types.js'
 import { chunkName, utcDay, type Chunk, type ChunkDirectory } from './chunks.js'
-import { HeldLock } from './held-lock.js'
+import { HeldLock } from '../../backends/file/held-lock.js'
 import type { LineIndexCache } from './line-index.js'
 
 /**
