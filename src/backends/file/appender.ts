@@ -152,7 +152,7 @@ export class PartitionAppender {
   /** Close file handles (and release a held lock); the next append reopens. */
   close(): void {
     try {
-      this.lock.release()
+      this.lock.dispose()
     } catch {
       /* a lock we cannot remove is broken by others once we are gone */
     }

@@ -82,6 +82,7 @@ export class FileGroupStore implements GroupCoordinator {
       return result
     } finally {
       lock.release()
+      lock.dispose()
     }
   }
 

@@ -73,6 +73,12 @@ export class HeldLock {
     this.lock.release()
   }
 
+  /** Release, and remove the lock's owner file (the writer is closing). */
+  dispose(): void {
+    this.release()
+    this.lock.dispose()
+  }
+
   /** True when we hold the lock from a previous write and may go on using it. */
   private keep(): boolean {
     if (!this.held) return false

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { basename, dirname, join } from 'node:path'
 import { closeSync, linkSync, lstatSync, lutimesSync, openSync, readSync, renameSync, unlinkSync } from 'node:fs'
 import { TimeoutError, backendError } from '../../core/errors.js'
 import { processState, selfIdentity, type ProcessIdentity } from '../liveness.js'
@@ -25,14 +26,25 @@ const GARBAGE_MS = 2000
 
 interface LockContent extends ProcessIdentity {
   token: string
+  /** Name of the owner file (beside the lock) that holds this content. */
+  file?: string
 }
+
+/** How long an owner file is kept after the lock was released, for the next acquire. */
+const OWNER_LINGER_MS = 1000
+
+/** Owner files of this process, removed when it exits (a script that never calls `close()`). */
+const ownerFiles = new Set<string>()
+process.once('exit', () => {
+  for (const f of ownerFiles) removeQuietly(f)
+})
 
 /**
  * An exclusive lock file holding its owner's identity (host, boot, pid namespace, pid and the pid's
  * start time) and a random token. See docs/format.md, "Locks", for why it can neither wedge nor be
  * broken under a live owner:
- * - the content is written to a temporary file first and hard-linked into place, so a lock file is
- *   never empty or partial (a crash or ENOSPC can only leave the temporary file);
+ * - the content is written to an owner file first and hard-linked into place, so a lock file is
+ *   never empty or partial (a crash or ENOSPC can only leave the owner file);
  * - a lock is broken only when its owner is certainly dead (pid gone, reused or from before a
  *   reboot), or, for an owner this process cannot see, when untouched for `staleMs`; files that are
  *   not twainmq locks are broken once untouched for 2 s. A stopped (SIGSTOP) owner is alive: its
@@ -49,6 +61,8 @@ export class PartitionLock {
   private readonly staleMs: number
   /** Inode of the lock file we linked; release removes the file only if it is still that one. */
   private ino = -1
+  private owner: { path: string; ino: number } | undefined
+  private lingerTimer: NodeJS.Timeout | undefined
 
   constructor(
     readonly path: string,
@@ -60,25 +74,55 @@ export class PartitionLock {
 
   /** Try once; true when acquired. Throws `BackendError` when the lock cannot be written (disk full, …). */
   tryAcquire(): boolean {
-    const tmp = tempBeside(this.path, 'lock')
-    try {
-      createFileWith(tmp, JSON.stringify({ ...selfIdentity(), token: this.token } satisfies LockContent))
-      linkSync(tmp, this.path)
-      this.ino = lstatSync(tmp).ino
-      return true
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'EEXIST') {
-        this.breakIfDead()
-        return false
-      }
-      throw backendError(`Cannot create lock ${this.path}`, e)
-    } finally {
+    clearTimeout(this.lingerTimer)
+    for (let attempt = 0; ; attempt++) {
+      let owner: { path: string; ino: number }
       try {
-        unlinkSync(tmp)
-      } catch {
-        /* never created */
+        owner = this.ownerFile()
+        linkSync(owner.path, this.path)
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code
+        if (code === 'EEXIST') {
+          this.breakIfDead()
+          this.lingerOwnerFile()
+          return false
+        }
+        this.owner = undefined // ENOENT: our owner file was removed; make a new one once
+        if (code === 'ENOENT' && attempt === 0) continue
+        throw backendError(`Cannot create lock ${this.path}`, e)
       }
+      this.ino = owner.ino
+      return true
     }
+  }
+
+  /**
+   * The file holding this lock's content, hard-linked to the lock's name to take it: written once
+   * and reused, so taking the lock is one `link` and releasing it one `unlink`. Removed a second
+   * after the lock was last released (and by whoever breaks the lock of a dead owner).
+   */
+  private ownerFile(): { path: string; ino: number } {
+    if (this.owner) return this.owner
+    const path = tempBeside(this.path, 'owner')
+    createFileWith(path, JSON.stringify({ ...selfIdentity(), token: this.token, file: basename(path) } satisfies LockContent))
+    this.owner = { path, ino: lstatSync(path).ino }
+    ownerFiles.add(path)
+    return this.owner
+  }
+
+  private lingerOwnerFile(): void {
+    clearTimeout(this.lingerTimer)
+    this.lingerTimer = setTimeout(() => this.dispose(), OWNER_LINGER_MS)
+    this.lingerTimer.unref()
+  }
+
+  /** Remove the owner file now (when the lock is not held). */
+  dispose(): void {
+    clearTimeout(this.lingerTimer)
+    if (!this.owner || this.ino >= 0) return
+    removeQuietly(this.owner.path)
+    ownerFiles.delete(this.owner.path)
+    this.owner = undefined
   }
 
   /** Acquire, waiting with a short backoff; throws `TimeoutError` after `acquireTimeoutMs`. */
@@ -152,6 +196,7 @@ export class PartitionLock {
   release(): void {
     const mine = this.stillHeld()
     this.ino = -1
+    this.lingerOwnerFile()
     if (!mine) return
     try {
       unlinkSync(this.path)
@@ -188,11 +233,17 @@ export class PartitionLock {
         /* a newer lock exists already */
       }
     }
-    try {
-      unlinkSync(aside)
-    } catch {
-      /* already gone */
-    }
+    removeQuietly(aside)
+    // A dead owner's owner file would stay behind: it is named in the lock.
+    if (state === 'dead' && typeof owner?.file === 'string' && /^\.[^/\\]+\.owner-\d+-[0-9a-f]+$/.test(owner.file)) removeQuietly(join(dirname(this.path), owner.file))
+  }
+}
+
+function removeQuietly(path: string): void {
+  try {
+    unlinkSync(path)
+  } catch {
+    /* already gone */
   }
 }
 

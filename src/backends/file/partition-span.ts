@@ -95,6 +95,7 @@ export async function trimPartition(dir: string, topic: string, before: number):
     return target - start
   } finally {
     lock.release()
+    lock.dispose()
   }
 }
 
@@ -144,5 +145,6 @@ export async function applyPartitionRetention(dir: string, topic: string, r: Ret
     throw backendError(`Retention of topic "${topic}" failed`, e)
   } finally {
     lock.release()
+    lock.dispose()
   }
 }

@@ -50,6 +50,7 @@ export async function repairPartition(dir: string, partition: number, topic: str
     }
   } finally {
     lock.release()
+    lock.dispose()
   }
   return actions
 }

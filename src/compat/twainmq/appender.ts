@@ -204,7 +204,7 @@ export class TwainmqAppender {
 
   /** Close the open chunk file and release the lock. */
   close(): void {
-    this.lock.release()
+    this.lock.dispose()
     this.closeFile()
   }
 
