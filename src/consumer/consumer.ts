@@ -76,11 +76,12 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
   private async start(): Promise<void> {
     try {
       for (const t of this.topics) if ((await this.backend.getTopic(t)).retention.consumed) this.consumedTopics.push(t)
+      if (this.state !== 'running') return
+      // Watching creates the group's state directory: a store it cannot write fails the consumer.
+      this.unwatchGroup = this.backend.groups.watchGroup(this.opts.group, () => this.scheduleStep(), this.views > 0)
     } catch (e) {
       return this.fail(e)
     }
-    if (this.state !== 'running') return
-    this.unwatchGroup = this.backend.groups.watchGroup(this.opts.group, () => this.scheduleStep(), this.views > 0)
     this.timers.push(setInterval(() => this.scheduleStep(), this.opts.heartbeatIntervalMs))
     this.timers.push(setInterval(() => void this.commitParts().catch((e) => this.emitError(e)), this.opts.commitIntervalMs))
     this.updateRefs()
