@@ -38,6 +38,7 @@ export {
   ClosedError,
   ConnectionError,
   FencedError,
+  GroupNotFoundError,
   InvalidArgumentError,
   InvalidKeyError,
   InvalidKeyTypeError,
@@ -52,3 +53,4 @@ export {
   UnknownMessageTypeError,
   ValidationError,
 } from './core/errors.js'
+export type { CorruptionSite, ValidationIssue } from './core/errors.js'

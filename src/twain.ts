@@ -5,7 +5,7 @@ import { FileBackend } from './backends/file/file-backend.js'
 import { RedisBackend } from './backends/redis/redis-backend.js'
 import { isTwainmqRoot } from './compat/twainmq/detect.js'
 import { twainmqFormat } from './compat/twainmq/twainmq-store.js'
-import { ClosedError, InvalidArgumentError, TopicNotFoundError } from './core/errors.js'
+import { ClosedError, InvalidArgumentError, TopicNotFoundError, GroupNotFoundError } from './core/errors.js'
 import { TypeRegistry, type TypeValidator } from './core/message-types.js'
 import { checkGroupName, checkInt, checkTopicName } from './core/names.js'
 import type { TopicPartition } from './backends/assign.js'
@@ -313,7 +313,7 @@ export class Twain implements AsyncDisposable {
   async describeGroup(group: string): Promise<GroupDescription> {
     this.live()
     const snap = await this.store.groups.describeGroup(checkGroupName(group))
-    if (!snap) throw new InvalidArgumentError(`Group "${group}" does not exist`)
+    if (!snap) throw new GroupNotFoundError(`Group "${group}" does not exist`)
     // A shared group (Redis): pending entries per partition, and members that read every partition.
     const shared = await this.store.shared?.describeGroup(snap.group, snap.topics)
     const topics: GroupDescription['topics'] = []

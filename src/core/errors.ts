@@ -36,27 +36,57 @@ export type InvalidTopicNameError = InstanceType<typeof InvalidTopicNameError>
 /** A key type other than `u8|u16|u32|u64|charN|string`. */
 export const InvalidKeyTypeError = subclass('InvalidKeyTypeError', 'ERR_INVALID_KEY_TYPE')
 export type InvalidKeyTypeError = InstanceType<typeof InvalidKeyTypeError>
-/** A key that does not fit the topic's key type. */
-export const InvalidKeyError = subclass('InvalidKeyError', 'ERR_INVALID_KEY')
-export type InvalidKeyError = InstanceType<typeof InvalidKeyError>
+/** A key that does not fit the topic's key type; the key is in `key`. */
+export class InvalidKeyError extends TwainError {
+  /** The key that was refused. */
+  readonly key: unknown
+  constructor(message: string, options: Opts & { key?: unknown } = {}) {
+    super(message, { code: 'ERR_INVALID_KEY', cause: options.cause })
+    this.name = 'InvalidKeyError'
+    this.key = options.key
+  }
+}
 /** `createTopic` of a name that exists. */
 export const TopicExistsError = subclass('TopicExistsError', 'ERR_TOPIC_EXISTS')
 export type TopicExistsError = InstanceType<typeof TopicExistsError>
 /** An operation on a topic that does not exist. */
 export const TopicNotFoundError = subclass('TopicNotFoundError', 'ERR_TOPIC_NOT_FOUND')
 export type TopicNotFoundError = InstanceType<typeof TopicNotFoundError>
-/** Key + headers + encoded value larger than the topic's `maxMessageBytes`. */
-export const MessageTooLargeError = subclass('MessageTooLargeError', 'ERR_MESSAGE_TOO_LARGE')
-export type MessageTooLargeError = InstanceType<typeof MessageTooLargeError>
+/** Key + headers + encoded value larger than the topic's `maxMessageBytes`; the sizes are in `size` and `limit`. */
+export class MessageTooLargeError extends TwainError {
+  /** Bytes of key + headers + encoded value. */
+  readonly size: number
+  /** The topic's `maxMessageBytes`. */
+  readonly limit: number
+  constructor(message: string, options: Opts & { size?: number; limit?: number } = {}) {
+    super(message, { code: 'ERR_MESSAGE_TOO_LARGE', cause: options.cause })
+    this.name = 'MessageTooLargeError'
+    this.size = options.size ?? NaN
+    this.limit = options.limit ?? NaN
+  }
+}
 /** `registerType` of a name already registered. */
 export const TypeAlreadyRegisteredError = subclass('TypeAlreadyRegisteredError', 'ERR_TYPE_ALREADY_REGISTERED')
 export type TypeAlreadyRegisteredError = InstanceType<typeof TypeAlreadyRegisteredError>
 /** A message type that is not registered (or not allowed on the topic). */
 export const UnknownMessageTypeError = subclass('UnknownMessageTypeError', 'ERR_UNKNOWN_MESSAGE_TYPE')
 export type UnknownMessageTypeError = InstanceType<typeof UnknownMessageTypeError>
-/** A value rejected by its registered type's schema. */
-export const ValidationError = subclass('ValidationError', 'ERR_VALIDATION')
-export type ValidationError = InstanceType<typeof ValidationError>
+/** One problem a schema found, as Standard Schema reports it (`path`: keys from the root of the value). */
+export interface ValidationIssue {
+  readonly message: string
+  readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }>
+}
+
+/** A value rejected by its registered type's schema; the schema's issues are in `issues`. */
+export class ValidationError extends TwainError {
+  /** What the schema reported (empty for a validator function that threw: see `cause`). */
+  readonly issues: readonly ValidationIssue[]
+  constructor(message: string, options: Opts & { issues?: readonly ValidationIssue[] } = {}) {
+    super(message, { code: 'ERR_VALIDATION', cause: options.cause })
+    this.name = 'ValidationError'
+    this.issues = options.issues ?? []
+  }
+}
 /** Where stored data is damaged (the fields a `TopicCorruptError` carries when known). */
 export interface CorruptionSite {
   /** The damaged file. */
@@ -87,6 +117,9 @@ export class TopicCorruptError extends TwainError implements CorruptionSite {
     for (const k of ['file', 'position', 'offset', 'line', 'typeId'] as const) if (options[k] !== undefined) (this as CorruptionSite)[k] = options[k] as never
   }
 }
+/** An admin operation (`describeGroup`, `resetGroup`, `deleteGroup`) on a group that does not exist. */
+export const GroupNotFoundError = subclass('GroupNotFoundError', 'ERR_GROUP_NOT_FOUND')
+export type GroupNotFoundError = InstanceType<typeof GroupNotFoundError>
 /** A commit by a group member that no longer owns the partition. */
 export const FencedError = subclass('FencedError', 'ERR_FENCED')
 export type FencedError = InstanceType<typeof FencedError>

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, TypeAlreadyRegisteredError, UnknownMessageTypeError, ValidationError } from './errors.js'
+import { InvalidArgumentError, TypeAlreadyRegisteredError, UnknownMessageTypeError, ValidationError, type ValidationIssue } from './errors.js'
 
 /** The Standard Schema v1 interface (zod, valibot, arktype implement it); only what we use. */
 export interface StandardSchemaV1<Input = unknown, Output = Input> {
@@ -9,7 +9,21 @@ export interface StandardSchemaV1<Input = unknown, Output = Input> {
     readonly types?: { readonly input: Input; readonly output: Output } | undefined
   }
 }
-type StandardResult<O> = { readonly value: O; readonly issues?: undefined } | { readonly issues: ReadonlyArray<{ readonly message: string; readonly path?: ReadonlyArray<unknown> }> }
+type StandardResult<O> = { readonly value: O; readonly issues?: undefined } | { readonly issues: readonly ValidationIssue[] }
+
+/**
+ * A Standard Schema, checked before "a function": some validators (arktype's types) are both, and
+ * called as a plain function they return their errors instead of throwing.
+ */
+function isStandard(v: TypeValidator): v is StandardSchemaV1 {
+  return typeof (v as Partial<StandardSchemaV1>)['~standard']?.validate === 'function'
+}
+
+/** `path.to.field: message; …` (path segments may be keys or `{ key }` objects, as valibot gives them). */
+function describeIssues(issues: readonly ValidationIssue[]): string {
+  const seg = (p: ValidationIssue['path'] extends ReadonlyArray<infer S> | undefined ? S : never) => String(typeof p === 'object' && p !== null ? p.key : p)
+  return issues.map((i) => (i.path?.length ? `${i.path.map(seg).join('.')}: ` : '') + i.message).join('; ')
+}
 
 /** A validator: a Standard Schema, or a function that returns the (possibly transformed) value or throws. */
 export type TypeValidator<T = unknown> = StandardSchemaV1<unknown, T> | ((value: unknown) => T)
@@ -25,7 +39,7 @@ export class TypeRegistry {
       throw new InvalidArgumentError(`Message type name ${JSON.stringify(name)} is invalid: use 1-255 of A-Z a-z 0-9 _ . ~ -`)
     }
     if (this.types.has(name)) throw new TypeAlreadyRegisteredError(`Message type "${name}" is already registered`)
-    if (validator !== undefined && typeof validator !== 'function' && typeof validator?.['~standard']?.validate !== 'function') {
+    if (validator !== undefined && typeof validator !== 'function' && !isStandard(validator)) {
       throw new InvalidArgumentError(`The validator of message type "${name}" must be a Standard Schema or a function`)
     }
     this.types.set(name, validator)
@@ -43,7 +57,7 @@ export class TypeRegistry {
     const v = m.type === undefined ? undefined : this.types.get(m.type)
     if (v === undefined) return m
     const where = `${m.topic}/${m.partition}@${m.offset}`
-    if (typeof v === 'function') {
+    if (!isStandard(v)) {
       try {
         m.value = v(m.value)
       } catch (cause) {
@@ -52,7 +66,7 @@ export class TypeRegistry {
       return m
     }
     const apply = (r: StandardResult<unknown>): M => {
-      if (r.issues) m.error = new ValidationError(`Value of message type "${m.type}" at ${where} is invalid: ${r.issues.map((i) => i.message).join('; ')}`)
+      if (r.issues) m.error = new ValidationError(`Value of message type "${m.type}" at ${where} is invalid: ${describeIssues(r.issues)}`, { issues: r.issues })
       else m.value = r.value
       return m
     }
@@ -73,7 +87,7 @@ export class TypeRegistry {
     }
     const v = this.types.get(name)
     if (v === undefined) return value
-    if (typeof v === 'function') {
+    if (!isStandard(v)) {
       try {
         return v(value)
       } catch (cause) {
@@ -81,10 +95,7 @@ export class TypeRegistry {
       }
     }
     const r = await v['~standard'].validate(value)
-    if (r.issues) {
-      const text = r.issues.map((i) => (i.path?.length ? `${i.path.map(String).join('.')}: ` : '') + i.message).join('; ')
-      throw new ValidationError(`Value of message type "${name}" is invalid (${where}): ${text}`)
-    }
+    if (r.issues) throw new ValidationError(`Value of message type "${name}" is invalid (${where}): ${describeIssues(r.issues)}`, { issues: r.issues })
     return r.value
   }
 }

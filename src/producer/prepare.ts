@@ -101,6 +101,7 @@ export class Preparer {
     if (length >= 0 && keyBytes + hb + length > meta.maxMessageBytes) {
       throw new MessageTooLargeError(
         `Message of ${keyBytes + hb + length} bytes (key ${keyBytes} + headers ${hb} + value ${length}) is larger than maxMessageBytes ${meta.maxMessageBytes} of topic "${meta.name}"`,
+        { size: keyBytes + hb + length, limit: meta.maxMessageBytes },
       )
     }
     const partition = this.partitionOf(rawKey, pinned)

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Backend } from '../../src/backends/backend.js'
 import type { MemberSpec } from '../../src/backends/group.js'
-import { InvalidArgumentError, type Consumer, type ConsumerOptions, type GroupMessage, type Twain } from '../../src/index.js'
+import { GroupNotFoundError, InvalidArgumentError, type Consumer, type ConsumerOptions, type GroupMessage, type Twain } from '../../src/index.js'
 import { until } from '../helpers/spawn.js'
 import { backends, perTest, sleep } from './backends.js'
 
@@ -240,8 +240,8 @@ describe.each(backends())('consumer groups on $name', (kind) => {
     expect(await committed(ctx.twain, 'g', 't')).toEqual([4, 2])
     await ctx.twain.deleteGroup('g')
     expect(await ctx.twain.listGroups()).toEqual([])
-    await expect(ctx.twain.describeGroup('g')).rejects.toBeInstanceOf(InvalidArgumentError)
-    await expect(ctx.twain.deleteGroup('g')).rejects.toBeInstanceOf(InvalidArgumentError)
+    await expect(ctx.twain.describeGroup('g')).rejects.toBeInstanceOf(GroupNotFoundError)
+    await expect(ctx.twain.deleteGroup('g')).rejects.toBeInstanceOf(GroupNotFoundError)
   })
 
   it("retention { consumed: true } removes what every group committed, nothing more", async () => {

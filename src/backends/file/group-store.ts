@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { InvalidArgumentError, backendError } from '../../core/errors.js'
+import { InvalidArgumentError, backendError, GroupNotFoundError } from '../../core/errors.js'
 import { checkGroupName } from '../../core/names.js'
 import { HOST, pidAlive } from '../liveness.js'
 import { assignPartitions, tpKey, type TopicPartition } from '../assign.js'
@@ -72,7 +72,7 @@ export class FileGroupStore implements GroupCoordinator {
   /** Run `fn` on the group's state under its lock; `fn` returns whether it changed the state. */
   private async locked<T>(group: string, create: boolean, fn: (s: GroupState, now: number) => { changed: boolean; result: T }): Promise<T> {
     const dir = this.ensureDir(group, create)
-    if (!create && !existsSync(join(dir, STATE))) throw new InvalidArgumentError(`Group "${group}" does not exist`)
+    if (!create && !existsSync(join(dir, STATE))) throw new GroupNotFoundError(`Group "${group}" does not exist`)
     const lock = new PartitionLock(`${dir}.lock`) // beside the group directory, so its watchers stay quiet
     await lock.acquire()
     try {

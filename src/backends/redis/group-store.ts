@@ -1,6 +1,6 @@
 import { hostname } from 'node:os'
 import { pidAlive } from '../liveness.js'
-import { InvalidArgumentError } from '../../core/errors.js'
+import { InvalidArgumentError, GroupNotFoundError } from '../../core/errors.js'
 import { checkGroupName } from '../../core/names.js'
 import { assignPartitions, tpKey, type TopicPartition } from '../assign.js'
 import type { CommitRequest, GroupCoordinator, GroupSnapshot, HeartbeatResult, Lease, MemberSpec } from '../group.js'
@@ -204,7 +204,7 @@ export class RedisGroupStore implements GroupCoordinator {
 
   async deleteGroup(group: string): Promise<void> {
     checkGroupName(group)
-    if (!(await this.client.sismember(this.keys.groups(), group))) throw new InvalidArgumentError(`Group "${group}" does not exist`)
+    if (!(await this.client.sismember(this.keys.groups(), group))) throw new GroupNotFoundError(`Group "${group}" does not exist`)
     const live = (await this.liveMembers(group)).length
     if (live > 0) throw new InvalidArgumentError(`Group "${group}" has ${live} live member(s): close them before deleting it`)
     try {

@@ -38,14 +38,14 @@ export function keyTypeOfWidth(width: number): KeyType {
 /** The key bytes TwainMQ encodes (Python's `key_to_base85` before base85); `InvalidKeyError` like Python. */
 export function keyBytes(key: Key, width: number): Buffer {
   if (width < 0) {
-    if (typeof key !== 'string') throw new InvalidKeyError(`Key ${String(key)} is invalid for a char${-width} topic: use a string`)
+    if (typeof key !== 'string') throw new InvalidKeyError(`Key ${String(key)} is invalid for a char${-width} topic: use a string`, { key })
     const b = Buffer.from(key, 'utf8')
-    if (b.length > -width) throw new InvalidKeyError(`Key ${JSON.stringify(key)} too long for ${-width} byte string (${b.length} UTF-8 bytes)`)
+    if (b.length > -width) throw new InvalidKeyError(`Key ${JSON.stringify(key)} too long for ${-width} byte string (${b.length} UTF-8 bytes)`, { key })
     return padKey(b, -width)
   }
   const k = typeof key === 'bigint' ? key : typeof key === 'number' && Number.isSafeInteger(key) ? BigInt(key) : undefined
   if (k === undefined || k < 0n || k >= 1n << BigInt(8 * width)) {
-    throw new InvalidKeyError(`Integer key ${String(key)} does not fit ${width} unsigned bytes`)
+    throw new InvalidKeyError(`Integer key ${String(key)} does not fit ${width} unsigned bytes`, { key })
   }
   const out = Buffer.alloc(width)
   let v = k
