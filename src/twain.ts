@@ -18,7 +18,7 @@ import { Producer, type ProducerOptions } from './producer/producer.js'
 import { HistorySource } from './stream/history-source.js'
 import type { BatchIterator, BatchSource } from './stream/batch-iterator.js'
 import { MessageStream } from './stream/message-stream.js'
-import { TailSource, type TailFrom } from './stream/tail-source.js'
+import { TailSource, checkTailFrom, type TailFrom } from './stream/tail-source.js'
 import { topicMetaFrom } from './topic-options.js'
 
 /** Options of `twain.tail()`. */
@@ -250,7 +250,7 @@ export class Twain implements AsyncDisposable {
     this.live()
     const list = (Array.isArray(topics) ? topics : [topics]).map((t) => checkTopicName(t))
     if (list.length === 0) throw new InvalidArgumentError('tail() needs at least one topic')
-    const from = options.from ?? 'end'
+    const from = checkTailFrom(options.from ?? 'end')
     // Fix 'end' now (and for each later iteration when it starts), so a message sent right after is delivered.
     const snapshot = (): Map<string, number[] | Promise<number[]>> | undefined => {
       if (!(from === 'end' || (typeof from === 'object' && 'offset' in from && typeof from.offset === 'object'))) return undefined

@@ -7,6 +7,20 @@ import { Wake } from './wake.js'
 /** Where a tail starts. Partitions missing from an `offset` record start at the end. */
 export type TailFrom = 'start' | 'end' | { offset: Record<number, number> | number } | { time: Date | number }
 
+const isOffset = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0
+
+/** Check a tail's `from` option; `InvalidArgumentError` naming the bad value (e.g. `'begin'`). */
+export function checkTailFrom(from: unknown): TailFrom {
+  if (from === 'start' || from === 'end') return from
+  if (typeof from === 'object' && from !== null) {
+    const f = from as { offset?: unknown; time?: unknown }
+    if ('offset' in f && (isOffset(f.offset) || (typeof f.offset === 'object' && f.offset !== null && Object.values(f.offset).every(isOffset)))) return from as TailFrom
+    if ('time' in f && ((f.time instanceof Date && !Number.isNaN(f.time.getTime())) || (typeof f.time === 'number' && Number.isFinite(f.time)))) return from as TailFrom
+  }
+  const shown = typeof from === 'string' ? JSON.stringify(from) : (JSON.stringify(from) ?? String(from))
+  throw new InvalidArgumentError(`tail() option from is ${shown}: use 'start', 'end', { offset: n | { [partition]: n } } or { time: Date | ms }`)
+}
+
 /** What a tail reads: topics, optionally limited to some partitions. */
 export interface TailPlan {
   topics: string[]

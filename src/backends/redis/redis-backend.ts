@@ -89,6 +89,7 @@ export class RedisBackend implements Backend {
       client.disconnect()
       throw new ConnectionError(`Cannot connect to Redis at ${redact(target.url)}: ${(cause as Error).message}`, { cause })
     }
+    await checkDatabase(client, target)
     return new RedisBackend(client, options)
   }
 
@@ -235,5 +236,21 @@ export class RedisBackend implements Backend {
       this.client.disconnect()
     })()
     return this.closing
+  }
+}
+
+/**
+ * ioredis selects the URL's database on connect but goes on with database 0 when the server refuses
+ * it (`/99` on a server with 16): selecting it once more, awaited, turns that into an error.
+ */
+async function checkDatabase(client: Client, target: RedisTarget): Promise<void> {
+  if (target.cluster) return
+  const db = new URL(target.url).pathname.replace(/^\//, '')
+  if (db === '' || db === '0') return
+  try {
+    await (client as Extract<Client, { select: unknown }>).select(Number(db))
+  } catch (cause) {
+    client.disconnect()
+    throw new InvalidArgumentError(`Redis at ${redact(target.url)} has no database ${db} (${(cause as Error).message}): see its \`databases\` setting`, { cause })
   }
 }

@@ -1,0 +1,79 @@
+// open() targets and options that used to do something silently wrong: an empty TWAINMQ_URL, a
+// relative file: URL, a one-slash redis: URL, a bad port, a Redis database the server does not have,
+// and a tail `from` that is not one of the documented forms.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { InvalidArgumentError, open } from '../../src/index.js'
+import { parseTarget } from '../../src/open-target.js'
+import { RedisServer } from '../helpers/redis-server.js'
+import { tempDir } from '../helpers/tmp.js'
+
+describe('open() targets', () => {
+  const saved = process.env.TWAINMQ_URL
+  afterEach(() => {
+    if (saved === undefined) delete process.env.TWAINMQ_URL
+    else process.env.TWAINMQ_URL = saved
+  })
+
+  it('an empty TWAINMQ_URL is unset: the default ./.twainmq', () => {
+    process.env.TWAINMQ_URL = ''
+    expect(parseTarget(undefined)).toEqual({ kind: 'file', root: join(process.cwd(), '.twainmq') })
+  })
+
+  it('file:./data and file:data are relative to the working directory, file:///abs is absolute', () => {
+    expect(parseTarget('file:./data')).toEqual({ kind: 'file', root: join(process.cwd(), 'data') })
+    expect(parseTarget('file:data')).toEqual({ kind: 'file', root: join(process.cwd(), 'data') })
+    expect(parseTarget('file:///var/lib/app')).toEqual({ kind: 'file', root: '/var/lib/app' })
+  })
+
+  it('redis: with one slash (or none) is refused, not taken as a directory named "redis:"', () => {
+    for (const t of ['redis:/localhost:6379', 'redis:localhost:6379', 'rediss:/h:1']) {
+      expect(() => parseTarget(t)).toThrow(InvalidArgumentError)
+      expect(() => parseTarget(t)).toThrow(/two slashes/)
+    }
+  })
+
+  it('a bad port or database in a Redis URL is an InvalidArgumentError naming it', () => {
+    expect(() => parseTarget('redis://localhost:99999')).toThrow(InvalidArgumentError)
+    expect(() => parseTarget('redis://localhost:abc')).toThrow(InvalidArgumentError)
+    expect(() => parseTarget('redis://localhost:6379/x')).toThrow(/database "x"/)
+    expect(parseTarget('redis://localhost:6379/3')).toEqual({ kind: 'redis', url: 'redis://localhost:6379/3', cluster: false })
+  })
+})
+
+describe('a Redis database the server does not have', () => {
+  let redis: RedisServer
+  beforeAll(async () => {
+    redis = await RedisServer.start()
+  })
+  afterAll(async () => {
+    await redis.stop()
+  })
+
+  it('open(redis://…/99) on a server with 16 databases rejects instead of using database 0', async () => {
+    await expect(open(`${redis.url}/99`)).rejects.toMatchObject({ name: 'InvalidArgumentError', message: expect.stringContaining('no database 99') })
+    const ok = await open(`${redis.url}/3`)
+    await ok.close()
+  })
+})
+
+describe('tail({ from })', () => {
+  it('an unknown from (e.g. "begin") is an InvalidArgumentError naming it, not a TypeError later', async () => {
+    const tmp = tempDir()
+    const twain = await open(tmp.dir)
+    try {
+      await twain.createTopic('t')
+      for (const from of ['begin', { offset: -1 }, { time: 'yesterday' }, 42]) {
+        expect(() => twain.tail('t', { from: from as never })).toThrow(InvalidArgumentError)
+      }
+      expect(() => twain.tail('t', { from: 'begin' as never })).toThrow(/"begin"/)
+      twain.tail('t', { from: { offset: { 0: 5 } } }).close()
+      twain.tail('t', { from: { time: new Date() } }).close()
+    } finally {
+      await twain.close()
+      tmp.remove()
+    }
+    expect(existsSync(tmp.dir)).toBe(false)
+  })
+})
