@@ -1,7 +1,7 @@
 import type { TopicMeta } from './backends/backend.js'
 import { InvalidArgumentError } from './core/errors.js'
 import { keyCodec } from './core/keys.js'
-import { checkInt, checkNonNegative, checkTopicName } from './core/names.js'
+import { checkInt, checkKnownKeys, checkNonNegative, checkTopicName } from './core/names.js'
 import type { CreateTopicOptions, Retention } from './core/types.js'
 
 const RETENTION_KEYS = new Set(['maxMessages', 'maxAgeMs', 'maxBytes', 'consumed'])
@@ -28,6 +28,7 @@ export function checkRetention(r: unknown): Retention {
 export function topicMetaFrom(name: unknown, options: CreateTopicOptions = {}): TopicMeta {
   const topic = checkTopicName(name)
   if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`createTopic options must be an object, got ${JSON.stringify(options)}`)
+  checkKnownKeys('createTopic', options, ['partitions', 'keyType', 'messageTypes', 'retention', 'maxMessageBytes'])
   const partitions = checkInt('partitions', options.partitions ?? 1, 1, 10_000)
   const keyType = keyCodec(options.keyType ?? 'u16').type
   const messageTypes = options.messageTypes ?? []

@@ -7,7 +7,9 @@ import { isTwainmqRoot } from './compat/twainmq/detect.js'
 import { twainmqFormat } from './compat/twainmq/twainmq-store.js'
 import { ClosedError, InvalidArgumentError, TopicNotFoundError, GroupNotFoundError } from './core/errors.js'
 import { TypeRegistry, type TypeValidator } from './core/message-types.js'
-import { checkGroupName, checkInt, checkTopicName } from './core/names.js'
+import { checkGroupName, checkInt, checkKnownKeys, checkTopicName } from './core/names.js'
+
+const OPEN_KEYS = ['prefix', 'fsync', 'clientId', 'format', 'segmentBytes', 'pollMs', 'maxOpenFiles']
 import type { TopicPartition } from './backends/assign.js'
 import { Consumer } from './consumer/consumer.js'
 import { SharedConsumer } from './consumer/shared-consumer.js'
@@ -90,6 +92,7 @@ export class Twain implements AsyncDisposable {
 
   /** Open a store: a path or `file:` URL, `redis://…`, `rediss://…` or `redis+cluster://…`. */
   static async open(target?: string, options: FileOpenOptions = {}): Promise<Twain> {
+    checkKnownKeys('open()', options, OPEN_KEYS)
     const t = parseTarget(target)
     const clientId = options.clientId ?? `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`
     if (typeof clientId !== 'string' || clientId.length === 0 || Buffer.byteLength(clientId) > 255) {
@@ -214,6 +217,7 @@ export class Twain implements AsyncDisposable {
   /** A producer for one topic. */
   producer<V = unknown>(topic: string, options: ProducerOptions = {}): Producer<V> {
     this.live()
+    checkKnownKeys('producer()', options, ['partitioner', 'lingerMs', 'maxBatch', 'signal'])
     const p = new Producer<V>(this.store, checkTopicName(topic), this.clientId, this.types, options, (done) => this.producers.delete(done))
     this.producers.add(p)
     return p
@@ -250,6 +254,7 @@ export class Twain implements AsyncDisposable {
     this.live()
     const list = (Array.isArray(topics) ? topics : [topics]).map((t) => checkTopicName(t))
     if (list.length === 0) throw new InvalidArgumentError('tail() needs at least one topic')
+    checkKnownKeys('tail()', options, ['from', 'partitions', 'skipOwn', 'signal'])
     const from = checkTailFrom(options.from ?? 'end')
     // Fix 'end' now (and for each later iteration when it starts), so a message sent right after is delivered.
     const snapshot = (): Map<string, number[] | Promise<number[]>> | undefined => {
@@ -281,6 +286,7 @@ export class Twain implements AsyncDisposable {
   history<V = unknown>(topic: string, options: HistoryOptions = {}): MessageStream<Message<V>> {
     this.live()
     checkTopicName(topic)
+    checkKnownKeys('history()', options, ['partition', 'from', 'to', 'limit', 'reverse', 'signal'])
     if (options.limit !== undefined) checkInt('limit', options.limit, 0, Number.MAX_SAFE_INTEGER)
     return this.stream(() => new HistorySource(this.store, { topic, ...options, decode: this.decoder() }) as BatchSource<Message> as BatchSource<Message<V>>, options.signal)
   }

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../core/errors.js'
-import { checkGroupName, checkInt, checkTopicName } from '../core/names.js'
+import { checkGroupName, checkInt, checkKnownKeys, checkTopicName } from '../core/names.js'
 
 /** Options of `twain.consumer()`. */
 export interface ConsumerOptions {
@@ -58,8 +58,11 @@ export interface ResolvedConsumerOptions {
 }
 
 /** Check every option; throws `InvalidArgumentError` naming the bad one. */
+const CONSUMER_KEYS = ['group', 'name', 'from', 'mode', 'maxInFlight', 'commitIntervalMs', 'sessionTimeoutMs', 'heartbeatIntervalMs', 'claimAfterMs', 'maxDeliveries', 'deadLetter', 'drainTimeoutMs', 'signal']
+
 export function resolveConsumerOptions(o: ConsumerOptions): ResolvedConsumerOptions {
   if (o === null || typeof o !== 'object') throw new InvalidArgumentError(`consumer() needs options with a group, got ${JSON.stringify(o)}`)
+  checkKnownKeys('consumer()', o, CONSUMER_KEYS)
   const group = checkGroupName(o.group)
   const from = o.from ?? 'start'
   if (from !== 'start' && from !== 'end') throw new InvalidArgumentError(`from must be 'start' or 'end', got ${JSON.stringify(from)}`)

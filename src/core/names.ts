@@ -41,3 +41,15 @@ export function checkNonNegative(what: string, value: unknown): number {
   }
   return value
 }
+
+/**
+ * Refuse option keys that are not among `allowed` (a misspelt option would otherwise be ignored:
+ * `createTopic('x', { partition: 3 })` made one partition). `InvalidArgumentError` names them.
+ */
+export function checkKnownKeys(what: string, options: unknown, allowed: readonly string[]): void {
+  if (options === undefined || options === null || typeof options !== 'object') return
+  const unknown = Object.keys(options).filter((k) => !allowed.includes(k))
+  if (unknown.length > 0) {
+    throw new InvalidArgumentError(`Unknown ${what} option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => JSON.stringify(k)).join(', ')}: use ${allowed.join(', ')}`)
+  }
+}

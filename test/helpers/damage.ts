@@ -27,7 +27,8 @@ export interface Damaged {
 /** A topic of `n` records, one frame each, in segments of about 4 KiB (so there are several). */
 export async function makeTopic(n = 120, segmentBytes = 4096): Promise<Damaged> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'twainmq-damage-'))
-  const twain = await open(root, { segmentBytes })
+  // A fixed clientId: frame sizes (and so where segments roll) must not depend on the pid's digits.
+  const twain = await open(root, { segmentBytes, clientId: 'damage-test-writer' })
   await twain.createTopic(TOPIC, { partitions: 1 })
   const p = twain.producer<string>(TOPIC)
   for (let i = 0; i < n; i++) await p.send(i % 500, value(i))

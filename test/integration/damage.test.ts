@@ -51,6 +51,7 @@ async function damaged(c: Case): Promise<{ file: string; f: Frame; lost: number[
   const file = d.segs[i] as string
   const all = frames(file)
   const records = i === d.segs.length - 1 ? all : all.slice(0, -1) // without the seal
+  expect(records.length, `segment ${file} has too few frames for the case`).toBeGreaterThanOrEqual(3)
   const f = records.at(c.frame) as Frame
   const nextBase = d.segs[i + 1] === undefined ? undefined : Number(d.segs[i + 1]!.slice(-24, -4))
   const lost = c.lost(f, nextBase)
