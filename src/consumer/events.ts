@@ -8,7 +8,11 @@ export interface ConsumerEventMap {
   revoked: TopicPartition[]
   /** Offsets committed (next offset to consume per partition). */
   commit: Array<TopicPartition & { offset: number }>
-  /** A background failure (heartbeat, commit, dead-letter write). Without listeners it is dropped. */
+  /**
+   * A background failure (heartbeat, commit, dead-letter write, fencing). Without a listener, the
+   * first failure of each code is printed as a process warning (`TwainmqWarning`), like Node's
+   * unhandled `'error'`, so none vanishes silently.
+   */
   error: Error
 }
 
@@ -21,6 +25,11 @@ export class ConsumerEvents {
     if (!set) this.listeners.set(event, (set = new Set()))
     set.add(listener as (p: never) => void)
     return () => void set?.delete(listener as (p: never) => void)
+  }
+
+  /** Whether anything listens for `event`. */
+  has(event: keyof ConsumerEventMap): boolean {
+    return (this.listeners.get(event)?.size ?? 0) > 0
   }
 
   emit<E extends keyof ConsumerEventMap>(event: E, payload: ConsumerEventMap[E]): void {

@@ -76,7 +76,25 @@ export abstract class MemberStream<T> extends MessageStream<T> implements AsyncD
 
   protected emitError(e: unknown): void {
     if (this.state === 'closed') return
-    this.events.emit('error', e instanceof Error ? e : new Error(String(e)))
+    const err = e instanceof Error ? e : new Error(String(e))
+    if (this.events.has('error')) return this.events.emit('error', err)
+    // Nobody listens: say it once per kind of failure rather than drop it (consumer.on('error') handles them).
+    const code = (err as { code?: string }).code ?? err.name
+    if (this.warned.has(code)) return
+    this.warned.add(code)
+    process.emitWarning(`${this.describe()}: ${code}: ${err.message} (no 'error' listener: consumer.on('error', …) handles these; later ${code} failures are not printed)`, { type: 'TwainmqWarning', code })
+  }
+
+  /** Failure codes already printed for want of an 'error' listener. */
+  private readonly warned = new Set<string>()
+
+  /** The group this member belongs to. */
+  abstract get group(): string
+  /** This member's id in the group. */
+  abstract get memberId(): string
+
+  private describe(): string {
+    return `twainmq consumer ${this.memberId} of group "${this.group}"`
   }
 
   /** A fatal failure (e.g. a topic that does not exist): every iteration throws it, 'error' reports it, the member closes. */
