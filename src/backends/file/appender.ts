@@ -86,6 +86,9 @@ export class PartitionAppender {
     try {
       this.checkDir()
       await this.lock.take()
+      // The fd pool may have closed this appender (releasing the lock) between the acquire and this
+      // continuation: write only while the lock is ours (writeLocked runs synchronously from here).
+      while (!this.lock.owns()) await this.lock.take()
     } catch (e) {
       this.close()
       throw e
