@@ -5,18 +5,14 @@ import { backendError } from '../../core/errors.js'
 import type { Retention } from '../../core/types.js'
 import { indexPath, lockFile, segmentPath, startFile } from './layout.js'
 import { PartitionLock } from './partition-lock.js'
-import { basesOf, listPartitionSync, listSegments, listSegmentsSync, readStartOffset, readStartOffsetSync } from './segment-list.js'
+import { basesOf, listPartitionSync, listSegments, listSegmentsSync, readStartOffsetSync } from './segment-list.js'
 import { lastIndexedFrame } from './segment-index.js'
 import { READ_FLAGS, replaceFile } from './safe-fs.js'
 import { scanSegmentSync } from './segment-scan.js'
 
-/** Next offset to be written in a partition, from its last segment (following a trailing seal). */
-export async function partitionEnd(dir: string, topic: string): Promise<number> {
-  return partitionEndSync(dir, topic)
-}
-
 /**
- * The same, synchronously (a few page-cache reads): lets `tail({ from: 'end' })` fix its start at
+ * Next offset to be written in a partition, from its last segment (following a trailing seal),
+ * synchronously (a few page-cache reads): lets `tail({ from: 'end' })` fix its start at
  * the moment `tail()` is called, so a message sent right after is never missed.
  */
 export function partitionEndSync(dir: string, topic: string, bases = listSegmentsSync(dir, topic)): number {
@@ -67,13 +63,7 @@ export function partitionSpanSync(dir: string, topic: string): { start: number; 
   return { start: Math.min(Math.max(mark, bases[0] ?? 0), end), end }
 }
 
-/** First retained offset: the trim mark or the first segment's base, whichever is later. */
-export async function partitionStart(dir: string, topic: string): Promise<number> {
-  const [mark, bases] = await Promise.all([readStartOffset(dir), listSegments(dir, topic)])
-  return Math.max(mark, bases[0] ?? 0)
-}
-
-async function writeStart(dir: string, offset: number): Promise<void> {
+function writeStart(dir: string, offset: number): void {
   replaceFile(startFile(dir), String(offset))
 }
 
@@ -86,11 +76,10 @@ export async function trimPartition(dir: string, topic: string, before: number):
   const lock = new PartitionLock(lockFile(dir))
   await lock.acquire()
   try {
-    const start = await partitionStart(dir, topic)
-    const end = await partitionEnd(dir, topic)
+    const { start, end } = partitionSpanSync(dir, topic)
     const target = Math.min(Math.max(before, start), end)
     if (target <= start) return 0
-    await writeStart(dir, target)
+    writeStart(dir, target)
     await deleteSegmentsBelow(dir, topic, target)
     return target - start
   } finally {
@@ -120,8 +109,7 @@ export async function applyPartitionRetention(dir: string, topic: string, r: Ret
   try {
     const bases = await listSegments(dir, topic)
     if (bases.length < 2) return 0
-    const start = await partitionStart(dir, topic)
-    const end = await partitionEnd(dir, topic)
+    const { start, end } = partitionSpanSync(dir, topic)
     const stats = await Promise.all(bases.map((b) => stat(segmentPath(dir, b)).catch(() => undefined)))
     let total = stats.reduce((n, s) => n + (s?.size ?? 0), 0)
     let cut = 0 // number of leading segments to delete
@@ -138,7 +126,7 @@ export async function applyPartitionRetention(dir: string, topic: string, r: Ret
     }
     if (cut === 0) return 0
     const newStart = bases[cut] as number
-    if (newStart > start) await writeStart(dir, newStart)
+    if (newStart > start) writeStart(dir, newStart)
     await deleteSegmentsBelow(dir, topic, newStart)
     return Math.max(0, newStart - start)
   } catch (e) {

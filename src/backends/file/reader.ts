@@ -15,7 +15,6 @@ const CHUNK = 1 << 20
 const EMPTY = Buffer.alloc(0)
 const MIN_BUFFER = 4096
 
-export { listSegments, listSegmentsSync, readStartOffset, readStartOffsetSync, segmentFor } from './segment-list.js'
 
 /**
  * Reads one partition forward from an offset: seeks through the segment list and sparse index

@@ -45,11 +45,6 @@ export function basesOf(names: string[]): number[] {
   return bases.sort((a, b) => a - b)
 }
 
-/** Logical start offset written by `trim` (0 when never trimmed). */
-export async function readStartOffset(dir: string): Promise<number> {
-  return readStartOffsetSync(dir)
-}
-
 /** The trim mark: 0 when absent; damage is reported, never read as "nothing trimmed". */
 export function readStartOffsetSync(dir: string): number {
   let text: string

@@ -3,8 +3,9 @@ import type { KeyCodec } from '../../core/keys.js'
 import { HEADER_BYTES, readFrameHeader } from './batch-format.js'
 import { segmentPath } from './layout.js'
 import { damageError } from './segment-scan.js'
-import { FilePartitionReader, listSegments } from './reader.js'
-import { partitionStart } from './partition-span.js'
+import { FilePartitionReader } from './reader.js'
+import { listSegments } from './segment-list.js'
+import { partitionSpanSync } from './partition-span.js'
 
 async function firstTimestamp(dir: string, base: number): Promise<number | undefined> {
   let fh
@@ -43,7 +44,7 @@ export async function offsetForTime(dir: string, topic: string, partition: numbe
       lo = mid + 1
     } else hi = mid - 1
   }
-  const start = await partitionStart(dir, topic)
+  const start = partitionSpanSync(dir, topic).start
   const reader = new FilePartitionReader(dir, topic, partition, keys, Math.max(start, bases[from] ?? 0))
   try {
     for (;;) {

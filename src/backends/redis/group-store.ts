@@ -1,5 +1,4 @@
-import { hostname } from 'node:os'
-import { pidAlive } from '../liveness.js'
+import { HOST, pidAlive } from '../liveness.js'
 import { InvalidArgumentError, GroupNotFoundError } from '../../core/errors.js'
 import { checkGroupName } from '../../core/names.js'
 import { assignPartitions, tpKey, type TopicPartition } from '../assign.js'
@@ -9,7 +8,6 @@ import type { GroupNotifier } from './group-notify.js'
 import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
 
-const HOST = hostname()
 
 interface StoredMember {
   id: string

@@ -1,6 +1,5 @@
-import { hostname } from 'node:os'
 import { Cluster } from 'ioredis'
-import { pidAlive } from '../liveness.js'
+import { HOST, pidAlive } from '../liveness.js'
 import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import { keyCodec } from '../../core/keys.js'
 import { checkGroupName } from '../../core/names.js'
@@ -13,7 +12,6 @@ import type { Scripts } from './scripts.js'
 import { idOf, MemberPartition } from './shared-entries.js'
 import { RedisSharedMember, type ClaimMode, type SharedContext } from './shared-member.js'
 
-const HOST = hostname()
 /** A partition's group forgets members idle this long that hold nothing (checked when a member joins). */
 const FORGET_IDLE_MS = 10 * 60_000
 
