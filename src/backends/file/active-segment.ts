@@ -2,7 +2,7 @@ import { closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, openSync, re
 import { TopicCorruptError, TopicNotFoundError, backendError } from '../../core/errors.js'
 import { encodeSeal, HEADER_BYTES } from './batch-format.js'
 import { indexPath, segmentBase, segmentPath } from './layout.js'
-import { APPEND_FLAGS, isRealDir, writeAll } from './safe-fs.js'
+import { APPEND_FLAGS, isRealDir, syncDirSync, writeAll } from './safe-fs.js'
 import { INDEX_ENTRY_BYTES, INDEX_INTERVAL_BYTES, encodeIndexEntry, lastIndexedFrame } from './segment-index.js'
 import { damageError, scanSegmentSync } from './segment-scan.js'
 
@@ -167,12 +167,7 @@ export function roll(seg: ActiveSegment, dir: string, topic: string, producerId:
   const fresh = openSegment(dir, topic, next)
   if (durable) {
     try {
-      const dfd = openSync(dir, 'r')
-      try {
-        fsyncSync(dfd)
-      } finally {
-        closeSync(dfd)
-      }
+      syncDirSync(dir)
     } catch (e) {
       closeSegment(fresh)
       throw backendError(`Cannot sync directory ${dir}`, e)

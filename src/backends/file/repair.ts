@@ -5,7 +5,7 @@ import { checkPartition, checkSegment, describeDamage, range, type SegmentCheck 
 import { checkTopicName } from '../../core/names.js'
 import { indexPath, lockFile, partitionDir, startFile } from './layout.js'
 import { PartitionLock } from './partition-lock.js'
-import { CREATE_FLAGS, READ_FLAGS, createFileWith, replaceFile, tempBeside, writeAll } from './safe-fs.js'
+import { CREATE_FLAGS, READ_FLAGS, createFileWith, readFull, replaceFile, syncDirSync, tempBeside, writeAll } from './safe-fs.js'
 import { INDEX_INTERVAL_BYTES, encodeIndexEntry } from './segment-index.js'
 import { readTopicMeta } from './topic-store.js'
 
@@ -107,7 +107,7 @@ function rewriteSegment(dir: string, seg: SegmentCheck, following: number | unde
       }
       throw backendError(`Cannot rewrite ${seg.path}`, e)
     }
-    syncDir(dir)
+    syncDirSync(dir)
     const kept = seg.keep.reduce((n, [a, b]) => n + b - a, 0)
     actions.push(`rewrote ${seg.path}: kept ${kept} bytes of intact frames (${seg.records} records at their offsets)`)
   } finally {
@@ -149,11 +149,8 @@ function quarantineFile(path: string, stamp: string, actions: string[]): void {
 
 function readRange(fd: number, from: number, to: number): Buffer {
   const buf = Buffer.allocUnsafe(to - from)
-  let got = 0
-  while (got < buf.length) {
-    const n = readSync(fd, buf, got, buf.length - got, from + got)
-    if (n === 0) throw backendError(`Cannot read bytes ${from}..${to - 1}`, Object.assign(new Error('unexpected end of file'), { code: 'EIO' }))
-    got += n
+  if (readFull(fd, buf, buf.length, from) < buf.length) {
+    throw backendError(`Cannot read bytes ${from}..${to - 1}`, Object.assign(new Error('unexpected end of file'), { code: 'EIO' }))
   }
   return buf
 }
@@ -165,15 +162,5 @@ function copyRange(src: number, dst: number, from: number, to: number): void {
     if (n === 0) throw Object.assign(new Error(`unexpected end of file at byte ${pos}`), { code: 'EIO' })
     writeAll(dst, buf, 0, n, null)
     pos += n
-  }
-}
-
-/** Make a rename in `dir` durable. */
-function syncDir(dir: string): void {
-  const dfd = openSync(dir, 'r')
-  try {
-    fsyncSync(dfd)
-  } finally {
-    closeSync(dfd)
   }
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, constants, fsyncSync, lstatSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs'
+import { closeSync, constants, fsyncSync, lstatSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs'
 import { dirname, join, basename } from 'node:path'
 import { BackendError, backendError } from '../../core/errors.js'
 
@@ -88,4 +88,25 @@ export function isRealDir(path: string, what: string): boolean {
   }
   if (!st.isDirectory()) throw new BackendError(`Refusing to use ${what} ${path}: it is not a directory`, { retriable: false })
   return true
+}
+
+/** Read up to `want` bytes at `pos` into `buf`, looping over short reads; returns how many were read (fewer at the end of the file). */
+export function readFull(fd: number, buf: Buffer, want: number, pos: number): number {
+  let got = 0
+  while (got < want) {
+    const n = readSync(fd, buf, got, want - got, pos + got)
+    if (n === 0) break
+    got += n
+  }
+  return got
+}
+
+/** Make creates and renames in `dir` durable (fsync of the directory). */
+export function syncDirSync(dir: string): void {
+  const dfd = openSync(dir, 'r')
+  try {
+    fsyncSync(dfd)
+  } finally {
+    closeSync(dfd)
+  }
 }

@@ -1,6 +1,7 @@
 import { readSync } from 'node:fs'
 import { TopicCorruptError } from '../../core/errors.js'
 import { FLAG_SEAL, HEADER_BYTES, frameCrcOk, readFrameHeader } from './batch-format.js'
+import { readFull } from './safe-fs.js'
 
 /** Where a scan found bytes that are neither whole valid frames nor a clean torn write. */
 export interface SegmentDamage {
@@ -88,17 +89,6 @@ export function damageError(path: string, d: SegmentDamage): TopicCorruptError {
     position: d.position,
     offset: d.offset,
   })
-}
-
-/** Read up to `want` bytes at `pos`, looping over short reads; returns how many were read. */
-function readFull(fd: number, buf: Buffer, want: number, pos: number): number {
-  let got = 0
-  while (got < want) {
-    const n = readSync(fd, buf, got, want - got, pos + got)
-    if (n === 0) break
-    got += n
-  }
-  return got
 }
 
 function frameLengthAt(fd: number, pos: number, size: number): number {

@@ -1,23 +1,13 @@
 import { randomBytes } from 'node:crypto'
-import { mkdir, readFile, readdir, rename, rm, writeFile, open as openFile } from 'node:fs/promises'
+import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { TopicCorruptError, TopicExistsError, TopicNotFoundError, backendError } from '../../core/errors.js'
 import type { TopicMeta } from '../backend.js'
 import { keyCodec } from '../../core/keys.js'
 import { TOPIC_FILE, indexPath, segmentPath, topicDir, topicFile } from './layout.js'
-import { isRealDir } from './safe-fs.js'
+import { isRealDir, syncDirSync } from './safe-fs.js'
 
 const rand = () => randomBytes(6).toString('hex')
-
-/** Fsync a directory so a rename or create in it survives a power cut. */
-export async function syncDir(dir: string): Promise<void> {
-  const fh = await openFile(dir, 'r')
-  try {
-    await fh.sync()
-  } finally {
-    await fh.close()
-  }
-}
 
 /**
  * Create a topic atomically: build it in a hidden temporary directory (config and every partition
@@ -45,7 +35,7 @@ export async function createTopicDir(root: string, meta: TopicMeta, durable: boo
       }
       throw backendError(`Cannot create topic "${meta.name}"`, e)
     }
-    if (durable) await syncDir(root)
+    if (durable) syncDirSync(root)
   } catch (e) {
     throw backendError(`Cannot create topic "${meta.name}" in ${root}`, e)
   } finally {
