@@ -2,9 +2,9 @@
 // relative file: URL, a one-slash redis: URL, a bad port, a Redis database the server does not have,
 // and a tail `from` that is not one of the documented forms.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { existsSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { InvalidArgumentError, open } from '../../src/index.js'
+import { BackendError, InvalidArgumentError, open } from '../../src/index.js'
 import { parseTarget } from '../../src/open-target.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -76,4 +76,32 @@ describe('tail({ from })', () => {
     }
     expect(existsSync(tmp.dir)).toBe(false)
   })
+})
+
+describe('open() of a path that cannot be a store', () => {
+  it('a store path that is a file, lies under a file or cannot hold directories (/proc) is a BackendError, at once', async () => {
+    const tmp = tempDir()
+    try {
+      const file = join(tmp.dir, 'plain-file')
+      writeFileSync(file, 'x')
+      const cases: Array<[string, RegExp]> = [
+        [file, /plain-file as the store directory: it exists and is not a directory/],
+        [join(file, 'sub'), /plain-file\/sub as the store directory/],
+        [join(file, 'sub', 'deeper'), /sub\/deeper as the store directory/],
+        // Node 20's recursive mkdir retries forever here (95 % CPU); ours fails once.
+        ['/proc/twainmq-test/x', /\/proc does not accept new directories/],
+      ]
+      for (const [path, text] of cases) {
+        const err = await open(path).then(
+          () => undefined,
+          (e: unknown) => e,
+        )
+        expect(err, path).toBeInstanceOf(BackendError)
+        expect((err as BackendError).retriable, path).toBe(false)
+        expect(String((err as Error).message), path).toMatch(text)
+      }
+    } finally {
+      tmp.remove()
+    }
+  }, 10_000)
 })

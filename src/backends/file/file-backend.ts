@@ -1,4 +1,5 @@
-import { mkdir, access } from 'node:fs/promises'
+import { access } from 'node:fs/promises'
+import { makeDirs } from './make-dirs.js'
 import type { FsyncPolicy } from '../../core/types.js'
 import type { Backend, PartitionOffsets, PartitionReader, TopicMeta, TopicStore } from '../backend.js'
 import type { RecordInput } from '../record.js'
@@ -51,7 +52,7 @@ export class FileBackend implements Backend {
   }
 
   async init(): Promise<void> {
-    await mkdir(this.root, { recursive: true })
+    makeDirs(this.root, 'the store directory')
   }
 
   /** The store that holds `topic`. */

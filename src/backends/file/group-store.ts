@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync, renameSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { InvalidArgumentError, backendError, GroupNotFoundError } from '../../core/errors.js'
@@ -10,6 +10,7 @@ import type { CommitRequest, GroupCoordinator, GroupSnapshot, HeartbeatResult, L
 import { parseGroupState, type GroupState, type StoredMember } from './group-state.js'
 import { PartitionLock } from './partition-lock.js'
 import { isRealDir, replaceFile } from './safe-fs.js'
+import { makeDirs } from './make-dirs.js'
 import type { WatchHub } from './watch-hub.js'
 
 const STATE = 'state.json'
@@ -61,7 +62,7 @@ export class FileGroupStore implements GroupCoordinator {
     try {
       isRealDir(join(this.root, '__groups'), 'groups directory')
       if (isRealDir(dir, 'group directory') || !create) return dir
-      mkdirSync(dir, { recursive: true })
+      makeDirs(dir, 'a group directory')
       isRealDir(dir, 'group directory')
       return dir
     } catch (e) {

@@ -5,6 +5,7 @@ import { TopicCorruptError, TopicExistsError, TopicNotFoundError, backendError }
 import type { TopicMeta } from '../backend.js'
 import { keyCodec } from '../../core/keys.js'
 import { TOPIC_FILE, indexPath, segmentPath, topicDir, topicFile } from './layout.js'
+import { makeDirs } from './make-dirs.js'
 import { isRealDir, syncDirSync } from './safe-fs.js'
 
 const rand = () => randomBytes(6).toString('hex')
@@ -17,7 +18,7 @@ const rand = () => randomBytes(6).toString('hex')
 export async function createTopicDir(root: string, meta: TopicMeta, durable: boolean): Promise<void> {
   const tmp = join(root, `~creating-${meta.name}-${rand()}`)
   try {
-    await mkdir(root, { recursive: true })
+    makeDirs(root, 'the store directory')
     await mkdir(tmp)
     await writeFile(join(tmp, TOPIC_FILE), JSON.stringify({ format: 'twainmq-native', version: 1, ...meta }, null, 2) + '\n')
     for (let p = 0; p < meta.partitions; p++) {

@@ -4,6 +4,7 @@ import { mkdir, readdir, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { InvalidArgumentError, TopicExistsError, TopicNotFoundError, backendError } from '../../core/errors.js'
 import type { TopicMeta } from '../../backends/backend.js'
+import { makeDirs } from '../../backends/file/make-dirs.js'
 import { chunkName, utcDay } from './chunks.js'
 import { keyTypeOfWidth, keyWidthOf } from './line-keys.js'
 import { GROUP_TOPIC_PREFIX, TWC_EXT, parseTwc, twcPath, writeTwc, type TwcConfig } from './twc-config.js'
@@ -24,7 +25,7 @@ export async function createTopicFiles(root: string, meta: TopicMeta): Promise<v
     throw new InvalidArgumentError(`Retention is not supported by the twainmq-v1 format (topic "${meta.name}" asked for ${JSON.stringify(meta.retention)})`)
   }
   const dir = join(root, meta.name)
-  await mkdir(root, { recursive: true })
+  makeDirs(root, 'the store directory')
   try {
     await mkdir(dir)
   } catch (e) {
