@@ -95,6 +95,11 @@ export class NativeStore implements TopicStore {
 
   /** Partition count of a topic right now, synchronously; undefined when it does not exist. */
   partitionsNow(topic: string): number | undefined {
+    return this.metaNow(topic)?.partitions
+  }
+
+  /** A topic's config as stored now (synchronously, refreshing the cache); undefined when it does not exist. */
+  private metaNow(topic: string): TopicMeta | undefined {
     let text: string
     try {
       text = readFileSync(topicFile(this.root, topic), 'utf8')
@@ -102,7 +107,9 @@ export class NativeStore implements TopicStore {
       this.metas.delete(topic)
       return undefined
     }
-    return parseTopicMeta(text, topicFile(this.root, topic), topic).partitions
+    const meta = parseTopicMeta(text, topicFile(this.root, topic), topic)
+    this.metas.set(topic, meta)
+    return meta
   }
 
   endOffsetsNow(topic: string): number[] | undefined {
@@ -139,7 +146,8 @@ export class NativeStore implements TopicStore {
 
   async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
     const meta = await this.getTopic(topic)
-    const r = new FilePartitionReader(partitionDir(this.root, topic, partition), topic, partition, keyCodec(meta.keyType), from, this.pool)
+    const rekey = () => keyCodec((this.metaNow(topic) ?? meta).keyType)
+    const r = new FilePartitionReader(partitionDir(this.root, topic, partition), topic, partition, keyCodec(meta.keyType), from, this.pool, rekey)
     this.readers.add(r)
     const close = r.close.bind(r)
     r.close = async () => {

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs'
+import { closeSync, fstatSync, openSync, readSync, statSync, type BigIntStats } from 'node:fs'
 import { backendError, type TopicCorruptError } from '../../core/errors.js'
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
@@ -14,6 +14,9 @@ const CHUNK = 1 << 20
 /** No buffer: a reader without an open segment (never read, or evicted) holds no memory for it. */
 const EMPTY = Buffer.alloc(0)
 const MIN_BUFFER = 4096
+
+/** A file's identity: inode and birth time (a deleted file's inode is reused at once). */
+const identity = (st: BigIntStats): string => `${st.ino}:${st.birthtimeNs}`
 
 
 /**
@@ -34,9 +37,11 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
   private prevEnd = -1
   /** Byte position where the end of this segment's data was last found clean (see `endOfData`). */
   private checkedEnd = -1
-  /** Inode of the segment when `closeFds` closed it. */
-  private ino = -1
+  /** Identity of the segment when `closeFds` closed it. */
+  private segId = ''
   private verifying = false
+  /** Identity of the partition directory: a new one means the topic was deleted and created again. */
+  private dirId = ''
   private buf = EMPTY
   /** The last window filled `buf`: the next one is read into a larger buffer. */
   private grow = false
@@ -46,10 +51,12 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
     private readonly dir: string,
     readonly topic: string,
     readonly partition: number,
-    private readonly keys: KeyCodec,
+    private keys: KeyCodec,
     public next: number,
     /** Caps the fds of all the store's readers and appenders. */
     private readonly pool?: FdPool,
+    /** The key codec of the topic as it is now (called when the topic was created again). */
+    private readonly rekey?: () => KeyCodec,
   ) {}
 
   seek(offset: number): void {
@@ -68,10 +75,9 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
   private readSync(max: number): Message[] {
     const out: Message[] = []
     if (this.closed) return out
-    if (this.fh === undefined) {
-      if (!this.reopen()) return out
-    } else this.pool?.touch(this)
+    if (this.fh !== undefined) this.pool?.touch(this)
     for (let hops = 0; out.length < max && hops < 64; hops++) {
+      if (this.fh === undefined && !this.reopen()) return out
       const fd = this.fh as number
       // Parse from the bytes already read when `pos` is inside them (a consumer reads a few hundred
       // messages at a time: re-reading 1 MiB for each would multiply the I/O).
@@ -186,7 +192,13 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
    * position, so an idle tail costs nothing more. True when bytes arrived meanwhile (read again).
    */
   private endOfData(out: Message[], seen: number): boolean {
-    if (this.pos === this.checkedEnd || this.verifying) return false
+    if (this.verifying) return false
+    if (fstatSync(this.fh as number).nlink === 0) {
+      // Unlinked under us with no seal: the topic was deleted. Look again (it may have been created anew).
+      this.release()
+      return out.length === 0
+    }
+    if (this.pos === this.checkedEnd) return false
     const fault = segmentEndFault(this.dir, this.topic, this.segBase, this.fh as number, this.pos, seen)
     if (fault === 'grew') return true
     if (fault === undefined) this.checkedEnd = this.pos
@@ -200,6 +212,18 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
 
   /** Find the segment and byte position for `next`; false when the segment does not exist yet. */
   private locate(): boolean {
+    let id: string
+    try {
+      id = identity(statSync(this.dir, { bigint: true }))
+    } catch {
+      return false // the topic was deleted: nothing to read until it is created again
+    }
+    if (this.dirId !== '' && id !== this.dirId) {
+      // Created again since this reader last looked: a new log, read from its beginning.
+      this.next = 0
+      if (this.rekey) this.keys = this.rekey()
+    }
+    this.dirId = id
     const start = readStartOffsetSync(this.dir)
     const bases = listSegmentsSync(this.dir, this.topic)
     if (bases.length === 0) return false
@@ -214,9 +238,9 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
     if (this.segBase < 0) return this.locate()
     let size = -1
     try {
-      const st = statSync(segmentPath(this.dir, this.segBase))
-      // Another file now (rewritten by `twainmq repair`): byte positions changed, offsets did not.
-      if (st.ino === this.ino) size = st.size
+      const st = statSync(segmentPath(this.dir, this.segBase), { bigint: true })
+      // Another file now (rewritten by `twainmq repair`, or the topic created again): find `next` afresh.
+      if (identity(st) === this.segId) size = Number(st.size)
     } catch {
       /* deleted by retention or trim: find `next` afresh */
     }
@@ -276,7 +300,7 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
   /** The pool needs the fd: close it, keep the segment and byte position (reopening is one `open`), drop the buffer. */
   closeFds(): void {
     const base = this.segBase
-    this.ino = this.fh === undefined ? -1 : fstatSync(this.fh).ino
+    this.segId = this.fh === undefined ? '' : identity(fstatSync(this.fh, { bigint: true }))
     this.release()
     this.segBase = base
     this.buf = EMPTY

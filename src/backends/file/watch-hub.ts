@@ -1,4 +1,5 @@
-import { watch as fsWatch, type FSWatcher as NodeWatcher } from 'node:fs'
+import { existsSync, watch as fsWatch, type FSWatcher as NodeWatcher } from 'node:fs'
+import { basename } from 'node:path'
 import { watch as chokidarWatch, type FSWatcher as ChokidarWatcher } from 'chokidar'
 import { SEGMENT_EXT } from './layout.js'
 
@@ -9,6 +10,8 @@ interface Entry {
   persistent: number
   /** Undefined when it could not start or failed: then the poll tick is this directory's only source. */
   raw: NodeWatcher | undefined
+  /** The directory was removed (its topic deleted): the poll tick tries to watch it again. */
+  gone: boolean
   /** Started while at least one listener is persistent (chokidar cannot be unref'd). */
   chokidar: ChokidarWatcher | undefined
   suffix: string
@@ -141,30 +144,56 @@ export class WatchHub {
     const slice = Math.min(n, POLL_SLICE)
     const from = this.pollFrom % Math.max(n, 1)
     let i = 0
-    for (const e of this.entries.values()) {
+    for (const [dir, e] of this.entries) {
       // Position relative to this tick's slice [from, from + slice), wrapping around.
       const k = (i++ - from + n) % n
+      if (e.gone) this.rewatch(dir, e)
       if (k < slice || e.raw === undefined) for (const l of e.listeners.keys()) l()
     }
     this.pollFrom = from + slice
   }
 
   private start(dir: string, suffix: string): Entry {
-    let raw: NodeWatcher | undefined
+    const e: Entry = { listeners: new Map(), persistent: 0, raw: undefined, gone: false, chokidar: undefined, suffix }
+    e.raw = this.startRaw(dir, e)
+    return e
+  }
+
+  /** The raw watch of `dir`; undefined when the directory is gone or inotify is out of watches. */
+  private startRaw(dir: string, e: Entry): NodeWatcher | undefined {
+    let raw: NodeWatcher
+    const self = basename(dir)
     try {
       raw = fsWatch(dir, { persistent: true }, (_event, name) => {
-        if (name === null || String(name).endsWith(suffix)) this.fire(dir)
+        if (name === self && !existsSync(dir)) {
+          // The directory itself was removed: its watch is dead. Re-watch it when it is created again.
+          this.dropRaw(e, raw)
+          e.gone = true
+        }
+        if (name === null || name === self || String(name).endsWith(e.suffix)) this.fire(dir)
       })
     } catch {
-      raw = undefined // directory gone or inotify limit: chokidar and the poll tick remain
+      return undefined // directory gone or inotify limit: chokidar and the poll tick remain
     }
-    const e: Entry = { listeners: new Map(), persistent: 0, raw, chokidar: undefined, suffix }
-    raw?.on('error', () => {
-      // The poll tick keeps tails going, on every tick from now on.
-      if (e.raw === raw) e.raw = undefined
-      raw.close()
-    })
-    return e
+    raw.on('error', () => this.dropRaw(e, raw)) // the poll tick keeps tails going, on every tick from now on
+    return raw
+  }
+
+  private dropRaw(e: Entry, raw: NodeWatcher): void {
+    if (e.raw === raw) e.raw = undefined
+    raw.close()
+  }
+
+  /** A removed directory exists again (its topic created anew): watch it again and wake its tails. */
+  private rewatch(dir: string, e: Entry): void {
+    if (!existsSync(dir)) return
+    e.gone = false
+    e.raw = this.startRaw(dir, e)
+    if (e.persistent === 0) e.raw?.unref()
+    if (e.chokidar) {
+      this.stopChokidar(e)
+      this.reconcile(dir, e)
+    }
   }
 
   private startChokidar(dir: string, suffix: string): ChokidarWatcher {
