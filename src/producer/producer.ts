@@ -1,6 +1,6 @@
 import type { Backend, TopicMeta } from '../backends/backend.js'
 import { valueBound } from '../backends/record.js'
-import { ClosedError, TopicNotFoundError, abortErrorFrom } from '../core/errors.js'
+import { ClosedError, InvalidArgumentError, TopicNotFoundError, abortErrorFrom } from '../core/errors.js'
 import { cachedHash64, type Partitioner } from '../core/hash64.js'
 import type { TypeRegistry } from '../core/message-types.js'
 import { checkInt, checkNonNegative } from '../core/names.js'
@@ -106,7 +106,7 @@ export class Producer<V = unknown> implements AsyncDisposable {
 
   /** Send several messages; all are validated first, so one bad item writes nothing. */
   sendBatch(items: Array<{ key: Key; value: V; headers?: Record<string, string>; type?: string; partition?: number }>): Promise<RecordMetadata[]> {
-    if (!Array.isArray(items)) return Promise.reject(new TypeError('sendBatch expects an array of { key, value } items'))
+    if (!Array.isArray(items)) return Promise.reject(new InvalidArgumentError(`sendBatch expects an array of { key, value } items, got ${items === null ? 'null' : typeof items}`))
     if (items.length === 0) return Promise.resolve([])
     if (this.closed) return Promise.reject(new ClosedError(`Producer of topic "${this.topic}" is closed`))
     return new Promise<RecordMetadata[]>((resolve, reject) => this.push({ items: items as SendItem[], resolve, reject }))

@@ -33,6 +33,14 @@ describe('producer', () => {
     rmTmp(dir)
   })
 
+  it('sendBatch of something other than an array of items is an InvalidArgumentError naming it', async () => {
+    const p = twain.producer('p')
+    for (const [items, text] of [[{}, /got object/], ['abc', /got string/], [null, /got null/], [[null], /got null/], [[1], /got 1/]] as const) {
+      await expect(p.sendBatch(items as never)).rejects.toThrow(InvalidArgumentError)
+      await expect(p.sendBatch(items as never)).rejects.toThrow(text)
+    }
+  })
+
   it('writes the sends of one tick as one batch per partition', async () => {
     const p = twain.producer('p')
     await Promise.all(Array.from({ length: 100 }, (_, i) => p.send(i, `v${i}`, { partition: i % 2 })))
