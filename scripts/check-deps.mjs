@@ -1,0 +1,103 @@
+#!/usr/bin/env node
+// Dependency-direction check: every relative import in src/ must go from a layer to one it may use
+// (the layering in docs/architecture.md), packages may only be imported where listed, and no
+// module may import itself through a cycle. Prints each violation and exits 1 if there is any.
+//   node scripts/check-deps.mjs [srcDir]
+import { readFileSync, readdirSync } from 'node:fs'
+import { dirname, join, relative, resolve, sep } from 'node:path'
+
+/** Layer → the layers it may import (besides itself). Keep in step with docs/architecture.md. */
+const MAY_USE = {
+  core: [],
+  backends: ['core'],
+  'backends/file': ['backends', 'core'],
+  'backends/redis': ['backends', 'core'],
+  'compat/twainmq': ['backends/file', 'backends', 'core'],
+  stream: ['backends', 'core'],
+  producer: ['backends', 'core'],
+  consumer: ['stream', 'backends', 'core'],
+  operators: ['core'],
+  'operators/rx': ['operators', 'core'],
+  'open-target': ['core'],
+  'topic-options': ['backends', 'core'],
+  twain: ['open-target', 'topic-options', 'consumer', 'producer', 'stream', 'compat/twainmq', 'backends/file', 'backends/redis', 'backends', 'core'],
+  index: ['twain', 'open-target', 'topic-options', 'consumer', 'producer', 'stream', 'compat/twainmq', 'backends', 'core'],
+  'operators/index': ['operators', 'core'],
+  cli: ['index', 'backends/file'],
+}
+
+/** Packages (and node: built-ins, always allowed) per layer; a layer not listed may use none. */
+const PACKAGES = {
+  'backends/file': ['chokidar'],
+  'backends/redis': ['ioredis'],
+  operators: ['ix', 'rxjs'],
+  'operators/rx': ['rxjs'],
+  stream: ['rxjs'],
+  consumer: ['rxjs'],
+  cli: ['commander', 'cli-progress'],
+}
+
+const src = resolve(process.argv[2] ?? 'src')
+
+function filesUnder(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = join(dir, e.name)
+    return e.isDirectory() ? filesUnder(p) : p.endsWith('.ts') ? [p] : []
+  })
+}
+
+/** The layer of a source file: its top folder, or `backends/<x>`, `operators/rx`, `compat/<x>`; root files by name. */
+function layerOf(file) {
+  const parts = relative(src, file).split(sep)
+  if (parts.length === 1) return parts[0].replace(/\.ts$/, '')
+  if (parts[0] === 'operators' && parts.length === 2 && parts[1] === 'index.ts') return 'operators/index'
+  if ((parts[0] === 'backends' || parts[0] === 'operators' || parts[0] === 'compat') && parts.length > 2) return `${parts[0]}/${parts[1]}`
+  return parts[0]
+}
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s+['"]([^'"]+)['"]/g
+const files = filesUnder(src)
+const graph = new Map()
+const problems = []
+for (const file of files) {
+  const from = layerOf(file)
+  const rel = relative(process.cwd(), file)
+  if (!(from in MAY_USE)) problems.push(`${rel}: layer "${from}" is not in the layering table (scripts/check-deps.mjs, docs/architecture.md)`)
+  const text = readFileSync(file, 'utf8')
+  const deps = []
+  for (const m of text.matchAll(IMPORT)) {
+    const spec = m[1] ?? m[2] ?? m[3]
+    if (spec.startsWith('node:')) continue
+    if (!spec.startsWith('.')) {
+      const pkg = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]
+      if (!(PACKAGES[from] ?? []).includes(pkg)) problems.push(`${rel}: layer "${from}" may not import the package "${pkg}"`)
+      continue
+    }
+    const target = resolve(dirname(file), spec).replace(/\.js$/, '.ts')
+    deps.push(target)
+    const to = layerOf(target)
+    if (to !== from && !(MAY_USE[from] ?? []).includes(to)) problems.push(`${rel}: layer "${from}" may not import "${to}" (${spec})`)
+  }
+  graph.set(file, deps)
+}
+
+// Import cycles between modules (type-only imports included: they still tie the files together).
+const state = new Map()
+function visit(file, path) {
+  state.set(file, 'open')
+  for (const dep of graph.get(file) ?? []) {
+    if (state.get(dep) === 'open') {
+      const cycle = [...path.slice(path.indexOf(dep)), dep].map((f) => relative(src, f))
+      problems.push(`import cycle: ${cycle.join(' -> ')}`)
+    } else if (!state.has(dep) && graph.has(dep)) visit(dep, [...path, dep])
+  }
+  state.set(file, 'done')
+}
+for (const file of files) if (!state.has(file)) visit(file, [file])
+
+if (problems.length > 0) {
+  for (const p of problems) console.error(p)
+  console.error(`check-deps: ${problems.length} violation${problems.length === 1 ? '' : 's'} in ${files.length} files`)
+  process.exit(1)
+}
+console.log(`check-deps: ${files.length} files, layering respected, no import cycles`)

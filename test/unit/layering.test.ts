@@ -1,0 +1,38 @@
+// The layering of src/ (docs/architecture.md) holds, and the checker that enforces it catches a
+// backend import from a stream module, a package in the wrong layer and an import cycle.
+import { spawnSync } from 'node:child_process'
+import { cpSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { repoRoot } from '../helpers/spawn.js'
+import { tempDir } from '../helpers/tmp.js'
+
+const check = (src: string) => spawnSync(process.execPath, [join(repoRoot, 'scripts', 'check-deps.mjs'), src], { encoding: 'utf8' })
+
+describe('layering', () => {
+  it('src/ respects the layering and has no import cycles', () => {
+    const r = check(join(repoRoot, 'src'))
+    expect(r.stderr).toBe('')
+    expect(r.status).toBe(0)
+  })
+
+  it('the checker reports a wrong-way import, a misplaced package and a cycle', () => {
+    const tmp = tempDir()
+    try {
+      const src = join(tmp.dir, 'src')
+      cpSync(join(repoRoot, 'src'), src, { recursive: true })
+      writeFileSync(join(src, 'stream', 'bad.ts'), "import { FileBackend } from '../backends/file/file-backend.js'\nexport const x = FileBackend\n")
+      writeFileSync(join(src, 'core', 'uses-redis.ts'), "import 'ioredis'\nexport const y = 1\n")
+      writeFileSync(join(src, 'core', 'cycle-a.ts'), "import { b } from './cycle-b.js'\nexport const a = () => b\n")
+      writeFileSync(join(src, 'core', 'cycle-b.ts'), "import { a } from './cycle-a.js'\nexport const b = () => a\n")
+      const r = check(src)
+      expect(r.status).toBe(1)
+      expect(r.stderr).toMatch(/stream\/bad\.ts: layer "stream" may not import "backends\/file"/)
+      expect(r.stderr).toMatch(/core\/uses-redis\.ts: layer "core" may not import the package "ioredis"/)
+      expect(r.stderr).toMatch(/import cycle: core\/cycle-a\.ts -> core\/cycle-b\.ts -> core\/cycle-a\.ts/)
+      expect(r.stderr).toMatch(/3 violations/)
+    } finally {
+      tmp.remove()
+    }
+  })
+})
