@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander'
 import { TwainError } from '../index.js'
+import { registerBench } from './bench.js'
 import { registerCheck } from './check.js'
 import { UsageError } from './context.js'
 import { registerGroupsDelete } from './groups-delete.js'
@@ -54,6 +55,7 @@ export function buildProgram(version: string): Command {
   registerImportTwainmq(program)
   registerCheck(program)
   registerRepair(program)
+  registerBench(program)
   return program
 }
 

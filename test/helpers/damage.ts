@@ -3,13 +3,11 @@
  * the true records read before any damage, and byte-level damage (flips, truncations) located by
  * frame. Frames are found by their length field (bytes 4–7), which every frame version has.
  */
-import { spawn } from 'node:child_process'
 import fc from 'fast-check'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { open, type Message, type MessageStream } from '../../src/index.js'
-import { repoRoot } from './spawn.js'
 
 export const TOPIC = 't'
 export const value = (i: number) => `value-${i}-${'x'.repeat(40 + (i % 7))}`
@@ -97,26 +95,7 @@ export async function drain(stream: MessageStream<Message>, ms = 5000): Promise<
 /** The fields that must survive damage and repair unchanged. */
 export const essence = (m: Message) => ({ offset: m.offset, key: m.key, value: m.value, timestamp: m.timestamp, producerId: m.producerId, headers: m.headers })
 
-export interface CliResult {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-/** Run the CLI (from source, through tsx) to completion. */
-export function cli(args: string[]): Promise<CliResult> {
-  const env = { ...process.env }
-  delete env.TWAINMQ_URL
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
-  return new Promise((resolve, reject) => {
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
-}
+export { cli, type CliResult } from './run-cli.js'
 
 /** A single byte flip, or a cut, somewhere in one of a topic's segments. */
 export const damageArb = fc.record({

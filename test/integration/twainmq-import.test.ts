@@ -1,29 +1,15 @@
-import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { TopicExistsError, open, type Message } from '../../src/index.js'
 import { importTwainmqTopic } from '../../src/compat/twainmq/import.js'
-import { repoRoot } from '../helpers/spawn.js'
+import { cli } from '../helpers/run-cli.js'
 import { expected, tempRoot } from '../helpers/twainmq.js'
 import { collect } from '../unit/helpers.js'
 
 const TOPICS = ['orders', 'users', 'sensors', 'tiny', 'wide', 'damaged', '--group--g1']
 
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const env = { ...process.env }
-  delete env.TWAINMQ_URL
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
-  return new Promise((resolve, reject) => {
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
-}
 
 /** What both sides must agree on for one message. */
 const essence = (m: Message) => ({
