@@ -29,11 +29,11 @@ export function ok(r: RunResult, what: string): RunResult {
   return r
 }
 
-/** The names .gitignore keeps out of a clone (its simple patterns: `name`, `name/`, `*.ext`). */
+/** The names .gitignore keeps out of a clone (its simple patterns: `name`, `name/`, `/name`, `*.ext`). */
 function ignoredNames(): (name: string) => boolean {
   const patterns = readFileSync(join(repoRoot, '.gitignore'), 'utf8')
     .split('\n')
-    .map((l) => l.trim().replace(/\/$/, ''))
+    .map((l) => l.trim().replace(/^\/|\/$/g, ''))
     .filter((l) => l.length > 0 && !l.startsWith('#'))
   return (name) => name === '.git' || patterns.some((p) => (p.startsWith('*') ? name.endsWith(p.slice(1)) : name === p))
 }
