@@ -1,6 +1,6 @@
 /**
  * twainmq: a partitioned, keyed message log with an embedded file backend, producers, tails and
- * history as AsyncIterables and RxJS Observables. See README.md and DESIGN §3.
+ * history as AsyncIterables and RxJS Observables. See README.md and docs/.
  */
 export { Twain, open } from './twain.js'
 export type { TailOptions, HistoryOptions, FileOpenOptions, GroupDescription } from './twain.js'

@@ -292,7 +292,7 @@ export class Twain implements AsyncDisposable {
   }
 
   /**
-   * A member of a consumer group over one or more topics (DESIGN §3.6). Partitioned mode: each
+   * A member of a consumer group over one or more topics (README, "Consumer groups"). Partitioned mode: each
    * partition is owned by one live member; acked offsets are committed in order. Shared mode (Redis):
    * competing consumers on every partition, per-message acks, claims from dead members.
    */

@@ -6,7 +6,7 @@ export interface EntryRef extends TopicPartition {
   offset: number
 }
 
-/** How a shared-group member joins (`mode: 'shared'`, DESIGN §3.6). */
+/** How a shared-group member joins (`mode: 'shared'`). */
 export interface SharedMemberOptions {
   group: string
   /**

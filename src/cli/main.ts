@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `twainmq` command-line tool (DESIGN §3.9). Exit codes: 0 ok, 1 runtime error, 2 usage error;
+ * The `twainmq` command-line tool (docs/cli.md). Exit codes: 0 ok, 1 runtime error, 2 usage error;
  * errors print as `code: message` on stderr. The store is always closed before the process ends,
  * and the process ends by itself (no `process.exit` on the normal path).
  */

@@ -17,7 +17,7 @@ import { registerTopicsDelete } from './topics-delete.js'
 import { registerTopicsDescribe } from './topics-describe.js'
 import { registerTopicsList } from './topics-list.js'
 
-/** Exit codes (DESIGN §3.9). */
+/** Exit codes (docs/cli.md): 0 ok, 1 runtime error, 2 usage error. */
 export const EXIT_OK = 0
 export const EXIT_RUNTIME = 1
 export const EXIT_USAGE = 2

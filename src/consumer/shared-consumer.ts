@@ -26,7 +26,7 @@ const refs = (entries: readonly EntryRef[]): string =>
     .join(', ') + (entries.length > 10 ? ` and ${entries.length - 10} more` : '')
 
 /**
- * A member of a shared group (`mode: 'shared'`, DESIGN §3.6): competing consumers over every
+ * A member of a shared group (`mode: 'shared'`, README "Shared groups"): competing consumers over every
  * partition of its topics, with per-message acknowledgement, through the backend's
  * {@link SharedGroups} capability (Redis consumer groups). Same surface as the partitioned
  * {@link Consumer}: a `MessageStream` of `GroupMessage`s with `poll`/`pollMany`/`commit`/

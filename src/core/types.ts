@@ -1,4 +1,4 @@
-/** Shared public types of twainmq (DESIGN §3). */
+/** Shared public types of twainmq (see README.md, "API overview"). */
 
 /** A topic's key type: fixed-width unsigned integers, NUL-padded UTF-8 of at most N bytes, or unbounded UTF-8. */
 export type KeyType = 'u8' | 'u16' | 'u32' | 'u64' | `char${number}` | 'string'
@@ -14,7 +14,7 @@ export interface Retention {
   maxAgeMs?: number
   /** Keep at most this many bytes of log per partition. @default unlimited */
   maxBytes?: number
-  /** Delete what every consumer group of the topic has committed (rivulet's clean-up). @default false */
+  /** Delete what every consumer group of the topic has committed (a clean-up of consumed messages). @default false */
   consumed?: boolean
 }
 

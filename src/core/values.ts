@@ -2,7 +2,7 @@ import { InvalidArgumentError } from './errors.js'
 
 /**
  * How a value is stored. The kind is stored with the record so a round trip preserves it: a string
- * that looks like JSON stays a string, bytes stay bytes (aether decoded JSON-looking bytes).
+ * that looks like JSON stays a string, bytes stay bytes (never decoded as JSON because they look like it).
  */
 export const enum ValueKind {
   Text = 0,

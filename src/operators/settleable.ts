@@ -1,4 +1,5 @@
 import type { AsyncIterableX } from 'ix/asynciterable/asynciterablex'
+import './stream-pipe-options.js'
 
 /**
  * What the operators need from a message: the settlement vocabulary of `GroupMessage` (nats'

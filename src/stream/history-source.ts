@@ -3,7 +3,7 @@ import { InvalidArgumentError } from '../core/errors.js'
 import type { Message } from '../core/types.js'
 import type { BatchSource } from './batch-iterator.js'
 
-/** A finite read of a topic (DESIGN §3.5). `to` is exclusive, like `end` offsets and `Array.slice`. */
+/** A finite read of a topic. `to` is exclusive, like `end` offsets and `Array.slice`. */
 export interface HistoryPlan {
   topic: string
   partition?: number | undefined

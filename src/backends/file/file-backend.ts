@@ -30,7 +30,7 @@ export interface FileBackendOptions {
 
 /**
  * The embedded file backend: a directory holds topics (native format, or Python TwainMQ's when a
- * foreign format is configured; the format is per topic) and consumer-group state (DESIGN §5).
+ * foreign format is configured; the format is per topic) and consumer-group state (docs/format.md).
  */
 export class FileBackend implements Backend {
   readonly kind = 'file' as const
@@ -103,7 +103,7 @@ export class FileBackend implements Backend {
     return removed
   }
 
-  /** rivulet's clean-up, done right: trim below the lowest commit of every group consuming the topic. */
+  /** `retention: { consumed: true }`: trim below the lowest commit of every group consuming the topic. */
   private async trimConsumed(topic: string, partitions: number): Promise<number> {
     const lowest = new Array<number>(partitions).fill(Infinity)
     let consumers = 0

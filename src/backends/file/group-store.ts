@@ -26,7 +26,7 @@ const splitKey = (key: string): TopicPartition => {
   return { topic: key.slice(0, i), partition: Number(key.slice(i + 1)) }
 }
 
-/** Consumer-group coordination on files (DESIGN §5): one small state file per group, changed under a lock. */
+/** Consumer-group coordination on files (docs/format.md): one small state file per group, changed under a lock. */
 export class FileGroupStore implements GroupCoordinator {
   constructor(
     private readonly root: string,

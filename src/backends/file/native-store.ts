@@ -24,7 +24,7 @@ export interface NativeStoreOptions {
   maxOpenFiles?: number
 }
 
-/** Topics in twainmq's native format: partitions of CRC-framed segments with sparse indexes (DESIGN §5). */
+/** Topics in twainmq's native format: partitions of CRC-framed segments with sparse indexes (docs/format.md). */
 export class NativeStore implements TopicStore {
   /** Every reader and appender of this store keeps its fds under this cap. */
   private readonly pool: FdPool

@@ -19,7 +19,7 @@ const BUSY_WAIT_MS = 15_000
 type Part = 'one' | 'first' | 'next' | 'last'
 
 /**
- * Idempotent appends (DESIGN §6). Each store instance has its own producer token; every script call
+ * Idempotent appends (README, "Redis backend"). Each store instance has its own producer token; every script call
  * carries the next sequence number of (token, partition). The script records the last applied
  * numbers with their base offsets, so a call re-sent after a dropped connection (by ioredis or by
  * the retry below) returns the offsets it got the first time instead of writing again. Appends to

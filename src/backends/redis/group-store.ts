@@ -36,7 +36,7 @@ function parseMembers(flat: readonly string[]): StoredMember[] {
 }
 
 /**
- * Partitioned consumer groups on Redis (DESIGN §6), with the semantics of the file group store:
+ * Partitioned consumer groups on Redis (docs/format.md), with the semantics of the file group store:
  * members in a hash plus a zset of session expiries (joined and pruned in Lua), assignment computed
  * client-side with `assignPartitions`, and per-partition leases in `<partition>:g:<group>` hashes
  * next to the partition (owner, epoch from HINCRBY, expiry, committed offset). Leases are taken,

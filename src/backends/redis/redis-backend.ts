@@ -29,7 +29,7 @@ const RETENTION_EVERY_MS = 1000
 const redact = (url: string): string => url.replace(/\/\/([^@/]*):[^@/]*@/, '//$1:***@')
 
 /**
- * The Redis backend (DESIGN §6): topics, dense offsets and partitioned groups on Redis Streams,
+ * The Redis backend: topics, dense offsets and partitioned groups on Redis Streams,
  * behind the same `Backend` contract as the file backend. See docs/format.md ("Redis layout").
  */
 export class RedisBackend implements Backend {

@@ -5,7 +5,7 @@ import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
 
 /**
- * Trimming and retention on Redis (DESIGN §6). Every removal is exact at offset level (XTRIM MINID
+ * Trimming and retention on Redis (docs/format.md, "Redis layout"). Every removal is exact at offset level (XTRIM MINID
  * `<offset>-1` in a script that also moves the partition's `start`), and happens only because the
  * user asked for it: `trim()`, or a retention limit set on the topic. There is no default MAXLEN,
  * so entries a group has not committed are never dropped behind anyone's back; `consumed` removes

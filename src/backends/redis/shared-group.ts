@@ -26,7 +26,7 @@ interface StoredSpec {
 const isNoGroup = (e: unknown): boolean => e instanceof Error && /NOGROUP|requires the key to exist|no such key/i.test(e.message)
 
 /**
- * Shared groups on Redis (DESIGN §6, `mode: 'shared'`): on every partition stream of its topics a
+ * Shared groups on Redis (`mode: 'shared'`): on every partition stream of its topics a
  * Redis consumer group named after the twainmq group (`XGROUP CREATE <stream> <group> 0|$ MKSTREAM`
  * on first use), read by {@link RedisSharedMember}s with XREADGROUP.
  *

@@ -41,12 +41,12 @@ export interface SharedContext {
 const isNoGroup = (e: unknown): boolean => e instanceof Error && /NOGROUP/.test(e.message)
 
 /**
- * A member of a shared group on Redis (DESIGN §6): XREADGROUP competing consumers on every
+ * A member of a shared group on Redis: XREADGROUP competing consumers on every
  * partition stream of its topics, under the Redis consumer group named after the twainmq group.
  *
  * - **Recovery first.** A member starts by re-reading its own pending entries (`XREADGROUP` with an
  *   ID), moving a cursor past every entry returned, so an entry it never acknowledges cannot make it
- *   read the same entries forever (aether's livelock); then it reads new entries.
+ *   read the same entries forever (a livelock); then it reads new entries.
  * - **Claims.** At least every `claimAfterMs / 2` it scans the group's pending list (XAUTOCLAIM,
  *   keeping the cursor, or `XREADGROUP … CLAIM` on Redis ≥ 8.4) for entries idle longer than
  *   `claimAfterMs`: those of members that died or stalled.

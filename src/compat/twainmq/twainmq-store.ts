@@ -38,7 +38,7 @@ interface TopicState {
 }
 
 /**
- * Topics in Python TwainMQ 0.1.9's on-disk format (DESIGN §7) inside a file-backend root:
+ * Topics in Python TwainMQ 0.1.9's on-disk format (docs/twainmq.md) inside a file-backend root:
  * `<root>/<topic>.twc` configs and `<root>/<topic>/<P>-<YYYYMMDD>_<start>.tmf` day chunks of
  * base85 lines. Python producers and consumers can share the topics with twainmq at the same time.
  * Consumer groups over these topics use the file backend's own group store, not TwainMQ's group log.
