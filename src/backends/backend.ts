@@ -33,7 +33,8 @@ export interface PartitionReader {
   /**
    * Up to `max` messages from `next` on, in offset order, or `[]` when none are available now.
    * @remarks Never blocks waiting for new data: callers combine it with {@link Backend.watch}.
-   * Offsets below the partition's start resume at the start.
+   * Offsets below the partition's start resume at the start, also when a trim moves the start past
+   * a reader that is already reading.
    */
   read(max: number): Promise<Message[]>
   /** Continue from `offset` at the next `read`. */
@@ -110,7 +111,10 @@ export interface Backend {
   applyRetention(topic: string): Promise<number>
   /** Whether the backend is reachable. */
   ping(): Promise<boolean>
-  /** Release every handle, watcher and connection. Idempotent. */
+  /**
+   * Release every handle, watcher and connection. Idempotent. Afterwards `ping()` is false and every
+   * other call (groups included) fails at once with a non-retriable `ClosedError`.
+   */
   close(): Promise<void>
 }
 

@@ -2,7 +2,7 @@ import { closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, openSync, re
 import { TopicCorruptError, TopicNotFoundError, backendError } from '../../core/errors.js'
 import { encodeSeal, HEADER_BYTES } from './batch-format.js'
 import { indexPath, segmentBase, segmentPath } from './layout.js'
-import { APPEND_FLAGS, isRealDir, syncDirSync, writeAll } from './safe-fs.js'
+import { APPEND_FLAGS, closeQuietly, isRealDir, syncDirSync, writeAll } from './safe-fs.js'
 import { INDEX_ENTRY_BYTES, INDEX_INTERVAL_BYTES, encodeIndexEntry, lastIndexedFrame } from './segment-index.js'
 import { damageError, scanSegmentSync } from './segment-scan.js'
 
@@ -177,13 +177,8 @@ export function roll(seg: ActiveSegment, dir: string, topic: string, producerId:
 }
 
 export function closeSegment(seg: ActiveSegment): void {
-  for (const fd of [seg.fd, seg.idxFd]) {
-    try {
-      closeSync(fd)
-    } catch {
-      /* already closed */
-    }
-  }
+  closeQuietly(seg.fd)
+  closeQuietly(seg.idxFd)
 }
 
 /** An index entry is an optimisation: when it cannot be written, the index only lags (longer scans). */

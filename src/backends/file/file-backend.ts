@@ -3,6 +3,7 @@ import { makeDirs } from './make-dirs.js'
 import type { FsyncPolicy } from '../../core/types.js'
 import type { Backend, PartitionOffsets, PartitionReader, TopicMeta, TopicStore } from '../backend.js'
 import type { RecordInput } from '../record.js'
+import { closedError, closedGuard } from '../closed-guard.js'
 import { FileGroupStore } from './group-store.js'
 import { NativeStore } from './native-store.js'
 import { WatchHub } from './watch-hub.js'
@@ -39,6 +40,7 @@ export class FileBackend implements Backend {
   private readonly native: NativeStore
   private readonly foreign: ForeignFormat | undefined
   private readonly createForeign: boolean
+  private closed = false
 
   constructor(
     readonly root: string,
@@ -48,51 +50,55 @@ export class FileBackend implements Backend {
     this.native = new NativeStore(root, this.hub, { fsync: options.fsync, segmentBytes: options.segmentBytes, maxOpenFiles: options.maxOpenFiles })
     this.foreign = options.foreign?.create(root, this.hub)
     this.createForeign = options.foreign?.createTopicsInIt ?? false
-    this.groups = new FileGroupStore(root, this.hub, (t) => this.at(t).partitionsNow(t))
+    const groups = new FileGroupStore(root, this.hub, (t) => this.at(t).partitionsNow(t))
+    this.groups = closedGuard(groups, () => this.closed, 'file', ['watchGroup'])
   }
 
   async init(): Promise<void> {
     makeDirs(this.root, 'the store directory')
   }
 
-  /** The store that holds `topic`. */
+  /** The store that holds `topic`; `ClosedError` once the backend is closed. */
   private at(topic: string): NativeStore | ForeignFormat['store'] {
+    if (this.closed) throw closedError('file', `use topic "${topic}"`)
     return this.foreign?.owns(topic) ? this.foreign.store : this.native
   }
 
-  createTopic(meta: TopicMeta): Promise<void> {
+  async createTopic(meta: TopicMeta): Promise<void> {
+    if (this.closed) throw closedError('file', `create topic "${meta.name}"`)
     return this.foreign && this.createForeign ? this.foreign.store.createTopic(meta) : this.native.createTopic(meta)
   }
-  deleteTopic(name: string): Promise<void> {
+  async deleteTopic(name: string): Promise<void> {
     return this.at(name).deleteTopic(name)
   }
   async listTopics(): Promise<string[]> {
+    if (this.closed) throw closedError('file', 'list topics')
     const names = new Set(await this.native.listTopics())
     if (this.foreign) for (const n of await this.foreign.store.listTopics()) names.add(n)
     return [...names].sort()
   }
-  getTopic(name: string): Promise<TopicMeta> {
+  async getTopic(name: string): Promise<TopicMeta> {
     return this.at(name).getTopic(name)
   }
-  offsets(topic: string): Promise<PartitionOffsets[]> {
+  async offsets(topic: string): Promise<PartitionOffsets[]> {
     return this.at(topic).offsets(topic)
   }
   endOffsetsNow(topic: string): number[] | undefined {
     return this.at(topic).endOffsetsNow?.(topic)
   }
-  append(topic: string, partition: number, records: readonly RecordInput[], producerId: string): Promise<number> {
+  async append(topic: string, partition: number, records: readonly RecordInput[], producerId: string): Promise<number> {
     return this.at(topic).append(topic, partition, records, producerId)
   }
-  openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
+  async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
     return this.at(topic).openReader(topic, partition, from)
   }
-  offsetForTime(topic: string, partition: number, time: number): Promise<number> {
+  async offsetForTime(topic: string, partition: number, time: number): Promise<number> {
     return this.at(topic).offsetForTime(topic, partition, time)
   }
   watch(topic: string, partition: number, onData: () => void, persistent = true): () => void {
     return this.at(topic).watch(topic, partition, onData, persistent)
   }
-  trimBefore(topic: string, partition: number, before: number): Promise<number> {
+  async trimBefore(topic: string, partition: number, before: number): Promise<number> {
     return this.at(topic).trimBefore(topic, partition, before)
   }
   /** Size/age/count limits of the topic's store, then `consumed`: what every group has committed. */
@@ -123,6 +129,7 @@ export class FileBackend implements Backend {
   }
 
   async ping(): Promise<boolean> {
+    if (this.closed) return false
     try {
       await access(this.root)
       return true
@@ -132,6 +139,7 @@ export class FileBackend implements Backend {
   }
 
   async close(): Promise<void> {
+    this.closed = true
     this.hub.close()
     await Promise.all([this.native.close(), this.foreign?.store.close()])
   }

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync, statSync, type BigIntStats } from 'node:fs'
+import { fstatSync, openSync, readSync } from 'node:fs'
 import { backendError, type TopicCorruptError } from '../../core/errors.js'
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
@@ -6,18 +6,16 @@ import type { PartitionReader } from '../backend.js'
 import { FLAG_SEAL, HEADER_BYTES, decodeBatch, frameCrcOk, readFrameHeader } from './batch-format.js'
 import type { FdHolder, FdPool } from './fd-pool.js'
 import { indexPath, segmentPath } from './layout.js'
+import { PartitionChanges, fdIdentity, sizeIfSame } from './partition-changes.js'
 import { indexLookup } from './segment-index.js'
 import { damageError } from './segment-scan.js'
-import { listSegmentsSync, readStartOffsetSync, segmentEndFault, segmentFor } from './segment-list.js'
+import { closeQuietly } from './safe-fs.js'
+import { retainedPosition, segmentEndFault } from './segment-list.js'
 
 const CHUNK = 1 << 20
 /** No buffer: a reader without an open segment (never read, or evicted) holds no memory for it. */
 const EMPTY = Buffer.alloc(0)
 const MIN_BUFFER = 4096
-
-/** A file's identity: inode and birth time (a deleted file's inode is reused at once). */
-const identity = (st: BigIntStats): string => `${st.ino}:${st.birthtimeNs}`
-
 
 /**
  * Reads one partition forward from an offset: seeks through the segment list and sparse index
@@ -40,8 +38,8 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
   /** Identity of the segment when `closeFds` closed it. */
   private segId = ''
   private verifying = false
-  /** Identity of the partition directory: a new one means the topic was deleted and created again. */
-  private dirId = ''
+  /** Notices the topic created again and trims by others. */
+  private readonly changes: PartitionChanges
   private buf = EMPTY
   /** The last window filled `buf`: the next one is read into a larger buffer. */
   private grow = false
@@ -57,17 +55,16 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
     private readonly pool?: FdPool,
     /** The key codec of the topic as it is now (called when the topic was created again). */
     private readonly rekey?: () => KeyCodec,
-  ) {}
+  ) {
+    this.changes = new PartitionChanges(dir)
+  }
 
   seek(offset: number): void {
     this.next = offset
     this.release()
   }
 
-  /**
-   * Entirely synchronous inside (page-cache reads), so `seek` and `close` can never interleave with
-   * a read half-way through.
-   */
+  /** Synchronous inside (page-cache reads): `seek` and `close` never interleave with a read half-way. */
   async read(max: number): Promise<Message[]> {
     return this.readSync(max)
   }
@@ -75,7 +72,12 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
   private readSync(max: number): Message[] {
     const out: Message[] = []
     if (this.closed) return out
-    if (this.fh !== undefined) this.pool?.touch(this)
+    if (this.fh !== undefined) {
+      this.pool?.touch(this)
+      // A trim by anyone moved the start past `next`: continue at the start (`locate` moves it there).
+      const start = this.changes.trimmedTo()
+      if (start !== undefined && start > this.next) this.seek(this.next)
+    }
     for (let hops = 0; out.length < max && hops < 64; hops++) {
       if (this.fh === undefined && !this.reopen()) return out
       const fd = this.fh as number
@@ -212,38 +214,25 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
 
   /** Find the segment and byte position for `next`; false when the segment does not exist yet. */
   private locate(): boolean {
-    let id: string
-    try {
-      id = identity(statSync(this.dir, { bigint: true }))
-    } catch {
-      return false // the topic was deleted: nothing to read until it is created again
-    }
-    if (this.dirId !== '' && id !== this.dirId) {
+    const dir = this.changes.directory()
+    if (dir === 'gone') return false // the topic was deleted: nothing to read until it is created again
+    if (dir === 'new') {
       // Created again since this reader last looked: a new log, read from its beginning.
       this.next = 0
       if (this.rekey) this.keys = this.rekey()
     }
-    this.dirId = id
-    const start = readStartOffsetSync(this.dir)
-    const bases = listSegmentsSync(this.dir, this.topic)
-    if (bases.length === 0) return false
-    if (this.next < start) this.next = start
-    if (this.next < (bases[0] as number)) this.next = bases[0] as number
-    const base = bases[segmentFor(bases, this.next)] as number
-    return this.openSegment(base, -1)
+    const at = retainedPosition(this.dir, this.topic, this.next)
+    if (at === undefined) return false
+    this.next = at.offset
+    return this.openSegment(at.base, -1)
   }
 
   /** Continue at (segBase, pos) after `closeFds`, else find `next`. */
   private reopen(): boolean {
     if (this.segBase < 0) return this.locate()
-    let size = -1
-    try {
-      const st = statSync(segmentPath(this.dir, this.segBase), { bigint: true })
-      // Another file now (rewritten by `twainmq repair`, or the topic created again): find `next` afresh.
-      if (identity(st) === this.segId) size = Number(st.size)
-    } catch {
-      /* deleted by retention or trim: find `next` afresh */
-    }
+    // -1: another file now (rewritten by `twainmq repair`, the topic created again) or deleted by
+    // retention or trim: find `next` afresh.
+    const size = sizeIfSame(segmentPath(this.dir, this.segBase), this.segId)
     if (size >= 0 && size < this.pos) throw this.fault(size, `the segment shrank to ${size} bytes, below byte ${this.pos} already read`)
     // An idle partition costs a stat, not an fd (a tail over 10,000 partitions polls them all).
     if (size >= 0 && size === this.pos) return false
@@ -267,7 +256,7 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
       throw backendError(`Cannot open segment ${segmentPath(this.dir, base)}`, e)
     }
     if (this.closed) {
-      closeSync(fd)
+      closeQuietly(fd)
       this.pool?.closed(this)
       return false
     }
@@ -288,11 +277,7 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
     this.segBase = -1
     this.winLen = 0
     if (fd !== undefined) {
-      try {
-        closeSync(fd)
-      } catch {
-        /* already closed */
-      }
+      closeQuietly(fd)
       this.pool?.closed(this)
     }
   }
@@ -300,7 +285,7 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
   /** The pool needs the fd: close it, keep the segment and byte position (reopening is one `open`), drop the buffer. */
   closeFds(): void {
     const base = this.segBase
-    this.segId = this.fh === undefined ? '' : identity(fstatSync(this.fh, { bigint: true }))
+    this.segId = this.fh === undefined ? '' : fdIdentity(this.fh)
     this.release()
     this.segBase = base
     this.buf = EMPTY

@@ -110,3 +110,12 @@ export function syncDirSync(dir: string): void {
     closeSync(dfd)
   }
 }
+
+/** Close `fd`, ignoring a failure (it was closed already, or the file system went away). */
+export function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd)
+  } catch {
+    /* already closed */
+  }
+}

@@ -61,6 +61,18 @@ export function readStartOffsetSync(dir: string): number {
   return n
 }
 
+/**
+ * Where a reader wanting `offset` starts: that offset, or the partition's start when it was trimmed
+ * away, in the segment holding it. Undefined when the partition has no segment yet.
+ */
+export function retainedPosition(dir: string, topic: string, offset: number): { offset: number; base: number } | undefined {
+  const start = readStartOffsetSync(dir)
+  const bases = listSegmentsSync(dir, topic)
+  if (bases.length === 0) return undefined
+  const at = Math.max(offset, start, bases[0] as number)
+  return { offset: at, base: bases[segmentFor(bases, at)] as number }
+}
+
 /** Index of the last base ≤ offset (0 when all are greater). */
 export function segmentFor(bases: readonly number[], offset: number): number {
   let lo = 0

@@ -1,5 +1,6 @@
 import { ConnectionError, InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import { keyCodec } from '../../core/keys.js'
+import { closedError, closedGuard } from '../closed-guard.js'
 import type { Backend, PartitionOffsets, PartitionReader, TopicMeta } from '../backend.js'
 import type { RecordInput } from '../record.js'
 import { RedisAppender } from './appender.js'
@@ -65,7 +66,7 @@ export class RedisBackend implements Backend {
     this.retention = new RedisRetention(client, this.scripts, this.keys)
     this.notifier = new GroupNotifier(client)
     this.shared = new RedisSharedGroups(client, this.scripts, this.keys, (t) => this.topics.get(t))
-    this.groups = new RedisGroupStore(client, this.scripts, this.keys, this.notifier, async (t) => {
+    const groups = new RedisGroupStore(client, this.scripts, this.keys, this.notifier, async (t) => {
       try {
         return (await this.topics.cached(t)).partitions
       } catch (e) {
@@ -73,6 +74,7 @@ export class RedisBackend implements Backend {
         throw e
       }
     })
+    this.groups = closedGuard(groups, () => this.closing !== undefined, 'redis', ['watchGroup'])
   }
 
   /** Connect to a Redis (or Cluster); `ConnectionError` when it cannot be reached. */
@@ -93,23 +95,33 @@ export class RedisBackend implements Backend {
     return new RedisBackend(client, options)
   }
 
-  createTopic(meta: TopicMeta): Promise<void> {
+  /** `ClosedError` once `close()` was called (ioredis would say "Connection is closed", retriable). */
+  private live(what: string): void {
+    if (this.closing) throw closedError('redis', what)
+  }
+
+  async createTopic(meta: TopicMeta): Promise<void> {
+    this.live(`create topic "${meta.name}"`)
     return this.topics.create(meta)
   }
 
   async deleteTopic(name: string): Promise<void> {
+    this.live(`delete topic "${name}"`)
     await this.topics.delete(name)
   }
 
-  listTopics(): Promise<string[]> {
+  async listTopics(): Promise<string[]> {
+    this.live('list topics')
     return this.topics.list()
   }
 
-  getTopic(name: string): Promise<TopicMeta> {
+  async getTopic(name: string): Promise<TopicMeta> {
+    this.live(`use topic "${name}"`)
     return this.topics.get(name)
   }
 
   async offsets(topic: string): Promise<PartitionOffsets[]> {
+    this.live(`read the offsets of "${topic}"`)
     const meta = await this.topics.cached(topic)
     try {
       const bounds = await Promise.all(Array.from({ length: meta.partitions }, (_, p) => this.retention.bounds(topic, p)))
@@ -124,6 +136,7 @@ export class RedisBackend implements Backend {
    * instance to the topic wait until the reads are on the wire, so every later send comes after.
    */
   endOffsetsSoon(topic: string): Promise<number[]> {
+    if (this.closing) return Promise.reject(closedError('redis', `read the offsets of "${topic}"`))
     let issued!: () => void
     const gate = new Promise<void>((resolve) => (issued = resolve))
     const before = this.snapshotGates.get(topic)
@@ -147,6 +160,7 @@ export class RedisBackend implements Backend {
   }
 
   async append(topic: string, partition: number, records: readonly RecordInput[], producerId: string): Promise<number> {
+    this.live(`append to "${topic}"`)
     const meta = await this.topics.cached(topic)
     if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
       throw new InvalidArgumentError(`Partition ${partition} does not exist in topic "${topic}" (partitions 0..${meta.partitions - 1})`)
@@ -173,6 +187,7 @@ export class RedisBackend implements Backend {
   }
 
   async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
+    this.live(`read "${topic}"`)
     const meta = await this.topics.cached(topic)
     if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
       throw new InvalidArgumentError(`Partition ${partition} does not exist in topic "${topic}" (partitions 0..${meta.partitions - 1})`)
@@ -183,20 +198,24 @@ export class RedisBackend implements Backend {
   }
 
   async offsetForTime(topic: string, partition: number, time: number): Promise<number> {
+    this.live(`seek "${topic}" by time`)
     await this.topics.cached(topic)
     return this.retention.offsetForTime(topic, partition, time)
   }
 
   watch(topic: string, partition: number, onData: () => void, persistent = true): () => void {
+    this.live(`watch "${topic}"`)
     return this.watchers.watch(topic, partition, onData, persistent)
   }
 
   async trimBefore(topic: string, partition: number, before: number): Promise<number> {
+    this.live(`trim "${topic}"`)
     await this.topics.cached(topic)
     return this.retention.trimBefore(topic, partition, before)
   }
 
   async applyRetention(topic: string): Promise<number> {
+    this.live(`apply the retention of "${topic}"`)
     const meta = await this.topics.get(topic)
     return this.retention.apply(meta, () => this.groups.lowestCommits(topic, meta.partitions))
   }
