@@ -83,6 +83,8 @@ export class OwnedPartition {
     }
     this.outstanding = keep
     this.head = 0
+    // The new first ones may have been acked out of order already: the commit point passes them.
+    while (this.head < keep.length && this.acked.delete(keep[this.head] as number)) this.head++
     let low = this.position
     for (const o of offsets) if (o < low) low = o
     this.position = low
