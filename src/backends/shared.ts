@@ -51,6 +51,11 @@ export interface SharedMemberEvents {
   committed(offsets: EntryRef[]): void
   /** A background failure (heartbeat, acknowledgement flush, refresh). */
   error(e: Error): void
+  /**
+   * Another live member joined under this member's name (this one was silent past
+   * `sessionTimeoutMs`): the member stopped for good; the consumer must stop too.
+   */
+  fenced(e: Error): void
 }
 
 /**

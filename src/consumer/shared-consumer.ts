@@ -126,6 +126,7 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
             this.maybeApplyRetention()
           },
           error: (e) => this.emitError(e),
+          fenced: (e) => this.fail(e),
         },
       )
     } catch (e) {
