@@ -95,6 +95,11 @@ export interface SharedMember {
   /** Whether the member's blocking reads keep the process alive. */
   setPersistent(on: boolean): void
   /**
+   * Nothing wants entries for now: a read still under way gives back what it returns (its delivery
+   * uncounted) instead of keeping it for the next `fetch`, which reads again as usual.
+   */
+  pause(): void
+  /**
    * Stop reading at once (a blocked read ends now); `fetch` resolves `[]` from here on. The member
    * still refreshes what it holds and takes acknowledgements until `leave()`.
    */

@@ -7,6 +7,7 @@ import { FencedError, InvalidArgumentError, TwainError } from '../core/errors.js
 import type { Message } from '../core/types.js'
 import type { BatchIterator } from '../stream/batch-iterator.js'
 import { Wake } from '../stream/wake.js'
+import { ConsumedRetention } from './consumed-retention.js'
 import { DeadLetterWriter } from './dead-letter.js'
 import { MemberStream } from './member-stream.js'
 import { GroupMessageImpl, type GroupMessage, type Settler } from './group-message.js'
@@ -14,7 +15,6 @@ import type { ResolvedConsumerOptions } from './options.js'
 import { OwnedPartition } from './owned-partition.js'
 
 const MAX_FETCH = 1024
-const RETENTION_EVERY_MS = 2000
 
 /**
  * A member of a consumer group (partitioned mode). It is a `MessageStream` of `GroupMessage`s:
@@ -39,9 +39,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
   private rr = 0
   /** Partitions whose lease was taken since the last `commit()` (reported by it as `FencedError`). */
   private readonly fenced: TopicPartition[] = []
-  /** Topics with `retention: { consumed: true }`. */
-  private readonly consumedTopics: string[] = []
-  private lastRetention = 0
+  private readonly retention: ConsumedRetention
 
   /** @internal Use `twain.consumer()`. */
   constructor(
@@ -58,6 +56,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
     const id = `${opts.name ?? 'member'}-${randomBytes(5).toString('hex')}`
     this.member = { id, name: opts.name ?? id, topics: [...topics].sort(), sessionTimeoutMs: opts.sessionTimeoutMs, pid: process.pid, host: hostname() }
     this.dlq = opts.deadLetter ? new DeadLetterWriter(backend, opts.deadLetter, producerId) : undefined
+    this.retention = new ConsumedRetention(backend, (e) => this.emitError(e))
     // Deferred: the iterations' own abort listeners must end them with AbortError before close() ends them quietly.
     opts.signal?.addEventListener('abort', () => queueMicrotask(() => void this.close().catch(() => undefined)), { once: true })
     void this.start()
@@ -75,7 +74,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
 
   private async start(): Promise<void> {
     try {
-      for (const t of this.topics) if ((await this.backend.getTopic(t)).retention.consumed) this.consumedTopics.push(t)
+      await this.retention.load(this.topics)
       if (this.state !== 'running') return
       // Watching creates the group's state directory: a store it cannot write fails the consumer.
       this.unwatchGroup = this.backend.groups.watchGroup(this.opts.group, () => this.scheduleStep(), this.views > 0)
@@ -104,6 +103,10 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
     for (const p of this.parts.values()) if (p.unwatch) this.watchPartition(p)
   }
 
+  /** Reads start with the first iteration or poll; a member without one keeps its buffer and reads no more. */
+  protected demandChanged(): void {
+    if (this.demand) this.fetchWake.wake()
+  }
 
   /** Hand up to `n` buffered messages to the application. */
   protected take(n: number): GroupMessageImpl<V>[] {
@@ -141,16 +144,6 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
       this.buffer = back.concat(this.buffer)
       this.wakeViews()
     }
-  }
-
-  /** Next buffered message, without waiting (TwainMQ's `poll`). */
-  poll(): GroupMessage<V> | undefined {
-    return this.take(1)[0]
-  }
-
-  /** Up to `n` buffered messages, without waiting. */
-  pollMany(n = 10): GroupMessage<V>[] {
-    return this.take(Math.max(0, Math.floor(n)))
   }
 
   // ---- settlement ---------------------------------------------------------------------
@@ -260,6 +253,10 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
   private async fetchLoop(): Promise<void> {
     while (this.state === 'running') {
       this.fetchWake.take()
+      if (!this.demand) {
+        await this.fetchWake.next() // nothing reads until an iteration or poll() wants messages
+        continue
+      }
       let progressed = false
       // Round-robin with a fair share per partition, so a backlog on one cannot starve the others.
       const parts = [...this.parts.values()]
@@ -464,20 +461,12 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
     })
     if (done.length) {
       this.events.emit('commit', done)
-      this.maybeApplyRetention()
+      this.retention.committed()
     }
     if (lost.length) this.events.emit('revoked', lost)
     if (fenced.length) {
       throw new FencedError(`Commit of ${fenced.map((f) => tpKey(f.topic, f.partition)).join(', ')} by member ${this.member.id} of group "${this.opts.group}" was rejected: the partition is owned by another member now`)
     }
-  }
-
-  /** `retention: { consumed: true }` topics are trimmed after commits, at most every few seconds. */
-  private maybeApplyRetention(): void {
-    const now = Date.now()
-    if (now - this.lastRetention < RETENTION_EVERY_MS || this.consumedTopics.length === 0) return
-    this.lastRetention = now
-    for (const t of this.consumedTopics) void this.backend.applyRetention(t).catch((e) => this.emitError(e))
   }
 
   /** Commit the acked prefix of every owned partition now. Rejects with `FencedError` for lost partitions. */

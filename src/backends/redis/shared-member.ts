@@ -8,6 +8,7 @@ import type { Scripts } from './scripts.js'
 import type { Message } from '../../core/types.js'
 import { decodePacked, parseHeader } from './reader.js'
 import { SharedAcks } from './shared-acks.js'
+import { refreshHeld } from './shared-touch.js'
 import { delivery, idOf, isOffsetId, offsetOf, offsetsOf, ProducerIds, takeScripted, type MemberPartition } from './shared-entries.js'
 import { GroupReader, type XReadGroupReply } from './shared-reader.js'
 
@@ -89,6 +90,8 @@ export class RedisSharedMember implements SharedMember {
   private readDone: (() => void) | undefined
   /** The last read of new entries filled its count: read on with the packed script, without blocking. */
   private backlog = false
+  /** `pause()`d: what a read under way returns goes back to the group. */
+  private paused = false
 
   constructor(
     private readonly ctx: SharedContext,
@@ -131,6 +134,7 @@ export class RedisSharedMember implements SharedMember {
 
   async fetch(max: number, signal: AbortSignal): Promise<SharedDelivery[]> {
     if (this.stopped || signal.aborted) return []
+    this.paused = false
     max = Math.max(1, Math.floor(max))
     try {
       // 1. What this member's name held before (a restart), partition by partition.
@@ -202,8 +206,7 @@ export class RedisSharedMember implements SharedMember {
       if (got.length > 0 || this.stopped) return got
     }
     const block = Math.max(1, Math.min(BLOCK_MS, this.nextScan - Date.now()))
-    const wake = () => this.readDone?.()
-    for (const r of this.readers) if (!r.pending) r.start(this.group, this.name, per, block, wake)
+    for (const r of this.readers) if (!r.pending) r.start(this.group, this.name, per, block, () => this.readEnded(r))
     if (!this.readers.some((r) => r.done)) {
       await new Promise<void>((resolve) => {
         const done = () => {
@@ -258,6 +261,30 @@ export class RedisSharedMember implements SharedMember {
     })
     this.backlog = full
     return out
+  }
+
+  private readEnded(r: GroupReader): void {
+    if (this.paused) void this.giveBackRead(r)
+    this.readDone?.()
+  }
+
+  pause(): void {
+    this.paused = true
+    for (const r of this.readers) if (r.done) void this.giveBackRead(r)
+  }
+
+  /** A read that ended while paused: its entries go back, uncounted (they were never handed out). */
+  private async giveBackRead(r: GroupReader): Promise<void> {
+    const refs: EntryRef[] = []
+    try {
+      for (const [key, items] of r.collect() ?? []) {
+        const p = r.parts.length === 1 ? r.parts[0] : this.byKey.get(key.toString())
+        for (const [id] of p ? items : []) if (!p?.held.has(offsetOf(id))) refs.push({ topic: p?.topic as string, partition: p?.partition as number, offset: offsetOf(id) })
+      }
+      await this.giveBack(refs, false)
+    } catch (e) {
+      if (!this.stopped) this.events.error(redisError(`Shared group "${this.group}": member "${this.name}" could not give back ${refs.length} entries read while idle`, e))
+    }
   }
 
   private takeRead(r: GroupReader, reply: XReadGroupReply, out: SharedDelivery[]): void {
@@ -318,34 +345,9 @@ export class RedisSharedMember implements SharedMember {
     const run = (async () => {
       await this.flush().catch((e) => this.events.error(e as Error))
       const now = Date.now()
-      const stale = now - this.touchEveryMs
-      const lost: EntryRef[] = []
-      await Promise.all(
-        this.parts.map(async (p) => {
-          const offsets: number[] = []
-          for (const [o, h] of p.held) if (!h.acked && (all || h.refreshed <= stale)) offsets.push(o)
-          for (let i = 0; i < offsets.length; i += TOUCH_BATCH) {
-            const chunk = offsets.slice(i, i + TOUCH_BATCH)
-            try {
-              const [gone, trimmed] = (await this.ctx.scripts.runBuffer('shared-touch', [p.key], [this.group, this.name, ...chunk.map(idOf)])) as [unknown[], unknown[]]
-              for (const o of chunk) {
-                const h = p.held.get(o)
-                if (h) h.refreshed = now
-              }
-              for (const o of offsetsOf(gone)) {
-                const h = p.held.get(o)
-                if (!h || h.acked) continue // acknowledged meanwhile
-                p.held.delete(o)
-                lost.push(p.ref(o))
-              }
-              // Trimmed while held: the member has the data; acknowledging it is moot now.
-              for (const o of offsetsOf(trimmed)) p.held.delete(o)
-            } catch (e) {
-              if (!this.halted) this.events.error(redisError(`Shared group "${this.group}": refresh of ${chunk.length} held entries of "${p.topic}" partition ${p.partition} failed`, e))
-            }
-          }
-        }),
-      )
+      const stale = all ? Infinity : now - this.touchEveryMs
+      const onError = (e: Error) => void (this.halted || this.events.error(e))
+      const lost = (await Promise.all(this.parts.map((p) => refreshHeld(this.ctx.scripts, this.group, this.name, p, stale, now, onError)))).flat()
       if (lost.length) this.events.lost(lost)
     })()
     this.touchRun = run
