@@ -21,7 +21,7 @@ const MAX_FETCH = 1024
  * every `for await` or subscription is a view of the one membership, and ending a view leaves the
  * member in the group. Only `close()`, `twain.close()` or the `signal` leave.
  */
-export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> implements Settler {
+export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> {
   private readonly parts = new Map<string, OwnedPartition>()
   private buffer: GroupMessageImpl<V>[] = []
   private readonly fetchWake = new Wake()
@@ -40,6 +40,8 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
   /** Partitions whose lease was taken since the last `commit()` (reported by it as `FencedError`). */
   private readonly fenced: TopicPartition[] = []
   private readonly retention: ConsumedRetention
+  /** How its messages settle: kept out of the consumer's API. */
+  readonly #settler: Settler = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
 
   /** @internal Use `twain.consumer()`. */
   constructor(
@@ -118,7 +120,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
       if (h.settled || h.part.lost || h.part.dropped || h.generation !== h.part.generation) continue
       if (this.opts.maxDeliveries !== undefined && m.deliveryCount >= this.opts.maxDeliveries) {
         // It would be delivery number maxDeliveries + 1: give up on it (deliveryCount stays the real count).
-        this.term(m, `delivered ${m.deliveryCount} times (maxDeliveries ${this.opts.maxDeliveries})`)
+        this.#term(m, `delivered ${m.deliveryCount} times (maxDeliveries ${this.opts.maxDeliveries})`)
         continue
       }
       m.deliveryCount++
@@ -161,7 +163,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
     }
   }
 
-  ack(m: GroupMessageImpl<unknown>): void {
+  #ack(m: GroupMessageImpl<unknown>): void {
     if (!this.live(m)) return
     const h = GroupMessageImpl.handle(m)
     h.settled = true
@@ -178,7 +180,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
     if (part.revoking && part.drained) this.scheduleStep()
   }
 
-  nack(m: GroupMessageImpl<unknown>, delayMs: number): void {
+  #nack(m: GroupMessageImpl<unknown>, delayMs: number): void {
     if (!this.live(m)) return
     this.undeliver(m)
     const h = GroupMessageImpl.handle(m)
@@ -198,7 +200,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
     this.redeliveries.add(t)
   }
 
-  release(m: GroupMessageImpl<unknown>): void {
+  #release(m: GroupMessageImpl<unknown>): void {
     const h = GroupMessageImpl.handle(m)
     if (!this.live(m) || !h.delivered) return
     h.delivered = false
@@ -213,7 +215,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
     if (part.revoking && part.drained) this.scheduleStep()
   }
 
-  term(m: GroupMessageImpl<unknown>, reason: string): void {
+  #term(m: GroupMessageImpl<unknown>, reason: string): void {
     if (!this.live(m)) return
     const h = GroupMessageImpl.handle(m)
     h.settled = true
@@ -230,7 +232,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
         part.pendingTerms--
         h.settled = false
         this.emitError(new TwainError(`Dead-letter write of ${m.topic}/${m.partition}@${m.offset} to "${this.dlq?.topic}" failed: ${(e as Error).message}`, { code: 'ERR_DEAD_LETTER', retriable: true, cause: e }))
-        this.nack(m, 1000)
+        this.#nack(m, 1000)
       },
     )
   }
@@ -291,7 +293,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
         if (msgs.length === want) p.dirty = true
         for (const m of msgs) {
           p.track(m.offset)
-          this.buffer.push(new GroupMessageImpl<V>(m, this, p))
+          this.buffer.push(new GroupMessageImpl<V>(m, this.#settler, p))
         }
         this.outstanding += msgs.length
         if (msgs.length > 0) {

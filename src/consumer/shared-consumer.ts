@@ -37,7 +37,7 @@ const { state, setState, ref } = SharedMessage
  *
  * Like a partitioned consumer, it is a membership and each `for await` is a view of it.
  */
-export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> implements SharedSettler {
+export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> {
   /** The member's name in the group (its Redis consumer name): `name`, or a random one. */
   readonly name: string
   private member: SharedMember | undefined
@@ -63,6 +63,8 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
   /** Entries lost to other members since the last `commit()` (reported by it as `FencedError`). */
   private readonly lostSinceCommit: EntryRef[] = []
   private readonly retention: ConsumedRetention
+  /** How its messages settle: kept out of the consumer's API. */
+  readonly #settler: SharedSettler = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
 
   /** @internal Use `twain.consumer(topics, { mode: 'shared', … })`. */
   constructor(
@@ -139,7 +141,7 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
 
   /** Messages a view never emitted go back to the group, their delivery uncounted. */
   protected unread(items: GroupMessage<V>[]): void {
-    for (const m of items) this.release(m as SharedMessage<V>)
+    for (const m of items) this.#release(m as SharedMessage<V>)
   }
 
   /** Keep the process alive only while something iterates this consumer. */
@@ -185,7 +187,7 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
       if (max !== undefined && m.deliveryCount > max) {
         // This read would be delivery number deliveryCount: give up (the count reported is the deliveries made).
         m.deliveryCount--
-        this.term(m, `delivered ${m.deliveryCount} times (maxDeliveries ${max})`)
+        this.#term(m, `delivered ${m.deliveryCount} times (maxDeliveries ${max})`)
         continue
       }
       setState(m, 'delivered')
@@ -216,14 +218,14 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
     this.settleWake.wake()
   }
 
-  ack(m: SharedMessage<unknown>): void {
+  #ack(m: SharedMessage<unknown>): void {
     const s = state(m)
     if (s === 'settled' || s === 'lost' || s === 'given' || s === 'terming') return
     this.drop(m as SharedMessage<V>, 'settled')
     this.member?.ack(ref(m))
   }
 
-  nack(m: SharedMessage<unknown>, delayMs: number): void {
+  #nack(m: SharedMessage<unknown>, delayMs: number): void {
     if (state(m) !== 'delivered') return
     const msg = m as SharedMessage<V>
     this.inFlight--
@@ -287,7 +289,7 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
     this.wakeViews()
   }
 
-  release(m: SharedMessage<unknown>): void {
+  #release(m: SharedMessage<unknown>): void {
     if (state(m) !== 'delivered') return
     const msg = m as SharedMessage<V>
     this.inFlight--
@@ -298,11 +300,11 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
     this.settleWake.wake()
   }
 
-  term(m: SharedMessage<unknown>, reason: string): void {
+  #term(m: SharedMessage<unknown>, reason: string): void {
     const s = state(m)
     if (s === 'settled' || s === 'lost' || s === 'given' || s === 'terming') return
     const msg = m as SharedMessage<V>
-    if (!this.dlq) return this.ack(msg)
+    if (!this.dlq) return this.#ack(msg)
     this.leave(msg)
     setState(msg, 'terming')
     this.pendingTerms++
@@ -365,7 +367,7 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
           this.emitError(e)
         }
       }
-      for (let i = 0; i < got.length; i++) this.buffer.push(new SharedMessage<V>(msgs[i] as Message, (got[i] as SharedDelivery).deliveryCount, this))
+      for (let i = 0; i < got.length; i++) this.buffer.push(new SharedMessage<V>(msgs[i] as Message, (got[i] as SharedDelivery).deliveryCount, this.#settler))
       this.outstanding += got.length
       if (!this.demand) void this.handBack() // the last iteration ended during the read
       this.wakeViews()
