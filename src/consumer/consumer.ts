@@ -9,6 +9,7 @@ import type { BatchIterator } from '../stream/batch-iterator.js'
 import { Wake } from '../stream/wake.js'
 import { ConsumedRetention } from './consumed-retention.js'
 import { DeadLetterWriter } from './dead-letter.js'
+import { commitBeforeExit } from './exit-commit.js'
 import { MemberStream } from './member-stream.js'
 import { GroupMessageImpl, type GroupMessage, type Settler } from './group-message.js'
 import type { ResolvedConsumerOptions } from './options.js'
@@ -40,6 +41,8 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> {
   /** Partitions whose lease was taken since the last `commit()` (reported by it as `FencedError`). */
   private readonly fenced: TopicPartition[] = []
   private readonly retention: ConsumedRetention
+  /** Cancels the commit at a natural process exit (exit-commit.ts). */
+  private readonly exitCommit: () => void
   /** How its messages settle: kept out of the consumer's API. */
   readonly #settler: Settler = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
 
@@ -59,6 +62,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> {
     this.member = { id, name: opts.name ?? id, topics: [...topics].sort(), sessionTimeoutMs: opts.sessionTimeoutMs, pid: process.pid, host: hostname() }
     this.dlq = opts.deadLetter ? new DeadLetterWriter(backend, opts.deadLetter, producerId) : undefined
     this.retention = new ConsumedRetention(backend, (e) => this.emitError(e))
+    this.exitCommit = commitBeforeExit(() => this.commitParts().catch((e) => this.emitError(e)))
     // Deferred: the iterations' own abort listeners must end them with AbortError before close() ends them quietly.
     opts.signal?.addEventListener('abort', () => queueMicrotask(() => void this.close().catch(() => undefined)), { once: true })
     void this.start()
@@ -509,6 +513,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> {
   protected async shutdown(): Promise<void> {
     if (this.state === 'closed') return
     this.state = 'closing'
+    this.exitCommit()
     this.member.leaving = true
     this.fetchWake.wake()
     this.wakeViews()

@@ -8,6 +8,7 @@ import type { BatchIterator } from '../stream/batch-iterator.js'
 import { Wake } from '../stream/wake.js'
 import { ConsumedRetention } from './consumed-retention.js'
 import { DeadLetterWriter } from './dead-letter.js'
+import { commitBeforeExit } from './exit-commit.js'
 import { MemberStream } from './member-stream.js'
 import type { GroupMessage } from './group-message.js'
 import type { ResolvedConsumerOptions } from './options.js'
@@ -63,6 +64,8 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> {
   /** Entries lost to other members since the last `commit()` (reported by it as `FencedError`). */
   private readonly lostSinceCommit: EntryRef[] = []
   private readonly retention: ConsumedRetention
+  /** Cancels the acknowledgement flush at a natural process exit (exit-commit.ts). */
+  private readonly exitCommit: () => void
   /** How its messages settle: kept out of the consumer's API. */
   readonly #settler: SharedSettler = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
 
@@ -82,6 +85,7 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> {
     this.name = opts.name ?? `member-${randomBytes(5).toString('hex')}`
     this.dlq = opts.deadLetter ? new DeadLetterWriter(backend, opts.deadLetter, producerId) : undefined
     this.retention = new ConsumedRetention(backend, (e) => this.emitError(e))
+    this.exitCommit = commitBeforeExit(async () => this.member?.flush().catch((e) => this.emitError(e)))
     // Deferred: the iterations' own abort listeners must end them with AbortError before close() ends them quietly.
     opts.signal?.addEventListener('abort', () => queueMicrotask(() => void this.close().catch(() => undefined)), { once: true })
     this.starting = this.start()
@@ -431,6 +435,7 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> {
   protected async shutdown(): Promise<void> {
     if (this.state === 'closed') return
     this.state = 'closing'
+    this.exitCommit()
     this.member?.stop() // a blocked read ends now
     this.stopFetch.abort()
     this.fetchWake.wake()
