@@ -11,8 +11,9 @@ import { checkGroupName, checkInt, checkKnownKeys, checkTopicName } from './core
 
 const OPEN_KEYS = ['prefix', 'fsync', 'clientId', 'format', 'segmentBytes', 'pollMs', 'maxOpenFiles']
 import type { TopicPartition } from './backends/assign.js'
-import { Consumer } from './consumer/consumer.js'
-import { SharedConsumer } from './consumer/shared-consumer.js'
+import type { Consumer } from './consumer/consumer.js'
+import { ConsumerSet } from './consumer/consumer-set.js'
+import type { SharedConsumer } from './consumer/shared-consumer.js'
 import { resolveConsumerOptions, type ConsumerOptions } from './consumer/options.js'
 import type { CreateTopicOptions, Message, OpenOptions, TopicInfo } from './core/types.js'
 import { parseTarget } from './open-target.js'
@@ -79,7 +80,7 @@ export interface FileOpenOptions extends OpenOptions {
 export class Twain implements AsyncDisposable {
   private readonly types = new TypeRegistry()
   private readonly producers = new Set<Producer<any>>()
-  private readonly consumers = new Set<Consumer<any> | SharedConsumer<any>>()
+  private readonly consumers = new ConsumerSet()
   /** Live iterations of every stream this instance made (not the streams: those may be kept idle). */
   private readonly iterations = new Set<BatchIterator<unknown>>()
   private closing: Promise<void> | undefined
@@ -303,16 +304,8 @@ export class Twain implements AsyncDisposable {
     this.live()
     const list = [...new Set((Array.isArray(topics) ? topics : [topics]).map((t) => checkTopicName(t)))]
     if (list.length === 0) throw new InvalidArgumentError('consumer() needs at least one topic')
-    const opts = resolveConsumerOptions(options)
-    if (opts.mode === 'shared') {
-      if (!this.store.shared) throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${this.store.kind}: use mode 'partitioned'`)
-      const s = new SharedConsumer<V>(this.store, list, opts, this.clientId, this.iterations, (done) => this.consumers.delete(done), this.decoder())
-      this.consumers.add(s)
-      return s
-    }
-    const c = new Consumer<V>(this.store, list, opts, this.clientId, this.iterations, (done) => this.consumers.delete(done), this.decoder())
-    this.consumers.add(c)
-    return c
+    // A name in use by a live consumer of the group here is refused now (InvalidArgumentError).
+    return this.consumers.create<V>({ store: this.store, clientId: this.clientId, iterations: this.iterations, decode: this.decoder() }, list, resolveConsumerOptions(options))
   }
 
   /** Members, assignments and committed/end/lag of every partition a group consumes. */
@@ -385,7 +378,7 @@ export class Twain implements AsyncDisposable {
     this.closing ??= (async () => {
       const errors: unknown[] = []
       const run = async (f: () => Promise<void>) => f().catch((e) => void errors.push(e))
-      await Promise.all([...this.consumers].map((c) => run(() => c.close())))
+      await Promise.all(this.consumers.values().map((c) => run(() => c.close())))
       await Promise.all([...this.producers].map((p) => run(() => p.close())))
       await Promise.all([...this.iterations].map((it) => run(() => it.finish())))
       await run(() => this.store.close())

@@ -51,6 +51,11 @@ export interface SharedMemberEvents {
   committed(offsets: EntryRef[]): void
   /** A background failure (heartbeat, acknowledgement flush, refresh). */
   error(e: Error): void
+  /**
+   * Another live member joined under this member's name (this one was silent past
+   * `sessionTimeoutMs`): the member stopped for good; the consumer must stop too.
+   */
+  fenced(e: Error): void
 }
 
 /**
@@ -89,6 +94,11 @@ export interface SharedMember {
   refresh(): Promise<void>
   /** Whether the member's blocking reads keep the process alive. */
   setPersistent(on: boolean): void
+  /**
+   * Nothing wants entries for now: a read still under way gives back what it returns (its delivery
+   * uncounted) instead of keeping it for the next `fetch`, which reads again as usual.
+   */
+  pause(): void
   /**
    * Stop reading at once (a blocked read ends now); `fetch` resolves `[]` from here on. The member
    * still refreshes what it holds and takes acknowledgements until `leave()`.

@@ -7,21 +7,22 @@ import { FencedError, InvalidArgumentError, TwainError } from '../core/errors.js
 import type { Message } from '../core/types.js'
 import type { BatchIterator } from '../stream/batch-iterator.js'
 import { Wake } from '../stream/wake.js'
+import { ConsumedRetention } from './consumed-retention.js'
 import { DeadLetterWriter } from './dead-letter.js'
+import { commitBeforeExit } from './exit-commit.js'
 import { MemberStream } from './member-stream.js'
 import { GroupMessageImpl, type GroupMessage, type Settler } from './group-message.js'
 import type { ResolvedConsumerOptions } from './options.js'
 import { OwnedPartition } from './owned-partition.js'
 
 const MAX_FETCH = 1024
-const RETENTION_EVERY_MS = 2000
 
 /**
  * A member of a consumer group (partitioned mode). It is a `MessageStream` of `GroupMessage`s:
  * every `for await` or subscription is a view of the one membership, and ending a view leaves the
  * member in the group. Only `close()`, `twain.close()` or the `signal` leave.
  */
-export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> implements Settler {
+export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> {
   private readonly parts = new Map<string, OwnedPartition>()
   private buffer: GroupMessageImpl<V>[] = []
   private readonly fetchWake = new Wake()
@@ -39,9 +40,11 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
   private rr = 0
   /** Partitions whose lease was taken since the last `commit()` (reported by it as `FencedError`). */
   private readonly fenced: TopicPartition[] = []
-  /** Topics with `retention: { consumed: true }`. */
-  private readonly consumedTopics: string[] = []
-  private lastRetention = 0
+  private readonly retention: ConsumedRetention
+  /** Cancels the commit at a natural process exit (exit-commit.ts). */
+  private readonly exitCommit: () => void
+  /** How its messages settle: kept out of the consumer's API. */
+  readonly #settler: Settler = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
 
   /** @internal Use `twain.consumer()`. */
   constructor(
@@ -58,6 +61,8 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
     const id = `${opts.name ?? 'member'}-${randomBytes(5).toString('hex')}`
     this.member = { id, name: opts.name ?? id, topics: [...topics].sort(), sessionTimeoutMs: opts.sessionTimeoutMs, pid: process.pid, host: hostname() }
     this.dlq = opts.deadLetter ? new DeadLetterWriter(backend, opts.deadLetter, producerId) : undefined
+    this.retention = new ConsumedRetention(backend, (e) => this.emitError(e))
+    this.exitCommit = commitBeforeExit(() => this.commitParts().catch((e) => this.emitError(e)))
     // Deferred: the iterations' own abort listeners must end them with AbortError before close() ends them quietly.
     opts.signal?.addEventListener('abort', () => queueMicrotask(() => void this.close().catch(() => undefined)), { once: true })
     void this.start()
@@ -75,7 +80,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
 
   private async start(): Promise<void> {
     try {
-      for (const t of this.topics) if ((await this.backend.getTopic(t)).retention.consumed) this.consumedTopics.push(t)
+      await this.retention.load(this.topics)
       if (this.state !== 'running') return
       // Watching creates the group's state directory: a store it cannot write fails the consumer.
       this.unwatchGroup = this.backend.groups.watchGroup(this.opts.group, () => this.scheduleStep(), this.views > 0)
@@ -104,6 +109,10 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
     for (const p of this.parts.values()) if (p.unwatch) this.watchPartition(p)
   }
 
+  /** Reads start with the first iteration or poll; a member without one keeps its buffer and reads no more. */
+  protected demandChanged(): void {
+    if (this.demand) this.fetchWake.wake()
+  }
 
   /** Hand up to `n` buffered messages to the application. */
   protected take(n: number): GroupMessageImpl<V>[] {
@@ -115,7 +124,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
       if (h.settled || h.part.lost || h.part.dropped || h.generation !== h.part.generation) continue
       if (this.opts.maxDeliveries !== undefined && m.deliveryCount >= this.opts.maxDeliveries) {
         // It would be delivery number maxDeliveries + 1: give up on it (deliveryCount stays the real count).
-        this.term(m, `delivered ${m.deliveryCount} times (maxDeliveries ${this.opts.maxDeliveries})`)
+        this.#term(m, `delivered ${m.deliveryCount} times (maxDeliveries ${this.opts.maxDeliveries})`)
         continue
       }
       m.deliveryCount++
@@ -143,16 +152,6 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
     }
   }
 
-  /** Next buffered message, without waiting (TwainMQ's `poll`). */
-  poll(): GroupMessage<V> | undefined {
-    return this.take(1)[0]
-  }
-
-  /** Up to `n` buffered messages, without waiting. */
-  pollMany(n = 10): GroupMessage<V>[] {
-    return this.take(Math.max(0, Math.floor(n)))
-  }
-
   // ---- settlement ---------------------------------------------------------------------
 
   private live(m: GroupMessageImpl<unknown>): boolean {
@@ -168,7 +167,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
     }
   }
 
-  ack(m: GroupMessageImpl<unknown>): void {
+  #ack(m: GroupMessageImpl<unknown>): void {
     if (!this.live(m)) return
     const h = GroupMessageImpl.handle(m)
     h.settled = true
@@ -185,7 +184,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
     if (part.revoking && part.drained) this.scheduleStep()
   }
 
-  nack(m: GroupMessageImpl<unknown>, delayMs: number): void {
+  #nack(m: GroupMessageImpl<unknown>, delayMs: number): void {
     if (!this.live(m)) return
     this.undeliver(m)
     const h = GroupMessageImpl.handle(m)
@@ -205,7 +204,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
     this.redeliveries.add(t)
   }
 
-  release(m: GroupMessageImpl<unknown>): void {
+  #release(m: GroupMessageImpl<unknown>): void {
     const h = GroupMessageImpl.handle(m)
     if (!this.live(m) || !h.delivered) return
     h.delivered = false
@@ -220,7 +219,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
     if (part.revoking && part.drained) this.scheduleStep()
   }
 
-  term(m: GroupMessageImpl<unknown>, reason: string): void {
+  #term(m: GroupMessageImpl<unknown>, reason: string): void {
     if (!this.live(m)) return
     const h = GroupMessageImpl.handle(m)
     h.settled = true
@@ -237,7 +236,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
         part.pendingTerms--
         h.settled = false
         this.emitError(new TwainError(`Dead-letter write of ${m.topic}/${m.partition}@${m.offset} to "${this.dlq?.topic}" failed: ${(e as Error).message}`, { code: 'ERR_DEAD_LETTER', retriable: true, cause: e }))
-        this.nack(m, 1000)
+        this.#nack(m, 1000)
       },
     )
   }
@@ -260,6 +259,10 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
   private async fetchLoop(): Promise<void> {
     while (this.state === 'running') {
       this.fetchWake.take()
+      if (!this.demand) {
+        await this.fetchWake.next() // nothing reads until an iteration or poll() wants messages
+        continue
+      }
       let progressed = false
       // Round-robin with a fair share per partition, so a backlog on one cannot starve the others.
       const parts = [...this.parts.values()]
@@ -294,7 +297,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
         if (msgs.length === want) p.dirty = true
         for (const m of msgs) {
           p.track(m.offset)
-          this.buffer.push(new GroupMessageImpl<V>(m, this, p))
+          this.buffer.push(new GroupMessageImpl<V>(m, this.#settler, p))
         }
         this.outstanding += msgs.length
         if (msgs.length > 0) {
@@ -464,20 +467,12 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
     })
     if (done.length) {
       this.events.emit('commit', done)
-      this.maybeApplyRetention()
+      this.retention.committed()
     }
     if (lost.length) this.events.emit('revoked', lost)
     if (fenced.length) {
       throw new FencedError(`Commit of ${fenced.map((f) => tpKey(f.topic, f.partition)).join(', ')} by member ${this.member.id} of group "${this.opts.group}" was rejected: the partition is owned by another member now`)
     }
-  }
-
-  /** `retention: { consumed: true }` topics are trimmed after commits, at most every few seconds. */
-  private maybeApplyRetention(): void {
-    const now = Date.now()
-    if (now - this.lastRetention < RETENTION_EVERY_MS || this.consumedTopics.length === 0) return
-    this.lastRetention = now
-    for (const t of this.consumedTopics) void this.backend.applyRetention(t).catch((e) => this.emitError(e))
   }
 
   /** Commit the acked prefix of every owned partition now. Rejects with `FencedError` for lost partitions. */
@@ -518,6 +513,7 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
   protected async shutdown(): Promise<void> {
     if (this.state === 'closed') return
     this.state = 'closing'
+    this.exitCommit()
     this.member.leaving = true
     this.fetchWake.wake()
     this.wakeViews()

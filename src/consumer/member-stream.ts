@@ -16,6 +16,8 @@ export abstract class MemberStream<T> extends MessageStream<T> implements AsyncD
   protected failure: unknown
   /** Live iterations (views) of this membership. */
   protected views = 0
+  /** `poll()` was called: from then on the member reads ahead for polls, as for an iteration. */
+  private polled = false
   private readonly viewWake = new Set<() => void>()
   private closing: Promise<void> | undefined
 
@@ -29,11 +31,39 @@ export abstract class MemberStream<T> extends MessageStream<T> implements AsyncD
   protected abstract unread(items: T[]): void
   /** Keep the process alive only while something iterates (`views > 0`). */
   protected abstract updateRefs(): void
+  /** `demand` changed: start reading, or stop (and, in shared mode, hand back what was not handed out). */
+  protected abstract demandChanged(): void
+
+  /**
+   * Whether anything wants messages: a live iteration, or `poll()` was called. Until then a member
+   * reads nothing (it is a member all the same), so an idle consumer holds nothing.
+   */
+  protected get demand(): boolean {
+    return this.views > 0 || this.polled
+  }
+
+  /**
+   * Next buffered message, without waiting (TwainMQ's `poll`). The first call starts reading ahead
+   * (up to `maxInFlight`), so it usually returns `undefined`; later calls get what arrived.
+   */
+  poll(): T | undefined {
+    return this.pollMany(1)[0]
+  }
+
+  /** Up to `n` buffered messages, without waiting (the first call starts reading ahead, as `poll()`). */
+  pollMany(n = 10): T[] {
+    if (!this.polled && this.state === 'running') {
+      this.polled = true
+      this.demandChanged()
+    }
+    return this.take(Math.max(0, Math.floor(n)))
+  }
 
   /** A view: takes buffered messages, waiting (abortably) for more; its end releases what it held. */
   protected override openSource(): BatchSource<T> {
     this.views++
     this.updateRefs()
+    if (this.views === 1) this.demandChanged()
     let open = true
     return {
       next: async (signal) => {
@@ -61,6 +91,7 @@ export abstract class MemberStream<T> extends MessageStream<T> implements AsyncD
         open = false
         this.views--
         this.updateRefs()
+        if (this.views === 0) this.demandChanged()
       },
     }
   }

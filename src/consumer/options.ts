@@ -5,7 +5,12 @@ import { checkGroupName, checkInt, checkKnownKeys, checkTopicName } from '../cor
 export interface ConsumerOptions {
   /** The consumer group. */
   group: string
-  /** Member name; stable names let a restarted member recover its own pending entries (shared mode). @default random */
+  /**
+   * Member name; stable names let a restarted member recover its own pending entries (shared mode).
+   * One live consumer per name and group: a second one in the same instance throws
+   * `InvalidArgumentError`, and on Redis a shared member of another process is refused while the
+   * name's member is live. @default random
+   */
   name?: string
   /**
    * Where to start where the group has no commit: `'start'` (TwainMQ's default) or `'end'`, which is

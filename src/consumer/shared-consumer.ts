@@ -6,24 +6,18 @@ import { FencedError, InvalidArgumentError, TwainError } from '../core/errors.js
 import type { Message } from '../core/types.js'
 import type { BatchIterator } from '../stream/batch-iterator.js'
 import { Wake } from '../stream/wake.js'
+import { ConsumedRetention } from './consumed-retention.js'
 import { DeadLetterWriter } from './dead-letter.js'
+import { commitBeforeExit } from './exit-commit.js'
 import { MemberStream } from './member-stream.js'
 import type { GroupMessage } from './group-message.js'
 import type { ResolvedConsumerOptions } from './options.js'
-import { SharedMessage, type SharedSettler } from './shared-message.js'
+import { entryList as refs, insertInOrder, SharedMessage, type SharedSettler } from './shared-message.js'
 
-const RETENTION_EVERY_MS = 2000
 /** Retry delay of a re-delivery or dead-letter write that failed. */
 const RETRY_MS = 1000
 
 const { state, setState, ref } = SharedMessage
-
-/** `"t/0@1, t/0@2"` for messages. */
-const refs = (entries: readonly EntryRef[]): string =>
-  entries
-    .slice(0, 10)
-    .map((e) => `${e.topic}/${e.partition}@${e.offset}`)
-    .join(', ') + (entries.length > 10 ? ` and ${entries.length - 10} more` : '')
 
 /**
  * A member of a shared group (`mode: 'shared'`, README "Shared groups"): competing consumers over every
@@ -44,7 +38,7 @@ const refs = (entries: readonly EntryRef[]): string =>
  *
  * Like a partitioned consumer, it is a membership and each `for await` is a view of it.
  */
-export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> implements SharedSettler {
+export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> {
   /** The member's name in the group (its Redis consumer name): `name`, or a random one. */
   readonly name: string
   private member: SharedMember | undefined
@@ -60,6 +54,8 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
   private readonly starting: Promise<void>
   private fetching: Promise<void> | undefined
   private readonly stopFetch = new AbortController()
+  /** Aborted (and replaced) when demand ends: a read under way stops waiting. */
+  private idleFetch = new AbortController()
   private readonly dlq: DeadLetterWriter | undefined
   /** Nacked messages and their re-delivery timers. */
   private readonly waiting = new Map<SharedMessage<V>, NodeJS.Timeout | undefined>()
@@ -67,8 +63,11 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
   private readonly redelivering = new Set<Promise<void>>()
   /** Entries lost to other members since the last `commit()` (reported by it as `FencedError`). */
   private readonly lostSinceCommit: EntryRef[] = []
-  private readonly consumedTopics: string[] = []
-  private lastRetention = 0
+  private readonly retention: ConsumedRetention
+  /** Cancels the acknowledgement flush at a natural process exit (exit-commit.ts). */
+  private readonly exitCommit: () => void
+  /** How its messages settle: kept out of the consumer's API. */
+  readonly #settler: SharedSettler = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
 
   /** @internal Use `twain.consumer(topics, { mode: 'shared', … })`. */
   constructor(
@@ -85,6 +84,8 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
     if (!backend.shared) throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${backend.kind}: use mode 'partitioned'`)
     this.name = opts.name ?? `member-${randomBytes(5).toString('hex')}`
     this.dlq = opts.deadLetter ? new DeadLetterWriter(backend, opts.deadLetter, producerId) : undefined
+    this.retention = new ConsumedRetention(backend, (e) => this.emitError(e))
+    this.exitCommit = commitBeforeExit(async () => this.member?.flush().catch((e) => this.emitError(e)))
     // Deferred: the iterations' own abort listeners must end them with AbortError before close() ends them quietly.
     opts.signal?.addEventListener('abort', () => queueMicrotask(() => void this.close().catch(() => undefined)), { once: true })
     this.starting = this.start()
@@ -103,7 +104,7 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
   private async start(): Promise<void> {
     let member: SharedMember
     try {
-      for (const t of this.topics) if ((await this.backend.getTopic(t)).retention.consumed) this.consumedTopics.push(t)
+      await this.retention.load(this.topics)
       member = await (this.backend.shared as NonNullable<Backend['shared']>).join(
         {
           group: this.opts.group,
@@ -123,9 +124,10 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
             ),
           committed: (offsets) => {
             this.events.emit('commit', offsets)
-            this.maybeApplyRetention()
+            this.retention.committed()
           },
           error: (e) => this.emitError(e),
+          fenced: (e) => this.fail(e),
         },
       )
     } catch (e) {
@@ -143,7 +145,7 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
 
   /** Messages a view never emitted go back to the group, their delivery uncounted. */
   protected unread(items: GroupMessage<V>[]): void {
-    for (const m of items) this.release(m as SharedMessage<V>)
+    for (const m of items) this.#release(m as SharedMessage<V>)
   }
 
   /** Keep the process alive only while something iterates this consumer. */
@@ -153,6 +155,30 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
     if (this.state === 'running') this.member?.setPersistent(keep)
   }
 
+  /**
+   * Reads start with the first iteration or poll. When the last iteration ends (and nothing polls),
+   * reading stops and what was fetched and not handed out goes back to the group at once, its
+   * delivery uncounted, so live members can take it: an idle member holds only what it handed out.
+   */
+  protected demandChanged(): void {
+    if (this.demand) return this.fetchWake.wake()
+    this.idleFetch.abort()
+    this.idleFetch = new AbortController()
+    this.member?.pause()
+    void this.handBack()
+  }
+
+  /** Give buffered (and, when leaving, waiting) messages back to the group: buffered ones uncounted. */
+  private async handBack(waiting = false): Promise<void> {
+    const member = this.member
+    if (!member) return
+    const buffered = this.buffer.filter((m) => state(m) === 'buffered')
+    const nacked = waiting ? [...this.waiting.keys()].filter((m) => state(m) === 'waiting') : []
+    this.buffer = this.buffer.filter((m) => state(m) !== 'buffered')
+    for (const m of [...buffered, ...nacked]) this.drop(m, 'given')
+    if (buffered.length) await member.giveBack(buffered.map(ref), false).catch((e) => this.emitError(e))
+    if (nacked.length) await member.giveBack(nacked.map(ref), true).catch((e) => this.emitError(e))
+  }
 
   /** Hand up to `n` buffered messages to the application. */
   protected take(n: number): SharedMessage<V>[] {
@@ -165,7 +191,7 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
       if (max !== undefined && m.deliveryCount > max) {
         // This read would be delivery number deliveryCount: give up (the count reported is the deliveries made).
         m.deliveryCount--
-        this.term(m, `delivered ${m.deliveryCount} times (maxDeliveries ${max})`)
+        this.#term(m, `delivered ${m.deliveryCount} times (maxDeliveries ${max})`)
         continue
       }
       setState(m, 'delivered')
@@ -176,41 +202,34 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
     return out
   }
 
-  /** Next buffered message, without waiting (TwainMQ's `poll`). */
-  poll(): GroupMessage<V> | undefined {
-    return this.take(1)[0]
-  }
-
-  /** Up to `n` buffered messages, without waiting. */
-  pollMany(n = 10): GroupMessage<V>[] {
-    return this.take(Math.max(0, Math.floor(n)))
-  }
-
   // ---- settlement ---------------------------------------------------------------------
+
+  /** A message leaves the delivered or waiting state (its count, its re-delivery timer). */
+  private leave(m: SharedMessage<V>): void {
+    if (state(m) === 'delivered') this.inFlight--
+    if (state(m) !== 'waiting') return
+    const t = this.waiting.get(m)
+    if (t) clearTimeout(t)
+    this.waiting.delete(m)
+  }
 
   /** A held message stops being held (settled, lost or given back). */
   private drop(m: SharedMessage<V>, to: 'settled' | 'lost' | 'given'): void {
-    const s = state(m)
-    if (s === 'delivered') this.inFlight--
-    if (s === 'waiting') {
-      const t = this.waiting.get(m)
-      if (t) clearTimeout(t)
-      this.waiting.delete(m)
-    }
+    this.leave(m)
     setState(m, to)
     this.outstanding--
     this.fetchWake.wake()
     this.settleWake.wake()
   }
 
-  ack(m: SharedMessage<unknown>): void {
+  #ack(m: SharedMessage<unknown>): void {
     const s = state(m)
     if (s === 'settled' || s === 'lost' || s === 'given' || s === 'terming') return
     this.drop(m as SharedMessage<V>, 'settled')
     this.member?.ack(ref(m))
   }
 
-  nack(m: SharedMessage<unknown>, delayMs: number): void {
+  #nack(m: SharedMessage<unknown>, delayMs: number): void {
     if (state(m) !== 'delivered') return
     const msg = m as SharedMessage<V>
     this.inFlight--
@@ -270,41 +289,27 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
       setState(m, 'buffered')
       this.buffer.push(m)
     }
+    if (!this.demand) void this.handBack()
     this.wakeViews()
   }
 
-  release(m: SharedMessage<unknown>): void {
+  #release(m: SharedMessage<unknown>): void {
     if (state(m) !== 'delivered') return
     const msg = m as SharedMessage<V>
     this.inFlight--
     setState(msg, 'buffered')
-    // Back in offset order among its partition's buffered messages (so released runs keep their
-    // order), ahead of other partitions' messages when it is the partition's last.
-    const same = (b: SharedMessage<V>) => b.partition === msg.partition && b.topic === msg.topic
-    let at = this.buffer.findIndex((b) => same(b) && b.offset > msg.offset)
-    if (at < 0) {
-      let last = -1
-      this.buffer.forEach((b, i) => {
-        if (same(b) && b.offset < msg.offset) last = i
-      })
-      at = last + 1
-    }
-    this.buffer.splice(at, 0, msg)
+    insertInOrder(this.buffer, msg)
+    if (!this.demand) void this.handBack() // released after the last iteration ended
     this.wakeViews()
     this.settleWake.wake()
   }
 
-  term(m: SharedMessage<unknown>, reason: string): void {
+  #term(m: SharedMessage<unknown>, reason: string): void {
     const s = state(m)
     if (s === 'settled' || s === 'lost' || s === 'given' || s === 'terming') return
     const msg = m as SharedMessage<V>
-    if (!this.dlq) return this.ack(msg)
-    if (s === 'delivered') this.inFlight--
-    if (s === 'waiting') {
-      const t = this.waiting.get(msg)
-      if (t) clearTimeout(t)
-      this.waiting.delete(msg)
-    }
+    if (!this.dlq) return this.#ack(msg)
+    this.leave(msg)
     setState(msg, 'terming')
     this.pendingTerms++
     this.dlq.write(msg, reason).then(
@@ -342,13 +347,13 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
     while (this.state === 'running') {
       this.fetchWake.take()
       const room = max - this.outstanding
-      if (room < lowWater) {
+      if (room < lowWater || !this.demand) {
         await this.fetchWake.next()
         continue
       }
       let got: SharedDelivery[]
       try {
-        got = await member.fetch(room, this.stopFetch.signal)
+        got = await member.fetch(room, AbortSignal.any([this.stopFetch.signal, this.idleFetch.signal]))
         failures = 0
       } catch (e) {
         if (this.state !== 'running') break
@@ -366,8 +371,9 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
           this.emitError(e)
         }
       }
-      for (let i = 0; i < got.length; i++) this.buffer.push(new SharedMessage<V>(msgs[i] as Message, (got[i] as SharedDelivery).deliveryCount, this))
+      for (let i = 0; i < got.length; i++) this.buffer.push(new SharedMessage<V>(msgs[i] as Message, (got[i] as SharedDelivery).deliveryCount, this.#settler))
       this.outstanding += got.length
+      if (!this.demand) void this.handBack() // the last iteration ended during the read
       this.wakeViews()
     }
   }
@@ -401,14 +407,6 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
     }
   }
 
-  /** `retention: { consumed: true }` topics are trimmed after acknowledgements, at most every few seconds. */
-  private maybeApplyRetention(): void {
-    const now = Date.now()
-    if (now - this.lastRetention < RETENTION_EVERY_MS || this.consumedTopics.length === 0) return
-    this.lastRetention = now
-    for (const t of this.consumedTopics) void this.backend.applyRetention(t).catch((e) => this.emitError(e))
-  }
-
   /** Every partition of this member's topics (each member reads all of them), once joined. */
   assignments(): TopicPartition[] {
     return this.state === 'closed' ? [] : this.parts.map((tp) => ({ topic: tp.topic, partition: tp.partition }))
@@ -437,6 +435,7 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
   protected async shutdown(): Promise<void> {
     if (this.state === 'closed') return
     this.state = 'closing'
+    this.exitCommit()
     this.member?.stop() // a blocked read ends now
     this.stopFetch.abort()
     this.fetchWake.wake()
@@ -449,13 +448,8 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
     await Promise.allSettled([...this.redelivering])
     if (member) {
       // Unprocessed messages go back to the group at once (buffered ones uncounted).
-      const buffered = this.buffer.filter((m) => state(m) === 'buffered')
-      const waiting = [...this.waiting.keys()].filter((m) => state(m) === 'waiting')
+      await this.handBack(true)
       this.buffer = []
-      for (const m of buffered) this.drop(m, 'given')
-      for (const m of waiting) this.drop(m, 'given')
-      await member.giveBack(buffered.map(ref), false).catch((e) => this.emitError(e))
-      await member.giveBack(waiting.map(ref), true).catch((e) => this.emitError(e))
       const deadline = Date.now() + this.opts.drainTimeoutMs
       const ctl = new AbortController()
       while ((this.inFlight > 0 || this.pendingTerms > 0) && Date.now() < deadline) {

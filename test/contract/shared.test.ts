@@ -22,6 +22,8 @@ class Reports implements SharedMemberEvents {
   trimmed = (e: EntryRef[]) => void this.trimmedEntries.push(...e)
   committed = (e: EntryRef[]) => void this.commits.push(...e)
   error = (e: Error) => void this.errors.push(e)
+  readonly fencings: Error[] = []
+  fenced = (e: Error) => void this.fencings.push(e)
 }
 
 const ref = (d: SharedDelivery): EntryRef => ({ topic: d.message.topic, partition: d.message.partition, offset: d.message.offset })

@@ -11,6 +11,8 @@ import { join } from 'node:path'
 export interface RedisServerOptions {
   /** Append-only file with `appendfsync always`, so a restart keeps every acknowledged write. */
   aof?: boolean
+  /** More `redis-server` arguments, e.g. `['--requirepass', 'secret']`. */
+  args?: string[]
 }
 
 /** A free TCP port on 127.0.0.1 (not 6379). */
@@ -96,6 +98,7 @@ export class RedisServer {
     const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--dir', this.dir, '--daemonize', 'no', '--protected-mode', 'no']
     if (this.options.aof) args.push('--appendonly', 'yes', '--appendfsync', 'always')
     else args.push('--appendonly', 'no')
+    args.push(...(this.options.args ?? []))
     const child = spawn('redis-server', args, { stdio: ['ignore', 'ignore', 'pipe'] })
     this.child = child
     live.add(child)
@@ -108,7 +111,7 @@ export class RedisServer {
       if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}: ${this.stderr}`)
       try {
         const reply = await Promise.race([rawCommand(this.port, 'PING'), spawnError])
-        if (reply === '+PONG') return
+        if (reply === '+PONG' || reply.startsWith('-NOAUTH')) return // NOAUTH: up, with a password
       } catch (e) {
         if ((e as Error).message.startsWith('cannot start')) throw e
       }

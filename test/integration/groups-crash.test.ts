@@ -127,6 +127,7 @@ describe('crash safety', () => {
 
     // a member joining afterwards receives nothing
     const late = twain.consumer<string>('t', { group: 'g', ...opts, from: 'start' } satisfies ConsumerOptions)
+    expect(late.pollMany(100)).toEqual([]) // starts its reads (fetching is demand-driven)
     await until(() => late.assignments().length === 2, 5000, 'the late member to get its share')
     await sleep(500)
     expect(late.pollMany(100)).toEqual([])

@@ -10,6 +10,9 @@ export interface RedisTarget {
   cluster: boolean
 }
 
+/** How long a connection attempt may take. */
+export const CONNECT_TIMEOUT_MS = 5000
+
 /** Reconnect delays: 50 ms doubling to 2 s. */
 const retryStrategy = (times: number): number => Math.min(50 * 2 ** Math.min(times - 1, 6), 2000)
 
@@ -19,7 +22,7 @@ const BASE: RedisOptions = {
   disableClientInfo: true,
   connectionName: 'twainmq',
   retryStrategy,
-  connectTimeout: 5000,
+  connectTimeout: CONNECT_TIMEOUT_MS,
 }
 
 function clusterNodes(url: string): { nodes: Array<{ host: string; port: number }>; username?: string; password?: string } {
@@ -51,7 +54,7 @@ function clusterNodes(url: string): { nodes: Array<{ host: string; port: number 
 export function createClient(target: RedisTarget): Client {
   if (!target.cluster) return new Redis(target.url, BASE)
   const { nodes, username, password } = clusterNodes(target.url)
-  const redisOptions: ClusterOptions['redisOptions'] = { protocol: 2, disableClientInfo: true, connectionName: 'twainmq', connectTimeout: 5000 }
+  const redisOptions: ClusterOptions['redisOptions'] = { protocol: 2, disableClientInfo: true, connectionName: 'twainmq', connectTimeout: CONNECT_TIMEOUT_MS }
   if (username !== undefined) redisOptions.username = username
   if (password !== undefined) redisOptions.password = password
   return new Cluster(nodes, { lazyConnect: true, clusterRetryStrategy: retryStrategy, redisOptions })

@@ -1,10 +1,11 @@
-import { ConnectionError, InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
+import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import { keyCodec } from '../../core/keys.js'
 import { closedError, closedGuard } from '../closed-guard.js'
 import type { Backend, PartitionOffsets, PartitionReader, TopicMeta } from '../backend.js'
 import type { RecordInput } from '../record.js'
 import { RedisAppender } from './appender.js'
-import { createClient, KeepAlive, redisError, type Client, type RedisTarget } from './connection.js'
+import { connectError, redact } from './connect-error.js'
+import { CONNECT_TIMEOUT_MS, createClient, KeepAlive, redisError, type Client, type RedisTarget } from './connection.js'
 import { GroupNotifier } from './group-notify.js'
 import { RedisGroupStore } from './group-store.js'
 import { RedisKeys } from './keys.js'
@@ -27,8 +28,6 @@ export interface RedisBackendOptions {
 const RETENTION_EVERY_MS = 1000
 
 /** A URL without its password, for messages. */
-const redact = (url: string): string => url.replace(/\/\/([^@/]*):[^@/]*@/, '//$1:***@')
-
 /**
  * The Redis backend: topics, dense offsets and partitioned groups on Redis Streams,
  * behind the same `Backend` contract as the file backend. See docs/format.md ("Redis layout").
@@ -85,11 +84,17 @@ export class RedisBackend implements Backend {
     const client = createClient(target)
     client.on('error', () => undefined) // failures reach callers as rejected commands; ioredis reconnects
     new KeepAlive(client).trackCommands()
+    // connect() rejects with "Connection is closed."; the real cause comes as an 'error' event.
+    const failures: Error[] = []
+    const onFailure = (e: Error) => void failures.push(e)
+    client.on('error', onFailure).on('node error', onFailure)
     try {
       await client.connect()
     } catch (cause) {
       client.disconnect()
-      throw new ConnectionError(`Cannot connect to Redis at ${redact(target.url)}: ${(cause as Error).message}`, { cause })
+      throw connectError(target.url, failures[0], cause, CONNECT_TIMEOUT_MS)
+    } finally {
+      client.off('error', onFailure).off('node error', onFailure)
     }
     await checkDatabase(client, target)
     return new RedisBackend(client, options)

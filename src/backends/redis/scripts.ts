@@ -29,6 +29,7 @@ export type ScriptName =
   | 'shared-ack'
   | 'shared-leave'
   | 'shared-read'
+  | 'shared-member-join'
 
 type Arg = string | Buffer | number
 

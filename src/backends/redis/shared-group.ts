@@ -17,6 +17,8 @@ const FORGET_IDLE_MS = 10 * 60_000
 
 interface StoredSpec {
   name?: string
+  /** Which consumer registered it (a random id per member). */
+  token?: string
   topics?: string[]
   pid?: number
   host?: string
@@ -94,7 +96,7 @@ export class RedisSharedGroups implements SharedGroups {
 
   private async joinAs(group: string, options: SharedMemberOptions, events: SharedMemberEvents): Promise<SharedMember> {
     const metas = await Promise.all(options.topics.map((t) => this.topic(t)))
-    await this.checkMembers(options)
+    const replace = await this.checkMembers(options)
     await this.detectClaimMode()
     const parts = metas.flatMap((m) => Array.from({ length: m.partitions }, (_, p) => new MemberPartition(m.name, p, keyCodec(m.keyType), this.keys, group)))
     await this.ensure(parts, options)
@@ -106,7 +108,7 @@ export class RedisSharedGroups implements SharedGroups {
         for (const t of m.options.topics) await this.topic(t)
         await this.ensure(m.parts, m.options)
       },
-      register: (m) => this.register(m.options),
+      register: (m) => this.register(m.options, m.token),
       unregister: (m) => this.unregister(m.options),
       claimMode: () => this.forceClaimMode ?? this.mode ?? 'autoclaim',
       claimModeFailed: () => {
@@ -119,12 +121,18 @@ export class RedisSharedGroups implements SharedGroups {
     }
     const member = new RedisSharedMember(ctx, options, parts, events, this.client instanceof Cluster)
     this.members.add(member)
+    let taken: StoredSpec | undefined
     try {
-      await this.register(options)
+      taken = await this.register(options, member.token, replace)
     } catch (e) {
-      member.stop()
+      member.halt()
       this.members.delete(member)
       throw redisError(`Member "${options.name}" could not join shared group "${group}"`, e)
+    }
+    if (taken) {
+      member.halt()
+      this.members.delete(member)
+      throw new InvalidArgumentError(`Member name "${options.name}" is in use in shared group "${group}" by a live member (pid ${taken.pid} on ${taken.host}): member names must be unique among live members`)
     }
     return member
   }
@@ -158,11 +166,15 @@ export class RedisSharedGroups implements SharedGroups {
     return out
   }
 
-  /** Refuse a group with live partitioned members, and a name a live member of another process uses. */
-  private async checkMembers(o: SharedMemberOptions): Promise<void> {
+  /**
+   * Refuse a group with live partitioned members. Returns the stored spec of a member under this
+   * name whose process is known dead (this host, pid gone), which registering may replace at once.
+   */
+  private async checkMembers(o: SharedMemberOptions): Promise<string> {
     let specs: Array<[string, StoredSpec]>
+    let stored: string | null
     try {
-      specs = await this.liveSpecs(o.group)
+      ;[specs, stored] = await Promise.all([this.liveSpecs(o.group), this.client.hget(this.keys.groupMembers(o.group), o.name)])
     } catch (e) {
       throw redisError(`Cannot read the members of group "${o.group}"`, e)
     }
@@ -170,18 +182,26 @@ export class RedisSharedGroups implements SharedGroups {
       if (spec.mode !== 'shared') {
         throw new InvalidArgumentError(`Group "${o.group}" is a partitioned group (member ${id} is live): use mode 'partitioned' or another group name; a group is either partitioned or shared`)
       }
-      if (id === o.name && !(spec.host === HOST && spec.pid === process.pid)) {
-        throw new InvalidArgumentError(`Member name "${o.name}" is in use in shared group "${o.group}" by a live member (pid ${spec.pid} on ${spec.host}): member names must be unique among live members`)
-      }
     }
+    return stored !== null && !specs.some(([id]) => id === o.name) ? stored : ''
   }
 
-  private async register(o: SharedMemberOptions): Promise<void> {
+  /**
+   * Register (or refresh) a member, in one script with the name check: resolves `undefined`, or the
+   * spec of the live member of another consumer that has the name (then nothing was written).
+   */
+  private async register(o: SharedMemberOptions, token: string, replace = ''): Promise<StoredSpec | undefined> {
     const now = Date.now()
     // `leaving: true` keeps partitioned assignment from ever counting a shared member.
-    const spec = JSON.stringify({ name: o.name, topics: [...o.topics].sort(), pid: process.pid, host: HOST, sessionTimeoutMs: o.sessionTimeoutMs, leaving: true, mode: 'shared' })
+    const spec = JSON.stringify({ name: o.name, topics: [...o.topics].sort(), pid: process.pid, host: HOST, sessionTimeoutMs: o.sessionTimeoutMs, leaving: true, mode: 'shared', token })
     const gk = [this.keys.groupMembers(o.group), this.keys.groupAlive(o.group), this.keys.groupTopics(o.group)]
-    await Promise.all([this.scripts.run('member-join', gk, [o.name, spec, now, now + o.sessionTimeoutMs, ...o.topics]), this.client.sadd(this.keys.groups(), o.group)])
+    const [[ok, other]] = (await Promise.all([this.scripts.run('shared-member-join', gk, [o.name, spec, now, now + o.sessionTimeoutMs, token, replace, ...o.topics]), this.client.sadd(this.keys.groups(), o.group)])) as [[number, string?], unknown]
+    if (ok === 1) return undefined
+    try {
+      return JSON.parse(other ?? '{}') as StoredSpec
+    } catch {
+      return {}
+    }
   }
 
   private async unregister(o: SharedMemberOptions): Promise<void> {

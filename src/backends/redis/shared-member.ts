@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto'
+import { FencedError } from '../../core/errors.js'
 import type { TopicPartition } from '../assign.js'
 import type { EntryRef, SharedDelivery, SharedMember, SharedMemberEvents, SharedMemberOptions } from '../shared.js'
 import { redisError, type Client } from './connection.js'
@@ -5,6 +7,8 @@ import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
 import type { Message } from '../../core/types.js'
 import { decodePacked, parseHeader } from './reader.js'
+import { SharedAcks } from './shared-acks.js'
+import { refreshHeld } from './shared-touch.js'
 import { delivery, idOf, isOffsetId, offsetOf, offsetsOf, ProducerIds, takeScripted, type MemberPartition } from './shared-entries.js'
 import { GroupReader, type XReadGroupReply } from './shared-reader.js'
 
@@ -12,8 +16,6 @@ import { GroupReader, type XReadGroupReply } from './shared-reader.js'
 const BLOCK_MS = 5000
 /** Most entries one read asks for per partition. */
 const READ_MAX = 1000
-/** Acknowledgements sent in one XACK (and the batch size that sends them at once). */
-const ACK_BATCH = 1000
 /** Entries per refresh script call. */
 const TOUCH_BATCH = 1000
 /** Least time between refreshes / claim scans (for tiny `claimAfterMs`). */
@@ -29,8 +31,8 @@ export interface SharedContext {
   keys: RedisKeys
   /** Re-create the partition groups (after a Redis restart without persistence, or a deleted stream). */
   rejoin(member: RedisSharedMember): Promise<void>
-  /** Refresh the member's registration in the group (a heartbeat). */
-  register(member: RedisSharedMember): Promise<void>
+  /** Refresh the member's registration in the group (a heartbeat); resolves with the spec of another live member that has its name, if one does. */
+  register(member: RedisSharedMember): Promise<{ pid?: number; host?: string } | undefined>
   unregister(member: RedisSharedMember): Promise<void>
   /** The claim mode to use now (detected from the server version; may change to 'autoclaim' once). */
   claimMode(): ClaimMode
@@ -54,12 +56,16 @@ const isNoGroup = (e: unknown): boolean => e instanceof Error && /NOGROUP/.test(
  *   refreshes held entries (XCLAIM to itself, JUSTID) every `claimAfterMs / 3` so others cannot
  *   claim them while it works, and it never hands out an entry it already holds (a claim that
  *   returns one is dropped). Entries it held and lost to another member are reported.
- * - **Acknowledgements** are batched: one script call per partition per batch (XACK of up to 1000
- *   IDs plus the group's committed offset), sent when a batch fills up, every `ackIntervalMs`, on
- *   `flush()` and when leaving.
+ * - **Acknowledgements** are batched ({@link SharedAcks}), flushed every `ackIntervalMs` and when leaving.
+ * - **One name, one member.** Its registration carries a random token; a heartbeat that finds the
+ *   name registered by another live member (this one was silent past `sessionTimeoutMs` and another
+ *   joined under the name) stops it for good, without touching what is now the other one's (no
+ *   give-back, no clean-up on leave), and reports it as `fenced`.
  */
 export class RedisSharedMember implements SharedMember {
   readonly partitions: TopicPartition[]
+  /** Tells this member's registration from another consumer's under the same name. */
+  readonly token = randomBytes(8).toString('hex')
   private readonly index = new Map<string, MemberPartition[]>()
   private readonly byKey = new Map<string, MemberPartition>()
   private readonly readers: GroupReader[]
@@ -75,13 +81,17 @@ export class RedisSharedMember implements SharedMember {
   private halted = false
   private leaving: Promise<void> | undefined
   private touchRun: Promise<void> | undefined
-  private readonly flushes = new Set<Promise<void>>()
+  private readonly acks: SharedAcks
+  /** Another live member registered under this name: what the name holds is that member's now. */
+  private replaced = false
   /** Next partition a recovery or claim round starts with. */
   private rr = 0
   /** Wakes a `fetch` waiting on its reads. */
   private readDone: (() => void) | undefined
   /** The last read of new entries filled its count: read on with the packed script, without blocking. */
   private backlog = false
+  /** `pause()`d: what a read under way returns goes back to the group. */
+  private paused = false
 
   constructor(
     private readonly ctx: SharedContext,
@@ -97,6 +107,7 @@ export class RedisSharedMember implements SharedMember {
       list[p.partition] = p
       this.index.set(p.topic, list)
     }
+    this.acks = new SharedAcks(ctx.scripts, options.group, parts, (o) => events.committed(o), (e) => events.error(e))
     this.readers = cluster ? parts.map((p) => new GroupReader(ctx.client, [p])) : [new GroupReader(ctx.client, parts)]
     const claim = options.claimAfterMs
     this.scanEveryMs = Math.max(MIN_PERIOD_MS, Math.floor(claim / 2))
@@ -123,6 +134,7 @@ export class RedisSharedMember implements SharedMember {
 
   async fetch(max: number, signal: AbortSignal): Promise<SharedDelivery[]> {
     if (this.stopped || signal.aborted) return []
+    this.paused = false
     max = Math.max(1, Math.floor(max))
     try {
       // 1. What this member's name held before (a restart), partition by partition.
@@ -194,8 +206,7 @@ export class RedisSharedMember implements SharedMember {
       if (got.length > 0 || this.stopped) return got
     }
     const block = Math.max(1, Math.min(BLOCK_MS, this.nextScan - Date.now()))
-    const wake = () => this.readDone?.()
-    for (const r of this.readers) if (!r.pending) r.start(this.group, this.name, per, block, wake)
+    for (const r of this.readers) if (!r.pending) r.start(this.group, this.name, per, block, () => this.readEnded(r))
     if (!this.readers.some((r) => r.done)) {
       await new Promise<void>((resolve) => {
         const done = () => {
@@ -252,6 +263,30 @@ export class RedisSharedMember implements SharedMember {
     return out
   }
 
+  private readEnded(r: GroupReader): void {
+    if (this.paused) void this.giveBackRead(r)
+    this.readDone?.()
+  }
+
+  pause(): void {
+    this.paused = true
+    for (const r of this.readers) if (r.done) void this.giveBackRead(r)
+  }
+
+  /** A read that ended while paused: its entries go back, uncounted (they were never handed out). */
+  private async giveBackRead(r: GroupReader): Promise<void> {
+    const refs: EntryRef[] = []
+    try {
+      for (const [key, items] of r.collect() ?? []) {
+        const p = r.parts.length === 1 ? r.parts[0] : this.byKey.get(key.toString())
+        for (const [id] of p ? items : []) if (!p?.held.has(offsetOf(id))) refs.push({ topic: p?.topic as string, partition: p?.partition as number, offset: offsetOf(id) })
+      }
+      await this.giveBack(refs, false)
+    } catch (e) {
+      if (!this.stopped) this.events.error(redisError(`Shared group "${this.group}": member "${this.name}" could not give back ${refs.length} entries read while idle`, e))
+    }
+  }
+
   private takeRead(r: GroupReader, reply: XReadGroupReply, out: SharedDelivery[]): void {
     if (!reply) return
     const now = Date.now()
@@ -295,52 +330,11 @@ export class RedisSharedMember implements SharedMember {
 
   ack(ref: EntryRef): void {
     const p = this.part(ref)
-    const h = p?.held.get(ref.offset)
-    // Not held: another member claimed it (reported as lost), or it was trimmed; its XACK would
-    // acknowledge someone else's delivery.
-    if (!p || !h || h.acked) return
-    h.acked = true
-    p.acks.push(ref.offset)
-    if (p.acks.length >= ACK_BATCH) this.track(this.flushPart(p)).catch((e) => this.events.error(e as Error))
+    if (p) this.acks.ack(p, ref.offset)
   }
 
-  private track(p: Promise<void>): Promise<void> {
-    this.flushes.add(p)
-    void p.then(
-      () => this.flushes.delete(p),
-      () => this.flushes.delete(p),
-    )
-    return p
-  }
-
-  private async flushPart(p: MemberPartition): Promise<void> {
-    if (p.acks.length === 0) return
-    const offsets = p.acks
-    p.acks = []
-    let sent = 0
-    let committed: string | undefined
-    try {
-      while (sent < offsets.length) {
-        const chunk = offsets.slice(sent, sent + ACK_BATCH)
-        const [, c] = (await this.ctx.scripts.run('shared-ack', [p.key, p.stateKey], [this.group, ...chunk.map(idOf)])) as [number, string]
-        for (const o of chunk) p.held.delete(o)
-        sent += chunk.length
-        if (c !== '') committed = c
-      }
-    } catch (e) {
-      // Not sent: they go with the next flush.
-      p.acks = offsets.slice(sent).concat(p.acks)
-      throw redisError(`Shared group "${this.group}": acknowledgement of ${offsets.length - sent} entries of "${p.topic}" partition ${p.partition} failed`, e)
-    } finally {
-      if (committed !== undefined) this.events.committed([p.ref(Number(committed))])
-    }
-  }
-
-  async flush(): Promise<void> {
-    const sends = this.parts.filter((p) => p.acks.length > 0).map((p) => this.track(this.flushPart(p)))
-    const all = await Promise.allSettled([...sends, ...this.flushes])
-    const failed = all.find((r): r is PromiseRejectedResult => r.status === 'rejected')
-    if (failed) throw failed.reason
+  flush(): Promise<void> {
+    return this.acks.flush()
   }
 
   // ---- holding --------------------------------------------------------------------------
@@ -351,34 +345,9 @@ export class RedisSharedMember implements SharedMember {
     const run = (async () => {
       await this.flush().catch((e) => this.events.error(e as Error))
       const now = Date.now()
-      const stale = now - this.touchEveryMs
-      const lost: EntryRef[] = []
-      await Promise.all(
-        this.parts.map(async (p) => {
-          const offsets: number[] = []
-          for (const [o, h] of p.held) if (!h.acked && (all || h.refreshed <= stale)) offsets.push(o)
-          for (let i = 0; i < offsets.length; i += TOUCH_BATCH) {
-            const chunk = offsets.slice(i, i + TOUCH_BATCH)
-            try {
-              const [gone, trimmed] = (await this.ctx.scripts.runBuffer('shared-touch', [p.key], [this.group, this.name, ...chunk.map(idOf)])) as [unknown[], unknown[]]
-              for (const o of chunk) {
-                const h = p.held.get(o)
-                if (h) h.refreshed = now
-              }
-              for (const o of offsetsOf(gone)) {
-                const h = p.held.get(o)
-                if (!h || h.acked) continue // acknowledged meanwhile
-                p.held.delete(o)
-                lost.push(p.ref(o))
-              }
-              // Trimmed while held: the member has the data; acknowledging it is moot now.
-              for (const o of offsetsOf(trimmed)) p.held.delete(o)
-            } catch (e) {
-              if (!this.halted) this.events.error(redisError(`Shared group "${this.group}": refresh of ${chunk.length} held entries of "${p.topic}" partition ${p.partition} failed`, e))
-            }
-          }
-        }),
-      )
+      const stale = all ? Infinity : now - this.touchEveryMs
+      const onError = (e: Error) => void (this.halted || this.events.error(e))
+      const lost = (await Promise.all(this.parts.map((p) => refreshHeld(this.ctx.scripts, this.group, this.name, p, stale, now, onError)))).flat()
       if (lost.length) this.events.lost(lost)
     })()
     this.touchRun = run
@@ -415,6 +384,7 @@ export class RedisSharedMember implements SharedMember {
   }
 
   async giveBack(entries: readonly EntryRef[], delivered: boolean): Promise<void> {
+    if (this.replaced) return // the name's entries are the other member's now
     if (this.touchRun) await this.touchRun.catch(() => undefined) // a refresh under way would make them fresh again
     for (const [p, offsets] of this.byPartition(entries)) {
       for (const o of offsets) p.held.delete(o)
@@ -442,10 +412,22 @@ export class RedisSharedMember implements SharedMember {
   private async heartbeat(): Promise<void> {
     if (this.halted) return
     try {
-      await this.ctx.register(this)
+      const other = await this.ctx.register(this)
+      if (other && !this.halted) this.fence(other)
     } catch (e) {
       if (!this.halted) this.events.error(redisError(`Shared group "${this.group}": heartbeat of member "${this.name}" failed`, e))
     }
+  }
+
+  /** Another live member has this name: stop for good, leaving everything to it. */
+  private fence(other: { pid?: number; host?: string }): void {
+    this.replaced = true
+    this.halt()
+    this.events.fenced(
+      new FencedError(
+        `Member "${this.name}" of shared group "${this.group}" was replaced: another member (pid ${other.pid} on ${other.host}) joined under its name after it was silent longer than sessionTimeoutMs (${this.options.sessionTimeoutMs} ms); it stopped, and what it held is the other member's now`,
+      ),
+    )
   }
 
   setPersistent(on: boolean): void {
@@ -481,9 +463,13 @@ export class RedisSharedMember implements SharedMember {
       for (const t of this.timers) clearInterval(t)
       const steps: Array<() => Promise<unknown>> = [
         () => this.flush(),
+        // Still this member's name? (A member replaced meanwhile must not clean up the other's.)
+        async () => {
+          if (!this.replaced && (await this.ctx.register(this))) this.replaced = true
+        },
         // Deleted where it holds nothing; elsewhere what it still holds becomes claimable at once.
-        () => Promise.all(this.parts.map((p) => this.ctx.scripts.run('shared-leave', [p.key], [this.group, this.name, this.options.claimAfterMs]))),
-        () => this.ctx.unregister(this),
+        () => (this.replaced ? Promise.resolve() : Promise.all(this.parts.map((p) => this.ctx.scripts.run('shared-leave', [p.key], [this.group, this.name, this.options.claimAfterMs])))),
+        () => (this.replaced ? Promise.resolve() : this.ctx.unregister(this)),
       ]
       // Every step runs even if one fails (BullMQ's close), the first failure is reported.
       for (const step of steps) {

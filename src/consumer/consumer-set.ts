@@ -1,0 +1,57 @@
+import type { Backend } from '../backends/backend.js'
+import { InvalidArgumentError } from '../core/errors.js'
+import type { Message } from '../core/types.js'
+import type { BatchIterator } from '../stream/batch-iterator.js'
+import { Consumer } from './consumer.js'
+import type { ResolvedConsumerOptions } from './options.js'
+import { SharedConsumer } from './shared-consumer.js'
+
+type Member = Consumer<any> | SharedConsumer<any>
+
+/** What every consumer of one `Twain` instance is made with. */
+export interface ConsumerContext {
+  store: Backend
+  clientId: string
+  /** The instance's live iterations (it ends them on close). */
+  iterations: Set<BatchIterator<unknown>>
+  decode: ((batch: Message[]) => Message[] | Promise<Message[]>) | undefined
+}
+
+/**
+ * The live consumers of one `Twain` instance. A member name belongs to one live consumer of a group:
+ * two consumers under one name would be one member to the backend (in shared mode, each re-reads
+ * what the other holds, so both process every message), so a second one is refused at once, before
+ * it touches the backend, until the first one's `close()` has finished.
+ */
+export class ConsumerSet {
+  private readonly live = new Map<Member, { group: string; name: string | undefined }>()
+
+  create<V>(ctx: ConsumerContext, topics: string[], opts: ResolvedConsumerOptions): Consumer<V> | SharedConsumer<V> {
+    if (opts.mode === 'shared' && !ctx.store.shared) {
+      throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${ctx.store.kind}: use mode 'partitioned'`)
+    }
+    if (opts.name !== undefined) {
+      for (const [c, m] of this.live) {
+        if (m.group !== opts.group || m.name !== opts.name) continue
+        throw new InvalidArgumentError(
+          `Member name "${opts.name}" is in use in group "${opts.group}" by another consumer of this instance (${c instanceof SharedConsumer ? 'shared' : 'partitioned'}, ${c.closed ? 'still closing' : 'live'}): await its close() first, or use another name`,
+        )
+      }
+    }
+    const done = (c: Member) => void this.live.delete(c)
+    const c =
+      opts.mode === 'shared'
+        ? new SharedConsumer<V>(ctx.store, topics, opts, ctx.clientId, ctx.iterations, done, ctx.decode)
+        : new Consumer<V>(ctx.store, topics, opts, ctx.clientId, ctx.iterations, done, ctx.decode)
+    this.live.set(c, { group: opts.group, name: opts.name })
+    return c
+  }
+
+  values(): Member[] {
+    return [...this.live.keys()]
+  }
+
+  clear(): void {
+    this.live.clear()
+  }
+}
