@@ -1,0 +1,88 @@
+// CLI gaps of issue 10: a closed stdout ends tail/history, produce stops at (or skips) a bad line with
+// its number, one exit-code rule for every command, member names, history/tail ranges and times,
+// topics create options, trim, produce --type.
+import fs from 'node:fs'
+import os from 'node:os'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { open } from '../../src/index.js'
+import { finished, runCli, startCli, startCliInShell, waitFor, type CliChild, type CliResult } from '../helpers/cli.js'
+import { killChildren } from '../helpers/spawn.js'
+
+let dir: string
+const children: CliChild[] = []
+const cli = (args: string[], input = '') => runCli(['--url', dir, ...args], input)
+const start = (args: string[]) => {
+  const c = startCli(['--url', dir, ...args])
+  children.push(c)
+  return c
+}
+
+/** `done`, or a rejection when the child is still running `ms` after it was asked to stop. */
+async function within(done: Promise<CliResult>, ms: number, what: string): Promise<CliResult> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: still running after ${ms} ms`)), ms)))
+  try {
+    return await Promise.race([done, late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+async function library<T>(url: string, fn: (t: Awaited<ReturnType<typeof open>>) => Promise<T>): Promise<T> {
+  const twain = await open(url)
+  try {
+    return await fn(twain)
+  } finally {
+    await twain.close()
+  }
+}
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(os.tmpdir() + '/twainmq-cli-gaps-')
+})
+afterEach(async () => {
+  await killChildren(children)
+  fs.rmSync(dir, { recursive: true, force: true })
+})
+
+describe('a closed stdout ends the command at once, with exit 0', { timeout: 120_000 }, () => {
+  beforeEach(() => library(dir, async (t) => {
+    await t.createTopic('t')
+    await t.producer('t').sendBatch([{ key: 1, value: 'a' }, { key: 1, value: 'b' }])
+  }))
+
+  it('tail: its stdout socket destroyed after two lines, no further message needed', async () => {
+    const tail = start(['tail', 't', '--from', 'start'])
+    const done = finished(tail)
+    await waitFor('two lines', () => tail.out.stdout.split('\n').length > 2)
+    tail.stdout!.destroy()
+    expect(await within(done, 8000, 'tail')).toMatchObject({ code: 0, signal: null })
+  })
+
+  it('tail | head -n 2 through a real shell pipe', async () => {
+    const sh = startCliInShell(['--url', dir, 'tail', 't', '--from', 'start'], 'head -n 2')
+    children.push(sh)
+    const r = await within(finished(sh), 8000, 'tail | head -n 2')
+    expect(r.stdout).toBe('t/0@0 key=1 a\nt/0@1 key=1 b\n')
+    expect(r.stderr).toContain('cli exit code 0')
+  })
+
+  it('history | head -n 2 through a real shell pipe', async () => {
+    await library(dir, (t) => t.producer('t').sendBatch(Array.from({ length: 5000 }, (_, i) => ({ key: 1, value: `m${i}` }))))
+    const r = await within(finished(startCliInShell(['--url', dir, 'history', 't'], 'head -n 2')), 20_000, 'history | head -n 2')
+    expect(r.stdout).toBe('t/0@0 key=1 a\nt/0@1 key=1 b\n')
+    expect(r.stderr).toContain('cli exit code 0')
+    expect(r.stderr).not.toMatch(/ERR_/)
+  })
+
+  it('tail --group: commits what it printed and leaves the group', async () => {
+    const tail = start(['tail', 't', '--group', 'g', '--quiet'])
+    const done = finished(tail)
+    await waitFor('two lines', () => tail.out.stdout.split('\n').length > 2)
+    tail.stdout!.destroy()
+    expect(await within(done, 8000, 'tail --group')).toMatchObject({ code: 0, signal: null })
+    const d = JSON.parse((await cli(['groups', 'describe', 'g', '-f', 'json'])).stdout) as { members: unknown[]; topics: Array<{ committed: number }> }
+    expect(d.members).toEqual([])
+    expect(d.topics.map((x) => x.committed)).toEqual([2])
+  })
+})
