@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import type { GroupDescription } from '../index.js'
-import { formatOption, withTwain } from './context.js'
+import { formatOption, groupArg } from './arguments.js'
+import { withTwain } from './context.js'
 
 /** Rows as columns two spaces apart: the first column left-aligned, the others right-aligned. */
 export function table(rows: string[][], leftColumns = 1): string[] {
@@ -44,7 +45,7 @@ export function registerGroupsDescribe(groups: Command): void {
   groups
     .command('describe')
     .description('show a group\'s live members and their partitions, and committed offset, end and lag per partition')
-    .argument('<group>', 'consumer group name')
+    .argument('<group>', 'consumer group name', groupArg)
     .option('-f, --format <format>', 'json or text', formatOption, 'text')
     .action(async (group: string, opts: { format: 'json' | 'text' }, cmd: Command) => {
       const d = await withTwain(cmd, (twain) => twain.describeGroup(group))

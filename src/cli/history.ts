@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import type { HistoryOptions } from '../index.js'
-import { formatOption, intOption, withTwain } from './context.js'
+import { formatOption, intOption, topicArg } from './arguments.js'
+import { withTwain } from './context.js'
 import { formatter, type Format } from './format.js'
 import { LineWriter } from './output.js'
 
@@ -20,7 +21,7 @@ export function registerHistory(program: Command): void {
   program
     .command('history')
     .description('print the messages a topic holds, then exit')
-    .argument('<topic>', 'topic name')
+    .argument('<topic>', 'topic name', topicArg)
     .option('-p, --partition <p>', 'read only this partition', intOption(0))
     .option('-n, --limit <n>', 'print at most n messages', intOption(0))
     .option('-r, --reverse', 'newest first (with --limit n: the n newest)')

@@ -1,7 +1,8 @@
 import type { Command } from 'commander'
 import { InvalidArgumentError as CommanderArgError } from 'commander'
 import { InvalidArgumentError } from '../index.js'
-import { intOption, parseKey, withTwain } from './context.js'
+import { intOption, topicArg } from './arguments.js'
+import { parseKey, withTwain } from './context.js'
 import { pumpLines, type PumpResult } from './line-pump.js'
 
 interface ProduceOptions {
@@ -31,7 +32,7 @@ export function registerProduce(program: Command): void {
   program
     .command('produce')
     .description('send one message per stdin line (empty lines are skipped)')
-    .argument('<topic>', 'topic name')
+    .argument('<topic>', 'topic name', topicArg)
     .option('-k, --key <key>', 'key of every message: an integer for u8/u16/u32/u64 topics, a string for char/string topics (default 0 or "")')
     .option('--json', 'parse each line as JSON (otherwise each line is sent as a text value)')
     .option('-H, --header <name=value>', 'add a header to every message (repeatable)', collectHeader, {})

@@ -1,4 +1,4 @@
-import { Command, CommanderError, Option } from 'commander'
+import { Command, CommanderError, InvalidArgumentError as CommanderArgError, Option } from 'commander'
 import { TwainError } from '../index.js'
 import { registerCheck } from './check.js'
 import { UsageError } from './context.js'
@@ -21,6 +21,11 @@ export const EXIT_OK = 0
 export const EXIT_RUNTIME = 1
 export const EXIT_USAGE = 2
 
+function prefixOption(value: string): string {
+  if (value.length > 1000) throw new CommanderArgError(`expected at most 1000 characters, got ${value.length}`)
+  return value
+}
+
 /**
  * The `twainmq` command tree. Global options are defined on the root; commander recognises them
  * before or after the command name (positional options stay off), and commands read them with
@@ -33,7 +38,7 @@ export function buildProgram(version: string): Command {
     .description('twainmq: a partitioned, keyed message log (file directory or Redis)')
     .version(version, '-V, --version')
     .addOption(new Option('--url <target>', 'store: a directory, file: URL or redis:// URL (default ./.twainmq)').env('TWAINMQ_URL'))
-    .option('--prefix <prefix>', 'Redis key prefix (default "twainmq:")')
+    .option('--prefix <prefix>', 'Redis key prefix (default "twainmq:"; at most 1000 characters)', prefixOption)
     .exitOverride()
     .configureOutput({ outputError: () => undefined }) // `run` prints usage errors as `ERR_USAGE: …`
     .showSuggestionAfterError(true)
@@ -60,9 +65,11 @@ export function buildProgram(version: string): Command {
 /** Print an error as `code: message` and return the exit code for it. */
 export function reportError(e: unknown): number {
   if (e instanceof CommanderError) {
-    // Help and --version also come through here (exit code 0); help shown for a missing command is 1.
+    // Help and --version also come through here (exit code 0).
     if (e.exitCode === 0) return EXIT_OK
-    if (e.code !== 'commander.help') process.stderr.write(`ERR_USAGE: ${e.message.replace(/^error: /, '')} (see twainmq --help)\n`)
+    // 'commander.help' with exit code 1: the help of a command that needs a subcommand was printed.
+    const message = e.code === 'commander.help' ? 'missing command (see the list above)' : `${e.message.replace(/^error: /, '')} (see twainmq --help)`
+    process.stderr.write(`ERR_USAGE: ${message}\n`)
     return EXIT_USAGE
   }
   if (e instanceof UsageError) {

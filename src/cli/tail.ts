@@ -1,7 +1,8 @@
 import type { Command } from 'commander'
 import { InvalidArgumentError as CommanderArgError } from 'commander'
 import { InvalidArgumentError, type TailOptions } from '../index.js'
-import { formatOption, intOption, UsageError, withTwain } from './context.js'
+import { formatOption, groupArg, intOption, topicArg } from './arguments.js'
+import { UsageError, withTwain } from './context.js'
 import { formatter, type Format } from './format.js'
 import { LineWriter } from './output.js'
 import { tailGroup } from './tail-group.js'
@@ -38,10 +39,10 @@ export function registerTail(program: Command): void {
   program
     .command('tail')
     .description('print messages as they arrive, until Ctrl-C')
-    .argument('<topic>', 'topic name')
+    .argument('<topic>', 'topic name', topicArg)
     .option('--from <from>', "where to start: 'start', 'end' (default) or an offset (in every partition); with --group: 'start' (default) or 'end', used where the group has no commit", parseFrom)
     .option('-p, --partition <p>', 'read only this partition (repeatable; not with --group)', collectPartition)
-    .option('-g, --group <group>', 'consume as a member of this consumer group: ack what was printed, commit and leave on Ctrl-C')
+    .option('-g, --group <group>', 'consume as a member of this consumer group: ack what was printed, commit and leave on Ctrl-C', groupArg)
     .option('-f, --format <format>', 'json or text', formatOption, 'text')
     .option('-q, --quiet', "do not print the 'tailing …' notice on stderr")
     .action(async (topic: string, opts: TailCliOptions, cmd: Command) => {

@@ -86,3 +86,42 @@ describe('a closed stdout ends the command at once, with exit 0', { timeout: 120
     expect(d.topics.map((x) => x.committed)).toEqual([2])
   })
 })
+
+describe('exit codes: 2 (ERR_USAGE) for how the CLI was called, 1 for what failed when it ran', { timeout: 180_000 }, () => {
+  const cases: Array<[string[], number, RegExp]> = [
+    [['frobnicate'], 2, /^ERR_USAGE: unknown command 'frobnicate'/m],
+    [['topics'], 2, /^ERR_USAGE: missing command/m],
+    [['topics', 'list', '--bogus'], 2, /^ERR_USAGE: unknown option '--bogus'/m],
+    [['topics', 'create'], 2, /^ERR_USAGE: missing required argument 'name'/m],
+    [['topics', 'create', 'x', '--partitions', 'many'], 2, /^ERR_USAGE: .*'many' is invalid/m],
+    [['topics', 'create', '__x'], 2, /^ERR_USAGE: .*"__x" is invalid/m],
+    [['topics', 'create', 'x', '--key-type', 'bogus'], 2, /^ERR_USAGE: .*"bogus" is invalid/m],
+    [['topics', 'create', 'x', '--max-message-bytes', '999999999999'], 2, /^ERR_USAGE: .*'999999999999' is invalid/m],
+    [['groups', 'describe', 'bad/name'], 2, /^ERR_USAGE: .*"bad\/name" is invalid/m],
+    [['history', 't', '--format', 'xml'], 2, /^ERR_USAGE: .*'xml' is invalid/m],
+    [['produce', 't', '--key', 'abc'], 2, /^ERR_USAGE: --key "abc"/m],
+    [['--url', 'redis:/x', 'topics', 'list'], 2, /^ERR_USAGE: .*"redis:\/x" is not a Redis URL/m],
+    [['--url', 'redis://127.0.0.1:1', 'check', 't'], 2, /^ERR_USAGE: check works on a directory store/m],
+    [['history', 'nope'], 1, /^ERR_TOPIC_NOT_FOUND: /m],
+    [['history', 't', '--partition', '5'], 1, /^ERR_INVALID_ARGUMENT: Partition 5 /m],
+    [['produce', 't', '--key', '99999'], 1, /^ERR_INVALID_KEY: .*99999/m],
+    [['produce', 't', '--partition', '7'], 1, /^ERR_INVALID_ARGUMENT: Partition 7 /m],
+    [['groups', 'describe', 'nope'], 1, /^ERR_GROUP_NOT_FOUND: /m],
+    [['topics', 'create', 't'], 1, /^ERR_TOPIC_EXISTS: /m],
+    [['topics', 'delete', 't'], 1, /^ERR_NOT_CONFIRMED: /m],
+  ]
+
+  it('every command follows the rule', async () => {
+    await library(dir, async (t) => {
+      await t.createTopic('t', { partitions: 2 })
+    })
+    const results: Array<[string, number | null, string]> = []
+    for (let i = 0; i < cases.length; i += 4) {
+      const batch = cases.slice(i, i + 4)
+      const got = await Promise.all(batch.map(([args]) => runCli(args[0] === '--url' ? args : ['--url', dir, ...args], '')))
+      got.forEach((r, j) => results.push([batch[j]![0].join(' '), r.code, r.stderr]))
+    }
+    const wrong = results.filter(([, code, stderr], i) => code !== cases[i]![1] || !cases[i]![2].test(stderr))
+    expect(wrong.map(([args, code, stderr]) => `${args} → exit ${code}: ${stderr.trim()}`)).toEqual([])
+  })
+})

@@ -95,7 +95,6 @@ describe('twainmq CLI', { timeout: 60_000 }, () => {
     const tooBig = await cli(['--url', dir, 'produce', 'nums', '--key', '70000'], 'x\n')
     expect(tooBig.code).toBe(1)
     expect(tooBig.stderr).toMatch(/^ERR_INVALID_KEY: /m)
-    expect(tooBig.stderr).toContain('produced 0 messages')
   })
 
   it('stops at an invalid --json line, keeping the lines before it', async () => {
@@ -241,8 +240,5 @@ describe('twainmq CLI', { timeout: 60_000 }, () => {
       expect(r.code, args.join(' ')).toBe(1)
       expect(r.stderr, args.join(' ')).toMatch(/^ERR_TOPIC_NOT_FOUND: /m)
     }
-    const invalid = await cli(['--url', dir, 'topics', 'create', '__internal'])
-    expect(invalid.code).toBe(1)
-    expect(invalid.stderr).toMatch(/^ERR_INVALID_TOPIC_NAME: /m)
   })
 })
