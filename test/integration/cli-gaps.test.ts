@@ -5,7 +5,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { open } from '../../src/index.js'
-import { finished, runCli, startCli, startCliInShell, waitFor, type CliChild, type CliResult } from '../helpers/cli.js'
+import { finished, jsonLines, runCli, startCli, startCliInShell, waitFor, type CliChild, type CliResult } from '../helpers/cli.js'
 import { killChildren } from '../helpers/spawn.js'
 
 let dir: string
@@ -36,6 +36,8 @@ async function library<T>(url: string, fn: (t: Awaited<ReturnType<typeof open>>)
     await twain.close()
   }
 }
+
+const values = (r: CliResult) => jsonLines(r.stdout).map((m) => m.value)
 
 beforeEach(() => {
   dir = fs.mkdtempSync(os.tmpdir() + '/twainmq-cli-gaps-')
@@ -87,6 +89,45 @@ describe('a closed stdout ends the command at once, with exit 0', { timeout: 120
   })
 })
 
+describe('produce: a bad line', { timeout: 120_000 }, () => {
+  beforeEach(() => library(dir, (t) => t.createTopic('t', { maxMessageBytes: 100 })))
+  const big = 'x'.repeat(200)
+
+  it('stops produce at its line number; the lines before it are written, none after it', async () => {
+    const r = await cli(['produce', 't'], `a\nb\n${big}\nc\n`)
+    expect(r.code).toBe(1)
+    expect(r.stderr).toMatch(/^ERR_MESSAGE_TOO_LARGE: line 3: .*200/m)
+    expect(r.stderr).toContain('produced 2 messages')
+    expect(values(await cli(['history', 't', '-f', 'json']))).toEqual(['a', 'b'])
+  })
+
+  it('--skip-bad reports each bad line with its number and code, sends the rest in order, exits 1', async () => {
+    const lines = Array.from({ length: 4500 }, (_, i) => (i === 2499 ? JSON.stringify(big) : i === 4000 ? '{oops' : String(i + 1)))
+    const r = await cli(['produce', 't', '--json', '--skip-bad'], lines.join('\n') + '\n')
+    expect(r.code).toBe(1)
+    expect(r.stderr).toMatch(/^ERR_MESSAGE_TOO_LARGE: line 2500: /m)
+    expect(r.stderr).toMatch(/^ERR_INVALID_JSON: line 4001: /m)
+    expect(r.stderr).toMatch(/^ERR_LINES_SKIPPED: 2 bad lines were skipped \(lines 2500, 4001\)/m)
+    expect(r.stderr).toContain('produced 4498 messages')
+    const want = lines.map((_, i) => i + 1).filter((n) => n !== 2500 && n !== 4001)
+    expect(values(await cli(['history', 't', '-f', 'json']))).toEqual(want)
+  })
+
+  it('--type sends each line as JSON, as a message of that type; the topic must take it', async () => {
+    await library(dir, (t) => t.createTopic('o', { messageTypes: ['Order', 'Refund'] }))
+    const sent = await cli(['produce', 'o', '--type', 'Order', '--key', '4'], '{"id":1}\n{"id":2}\n')
+    expect(sent.code, sent.stderr).toBe(0)
+    const rows = jsonLines((await cli(['history', 'o', '-f', 'json'])).stdout)
+    expect(rows.map((m) => [m.type, m.key, m.value])).toEqual([['Order', 4, { id: 1 }], ['Order', 4, { id: 2 }]])
+    const notJson = await cli(['produce', 'o', '--type', 'Order'], 'plain\n')
+    expect(notJson.code).toBe(1)
+    expect(notJson.stderr).toMatch(/^ERR_INVALID_JSON: line 1: /m)
+    const any = await cli(['produce', 't', '--type', 'Anything'], '{"a":1}\n')
+    expect(any.code, any.stderr).toBe(0)
+    expect(jsonLines((await cli(['history', 't', '-f', 'json'])).stdout).map((m) => m.type)).toEqual(['Anything'])
+  })
+})
+
 describe('exit codes: 2 (ERR_USAGE) for how the CLI was called, 1 for what failed when it ran', { timeout: 180_000 }, () => {
   const cases: Array<[string[], number, RegExp]> = [
     [['frobnicate'], 2, /^ERR_USAGE: unknown command 'frobnicate'/m],
@@ -99,6 +140,7 @@ describe('exit codes: 2 (ERR_USAGE) for how the CLI was called, 1 for what faile
     [['topics', 'create', 'x', '--max-message-bytes', '999999999999'], 2, /^ERR_USAGE: .*'999999999999' is invalid/m],
     [['groups', 'describe', 'bad/name'], 2, /^ERR_USAGE: .*"bad\/name" is invalid/m],
     [['history', 't', '--format', 'xml'], 2, /^ERR_USAGE: .*'xml' is invalid/m],
+    [['produce', 't', '--type', 'a b'], 2, /^ERR_USAGE: .*"a b" is invalid/m],
     [['produce', 't', '--key', 'abc'], 2, /^ERR_USAGE: --key "abc"/m],
     [['--url', 'redis:/x', 'topics', 'list'], 2, /^ERR_USAGE: .*"redis:\/x" is not a Redis URL/m],
     [['--url', 'redis://127.0.0.1:1', 'check', 't'], 2, /^ERR_USAGE: check works on a directory store/m],
@@ -106,6 +148,7 @@ describe('exit codes: 2 (ERR_USAGE) for how the CLI was called, 1 for what faile
     [['history', 't', '--partition', '5'], 1, /^ERR_INVALID_ARGUMENT: Partition 5 /m],
     [['produce', 't', '--key', '99999'], 1, /^ERR_INVALID_KEY: .*99999/m],
     [['produce', 't', '--partition', '7'], 1, /^ERR_INVALID_ARGUMENT: Partition 7 /m],
+    [['produce', 'typed', '--type', 'Other'], 1, /^ERR_UNKNOWN_MESSAGE_TYPE: .*"Other"/m],
     [['groups', 'describe', 'nope'], 1, /^ERR_GROUP_NOT_FOUND: /m],
     [['topics', 'create', 't'], 1, /^ERR_TOPIC_EXISTS: /m],
     [['topics', 'delete', 't'], 1, /^ERR_NOT_CONFIRMED: /m],
@@ -114,6 +157,7 @@ describe('exit codes: 2 (ERR_USAGE) for how the CLI was called, 1 for what faile
   it('every command follows the rule', async () => {
     await library(dir, async (t) => {
       await t.createTopic('t', { partitions: 2 })
+      await t.createTopic('typed', { messageTypes: ['Order'] })
     })
     const results: Array<[string, number | null, string]> = []
     for (let i = 0; i < cases.length; i += 4) {

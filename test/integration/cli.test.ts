@@ -101,7 +101,7 @@ describe('twainmq CLI', { timeout: 60_000 }, () => {
     await cli(['--url', dir, 'topics', 'create', 't'])
     const r = await cli(['--url', dir, 'produce', 't', '--json'], '1\n2\n{oops\n4\n')
     expect(r.code).toBe(1)
-    expect(r.stderr).toMatch(/^ERR_INVALID_JSON: line 3 /m)
+    expect(r.stderr).toMatch(/^ERR_INVALID_JSON: line 3: not valid JSON /m)
     expect(r.stderr).toContain('produced 2 messages')
     const rows = jsonLines((await cli(['--url', dir, 'history', 't', '-f', 'json'])).stdout)
     expect(rows.map((x) => x.value)).toEqual([1, 2])
