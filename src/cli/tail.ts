@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { InvalidArgumentError as CommanderArgError } from 'commander'
 import { InvalidArgumentError, type TailOptions } from '../index.js'
-import { formatOption, groupArg, intOption, topicArg } from './arguments.js'
+import { formatOption, groupArg, intOption, memberNameOption, topicArg } from './arguments.js'
 import { UsageError, withTwain } from './context.js'
 import { formatter, type Format } from './format.js'
 import { LineWriter } from './output.js'
@@ -11,6 +11,7 @@ interface TailCliOptions {
   from?: 'start' | 'end' | number
   partition?: number[]
   group?: string
+  name?: string
   format: Format
   quiet?: boolean
 }
@@ -43,9 +44,11 @@ export function registerTail(program: Command): void {
     .option('--from <from>', "where to start: 'start', 'end' (default) or an offset (in every partition); with --group: 'start' (default) or 'end', used where the group has no commit", parseFrom)
     .option('-p, --partition <p>', 'read only this partition (repeatable; not with --group)', collectPartition)
     .option('-g, --group <group>', 'consume as a member of this consumer group: ack what was printed, commit and leave on Ctrl-C', groupArg)
+    .option('--name <name>', "with --group: the member's name, shown by 'groups describe' (default: none)", memberNameOption)
     .option('-f, --format <format>', 'json or text', formatOption, 'text')
     .option('-q, --quiet', "do not print the 'tailing …' notice on stderr")
     .action(async (topic: string, opts: TailCliOptions, cmd: Command) => {
+      if (opts.name !== undefined && opts.group === undefined) throw new UsageError(`--name needs --group: a member name is a name in a consumer group`)
       if (opts.group !== undefined) {
         if (opts.partition) throw new UsageError('--partition cannot be used with --group: the group assigns partitions to its members')
         if (typeof opts.from === 'number') {
@@ -66,7 +69,7 @@ export function registerTail(program: Command): void {
         // A missing topic or partition fails here, before the notice.
         const info = await twain.describeTopic(topic)
         if (opts.group !== undefined) {
-          const group = { group: opts.group, from: opts.from as 'start' | 'end' | undefined, format: opts.format, quiet: Boolean(opts.quiet) }
+          const group = { group: opts.group, name: opts.name, from: opts.from as 'start' | 'end' | undefined, format: opts.format, quiet: Boolean(opts.quiet) }
           return tailGroup(twain, topic, group, (consumer) => {
             stream = consumer
             if (signals > 0) void consumer.close()

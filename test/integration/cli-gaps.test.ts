@@ -3,9 +3,10 @@
 // topics create options, trim, produce --type.
 import fs from 'node:fs'
 import os from 'node:os'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { open } from '../../src/index.js'
 import { finished, jsonLines, runCli, startCli, startCliInShell, waitFor, type CliChild, type CliResult } from '../helpers/cli.js'
+import { RedisServer } from '../helpers/redis-server.js'
 import { killChildren } from '../helpers/spawn.js'
 
 let dir: string
@@ -140,6 +141,8 @@ describe('exit codes: 2 (ERR_USAGE) for how the CLI was called, 1 for what faile
     [['topics', 'create', 'x', '--max-message-bytes', '999999999999'], 2, /^ERR_USAGE: .*'999999999999' is invalid/m],
     [['groups', 'describe', 'bad/name'], 2, /^ERR_USAGE: .*"bad\/name" is invalid/m],
     [['history', 't', '--format', 'xml'], 2, /^ERR_USAGE: .*'xml' is invalid/m],
+    [['tail', 't', '--name', 'x'], 2, /^ERR_USAGE: --name needs --group/m],
+    [['tail', 't', '--group', 'g', '--name', 'bad name'], 2, /^ERR_USAGE: .*"bad name" is invalid/m],
     [['produce', 't', '--type', 'a b'], 2, /^ERR_USAGE: .*"a b" is invalid/m],
     [['produce', 't', '--key', 'abc'], 2, /^ERR_USAGE: --key "abc"/m],
     [['--url', 'redis:/x', 'topics', 'list'], 2, /^ERR_USAGE: .*"redis:\/x" is not a Redis URL/m],
@@ -167,5 +170,39 @@ describe('exit codes: 2 (ERR_USAGE) for how the CLI was called, 1 for what faile
     }
     const wrong = results.filter(([, code, stderr], i) => code !== cases[i]![1] || !cases[i]![2].test(stderr))
     expect(wrong.map(([args, code, stderr]) => `${args} → exit ${code}: ${stderr.trim()}`)).toEqual([])
+  })
+})
+
+describe.each(['file', 'redis'] as const)('groups describe shows member names (%s)', (backend) => {
+  let redis: RedisServer | undefined
+  let url: string
+  beforeAll(async () => {
+    if (backend === 'redis') redis = await RedisServer.start()
+  })
+  afterAll(async () => {
+    await redis?.destroy()
+  })
+  beforeEach(async () => {
+    url = redis ? redis.url : dir
+    await library(url, (t) => t.createTopic('orders', { partitions: 2 }))
+  })
+  afterEach(async () => {
+    if (redis) await library(url, (t) => t.deleteTopic('orders'))
+  })
+
+  it('tail --group --name sets the member name; describe shows id, name and partitions', { timeout: 120_000 }, async () => {
+    const tail = startCli(['--url', url, 'tail', 'orders', '--group', 'billing', '--name', 'alice'])
+    children.push(tail)
+    const done = finished(tail)
+    await waitFor('the member to join', () => tail.out.stderr.includes('tailing orders as a member of group billing'))
+    const json = await runCli(['--url', url, 'groups', 'describe', 'billing', '--format', 'json'])
+    const d = JSON.parse(json.stdout) as { members: Array<{ id: string; name: string; assignments: Array<{ partition: number }> }> }
+    for (const m of d.members) m.assignments.sort((a, b) => a.partition - b.partition)
+    expect(d.members).toEqual([{ id: expect.stringMatching(/^alice-/), name: 'alice', assignments: [{ topic: 'orders', partition: 0 }, { topic: 'orders', partition: 1 }] }])
+    const text = await runCli(['--url', url, 'groups', 'describe', 'billing'])
+    expect(text.stdout).toMatch(new RegExp(`^${d.members[0]!.id} +alice +orders/0 orders/1$`, 'm'))
+    tail.kill('SIGTERM')
+    expect((await done).code).toBe(0)
+    await runCli(['--url', url, 'groups', 'delete', 'billing', '--yes'])
   })
 })
