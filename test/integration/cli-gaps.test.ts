@@ -141,6 +141,14 @@ describe('exit codes: 2 (ERR_USAGE) for how the CLI was called, 1 for what faile
     [['topics', 'create', 'x', '--max-message-bytes', '999999999999'], 2, /^ERR_USAGE: .*'999999999999' is invalid/m],
     [['groups', 'describe', 'bad/name'], 2, /^ERR_USAGE: .*"bad\/name" is invalid/m],
     [['history', 't', '--format', 'xml'], 2, /^ERR_USAGE: .*'xml' is invalid/m],
+    [['history', 't', '--from-time', 'yesterday'], 2, /^ERR_USAGE: .*'yesterday' is invalid/m],
+    [['history', 't', '--from', '3', '--to', '1'], 2, /^ERR_USAGE: --to 1 is below --from 3/m],
+    [['history', 't', '--from', '2026-12-01T10:00:00Z'], 2, /^ERR_USAGE: .*--from-time/m],
+    [['history', 't', '--from', '1', '--from-time', '5'], 2, /^ERR_USAGE: --from and --from-time cannot be used together/m],
+    [['history', 't', '--from-time', '2026-02-30'], 2, /^ERR_USAGE: .*'2026-02-30' is invalid. not a real date/m],
+    [['tail', 't', '--from', '2026-12-01T10:00'], 2, /^ERR_USAGE: .*'2026-12-01T10:00' is invalid.*time zone/m],
+    [['tail', 't', '--from', 'time:abc'], 2, /^ERR_USAGE: .*'time:abc' is invalid/m],
+    [['tail', 't', '--group', 'g', '--from', '2026-12-01T10:00:00Z'], 2, /^ERR_USAGE: --from 2026-12-01T10:00:00(\.000)?Z: with --group/m],
     [['tail', 't', '--name', 'x'], 2, /^ERR_USAGE: --name needs --group/m],
     [['tail', 't', '--group', 'g', '--name', 'bad name'], 2, /^ERR_USAGE: .*"bad name" is invalid/m],
     [['produce', 't', '--type', 'a b'], 2, /^ERR_USAGE: .*"a b" is invalid/m],
@@ -204,5 +212,31 @@ describe.each(['file', 'redis'] as const)('groups describe shows member names (%
     tail.kill('SIGTERM')
     expect((await done).code).toBe(0)
     await runCli(['--url', url, 'groups', 'delete', 'billing', '--yes'])
+  })
+})
+
+describe('new options', { timeout: 120_000 }, () => {
+  it('history --from/--to/--from-time and tail --from <ISO date> or time:<ms>', async () => {
+    const t0 = await library(dir, async (t) => {
+      await t.createTopic('t')
+      await t.producer('t').sendBatch(['a', 'b'].map((value) => ({ key: 1, value })))
+      const seen = Date.now()
+      await waitFor('the clock to move on', () => Date.now() > seen)
+      await t.producer('t').sendBatch(['c', 'd'].map((value) => ({ key: 1, value })))
+      for await (const c of t.history('t', { from: 2, limit: 1 })) return c.timestamp
+      throw new Error('no message at offset 2')
+    })
+    expect(values(await cli(['history', 't', '--from', '1', '--to', '3', '-f', 'json']))).toEqual(['b', 'c'])
+    expect(values(await cli(['history', 't', '--from-time', new Date(t0).toISOString(), '-f', 'json']))).toEqual(['c', 'd'])
+    expect(values(await cli(['history', 't', '--from-time', String(t0), '--to', '3', '-f', 'json']))).toEqual(['c'])
+    for (const from of [new Date(t0).toISOString(), `time:${t0}`]) {
+      const tail = start(['tail', 't', '--from', from, '-f', 'json'])
+      const done = finished(tail)
+      await waitFor('two messages', () => tail.out.stdout.split('\n').length > 2)
+      tail.kill('SIGTERM')
+      const r = await done
+      expect(values(r)).toEqual(['c', 'd'])
+      expect(r.stderr).toContain(`tailing t from ${new Date(t0).toISOString()}`)
+    }
   })
 })
