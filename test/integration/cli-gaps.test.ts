@@ -139,6 +139,9 @@ describe('exit codes: 2 (ERR_USAGE) for how the CLI was called, 1 for what faile
     [['topics', 'create', '__x'], 2, /^ERR_USAGE: .*"__x" is invalid/m],
     [['topics', 'create', 'x', '--key-type', 'bogus'], 2, /^ERR_USAGE: .*"bogus" is invalid/m],
     [['topics', 'create', 'x', '--max-message-bytes', '999999999999'], 2, /^ERR_USAGE: .*'999999999999' is invalid/m],
+    [['topics', 'create', 'x', '--retention-max-age', '5x'], 2, /^ERR_USAGE: .*'5x' is invalid/m],
+    [['topics', 'create', 'x', '--message-types', 'A,,B'], 2, /^ERR_USAGE: .*'A,,B' is invalid/m],
+    [['topics', 'create', 'x', '--message-types', 'A,A'], 2, /^ERR_USAGE: .*"A" is given twice/m],
     [['groups', 'describe', 'bad/name'], 2, /^ERR_USAGE: .*"bad\/name" is invalid/m],
     [['history', 't', '--format', 'xml'], 2, /^ERR_USAGE: .*'xml' is invalid/m],
     [['history', 't', '--from-time', 'yesterday'], 2, /^ERR_USAGE: .*'yesterday' is invalid/m],
@@ -237,6 +240,18 @@ describe('new options', { timeout: 120_000 }, () => {
       const r = await done
       expect(values(r)).toEqual(['c', 'd'])
       expect(r.stderr).toContain(`tailing t from ${new Date(t0).toISOString()}`)
+    }
+  })
+
+  it('topics create --retention-* --message-types --max-message-bytes', async () => {
+    const created = await cli(['topics', 'create', 'o', '--retention-max-messages', '100', '--retention-max-age', '7d', '--retention-max-bytes', '1000000', '--retention-consumed', '--message-types', 'Order,Refund', '--max-message-bytes', '5000'])
+    expect(created.code, created.stderr).toBe(0)
+    expect(created.stdout).toBe('created topic o (1 partition, key type u16, message types Order, Refund, retention maxMessages=100, maxAgeMs=604800000, maxBytes=1000000, consumed=true)\n')
+    const info = JSON.parse((await cli(['topics', 'describe', 'o', '-f', 'json'])).stdout) as Record<string, unknown>
+    expect(info).toMatchObject({ messageTypes: ['Order', 'Refund'], maxMessageBytes: 5000, retention: { maxMessages: 100, maxAgeMs: 604_800_000, maxBytes: 1_000_000, consumed: true } })
+    for (const [age, ms] of [['1500', 1500], ['30m', 1_800_000], ['1h', 3_600_000]] as const) {
+      expect((await cli(['topics', 'create', `a${ms}`, '--retention-max-age', age])).code).toBe(0)
+      expect(JSON.parse((await cli(['topics', 'describe', `a${ms}`, '-f', 'json'])).stdout)).toMatchObject({ retention: { maxAgeMs: ms } })
     }
   })
 })
