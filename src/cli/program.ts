@@ -15,6 +15,7 @@ import { registerTopicsCreate } from './topics-create.js'
 import { registerTopicsDelete } from './topics-delete.js'
 import { registerTopicsDescribe } from './topics-describe.js'
 import { registerTopicsList } from './topics-list.js'
+import { registerTrim } from './trim.js'
 
 /** Exit codes (DESIGN §3.9). */
 export const EXIT_OK = 0
@@ -51,6 +52,7 @@ export function buildProgram(version: string): Command {
   registerProduce(program)
   registerTail(program)
   registerHistory(program)
+  registerTrim(program)
   const groups = program.command('groups').description('list, describe, reset and delete consumer groups (default: list)')
   registerGroupsList(groups)
   registerGroupsDescribe(groups)

@@ -154,6 +154,9 @@ describe('exit codes: 2 (ERR_USAGE) for how the CLI was called, 1 for what faile
     [['tail', 't', '--group', 'g', '--from', '2026-12-01T10:00:00Z'], 2, /^ERR_USAGE: --from 2026-12-01T10:00:00(\.000)?Z: with --group/m],
     [['tail', 't', '--name', 'x'], 2, /^ERR_USAGE: --name needs --group/m],
     [['tail', 't', '--group', 'g', '--name', 'bad name'], 2, /^ERR_USAGE: .*"bad name" is invalid/m],
+    [['trim', 't'], 2, /^ERR_USAGE: trim needs --max-messages or --before/m],
+    [['trim', 't', '--max-messages', '1', '--before', '0=1'], 2, /^ERR_USAGE: .*not both/m],
+    [['trim', 't', '--before', '0=x'], 2, /^ERR_USAGE: .*"0=x"/m],
     [['produce', 't', '--type', 'a b'], 2, /^ERR_USAGE: .*"a b" is invalid/m],
     [['produce', 't', '--key', 'abc'], 2, /^ERR_USAGE: --key "abc"/m],
     [['--url', 'redis:/x', 'topics', 'list'], 2, /^ERR_USAGE: .*"redis:\/x" is not a Redis URL/m],
@@ -164,6 +167,7 @@ describe('exit codes: 2 (ERR_USAGE) for how the CLI was called, 1 for what faile
     [['produce', 't', '--partition', '7'], 1, /^ERR_INVALID_ARGUMENT: Partition 7 /m],
     [['produce', 'typed', '--type', 'Other'], 1, /^ERR_UNKNOWN_MESSAGE_TYPE: .*"Other"/m],
     [['groups', 'describe', 'nope'], 1, /^ERR_GROUP_NOT_FOUND: /m],
+    [['trim', 't', '--before', '9=1'], 1, /^ERR_INVALID_ARGUMENT: Partition 9 /m],
     [['topics', 'create', 't'], 1, /^ERR_TOPIC_EXISTS: /m],
     [['topics', 'delete', 't'], 1, /^ERR_NOT_CONFIRMED: /m],
   ]
@@ -184,7 +188,7 @@ describe('exit codes: 2 (ERR_USAGE) for how the CLI was called, 1 for what faile
   })
 })
 
-describe.each(['file', 'redis'] as const)('groups describe shows member names (%s)', (backend) => {
+describe.each(['file', 'redis'] as const)('member names and trim (%s)', (backend) => {
   let redis: RedisServer | undefined
   let url: string
   beforeAll(async () => {
@@ -215,6 +219,16 @@ describe.each(['file', 'redis'] as const)('groups describe shows member names (%
     tail.kill('SIGTERM')
     expect((await done).code).toBe(0)
     await runCli(['--url', url, 'groups', 'delete', 'billing', '--yes'])
+  })
+
+  it('trim --max-messages and --before print how many were removed', { timeout: 60_000 }, async () => {
+    await library(url, (t) => t.producer('orders').sendBatch(Array.from({ length: 10 }, (_, i) => ({ key: 0, value: i, partition: i % 2 }))))
+    const kept = await runCli(['--url', url, 'trim', 'orders', '--max-messages', '3'])
+    expect(kept).toMatchObject({ code: 0, stdout: 'removed 4 messages from topic orders\n' })
+    const before = await runCli(['--url', url, 'trim', 'orders', '--before', '0=4,1:3'])
+    expect(before).toMatchObject({ code: 0, stdout: 'removed 3 messages from topic orders\n' })
+    const info = JSON.parse((await runCli(['--url', url, 'topics', 'describe', 'orders', '-f', 'json'])).stdout) as { offsets: unknown[] }
+    expect(info.offsets).toEqual([{ partition: 0, start: 4, end: 5 }, { partition: 1, start: 3, end: 5 }])
   })
 })
 
