@@ -27,8 +27,8 @@ function collectPartition(value: string, previous: number[] | undefined): number
  * numeric `--from` is the first offset of every partition read; a time (an ISO date or
  * `time:<ms>`) starts each partition at its first message at or after it.
  *
- * `twainmq tail <topic> --group <g> [--from start|end]`: the same, as a member of consumer group `g`
- * (partitioned mode): the group assigns the partitions, every printed message is acked, and stopping
+ * `twainmq tail <topic> --group <g> [--name n] [--from start|end]`: the same, as a member (named `n`)
+ * of consumer group `g` (partitioned mode): the group assigns the partitions, every printed message is acked, and stopping
  * commits and leaves the group. `--from` applies only where the group has no commit (default: start).
  */
 export function registerTail(program: Command): void {
