@@ -6,7 +6,8 @@ import cliProgress from 'cli-progress'
 import { Option, type Command } from 'commander'
 import { open, parseTarget, type Twain } from '../index.js'
 import { consumePhase, producePhase, readPhase, tailPhase, type BenchPlan, type PhaseResult, type Progress } from './bench-phases.js'
-import { UsageError, formatOption, intOption, type GlobalOptions } from './context.js'
+import { formatOption, intOption } from './arguments.js'
+import { UsageError, type GlobalOptions } from './context.js'
 
 interface BenchCliOptions {
   messages: number

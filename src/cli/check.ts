@@ -1,11 +1,12 @@
 import type { Command } from 'commander'
 import { checkTopic, describeDamage, range, type Damage, type PartitionCheck } from '../backends/file/check.js'
-import { TopicCorruptError, parseTarget } from '../index.js'
-import { UsageError, formatOption, type GlobalOptions } from './context.js'
+import { TopicCorruptError } from '../index.js'
+import { formatOption, topicArg } from './arguments.js'
+import { UsageError, storeUrl } from './context.js'
 
 /** The directory named by `--url`: check and repair read and rewrite segment files, which Redis has not. */
 export function fileRoot(cmd: Command, what: string): string {
-  const target = parseTarget(cmd.optsWithGlobals<GlobalOptions>().url)
+  const { target } = storeUrl(cmd)
   if (target.kind !== 'file') throw new UsageError(`${what} works on a directory store (file backend) only; --url ${JSON.stringify(target.url)} is a Redis store`)
   return target.root
 }
@@ -43,7 +44,7 @@ export function registerCheck(program: Command): void {
   program
     .command('check')
     .description('verify every segment, frame, seal, index entry and trim mark of a topic (file backend); exit 1 on damage')
-    .argument('<topic>', 'topic name')
+    .argument('<topic>', 'topic name', topicArg)
     .option('-f, --format <format>', 'json or text', formatOption, 'text')
     .action(async (topic: string, opts: { format: 'json' | 'text' }, cmd: Command) => {
       const parts = await checkTopic(fileRoot(cmd, 'check'), topic)

@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import { groupArg } from './arguments.js'
 import { withTwain } from './context.js'
 import { askLine } from './stdin.js'
 import { NotConfirmedError } from './topics-delete.js'
@@ -12,7 +13,7 @@ export function registerGroupsDelete(groups: Command): void {
   groups
     .command('delete')
     .description('delete a consumer group and its committed offsets (asks for the name unless --yes)')
-    .argument('<group>', 'consumer group name')
+    .argument('<group>', 'consumer group name', groupArg)
     .option('-y, --yes', 'do not ask for confirmation')
     .action(async (group: string, opts: { yes?: boolean }, cmd: Command) => {
       await withTwain(cmd, async (twain) => {

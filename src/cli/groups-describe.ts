@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import type { GroupDescription } from '../index.js'
-import { formatOption, withTwain } from './context.js'
+import { formatOption, groupArg } from './arguments.js'
+import { withTwain } from './context.js'
 
 /** Rows as columns two spaces apart: the first column left-aligned, the others right-aligned. */
 export function table(rows: string[][], leftColumns = 1): string[] {
@@ -21,7 +22,10 @@ export function offsetsTable(topics: GroupDescription['topics']): string[] {
   return table([head, ...rows])
 }
 
-/** A readable description: the live members with their partitions, then committed/end/lag per partition. */
+/**
+ * A readable description: the live members (id, name, partitions), then committed/end/lag per
+ * partition. A member without a name (its name is its id) shows `-`.
+ */
 export function describeGroupText(d: GroupDescription): string {
   const lag = d.topics.reduce((sum, t) => sum + t.lag, 0)
   const lines = [`group:     ${d.group}`, `members:   ${d.members.length}`, `total lag: ${lag}`, '']
@@ -29,7 +33,7 @@ export function describeGroupText(d: GroupDescription): string {
   else {
     const rows = d.members.map((m) => {
       const parts = [...m.assignments].sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1))
-      return [m.id, m.name, parts.length > 0 ? parts.map((tp) => `${tp.topic}/${tp.partition}`).join(' ') : '(none)']
+      return [m.id, m.name === m.id ? '-' : m.name, parts.length > 0 ? parts.map((tp) => `${tp.topic}/${tp.partition}`).join(' ') : '(none)']
     })
     lines.push(...table([['member', 'name', 'assignments'], ...rows], 3))
   }
@@ -44,7 +48,7 @@ export function registerGroupsDescribe(groups: Command): void {
   groups
     .command('describe')
     .description('show a group\'s live members and their partitions, and committed offset, end and lag per partition')
-    .argument('<group>', 'consumer group name')
+    .argument('<group>', 'consumer group name', groupArg)
     .option('-f, --format <format>', 'json or text', formatOption, 'text')
     .action(async (group: string, opts: { format: 'json' | 'text' }, cmd: Command) => {
       const d = await withTwain(cmd, (twain) => twain.describeGroup(group))

@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { InvalidArgumentError as CommanderArgError } from 'commander'
+import { groupArg, offsetsOption, topicArg } from './arguments.js'
 import { withTwain } from './context.js'
 import { offsetsTable } from './groups-describe.js'
 
@@ -8,19 +8,7 @@ type ResetTo = 'start' | 'end' | Record<number, number>
 /** Parse `--to`: `start`, `end` or `<partition>=<offset>[,<partition>=<offset>…]` (a bad value is exit 2). */
 export function parseResetTo(value: string): ResetTo {
   const v = value.trim()
-  if (v === 'start' || v === 'end') return v
-  const to: Record<number, number> = {}
-  for (const item of v.split(',')) {
-    const m = /^\s*([0-9]+)\s*=\s*([0-9]+)\s*$/.exec(item)
-    const p = m ? Number(m[1]) : Number.NaN
-    const o = m ? Number(m[2]) : Number.NaN
-    if (!Number.isSafeInteger(p) || !Number.isSafeInteger(o)) {
-      throw new CommanderArgError(`expected 'start', 'end' or <partition>=<offset>[,<partition>=<offset>...] with non-negative integers, got ${JSON.stringify(item)}`)
-    }
-    if (p in to) throw new CommanderArgError(`partition ${p} is given twice`)
-    to[p] = o
-  }
-  return to
+  return v === 'start' || v === 'end' ? v : offsetsOption(v, "expected 'start', 'end' or")
 }
 
 const describeTo = (to: ResetTo): string =>
@@ -38,8 +26,8 @@ export function registerGroupsReset(groups: Command): void {
   groups
     .command('reset')
     .description("set a group's committed offsets of a topic (no live member may consume it)")
-    .argument('<group>', 'consumer group name')
-    .argument('<topic>', 'topic name')
+    .argument('<group>', 'consumer group name', groupArg)
+    .argument('<topic>', 'topic name', topicArg)
     .requiredOption('--to <to>', "'start', 'end' or <partition>=<offset>[,<partition>=<offset>...] (other partitions keep their commit)", parseResetTo)
     .action(async (group: string, topic: string, opts: { to: ResetTo }, cmd: Command) => {
       const d = await withTwain(cmd, async (twain) => {

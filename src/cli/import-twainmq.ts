@@ -1,8 +1,9 @@
 import { resolve } from 'node:path'
 import cliProgress from 'cli-progress'
 import type { Command } from 'commander'
-import { importTwainmqTopic, parseTarget } from '../index.js'
-import { UsageError, type GlobalOptions } from './context.js'
+import { importTwainmqTopic } from '../index.js'
+import { topicArg } from './arguments.js'
+import { UsageError, storeUrl } from './context.js'
 
 interface ImportCliOptions {
   as?: string
@@ -18,9 +19,9 @@ export function registerImportTwainmq(program: Command): void {
     .description('copy a Python TwainMQ topic into the native store of --url (offsets, timestamps, keys, values, types kept)')
     .argument('<python-root>', 'the Python TwainMQ root directory (holding <topic>.twc)')
     .argument('<topic>', 'the topic to copy')
-    .option('--as <name>', 'name of the copy (default: the same name)')
+    .option('--as <name>', 'name of the copy (default: the same name)', topicArg)
     .action(async (pythonRoot: string, topic: string, opts: ImportCliOptions, cmd: Command) => {
-      const target = parseTarget(cmd.optsWithGlobals<GlobalOptions>().url)
+      const { target } = storeUrl(cmd)
       if (target.kind !== 'file') throw new UsageError(`import-twainmq copies into a directory store; --url ${JSON.stringify(target.url)} is not one`)
       const bar = process.stderr.isTTY
         ? new cliProgress.SingleBar(

@@ -1,4 +1,5 @@
 import { once } from 'node:events'
+import { watchStdoutReader } from './stdout-reader.js'
 
 const HIGH_WATER = 64 * 1024
 
@@ -9,7 +10,8 @@ export type WrittenCallback = (ok: boolean) => void
  * Writes lines to stdout in chunks: lines written in one turn of the event loop go out in one
  * `write()`, so a burst of messages is cheap and a lone tail message is printed at once. Waits for
  * `drain` when the pipe is full. A closed pipe (`EPIPE`, e.g. `| head`) marks the writer `broken`
- * instead of crashing; callers stop reading then. A line may carry a callback that learns whether
+ * instead of crashing, and so does a reader of stdout that goes away while nothing is written (see
+ * `watchStdoutReader`): callers stop reading then, without waiting for another message. A line may carry a callback that learns whether
  * it was handed to the output (`tail --group` acks a message only then).
  */
 export class LineWriter {
@@ -20,13 +22,18 @@ export class LineWriter {
   private onBroken: Array<() => void> = []
   broken = false
 
+  private readonly unwatch: () => void
+
   constructor(private readonly out: NodeJS.WriteStream = process.stdout) {
     out.on('error', this.fail)
+    this.unwatch = out === process.stdout ? watchStdoutReader(() => this.fail(Object.assign(new Error('stdout was closed'), { code: 'EPIPE' }))) : () => undefined
   }
 
   private readonly fail = (err: NodeJS.ErrnoException): void => {
+    if (this.broken) return
     if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') process.stderr.write(`ERR_OUTPUT: ${err.message}\n`)
     this.broken = true
+    this.unwatch()
     this.buf = ''
     const dropped = this.written.splice(0)
     for (const f of this.onBroken.splice(0)) f()
@@ -81,6 +88,7 @@ export class LineWriter {
 
   /** Write what is queued and wait until the output took it. */
   async end(): Promise<void> {
+    this.unwatch()
     this.flush()
     if (this.draining) await this.draining
   }

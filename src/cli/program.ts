@@ -1,4 +1,4 @@
-import { Command, CommanderError, Option } from 'commander'
+import { Command, CommanderError, InvalidArgumentError as CommanderArgError, Option } from 'commander'
 import { TwainError } from '../index.js'
 import { registerBench } from './bench.js'
 import { registerCheck } from './check.js'
@@ -16,11 +16,17 @@ import { registerTopicsCreate } from './topics-create.js'
 import { registerTopicsDelete } from './topics-delete.js'
 import { registerTopicsDescribe } from './topics-describe.js'
 import { registerTopicsList } from './topics-list.js'
+import { registerTrim } from './trim.js'
 
 /** Exit codes (docs/cli.md): 0 ok, 1 runtime error, 2 usage error. */
 export const EXIT_OK = 0
 export const EXIT_RUNTIME = 1
 export const EXIT_USAGE = 2
+
+function prefixOption(value: string): string {
+  if (value.length > 1000) throw new CommanderArgError(`expected at most 1000 characters, got ${value.length}`)
+  return value
+}
 
 /**
  * The `twainmq` command tree. Global options are defined on the root; commander recognises them
@@ -34,7 +40,7 @@ export function buildProgram(version: string): Command {
     .description('twainmq: a partitioned, keyed message log (file directory or Redis)')
     .version(version, '-V, --version')
     .addOption(new Option('--url <target>', 'store: a directory, file: URL or redis:// URL (default ./.twainmq)').env('TWAINMQ_URL'))
-    .option('--prefix <prefix>', 'Redis key prefix (default "twainmq:")')
+    .option('--prefix <prefix>', 'Redis key prefix (default "twainmq:"; at most 1000 characters)', prefixOption)
     .exitOverride()
     .configureOutput({ outputError: () => undefined }) // `run` prints usage errors as `ERR_USAGE: …`
     .showSuggestionAfterError(true)
@@ -47,6 +53,7 @@ export function buildProgram(version: string): Command {
   registerProduce(program)
   registerTail(program)
   registerHistory(program)
+  registerTrim(program)
   const groups = program.command('groups').description('list, describe, reset and delete consumer groups (default: list)')
   registerGroupsList(groups)
   registerGroupsDescribe(groups)
@@ -62,9 +69,11 @@ export function buildProgram(version: string): Command {
 /** Print an error as `code: message` and return the exit code for it. */
 export function reportError(e: unknown): number {
   if (e instanceof CommanderError) {
-    // Help and --version also come through here (exit code 0); help shown for a missing command is 1.
+    // Help and --version also come through here (exit code 0).
     if (e.exitCode === 0) return EXIT_OK
-    if (e.code !== 'commander.help') process.stderr.write(`ERR_USAGE: ${e.message.replace(/^error: /, '')} (see twainmq --help)\n`)
+    // 'commander.help' with exit code 1: the help of a command that needs a subcommand was printed.
+    const message = e.code === 'commander.help' ? 'missing command (see the list above)' : `${e.message.replace(/^error: /, '')} (see twainmq --help)`
+    process.stderr.write(`ERR_USAGE: ${message}\n`)
     return EXIT_USAGE
   }
   if (e instanceof UsageError) {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { checkTopic } from '../backends/file/check.js'
 import { repairTopic } from '../backends/file/repair.js'
+import { topicArg } from './arguments.js'
 import { checkText, failIfDamaged, fileRoot } from './check.js'
 
 /** `twainmq repair <topic>`: quarantine damaged bytes, keep every intact record at its offset, then check again. */
@@ -8,7 +9,7 @@ export function registerRepair(program: Command): void {
   program
     .command('repair')
     .description('move damaged bytes of a topic aside and rewrite its segments from the intact frames (file backend)')
-    .argument('<topic>', 'topic name')
+    .argument('<topic>', 'topic name', topicArg)
     .action(async (topic: string, _opts: unknown, cmd: Command) => {
       const root = fileRoot(cmd, 'repair')
       const done = await repairTopic(root, topic)

@@ -4,6 +4,8 @@ import { LineWriter } from './output.js'
 
 export interface TailGroupOptions {
   group: string
+  /** The member's name (the consumer's `name` option); the library's default when undefined. */
+  name: string | undefined
   /** Where the group has no commit; the library's default ('start') when undefined. */
   from: 'start' | 'end' | undefined
   format: Format
@@ -19,7 +21,11 @@ const list = (tps: TopicPartition[]): string => (tps.length === 0 ? 'none' : tps
  * hands it to the signal handlers) or stdout breaks; the consumer has committed and left by then.
  */
 export async function tailGroup(twain: Twain, topic: string, opts: TailGroupOptions, onConsumer: (c: Consumer) => void): Promise<void> {
-  const consumer = twain.consumer(topic, { group: opts.group, ...(opts.from === undefined ? {} : { from: opts.from }) })
+  const consumer = twain.consumer(topic, {
+    group: opts.group,
+    ...(opts.name === undefined ? {} : { name: opts.name }),
+    ...(opts.from === undefined ? {} : { from: opts.from }),
+  })
   onConsumer(consumer)
   const offs = [
     consumer.on('error', (e) => {
@@ -35,7 +41,8 @@ export async function tailGroup(twain: Twain, topic: string, opts: TailGroupOpti
     await consumer.rebalance()
     if (!opts.quiet && !consumer.closed) {
       const from = opts.from === undefined ? '' : `, from ${opts.from} where nothing is committed`
-      process.stderr.write(`tailing ${topic} as a member of group ${opts.group} (partitions: ${list(consumer.assignments())}${from}; Ctrl-C to stop)\n`)
+      const parts = list(consumer.assignments())
+      process.stderr.write(`tailing ${topic} as a member of group ${opts.group} (member ${consumer.memberId}, partitions: ${parts}${from}; Ctrl-C to stop)\n`)
       offs.push(
         // Not the partitions given up by close() on the way out.
         consumer.on('assigned', (tps) => void (consumer.closed || process.stderr.write(`assigned ${list(tps)}\n`))),

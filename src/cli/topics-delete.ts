@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import { topicArg } from './arguments.js'
 import { withTwain } from './context.js'
 import { askLine } from './stdin.js'
 
@@ -15,7 +16,7 @@ export function registerTopicsDelete(topics: Command): void {
   topics
     .command('delete')
     .description('delete a topic and all its messages (asks for the name unless --yes)')
-    .argument('<name>', 'topic name')
+    .argument('<name>', 'topic name', topicArg)
     .option('-y, --yes', 'do not ask for confirmation')
     .action(async (name: string, opts: { yes?: boolean }, cmd: Command) => {
       await withTwain(cmd, async (twain) => {

@@ -1,8 +1,10 @@
 import type { Command } from 'commander'
 import type { Retention, TopicInfo } from '../index.js'
-import { formatOption, withTwain } from './context.js'
+import { formatOption, topicArg } from './arguments.js'
+import { withTwain } from './context.js'
 
-function retentionText(r: Retention): string {
+/** Retention limits as `maxMessages=100, consumed=true` (or `keep everything`). */
+export function retentionText(r: Retention): string {
   const parts = Object.entries(r)
     .filter(([, v]) => v !== undefined)
     .map(([k, v]) => `${k}=${String(v)}`)
@@ -31,7 +33,7 @@ export function registerTopicsDescribe(topics: Command): void {
   topics
     .command('describe')
     .description('show partitions, key type, message types, retention and per-partition start/end offsets')
-    .argument('<name>', 'topic name')
+    .argument('<name>', 'topic name', topicArg)
     .option('-f, --format <format>', 'json or text', formatOption, 'text')
     .action(async (name: string, opts: { format: 'json' | 'text' }, cmd: Command) => {
       const info = await withTwain(cmd, (twain) => twain.describeTopic(name))

@@ -95,7 +95,7 @@ export async function drain(stream: MessageStream<Message>, ms = 5000): Promise<
 /** The fields that must survive damage and repair unchanged. */
 export const essence = (m: Message) => ({ offset: m.offset, key: m.key, value: m.value, timestamp: m.timestamp, producerId: m.producerId, headers: m.headers })
 
-export { cli, type CliResult } from './run-cli.js'
+export { runCli as cli, type CliResult } from './cli.js'
 
 /** A single byte flip, or a cut, somewhere in one of a topic's segments. */
 export const damageArb = fc.record({

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { open } from '../../src/index.js'
 import { RedisServer } from '../helpers/redis-server.js'
-import { cli } from '../helpers/run-cli.js'
+import { runCli as cli } from '../helpers/cli.js'
 import { tempDir } from '../helpers/tmp.js'
 
 

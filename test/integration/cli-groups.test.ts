@@ -1,67 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { open } from '../../src/index.js'
+import { finished, jsonLines, runCli as cli, startCli as start, waitFor as until, type CliChild as Child, type CliResult as Result } from '../helpers/cli.js'
 import { killChildren } from '../helpers/spawn.js'
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const MAIN = 'src/cli/main.ts'
-
-interface Result {
-  code: number | null
-  signal: NodeJS.Signals | null
-  stdout: string
-  stderr: string
-}
-
-type Child = ChildProcess & { out: { stdout: string; stderr: string } }
-
-function childEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env }
-  delete env.TWAINMQ_URL
-  return env
-}
-
-function start(args: string[]): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env: childEnv(), stdio: ['pipe', 'pipe', 'pipe'] })
-  const out = { stdout: '', stderr: '' }
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (out.stdout += d))
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (out.stderr += d))
-  return Object.assign(child, { out })
-}
-
-function finished(child: Child): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    child.on('error', reject)
-    child.on('close', (code, signal) => resolve({ code, signal, ...child.out }))
-  })
-}
-
-/** Run the CLI to completion; `input` is written to stdin, which is then closed (EOF). */
-async function cli(args: string[], input = ''): Promise<Result> {
-  const child = start(args)
-  child.stdin!.end(input)
-  return finished(child)
-}
-
-async function until(what: string, check: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-const jsonLines = (s: string): Array<Record<string, unknown>> =>
-  s
-    .split('\n')
-    .filter((l) => l !== '')
-    .map((l) => JSON.parse(l) as Record<string, unknown>)
 
 /** `partition@offset=value` of every printed message, sorted (partitions interleave in any order). */
 const printed = (stdout: string): string[] =>

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { TopicExistsError, open, type Message } from '../../src/index.js'
 import { importTwainmqTopic } from '../../src/compat/twainmq/import.js'
-import { cli } from '../helpers/run-cli.js'
+import { runCli as cli } from '../helpers/cli.js'
 import { expected, tempRoot } from '../helpers/twainmq.js'
 import { collect } from '../unit/helpers.js'
 

@@ -1,0 +1,71 @@
+/**
+ * Running the `twainmq` CLI from tests: `src/cli/main.ts` through tsx in a child process, with stdio
+ * piped (a socket pair, as Node spawns it) or, for `startCliInShell`, behind a real shell pipe.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { repoRoot, until } from './spawn.js'
+
+const MAIN = 'src/cli/main.ts'
+
+export interface CliResult {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: string
+  stderr: string
+}
+
+/** A running CLI; `out` collects what it printed so far. */
+export type CliChild = ChildProcess & { out: { stdout: string; stderr: string } }
+
+/** Env of the child without a TWAINMQ_URL inherited from the developer's shell (unless `extra` sets one). */
+function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...extra }
+  if (!('TWAINMQ_URL' in extra)) delete env.TWAINMQ_URL
+  return env
+}
+
+function collect(child: ChildProcess): CliChild {
+  const out = { stdout: '', stderr: '' }
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out.stdout += d))
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (out.stderr += d))
+  return Object.assign(child, { out })
+}
+
+/** Start the CLI with `args`; stdin, stdout and stderr are pipes. */
+export function startCli(args: string[], env: Record<string, string> = {}): CliChild {
+  return collect(spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: repoRoot, env: childEnv(env), stdio: ['pipe', 'pipe', 'pipe'] }))
+}
+
+/**
+ * Start `sh -c '<the CLI with args> | <pipeTo>'`: the CLI's stdout is a real pipe (not a socket)
+ * read by `pipeTo`. The CLI's own exit code is printed on stderr as `cli exit code N`.
+ */
+export function startCliInShell(args: string[], pipeTo: string): CliChild {
+  const script = `{ "$@"; echo "cli exit code $?" >&2; } | ${pipeTo}`
+  return collect(spawn('sh', ['-c', script, 'sh', process.execPath, '--import', 'tsx', MAIN, ...args], { cwd: repoRoot, env: childEnv({}), stdio: ['pipe', 'pipe', 'pipe'] }))
+}
+
+/** Resolves when the child exited and its output ended. */
+export function finished(child: CliChild): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    child.on('error', reject)
+    child.on('close', (code, signal) => resolve({ code, signal, ...child.out }))
+  })
+}
+
+/** Run the CLI to completion; `input` is written to stdin, which is then closed (EOF). */
+export async function runCli(args: string[], input = '', env: Record<string, string> = {}): Promise<CliResult> {
+  const child = startCli(args, env)
+  child.stdin!.end(input)
+  return finished(child)
+}
+
+/** Wait until `check` holds (15 s at most, named `what` in the timeout error). */
+export const waitFor = (what: string, check: () => boolean, timeoutMs = 15_000): Promise<void> => until(check, timeoutMs, what)
+
+/** The JSON objects of `--format json` output, one per line. */
+export const jsonLines = (s: string): Array<Record<string, unknown>> =>
+  s
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
