@@ -13,18 +13,18 @@ import type { Settleable } from './settleable.js'
 
 /** What `ack` and `filterAck` return: emits the source's messages, typed as the source types them. */
 export interface MessageOperator<T> {
-  <M>(source: AsyncIterable<M & T>): AsyncIterableX<M>
+  <M extends T>(source: AsyncIterable<M>): AsyncIterableX<M>
   (source: AsyncIterable<T>): AsyncIterableX<T>
 }
 
 /** What `batch` returns: emits `MessageBatch`es of the source's messages. */
 export interface BatchOperator<T extends Settleable> {
-  <M extends Settleable>(source: AsyncIterable<M & T>): AsyncIterableX<MessageBatch<M>>
+  <M extends T>(source: AsyncIterable<M>): AsyncIterableX<MessageBatch<M>>
   (source: AsyncIterable<T>): AsyncIterableX<MessageBatch<T>>
 }
 
 /** What `retry` returns: emits a `RetryResult` per source message. */
 export interface RetryOperator<T> {
-  <M>(source: AsyncIterable<M & T>): AsyncIterableX<RetryResult<M>>
+  <M extends T>(source: AsyncIterable<M>): AsyncIterableX<RetryResult<M>>
   (source: AsyncIterable<T>): AsyncIterableX<RetryResult<T>>
 }

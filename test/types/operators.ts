@@ -63,3 +63,13 @@ export const badPipe: AsyncIterable<RetryResult<M>> = pipe(consumer, retry(wants
 export const badRx: Observable<M> = rxFrom(consumer).pipe(ackRx(wantsText))
 // @ts-expect-error there is no such field
 pipe(consumer, ack((m) => m.value.nope))
+
+// A handler typed with exactly the source's message type.
+declare function exact(m: M): void
+same<Item<ReturnType<ReturnType<typeof ack<M>>>>, M>(true)
+export const e1 = ack(exact)(consumer)
+export const e2 = retry(exact, { attempts: 1 })(consumer)
+export const e3 = ackRx(exact)(rxFrom(consumer))
+same<Item<typeof e1>, M>(true)
+same<Item<typeof e2>, RetryResult<M>>(true)
+same<Item<typeof e3>, M>(true)

@@ -8,18 +8,18 @@ import type { Settleable } from '../settleable.js'
 
 /** What `ackRx` and `filterAckRx` return: emits the source's messages, typed as the source types them. */
 export interface MessageOperatorRx<T> {
-  <M>(source: Observable<M & T>): Observable<M>
+  <M extends T>(source: Observable<M>): Observable<M>
   (source: Observable<T>): Observable<T>
 }
 
 /** What `batchRx` returns: emits `MessageBatch`es of the source's messages. */
 export interface BatchOperatorRx<T extends Settleable> {
-  <M extends Settleable>(source: Observable<M & T>): Observable<MessageBatch<M>>
+  <M extends T>(source: Observable<M>): Observable<MessageBatch<M>>
   (source: Observable<T>): Observable<MessageBatch<T>>
 }
 
 /** What `retryRx` returns: emits a `RetryResult` per source message. */
 export interface RetryOperatorRx<T> {
-  <M>(source: Observable<M & T>): Observable<RetryResult<M>>
+  <M extends T>(source: Observable<M>): Observable<RetryResult<M>>
   (source: Observable<T>): Observable<RetryResult<T>>
 }
