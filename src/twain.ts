@@ -14,7 +14,7 @@ import type { TopicPartition } from './backends/assign.js'
 import { Consumer } from './consumer/consumer.js'
 import { SharedConsumer } from './consumer/shared-consumer.js'
 import { resolveConsumerOptions, type ConsumerOptions } from './consumer/options.js'
-import type { CreateTopicOptions, Message, OpenOptions, TopicInfo } from './core/types.js'
+import type { CreateTopicOptions, Key, Message, OpenOptions, TopicInfo } from './core/types.js'
 import { parseTarget } from './open-target.js'
 import { Producer, type ProducerOptions } from './producer/producer.js'
 import { HistorySource } from './stream/history-source.js'
@@ -151,6 +151,16 @@ export class Twain implements AsyncDisposable {
     this.types.register(name, schema as TypeValidator)
   }
 
+  /**
+   * Create a topic. **Keys are `u16` (integers 0..65535) unless you pass `keyType`**: for string
+   * keys such as user ids, pass `keyType: 'string'` (or `'charN'`); for larger integers `'u32'`
+   * or `'u64'` (bigint keys). Throws `TopicExistsError` if it exists: use `ensureTopic` in a script
+   * that runs more than once.
+   * @example
+   * ```ts
+   * await twain.createTopic('orders', { partitions: 3, keyType: 'string' })
+   * ```
+   */
   async createTopic(name: string, options: CreateTopicOptions = {}): Promise<TopicInfo> {
     this.live()
     const meta = topicMetaFrom(name, options)
@@ -214,11 +224,11 @@ export class Twain implements AsyncDisposable {
     return removed
   }
 
-  /** A producer for one topic. */
-  producer<V = unknown>(topic: string, options: ProducerOptions = {}): Producer<V> {
+  /** A producer for one topic; `K` (e.g. `number`, `string`, or `KeyOf<'u32'>`) narrows the keys `send` accepts at compile time. */
+  producer<V = unknown, K extends Key = Key>(topic: string, options: ProducerOptions = {}): Producer<V, K> {
     this.live()
     checkKnownKeys('producer()', options, ['partitioner', 'lingerMs', 'maxBatch', 'signal'])
-    const p = new Producer<V>(this.store, checkTopicName(topic), this.clientId, this.types, options, (done) => this.producers.delete(done))
+    const p = new Producer<V, K>(this.store, checkTopicName(topic), this.clientId, this.types, options, (done) => this.producers.delete(done))
     this.producers.add(p)
     return p
   }
@@ -250,7 +260,7 @@ export class Twain implements AsyncDisposable {
   }
 
   /** A live stream of new messages of one or more topics; never completes by itself. */
-  tail<V = unknown>(topics: string | string[], options: TailOptions = {}): MessageStream<Message<V>> {
+  tail<V = unknown, K extends Key = Key>(topics: string | string[], options: TailOptions = {}): MessageStream<Message<V, K>> {
     this.live()
     const list = (Array.isArray(topics) ? topics : [topics]).map((t) => checkTopicName(t))
     if (list.length === 0) throw new InvalidArgumentError('tail() needs at least one topic')
@@ -278,17 +288,17 @@ export class Twain implements AsyncDisposable {
         ends,
         decode: this.decoder(),
       })
-      return source as BatchSource<Message> as BatchSource<Message<V>>
+      return source as BatchSource<Message> as BatchSource<Message<V, K>>
     }, options.signal)
   }
 
   /** A finite read of a topic's retained messages. */
-  history<V = unknown>(topic: string, options: HistoryOptions = {}): MessageStream<Message<V>> {
+  history<V = unknown, K extends Key = Key>(topic: string, options: HistoryOptions = {}): MessageStream<Message<V, K>> {
     this.live()
     checkTopicName(topic)
     checkKnownKeys('history()', options, ['partition', 'from', 'to', 'limit', 'reverse', 'signal'])
     if (options.limit !== undefined) checkInt('limit', options.limit, 0, Number.MAX_SAFE_INTEGER)
-    return this.stream(() => new HistorySource(this.store, { topic, ...options, decode: this.decoder() }) as BatchSource<Message> as BatchSource<Message<V>>, options.signal)
+    return this.stream(() => new HistorySource(this.store, { topic, ...options, decode: this.decoder() }) as BatchSource<Message> as BatchSource<Message<V, K>>, options.signal)
   }
 
   /**
@@ -296,21 +306,21 @@ export class Twain implements AsyncDisposable {
    * partition is owned by one live member; acked offsets are committed in order. Shared mode (Redis):
    * competing consumers on every partition, per-message acks, claims from dead members.
    */
-  consumer<V = unknown>(topics: string | string[], options: ConsumerOptions & { mode: 'shared' }): SharedConsumer<V>
-  consumer<V = unknown>(topics: string | string[], options: ConsumerOptions & { mode?: 'partitioned' }): Consumer<V>
-  consumer<V = unknown>(topics: string | string[], options: ConsumerOptions): Consumer<V> | SharedConsumer<V>
-  consumer<V = unknown>(topics: string | string[], options: ConsumerOptions): Consumer<V> | SharedConsumer<V> {
+  consumer<V = unknown, K extends Key = Key>(topics: string | string[], options: ConsumerOptions & { mode: 'shared' }): SharedConsumer<V, K>
+  consumer<V = unknown, K extends Key = Key>(topics: string | string[], options: ConsumerOptions & { mode?: 'partitioned' }): Consumer<V, K>
+  consumer<V = unknown, K extends Key = Key>(topics: string | string[], options: ConsumerOptions): Consumer<V, K> | SharedConsumer<V, K>
+  consumer<V = unknown, K extends Key = Key>(topics: string | string[], options: ConsumerOptions): Consumer<V, K> | SharedConsumer<V, K> {
     this.live()
     const list = [...new Set((Array.isArray(topics) ? topics : [topics]).map((t) => checkTopicName(t)))]
     if (list.length === 0) throw new InvalidArgumentError('consumer() needs at least one topic')
     const opts = resolveConsumerOptions(options)
     if (opts.mode === 'shared') {
       if (!this.store.shared) throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${this.store.kind}: use mode 'partitioned'`)
-      const s = new SharedConsumer<V>(this.store, list, opts, this.clientId, this.iterations, (done) => this.consumers.delete(done), this.decoder())
+      const s = new SharedConsumer<V, K>(this.store, list, opts, this.clientId, this.iterations, (done) => this.consumers.delete(done), this.decoder())
       this.consumers.add(s)
       return s
     }
-    const c = new Consumer<V>(this.store, list, opts, this.clientId, this.iterations, (done) => this.consumers.delete(done), this.decoder())
+    const c = new Consumer<V, K>(this.store, list, opts, this.clientId, this.iterations, (done) => this.consumers.delete(done), this.decoder())
     this.consumers.add(c)
     return c
   }

@@ -4,7 +4,7 @@ import { tpKey, type TopicPartition } from '../backends/assign.js'
 import type { Backend, PartitionOffsets } from '../backends/backend.js'
 import type { Lease, MemberSpec } from '../backends/group.js'
 import { FencedError, InvalidArgumentError, TwainError } from '../core/errors.js'
-import type { Message } from '../core/types.js'
+import type { Key, Message } from '../core/types.js'
 import type { BatchIterator } from '../stream/batch-iterator.js'
 import { Wake } from '../stream/wake.js'
 import { DeadLetterWriter } from './dead-letter.js'
@@ -21,7 +21,7 @@ const RETENTION_EVERY_MS = 2000
  * every `for await` or subscription is a view of the one membership, and ending a view leaves the
  * member in the group. Only `close()`, `twain.close()` or the `signal` leave.
  */
-export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> implements Settler {
+export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<GroupMessage<V, K>> implements Settler {
   private readonly parts = new Map<string, OwnedPartition>()
   private buffer: GroupMessageImpl<V>[] = []
   private readonly fetchWake = new Wake()
@@ -144,12 +144,12 @@ export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> impleme
   }
 
   /** Next buffered message, without waiting (TwainMQ's `poll`). */
-  poll(): GroupMessage<V> | undefined {
+  poll(): GroupMessage<V, K> | undefined {
     return this.take(1)[0]
   }
 
   /** Up to `n` buffered messages, without waiting. */
-  pollMany(n = 10): GroupMessage<V>[] {
+  pollMany(n = 10): GroupMessage<V, K>[] {
     return this.take(Math.max(0, Math.floor(n)))
   }
 

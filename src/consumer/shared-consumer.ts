@@ -3,7 +3,7 @@ import type { TopicPartition } from '../backends/assign.js'
 import type { Backend } from '../backends/backend.js'
 import type { EntryRef, SharedDelivery, SharedMember } from '../backends/shared.js'
 import { FencedError, InvalidArgumentError, TwainError } from '../core/errors.js'
-import type { Message } from '../core/types.js'
+import type { Key, Message } from '../core/types.js'
 import type { BatchIterator } from '../stream/batch-iterator.js'
 import { Wake } from '../stream/wake.js'
 import { DeadLetterWriter } from './dead-letter.js'
@@ -44,7 +44,7 @@ const refs = (entries: readonly EntryRef[]): string =>
  *
  * Like a partitioned consumer, it is a membership and each `for await` is a view of it.
  */
-export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> implements SharedSettler {
+export class SharedConsumer<V = unknown, K extends Key = Key> extends MemberStream<GroupMessage<V, K>> implements SharedSettler {
   /** The member's name in the group (its Redis consumer name): `name`, or a random one. */
   readonly name: string
   private member: SharedMember | undefined
@@ -177,12 +177,12 @@ export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> i
   }
 
   /** Next buffered message, without waiting (TwainMQ's `poll`). */
-  poll(): GroupMessage<V> | undefined {
+  poll(): GroupMessage<V, K> | undefined {
     return this.take(1)[0]
   }
 
   /** Up to `n` buffered messages, without waiting. */
-  pollMany(n = 10): GroupMessage<V>[] {
+  pollMany(n = 10): GroupMessage<V, K>[] {
     return this.take(Math.max(0, Math.floor(n)))
   }
 

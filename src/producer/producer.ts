@@ -63,8 +63,10 @@ function place(r: PreparedRecord, only: PreparedRecord[] | undefined, byPartitio
 /**
  * Writes messages to one topic. Sends issued in the same tick (or within `lingerMs`) are written
  * as one batch per partition, so `Promise.all` of many `send`s costs one write per partition.
+ * `K` narrows the keys `send` accepts at compile time (`Producer<Order, number>` refuses string
+ * keys); at run time keys are checked against the topic's key type (`InvalidKeyError`).
  */
-export class Producer<V = unknown> implements AsyncDisposable {
+export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposable {
   private queue: Pending[] = []
   /** Resolves when the previous flush has issued its appends. */
   private order: Promise<void> = Promise.resolve()
@@ -84,7 +86,7 @@ export class Producer<V = unknown> implements AsyncDisposable {
     private readonly producerId: string,
     private readonly types: TypeRegistry,
     options: ProducerOptions = {},
-    private readonly onClose: (p: Producer<V>) => void = () => undefined,
+    private readonly onClose: (p: Producer<V, K>) => void = () => undefined,
   ) {
     this.partitioner = options.partitioner ?? cachedHash64()
     this.lingerMs = checkNonNegative('lingerMs', options.lingerMs ?? 0)
@@ -97,7 +99,7 @@ export class Producer<V = unknown> implements AsyncDisposable {
   }
 
   /** Send one message; resolves with where it was written. */
-  send(key: Key, value: V, options?: SendOptions): Promise<RecordMetadata> {
+  send(key: K, value: V, options?: SendOptions): Promise<RecordMetadata> {
     if (this.closed) return Promise.reject(new ClosedError(`Producer of topic "${this.topic}" is closed`))
     const r = new SendRecord(key, value, options)
     this.push(r)
@@ -105,7 +107,7 @@ export class Producer<V = unknown> implements AsyncDisposable {
   }
 
   /** Send several messages; all are validated first, so one bad item writes nothing. */
-  sendBatch(items: Array<{ key: Key; value: V; headers?: Record<string, string>; type?: string; partition?: number }>): Promise<RecordMetadata[]> {
+  sendBatch(items: Array<{ key: K; value: V; headers?: Record<string, string>; type?: string; partition?: number }>): Promise<RecordMetadata[]> {
     if (!Array.isArray(items)) return Promise.reject(new TypeError('sendBatch expects an array of { key, value } items'))
     if (items.length === 0) return Promise.resolve([])
     if (this.closed) return Promise.reject(new ClosedError(`Producer of topic "${this.topic}" is closed`))
