@@ -10,70 +10,21 @@ import { TypeRegistry, type TypeValidator } from './core/message-types.js'
 import { checkGroupName, checkInt, checkKnownKeys, checkTopicName } from './core/names.js'
 
 const OPEN_KEYS = ['prefix', 'fsync', 'clientId', 'format', 'segmentBytes', 'pollMs', 'maxOpenFiles']
-import type { TopicPartition } from './backends/assign.js'
 import { Consumer } from './consumer/consumer.js'
 import { SharedConsumer } from './consumer/shared-consumer.js'
 import { resolveConsumerOptions, type ConsumerOptions } from './consumer/options.js'
-import type { CreateTopicOptions, Key, Message, OpenOptions, TopicInfo } from './core/types.js'
+import type { CreateTopicOptions, Key, Message, TopicInfo } from './core/types.js'
+import { ensureTopic } from './ensure-topic.js'
 import { parseTarget } from './open-target.js'
 import { Producer, type ProducerOptions } from './producer/producer.js'
 import { HistorySource } from './stream/history-source.js'
 import type { BatchIterator, BatchSource } from './stream/batch-iterator.js'
 import { MessageStream } from './stream/message-stream.js'
-import { TailSource, checkTailFrom, type TailFrom } from './stream/tail-source.js'
+import { TailSource, checkTailFrom } from './stream/tail-source.js'
+import type { FileOpenOptions, GroupDescription, HistoryOptions, TailOptions } from './twain-options.js'
 import { topicMetaFrom } from './topic-options.js'
 
-/** Options of `twain.tail()`. */
-export interface TailOptions {
-  /** Where to start: `'start'`, `'end'`, `{ offset }` (one for all partitions, or per partition) or `{ time }`. @default 'end' */
-  from?: TailFrom
-  /** Read only these partitions. @default all */
-  partitions?: number[]
-  /** Skip messages this instance produced (same `clientId`). @default false */
-  skipOwn?: boolean
-  /** Aborting ends the stream with `AbortError`. */
-  signal?: AbortSignal
-}
-
-/** Options of `twain.history()`. */
-export interface HistoryOptions {
-  /** Read only this partition. @default every partition, in partition order */
-  partition?: number
-  /** First offset (or first timestamp) to read. @default the start of each partition */
-  from?: number | { time: Date | number }
-  /** Stop before this offset (exclusive, like `end`). @default the end when the read starts */
-  to?: number
-  /** Read at most this many messages. @default unlimited */
-  limit?: number
-  /** Newest first; with `limit: n`, the n most recent (across partitions: by timestamp). @default false */
-  reverse?: boolean
-  signal?: AbortSignal
-}
-
-/** What `describeGroup` reports. `committed` is the partition's start where nothing is committed. */
-export interface GroupDescription {
-  group: string
-  members: Array<{ id: string; name: string; assignments: TopicPartition[] }>
-  /** `pending` (shared groups): entries delivered and not yet acknowledged. */
-  topics: Array<{ topic: string; partition: number; committed: number; end: number; lag: number; pending?: number }>
-}
-
-/** Extra options of the file backend. */
-export interface FileOpenOptions extends OpenOptions {
-  /** Roll to a new segment when the active one would exceed this many bytes. @default 67108864 (64 MiB) */
-  segmentBytes?: number
-  /** Safety-net poll interval of tails in ms. @default 250 */
-  pollMs?: number
-  /**
-   * Most segment and index files the file backend keeps open at once (an integer ≥ 8). Readers and
-   * appenders keep their files open between uses; beyond this many, the least recently used close
-   * theirs and reopen on their next use, so a topic of 10,000 partitions can be written, tailed and
-   * consumed under `ulimit -n 1024`. Each `open()` has its own cap; a few more fds are used
-   * transiently (locks, index look-ups, watchers).
-   * @default 512
-   */
-  maxOpenFiles?: number
-}
+export type { FileOpenOptions, GroupDescription, HistoryOptions, TailOptions } from './twain-options.js'
 
 /** A handle on a twainmq store (a directory or a Redis). Create with `open()`. */
 export class Twain implements AsyncDisposable {
@@ -165,6 +116,22 @@ export class Twain implements AsyncDisposable {
     this.live()
     const meta = topicMetaFrom(name, options)
     await this.store.createTopic(meta)
+    return this.describeTopic(name)
+  }
+
+  /**
+   * Create a topic, or check that the existing one has the options given — so a setup script can
+   * run again. Only the options you pass are compared (omitted ones are whatever the topic has); a
+   * difference throws `InvalidArgumentError` naming the option, the existing and the requested
+   * value. It never changes an existing topic. The default key type is `'u16'`, as for `createTopic`.
+   * @example
+   * ```ts
+   * await twain.ensureTopic('orders', { partitions: 3, keyType: 'string' })
+   * ```
+   */
+  async ensureTopic(name: string, options: CreateTopicOptions = {}): Promise<TopicInfo> {
+    this.live()
+    await ensureTopic(this.store, name, options)
     return this.describeTopic(name)
   }
 
