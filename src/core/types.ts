@@ -32,7 +32,12 @@ export interface Retention {
 export interface CreateTopicOptions {
   /** Number of partitions, an integer 1..10000. @default 1 */
   partitions?: number
-  /** Key type of the topic. @default 'u16' */
+  /**
+   * Key type of the topic. **The default is `'u16'` (integers 0..65535)**: pass `'string'` for
+   * string keys (user ids, names), `'charN'` for UTF-8 keys of at most N bytes, `'u32'`/`'u64'`
+   * for larger integers (`u64` keys are `bigint`).
+   * @default 'u16'
+   */
   keyType?: KeyType
   /** Names of the message types the topic carries (TwainMQ's `message_types`). @default [] */
   messageTypes?: string[]

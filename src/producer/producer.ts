@@ -98,7 +98,11 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     if (signal?.aborted) this.abort(abortErrorFrom(signal))
   }
 
-  /** Send one message; resolves with where it was written. */
+  /**
+   * Send one message; resolves with where it was written. A string is stored as text, bytes as
+   * bytes, anything else as JSON — refused with `InvalidArgumentError` where JSON would change it
+   * (`NaN`, a `Map`, a function inside an object…); a `Date` is stored as its ISO string.
+   */
   send(key: K, value: V, options?: SendOptions): Promise<RecordMetadata> {
     if (this.closed) return Promise.reject(new ClosedError(`Producer of topic "${this.topic}" is closed`))
     const r = new SendRecord(key, value, options)
