@@ -17,7 +17,8 @@ const IxIterable = AsyncIterableX as unknown as abstract new () => object
  *
  * Each iteration or subscription is independent (a cold stream). Breaking out of `for await`,
  * `return()`, unsubscribing or `close()` ends it quietly and releases its watchers, timers and
- * blocked reads at once; aborting the `signal` ends it with `AbortError`.
+ * blocked reads at once; aborting the `signal` ends it with `AbortError`, and so does aborting a
+ * signal given to one iteration, e.g. by IxJS: `from(stream).forEach(fn, undefined, signal)`.
  *
  * @example
  * ```ts
