@@ -1,5 +1,6 @@
 // Quick start: an embedded log in a temporary directory — create a topic, produce, tail, read history.
-// Run: npm run demo   (or: npx tsx examples/quickstart.ts [directory])
+// Run: npm run demo   (or: npx tsx examples/quickstart.ts [directory]; run it again on the same
+// directory and it appends six more messages: ensureTopic accepts the topic it created last time)
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,18 +10,20 @@ const dir = process.argv[2] ?? mkdtempSync(join(tmpdir(), 'twainmq-demo-'))
 const twain = await open(dir)
 console.log(`twainmq ${twain.backend} backend at ${dir}`)
 
-await twain.createTopic('orders', { partitions: 3, keyType: 'string' })
+// Keys are u16 integers unless a topic says otherwise: these are strings (customer names).
+await twain.ensureTopic('orders', { partitions: 3, keyType: 'string' })
+type Order = { item: string; qty: number }
 
 // A live tail, started before we produce: it sees what is sent from now on.
 const received: string[] = []
 const tailing = (async () => {
-  for await (const m of twain.tail<{ item: string; qty: number }>('orders')) {
+  for await (const m of twain.tail<Order, string>('orders')) {
     received.push(`${m.key} -> ${m.value.item} x${m.value.qty}`)
     if (received.length === 6) break // ends this tail and releases its watchers
   }
 })()
 
-const producer = twain.producer<{ item: string; qty: number }>('orders')
+const producer = twain.producer<Order, string>('orders') // string keys, checked at compile time
 // Sends in the same tick are written as one batch per partition.
 const written = await Promise.all([
   producer.send('alice', { item: 'apple', qty: 3 }),
@@ -38,7 +41,7 @@ await tailing
 console.log('tail received:\n  ' + received.join('\n  '))
 
 console.log('history, partition by partition, oldest first:')
-for await (const m of twain.history('orders')) console.log(`  ${m.partition}@${m.offset} key=${String(m.key)}`, m.value)
+for await (const m of twain.history<Order, string>('orders')) console.log(`  ${m.partition}@${m.offset} key=${m.key}`, m.value)
 
 const info = await twain.describeTopic('orders')
 console.log('offsets:', info.offsets.map((o) => `${o.partition}:[${o.start},${o.end})`).join(' '), '| length', await twain.length('orders'))

@@ -25,6 +25,7 @@ export type {
   CreateTopicOptions,
   FsyncPolicy,
   Key,
+  KeyOf,
   KeyType,
   Message,
   OpenOptions,

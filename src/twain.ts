@@ -10,71 +10,22 @@ import { TypeRegistry, type TypeValidator } from './core/message-types.js'
 import { checkGroupName, checkInt, checkKnownKeys, checkTopicName } from './core/names.js'
 
 const OPEN_KEYS = ['prefix', 'fsync', 'clientId', 'format', 'segmentBytes', 'pollMs', 'maxOpenFiles']
-import type { TopicPartition } from './backends/assign.js'
 import type { Consumer } from './consumer/consumer.js'
 import { ConsumerSet } from './consumer/consumer-set.js'
 import type { SharedConsumer } from './consumer/shared-consumer.js'
 import { resolveConsumerOptions, type ConsumerOptions } from './consumer/options.js'
-import type { CreateTopicOptions, Message, OpenOptions, TopicInfo } from './core/types.js'
+import type { CreateTopicOptions, Key, Message, TopicInfo } from './core/types.js'
+import { ensureTopic } from './ensure-topic.js'
 import { parseTarget } from './open-target.js'
 import { Producer, type ProducerOptions } from './producer/producer.js'
 import { HistorySource } from './stream/history-source.js'
 import type { BatchIterator, BatchSource } from './stream/batch-iterator.js'
 import { MessageStream } from './stream/message-stream.js'
-import { TailSource, checkTailFrom, type TailFrom } from './stream/tail-source.js'
+import { TailSource, checkTailFrom } from './stream/tail-source.js'
+import type { FileOpenOptions, GroupDescription, HistoryOptions, TailOptions } from './twain-options.js'
 import { topicMetaFrom } from './topic-options.js'
 
-/** Options of `twain.tail()`. */
-export interface TailOptions {
-  /** Where to start: `'start'`, `'end'`, `{ offset }` (one for all partitions, or per partition) or `{ time }`. @default 'end' */
-  from?: TailFrom
-  /** Read only these partitions. @default all */
-  partitions?: number[]
-  /** Skip messages this instance produced (same `clientId`). @default false */
-  skipOwn?: boolean
-  /** Aborting ends the stream with `AbortError`. */
-  signal?: AbortSignal
-}
-
-/** Options of `twain.history()`. */
-export interface HistoryOptions {
-  /** Read only this partition. @default every partition, in partition order */
-  partition?: number
-  /** First offset (or first timestamp) to read. @default the start of each partition */
-  from?: number | { time: Date | number }
-  /** Stop before this offset (exclusive, like `end`). @default the end when the read starts */
-  to?: number
-  /** Read at most this many messages. @default unlimited */
-  limit?: number
-  /** Newest first; with `limit: n`, the n most recent (across partitions: by timestamp). @default false */
-  reverse?: boolean
-  signal?: AbortSignal
-}
-
-/** What `describeGroup` reports. `committed` is the partition's start where nothing is committed. */
-export interface GroupDescription {
-  group: string
-  members: Array<{ id: string; name: string; assignments: TopicPartition[] }>
-  /** `pending` (shared groups): entries delivered and not yet acknowledged. */
-  topics: Array<{ topic: string; partition: number; committed: number; end: number; lag: number; pending?: number }>
-}
-
-/** Extra options of the file backend. */
-export interface FileOpenOptions extends OpenOptions {
-  /** Roll to a new segment when the active one would exceed this many bytes. @default 67108864 (64 MiB) */
-  segmentBytes?: number
-  /** Safety-net poll interval of tails in ms. @default 250 */
-  pollMs?: number
-  /**
-   * Most segment and index files the file backend keeps open at once (an integer ≥ 8). Readers and
-   * appenders keep their files open between uses; beyond this many, the least recently used close
-   * theirs and reopen on their next use, so a topic of 10,000 partitions can be written, tailed and
-   * consumed under `ulimit -n 1024`. Each `open()` has its own cap; a few more fds are used
-   * transiently (locks, index look-ups, watchers).
-   * @default 512
-   */
-  maxOpenFiles?: number
-}
+export type { FileOpenOptions, GroupDescription, HistoryOptions, TailOptions } from './twain-options.js'
 
 /** A handle on a twainmq store (a directory or a Redis). Create with `open()`. */
 export class Twain implements AsyncDisposable {
@@ -152,10 +103,36 @@ export class Twain implements AsyncDisposable {
     this.types.register(name, schema as TypeValidator)
   }
 
+  /**
+   * Create a topic. **Keys are `u16` (integers 0..65535) unless you pass `keyType`**: for string
+   * keys such as user ids, pass `keyType: 'string'` (or `'charN'`); for larger integers `'u32'`
+   * or `'u64'` (bigint keys). Throws `TopicExistsError` if it exists: use `ensureTopic` in a script
+   * that runs more than once.
+   * @example
+   * ```ts
+   * await twain.createTopic('orders', { partitions: 3, keyType: 'string' })
+   * ```
+   */
   async createTopic(name: string, options: CreateTopicOptions = {}): Promise<TopicInfo> {
     this.live()
     const meta = topicMetaFrom(name, options)
     await this.store.createTopic(meta)
+    return this.describeTopic(name)
+  }
+
+  /**
+   * Create a topic, or check that the existing one has the options given — so a setup script can
+   * run again. Only the options you pass are compared (omitted ones are whatever the topic has); a
+   * difference throws `InvalidArgumentError` naming the option, the existing and the requested
+   * value. It never changes an existing topic. The default key type is `'u16'`, as for `createTopic`.
+   * @example
+   * ```ts
+   * await twain.ensureTopic('orders', { partitions: 3, keyType: 'string' })
+   * ```
+   */
+  async ensureTopic(name: string, options: CreateTopicOptions = {}): Promise<TopicInfo> {
+    this.live()
+    await ensureTopic(this.store, name, options)
     return this.describeTopic(name)
   }
 
@@ -215,11 +192,11 @@ export class Twain implements AsyncDisposable {
     return removed
   }
 
-  /** A producer for one topic. */
-  producer<V = unknown>(topic: string, options: ProducerOptions = {}): Producer<V> {
+  /** A producer for one topic; `K` (e.g. `number`, `string`, or `KeyOf<'u32'>`) narrows the keys `send` accepts at compile time. */
+  producer<V = unknown, K extends Key = Key>(topic: string, options: ProducerOptions = {}): Producer<V, K> {
     this.live()
     checkKnownKeys('producer()', options, ['partitioner', 'lingerMs', 'maxBatch', 'signal'])
-    const p = new Producer<V>(this.store, checkTopicName(topic), this.clientId, this.types, options, (done) => this.producers.delete(done))
+    const p = new Producer<V, K>(this.store, checkTopicName(topic), this.clientId, this.types, options, (done) => this.producers.delete(done))
     this.producers.add(p)
     return p
   }
@@ -251,7 +228,7 @@ export class Twain implements AsyncDisposable {
   }
 
   /** A live stream of new messages of one or more topics; never completes by itself. */
-  tail<V = unknown>(topics: string | string[], options: TailOptions = {}): MessageStream<Message<V>> {
+  tail<V = unknown, K extends Key = Key>(topics: string | string[], options: TailOptions = {}): MessageStream<Message<V, K>> {
     this.live()
     const list = (Array.isArray(topics) ? topics : [topics]).map((t) => checkTopicName(t))
     if (list.length === 0) throw new InvalidArgumentError('tail() needs at least one topic')
@@ -279,17 +256,17 @@ export class Twain implements AsyncDisposable {
         ends,
         decode: this.decoder(),
       })
-      return source as BatchSource<Message> as BatchSource<Message<V>>
+      return source as BatchSource<Message> as BatchSource<Message<V, K>>
     }, options.signal)
   }
 
   /** A finite read of a topic's retained messages. */
-  history<V = unknown>(topic: string, options: HistoryOptions = {}): MessageStream<Message<V>> {
+  history<V = unknown, K extends Key = Key>(topic: string, options: HistoryOptions = {}): MessageStream<Message<V, K>> {
     this.live()
     checkTopicName(topic)
     checkKnownKeys('history()', options, ['partition', 'from', 'to', 'limit', 'reverse', 'signal'])
     if (options.limit !== undefined) checkInt('limit', options.limit, 0, Number.MAX_SAFE_INTEGER)
-    return this.stream(() => new HistorySource(this.store, { topic, ...options, decode: this.decoder() }) as BatchSource<Message> as BatchSource<Message<V>>, options.signal)
+    return this.stream(() => new HistorySource(this.store, { topic, ...options, decode: this.decoder() }) as BatchSource<Message> as BatchSource<Message<V, K>>, options.signal)
   }
 
   /**
@@ -297,15 +274,15 @@ export class Twain implements AsyncDisposable {
    * partition is owned by one live member; acked offsets are committed in order. Shared mode (Redis):
    * competing consumers on every partition, per-message acks, claims from dead members.
    */
-  consumer<V = unknown>(topics: string | string[], options: ConsumerOptions & { mode: 'shared' }): SharedConsumer<V>
-  consumer<V = unknown>(topics: string | string[], options: ConsumerOptions & { mode?: 'partitioned' }): Consumer<V>
-  consumer<V = unknown>(topics: string | string[], options: ConsumerOptions): Consumer<V> | SharedConsumer<V>
-  consumer<V = unknown>(topics: string | string[], options: ConsumerOptions): Consumer<V> | SharedConsumer<V> {
+  consumer<V = unknown, K extends Key = Key>(topics: string | string[], options: ConsumerOptions & { mode: 'shared' }): SharedConsumer<V, K>
+  consumer<V = unknown, K extends Key = Key>(topics: string | string[], options: ConsumerOptions & { mode?: 'partitioned' }): Consumer<V, K>
+  consumer<V = unknown, K extends Key = Key>(topics: string | string[], options: ConsumerOptions): Consumer<V, K> | SharedConsumer<V, K>
+  consumer<V = unknown, K extends Key = Key>(topics: string | string[], options: ConsumerOptions): Consumer<V, K> | SharedConsumer<V, K> {
     this.live()
     const list = [...new Set((Array.isArray(topics) ? topics : [topics]).map((t) => checkTopicName(t)))]
     if (list.length === 0) throw new InvalidArgumentError('consumer() needs at least one topic')
     // A name in use by a live consumer of the group here is refused now (InvalidArgumentError).
-    return this.consumers.create<V>({ store: this.store, clientId: this.clientId, iterations: this.iterations, decode: this.decoder() }, list, resolveConsumerOptions(options))
+    return this.consumers.create<V, K>({ store: this.store, clientId: this.clientId, iterations: this.iterations, decode: this.decoder() }, list, resolveConsumerOptions(options))
   }
 
   /** Members, assignments and committed/end/lag of every partition a group consumes. */

@@ -1,6 +1,6 @@
 import type { Backend } from '../backends/backend.js'
 import { InvalidArgumentError } from '../core/errors.js'
-import type { Message } from '../core/types.js'
+import type { Key, Message } from '../core/types.js'
 import type { BatchIterator } from '../stream/batch-iterator.js'
 import { Consumer } from './consumer.js'
 import type { ResolvedConsumerOptions } from './options.js'
@@ -26,7 +26,7 @@ export interface ConsumerContext {
 export class ConsumerSet {
   private readonly live = new Map<Member, { group: string; name: string | undefined }>()
 
-  create<V>(ctx: ConsumerContext, topics: string[], opts: ResolvedConsumerOptions): Consumer<V> | SharedConsumer<V> {
+  create<V, K extends Key = Key>(ctx: ConsumerContext, topics: string[], opts: ResolvedConsumerOptions): Consumer<V, K> | SharedConsumer<V, K> {
     if (opts.mode === 'shared' && !ctx.store.shared) {
       throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${ctx.store.kind}: use mode 'partitioned'`)
     }
@@ -41,8 +41,8 @@ export class ConsumerSet {
     const done = (c: Member) => void this.live.delete(c)
     const c =
       opts.mode === 'shared'
-        ? new SharedConsumer<V>(ctx.store, topics, opts, ctx.clientId, ctx.iterations, done, ctx.decode)
-        : new Consumer<V>(ctx.store, topics, opts, ctx.clientId, ctx.iterations, done, ctx.decode)
+        ? new SharedConsumer<V, K>(ctx.store, topics, opts, ctx.clientId, ctx.iterations, done, ctx.decode)
+        : new Consumer<V, K>(ctx.store, topics, opts, ctx.clientId, ctx.iterations, done, ctx.decode)
     this.live.set(c, { group: opts.group, name: opts.name })
     return c
   }

@@ -4,7 +4,7 @@ import { tpKey, type TopicPartition } from '../backends/assign.js'
 import type { Backend, PartitionOffsets } from '../backends/backend.js'
 import type { Lease, MemberSpec } from '../backends/group.js'
 import { FencedError, InvalidArgumentError, TwainError } from '../core/errors.js'
-import type { Message } from '../core/types.js'
+import type { Key, Message } from '../core/types.js'
 import type { BatchIterator } from '../stream/batch-iterator.js'
 import { Wake } from '../stream/wake.js'
 import { ConsumedRetention } from './consumed-retention.js'
@@ -22,7 +22,7 @@ const MAX_FETCH = 1024
  * every `for await` or subscription is a view of the one membership, and ending a view leaves the
  * member in the group. Only `close()`, `twain.close()` or the `signal` leave.
  */
-export class Consumer<V = unknown> extends MemberStream<GroupMessage<V>> {
+export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<GroupMessage<V, K>> {
   private readonly parts = new Map<string, OwnedPartition>()
   private buffer: GroupMessageImpl<V>[] = []
   private readonly fetchWake = new Wake()

@@ -2,7 +2,7 @@ import type { Key, Message } from '../core/types.js'
 import type { OwnedPartition } from './owned-partition.js'
 
 /** A message delivered by a consumer group, with its settlement methods (nats' ack vocabulary). */
-export interface GroupMessage<V = unknown> extends Message<V> {
+export interface GroupMessage<V = unknown, K extends Key = Key> extends Message<V, K> {
   /** How many times this message has been delivered (1 on first delivery). */
   deliveryCount: number
   /** Done: it will be committed (batched). Idempotent; ignored after the partition was lost. */
@@ -36,11 +36,12 @@ export interface Handle {
   delivered: boolean
 }
 
-export class GroupMessageImpl<V> implements GroupMessage<V> {
+// K is the key type the application asserted (twain.consumer<V, K>); nothing here depends on it.
+export class GroupMessageImpl<V, K extends Key = any> implements GroupMessage<V, K> {
   topic: string
   partition: number
   offset: number
-  key: Key
+  key: K
   timestamp: number
   value: V
   type?: string
@@ -55,7 +56,7 @@ export class GroupMessageImpl<V> implements GroupMessage<V> {
     this.topic = m.topic
     this.partition = m.partition
     this.offset = m.offset
-    this.key = m.key
+    this.key = m.key as K
     this.timestamp = m.timestamp
     this.value = m.value as V
     if (m.type !== undefined) this.type = m.type

@@ -3,7 +3,7 @@ import type { TopicPartition } from '../backends/assign.js'
 import type { Backend } from '../backends/backend.js'
 import type { EntryRef, SharedDelivery, SharedMember } from '../backends/shared.js'
 import { FencedError, InvalidArgumentError, TwainError } from '../core/errors.js'
-import type { Message } from '../core/types.js'
+import type { Key, Message } from '../core/types.js'
 import type { BatchIterator } from '../stream/batch-iterator.js'
 import { Wake } from '../stream/wake.js'
 import { ConsumedRetention } from './consumed-retention.js'
@@ -38,7 +38,7 @@ const { state, setState, ref } = SharedMessage
  *
  * Like a partitioned consumer, it is a membership and each `for await` is a view of it.
  */
-export class SharedConsumer<V = unknown> extends MemberStream<GroupMessage<V>> {
+export class SharedConsumer<V = unknown, K extends Key = Key> extends MemberStream<GroupMessage<V, K>> {
   /** The member's name in the group (its Redis consumer name): `name`, or a random one. */
   readonly name: string
   private member: SharedMember | undefined

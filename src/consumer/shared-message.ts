@@ -19,11 +19,12 @@ export interface SharedSettler {
 }
 
 /** A message of a shared group: a `GroupMessage` whose `deliveryCount` is Redis's. */
-export class SharedMessage<V> implements GroupMessage<V> {
+// K is the key type the application asserted (twain.consumer<V, K>); nothing here depends on it.
+export class SharedMessage<V, K extends Key = any> implements GroupMessage<V, K> {
   topic: string
   partition: number
   offset: number
-  key: Key
+  key: K
   timestamp: number
   value: V
   type?: string
@@ -38,7 +39,7 @@ export class SharedMessage<V> implements GroupMessage<V> {
     this.topic = m.topic
     this.partition = m.partition
     this.offset = m.offset
-    this.key = m.key
+    this.key = m.key as K
     this.timestamp = m.timestamp
     this.value = m.value as V
     if (m.type !== undefined) this.type = m.type

@@ -6,6 +6,16 @@ export type KeyType = 'u8' | 'u16' | 'u32' | 'u64' | `char${number}` | 'string'
 /** A message key: `bigint` for `u64`, `number` for other integer types, `string` for char/string types. */
 export type Key = number | bigint | string
 
+/**
+ * The TypeScript type of a topic's keys, from its key type: `KeyOf<'u64'>` is `bigint`,
+ * `KeyOf<'u32'>` is `number`, `KeyOf<'string'>` is `string`.
+ * @example
+ * ```ts
+ * const producer = twain.producer<Order, KeyOf<'u32'>>('orders')   // send(key: number, …)
+ * ```
+ */
+export type KeyOf<T extends KeyType> = T extends 'u64' ? bigint : T extends 'u8' | 'u16' | 'u32' ? number : string
+
 /** How much of a topic to keep. All limits apply per partition; whole segments are deleted on the file backend. */
 export interface Retention {
   /** Keep at most this many messages per partition. @default unlimited */
@@ -22,7 +32,12 @@ export interface Retention {
 export interface CreateTopicOptions {
   /** Number of partitions, an integer 1..10000. @default 1 */
   partitions?: number
-  /** Key type of the topic. @default 'u16' */
+  /**
+   * Key type of the topic. **The default is `'u16'` (integers 0..65535)**: pass `'string'` for
+   * string keys (user ids, names), `'charN'` for UTF-8 keys of at most N bytes, `'u32'`/`'u64'`
+   * for larger integers (`u64` keys are `bigint`).
+   * @default 'u16'
+   */
   keyType?: KeyType
   /** Names of the message types the topic carries (TwainMQ's `message_types`). @default [] */
   messageTypes?: string[]
@@ -43,12 +58,15 @@ export interface TopicInfo {
   offsets: Array<{ partition: number; start: number; end: number }>
 }
 
-/** A message read from a topic. */
-export interface Message<V = unknown> {
+/**
+ * A message read from a topic. `K` is the key's type when the reader asserted one
+ * (`twain.tail<Order, number>(…)`); it is not checked against the topic's key type.
+ */
+export interface Message<V = unknown, K extends Key = Key> {
   topic: string
   partition: number
   offset: number
-  key: Key
+  key: K
   /** Milliseconds since the epoch; may be fractional (Python TwainMQ stores microseconds). */
   timestamp: number
   value: V

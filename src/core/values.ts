@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from './errors.js'
+import { jsonProblem } from './json-value.js'
 
 /**
  * How a value is stored. The kind is stored with the record so a round trip preserves it: a string
@@ -21,6 +22,11 @@ export interface EncodedValue {
 }
 
 function toJson(value: unknown, what: string): string {
+  // At the top level, JSON has no text at all for these (the check below would call them "dropped").
+  if (value !== undefined && typeof value !== 'function' && typeof value !== 'symbol') {
+    const problem = jsonProblem(value)
+    if (problem) throw new InvalidArgumentError(`${what} is not JSON as it is: ${problem.path} ${problem.what}`)
+  }
   let text: string | undefined
   try {
     text = JSON.stringify(value)

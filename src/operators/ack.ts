@@ -1,7 +1,8 @@
 import { KeyLanes } from './key-lanes.js'
 import { asyncIterableOption, booleanOption, handlerAndOptions, integerOption, signalOption } from './options.js'
 import { AsyncIterableX } from 'ix/asynciterable/asynciterablex'
-import { laneOf, outcomeOf, releaseItem, type AsyncOperator, type Settleable } from './settleable.js'
+import { laneOf, outcomeOf, releaseItem, type Settleable } from './settleable.js'
+import type { MessageOperator } from './typed-operators.js'
 import { END, Upstream } from './upstream.js'
 
 /** Work to do for one message before it is acked; a throw or rejection fails it. */
@@ -93,7 +94,7 @@ export const laneOfMessage = (m: Settleable): string | undefined => laneOf(m.key
  * }
  * ```
  */
-export function ack<T extends Settleable = Settleable>(handler?: AckHandler<T>, options?: AckOptions): AsyncOperator<T, T>
+export function ack<T extends Settleable & H, H = T>(handler?: AckHandler<H>, options?: AckOptions): MessageOperator<T>
 /**
  * Acks every message as it passes (no handler).
  * @example
@@ -101,13 +102,13 @@ export function ack<T extends Settleable = Settleable>(handler?: AckHandler<T>, 
  * for await (const m of pipe(consumer, ack({ signal }))) console.log(m.value)
  * ```
  */
-export function ack<T extends Settleable = Settleable>(options?: AckOptions): AsyncOperator<T, T>
-export function ack<T extends Settleable = Settleable>(first?: AckHandler<T> | AckOptions, second?: AckOptions): AsyncOperator<T, T> {
-  const [handler, opts] = handlerAndOptions<AckHandler<T>, AckOptions>('ack()', first, second)
+export function ack<T extends Settleable = Settleable>(options?: AckOptions): MessageOperator<T>
+export function ack(first?: AckHandler<Settleable> | AckOptions, second?: AckOptions): MessageOperator<Settleable> {
+  const [handler, opts] = handlerAndOptions<AckHandler<Settleable>, AckOptions>('ack()', first, second)
   const options = resolveAckOptions('ack()', opts)
-  return (source) => {
+  return <M extends Settleable>(source: AsyncIterable<M>) => {
     asyncIterableOption('ack()', source)
-    return new AckIterable(source, handler, options)
+    return new AckIterable<M>(source, handler, options)
   }
 }
 

@@ -2,7 +2,8 @@ import { releaseItem } from './settleable.js'
 import { BatchAssembler, type MessageBatch } from './message-batch.js'
 import { asyncIterableOption, integerOption, numberOption, optionsObject, signalOption } from './options.js'
 import { AsyncIterableX } from 'ix/asynciterable/asynciterablex'
-import type { AsyncOperator, Settleable } from './settleable.js'
+import type { Settleable } from './settleable.js'
+import type { BatchOperator } from './typed-operators.js'
 import { END, TIMEOUT, Upstream, type Pulled } from './upstream.js'
 
 /** Options of {@link batch} (and `batchRx`). */
@@ -78,11 +79,11 @@ export function resolveBatchOptions(where: string, options: BatchOptions | undef
  * }
  * ```
  */
-export function batch<T extends Settleable = Settleable>(options: BatchOptions): AsyncOperator<T, MessageBatch<T>> {
+export function batch<T extends Settleable = Settleable>(options: BatchOptions): BatchOperator<T> {
   const resolved = resolveBatchOptions('batch()', options)
-  return (source) => {
+  return <M extends T>(source: AsyncIterable<M>) => {
     asyncIterableOption('batch()', source)
-    return new BatchIterable(source, resolved)
+    return new BatchIterable<M>(source, resolved)
   }
 }
 

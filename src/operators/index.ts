@@ -1,11 +1,13 @@
 /**
- * `twainmq/operators`: ack, batch and retry for consumer-group messages as plain
+ * `twainmq/operators`: ack, batch, retry and filterAck for consumer-group messages as plain
  * `(AsyncIterable) => AsyncIterable` functions (usable in our `pipe` and in IxJS's
  * `from(x).pipe(op)`). The RxJS versions are in `twainmq/rx`. See docs/operators.md.
  */
 export { ack } from './ack.js'
 export type { AckHandler, AckOptions } from './ack.js'
 export { batch } from './batch.js'
+export { filterAck } from './filter-ack.js'
+export type { FilterAckOptions, FilterAckPredicate } from './filter-ack.js'
 export type { BatchOptions } from './batch.js'
 export type { MessageBatch } from './message-batch.js'
 export { retry } from './retry.js'
@@ -13,3 +15,4 @@ export type { RetryHandler, RetryOptions, RetryResult } from './retry-policy.js'
 export type { BackoffOptions } from './backoff.js'
 export { pipe } from './pipe.js'
 export type { AsyncOperator, Operator, Settleable } from './settleable.js'
+export type { BatchOperator, MessageOperator, RetryOperator } from './typed-operators.js'

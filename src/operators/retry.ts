@@ -2,7 +2,8 @@ import { releaseItem } from './settleable.js'
 import { asyncIterableOption } from './options.js'
 import { giveUp, resolveRetryOptions, retryDelay, shouldRetry, type RetryHandler, type RetryOptions, type RetryPolicy, type RetryResult } from './retry-policy.js'
 import { AsyncIterableX } from 'ix/asynciterable/asynciterablex'
-import { outcomeOf, type AsyncOperator, type Settleable } from './settleable.js'
+import { outcomeOf, type Settleable } from './settleable.js'
+import type { RetryOperator } from './typed-operators.js'
 import { END, STOPPED, Upstream, type Pulled } from './upstream.js'
 
 /**
@@ -30,11 +31,11 @@ import { END, STOPPED, Upstream, type Pulled } from './upstream.js'
  * for await (const r of results) if (!r.ok) console.warn('dead-lettered', r.message.offset, r.error)
  * ```
  */
-export function retry<T extends Settleable = Settleable>(handler: RetryHandler<T>, options: RetryOptions): AsyncOperator<T, RetryResult<T>> {
+export function retry<T extends Settleable & H, H = T>(handler: RetryHandler<H>, options: RetryOptions): RetryOperator<T> {
   const policy = resolveRetryOptions('retry()', handler, options)
-  return (source) => {
+  return <M extends T>(source: AsyncIterable<M>) => {
     asyncIterableOption('retry()', source)
-    return new RetryIterable(source, handler, policy)
+    return new RetryIterable<M>(source, handler, policy)
   }
 }
 

@@ -63,8 +63,10 @@ function place(r: PreparedRecord, only: PreparedRecord[] | undefined, byPartitio
 /**
  * Writes messages to one topic. Sends issued in the same tick (or within `lingerMs`) are written
  * as one batch per partition, so `Promise.all` of many `send`s costs one write per partition.
+ * `K` narrows the keys `send` accepts at compile time (`Producer<Order, number>` refuses string
+ * keys); at run time keys are checked against the topic's key type (`InvalidKeyError`).
  */
-export class Producer<V = unknown> implements AsyncDisposable {
+export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposable {
   private queue: Pending[] = []
   /** Resolves when the previous flush has issued its appends. */
   private order: Promise<void> = Promise.resolve()
@@ -84,7 +86,7 @@ export class Producer<V = unknown> implements AsyncDisposable {
     private readonly producerId: string,
     private readonly types: TypeRegistry,
     options: ProducerOptions = {},
-    private readonly onClose: (p: Producer<V>) => void = () => undefined,
+    private readonly onClose: (p: Producer<V, K>) => void = () => undefined,
   ) {
     this.partitioner = options.partitioner ?? cachedHash64()
     this.lingerMs = checkNonNegative('lingerMs', options.lingerMs ?? 0)
@@ -96,8 +98,12 @@ export class Producer<V = unknown> implements AsyncDisposable {
     if (signal?.aborted) this.abort(abortErrorFrom(signal))
   }
 
-  /** Send one message; resolves with where it was written. */
-  send(key: Key, value: V, options?: SendOptions): Promise<RecordMetadata> {
+  /**
+   * Send one message; resolves with where it was written. A string is stored as text, bytes as
+   * bytes, anything else as JSON — refused with `InvalidArgumentError` where JSON would change it
+   * (`NaN`, a `Map`, a function inside an object…); a `Date` is stored as its ISO string.
+   */
+  send(key: K, value: V, options?: SendOptions): Promise<RecordMetadata> {
     if (this.closed) return Promise.reject(new ClosedError(`Producer of topic "${this.topic}" is closed`))
     const r = new SendRecord(key, value, options)
     this.push(r)
@@ -105,7 +111,7 @@ export class Producer<V = unknown> implements AsyncDisposable {
   }
 
   /** Send several messages; all are validated first, so one bad item writes nothing. */
-  sendBatch(items: Array<{ key: Key; value: V; headers?: Record<string, string>; type?: string; partition?: number }>): Promise<RecordMetadata[]> {
+  sendBatch(items: Array<{ key: K; value: V; headers?: Record<string, string>; type?: string; partition?: number }>): Promise<RecordMetadata[]> {
     if (!Array.isArray(items)) return Promise.reject(new InvalidArgumentError(`sendBatch expects an array of { key, value } items, got ${items === null ? 'null' : typeof items}`))
     if (items.length === 0) return Promise.resolve([])
     if (this.closed) return Promise.reject(new ClosedError(`Producer of topic "${this.topic}" is closed`))

@@ -33,15 +33,23 @@ export class BatchIterator<T> implements AsyncIterator<T> {
   private closed: Promise<void> | undefined
   private readonly offAbort: () => void
 
+  /**
+   * @param signals any of them aborting ends the iteration with `AbortError` (the stream's `signal`
+   * option, and the one passed to `[Symbol.asyncIterator](signal)`, as IxJS does).
+   */
   constructor(
     private readonly source: BatchSource<T>,
-    signal: AbortSignal | undefined,
+    signals: ReadonlyArray<AbortSignal | undefined>,
     private readonly onEnd: (it: BatchIterator<unknown>) => void,
   ) {
-    const onAbort = () => this.fail(abortErrorFrom(signal as AbortSignal))
-    signal?.addEventListener('abort', onAbort, { once: true })
-    this.offAbort = () => signal?.removeEventListener('abort', onAbort)
-    if (signal?.aborted) this.fail(abortErrorFrom(signal))
+    const list = signals.filter((s): s is AbortSignal => s !== undefined)
+    const onAbort = (event: Event) => this.fail(abortErrorFrom(event.target as AbortSignal))
+    this.offAbort = () => {
+      for (const s of list) s.removeEventListener('abort', onAbort)
+    }
+    const aborted = list.find((s) => s.aborted)
+    if (aborted) this.fail(abortErrorFrom(aborted))
+    else for (const s of list) s.addEventListener('abort', onAbort, { once: true })
   }
 
   /** The next whole batch (what the Observable bridge emits synchronously), or undefined at the end. */

@@ -1,5 +1,14 @@
 import { Observable, observable as observableKey } from 'rxjs'
+import { AsyncIterableX } from 'ix/asynciterable/asynciterablex'
 import { BatchIterator, type BatchSource } from './batch-iterator.js'
+
+/**
+ * At run time a `MessageStream` is an IxJS `AsyncIterableX`: IxJS's `from()` and `forEach(…,
+ * signal)` hand their abort signal to `[Symbol.asyncIterator](signal)` only for sources of that
+ * class (any other source is read with no way to abort a waiting `next()`). It is typed as a plain
+ * base so that twainmq's main entry does not depend on IxJS's type declarations.
+ */
+const IxIterable = AsyncIterableX as unknown as abstract new () => object
 
 /**
  * An `AsyncIterable<T>` that is also an RxJS interop Observable: `for await (const m of stream)`,
@@ -8,7 +17,8 @@ import { BatchIterator, type BatchSource } from './batch-iterator.js'
  *
  * Each iteration or subscription is independent (a cold stream). Breaking out of `for await`,
  * `return()`, unsubscribing or `close()` ends it quietly and releases its watchers, timers and
- * blocked reads at once; aborting the `signal` ends it with `AbortError`.
+ * blocked reads at once; aborting the `signal` ends it with `AbortError`, and so does aborting a
+ * signal given to one iteration, e.g. by IxJS: `from(stream).forEach(fn, undefined, signal)`.
  *
  * @example
  * ```ts
@@ -16,7 +26,7 @@ import { BatchIterator, type BatchSource } from './batch-iterator.js'
  * from(twain.tail('orders')).pipe(take(10)).subscribe(console.log)
  * ```
  */
-export class MessageStream<T> implements AsyncIterable<T> {
+export class MessageStream<T> extends IxIterable implements AsyncIterable<T> {
   private readonly active = new Set<BatchIterator<unknown>>()
   private isClosed = false
 
@@ -26,7 +36,9 @@ export class MessageStream<T> implements AsyncIterable<T> {
     private readonly signal?: AbortSignal,
     /** Every live iteration is also kept here (the owning `Twain` ends them all on close). */
     private readonly registry?: Set<BatchIterator<unknown>>,
-  ) {}
+  ) {
+    super()
+  }
 
   /** The source of one iteration; subclasses (consumers) provide their own. */
   protected openSource(): BatchSource<T> {
@@ -34,11 +46,14 @@ export class MessageStream<T> implements AsyncIterable<T> {
     return this.open()
   }
 
-  /** @internal One iteration over the batches (used by the Observable bridge and operators). */
-  iterate(): BatchIterator<T> {
+  /**
+   * @internal One iteration over the batches (used by the Observable bridge and operators).
+   * @param signal ends this iteration only (with `AbortError`), as the stream's own `signal` does.
+   */
+  iterate(signal?: AbortSignal): BatchIterator<T> {
     const it = new BatchIterator<T>(
       this.isClosed ? { next: async () => undefined, close: () => undefined } : this.openSource(),
-      this.signal,
+      [this.signal, signal],
       (done) => {
         this.active.delete(done)
         this.registry?.delete(done)
@@ -52,8 +67,12 @@ export class MessageStream<T> implements AsyncIterable<T> {
     return it
   }
 
-  [Symbol.asyncIterator](): AsyncIterator<T> {
-    return this.iterate()
+  /**
+   * One iteration. `signal` (IxJS passes its own here, e.g. from `forEach(fn, thisArg, signal)`)
+   * ends this iteration with `AbortError`, like the stream's `signal` option, without ending others.
+   */
+  [Symbol.asyncIterator](signal?: AbortSignal): AsyncIterator<T> {
+    return this.iterate(signal)
   }
 
   /** The stream as an RxJS Observable; unsubscribing releases everything at once. */

@@ -3,10 +3,11 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { repoRoot } from '../helpers/spawn.js'
+import { tempDir } from '../helpers/tmp.js'
 
 // The examples import 'twainmq' as users do, which resolves to dist/ (npm test builds first).
-function run(example: string): { code: number | null; out: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'examples', example)], {
+function run(example: string, ...args: string[]): { code: number | null; out: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'examples', example), ...args], {
     cwd: repoRoot,
     encoding: 'utf8',
     timeout: 60_000,
@@ -26,6 +27,21 @@ describe('examples run as smoke tests', () => {
     expect(out).toMatch(/\| length 6/)
     expect(out).toMatch(/done/)
   }, 60_000)
+
+  it('quickstart runs again on the same directory (ensureTopic), appending six more messages', () => {
+    const dir = tempDir('twainmq-quickstart-')
+    try {
+      const first = run('quickstart.ts', dir.dir)
+      expect(first.code, first.out).toBe(0)
+      expect(first.out).toMatch(/\| length 6/)
+      const second = run('quickstart.ts', dir.dir)
+      expect(second.code, second.out).toBe(0)
+      expect(second.out).toMatch(/tail received:/)
+      expect(second.out).toMatch(/\| length 12/)
+    } finally {
+      dir.remove()
+    }
+  }, 120_000)
 
   it('tail-with-rxjs emits two hot pairs and counts the history', () => {
     const { code, out } = run('tail-with-rxjs.ts')

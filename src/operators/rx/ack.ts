@@ -1,9 +1,10 @@
-import { Observable, Subscription, tap, type OperatorFunction } from 'rxjs'
+import { Observable, Subscription, tap } from 'rxjs'
 import { laneOfMessage, resolveAckOptions, type AckHandler, type AckOptions } from '../ack.js'
 import { KeyLanes } from '../key-lanes.js'
 import { handlerAndOptions } from '../options.js'
 import { outcomeOf, type Settleable } from '../settleable.js'
 import { abortable } from './abortable.js'
+import type { MessageOperatorRx } from './typed-operators.js'
 
 /**
  * The RxJS version of `ack` (`twainmq/operators`), with the same options and the same per-key
@@ -25,70 +26,73 @@ import { abortable } from './abortable.js'
  * from(consumer).pipe(ackRx((m) => save(m.value), { concurrency: 4 })).subscribe((m) => log(m.offset))
  * ```
  */
-export function ackRx<T extends Settleable = Settleable>(handler?: AckHandler<T>, options?: AckOptions): OperatorFunction<T, T>
+export function ackRx<T extends Settleable & H, H = T>(handler?: AckHandler<H>, options?: AckOptions): MessageOperatorRx<T>
 /** Acks every message as it passes (no handler). */
-export function ackRx<T extends Settleable = Settleable>(options?: AckOptions): OperatorFunction<T, T>
-export function ackRx<T extends Settleable = Settleable>(first?: AckHandler<T> | AckOptions, second?: AckOptions): OperatorFunction<T, T> {
-  const [handler, opts] = handlerAndOptions<AckHandler<T>, AckOptions>('ackRx()', first, second)
+export function ackRx<T extends Settleable = Settleable>(options?: AckOptions): MessageOperatorRx<T>
+export function ackRx(first?: AckHandler<Settleable> | AckOptions, second?: AckOptions): MessageOperatorRx<Settleable> {
+  const [handler, opts] = handlerAndOptions<AckHandler<Settleable>, AckOptions>('ackRx()', first, second)
   const { concurrency, perKey, signal } = resolveAckOptions('ackRx()', opts)
-  if (!handler) return (source) => source.pipe(tap((m) => m.ack()), abortable(signal))
-  return (source) =>
-    new Observable<T>((subscriber) => {
-      const lanes = new KeyLanes<T>(concurrency, perKey ? laneOfMessage : undefined)
-      const upstream = new Subscription()
-      let failure: { error: unknown } | undefined
-      let sourceDone = false
-      let closed = false
+  return <T extends Settleable>(source: Observable<T>) => (handler ? handled(source, handler, concurrency, perKey) : source.pipe(tap((m) => m.ack()))).pipe(abortable(signal))
+}
 
-      const end = (): void => {
-        if (lanes.running > 0) return
-        if (failure) subscriber.error(failure.error)
-        else if (sourceDone && lanes.waiting === 0) subscriber.complete()
-      }
-      const startReady = (): void => {
-        if (failure || closed) return
-        for (const m of lanes.take()) run(m)
-      }
-      const run = (m: T): void => {
-        void outcomeOf(handler, m).then((outcome) => {
-          if (closed) return // unsubscribed: leave the message unsettled
-          lanes.finish(m)
-          if (outcome.ok) {
-            m.ack()
-            subscriber.next(m)
-            if (closed) return
-          } else {
-            m.nack()
-            if (!failure) {
-              failure = { error: outcome.error }
-              upstream.unsubscribe()
-            }
+/** `ackRx` with a handler: per-key lanes, ack before emission, the first failure errors the stream. */
+function handled<T extends Settleable>(source: Observable<T>, handler: AckHandler<T>, concurrency: number, perKey: boolean): Observable<T> {
+  return new Observable<T>((subscriber) => {
+    const lanes = new KeyLanes<T>(concurrency, perKey ? laneOfMessage : undefined)
+    const upstream = new Subscription()
+    let failure: { error: unknown } | undefined
+    let sourceDone = false
+    let closed = false
+
+    const end = (): void => {
+      if (lanes.running > 0) return
+      if (failure) subscriber.error(failure.error)
+      else if (sourceDone && lanes.waiting === 0) subscriber.complete()
+    }
+    const startReady = (): void => {
+      if (failure || closed) return
+      for (const m of lanes.take()) run(m)
+    }
+    const run = (m: T): void => {
+      void outcomeOf(handler, m).then((outcome) => {
+        if (closed) return // unsubscribed: leave the message unsettled
+        lanes.finish(m)
+        if (outcome.ok) {
+          m.ack()
+          subscriber.next(m)
+          if (closed) return
+        } else {
+          m.nack()
+          if (!failure) {
+            failure = { error: outcome.error }
+            upstream.unsubscribe()
           }
-          startReady()
-          end()
-        })
-      }
+        }
+        startReady()
+        end()
+      })
+    }
 
-      upstream.add(
-        source.subscribe({
-          next: (m) => {
-            if (failure) return
-            lanes.push(m)
-            startReady()
-          },
-          error: (error: unknown) => {
-            failure ??= { error }
-            end()
-          },
-          complete: () => {
-            sourceDone = true
-            end()
-          },
-        }),
-      )
-      return () => {
-        closed = true
-        upstream.unsubscribe()
-      }
-    }).pipe(abortable(signal))
+    upstream.add(
+      source.subscribe({
+        next: (m) => {
+          if (failure) return
+          lanes.push(m)
+          startReady()
+        },
+        error: (error: unknown) => {
+          failure ??= { error }
+          end()
+        },
+        complete: () => {
+          sourceDone = true
+          end()
+        },
+      }),
+    )
+    return () => {
+      closed = true
+      upstream.unsubscribe()
+    }
+  })
 }

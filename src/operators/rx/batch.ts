@@ -1,8 +1,9 @@
-import { Observable, asyncScheduler, type OperatorFunction, type Subscription } from 'rxjs'
+import { Observable, asyncScheduler, type Subscription } from 'rxjs'
 import { resolveBatchOptions, type BatchOptions } from '../batch.js'
 import { BatchAssembler, type MessageBatch } from '../message-batch.js'
 import type { Settleable } from '../settleable.js'
 import { abortable } from './abortable.js'
+import type { BatchOperatorRx } from './typed-operators.js'
 
 /**
  * The RxJS version of `batch` (`twainmq/operators`), with the same options and the same batch
@@ -20,13 +21,13 @@ import { abortable } from './abortable.js'
  * from(consumer).pipe(batchRx({ size: 100, maxWaitMs: 50 }), concatMap(async (b) => { await store(b); b.ack() }))
  * ```
  */
-export function batchRx<T extends Settleable = Settleable>(options: BatchOptions): OperatorFunction<T, MessageBatch<T>> {
+export function batchRx<T extends Settleable = Settleable>(options: BatchOptions): BatchOperatorRx<T> {
   const { size, maxWaitMs, signal } = resolveBatchOptions('batchRx()', options)
-  return (source) =>
-    new Observable<MessageBatch<T>>((subscriber) => {
-      const assembler = new BatchAssembler<T>(size)
+  return <M extends T>(source: Observable<M>) =>
+    new Observable<MessageBatch<M>>((subscriber) => {
+      const assembler = new BatchAssembler<M>(size)
       let timer: Subscription | undefined
-      const emit = (batch: MessageBatch<T> | undefined): void => {
+      const emit = (batch: MessageBatch<M> | undefined): void => {
         timer?.unsubscribe()
         timer = undefined
         if (batch) subscriber.next(batch)

@@ -1,7 +1,8 @@
-import { concatMap, defer, of, throwError, timer, type Observable, type OperatorFunction } from 'rxjs'
+import { concatMap, defer, of, throwError, timer, type Observable } from 'rxjs'
 import { giveUp, resolveRetryOptions, retryDelay, shouldRetry, type RetryHandler, type RetryOptions, type RetryResult } from '../retry-policy.js'
 import { outcomeOf, type Settleable } from '../settleable.js'
 import { abortable } from './abortable.js'
+import type { RetryOperatorRx } from './typed-operators.js'
 
 /**
  * The RxJS version of `retry` (`twainmq/operators`), with the same options and the same policy
@@ -20,12 +21,12 @@ import { abortable } from './abortable.js'
  * from(consumer).pipe(retryRx((m) => deliver(m.value), { attempts: 5 })).subscribe((r) => r.ok || warn(r.error))
  * ```
  */
-export function retryRx<T extends Settleable = Settleable>(handler: RetryHandler<T>, options: RetryOptions): OperatorFunction<T, RetryResult<T>> {
+export function retryRx<T extends Settleable & H, H = T>(handler: RetryHandler<H>, options: RetryOptions): RetryOperatorRx<T> {
   const policy = resolveRetryOptions('retryRx()', handler, options)
 
-  const attemptFrom = (message: T, attempt: number): Observable<RetryResult<T>> =>
+  const attemptFrom = <M extends T>(message: M, attempt: number): Observable<RetryResult<M>> =>
     defer(() => outcomeOf(handler, message, attempt)).pipe(
-      concatMap((outcome): Observable<RetryResult<T>> => {
+      concatMap((outcome): Observable<RetryResult<M>> => {
         if (outcome.ok) {
           message.ack()
           return of({ message, ok: true, attempts: attempt })
@@ -45,5 +46,5 @@ export function retryRx<T extends Settleable = Settleable>(handler: RetryHandler
       }),
     )
 
-  return (source) => source.pipe(concatMap((message) => attemptFrom(message, 1)), abortable(policy.signal))
+  return <M extends T>(source: Observable<M>) => source.pipe(concatMap((message) => attemptFrom(message, 1)), abortable(policy.signal))
 }

@@ -65,6 +65,6 @@ describe('pipe()', () => {
   })
 
   it('the barrel exports exactly the public operators', () => {
-    expect(Object.keys(operators).sort()).toEqual(['ack', 'batch', 'pipe', 'retry'])
+    expect(Object.keys(operators).sort()).toEqual(['ack', 'batch', 'filterAck', 'pipe', 'retry'])
   })
 })

@@ -48,8 +48,9 @@ function controlledHandler() {
 const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length
 
 describe('twainmq/rx exports', () => {
-  it('exports ackRx, batchRx, retryRx and the aliases ack, batch, retry', () => {
-    expect(Object.keys(rx).sort()).toEqual(['ack', 'ackRx', 'batch', 'batchRx', 'retry', 'retryRx'])
+  it('exports ackRx, batchRx, retryRx, filterAckRx and the aliases ack, batch, retry, filterAck', () => {
+    expect(Object.keys(rx).sort()).toEqual(['ack', 'ackRx', 'batch', 'batchRx', 'filterAck', 'filterAckRx', 'retry', 'retryRx'])
+    expect(rx.filterAck).toBe(rx.filterAckRx)
     expect(rx.ack).toBe(ackRx)
     expect(rx.batch).toBe(batchRx)
     expect(rx.retry).toBe(retryRx)

@@ -1,0 +1,119 @@
+// The README's TypeScript snippets (except those importing rxjs: readme-rx.ts), as written there.
+// Kept in step with the docs by test/unit/type-tests.test.ts; compiled under strict by it (test/types/tsconfig.json).
+import type { Consumer, Twain } from 'twainmq'
+import { open } from 'twainmq'
+import { ack, batch, filterAck, retry, pipe } from 'twainmq/operators'
+
+interface Order { id: number; total: number }
+interface Job { id: number }
+declare function save(v: Order): Promise<void>
+declare function bulk(b: readonly unknown[]): Promise<void>
+declare function charge(m: { value: Order }): Promise<void>
+declare function handle(m: { value: Order }): Promise<void>
+declare function bill(v: Order): Promise<void>
+declare function run(v: Job): Promise<void>
+declare const order: Order
+declare const orders: Order[]
+declare const a: Order
+declare const b: Order
+declare const orderSchema: (v: unknown) => Order
+declare const db: { save(v: Order): Promise<void> }
+declare const warehouse: { insertMany(v: Order[]): Promise<void> }
+declare const billing: { charge(v: Order): Promise<void> }
+declare const log: { warn(o: object, s: string): void }
+declare const metrics: { processed: { inc(): void } }
+declare function enrich(m: { value: Order }): Promise<void>
+declare function store(b: readonly unknown[]): Promise<void>
+declare function deliver(m: { value: Order }): Promise<void>
+declare function alert(e: unknown): void
+declare const twain: Twain
+declare const consumer: Consumer<Order>
+
+// README.md, ts block 1
+export async function block1(): Promise<void> {
+
+  const twain = await open('./data')                      // a directory (created if absent)
+  await twain.ensureTopic('orders', { partitions: 3, keyType: 'string' })   // creates it, or checks it
+
+  const producer = twain.producer<{ item: string }, string>('orders')      // values, keys
+  await producer.send('alice', { item: 'apple' })          // → { partition, offset }
+
+  for await (const m of twain.history('orders')) console.log(m.partition, m.offset, m.key, m.value)
+  for await (const m of twain.tail('orders', { from: 'start' })) { console.log(m.value); break }
+  await twain.close()
+}
+
+// README.md, ts block 2
+export async function block2(): Promise<void> {
+  await twain.createTopic('events', {
+    partitions: 4,                      // 1..10000, default 1
+    keyType: 'u32',                     // u8 | u16 (default) | u32 | u64 (bigint keys) | charN | string
+    retention: { maxMessages: 1_000_000, maxAgeMs: 7 * 86_400_000, maxBytes: 1 << 30 },
+    maxMessageBytes: 1 << 20,           // key + headers + encoded value, default 1 MiB
+  })
+  await twain.ensureTopic('events', { partitions: 4, keyType: 'u32' })   // exists with these: fine
+  await twain.listTopics()              // ['events', …]
+  await twain.describeTopic('events')   // { name, partitions, keyType, …, offsets: [{ partition, start, end }] }
+  await twain.length('events')          // messages retained
+  await twain.trim('events', { maxMessages: 1000 })        // keep the newest 1000 per partition
+  await twain.trim('events', { before: { 0: 500 } })        // drop offsets < 500 of partition 0
+  await twain.deleteTopic('events')
+}
+
+// README.md, ts block 3
+export async function block3(): Promise<void> {
+  const p = twain.producer<Order>('orders', { lingerMs: 0 })
+  await p.send(42, order, { headers: { source: 'web' } })   // → { partition, offset }
+  await Promise.all(orders.map((o) => p.send(o.id, o)))     // same tick → one write per partition
+  await p.sendBatch([{ key: 1, value: a }, { key: 2, value: b }])  // all checked first: one bad item writes nothing
+  await p.flush(); await p.close()
+}
+
+// README.md, ts block 6
+export async function block6(): Promise<void> {
+  const consumer = twain.consumer<Order>('orders', { group: 'billing', from: 'start', maxInFlight: 1000 })
+  consumer.on('assigned', (tps) => console.log('now own', tps))
+  for await (const m of consumer) {
+    try { await bill(m.value); m.ack() }
+    catch { m.nack({ delayMs: 1000 }) }       // or m.term('reason') → deadLetter topic
+  }
+  await consumer.close()                       // drains in-flight acks, commits, leaves the group
+}
+
+// README.md, ts block 7
+export async function block7(): Promise<void> {
+  const worker = twain.consumer<Job>('jobs', {
+    group: 'workers', mode: 'shared', name: 'worker-1',   // a stable name: a restart first gets what it held
+    claimAfterMs: 30_000, maxDeliveries: 5, deadLetter: 'jobs.dlq',
+  })
+  for await (const m of worker) {
+    try { await run(m.value); m.ack() }                   // acks are batched into few XACKs
+    catch { m.nack({ delayMs: 5000 }) }                   // re-delivered through Redis: deliveryCount + 1
+  }
+}
+
+// README.md, ts block 8
+export async function block8(): Promise<void> {
+
+  for await (const m of pipe(consumer, ack(async (m) => save(m.value), { concurrency: 8 }))) {}   // per-key order kept
+  for await (const b of pipe(consumer, batch({ size: 100, maxWaitMs: 50 }))) { await bulk(b); b.ack() }
+  for await (const r of pipe(consumer, retry(charge, { attempts: 5, backoff: { initialMs: 100, maxMs: 5000, multiplier: 2, jitter: 0.2 } }))) {
+    if (!r.ok) console.warn('dead-lettered', r.message.offset, r.error)  // term → the consumer's deadLetter topic
+  }
+  for await (const m of pipe(consumer, filterAck((m) => m.value.total > 0), ack((m) => save(m.value)))) {}   // what it drops is acked
+}
+
+// README.md, ts block 10
+export async function block10(): Promise<void> {
+  const twain = await open('/srv/legacy-twainmq-root')
+  twain.registerType('Order', orderSchema)               // TwainMQ's registered dataclasses
+  for await (const m of twain.history('orders')) console.log(m.offset, m.key, m.type, m.value)
+  await twain.producer('orders').send(42, { id: 7 }, { type: 'Order' })
+}
+
+// README.md, ts block 11
+export async function block11(): Promise<void> {
+  const twain = await open('redis://localhost:6379')                 // also redis://user:pass@host:port/db, rediss:// (TLS)
+  const app = await open('redis://localhost:6379', { prefix: 'app1:' })   // key prefix, default 'twainmq:'
+  const big = await open('redis+cluster://10.0.0.1:7000,10.0.0.2:7000')   // a Redis Cluster (any reachable nodes)
+}

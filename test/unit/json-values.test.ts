@@ -1,0 +1,95 @@
+// JSON values are stored only when JSON keeps them as they are: what JSON.stringify would silently
+// change (NaN → null, a Map → {}, a function dropped, …) is refused with InvalidArgumentError naming
+// where it is in the value.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { encodeValue } from '../../src/core/values.js'
+import { InvalidArgumentError, open, type Twain } from '../../src/index.js'
+import { collect, makeTmp, rmTmp } from './helpers.js'
+
+class Customer {
+  constructor(readonly name: string) {}
+}
+
+const REFUSED: Array<[string, unknown, RegExp]> = [
+  ['NaN', { a: { b: NaN } }, /\$\.a\.b is NaN, which JSON stores as null/],
+  ['Infinity', { total: Infinity }, /\$\.total is Infinity, which JSON stores as null/],
+  ['-Infinity in an array', [1, -Infinity], /\$\[1\] is -Infinity, which JSON stores as null/],
+  ['a top-level NaN', NaN, /\$ is NaN, which JSON stores as null/],
+  ['a Map', { m: new Map([['k', 1]]) }, /\$\.m is a Map, which JSON stores as \{\}/],
+  ['a Set', { tags: new Set(['x']) }, /\$\.tags is a Set, which JSON stores as \{\}/],
+  ['a function inside an object', { id: 1, run: () => 1 }, /\$\.run is a function, which JSON drops/],
+  ['a symbol inside an object', { s: Symbol('s') }, /\$\.s is a symbol, which JSON drops/],
+  ['a function in an array', [() => 1], /\$\[0\] is a function, which JSON stores as null/],
+  ['undefined in an array', [1, undefined, 3], /\$\[1\] is undefined, which JSON stores as null/],
+  ['a hole in a sparse array', [1, , 3], /\$\[1\] is undefined, which JSON stores as null/], // eslint-disable-line no-sparse-arrays
+  ['a class instance without toJSON', { customer: new Customer('alice') }, /\$\.customer is a Customer object, which JSON stores as a plain object/],
+  ['a RegExp', { re: /x/ }, /\$\.re is a RegExp object/],
+  ['an Error', { err: new Error('boom') }, /\$\.err is a Error object/],
+  ['bytes inside an object', { data: new Uint8Array([1, 2]) }, /\$\.data is a Uint8Array, which JSON stores as an object of indices/],
+  ['a Buffer inside an array (its toJSON gives { type, data })', [Buffer.from('x')], /\$\[0\] is a Buffer/],
+  ['a BigInt, with its path', { order: { n: 12n } }, /\$\.order\.n is a bigint \(12n\), which JSON cannot store/],
+  ['a key that is not an identifier', { 'a b': [{ 'c-d': NaN }] }, /\$\["a b"\]\[0\]\["c-d"\] is NaN/],
+]
+
+describe('JSON values: silent coercions are refused (src/core/values.ts)', () => {
+  for (const [what, value, text] of REFUSED) {
+    it(`refuses ${what}, naming where it is`, () => {
+      expect(() => encodeValue(value)).toThrow(InvalidArgumentError)
+      expect(() => encodeValue(value)).toThrow(text)
+      expect(() => encodeValue(value, true)).toThrow(text) // registered types follow the same rule
+    })
+  }
+
+  it('keeps what JSON keeps: plain objects, arrays, null, finite numbers, nested values', () => {
+    const v = { a: [1, 2.5, -0.25, null, true, 'x', { b: [] }], c: null, d: Object.assign(Object.create(null) as object, { e: 1 }) }
+    expect(JSON.parse(encodeValue(v).bytes as string)).toEqual(JSON.parse(JSON.stringify(v)))
+  })
+
+  it('leaves out object properties that are undefined, as JSON does (optional fields)', () => {
+    expect(encodeValue({ a: 1, b: undefined }).bytes).toBe('{"a":1}')
+  })
+
+  it('stores an object with toJSON() as what toJSON returns: a Date becomes its ISO string', () => {
+    const at = new Date('2024-05-01T12:00:00.000Z')
+    expect(encodeValue({ at }).bytes).toBe('{"at":"2024-05-01T12:00:00.000Z"}')
+    expect(encodeValue(at).bytes).toBe('"2024-05-01T12:00:00.000Z"')
+    class Money {
+      constructor(readonly cents: number) {}
+      toJSON() {
+        return { cents: this.cents }
+      }
+    }
+    expect(encodeValue({ price: new Money(250) }).bytes).toBe('{"price":{"cents":250}}')
+    expect(encodeValue({ v: { toJSON: () => 'own' } }).bytes).toBe('{"v":"own"}')
+  })
+
+  it('still refuses cycles, with the JSON error as the reason', () => {
+    const o: Record<string, unknown> = { a: 1 }
+    o.self = o
+    expect(() => encodeValue(o)).toThrow(InvalidArgumentError)
+    expect(() => encodeValue(o)).toThrow(/circular/i)
+  })
+})
+
+describe('JSON values through a producer', () => {
+  let dir: string
+  let twain: Twain
+  beforeEach(async () => {
+    dir = makeTmp()
+    twain = await open(dir)
+    await twain.createTopic('vals')
+  })
+  afterEach(async () => {
+    await twain.close()
+    rmTmp(dir)
+  })
+
+  it('send and sendBatch reject a value JSON would change and write nothing', async () => {
+    const p = twain.producer('vals')
+    await expect(p.send(1, { price: NaN })).rejects.toThrow(/\$\.price is NaN/)
+    await expect(p.sendBatch([{ key: 1, value: { ok: true } }, { key: 2, value: { m: new Map() } }])).rejects.toThrow(/\$\.m is a Map/)
+    expect(await twain.length('vals')).toBe(0)
+    await p.send(1, { at: new Date(0), note: undefined })
+    expect((await collect(twain.history('vals'))).map((m) => m.value)).toEqual([{ at: '1970-01-01T00:00:00.000Z' }])
+  })
+})
