@@ -35,7 +35,7 @@ function createOptions(opts: CreateOptions): CreateTopicOptions {
 /**
  * `twainmq topics create <name> [--partitions n] [--key-type t] [--message-types A,B]
  * [--retention-max-messages n] [--retention-max-age d] [--retention-max-bytes n]
- * [--retention-consumed] [--max-message-bytes n]` (createTopic's options, DESIGN §3.2).
+ * [--retention-consumed] [--max-message-bytes n]` (createTopic's options).
  */
 export function registerTopicsCreate(topics: Command): void {
   topics

@@ -8,7 +8,7 @@ interface TrimOptions {
 }
 
 /**
- * `twainmq trim <topic> --max-messages n | --before <p>=<offset>[,…]` (`twain.trim`, DESIGN §3.2):
+ * `twainmq trim <topic> --max-messages n | --before <p>=<offset>[,…]` (`twain.trim`, see docs/cli.md):
  * keep the n newest messages of every partition, or remove the offsets below the given one of each
  * partition named; prints how many messages were removed. No question asked, unlike `delete`.
  */
