@@ -26,6 +26,9 @@ const MAY_USE = {
   cli: ['index', 'consumer', 'backends/file', 'core'],
 }
 
+/** Layers the facade may load only with a dynamic `import()` (or `import type`): a file-backend app never loads ioredis. */
+const DYNAMIC_ONLY = { facade: ['backends/redis'] }
+
 /** Packages (and node: built-ins, always allowed) per layer; a layer not listed may use none. */
 const PACKAGES = {
   'backends/file': ['chokidar'],
@@ -78,6 +81,8 @@ for (const file of files) {
     deps.push(target)
     const to = layerOf(target)
     if (to !== from && !(MAY_USE[from] ?? []).includes(to)) problems.push(`${rel}: layer "${from}" may not import "${to}" (${spec})`)
+    const eager = m[2] === undefined && !/^\s*(import|export)\s+type\s/.test(m[0])
+    if (eager && (DYNAMIC_ONLY[from] ?? []).includes(to)) problems.push(`${rel}: layer "${from}" may load "${to}" only with a dynamic import() (${spec})`)
   }
   graph.set(file, deps)
 }

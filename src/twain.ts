@@ -2,7 +2,6 @@ import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
 import type { Backend } from './backends/backend.js'
 import { FileBackend } from './backends/file/file-backend.js'
-import { RedisBackend } from './backends/redis/redis-backend.js'
 import { isTwainmqRoot } from './compat/twainmq/detect.js'
 import { twainmqFormat } from './compat/twainmq/twainmq-store.js'
 import { ClosedError, InvalidArgumentError, TopicNotFoundError, GroupNotFoundError } from './core/errors.js'
@@ -55,6 +54,8 @@ export class Twain implements AsyncDisposable {
       if (typeof prefix !== 'string' || prefix.length > 1000) {
         throw new InvalidArgumentError(`prefix must be a string of at most 1000 characters, got ${JSON.stringify(prefix)}`)
       }
+      // Loaded only for a Redis target: a file-backend app never loads ioredis (decision 59).
+      const { RedisBackend } = await import('./backends/redis/redis-backend.js')
       return new Twain(await RedisBackend.connect({ url: t.url, cluster: t.cluster }, { prefix, clientId }), clientId)
     }
     const fsync = options.fsync ?? 'never'

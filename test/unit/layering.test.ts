@@ -16,7 +16,7 @@ describe('layering', () => {
     expect(r.status).toBe(0)
   })
 
-  it('the checker reports a wrong-way import, a misplaced package and a cycle', () => {
+  it('the checker reports a wrong-way import, a misplaced package, an eager Redis import and a cycle', () => {
     const tmp = tempDir()
     try {
       const src = join(tmp.dir, 'src')
@@ -25,12 +25,14 @@ describe('layering', () => {
       writeFileSync(join(src, 'core', 'uses-redis.ts'), "import 'ioredis'\nexport const y = 1\n")
       writeFileSync(join(src, 'core', 'cycle-a.ts'), "import { b } from './cycle-b.js'\nexport const a = () => b\n")
       writeFileSync(join(src, 'core', 'cycle-b.ts'), "import { a } from './cycle-a.js'\nexport const b = () => a\n")
+      writeFileSync(join(src, 'eager-redis.ts'), "import { RedisBackend } from './backends/redis/redis-backend.js'\nexport const z = RedisBackend\n")
       const r = check(src)
       expect(r.status).toBe(1)
+      expect(r.stderr).toMatch(/eager-redis\.ts: layer "facade" may load "backends\/redis" only with a dynamic import\(\)/)
       expect(r.stderr).toMatch(/stream\/bad\.ts: layer "stream" may not import "backends\/file"/)
       expect(r.stderr).toMatch(/core\/uses-redis\.ts: layer "core" may not import the package "ioredis"/)
       expect(r.stderr).toMatch(/import cycle: core\/cycle-a\.ts -> core\/cycle-b\.ts -> core\/cycle-a\.ts/)
-      expect(r.stderr).toMatch(/3 violations/)
+      expect(r.stderr).toMatch(/4 violations/)
     } finally {
       tmp.remove()
     }
