@@ -181,7 +181,10 @@ export class FileGroupStore implements GroupCoordinator {
         }
       }
       return { changed, result: undefined }
-    }).catch(() => undefined) // a deleted group has nothing to leave
+    }).catch((e: unknown) => {
+      // A deleted group has nothing to leave; a leave that cannot be written is reported (as on Redis).
+      if (!(e instanceof GroupNotFoundError)) throw e
+    })
   }
 
   async groupCommit(group: string, memberId: string, commits: readonly CommitRequest[]): Promise<TopicPartition[]> {
