@@ -23,11 +23,12 @@ const FIRST_DELIVERY_MS = 5000
 const children: ReturnType<typeof spawn>[] = []
 let tmp: ReturnType<typeof tempDir> | undefined
 
+// Removing 10,000 partition directories takes tens of seconds on a loaded machine.
 afterEach(async () => {
   await killChildren(children)
   tmp?.remove()
   tmp = undefined
-})
+}, 180_000)
 
 describe.skipIf(!existsSync('/proc/self/fd') || !existsSync('/bin/bash'))('a very wide topic', () => {
   it(
