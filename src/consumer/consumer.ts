@@ -63,8 +63,6 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
     this.dlq = opts.deadLetter ? new DeadLetterWriter(backend, opts.deadLetter, producerId) : undefined
     this.retention = new ConsumedRetention(backend, (e) => this.emitError(e))
     this.exitCommit = commitBeforeExit(() => this.commitParts().catch((e) => this.emitError(e)))
-    // Deferred: the iterations' own abort listeners must end them with AbortError before close() ends them quietly.
-    opts.signal?.addEventListener('abort', () => queueMicrotask(() => void this.close().catch(() => undefined)), { once: true })
     void this.start()
   }
 
@@ -176,7 +174,9 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
   }
 
   private settled(part: OwnedPartition, offset: number): void {
-    if (part.ack(offset)) {
+    // A dropped partition's outstanding messages were all counted out when it was dropped (a
+    // dead-letter write can complete after that).
+    if (!part.dropped && part.ack(offset)) {
       this.outstanding--
       this.fetchWake.wake()
     }

@@ -86,8 +86,6 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends MemberStre
     this.dlq = opts.deadLetter ? new DeadLetterWriter(backend, opts.deadLetter, producerId) : undefined
     this.retention = new ConsumedRetention(backend, (e) => this.emitError(e))
     this.exitCommit = commitBeforeExit(async () => this.member?.flush().catch((e) => this.emitError(e)))
-    // Deferred: the iterations' own abort listeners must end them with AbortError before close() ends them quietly.
-    opts.signal?.addEventListener('abort', () => queueMicrotask(() => void this.close().catch(() => undefined)), { once: true })
     this.starting = this.start()
   }
 
