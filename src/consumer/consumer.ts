@@ -11,7 +11,7 @@ import { ConsumedRetention } from './consumed-retention.js'
 import { DeadLetterWriter } from './dead-letter.js'
 import { commitBeforeExit } from './exit-commit.js'
 import { MemberStream } from './member-stream.js'
-import { GroupMessageImpl, type GroupMessage, type Settler } from './group-message.js'
+import { GroupMessageImpl, type GroupMessage, type PartitionHandle, type PartitionMessage, type Settler } from './group-message.js'
 import type { ResolvedConsumerOptions } from './options.js'
 import { OwnedPartition } from './owned-partition.js'
 
@@ -24,7 +24,7 @@ const MAX_FETCH = 1024
  */
 export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<GroupMessage<V, K>> {
   private readonly parts = new Map<string, OwnedPartition>()
-  private buffer: GroupMessageImpl<V>[] = []
+  private buffer: PartitionMessage<V>[] = []
   private readonly fetchWake = new Wake()
   private outstanding = 0
   private timers: NodeJS.Timeout[] = []
@@ -44,7 +44,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
   /** Cancels the commit at a natural process exit (exit-commit.ts). */
   private readonly exitCommit: () => void
   /** How its messages settle: kept out of the consumer's API. */
-  readonly #settler: Settler = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
+  readonly #settler: Settler<PartitionHandle> = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
 
   /** @internal Use `twain.consumer()`. */
   constructor(
@@ -113,11 +113,11 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
   }
 
   /** Hand up to `n` buffered messages to the application. */
-  protected take(n: number): GroupMessageImpl<V>[] {
-    const out: GroupMessageImpl<V>[] = []
+  protected take(n: number): PartitionMessage<V>[] {
+    const out: PartitionMessage<V>[] = []
     let i = 0
     for (; i < this.buffer.length && out.length < n; i++) {
-      const m = this.buffer[i] as GroupMessageImpl<V>
+      const m = this.buffer[i] as PartitionMessage<V>
       const h = GroupMessageImpl.handle(m)
       if (h.settled || h.part.lost || h.part.dropped || h.generation !== h.part.generation) continue
       if (this.opts.maxDeliveries !== undefined && m.deliveryCount >= this.opts.maxDeliveries) {
@@ -134,8 +134,8 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
     return out
   }
 
-  protected unread(items: GroupMessageImpl<V>[]): void {
-    const back: GroupMessageImpl<V>[] = []
+  protected unread(items: PartitionMessage<V>[]): void {
+    const back: PartitionMessage<V>[] = []
     for (const m of items) {
       const h = GroupMessageImpl.handle(m)
       if (!h.delivered || h.settled) continue
@@ -152,12 +152,12 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
 
   // ---- settlement ---------------------------------------------------------------------
 
-  private live(m: GroupMessageImpl<unknown>): boolean {
+  private live(m: PartitionMessage<unknown>): boolean {
     const h = GroupMessageImpl.handle(m)
     return !h.settled && !h.part.lost && !h.part.dropped && h.generation === h.part.generation
   }
 
-  private undeliver(m: GroupMessageImpl<unknown>): void {
+  private undeliver(m: PartitionMessage<unknown>): void {
     const h = GroupMessageImpl.handle(m)
     if (h.delivered) {
       h.delivered = false
@@ -165,7 +165,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
     }
   }
 
-  #ack(m: GroupMessageImpl<unknown>): void {
+  #ack(m: PartitionMessage<unknown>): void {
     if (!this.live(m)) return
     const h = GroupMessageImpl.handle(m)
     h.settled = true
@@ -184,7 +184,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
     if (part.revoking && part.drained) this.scheduleStep()
   }
 
-  #nack(m: GroupMessageImpl<unknown>, delayMs: number): void {
+  #nack(m: PartitionMessage<unknown>, delayMs: number): void {
     if (!this.live(m)) return
     this.undeliver(m)
     const h = GroupMessageImpl.handle(m)
@@ -192,7 +192,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
     if (h.part.revoking && h.part.drained) this.scheduleStep()
     const again = () => {
       if (!this.live(m) || h.part.revoking || this.state !== 'running') return
-      this.buffer.push(m as GroupMessageImpl<V>)
+      this.buffer.push(m as PartitionMessage<V>)
       this.wakeViews()
     }
     if (delayMs <= 0) return again()
@@ -204,7 +204,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
     this.redeliveries.add(t)
   }
 
-  #release(m: GroupMessageImpl<unknown>): void {
+  #release(m: PartitionMessage<unknown>): void {
     const h = GroupMessageImpl.handle(m)
     if (!this.live(m) || !h.delivered) return
     h.delivered = false
@@ -212,14 +212,14 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
     m.deliveryCount--
     // Back in offset order among its partition's buffered messages, so released runs keep their order.
     const at = this.buffer.findIndex((b) => b.partition === m.partition && b.topic === m.topic && b.offset > m.offset)
-    this.buffer.splice(at < 0 ? 0 : at, 0, m as GroupMessageImpl<V>)
+    this.buffer.splice(at < 0 ? 0 : at, 0, m as PartitionMessage<V>)
     this.wakeViews()
     this.settleWake.wake()
     const part = GroupMessageImpl.handle(m).part
     if (part.revoking && part.drained) this.scheduleStep()
   }
 
-  #term(m: GroupMessageImpl<unknown>, reason: string): void {
+  #term(m: PartitionMessage<unknown>, reason: string): void {
     if (!this.live(m)) return
     const h = GroupMessageImpl.handle(m)
     h.settled = true
@@ -297,7 +297,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
         if (msgs.length === want) p.dirty = true
         for (const m of msgs) {
           p.track(m.offset)
-          this.buffer.push(new GroupMessageImpl<V>(m, this.#settler, p))
+          this.buffer.push(new GroupMessageImpl<V, PartitionHandle>(m, 0, this.#settler, { part: p, generation: p.generation, settled: false, delivered: false }))
         }
         this.outstanding += msgs.length
         if (msgs.length > 0) {
@@ -415,7 +415,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
 
   /** Drop undelivered buffered messages of `p` (all partitions when undefined): they were never handed out. */
   private forgetBuffered(p?: OwnedPartition): void {
-    const keep: GroupMessageImpl<V>[] = []
+    const keep: PartitionMessage<V>[] = []
     const dropped = new Map<OwnedPartition, number[]>()
     for (const m of this.buffer) {
       const h = GroupMessageImpl.handle(m)

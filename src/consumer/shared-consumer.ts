@@ -12,12 +12,11 @@ import { commitBeforeExit } from './exit-commit.js'
 import { MemberStream } from './member-stream.js'
 import type { GroupMessage } from './group-message.js'
 import type { ResolvedConsumerOptions } from './options.js'
-import { entryList as refs, insertInOrder, SharedMessage, type SharedSettler } from './shared-message.js'
+import type { Settler } from './group-message.js'
+import { entryList as refs, insertInOrder, ref, setState, sharedMessage, state, type SharedHandle, type SharedMessage } from './shared-message.js'
 
 /** Retry delay of a re-delivery or dead-letter write that failed. */
 const RETRY_MS = 1000
-
-const { state, setState, ref } = SharedMessage
 
 /**
  * A member of a shared group (`mode: 'shared'`, README "Shared groups"): competing consumers over every
@@ -67,7 +66,7 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends MemberStre
   /** Cancels the acknowledgement flush at a natural process exit (exit-commit.ts). */
   private readonly exitCommit: () => void
   /** How its messages settle: kept out of the consumer's API. */
-  readonly #settler: SharedSettler = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
+  readonly #settler: Settler<SharedHandle> = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
 
   /** @internal Use `twain.consumer(topics, { mode: 'shared', … })`. */
   constructor(
@@ -369,7 +368,7 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends MemberStre
           this.emitError(e)
         }
       }
-      for (let i = 0; i < got.length; i++) this.buffer.push(new SharedMessage<V>(msgs[i] as Message, (got[i] as SharedDelivery).deliveryCount, this.#settler))
+      for (let i = 0; i < got.length; i++) this.buffer.push(sharedMessage<V>(msgs[i] as Message, (got[i] as SharedDelivery).deliveryCount, this.#settler))
       this.outstanding += got.length
       if (!this.demand) void this.handBack() // the last iteration ended during the read
       this.wakeViews()
