@@ -3,15 +3,11 @@ import { hostname } from 'node:os'
 import { tpKey, type TopicPartition } from '../backends/assign.js'
 import type { Backend, PartitionOffsets } from '../backends/backend.js'
 import type { Lease, MemberSpec } from '../backends/group.js'
-import { FencedError, InvalidArgumentError, TwainError } from '../core/errors.js'
+import { FencedError, InvalidArgumentError } from '../core/errors.js'
 import type { Key, Message } from '../core/types.js'
 import type { BatchIterator } from '../stream/batch-iterator.js'
-import { Wake } from '../stream/wake.js'
-import { ConsumedRetention } from './consumed-retention.js'
-import { DeadLetterWriter } from './dead-letter.js'
-import { commitBeforeExit } from './exit-commit.js'
-import { MemberStream } from './member-stream.js'
-import { GroupMessageImpl, type GroupMessage, type PartitionHandle, type PartitionMessage, type Settler } from './group-message.js'
+import { MemberCore } from './member-core.js'
+import { GroupMessageImpl, type PartitionHandle, type PartitionMessage, type Settler } from './group-message.js'
 import type { ResolvedConsumerOptions } from './options.js'
 import { OwnedPartition } from './owned-partition.js'
 
@@ -22,10 +18,8 @@ const MAX_FETCH = 1024
  * every `for await` or subscription is a view of the one membership, and ending a view leaves the
  * member in the group. Only `close()`, `twain.close()` or the `signal` leave.
  */
-export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<GroupMessage<V, K>> {
+export class Consumer<V = unknown, K extends Key = Key> extends MemberCore<V, PartitionHandle, K> {
   private readonly parts = new Map<string, OwnedPartition>()
-  private buffer: PartitionMessage<V>[] = []
-  private readonly fetchWake = new Wake()
   private outstanding = 0
   private timers: NodeJS.Timeout[] = []
   private stepping: Promise<void> | undefined
@@ -33,42 +27,28 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
   private unwatchGroup: (() => void) | undefined
   private readonly member: MemberSpec
   private readonly pendingSeeks = new Map<string, number>()
-  private readonly dlq: DeadLetterWriter | undefined
   private readonly redeliveries = new Set<NodeJS.Timeout>()
-  private readonly settleWake = new Wake()
   /** Where the next fetch round starts. */
   private rr = 0
   /** Partitions whose lease was taken since the last `commit()` (reported by it as `FencedError`). */
   private readonly fenced: TopicPartition[] = []
-  private readonly retention: ConsumedRetention
-  /** Cancels the commit at a natural process exit (exit-commit.ts). */
-  private readonly exitCommit: () => void
   /** How its messages settle: kept out of the consumer's API. */
   readonly #settler: Settler<PartitionHandle> = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
 
   /** @internal Use `twain.consumer()`. */
   constructor(
-    private readonly backend: Backend,
-    readonly topics: string[],
-    private readonly opts: ResolvedConsumerOptions,
+    backend: Backend,
+    topics: string[],
+    opts: ResolvedConsumerOptions,
     producerId: string,
     registry: Set<BatchIterator<unknown>>,
-    private readonly onClosed: (c: Consumer<any>) => void,
-    /** Registered-type validation of fetched messages. */
-    private readonly decode?: (batch: Message[]) => Message[] | Promise<Message[]>,
+    onClosed: (c: Consumer<any>) => void,
+    decode?: (batch: Message[]) => Message[] | Promise<Message[]>,
   ) {
-    super(opts.signal, registry)
+    super(backend, topics, opts, producerId, registry, onClosed as (c: MemberCore<any, any>) => void, decode)
     const id = `${opts.name ?? 'member'}-${randomBytes(5).toString('hex')}`
     this.member = { id, name: opts.name ?? id, topics: [...topics].sort(), sessionTimeoutMs: opts.sessionTimeoutMs, pid: process.pid, host: hostname() }
-    this.dlq = opts.deadLetter ? new DeadLetterWriter(backend, opts.deadLetter, producerId) : undefined
-    this.retention = new ConsumedRetention(backend, (e) => this.emitError(e))
-    this.exitCommit = commitBeforeExit(() => this.commitParts().catch((e) => this.emitError(e)))
     void this.start()
-  }
-
-  /** The group this member belongs to. */
-  get group(): string {
-    return this.opts.group
   }
 
   /** This member's id in the group. */
@@ -112,26 +92,24 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
     if (this.demand) this.fetchWake.wake()
   }
 
-  /** Hand up to `n` buffered messages to the application. */
-  protected take(n: number): PartitionMessage<V>[] {
-    const out: PartitionMessage<V>[] = []
-    let i = 0
-    for (; i < this.buffer.length && out.length < n; i++) {
-      const m = this.buffer[i] as PartitionMessage<V>
-      const h = GroupMessageImpl.handle(m)
-      if (h.settled || h.part.lost || h.part.dropped || h.generation !== h.part.generation) continue
-      if (this.opts.maxDeliveries !== undefined && m.deliveryCount >= this.opts.maxDeliveries) {
-        // It would be delivery number maxDeliveries + 1: give up on it (deliveryCount stays the real count).
-        this.#term(m, `delivered ${m.deliveryCount} times (maxDeliveries ${this.opts.maxDeliveries})`)
-        continue
-      }
-      m.deliveryCount++
-      h.delivered = true
-      h.part.inFlight++
-      out.push(m)
-    }
-    this.buffer = i === this.buffer.length ? [] : this.buffer.slice(i)
-    return out
+  protected flushCommits(): Promise<void> {
+    return this.commitParts()
+  }
+
+  protected deliverable(m: PartitionMessage<V>): boolean {
+    return this.live(m)
+  }
+
+  /** The member counts deliveries itself: `deliveryCount` is the deliveries made. */
+  protected deliveriesMade(m: PartitionMessage<V>): number {
+    return m.deliveryCount
+  }
+
+  protected deliver(m: PartitionMessage<V>): void {
+    const h = GroupMessageImpl.handle(m)
+    m.deliveryCount++
+    h.delivered = true
+    h.part.inFlight++
   }
 
   protected unread(items: PartitionMessage<V>[]): void {
@@ -147,6 +125,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
     if (back.length) {
       this.buffer = back.concat(this.buffer)
       this.wakeViews()
+      this.settleWake.wake()
     }
   }
 
@@ -227,15 +206,19 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
     const part = h.part
     if (!this.dlq) return this.settled(part, m.offset)
     part.pendingTerms++
-    this.dlq.write(m, reason).then(
+    this.dlq.send(
+      m,
+      reason,
       () => {
         part.pendingTerms--
         if (h.generation === part.generation) this.settled(part, m.offset)
+        else this.settleWake.wake()
       },
       (e) => {
         part.pendingTerms--
         h.settled = false
-        this.emitError(new TwainError(`Dead-letter write of ${m.topic}/${m.partition}@${m.offset} to "${this.dlq?.topic}" failed: ${(e as Error).message}`, { code: 'ERR_DEAD_LETTER', retriable: true, cause: e }))
+        this.settleWake.wake()
+        this.emitError(e)
         this.#nack(m, 1000)
       },
     )
@@ -443,6 +426,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
     p.unwatch?.()
     p.unwatch = undefined
     void p.reader?.close()
+    this.settleWake.wake()
     return { topic: p.topic, partition: p.partition }
   }
 
@@ -507,16 +491,13 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
     p.committed = -1
     p.dirty = true
     this.fetchWake.wake()
+    this.settleWake.wake()
   }
 
   /** `close()`: stop fetching, wait for in-flight acks (up to `drainTimeoutMs`), commit, leave. */
   protected async shutdown(): Promise<void> {
-    if (this.state === 'closed') return
-    this.state = 'closing'
-    this.exitCommit()
+    if (!this.beginShutdown()) return
     this.member.leaving = true
-    this.fetchWake.wake()
-    this.wakeViews()
     await this.endIterations()
     // Keep heartbeating (as a leaving member) while draining; the other timers stop now.
     const [heartbeat, ...others] = this.timers
@@ -525,14 +506,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
     for (const t of this.redeliveries) clearTimeout(t)
     this.redeliveries.clear()
     this.forgetBuffered()
-    const deadline = Date.now() + this.opts.drainTimeoutMs
-    const ctl = new AbortController()
-    while ([...this.parts.values()].some((p) => !p.drained) && Date.now() < deadline) {
-      const t = setTimeout(() => ctl.abort(), Math.max(1, deadline - Date.now()))
-      await this.settleWake.wait(ctl.signal, 50)
-      clearTimeout(t)
-      this.settleWake.take()
-    }
+    await this.drain(() => [...this.parts.values()].every((p) => p.drained))
     if (heartbeat) clearInterval(heartbeat)
     while (this.stepping) await this.stepping.catch(() => undefined)
     if (this.failure === undefined) {
@@ -544,9 +518,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
     const revoked = [...this.parts.values()].map((p) => this.dropPartition(p))
     this.unwatchGroup?.()
     if (revoked.length) this.events.emit('revoked', revoked)
-    this.state = 'closed'
-    this.events.clear()
-    this.onClosed(this)
+    this.finishShutdown()
   }
 
 }

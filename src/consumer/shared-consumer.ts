@@ -5,12 +5,8 @@ import type { EntryRef, SharedDelivery, SharedMember } from '../backends/shared.
 import { FencedError, InvalidArgumentError, TwainError } from '../core/errors.js'
 import type { Key, Message } from '../core/types.js'
 import type { BatchIterator } from '../stream/batch-iterator.js'
-import { Wake } from '../stream/wake.js'
-import { ConsumedRetention } from './consumed-retention.js'
-import { DeadLetterWriter } from './dead-letter.js'
-import { commitBeforeExit } from './exit-commit.js'
-import { MemberStream } from './member-stream.js'
 import type { GroupMessage } from './group-message.js'
+import { MemberCore } from './member-core.js'
 import type { ResolvedConsumerOptions } from './options.js'
 import type { Settler } from './group-message.js'
 import { entryList as refs, insertInOrder, ref, setState, sharedMessage, state, type SharedHandle, type SharedMessage } from './shared-message.js'
@@ -37,14 +33,11 @@ const RETRY_MS = 1000
  *
  * Like a partitioned consumer, it is a membership and each `for await` is a view of it.
  */
-export class SharedConsumer<V = unknown, K extends Key = Key> extends MemberStream<GroupMessage<V, K>> {
+export class SharedConsumer<V = unknown, K extends Key = Key> extends MemberCore<V, SharedHandle, K> {
   /** The member's name in the group (its Redis consumer name): `name`, or a random one. */
   readonly name: string
   private member: SharedMember | undefined
   private parts: TopicPartition[] = []
-  private buffer: SharedMessage<V>[] = []
-  private readonly fetchWake = new Wake()
-  private readonly settleWake = new Wake()
   /** Messages held: fetched and not settled, lost or given back. */
   private outstanding = 0
   /** Handed to the application, not settled. */
@@ -55,42 +48,29 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends MemberStre
   private readonly stopFetch = new AbortController()
   /** Aborted (and replaced) when demand ends: a read under way stops waiting. */
   private idleFetch = new AbortController()
-  private readonly dlq: DeadLetterWriter | undefined
   /** Nacked messages and their re-delivery timers. */
   private readonly waiting = new Map<SharedMessage<V>, NodeJS.Timeout | undefined>()
   private redeliverQueue: SharedMessage<V>[] = []
   private readonly redelivering = new Set<Promise<void>>()
   /** Entries lost to other members since the last `commit()` (reported by it as `FencedError`). */
   private readonly lostSinceCommit: EntryRef[] = []
-  private readonly retention: ConsumedRetention
-  /** Cancels the acknowledgement flush at a natural process exit (exit-commit.ts). */
-  private readonly exitCommit: () => void
   /** How its messages settle: kept out of the consumer's API. */
   readonly #settler: Settler<SharedHandle> = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
 
   /** @internal Use `twain.consumer(topics, { mode: 'shared', … })`. */
   constructor(
-    private readonly backend: Backend,
-    readonly topics: string[],
-    private readonly opts: ResolvedConsumerOptions,
+    backend: Backend,
+    topics: string[],
+    opts: ResolvedConsumerOptions,
     producerId: string,
     registry: Set<BatchIterator<unknown>>,
-    private readonly onClosed: (c: SharedConsumer<any>) => void,
-    /** Registered-type validation of fetched messages. */
-    private readonly decode?: (batch: Message[]) => Message[] | Promise<Message[]>,
+    onClosed: (c: SharedConsumer<any>) => void,
+    decode?: (batch: Message[]) => Message[] | Promise<Message[]>,
   ) {
-    super(opts.signal, registry)
     if (!backend.shared) throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${backend.kind}: use mode 'partitioned'`)
+    super(backend, topics, opts, producerId, registry, onClosed as (c: MemberCore<any, any>) => void, decode)
     this.name = opts.name ?? `member-${randomBytes(5).toString('hex')}`
-    this.dlq = opts.deadLetter ? new DeadLetterWriter(backend, opts.deadLetter, producerId) : undefined
-    this.retention = new ConsumedRetention(backend, (e) => this.emitError(e))
-    this.exitCommit = commitBeforeExit(async () => this.member?.flush().catch((e) => this.emitError(e)))
     this.starting = this.start()
-  }
-
-  /** The group this member belongs to. */
-  get group(): string {
-    return this.opts.group
   }
 
   /** This member's id in the group: its name (shared members are identified by name). */
@@ -177,26 +157,22 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends MemberStre
     if (nacked.length) await member.giveBack(nacked.map(ref), true).catch((e) => this.emitError(e))
   }
 
-  /** Hand up to `n` buffered messages to the application. */
-  protected take(n: number): SharedMessage<V>[] {
-    const out: SharedMessage<V>[] = []
-    const max = this.opts.maxDeliveries
-    let i = 0
-    for (; i < this.buffer.length && out.length < n; i++) {
-      const m = this.buffer[i] as SharedMessage<V>
-      if (state(m) !== 'buffered') continue
-      if (max !== undefined && m.deliveryCount > max) {
-        // This read would be delivery number deliveryCount: give up (the count reported is the deliveries made).
-        m.deliveryCount--
-        this.#term(m, `delivered ${m.deliveryCount} times (maxDeliveries ${max})`)
-        continue
-      }
-      setState(m, 'delivered')
-      this.inFlight++
-      out.push(m)
-    }
-    this.buffer = i === this.buffer.length ? [] : this.buffer.slice(i)
-    return out
+  protected async flushCommits(): Promise<void> {
+    await this.member?.flush()
+  }
+
+  protected deliverable(m: SharedMessage<V>): boolean {
+    return state(m) === 'buffered'
+  }
+
+  /** Redis counted this delivery when it read the entry: the deliveries made are one fewer. */
+  protected deliveriesMade(m: SharedMessage<V>): number {
+    return m.deliveryCount - 1
+  }
+
+  protected deliver(m: SharedMessage<V>): void {
+    setState(m, 'delivered')
+    this.inFlight++
   }
 
   // ---- settlement ---------------------------------------------------------------------
@@ -309,7 +285,9 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends MemberStre
     this.leave(msg)
     setState(msg, 'terming')
     this.pendingTerms++
-    this.dlq.write(msg, reason).then(
+    this.dlq.send(
+      msg,
+      reason,
       () => {
         this.pendingTerms--
         this.drop(msg, 'settled')
@@ -318,7 +296,7 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends MemberStre
       (e) => {
         this.pendingTerms--
         this.settleWake.wake()
-        this.emitError(new TwainError(`Dead-letter write of ${msg.topic}/${msg.partition}@${msg.offset} to "${this.dlq?.topic}" failed: ${(e as Error).message}`, { code: 'ERR_DEAD_LETTER', retriable: true, cause: e }))
+        this.emitError(e)
         this.wait(msg, RETRY_MS)
       },
     )
@@ -430,13 +408,9 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends MemberStre
    * holds nothing. (`close()` runs it once.)
    */
   protected async shutdown(): Promise<void> {
-    if (this.state === 'closed') return
-    this.state = 'closing'
-    this.exitCommit()
+    if (!this.beginShutdown()) return
     this.member?.stop() // a blocked read ends now
     this.stopFetch.abort()
-    this.fetchWake.wake()
-    this.wakeViews()
     await this.endIterations()
     await this.starting
     const member = this.member
@@ -447,20 +421,11 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends MemberStre
       // Unprocessed messages go back to the group at once (buffered ones uncounted).
       await this.handBack(true)
       this.buffer = []
-      const deadline = Date.now() + this.opts.drainTimeoutMs
-      const ctl = new AbortController()
-      while ((this.inFlight > 0 || this.pendingTerms > 0) && Date.now() < deadline) {
-        const t = setTimeout(() => ctl.abort(), Math.max(1, deadline - Date.now()))
-        await this.settleWake.wait(ctl.signal, 50)
-        clearTimeout(t)
-        this.settleWake.take()
-      }
+      await this.drain(() => this.inFlight === 0 && this.pendingTerms === 0)
       await member.leave()
     }
     if (this.parts.length) this.events.emit('revoked', this.assignments())
-    this.state = 'closed'
-    this.events.clear()
-    this.onClosed(this)
+    this.finishShutdown()
   }
 
 }

@@ -1,0 +1,106 @@
+import type { Backend } from '../backends/backend.js'
+import type { Key, Message } from '../core/types.js'
+import type { BatchIterator } from '../stream/batch-iterator.js'
+import { Wake } from '../stream/wake.js'
+import { ConsumedRetention } from './consumed-retention.js'
+import { DeadLetterWriter } from './dead-letter.js'
+import { drain } from './drain.js'
+import { commitBeforeExit } from './exit-commit.js'
+import type { GroupMessage, GroupMessageImpl } from './group-message.js'
+import { MemberStream } from './member-stream.js'
+import type { ResolvedConsumerOptions } from './options.js'
+
+/**
+ * What both group modes' members do the same way: the buffer and the order in which it is handed
+ * out (with `maxDeliveries`), the dead-letter writer, consumed retention, the commit at a natural
+ * exit, the drain wait and the shutdown's first and last steps. The mode (partitioned or shared)
+ * supplies its ledger through the hooks: which buffered messages are deliverable, how a delivery
+ * is recorded, how commits are flushed.
+ */
+export abstract class MemberCore<V, H, K extends Key = Key> extends MemberStream<GroupMessage<V, K>> {
+  /** Fetched, not handed out (in delivery order). */
+  protected buffer: GroupMessageImpl<V, H>[] = []
+  /** Room to fetch may have appeared (or the member is ending). */
+  protected readonly fetchWake = new Wake()
+  /** Something settled or was handed back: the drain re-checks. */
+  protected readonly settleWake = new Wake()
+  protected readonly dlq: DeadLetterWriter | undefined
+  protected readonly retention: ConsumedRetention
+  /** Cancels the commit at a natural process exit (exit-commit.ts). */
+  private readonly exitCommit: () => void
+
+  constructor(
+    protected readonly backend: Backend,
+    readonly topics: string[],
+    protected readonly opts: ResolvedConsumerOptions,
+    producerId: string,
+    registry: Set<BatchIterator<unknown>>,
+    private readonly onClosed: (c: MemberCore<any, any>) => void,
+    /** Registered-type validation of fetched messages. */
+    protected readonly decode?: (batch: Message[]) => Message[] | Promise<Message[]>,
+  ) {
+    super(opts.signal, registry)
+    this.dlq = opts.deadLetter ? new DeadLetterWriter(backend, opts.deadLetter, producerId) : undefined
+    this.retention = new ConsumedRetention(backend, (e) => this.emitError(e))
+    this.exitCommit = commitBeforeExit(() => this.flushCommits().catch((e) => this.emitError(e)))
+  }
+
+  /** The group this member belongs to. */
+  get group(): string {
+    return this.opts.group
+  }
+
+  /** Commit what was acked (shared: send the waiting acknowledgements); at a natural exit. */
+  protected abstract flushCommits(): Promise<void>
+  /** A buffered message may still be handed out (not settled, lost or given back). */
+  protected abstract deliverable(m: GroupMessageImpl<V, H>): boolean
+  /** Deliveries made before this one (the message's counter, as the mode keeps it). */
+  protected abstract deliveriesMade(m: GroupMessageImpl<V, H>): number
+  /** Record that `m` is handed to the application. */
+  protected abstract deliver(m: GroupMessageImpl<V, H>): void
+
+  /**
+   * Hand up to `n` buffered messages to the application, in buffer order. A message already
+   * delivered `maxDeliveries` times is termed instead (its `deliveryCount` the deliveries made).
+   */
+  protected take(n: number): GroupMessageImpl<V, H>[] {
+    const out: GroupMessageImpl<V, H>[] = []
+    const max = this.opts.maxDeliveries
+    let i = 0
+    for (; i < this.buffer.length && out.length < n; i++) {
+      const m = this.buffer[i] as GroupMessageImpl<V, H>
+      if (!this.deliverable(m)) continue
+      if (max !== undefined && this.deliveriesMade(m) >= max) {
+        m.deliveryCount = this.deliveriesMade(m)
+        m.term(`delivered ${m.deliveryCount} times (maxDeliveries ${max})`)
+        continue
+      }
+      this.deliver(m)
+      out.push(m)
+    }
+    this.buffer = i === this.buffer.length ? [] : this.buffer.slice(i)
+    return out
+  }
+
+  /** Wait (up to `drainTimeoutMs`) until `drained()`; settlements wake `settleWake`. */
+  protected drain(drained: () => boolean): Promise<void> {
+    return drain(this.settleWake, drained, this.opts.drainTimeoutMs)
+  }
+
+  /** The shutdown's first step: `closing`, no exit commit, the fetch loop and views woken. False when already closed. */
+  protected beginShutdown(): boolean {
+    if (this.state === 'closed') return false
+    this.state = 'closing'
+    this.exitCommit()
+    this.fetchWake.wake()
+    this.wakeViews()
+    return true
+  }
+
+  /** The shutdown's last step. */
+  protected finishShutdown(): void {
+    this.state = 'closed'
+    this.events.clear()
+    this.onClosed(this)
+  }
+}
