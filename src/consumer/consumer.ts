@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import { tpKey, type TopicPartition } from '../backends/assign.js'
-import type { Backend, PartitionOffsets } from '../backends/backend.js'
+import type { PartitionOffsets } from '../backends/backend.js'
 import type { Lease, MemberSpec } from '../backends/group.js'
 import { FencedError, InvalidArgumentError } from '../core/errors.js'
-import type { Key, Message } from '../core/types.js'
-import type { BatchIterator } from '../stream/batch-iterator.js'
-import { MemberCore } from './member-core.js'
+import type { Key } from '../core/types.js'
+import { MemberCore, type ConsumerContext } from './member-core.js'
 import { GroupMessageImpl, type PartitionHandle, type PartitionMessage, type Settler } from './group-message.js'
 import type { ResolvedConsumerOptions } from './options.js'
 import { OwnedPartition } from './owned-partition.js'
@@ -36,16 +35,8 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberCore<V, Pa
   readonly #settler: Settler<PartitionHandle> = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
 
   /** @internal Use `twain.consumer()`. */
-  constructor(
-    backend: Backend,
-    topics: string[],
-    opts: ResolvedConsumerOptions,
-    producerId: string,
-    registry: Set<BatchIterator<unknown>>,
-    onClosed: (c: Consumer<any>) => void,
-    decode?: (batch: Message[]) => Message[] | Promise<Message[]>,
-  ) {
-    super(backend, topics, opts, producerId, registry, onClosed as (c: MemberCore<any, any>) => void, decode)
+  constructor(ctx: ConsumerContext, topics: string[], opts: ResolvedConsumerOptions, onClosed: (c: Consumer<any>) => void) {
+    super(ctx, topics, opts, onClosed as (c: MemberCore<any, any>) => void)
     const id = `${opts.name ?? 'member'}-${randomBytes(5).toString('hex')}`
     this.member = { id, name: opts.name ?? id, topics: [...topics].sort(), sessionTimeoutMs: opts.sessionTimeoutMs, pid: process.pid, host: hostname() }
     void this.start()

@@ -10,6 +10,17 @@ import type { GroupMessage, GroupMessageImpl } from './group-message.js'
 import { MemberStream } from './member-stream.js'
 import type { ResolvedConsumerOptions } from './options.js'
 
+/** What every consumer of one `Twain` instance is made with. */
+export interface ConsumerContext {
+  store: Backend
+  /** The instance's id: the `producerId` of the dead letters its consumers write. */
+  clientId: string
+  /** The instance's live iterations (it ends them on close). */
+  iterations: Set<BatchIterator<unknown>>
+  /** Registered-type validation of fetched messages. */
+  decode: ((batch: Message[]) => Message[] | Promise<Message[]>) | undefined
+}
+
 /**
  * What both group modes' members do the same way: the buffer and the order in which it is handed
  * out (with `maxDeliveries`), the dead-letter writer, consumed retention, the commit at a natural
@@ -29,19 +40,20 @@ export abstract class MemberCore<V, H, K extends Key = Key> extends MemberStream
   /** Cancels the commit at a natural process exit (exit-commit.ts). */
   private readonly exitCommit: () => void
 
+  protected readonly backend: Backend
+  protected readonly decode: ConsumerContext['decode']
+
   constructor(
-    protected readonly backend: Backend,
+    ctx: ConsumerContext,
     readonly topics: string[],
     protected readonly opts: ResolvedConsumerOptions,
-    producerId: string,
-    registry: Set<BatchIterator<unknown>>,
     private readonly onClosed: (c: MemberCore<any, any>) => void,
-    /** Registered-type validation of fetched messages. */
-    protected readonly decode?: (batch: Message[]) => Message[] | Promise<Message[]>,
   ) {
-    super(opts.signal, registry)
-    this.dlq = opts.deadLetter ? new DeadLetterWriter(backend, opts.deadLetter, producerId) : undefined
-    this.retention = new ConsumedRetention(backend, (e) => this.emitError(e))
+    super(opts.signal, ctx.iterations)
+    this.backend = ctx.store
+    this.decode = ctx.decode
+    this.dlq = opts.deadLetter ? new DeadLetterWriter(ctx.store, opts.deadLetter, ctx.clientId) : undefined
+    this.retention = new ConsumedRetention(ctx.store, (e) => this.emitError(e))
     this.exitCommit = commitBeforeExit(() => this.flushCommits().catch((e) => this.emitError(e)))
   }
 

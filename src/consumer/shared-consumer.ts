@@ -4,11 +4,9 @@ import type { Backend } from '../backends/backend.js'
 import type { EntryRef, SharedDelivery, SharedMember } from '../backends/shared.js'
 import { FencedError, InvalidArgumentError, TwainError } from '../core/errors.js'
 import type { Key, Message } from '../core/types.js'
-import type { BatchIterator } from '../stream/batch-iterator.js'
-import type { GroupMessage } from './group-message.js'
-import { MemberCore } from './member-core.js'
+import type { GroupMessage, Settler } from './group-message.js'
+import { MemberCore, type ConsumerContext } from './member-core.js'
 import type { ResolvedConsumerOptions } from './options.js'
-import type { Settler } from './group-message.js'
 import { entryList as refs, insertInOrder, ref, setState, sharedMessage, state, type SharedHandle, type SharedMessage } from './shared-message.js'
 
 /** Retry delay of a re-delivery or dead-letter write that failed. */
@@ -58,17 +56,9 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends MemberCore
   readonly #settler: Settler<SharedHandle> = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
 
   /** @internal Use `twain.consumer(topics, { mode: 'shared', … })`. */
-  constructor(
-    backend: Backend,
-    topics: string[],
-    opts: ResolvedConsumerOptions,
-    producerId: string,
-    registry: Set<BatchIterator<unknown>>,
-    onClosed: (c: SharedConsumer<any>) => void,
-    decode?: (batch: Message[]) => Message[] | Promise<Message[]>,
-  ) {
-    if (!backend.shared) throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${backend.kind}: use mode 'partitioned'`)
-    super(backend, topics, opts, producerId, registry, onClosed as (c: MemberCore<any, any>) => void, decode)
+  constructor(ctx: ConsumerContext, topics: string[], opts: ResolvedConsumerOptions, onClosed: (c: SharedConsumer<any>) => void) {
+    if (!ctx.store.shared) throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${ctx.store.kind}: use mode 'partitioned'`)
+    super(ctx, topics, opts, onClosed as (c: MemberCore<any, any>) => void)
     this.name = opts.name ?? `member-${randomBytes(5).toString('hex')}`
     this.starting = this.start()
   }

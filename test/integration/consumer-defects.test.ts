@@ -28,7 +28,7 @@ async function store(): Promise<FileBackend> {
 }
 
 function consumer(b: Backend, o: Partial<ConsumerOptions> = {}): Consumer<string> {
-  const c = new Consumer<string>(b, ['t'], resolveConsumerOptions({ ...FAST, ...o }), 'test', new Set(), () => undefined)
+  const c = new Consumer<string>({ store: b, clientId: 'test', iterations: new Set(), decode: undefined }, ['t'], resolveConsumerOptions({ ...FAST, ...o }), () => undefined)
   cleanups.push(() => c.close())
   return c
 }
