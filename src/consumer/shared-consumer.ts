@@ -58,7 +58,7 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends MemberCore
   /** @internal Use `twain.consumer(topics, { mode: 'shared', … })`. */
   constructor(ctx: ConsumerContext, topics: string[], opts: ResolvedConsumerOptions, onClosed: (c: SharedConsumer<any>) => void) {
     if (!ctx.store.shared) throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${ctx.store.kind}: use mode 'partitioned'`)
-    super(ctx, topics, opts, onClosed as (c: MemberCore<any, any>) => void)
+    super(ctx, topics, opts, onClosed as (c: unknown) => void)
     this.name = opts.name ?? `member-${randomBytes(5).toString('hex')}`
     this.starting = this.start()
   }
