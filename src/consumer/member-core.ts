@@ -94,6 +94,24 @@ export abstract class MemberCore<V, H, K extends Key = Key> extends MemberStream
     return out
   }
 
+  /**
+   * Put a message handed back (`release()`, a view's unread end) into the buffer: in offset order
+   * among its partition's buffered messages, so released runs keep their order whatever order
+   * they are released in, and ahead of other partitions' messages when it is the partition's last.
+   */
+  protected putBack(m: GroupMessageImpl<V, H>): void {
+    const same = (b: GroupMessageImpl<V, H>) => b.partition === m.partition && b.topic === m.topic
+    let at = this.buffer.findIndex((b) => same(b) && b.offset > m.offset)
+    if (at < 0) {
+      let last = -1
+      this.buffer.forEach((b, i) => {
+        if (same(b) && b.offset < m.offset) last = i
+      })
+      at = last + 1
+    }
+    this.buffer.splice(at, 0, m)
+  }
+
   /** Wait (up to `drainTimeoutMs`) until `drained()`; settlements wake `settleWake`. */
   protected drain(drained: () => boolean): Promise<void> {
     return drain(this.settleWake, drained, this.opts.drainTimeoutMs)

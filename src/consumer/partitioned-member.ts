@@ -134,9 +134,7 @@ export abstract class PartitionedMember<V = unknown, K extends Key = Key> extend
     h.delivered = false
     h.part.inFlight--
     m.deliveryCount--
-    // Back in offset order among its partition's buffered messages, so released runs keep their order.
-    const at = this.buffer.findIndex((b) => b.partition === m.partition && b.topic === m.topic && b.offset > m.offset)
-    this.buffer.splice(at < 0 ? 0 : at, 0, m as PartitionMessage<V>)
+    this.putBack(m as PartitionMessage<V>)
     this.wakeViews()
     this.settleWake.wake()
     const part = GroupMessageImpl.handle(m).part

@@ -3,7 +3,7 @@ import { FencedError } from '../core/errors.js'
 import type { Key, Message } from '../core/types.js'
 import type { GroupMessage, Settler } from './group-message.js'
 import { MemberCore } from './member-core.js'
-import { insertInOrder, entryList as refs, ref, setState, sharedMessage, state, type SharedHandle, type SharedMessage } from './shared-message.js'
+import { entryList as refs, ref, setState, sharedMessage, state, type SharedHandle, type SharedMessage } from './shared-message.js'
 
 /** Retry delay of a re-delivery or dead-letter write that failed. */
 const RETRY_MS = 1000
@@ -171,7 +171,7 @@ export abstract class SharedLedger<V = unknown, K extends Key = Key> extends Mem
     const msg = m as SharedMessage<V>
     this.inFlight--
     setState(msg, 'buffered')
-    insertInOrder(this.buffer, msg)
+    this.putBack(msg)
     if (!this.demand) void this.handBack() // released after the last iteration ended
     this.wakeViews()
     this.settleWake.wake()

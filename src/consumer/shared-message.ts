@@ -37,20 +37,3 @@ export const entryList = (entries: readonly EntryRef[]): string =>
     .slice(0, 10)
     .map((e) => `${e.topic}/${e.partition}@${e.offset}`)
     .join(', ') + (entries.length > 10 ? ` and ${entries.length - 10} more` : '')
-
-/**
- * Put a message handed back into the buffer in offset order among its partition's buffered messages
- * (so released runs keep their order), ahead of other partitions' messages when it is the partition's last.
- */
-export function insertInOrder<M extends EntryRef>(buffer: M[], msg: M): void {
-  const same = (b: M) => b.partition === msg.partition && b.topic === msg.topic
-  let at = buffer.findIndex((b) => same(b) && b.offset > msg.offset)
-  if (at < 0) {
-    let last = -1
-    buffer.forEach((b, i) => {
-      if (same(b) && b.offset < msg.offset) last = i
-    })
-    at = last + 1
-  }
-  buffer.splice(at, 0, msg)
-}

@@ -103,3 +103,18 @@ describe("the user's signal", () => {
     expect(getEventListeners(ctl.signal, 'abort').length).toBe(before)
   })
 })
+
+describe('release()', () => {
+  it('puts messages back in offset order, whatever order they are released in (partitioned)', async () => {
+    const b = await store()
+    await b.createTopic(topicMeta('t'))
+    await b.append('t', 0, texts(await b.getTopic('t'), 'm', 3), 'test')
+    const c = consumer(b)
+    const held: GroupMessage<string>[] = []
+    await until(() => (held.push(...c.pollMany(3 - held.length)), held.length === 3), 10_000, 'three messages polled')
+    for (const m of held) m.release() // lowest first: each one released is the partition's last
+    const again = c.pollMany(3)
+    expect(again.map((m) => m.offset)).toEqual([0, 1, 2])
+    for (const m of again) m.ack()
+  })
+})
