@@ -1,21 +1,11 @@
-import type { Backend } from '../backends/backend.js'
 import { InvalidArgumentError } from '../core/errors.js'
-import type { Key, Message } from '../core/types.js'
-import type { BatchIterator } from '../stream/batch-iterator.js'
+import type { Key } from '../core/types.js'
 import { Consumer } from './consumer.js'
+import type { ConsumerContext } from './member-core.js'
 import type { ResolvedConsumerOptions } from './options.js'
 import { SharedConsumer } from './shared-consumer.js'
 
 type Member = Consumer<any> | SharedConsumer<any>
-
-/** What every consumer of one `Twain` instance is made with. */
-export interface ConsumerContext {
-  store: Backend
-  clientId: string
-  /** The instance's live iterations (it ends them on close). */
-  iterations: Set<BatchIterator<unknown>>
-  decode: ((batch: Message[]) => Message[] | Promise<Message[]>) | undefined
-}
 
 /**
  * The live consumers of one `Twain` instance. A member name belongs to one live consumer of a group:
@@ -41,8 +31,8 @@ export class ConsumerSet {
     const done = (c: Member) => void this.live.delete(c)
     const c =
       opts.mode === 'shared'
-        ? new SharedConsumer<V, K>(ctx.store, topics, opts, ctx.clientId, ctx.iterations, done, ctx.decode)
-        : new Consumer<V, K>(ctx.store, topics, opts, ctx.clientId, ctx.iterations, done, ctx.decode)
+        ? new SharedConsumer<V, K>(ctx, topics, opts, done)
+        : new Consumer<V, K>(ctx, topics, opts, done)
     this.live.set(c, { group: opts.group, name: opts.name })
     return c
   }

@@ -1,17 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import { tpKey, type TopicPartition } from '../backends/assign.js'
-import type { Backend, PartitionOffsets } from '../backends/backend.js'
-import type { Lease, MemberSpec } from '../backends/group.js'
-import { FencedError, InvalidArgumentError, TwainError } from '../core/errors.js'
-import type { Key, Message } from '../core/types.js'
-import type { BatchIterator } from '../stream/batch-iterator.js'
-import { Wake } from '../stream/wake.js'
-import { ConsumedRetention } from './consumed-retention.js'
-import { DeadLetterWriter } from './dead-letter.js'
-import { commitBeforeExit } from './exit-commit.js'
-import { MemberStream } from './member-stream.js'
-import { GroupMessageImpl, type GroupMessage, type Settler } from './group-message.js'
+import type { PartitionOffsets } from '../backends/backend.js'
+import type { MemberSpec } from '../backends/group.js'
+import { FencedError } from '../core/errors.js'
+import type { Key } from '../core/types.js'
+import type { ConsumerContext } from './member-core.js'
+import { PartitionedMember } from './partitioned-member.js'
 import type { ResolvedConsumerOptions } from './options.js'
 import { OwnedPartition } from './owned-partition.js'
 
@@ -22,55 +17,21 @@ const MAX_FETCH = 1024
  * every `for await` or subscription is a view of the one membership, and ending a view leaves the
  * member in the group. Only `close()`, `twain.close()` or the `signal` leave.
  */
-export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<GroupMessage<V, K>> {
-  private readonly parts = new Map<string, OwnedPartition>()
-  private buffer: GroupMessageImpl<V>[] = []
-  private readonly fetchWake = new Wake()
-  private outstanding = 0
+export class Consumer<V = unknown, K extends Key = Key> extends PartitionedMember<V, K> {
   private timers: NodeJS.Timeout[] = []
   private stepping: Promise<void> | undefined
   private stepAgain = false
   private unwatchGroup: (() => void) | undefined
-  private readonly member: MemberSpec
-  private readonly pendingSeeks = new Map<string, number>()
-  private readonly dlq: DeadLetterWriter | undefined
-  private readonly redeliveries = new Set<NodeJS.Timeout>()
-  private readonly settleWake = new Wake()
+  protected readonly member: MemberSpec
   /** Where the next fetch round starts. */
   private rr = 0
-  /** Partitions whose lease was taken since the last `commit()` (reported by it as `FencedError`). */
-  private readonly fenced: TopicPartition[] = []
-  private readonly retention: ConsumedRetention
-  /** Cancels the commit at a natural process exit (exit-commit.ts). */
-  private readonly exitCommit: () => void
-  /** How its messages settle: kept out of the consumer's API. */
-  readonly #settler: Settler = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
 
   /** @internal Use `twain.consumer()`. */
-  constructor(
-    private readonly backend: Backend,
-    readonly topics: string[],
-    private readonly opts: ResolvedConsumerOptions,
-    producerId: string,
-    registry: Set<BatchIterator<unknown>>,
-    private readonly onClosed: (c: Consumer<any>) => void,
-    /** Registered-type validation of fetched messages. */
-    private readonly decode?: (batch: Message[]) => Message[] | Promise<Message[]>,
-  ) {
-    super(opts.signal, registry)
+  constructor(ctx: ConsumerContext, topics: string[], opts: ResolvedConsumerOptions, onClosed: (c: Consumer<any>) => void) {
+    super(ctx, topics, opts, onClosed as (c: unknown) => void)
     const id = `${opts.name ?? 'member'}-${randomBytes(5).toString('hex')}`
     this.member = { id, name: opts.name ?? id, topics: [...topics].sort(), sessionTimeoutMs: opts.sessionTimeoutMs, pid: process.pid, host: hostname() }
-    this.dlq = opts.deadLetter ? new DeadLetterWriter(backend, opts.deadLetter, producerId) : undefined
-    this.retention = new ConsumedRetention(backend, (e) => this.emitError(e))
-    this.exitCommit = commitBeforeExit(() => this.commitParts().catch((e) => this.emitError(e)))
-    // Deferred: the iterations' own abort listeners must end them with AbortError before close() ends them quietly.
-    opts.signal?.addEventListener('abort', () => queueMicrotask(() => void this.close().catch(() => undefined)), { once: true })
     void this.start()
-  }
-
-  /** The group this member belongs to. */
-  get group(): string {
-    return this.opts.group
   }
 
   /** This member's id in the group. */
@@ -114,136 +75,9 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
     if (this.demand) this.fetchWake.wake()
   }
 
-  /** Hand up to `n` buffered messages to the application. */
-  protected take(n: number): GroupMessageImpl<V>[] {
-    const out: GroupMessageImpl<V>[] = []
-    let i = 0
-    for (; i < this.buffer.length && out.length < n; i++) {
-      const m = this.buffer[i] as GroupMessageImpl<V>
-      const h = GroupMessageImpl.handle(m)
-      if (h.settled || h.part.lost || h.part.dropped || h.generation !== h.part.generation) continue
-      if (this.opts.maxDeliveries !== undefined && m.deliveryCount >= this.opts.maxDeliveries) {
-        // It would be delivery number maxDeliveries + 1: give up on it (deliveryCount stays the real count).
-        this.#term(m, `delivered ${m.deliveryCount} times (maxDeliveries ${this.opts.maxDeliveries})`)
-        continue
-      }
-      m.deliveryCount++
-      h.delivered = true
-      h.part.inFlight++
-      out.push(m)
-    }
-    this.buffer = i === this.buffer.length ? [] : this.buffer.slice(i)
-    return out
-  }
-
-  protected unread(items: GroupMessageImpl<V>[]): void {
-    const back: GroupMessageImpl<V>[] = []
-    for (const m of items) {
-      const h = GroupMessageImpl.handle(m)
-      if (!h.delivered || h.settled) continue
-      h.delivered = false
-      h.part.inFlight--
-      m.deliveryCount--
-      back.push(m)
-    }
-    if (back.length) {
-      this.buffer = back.concat(this.buffer)
-      this.wakeViews()
-    }
-  }
-
-  // ---- settlement ---------------------------------------------------------------------
-
-  private live(m: GroupMessageImpl<unknown>): boolean {
-    const h = GroupMessageImpl.handle(m)
-    return !h.settled && !h.part.lost && !h.part.dropped && h.generation === h.part.generation
-  }
-
-  private undeliver(m: GroupMessageImpl<unknown>): void {
-    const h = GroupMessageImpl.handle(m)
-    if (h.delivered) {
-      h.delivered = false
-      h.part.inFlight--
-    }
-  }
-
-  #ack(m: GroupMessageImpl<unknown>): void {
-    if (!this.live(m)) return
-    const h = GroupMessageImpl.handle(m)
-    h.settled = true
-    this.undeliver(m)
-    this.settled(h.part, m.offset)
-  }
-
-  private settled(part: OwnedPartition, offset: number): void {
-    if (part.ack(offset)) {
-      this.outstanding--
-      this.fetchWake.wake()
-    }
-    this.settleWake.wake()
-    if (part.revoking && part.drained) this.scheduleStep()
-  }
-
-  #nack(m: GroupMessageImpl<unknown>, delayMs: number): void {
-    if (!this.live(m)) return
-    this.undeliver(m)
-    const h = GroupMessageImpl.handle(m)
-    this.settleWake.wake()
-    if (h.part.revoking && h.part.drained) this.scheduleStep()
-    const again = () => {
-      if (!this.live(m) || h.part.revoking || this.state !== 'running') return
-      this.buffer.push(m as GroupMessageImpl<V>)
-      this.wakeViews()
-    }
-    if (delayMs <= 0) return again()
-    const t = setTimeout(() => {
-      this.redeliveries.delete(t)
-      again()
-    }, delayMs)
-    if (this.views === 0) t.unref()
-    this.redeliveries.add(t)
-  }
-
-  #release(m: GroupMessageImpl<unknown>): void {
-    const h = GroupMessageImpl.handle(m)
-    if (!this.live(m) || !h.delivered) return
-    h.delivered = false
-    h.part.inFlight--
-    m.deliveryCount--
-    // Back in offset order among its partition's buffered messages, so released runs keep their order.
-    const at = this.buffer.findIndex((b) => b.partition === m.partition && b.topic === m.topic && b.offset > m.offset)
-    this.buffer.splice(at < 0 ? 0 : at, 0, m as GroupMessageImpl<V>)
-    this.wakeViews()
-    this.settleWake.wake()
-    const part = GroupMessageImpl.handle(m).part
-    if (part.revoking && part.drained) this.scheduleStep()
-  }
-
-  #term(m: GroupMessageImpl<unknown>, reason: string): void {
-    if (!this.live(m)) return
-    const h = GroupMessageImpl.handle(m)
-    h.settled = true
-    this.undeliver(m)
-    const part = h.part
-    if (!this.dlq) return this.settled(part, m.offset)
-    part.pendingTerms++
-    this.dlq.write(m, reason).then(
-      () => {
-        part.pendingTerms--
-        if (h.generation === part.generation) this.settled(part, m.offset)
-      },
-      (e) => {
-        part.pendingTerms--
-        h.settled = false
-        this.emitError(new TwainError(`Dead-letter write of ${m.topic}/${m.partition}@${m.offset} to "${this.dlq?.topic}" failed: ${(e as Error).message}`, { code: 'ERR_DEAD_LETTER', retriable: true, cause: e }))
-        this.#nack(m, 1000)
-      },
-    )
-  }
-
   // ---- fetching -----------------------------------------------------------------------
 
-  private watchPartition(p: OwnedPartition): void {
+  protected watchPartition(p: OwnedPartition): void {
     p.unwatch?.()
     p.unwatch = this.backend.watch(
       p.topic,
@@ -295,11 +129,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
           continue
         }
         if (msgs.length === want) p.dirty = true
-        for (const m of msgs) {
-          p.track(m.offset)
-          this.buffer.push(new GroupMessageImpl<V>(m, this.#settler, p))
-        }
-        this.outstanding += msgs.length
+        for (const m of msgs) this.buffered(m, p)
         if (msgs.length > 0) {
           progressed = true
           this.wakeViews()
@@ -311,7 +141,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
 
   // ---- membership -----------------------------------------------------------------------
 
-  private scheduleStep(): void {
+  protected scheduleStep(): void {
     if (this.state === 'closed') return
     if (this.stepping) {
       this.stepAgain = true
@@ -392,96 +222,11 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
     for (const p of this.parts.values()) if (owned.get(p.key) !== p.epoch) p.lost = true
   }
 
-  /** Open a newly leased partition (not yet visible to the fetch loop), given its offsets as this step found them. */
-  private async acquire(lease: Lease, offsets: PartitionOffsets | undefined): Promise<OwnedPartition> {
-    const key = tpKey(lease.topic, lease.partition)
-    const start = offsets?.start ?? 0
-    const seek = this.pendingSeeks.get(key)
-    this.pendingSeeks.delete(key)
-    let position = seek ?? lease.committed ?? (this.opts.from === 'end' ? (offsets?.end ?? 0) : start)
-    if (position < start) position = start
-    const p = new OwnedPartition(lease.topic, lease.partition, lease.epoch, position)
-    if (seek !== undefined || lease.committed === undefined) p.committed = -1 // commit the start position at once ('end' must stick)
-    p.reader = await this.backend.openReader(lease.topic, lease.partition, position)
-    return p
-  }
-
   private beginRevoke(p: OwnedPartition): void {
     p.revoking = true
     p.drainDeadline = Date.now() + this.opts.drainTimeoutMs
     this.forgetBuffered(p)
     if (p.drained) this.stepAgain = true
-  }
-
-  /** Drop undelivered buffered messages of `p` (all partitions when undefined): they were never handed out. */
-  private forgetBuffered(p?: OwnedPartition): void {
-    const keep: GroupMessageImpl<V>[] = []
-    const dropped = new Map<OwnedPartition, number[]>()
-    for (const m of this.buffer) {
-      const h = GroupMessageImpl.handle(m)
-      if (p === undefined || h.part === p) {
-        if (!h.settled && h.generation === h.part.generation) {
-          const list = dropped.get(h.part) ?? []
-          list.push(m.offset)
-          dropped.set(h.part, list)
-        }
-      } else keep.push(m)
-    }
-    this.buffer = keep
-    for (const [part, offsets] of dropped) {
-      const before = part.outstandingCount
-      part.forget(offsets)
-      this.outstanding -= before - part.outstandingCount
-    }
-  }
-
-  private dropPartition(p: OwnedPartition): TopicPartition {
-    this.forgetBuffered(p)
-    this.outstanding -= p.outstandingCount
-    this.parts.delete(p.key)
-    p.dropped = true
-    p.unwatch?.()
-    p.unwatch = undefined
-    void p.reader?.close()
-    return { topic: p.topic, partition: p.partition }
-  }
-
-  // ---- commits ---------------------------------------------------------------------------
-
-  private async commitParts(parts?: OwnedPartition[]): Promise<void> {
-    const list = (parts ?? [...this.parts.values()]).filter((p) => !p.lost && p.commitPoint() !== p.committed)
-    if (list.length === 0) return
-    const reqs = list.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.commitPoint(), epoch: p.epoch }))
-    const fenced = await this.backend.groups.groupCommit(this.opts.group, this.member.id, reqs)
-    const fencedKeys = new Set(fenced.map((f) => tpKey(f.topic, f.partition)))
-    const done: Array<TopicPartition & { offset: number }> = []
-    const lost: TopicPartition[] = []
-    list.forEach((p, i) => {
-      if (fencedKeys.has(p.key)) {
-        p.lost = true
-        if (this.parts.get(p.key) === p) lost.push(this.dropPartition(p))
-      } else {
-        p.committed = (reqs[i] as { offset: number }).offset
-        done.push({ topic: p.topic, partition: p.partition, offset: p.committed })
-      }
-    })
-    if (done.length) {
-      this.events.emit('commit', done)
-      this.retention.committed()
-    }
-    if (lost.length) this.events.emit('revoked', lost)
-    if (fenced.length) {
-      throw new FencedError(`Commit of ${fenced.map((f) => tpKey(f.topic, f.partition)).join(', ')} by member ${this.member.id} of group "${this.opts.group}" was rejected: the partition is owned by another member now`)
-    }
-  }
-
-  /** Commit the acked prefix of every owned partition now. Rejects with `FencedError` for lost partitions. */
-  async commit(): Promise<void> {
-    const lost = this.fenced.splice(0)
-    await this.commitParts()
-    if (lost.length) {
-      throw new FencedError(`Partitions ${lost.map((t) => tpKey(t.topic, t.partition)).join(', ')} of group "${this.opts.group}" were taken from member ${this.member.id} (session timeout): their acks since the last commit were not committed`)
-    }
   }
 
   /** The partitions this member owns now. */
@@ -495,28 +240,10 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
     while (this.stepping) await this.stepping
   }
 
-  /** Continue a partition from `offset` (applied when the partition is acquired if it is not owned now). */
-  seek(topic: string, partition: number, offset: number): void {
-    if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError(`seek offset must be a non-negative integer, got ${String(offset)}`)
-    if (!this.topics.includes(topic)) throw new InvalidArgumentError(`This consumer does not consume topic "${topic}" (it consumes ${this.topics.join(', ')})`)
-    const p = this.parts.get(tpKey(topic, partition))
-    if (!p) return void this.pendingSeeks.set(tpKey(topic, partition), offset)
-    this.forgetBuffered(p)
-    this.outstanding -= p.outstandingCount
-    p.reset(offset)
-    p.committed = -1
-    p.dirty = true
-    this.fetchWake.wake()
-  }
-
   /** `close()`: stop fetching, wait for in-flight acks (up to `drainTimeoutMs`), commit, leave. */
   protected async shutdown(): Promise<void> {
-    if (this.state === 'closed') return
-    this.state = 'closing'
-    this.exitCommit()
+    if (!this.beginShutdown()) return
     this.member.leaving = true
-    this.fetchWake.wake()
-    this.wakeViews()
     await this.endIterations()
     // Keep heartbeating (as a leaving member) while draining; the other timers stop now.
     const [heartbeat, ...others] = this.timers
@@ -525,14 +252,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
     for (const t of this.redeliveries) clearTimeout(t)
     this.redeliveries.clear()
     this.forgetBuffered()
-    const deadline = Date.now() + this.opts.drainTimeoutMs
-    const ctl = new AbortController()
-    while ([...this.parts.values()].some((p) => !p.drained) && Date.now() < deadline) {
-      const t = setTimeout(() => ctl.abort(), Math.max(1, deadline - Date.now()))
-      await this.settleWake.wait(ctl.signal, 50)
-      clearTimeout(t)
-      this.settleWake.take()
-    }
+    await this.drain(() => [...this.parts.values()].every((p) => p.drained))
     if (heartbeat) clearInterval(heartbeat)
     while (this.stepping) await this.stepping.catch(() => undefined)
     if (this.failure === undefined) {
@@ -544,9 +264,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends MemberStream<Gro
     const revoked = [...this.parts.values()].map((p) => this.dropPartition(p))
     this.unwatchGroup?.()
     if (revoked.length) this.events.emit('revoked', revoked)
-    this.state = 'closed'
-    this.events.clear()
-    this.onClosed(this)
+    this.finishShutdown()
   }
 
 }

@@ -1,6 +1,6 @@
 import type { Backend, TopicMeta } from '../backends/backend.js'
 import type { RecordInput } from '../backends/record.js'
-import { TopicExistsError, TopicNotFoundError } from '../core/errors.js'
+import { TopicExistsError, TopicNotFoundError, TwainError } from '../core/errors.js'
 import { cachedHash64 } from '../core/hash64.js'
 import { keyCodec } from '../core/keys.js'
 import type { Message } from '../core/types.js'
@@ -42,6 +42,16 @@ export class DeadLetterWriter {
       if (!(e instanceof TopicExistsError)) throw e
     }
     return this.backend.getTopic(this.topic)
+  }
+
+  /**
+   * Write `m` in the background, then call `written`; when the write fails, `failed` gets a
+   * retriable `ERR_DEAD_LETTER` error naming the message (the member delivers it again).
+   */
+  send(m: Message & { deliveryCount: number }, reason: string, written: () => void, failed: (e: TwainError) => void): void {
+    this.write(m, reason).then(written, (e) =>
+      failed(new TwainError(`Dead-letter write of ${m.topic}/${m.partition}@${m.offset} to "${this.topic}" failed: ${(e as Error).message}`, { code: 'ERR_DEAD_LETTER', retriable: true, cause: e })),
+    )
   }
 
   async write(m: Message & { deliveryCount: number }, reason: string): Promise<void> {

@@ -18,16 +18,16 @@ export interface GroupMessage<V = unknown, K extends Key = Key> extends Message<
   release(): void
 }
 
-/** What a message needs from its consumer to settle. */
-export interface Settler {
-  ack(m: GroupMessageImpl<unknown>): void
-  nack(m: GroupMessageImpl<unknown>, delayMs: number): void
-  term(m: GroupMessageImpl<unknown>, reason: string): void
-  release(m: GroupMessageImpl<unknown>): void
+/** What a message needs from its consumer to settle (each mode's member is one). */
+export interface Settler<H> {
+  ack(m: GroupMessageImpl<unknown, H>): void
+  nack(m: GroupMessageImpl<unknown, H>, delayMs: number): void
+  term(m: GroupMessageImpl<unknown, H>, reason: string): void
+  release(m: GroupMessageImpl<unknown, H>): void
 }
 
-/** Internal state of a delivered message. */
-export interface Handle {
+/** Where a partitioned-mode message stands (its handle). */
+export interface PartitionHandle {
   part: OwnedPartition
   generation: number
   /** Acked or termed (no further settlement counts). */
@@ -36,8 +36,17 @@ export interface Handle {
   delivered: boolean
 }
 
+/** A message of a partitioned group. */
+export type PartitionMessage<V> = GroupMessageImpl<V, PartitionHandle>
+
+/**
+ * The one `GroupMessage` class of both modes: the message's fields, its delivery count, and its
+ * settlement methods, which hand it to the member's `Settler`. `H` is what the member keeps on
+ * it (partitioned: its partition and generation; shared: its state), reachable only through
+ * `GroupMessageImpl.handle`, so none of it shows on the public object.
+ */
 // K is the key type the application asserted (twain.consumer<V, K>); nothing here depends on it.
-export class GroupMessageImpl<V, K extends Key = any> implements GroupMessage<V, K> {
+export class GroupMessageImpl<V, H, K extends Key = any> implements GroupMessage<V, K> {
   topic: string
   partition: number
   offset: number
@@ -48,11 +57,11 @@ export class GroupMessageImpl<V, K extends Key = any> implements GroupMessage<V,
   headers: Record<string, string>
   producerId: string
   error?: Error
-  deliveryCount = 0
-  readonly #settler: Settler
-  readonly #handle: Handle
+  deliveryCount: number
+  readonly #settler: Settler<H>
+  readonly #handle: H
 
-  constructor(m: Message, settler: Settler, part: OwnedPartition) {
+  constructor(m: Message, deliveryCount: number, settler: Settler<H>, handle: H) {
     this.topic = m.topic
     this.partition = m.partition
     this.offset = m.offset
@@ -63,8 +72,9 @@ export class GroupMessageImpl<V, K extends Key = any> implements GroupMessage<V,
     this.headers = m.headers
     this.producerId = m.producerId
     if (m.error !== undefined) this.error = m.error
+    this.deliveryCount = deliveryCount
     this.#settler = settler
-    this.#handle = { part, generation: part.generation, settled: false, delivered: false }
+    this.#handle = handle
   }
 
   ack(): void {
@@ -84,8 +94,8 @@ export class GroupMessageImpl<V, K extends Key = any> implements GroupMessage<V,
     this.#settler.release(this)
   }
 
-  /** @internal */
-  static handle(m: GroupMessageImpl<unknown>): Handle {
+  /** @internal What the member keeps on the message. */
+  static handle<H>(m: GroupMessageImpl<unknown, H>): H {
     return m.#handle
   }
 }

@@ -21,8 +21,15 @@ export abstract class MemberStream<T> extends MessageStream<T> implements AsyncD
   private readonly viewWake = new Set<() => void>()
   private closing: Promise<void> | undefined
 
+  /** Removes the listener on the user's `signal` (at close: a long-lived signal must not keep closed members). */
+  private readonly unlistenSignal: () => void
+
   constructor(signal: AbortSignal | undefined, registry: Set<BatchIterator<unknown>>) {
     super(undefined, signal, registry)
+    // Deferred: the iterations' own abort listeners must end them with AbortError before close() ends them quietly.
+    const onAbort = () => queueMicrotask(() => void this.close().catch(() => undefined))
+    signal?.addEventListener('abort', onAbort, { once: true })
+    this.unlistenSignal = () => signal?.removeEventListener('abort', onAbort)
   }
 
   /** Hand up to `n` buffered messages to the application (marking them delivered). */
@@ -138,6 +145,7 @@ export abstract class MemberStream<T> extends MessageStream<T> implements AsyncD
 
   /** Leave the group (the mode's shutdown runs once). Idempotent. */
   override close(): Promise<void> {
+    this.unlistenSignal()
     this.closing ??= this.shutdown()
     return this.closing
   }

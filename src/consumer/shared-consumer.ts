@@ -1,23 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import type { TopicPartition } from '../backends/assign.js'
 import type { Backend } from '../backends/backend.js'
-import type { EntryRef, SharedDelivery, SharedMember } from '../backends/shared.js'
+import type { SharedDelivery, SharedMember } from '../backends/shared.js'
 import { FencedError, InvalidArgumentError, TwainError } from '../core/errors.js'
 import type { Key, Message } from '../core/types.js'
-import type { BatchIterator } from '../stream/batch-iterator.js'
-import { Wake } from '../stream/wake.js'
-import { ConsumedRetention } from './consumed-retention.js'
-import { DeadLetterWriter } from './dead-letter.js'
-import { commitBeforeExit } from './exit-commit.js'
-import { MemberStream } from './member-stream.js'
-import type { GroupMessage } from './group-message.js'
+import type { ConsumerContext } from './member-core.js'
+import { SharedLedger } from './shared-ledger.js'
 import type { ResolvedConsumerOptions } from './options.js'
-import { entryList as refs, insertInOrder, SharedMessage, type SharedSettler } from './shared-message.js'
-
-/** Retry delay of a re-delivery or dead-letter write that failed. */
-const RETRY_MS = 1000
-
-const { state, setState, ref } = SharedMessage
+import { entryList as refs } from './shared-message.js'
 
 /**
  * A member of a shared group (`mode: 'shared'`, README "Shared groups"): competing consumers over every
@@ -38,62 +28,22 @@ const { state, setState, ref } = SharedMessage
  *
  * Like a partitioned consumer, it is a membership and each `for await` is a view of it.
  */
-export class SharedConsumer<V = unknown, K extends Key = Key> extends MemberStream<GroupMessage<V, K>> {
+export class SharedConsumer<V = unknown, K extends Key = Key> extends SharedLedger<V, K> {
   /** The member's name in the group (its Redis consumer name): `name`, or a random one. */
   readonly name: string
-  private member: SharedMember | undefined
   private parts: TopicPartition[] = []
-  private buffer: SharedMessage<V>[] = []
-  private readonly fetchWake = new Wake()
-  private readonly settleWake = new Wake()
-  /** Messages held: fetched and not settled, lost or given back. */
-  private outstanding = 0
-  /** Handed to the application, not settled. */
-  private inFlight = 0
-  private pendingTerms = 0
   private readonly starting: Promise<void>
   private fetching: Promise<void> | undefined
   private readonly stopFetch = new AbortController()
   /** Aborted (and replaced) when demand ends: a read under way stops waiting. */
   private idleFetch = new AbortController()
-  private readonly dlq: DeadLetterWriter | undefined
-  /** Nacked messages and their re-delivery timers. */
-  private readonly waiting = new Map<SharedMessage<V>, NodeJS.Timeout | undefined>()
-  private redeliverQueue: SharedMessage<V>[] = []
-  private readonly redelivering = new Set<Promise<void>>()
-  /** Entries lost to other members since the last `commit()` (reported by it as `FencedError`). */
-  private readonly lostSinceCommit: EntryRef[] = []
-  private readonly retention: ConsumedRetention
-  /** Cancels the acknowledgement flush at a natural process exit (exit-commit.ts). */
-  private readonly exitCommit: () => void
-  /** How its messages settle: kept out of the consumer's API. */
-  readonly #settler: SharedSettler = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
 
   /** @internal Use `twain.consumer(topics, { mode: 'shared', … })`. */
-  constructor(
-    private readonly backend: Backend,
-    readonly topics: string[],
-    private readonly opts: ResolvedConsumerOptions,
-    producerId: string,
-    registry: Set<BatchIterator<unknown>>,
-    private readonly onClosed: (c: SharedConsumer<any>) => void,
-    /** Registered-type validation of fetched messages. */
-    private readonly decode?: (batch: Message[]) => Message[] | Promise<Message[]>,
-  ) {
-    super(opts.signal, registry)
-    if (!backend.shared) throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${backend.kind}: use mode 'partitioned'`)
+  constructor(ctx: ConsumerContext, topics: string[], opts: ResolvedConsumerOptions, onClosed: (c: SharedConsumer<any>) => void) {
+    if (!ctx.store.shared) throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${ctx.store.kind}: use mode 'partitioned'`)
+    super(ctx, topics, opts, onClosed as (c: unknown) => void)
     this.name = opts.name ?? `member-${randomBytes(5).toString('hex')}`
-    this.dlq = opts.deadLetter ? new DeadLetterWriter(backend, opts.deadLetter, producerId) : undefined
-    this.retention = new ConsumedRetention(backend, (e) => this.emitError(e))
-    this.exitCommit = commitBeforeExit(async () => this.member?.flush().catch((e) => this.emitError(e)))
-    // Deferred: the iterations' own abort listeners must end them with AbortError before close() ends them quietly.
-    opts.signal?.addEventListener('abort', () => queueMicrotask(() => void this.close().catch(() => undefined)), { once: true })
     this.starting = this.start()
-  }
-
-  /** The group this member belongs to. */
-  get group(): string {
-    return this.opts.group
   }
 
   /** This member's id in the group: its name (shared members are identified by name). */
@@ -143,11 +93,6 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends MemberStre
 
   // ---- views (iterations) ---------------------------------------------------------------
 
-  /** Messages a view never emitted go back to the group, their delivery uncounted. */
-  protected unread(items: GroupMessage<V>[]): void {
-    for (const m of items) this.#release(m as SharedMessage<V>)
-  }
-
   /** Keep the process alive only while something iterates this consumer. */
   protected updateRefs(): void {
     const keep = this.views > 0
@@ -166,175 +111,6 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends MemberStre
     this.idleFetch = new AbortController()
     this.member?.pause()
     void this.handBack()
-  }
-
-  /** Give buffered (and, when leaving, waiting) messages back to the group: buffered ones uncounted. */
-  private async handBack(waiting = false): Promise<void> {
-    const member = this.member
-    if (!member) return
-    const buffered = this.buffer.filter((m) => state(m) === 'buffered')
-    const nacked = waiting ? [...this.waiting.keys()].filter((m) => state(m) === 'waiting') : []
-    this.buffer = this.buffer.filter((m) => state(m) !== 'buffered')
-    for (const m of [...buffered, ...nacked]) this.drop(m, 'given')
-    if (buffered.length) await member.giveBack(buffered.map(ref), false).catch((e) => this.emitError(e))
-    if (nacked.length) await member.giveBack(nacked.map(ref), true).catch((e) => this.emitError(e))
-  }
-
-  /** Hand up to `n` buffered messages to the application. */
-  protected take(n: number): SharedMessage<V>[] {
-    const out: SharedMessage<V>[] = []
-    const max = this.opts.maxDeliveries
-    let i = 0
-    for (; i < this.buffer.length && out.length < n; i++) {
-      const m = this.buffer[i] as SharedMessage<V>
-      if (state(m) !== 'buffered') continue
-      if (max !== undefined && m.deliveryCount > max) {
-        // This read would be delivery number deliveryCount: give up (the count reported is the deliveries made).
-        m.deliveryCount--
-        this.#term(m, `delivered ${m.deliveryCount} times (maxDeliveries ${max})`)
-        continue
-      }
-      setState(m, 'delivered')
-      this.inFlight++
-      out.push(m)
-    }
-    this.buffer = i === this.buffer.length ? [] : this.buffer.slice(i)
-    return out
-  }
-
-  // ---- settlement ---------------------------------------------------------------------
-
-  /** A message leaves the delivered or waiting state (its count, its re-delivery timer). */
-  private leave(m: SharedMessage<V>): void {
-    if (state(m) === 'delivered') this.inFlight--
-    if (state(m) !== 'waiting') return
-    const t = this.waiting.get(m)
-    if (t) clearTimeout(t)
-    this.waiting.delete(m)
-  }
-
-  /** A held message stops being held (settled, lost or given back). */
-  private drop(m: SharedMessage<V>, to: 'settled' | 'lost' | 'given'): void {
-    this.leave(m)
-    setState(m, to)
-    this.outstanding--
-    this.fetchWake.wake()
-    this.settleWake.wake()
-  }
-
-  #ack(m: SharedMessage<unknown>): void {
-    const s = state(m)
-    if (s === 'settled' || s === 'lost' || s === 'given' || s === 'terming') return
-    this.drop(m as SharedMessage<V>, 'settled')
-    this.member?.ack(ref(m))
-  }
-
-  #nack(m: SharedMessage<unknown>, delayMs: number): void {
-    if (state(m) !== 'delivered') return
-    const msg = m as SharedMessage<V>
-    this.inFlight--
-    this.settleWake.wake()
-    this.wait(msg, delayMs)
-  }
-
-  /** Re-deliver through the backend after `delayMs` (held meanwhile, so nobody claims it). */
-  private wait(m: SharedMessage<V>, delayMs: number): void {
-    setState(m, 'waiting')
-    if (this.state !== 'running') return void this.waiting.set(m, undefined) // close() gives it back
-    if (delayMs <= 0) {
-      this.waiting.set(m, undefined)
-      return this.queueRedelivery(m)
-    }
-    const t = setTimeout(() => {
-      this.waiting.set(m, undefined)
-      this.queueRedelivery(m)
-    }, delayMs)
-    if (this.views === 0) t.unref()
-    this.waiting.set(m, t)
-  }
-
-  /** Re-deliveries asked for in one tick go as one call per partition. */
-  private queueRedelivery(m: SharedMessage<V>): void {
-    this.redeliverQueue.push(m)
-    if (this.redeliverQueue.length > 1) return
-    queueMicrotask(() => {
-      const list = this.redeliverQueue.filter((x) => state(x) === 'waiting')
-      this.redeliverQueue = []
-      if (list.length === 0 || this.state !== 'running' || !this.member) return
-      const run = this.redeliver(this.member, list)
-      this.redelivering.add(run)
-      void run.finally(() => this.redelivering.delete(run))
-    })
-  }
-
-  private async redeliver(member: SharedMember, list: SharedMessage<V>[]): Promise<void> {
-    let got: SharedDelivery[]
-    try {
-      got = await member.redeliver(list.map(ref))
-    } catch (e) {
-      this.emitError(e)
-      for (const m of list) if (state(m) === 'waiting') this.wait(m, RETRY_MS)
-      return
-    }
-    const counts = new Map(got.map((d) => [`${d.message.topic}/${d.message.partition}@${d.message.offset}`, d.deliveryCount]))
-    for (const m of list) {
-      if (state(m) !== 'waiting') continue
-      const count = counts.get(`${m.topic}/${m.partition}@${m.offset}`)
-      if (count === undefined) {
-        this.drop(m, 'lost') // claimed by another member or trimmed (reported by the member)
-        continue
-      }
-      this.waiting.delete(m)
-      m.deliveryCount = count
-      setState(m, 'buffered')
-      this.buffer.push(m)
-    }
-    if (!this.demand) void this.handBack()
-    this.wakeViews()
-  }
-
-  #release(m: SharedMessage<unknown>): void {
-    if (state(m) !== 'delivered') return
-    const msg = m as SharedMessage<V>
-    this.inFlight--
-    setState(msg, 'buffered')
-    insertInOrder(this.buffer, msg)
-    if (!this.demand) void this.handBack() // released after the last iteration ended
-    this.wakeViews()
-    this.settleWake.wake()
-  }
-
-  #term(m: SharedMessage<unknown>, reason: string): void {
-    const s = state(m)
-    if (s === 'settled' || s === 'lost' || s === 'given' || s === 'terming') return
-    const msg = m as SharedMessage<V>
-    if (!this.dlq) return this.#ack(msg)
-    this.leave(msg)
-    setState(msg, 'terming')
-    this.pendingTerms++
-    this.dlq.write(msg, reason).then(
-      () => {
-        this.pendingTerms--
-        this.drop(msg, 'settled')
-        this.member?.ack(ref(msg))
-      },
-      (e) => {
-        this.pendingTerms--
-        this.settleWake.wake()
-        this.emitError(new TwainError(`Dead-letter write of ${msg.topic}/${msg.partition}@${msg.offset} to "${this.dlq?.topic}" failed: ${(e as Error).message}`, { code: 'ERR_DEAD_LETTER', retriable: true, cause: e }))
-        this.wait(msg, RETRY_MS)
-      },
-    )
-  }
-
-  /** Entries another member claimed from this one: buffered or waiting ones are dropped; acks of in-flight ones are ignored. */
-  private onLost(entries: EntryRef[]): void {
-    const keys = new Set(entries.map((e) => `${e.topic}/${e.partition}@${e.offset}`))
-    const key = (m: SharedMessage<V>) => `${m.topic}/${m.partition}@${m.offset}`
-    for (const m of this.buffer) if (state(m) === 'buffered' && keys.has(key(m))) this.drop(m, 'lost')
-    for (const m of [...this.waiting.keys()]) if (keys.has(key(m))) this.drop(m, 'lost')
-    this.lostSinceCommit.push(...entries)
-    this.emitError(new FencedError(`Member "${this.name}" of shared group "${this.opts.group}" lost ${refs(entries)} to another member (it held them longer than claimAfterMs ${this.opts.claimAfterMs} ms without refreshing them): their acks are ignored`))
   }
 
   // ---- fetching -----------------------------------------------------------------------
@@ -371,8 +147,7 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends MemberStre
           this.emitError(e)
         }
       }
-      for (let i = 0; i < got.length; i++) this.buffer.push(new SharedMessage<V>(msgs[i] as Message, (got[i] as SharedDelivery).deliveryCount, this.#settler))
-      this.outstanding += got.length
+      for (let i = 0; i < got.length; i++) this.buffered(msgs[i] as Message, (got[i] as SharedDelivery).deliveryCount)
       if (!this.demand) void this.handBack() // the last iteration ended during the read
       this.wakeViews()
     }
@@ -433,13 +208,9 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends MemberStre
    * holds nothing. (`close()` runs it once.)
    */
   protected async shutdown(): Promise<void> {
-    if (this.state === 'closed') return
-    this.state = 'closing'
-    this.exitCommit()
+    if (!this.beginShutdown()) return
     this.member?.stop() // a blocked read ends now
     this.stopFetch.abort()
-    this.fetchWake.wake()
-    this.wakeViews()
     await this.endIterations()
     await this.starting
     const member = this.member
@@ -450,20 +221,11 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends MemberStre
       // Unprocessed messages go back to the group at once (buffered ones uncounted).
       await this.handBack(true)
       this.buffer = []
-      const deadline = Date.now() + this.opts.drainTimeoutMs
-      const ctl = new AbortController()
-      while ((this.inFlight > 0 || this.pendingTerms > 0) && Date.now() < deadline) {
-        const t = setTimeout(() => ctl.abort(), Math.max(1, deadline - Date.now()))
-        await this.settleWake.wait(ctl.signal, 50)
-        clearTimeout(t)
-        this.settleWake.take()
-      }
+      await this.drain(() => this.inFlight === 0 && this.pendingTerms === 0)
       await member.leave()
     }
     if (this.parts.length) this.events.emit('revoked', this.assignments())
-    this.state = 'closed'
-    this.events.clear()
-    this.onClosed(this)
+    this.finishShutdown()
   }
 
 }

@@ -1,0 +1,270 @@
+import { tpKey, type TopicPartition } from '../backends/assign.js'
+import type { PartitionOffsets } from '../backends/backend.js'
+import type { Lease, MemberSpec } from '../backends/group.js'
+import { FencedError, InvalidArgumentError } from '../core/errors.js'
+import type { Key, Message } from '../core/types.js'
+import { GroupMessageImpl, type PartitionHandle, type PartitionMessage, type Settler } from './group-message.js'
+import { MemberCore } from './member-core.js'
+import { OwnedPartition } from './owned-partition.js'
+
+/**
+ * The partitioned mode's ledger, under its coordination (`Consumer`): the partitions the member
+ * owns, what is fetched and not settled (`outstanding`, bounded by `maxInFlight`), how its
+ * messages are handed out, settle and go back to the buffer, how a partition is opened, dropped
+ * or moved (`seek`), and commits of each partition's acked prefix.
+ */
+export abstract class PartitionedMember<V = unknown, K extends Key = Key> extends MemberCore<V, PartitionHandle, K> {
+  protected readonly parts = new Map<string, OwnedPartition>()
+  /** Fetched (buffered or delivered) and not settled, over every partition. */
+  protected outstanding = 0
+  /** Seeks of partitions not owned now, applied when they are acquired. */
+  protected readonly pendingSeeks = new Map<string, number>()
+  /** Re-delivery timers of nacked messages. */
+  protected readonly redeliveries = new Set<NodeJS.Timeout>()
+  /** Partitions whose lease was taken since the last `commit()` (reported by it as `FencedError`). */
+  protected readonly fenced: TopicPartition[] = []
+  /** How its messages settle: kept out of the consumer's API. */
+  readonly #settler: Settler<PartitionHandle> = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
+  protected abstract readonly member: MemberSpec
+
+  /** Run a coordination step soon (a revoked partition drained). */
+  protected abstract scheduleStep(): void
+
+  /** A fetched message of `p`, counted outstanding and buffered. */
+  protected buffered(m: Message, p: OwnedPartition): void {
+    p.track(m.offset)
+    this.buffer.push(new GroupMessageImpl<V, PartitionHandle>(m, 0, this.#settler, { part: p, generation: p.generation, settled: false, delivered: false }))
+    this.outstanding++
+  }
+
+  protected flushCommits(): Promise<void> {
+    return this.commitParts()
+  }
+
+  protected deliverable(m: PartitionMessage<V>): boolean {
+    return this.live(m)
+  }
+
+  /** The member counts deliveries itself: `deliveryCount` is the deliveries made. */
+  protected deliveriesMade(m: PartitionMessage<V>): number {
+    return m.deliveryCount
+  }
+
+  protected deliver(m: PartitionMessage<V>): void {
+    const h = GroupMessageImpl.handle(m)
+    m.deliveryCount++
+    h.delivered = true
+    h.part.inFlight++
+  }
+
+  protected unread(items: PartitionMessage<V>[]): void {
+    const back: PartitionMessage<V>[] = []
+    for (const m of items) {
+      const h = GroupMessageImpl.handle(m)
+      if (!h.delivered || h.settled) continue
+      h.delivered = false
+      h.part.inFlight--
+      m.deliveryCount--
+      back.push(m)
+    }
+    if (back.length) {
+      this.buffer = back.concat(this.buffer)
+      this.wakeViews()
+      this.settleWake.wake()
+    }
+  }
+
+  // ---- settlement ---------------------------------------------------------------------
+
+  protected live(m: PartitionMessage<unknown>): boolean {
+    const h = GroupMessageImpl.handle(m)
+    return !h.settled && !h.part.lost && !h.part.dropped && h.generation === h.part.generation
+  }
+
+  protected undeliver(m: PartitionMessage<unknown>): void {
+    const h = GroupMessageImpl.handle(m)
+    if (h.delivered) {
+      h.delivered = false
+      h.part.inFlight--
+    }
+  }
+
+  #ack(m: PartitionMessage<unknown>): void {
+    if (!this.live(m)) return
+    const h = GroupMessageImpl.handle(m)
+    h.settled = true
+    this.undeliver(m)
+    this.settled(h.part, m.offset)
+  }
+
+  protected settled(part: OwnedPartition, offset: number): void {
+    // A dropped partition's outstanding messages were all counted out when it was dropped (a
+    // dead-letter write can complete after that).
+    if (!part.dropped && part.ack(offset)) {
+      this.outstanding--
+      this.fetchWake.wake()
+    }
+    this.settleWake.wake()
+    if (part.revoking && part.drained) this.scheduleStep()
+  }
+
+  #nack(m: PartitionMessage<unknown>, delayMs: number): void {
+    if (!this.live(m)) return
+    this.undeliver(m)
+    const h = GroupMessageImpl.handle(m)
+    this.settleWake.wake()
+    if (h.part.revoking && h.part.drained) this.scheduleStep()
+    const again = () => {
+      if (!this.live(m) || h.part.revoking || this.state !== 'running') return
+      this.buffer.push(m as PartitionMessage<V>)
+      this.wakeViews()
+    }
+    if (delayMs <= 0) return again()
+    const t = setTimeout(() => {
+      this.redeliveries.delete(t)
+      again()
+    }, delayMs)
+    if (this.views === 0) t.unref()
+    this.redeliveries.add(t)
+  }
+
+  #release(m: PartitionMessage<unknown>): void {
+    const h = GroupMessageImpl.handle(m)
+    if (!this.live(m) || !h.delivered) return
+    h.delivered = false
+    h.part.inFlight--
+    m.deliveryCount--
+    this.putBack(m as PartitionMessage<V>)
+    this.wakeViews()
+    this.settleWake.wake()
+    const part = GroupMessageImpl.handle(m).part
+    if (part.revoking && part.drained) this.scheduleStep()
+  }
+
+  #term(m: PartitionMessage<unknown>, reason: string): void {
+    if (!this.live(m)) return
+    const h = GroupMessageImpl.handle(m)
+    h.settled = true
+    this.undeliver(m)
+    const part = h.part
+    if (!this.dlq) return this.settled(part, m.offset)
+    part.pendingTerms++
+    this.dlq.send(
+      m,
+      reason,
+      () => {
+        part.pendingTerms--
+        if (h.generation === part.generation) this.settled(part, m.offset)
+        else this.settleWake.wake()
+      },
+      (e) => {
+        part.pendingTerms--
+        h.settled = false
+        this.settleWake.wake()
+        this.emitError(e)
+        this.#nack(m, 1000)
+      },
+    )
+  }
+
+  /** Open a newly leased partition (not yet visible to the fetch loop), given its offsets as this step found them. */
+  protected async acquire(lease: Lease, offsets: PartitionOffsets | undefined): Promise<OwnedPartition> {
+    const key = tpKey(lease.topic, lease.partition)
+    const start = offsets?.start ?? 0
+    const seek = this.pendingSeeks.get(key)
+    this.pendingSeeks.delete(key)
+    let position = seek ?? lease.committed ?? (this.opts.from === 'end' ? (offsets?.end ?? 0) : start)
+    if (position < start) position = start
+    const p = new OwnedPartition(lease.topic, lease.partition, lease.epoch, position)
+    if (seek !== undefined || lease.committed === undefined) p.committed = -1 // commit the start position at once ('end' must stick)
+    p.reader = await this.backend.openReader(lease.topic, lease.partition, position)
+    return p
+  }
+
+  /** Drop undelivered buffered messages of `p` (all partitions when undefined): they were never handed out. */
+  protected forgetBuffered(p?: OwnedPartition): void {
+    const keep: PartitionMessage<V>[] = []
+    const dropped = new Map<OwnedPartition, number[]>()
+    for (const m of this.buffer) {
+      const h = GroupMessageImpl.handle(m)
+      if (p === undefined || h.part === p) {
+        if (!h.settled && h.generation === h.part.generation) {
+          const list = dropped.get(h.part) ?? []
+          list.push(m.offset)
+          dropped.set(h.part, list)
+        }
+      } else keep.push(m)
+    }
+    this.buffer = keep
+    for (const [part, offsets] of dropped) {
+      const before = part.outstandingCount
+      part.forget(offsets)
+      this.outstanding -= before - part.outstandingCount
+    }
+  }
+
+  protected dropPartition(p: OwnedPartition): TopicPartition {
+    this.forgetBuffered(p)
+    this.outstanding -= p.outstandingCount
+    this.parts.delete(p.key)
+    p.dropped = true
+    p.unwatch?.()
+    p.unwatch = undefined
+    void p.reader?.close()
+    this.settleWake.wake()
+    return { topic: p.topic, partition: p.partition }
+  }
+
+  // ---- commits ---------------------------------------------------------------------------
+
+  protected async commitParts(parts?: OwnedPartition[]): Promise<void> {
+    const list = (parts ?? [...this.parts.values()]).filter((p) => !p.lost && p.commitPoint() !== p.committed)
+    if (list.length === 0) return
+    const reqs = list.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.commitPoint(), epoch: p.epoch }))
+    const fenced = await this.backend.groups.groupCommit(this.opts.group, this.member.id, reqs)
+    const fencedKeys = new Set(fenced.map((f) => tpKey(f.topic, f.partition)))
+    const done: Array<TopicPartition & { offset: number }> = []
+    const lost: TopicPartition[] = []
+    list.forEach((p, i) => {
+      if (fencedKeys.has(p.key)) {
+        p.lost = true
+        if (this.parts.get(p.key) === p) lost.push(this.dropPartition(p))
+      } else {
+        p.committed = (reqs[i] as { offset: number }).offset
+        done.push({ topic: p.topic, partition: p.partition, offset: p.committed })
+      }
+    })
+    if (done.length) {
+      this.events.emit('commit', done)
+      this.retention.committed()
+    }
+    if (lost.length) this.events.emit('revoked', lost)
+    if (fenced.length) {
+      throw new FencedError(`Commit of ${fenced.map((f) => tpKey(f.topic, f.partition)).join(', ')} by member ${this.member.id} of group "${this.opts.group}" was rejected: the partition is owned by another member now`)
+    }
+  }
+
+  /** Commit the acked prefix of every owned partition now. Rejects with `FencedError` for lost partitions. */
+  async commit(): Promise<void> {
+    const lost = this.fenced.splice(0)
+    await this.commitParts()
+    if (lost.length) {
+      throw new FencedError(`Partitions ${lost.map((t) => tpKey(t.topic, t.partition)).join(', ')} of group "${this.opts.group}" were taken from member ${this.member.id} (session timeout): their acks since the last commit were not committed`)
+    }
+  }
+
+  /** Continue a partition from `offset` (applied when the partition is acquired if it is not owned now). */
+  seek(topic: string, partition: number, offset: number): void {
+    if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError(`seek offset must be a non-negative integer, got ${String(offset)}`)
+    if (!this.topics.includes(topic)) throw new InvalidArgumentError(`This consumer does not consume topic "${topic}" (it consumes ${this.topics.join(', ')})`)
+    const p = this.parts.get(tpKey(topic, partition))
+    if (!p) return void this.pendingSeeks.set(tpKey(topic, partition), offset)
+    this.forgetBuffered(p)
+    this.outstanding -= p.outstandingCount
+    p.reset(offset)
+    p.committed = -1
+    p.dirty = true
+    this.fetchWake.wake()
+    this.settleWake.wake()
+  }
+}
