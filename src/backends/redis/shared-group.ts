@@ -10,7 +10,8 @@ import { redisError, type Client } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
 import { idOf, MemberPartition } from './shared-entries.js'
-import { RedisSharedMember, type ClaimMode, type SharedContext } from './shared-member.js'
+import { RedisSharedMember, type SharedContext } from './shared-member.js'
+import type { ClaimMode } from './shared-state.js'
 
 /** A partition's group forgets members idle this long that hold nothing (checked when a member joins). */
 const FORGET_IDLE_MS = 10 * 60_000
