@@ -3,7 +3,8 @@ import type { Cluster, Redis } from 'ioredis'
 
 /**
  * The Lua scripts of the Redis backend, one per file in `./scripts/<name>-<numKeys>.lua` (each opens
- * with a KEYS/ARGV comment). They are read once and defined on a client with ioredis
+ * with a KEYS/ARGV comment; a line `-- #include <file>.lua` is replaced by that file of `./scripts/`,
+ * code several scripts share, such as entry.lua's reading of an entry's fields). They are read once and defined on a client with ioredis
  * `defineCommand`, which sends EVALSHA and falls back to EVAL when the server lacks the script.
  * `npm run build` copies the .lua files next to the compiled module (scripts/copy-assets.mjs).
  */
@@ -40,14 +41,28 @@ interface ScriptSource {
 
 let sources: Map<ScriptName, ScriptSource> | undefined
 
+/** A script's file name: `<name>-<number of keys>.lua`; any other `.lua` file is an include. */
+const SCRIPT_FILE = /^([a-z-]+)-(\d+)\.lua$/
+/** An include line: replaced by the named file of `./scripts/` when the script is loaded. */
+const INCLUDE = /^-- #include ([a-z-]+\.lua)[ \t]*$/gm
+
+/** A script's text with its `-- #include <file>.lua` lines expanded (one level: includes include nothing). */
+export function expandIncludes(lua: string, read: (file: string) => string): string {
+  return lua.replace(INCLUDE, (_, file: string) => {
+    if (SCRIPT_FILE.test(file)) throw new Error(`Lua include "${file}" names a script, not an include file`)
+    return read(file).trimEnd()
+  })
+}
+
 function load(): Map<ScriptName, ScriptSource> {
   if (sources) return sources
   const dir = new URL('./scripts/', import.meta.url)
+  const read = (file: string) => readFileSync(new URL(file, dir), 'utf8')
   const found = new Map<ScriptName, ScriptSource>()
   for (const file of readdirSync(dir)) {
-    const m = /^([a-z-]+)-(\d+)\.lua$/.exec(file)
+    const m = SCRIPT_FILE.exec(file)
     if (!m) continue
-    found.set(m[1] as ScriptName, { numberOfKeys: Number(m[2]), lua: readFileSync(new URL(file, dir), 'utf8') })
+    found.set(m[1] as ScriptName, { numberOfKeys: Number(m[2]), lua: expandIncludes(read(file), read) })
   }
   sources = found
   return found

@@ -1,7 +1,8 @@
 import type { EntryRef } from '../shared.js'
 import { redisError } from './connection.js'
 import type { Scripts } from './scripts.js'
-import { idOf, type MemberPartition } from './shared-entries.js'
+import { idOf } from './entry-codec.js'
+import type { MemberPartition } from './shared-entries.js'
 
 /** Acknowledgements sent in one XACK (and the batch size that sends them at once). */
 const ACK_BATCH = 1000

@@ -9,7 +9,8 @@ import type { SharedGroupDescription, SharedGroups, SharedMember, SharedMemberEv
 import { redisError, type Client } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
-import { idOf, MemberPartition } from './shared-entries.js'
+import { idOf } from './entry-codec.js'
+import { MemberPartition } from './shared-entries.js'
 import { RedisSharedMember, type SharedContext } from './shared-member.js'
 import type { ClaimMode } from './shared-state.js'
 

@@ -1,6 +1,7 @@
 import type { EntryRef, SharedDelivery } from '../shared.js'
 import type { SharedAcks } from './shared-acks.js'
-import { delivery, idOf, offsetOf, offsetsOf } from './shared-entries.js'
+import { eachScripted, idOf, offsetOf, offsetsOf } from './entry-codec.js'
+import { delivery } from './shared-entries.js'
 import type { MemberState } from './shared-state.js'
 import { refreshHeld } from './shared-touch.js'
 
@@ -61,12 +62,11 @@ export class SharedHolds {
       }
       s.reportTrimmed(p, trimmed)
       const now = Date.now()
-      for (let i = 0; i + 3 < flat.length; i += 4) {
-        const offset = offsetOf(flat[i] as Buffer)
-        const count = Number(flat[i + 1])
+      eachScripted(flat, (id, count, record, producer) => {
+        const offset = offsetOf(id)
         p.held.set(offset, { count, refreshed: now })
-        out.push(delivery(p, offset, flat[i + 2] as Buffer, s.ids.of(flat[i + 3] as Buffer), count))
-      }
+        out.push(delivery(p, offset, record, s.ids.of(producer), count))
+      })
     }
     if (lost.length) s.events.lost(lost)
     return out

@@ -1,8 +1,8 @@
 import type { Message } from '../../core/types.js'
 import type { EntryRef, SharedDelivery } from '../shared.js'
 import { redisError, type Client } from './connection.js'
-import { decodePacked, parseHeader } from './reader.js'
-import { delivery, isOffsetId, offsetOf, takeScripted, type MemberPartition } from './shared-entries.js'
+import { decodeFlaggedPacked, entryFields, isOffsetId, offsetOf, type EntryFields } from './entry-codec.js'
+import { delivery, takeScripted, type MemberPartition } from './shared-entries.js'
 import { GroupReader, type XReadGroupReply } from './shared-reader.js'
 import type { ClaimMode, MemberState } from './shared-state.js'
 
@@ -191,12 +191,8 @@ export class SharedReads {
     blobs.forEach((blob, i) => {
       if (blob.length === 0) return
       const p = s.parts[i] as MemberPartition
-      const body = blob.subarray(1)
-      const h = parseHeader(body)
-      h.ids = blob[0] === 0x69 // 'i'
-      if (h.count >= per) full = true
       msgs.length = 0
-      decodePacked(body, h, p.codec, p.topic, p.partition, msgs)
+      if (decodeFlaggedPacked(blob, p.codec, p.topic, p.partition, msgs) >= per) full = true
       for (const m of msgs) {
         if (p.held.has(m.offset)) continue
         p.held.set(m.offset, { count: 1, refreshed: now })
@@ -234,6 +230,7 @@ export class SharedReads {
   private takeRead(r: GroupReader, reply: XReadGroupReply, out: SharedDelivery[]): void {
     if (!reply) return
     const now = Date.now()
+    const f: EntryFields = { record: undefined, producer: undefined }
     for (const [key, items] of reply) {
       const p = r.parts.length === 1 ? (r.parts[0] as MemberPartition) : this.s.partByKey(key)
       if (!p) continue
@@ -241,18 +238,7 @@ export class SharedReads {
       for (const [id, fields] of items) {
         const offset = offsetOf(id)
         if (!fields || p.held.has(offset)) continue
-        let record: Buffer | undefined
-        let producer: Buffer | undefined
-        if (fields.length === 4 && (fields[0] as Buffer)[0] === 0x72) {
-          record = fields[1] as Buffer // fields r, p in the order the append script writes them
-          producer = fields[3] as Buffer
-        } else {
-          for (let i = 0; i + 1 < fields.length; i += 2) {
-            const f = fields[i] as Buffer
-            if (f.length === 1 && f[0] === 0x72) record = fields[i + 1]
-            else if (f.length === 1 && f[0] === 0x70) producer = fields[i + 1]
-          }
-        }
+        const { record, producer } = entryFields(fields, f)
         if (!record) {
           if (isOffsetId(id)) p.dropForeign(offset, now)
           continue
