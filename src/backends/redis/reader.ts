@@ -87,7 +87,7 @@ export class RedisPartitionReader implements PartitionReader {
   private async fetch(from: number, count: number, ids: boolean): Promise<Buffer> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return (await this.scripts.runBuffer('read', [this.keys.stream(this.topic, this.partition)], [from, count, ids ? '1' : '0'])) as Buffer
+        return await this.scripts.call('read', [this.keys.stream(this.topic, this.partition)], [from, count, ids ? '1' : '0'])
       } catch (e) {
         if (this.closed) return Buffer.alloc(0)
         if (!isConnectionError(e) || attempt >= READ_ATTEMPTS) throw redisError(`Read of "${this.topic}" partition ${this.partition} at offset ${from} failed`, e)

@@ -50,7 +50,7 @@ export class SharedAcks {
     try {
       while (sent < offsets.length) {
         const chunk = offsets.slice(sent, sent + ACK_BATCH)
-        const [, c] = (await this.scripts.run('shared-ack', [p.key, p.stateKey], [this.group, ...chunk.map(idOf)])) as [number, string]
+        const [, c] = await this.scripts.call('shared-ack', [p.key, p.stateKey], [this.group, ...chunk.map(idOf)])
         for (const o of chunk) p.held.delete(o)
         sent += chunk.length
         if (c !== '') committed = c

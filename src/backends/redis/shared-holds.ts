@@ -56,7 +56,7 @@ export class SharedHolds {
     const out: SharedDelivery[] = []
     const lost: EntryRef[] = []
     for (const [p, offsets] of s.byPartition(entries)) {
-      const [flat, gone, trimmed] = (await s.scripts.runBuffer('shared-redeliver', [p.key], [s.group, s.name, ...offsets.map(idOf)])) as [unknown[], unknown[], unknown[]]
+      const [flat, gone, trimmed] = await s.scripts.call('shared-redeliver', [p.key], [s.group, s.name, ...offsets.map(idOf)])
       for (const o of offsetsOf(gone)) {
         if (p.held.delete(o)) lost.push(p.ref(o))
       }
@@ -80,7 +80,7 @@ export class SharedHolds {
       for (const o of offsets) p.held.delete(o)
       for (let i = 0; i < offsets.length; i += RELEASE_BATCH) {
         const chunk = offsets.slice(i, i + RELEASE_BATCH)
-        await s.scripts.run('shared-release', [p.key], [s.group, s.name, s.options.claimAfterMs, delivered ? '0' : '1', ...chunk.map(idOf)])
+        await s.scripts.call('shared-release', [p.key], [s.group, s.name, s.options.claimAfterMs, delivered ? '0' : '1', ...chunk.map(idOf)])
       }
     }
   }

@@ -177,7 +177,7 @@ export class RedisSharedMember implements SharedMember {
           if (!s.replaced && (await this.ctx.register(this))) s.replaced = true
         },
         // Deleted where it holds nothing; elsewhere what it still holds becomes claimable at once.
-        () => (s.replaced ? Promise.resolve() : Promise.all(this.parts.map((p) => this.ctx.scripts.run('shared-leave', [p.key], [this.group, this.name, this.options.claimAfterMs])))),
+        () => (s.replaced ? Promise.resolve() : Promise.all(this.parts.map((p) => this.ctx.scripts.call('shared-leave', [p.key], [this.group, this.name, this.options.claimAfterMs])))),
         () => (s.replaced ? Promise.resolve() : this.ctx.unregister(this)),
       ]
       // Every step runs even if one fails (BullMQ's close), the first failure is reported.

@@ -3,6 +3,7 @@ import type { EntryRef, SharedDelivery } from '../shared.js'
 import { redisError, type Client } from './connection.js'
 import { decodeFlaggedPacked, entryFields, isOffsetId, offsetOf, type EntryFields } from './entry-codec.js'
 import { delivery, takeScripted, type MemberPartition } from './shared-entries.js'
+import type { ScriptReply } from './script-specs.js'
 import { GroupReader, type XReadGroupReply } from './shared-reader.js'
 import type { ClaimMode, MemberState } from './shared-state.js'
 
@@ -105,7 +106,7 @@ export class SharedReads {
 
   private async recover(p: MemberPartition, max: number): Promise<SharedDelivery[]> {
     const s = this.s
-    const [last, flat, trimmed] = (await s.scripts.runBuffer('shared-recover', [p.key], [s.group, s.name, p.recoverFrom as string, Math.min(max, READ_MAX)])) as [Buffer, unknown[], unknown[]]
+    const [last, flat, trimmed] = await s.scripts.call('shared-recover', [p.key], [s.group, s.name, p.recoverFrom as string, Math.min(max, READ_MAX)])
     if (s.stopped) return []
     p.recoverFrom = last.length === 0 ? undefined : last.toString('latin1')
     s.reportTrimmed(p, trimmed)
@@ -120,9 +121,9 @@ export class SharedReads {
     for (let k = 0; k < n && out.length < max; k++) {
       const p = s.parts[(start + k) % n] as MemberPartition
       const mode = this.hooks.claimMode()
-      let reply: [Buffer, unknown[], unknown[]]
+      let reply: ScriptReply<'shared-claim'>
       try {
-        reply = (await s.scripts.runBuffer('shared-claim', [p.key], [s.group, s.name, s.options.claimAfterMs, p.claimCursor, Math.min(max - out.length, READ_MAX), mode])) as [Buffer, unknown[], unknown[]]
+        reply = await s.scripts.call('shared-claim', [p.key], [s.group, s.name, s.options.claimAfterMs, p.claimCursor, Math.min(max - out.length, READ_MAX), mode])
       } catch (e) {
         // A server that turns out not to know XREADGROUP … CLAIM: XAUTOCLAIM from now on.
         if (mode === 'readgroup' && e instanceof Error && /syntax|unknown|wrong number|CLAIM/i.test(e.message) && !isNoGroup(e)) {
@@ -183,7 +184,7 @@ export class SharedReads {
    */
   private async readPacked(per: number): Promise<SharedDelivery[]> {
     const s = this.s
-    const blobs = (await Promise.all(s.parts.map((p) => s.scripts.runBuffer('shared-read', [p.key], [s.group, s.name, per])))) as Buffer[]
+    const blobs = await Promise.all(s.parts.map((p) => s.scripts.call('shared-read', [p.key], [s.group, s.name, per])))
     const now = Date.now()
     const out: SharedDelivery[] = []
     const msgs: Message[] = []

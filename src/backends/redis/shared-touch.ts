@@ -21,7 +21,7 @@ export async function refreshHeld(scripts: Scripts, group: string, name: string,
   for (let i = 0; i < offsets.length; i += TOUCH_BATCH) {
     const chunk = offsets.slice(i, i + TOUCH_BATCH)
     try {
-      const [gone, trimmed] = (await scripts.runBuffer('shared-touch', [p.key], [group, name, ...chunk.map(idOf)])) as [unknown[], unknown[]]
+      const [gone, trimmed] = await scripts.call('shared-touch', [p.key], [group, name, ...chunk.map(idOf)])
       for (const o of chunk) {
         const h = p.held.get(o)
         if (h) h.refreshed = now
