@@ -1,16 +1,10 @@
-import type { Message } from '../../core/types.js'
 import type { EntryRef, SharedDelivery } from '../shared.js'
 import { redisError, type Client } from './connection.js'
-import { decodeFlaggedPacked, entryFields, isOffsetId, offsetOf, type EntryFields } from './entry-codec.js'
-import { delivery, takeScripted, type MemberPartition } from './shared-entries.js'
 import type { ScriptReply } from './script-specs.js'
-import { GroupReader, type XReadGroupReply } from './shared-reader.js'
+import { takeScripted, type MemberPartition } from './shared-entries.js'
+import { NewEntryReads, READ_MAX } from './shared-new-entries.js'
 import type { ClaimMode, MemberState } from './shared-state.js'
 
-/** Longest a blocking read waits before the member looks for claimable entries again. */
-const BLOCK_MS = 5000
-/** Most entries one read asks for per partition. */
-const READ_MAX = 1000
 /** Least time between claim scans (for tiny `claimAfterMs`). */
 const MIN_PERIOD_MS = 5
 
@@ -37,24 +31,17 @@ export interface ReadHooks {
  * - **Claims.** At least every `claimAfterMs / 2` it scans the group's pending list (XAUTOCLAIM,
  *   keeping the cursor, or `XREADGROUP … CLAIM` on Redis ≥ 8.4) for entries idle longer than
  *   `claimAfterMs`: those of members that died or stalled.
- * - **New entries**: blocking XREADGROUP on dedicated connections, or the packed `shared-read`
- *   script while there is a backlog.
+ * - **New entries** ({@link NewEntryReads}), blocking at the latest until the next claim scan is due.
  *
  * Every entry it returns is held from then on; one already held is never returned again (a claim
  * that returns one is dropped).
  */
 export class SharedReads {
-  private readonly readers: GroupReader[]
+  private readonly fresh: NewEntryReads
   private readonly scanEveryMs: number
   private nextScan = 0
   /** Next partition a recovery or claim round starts with. */
   private rr = 0
-  /** Wakes a `fetch` waiting on its reads. */
-  private readDone: (() => void) | undefined
-  /** The last read of new entries filled its count: read on with the packed script, without blocking. */
-  private backlog = false
-  /** `pause()`d: what a read under way returns goes back to the group. */
-  private paused = false
 
   constructor(
     private readonly s: MemberState,
@@ -62,15 +49,14 @@ export class SharedReads {
     cluster: boolean,
     private readonly hooks: ReadHooks,
   ) {
-    const parts = s.parts
-    this.readers = cluster ? parts.map((p) => new GroupReader(client, [p])) : [new GroupReader(client, parts)]
+    this.fresh = new NewEntryReads(s, client, cluster, (refs) => hooks.giveBack(refs))
     this.scanEveryMs = Math.max(MIN_PERIOD_MS, Math.floor(s.options.claimAfterMs / 2))
   }
 
   async fetch(max: number, signal: AbortSignal): Promise<SharedDelivery[]> {
     const s = this.s
     if (s.stopped || signal.aborted) return []
-    this.paused = false
+    this.fresh.resume()
     max = Math.max(1, Math.floor(max))
     try {
       // 1. What this member's name held before (a restart), partition by partition.
@@ -88,7 +74,7 @@ export class SharedReads {
         if (got.length) return got
       }
       // 3. New entries.
-      return await this.readNew(max, signal)
+      return await this.fresh.read(max, signal, () => this.nextScan)
     } catch (e) {
       if (s.stopped) return []
       if (isNoGroup(e)) {
@@ -142,122 +128,18 @@ export class SharedReads {
     return out
   }
 
-  private async readNew(max: number, signal: AbortSignal): Promise<SharedDelivery[]> {
-    const s = this.s
-    const per = Math.max(1, Math.min(READ_MAX, Math.floor(max / s.parts.length)))
-    if (this.backlog && !this.readers.some((r) => r.pending)) {
-      const got = await this.readPacked(per)
-      if (got.length > 0 || s.stopped) return got
-    }
-    const block = Math.max(1, Math.min(BLOCK_MS, this.nextScan - Date.now()))
-    for (const r of this.readers) if (!r.pending) r.start(s.group, s.name, per, block, () => this.readEnded(r))
-    if (!this.readers.some((r) => r.done)) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          this.readDone = undefined
-          signal.removeEventListener('abort', done)
-          resolve()
-        }
-        this.readDone = done
-        signal.addEventListener('abort', done, { once: true })
-      })
-    }
-    if (s.stopped || signal.aborted) return []
-    const out: SharedDelivery[] = []
-    let failure: unknown
-    this.backlog = false
-    for (const r of this.readers) {
-      if (!r.done) continue
-      try {
-        this.takeRead(r, r.collect(), out)
-      } catch (e) {
-        failure ??= e
-      }
-    }
-    if (failure !== undefined && out.length === 0) throw failure
-    return out
-  }
-
-  /**
-   * New entries of every partition through the `shared-read` script (one packed bulk string per
-   * partition, far cheaper to decode than XREADGROUP's nested reply), while there is a backlog.
-   */
-  private async readPacked(per: number): Promise<SharedDelivery[]> {
-    const s = this.s
-    const blobs = await Promise.all(s.parts.map((p) => s.scripts.call('shared-read', [p.key], [s.group, s.name, per])))
-    const now = Date.now()
-    const out: SharedDelivery[] = []
-    const msgs: Message[] = []
-    let full = false
-    blobs.forEach((blob, i) => {
-      if (blob.length === 0) return
-      const p = s.parts[i] as MemberPartition
-      msgs.length = 0
-      if (decodeFlaggedPacked(blob, p.codec, p.topic, p.partition, msgs) >= per) full = true
-      for (const m of msgs) {
-        if (p.held.has(m.offset)) continue
-        p.held.set(m.offset, { count: 1, refreshed: now })
-        out.push({ message: m, deliveryCount: 1 })
-      }
-    })
-    this.backlog = full
-    return out
-  }
-
-  private readEnded(r: GroupReader): void {
-    if (this.paused) void this.giveBackRead(r)
-    this.readDone?.()
-  }
-
+  /** Entries a read returns from now on go back to the group until the next fetch. */
   pause(): void {
-    this.paused = true
-    for (const r of this.readers) if (r.done) void this.giveBackRead(r)
-  }
-
-  /** A read that ended while paused: its entries go back, uncounted (they were never handed out). */
-  private async giveBackRead(r: GroupReader): Promise<void> {
-    const refs: EntryRef[] = []
-    try {
-      for (const [key, items] of r.collect() ?? []) {
-        const p = r.parts.length === 1 ? r.parts[0] : this.s.partByKey(key)
-        for (const [id] of p ? items : []) if (!p?.held.has(offsetOf(id))) refs.push({ topic: p?.topic as string, partition: p?.partition as number, offset: offsetOf(id) })
-      }
-      await this.hooks.giveBack(refs)
-    } catch (e) {
-      if (!this.s.stopped) this.s.events.error(redisError(`Shared group "${this.s.group}": member "${this.s.name}" could not give back ${refs.length} entries read while idle`, e))
-    }
-  }
-
-  private takeRead(r: GroupReader, reply: XReadGroupReply, out: SharedDelivery[]): void {
-    if (!reply) return
-    const now = Date.now()
-    const f: EntryFields = { record: undefined, producer: undefined }
-    for (const [key, items] of reply) {
-      const p = r.parts.length === 1 ? (r.parts[0] as MemberPartition) : this.s.partByKey(key)
-      if (!p) continue
-      if (items.length >= r.count) this.backlog = true
-      for (const [id, fields] of items) {
-        const offset = offsetOf(id)
-        if (!fields || p.held.has(offset)) continue
-        const { record, producer } = entryFields(fields, f)
-        if (!record) {
-          if (isOffsetId(id)) p.dropForeign(offset, now)
-          continue
-        }
-        p.held.set(offset, { count: 1, refreshed: now })
-        out.push(delivery(p, offset, record, producer ? this.s.ids.of(producer) : '', 1))
-      }
-    }
+    this.fresh.pause()
   }
 
   /** Keep the process alive while reads block (or not). */
   pin(on: boolean): void {
-    for (const r of this.readers) r.pin(on)
+    this.fresh.pin(on)
   }
 
   /** End the reads: blocked ones at once. */
   stop(): void {
-    for (const r of this.readers) r.stop()
-    this.readDone?.()
+    this.fresh.stop()
   }
 }
