@@ -1,14 +1,16 @@
 import { readFileSync, readdirSync } from 'node:fs'
 import type { Cluster, Redis } from 'ioredis'
+import { BackendError } from '../../core/errors.js'
 import { BUFFER_REPLY, SCRIPT_KEYS, type ScriptArgs, type ScriptKeys, type ScriptName, type ScriptReply } from './script-specs.js'
 
 /**
  * The Lua scripts of the Redis backend, one per file in `./scripts/<name>-<numKeys>.lua` (each opens
- * with a KEYS/ARGV comment; a line `-- #include <file>.lua` is replaced by that file of `./scripts/`,
- * code several scripts share, such as entry.lua's reading of an entry's fields). They are read once and defined on a client with ioredis
- * `defineCommand`, which sends EVALSHA and falls back to EVAL when the server lacks the script.
- * `npm run build` copies the .lua files next to the compiled module (scripts/copy-assets.mjs).
- * What each script takes and returns is declared in `script-specs.ts`; {@link Scripts.call} is typed by it.
+ * with a KEYS/ARGV comment). A line `-- #include <file>.lua` is replaced by that file of
+ * `./scripts/` (code several scripts share, such as entry.lua's reading of an entry's fields). They
+ * are read once and defined on a client with ioredis `defineCommand`, which sends EVALSHA and falls
+ * back to EVAL when the server lacks the script. `npm run build` copies the .lua files next to the
+ * compiled module (scripts/copy-assets.mjs). What each script takes and returns is declared in
+ * `script-specs.ts`; {@link Scripts.call} is typed by it.
  */
 type Arg = string | Buffer | number
 
@@ -27,7 +29,7 @@ const INCLUDE = /^-- #include (\S+)[ \t]*$/gm
 /** A script's text with its `-- #include <file>.lua` lines expanded (one level: includes include nothing). */
 export function expandIncludes(lua: string, read: (file: string) => string): string {
   return lua.replace(INCLUDE, (_, file: string) => {
-    if (SCRIPT_FILE.test(file)) throw new Error(`Lua include "${file}" names a script, not an include file`)
+    if (SCRIPT_FILE.test(file)) throw new BackendError(`Lua include "${file}" names a script, not an include file`, { retriable: false })
     return read(file).trimEnd()
   })
 }
@@ -55,8 +57,8 @@ export class Scripts {
     const found = load()
     for (const name of Object.keys(SCRIPT_KEYS) as ScriptName[]) {
       const s = found.get(name)
-      if (!s) throw new Error(`Lua script "${name}" is missing from ${new URL('./scripts/', import.meta.url).pathname}`)
-      if (s.numberOfKeys !== SCRIPT_KEYS[name]) throw new Error(`Lua script "${name}" takes ${s.numberOfKeys} keys by its file name, script-specs.ts says ${SCRIPT_KEYS[name]}`)
+      if (!s) throw new BackendError(`Lua script "${name}" is missing from ${new URL('./scripts/', import.meta.url).pathname} (a broken install)`, { retriable: false })
+      if (s.numberOfKeys !== SCRIPT_KEYS[name]) throw new BackendError(`Lua script "${name}" takes ${s.numberOfKeys} keys by its file name, script-specs.ts says ${SCRIPT_KEYS[name]}`, { retriable: false })
     }
     for (const [name, s] of found) client.defineCommand(method(name), { numberOfKeys: s.numberOfKeys, lua: s.lua })
   }
