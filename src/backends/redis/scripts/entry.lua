@@ -30,7 +30,9 @@ local function pack_entries(items, ids)
   local n = #items
   local out, pids, prev, sub = {}, {}, nil, string.sub
   for i = 1, n do
-    local r, p = entry_fields(items[i][2])
+    local f = items[i][2]
+    local r, p
+    if f[1] == 'r' and f[3] == 'p' then r, p = f[2], f[4] else r, p = entry_fields(f) end -- the hot path inline
     p = p or ''
     if p ~= prev then
       pids[#pids + 1] = (i - 1) .. ':' .. #p .. ':' .. p
