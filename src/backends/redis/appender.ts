@@ -62,7 +62,7 @@ export class RedisAppender {
     const chunks = encodeParts(records)
     const first = (this.seqs.get(id) ?? 0) + 1
     this.seqs.set(id, first + chunks.length - 1)
-    const keys = [this.keys.stream(topic, partition), this.keys.end(topic, partition), this.keys.start(topic, partition), this.keys.producers(topic, partition), this.keys.reservation(topic, partition)]
+    const keys = [this.keys.stream(topic, partition), this.keys.end(topic, partition), this.keys.start(topic, partition), this.keys.producers(topic, partition), this.keys.reservation(topic, partition)] as const
     const part = (i: number): Part => (chunks.length === 1 ? 'one' : i === 0 ? 'first' : i === chunks.length - 1 ? 'last' : 'next')
     let base = -1
     // At most WINDOW parts in flight: the script remembers the last 32 batches of an instance, so
@@ -75,8 +75,8 @@ export class RedisAppender {
         try {
           // One pipeline: the calls are issued in one tick and written back to back without waiting for replies.
           const now = Date.now()
-          const replies = await Promise.all(window.map((c, k) => this.scripts.run('append', keys, [this.token, first + from + k, part(from + k), maxMessages, producerId, now, c])))
-          if (from === 0) base = Number((replies[0] as [number, number])[0])
+          const replies = await Promise.all(window.map((c, k) => this.scripts.call('append', keys, [this.token, first + from + k, part(from + k), maxMessages, producerId, now, c])))
+          if (from === 0) base = Number((replies[0] as (typeof replies)[number])[0])
           break
         } catch (e) {
           const msg = e instanceof Error ? e.message : String(e)

@@ -71,19 +71,19 @@ export class RedisGroupStore implements GroupCoordinator {
     try {
       const now = Date.now()
       const spec = JSON.stringify({ name: member.name, topics: member.topics, pid: member.pid, host: member.host, sessionTimeoutMs: member.sessionTimeoutMs, leaving: member.leaving === true })
-      const gk = [this.keys.groupMembers(group), this.keys.groupAlive(group), this.keys.groupTopics(group)]
-      const [reply] = await Promise.all([this.scripts.run('member-join', gk, [member.id, spec, now, now + member.sessionTimeoutMs, ...member.topics]), this.client.sadd(this.keys.groups(), group)])
-      const [changedFlag, ...flat] = reply as [number, ...string[]]
+      const gk = [this.keys.groupMembers(group), this.keys.groupAlive(group), this.keys.groupTopics(group)] as const
+      const [reply] = await Promise.all([this.scripts.call('member-join', gk, [member.id, spec, now, now + member.sessionTimeoutMs, ...member.topics]), this.client.sadd(this.keys.groups(), group)])
+      const [changedFlag, ...flat] = reply
       let changed = Number(changedFlag) === 1
       let members = parseMembers(flat)
       const gone = members.filter((m) => m.id !== member.id && goneHere(m))
       if (gone.length) {
-        await this.scripts.run('member-leave', gk.slice(0, 2), gone.map((m) => m.id))
+        await this.scripts.call('member-leave', [gk[0], gk[1]], gone.map((m) => m.id))
         members = members.filter((m) => !gone.includes(m))
         changed = true
       }
       if (release.length) {
-        const released = await Promise.all(release.map((tp) => this.scripts.run('lease-release', [this.lease(tp, group)], [member.id])))
+        const released = await Promise.all(release.map((tp) => this.scripts.call('lease-release', [this.lease(tp, group)], [member.id])))
         if (released.some((r) => Number(r) === 1)) changed = true
       }
       const partitions = await this.partitions(members.filter((m) => !m.leaving).flatMap((m) => m.topics).concat(member.topics))
@@ -105,11 +105,11 @@ export class RedisGroupStore implements GroupCoordinator {
         else if (!member.leaving && target.get(key) === member.id && (o === '' || !live.has(o))) want.push({ tp, seen: o, mine: false })
       })
       const expiry = now + member.sessionTimeoutMs
-      const got = await Promise.all(want.map((w) => this.scripts.run('lease-acquire', [this.lease(w.tp, group)], [member.id, w.seen, now, expiry])))
+      const got = await Promise.all(want.map((w) => this.scripts.call('lease-acquire', [this.lease(w.tp, group)], [member.id, w.seen, now, expiry])))
       const owned: Lease[] = []
       const revoke: TopicPartition[] = []
       got.forEach((r, i) => {
-        const res = r as [number, string] | []
+        const res = r
         const w = want[i] as (typeof want)[number]
         if (res.length < 2) return
         if (!w.mine) changed = true
@@ -130,8 +130,8 @@ export class RedisGroupStore implements GroupCoordinator {
       const spec = await this.client.hget(this.keys.groupMembers(group), memberId)
       const topics = spec ? (JSON.parse(spec) as StoredMember).topics : await this.client.smembers(this.keys.groupTopics(group))
       const partitions = await this.partitions(topics)
-      await Promise.all(partitions.map((tp) => this.scripts.run('lease-release', [this.lease(tp, group)], [memberId])))
-      await this.scripts.run('member-leave', [this.keys.groupMembers(group), this.keys.groupAlive(group)], [memberId])
+      await Promise.all(partitions.map((tp) => this.scripts.call('lease-release', [this.lease(tp, group)], [memberId])))
+      await this.scripts.call('member-leave', [this.keys.groupMembers(group), this.keys.groupAlive(group)], [memberId])
       this.notify(group)
     } catch (e) {
       throw redisError(`Member ${memberId} could not leave group "${group}"`, e)
@@ -141,7 +141,7 @@ export class RedisGroupStore implements GroupCoordinator {
   async groupCommit(group: string, memberId: string, commits: readonly CommitRequest[]): Promise<TopicPartition[]> {
     checkGroupName(group)
     try {
-      const res = await Promise.all(commits.map((c) => this.scripts.run('commit', [this.lease(c, group)], [memberId, c.epoch, c.offset])))
+      const res = await Promise.all(commits.map((c) => this.scripts.call('commit', [this.lease(c, group)], [memberId, c.epoch, c.offset])))
       return commits.filter((_, i) => Number(res[i]) !== 1).map((c) => ({ topic: c.topic, partition: c.partition }))
     } catch (e) {
       throw redisError(`Commit of member ${memberId} in group "${group}" failed`, e)

@@ -1,7 +1,7 @@
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
 import type { PartitionReader } from '../backend.js'
-import { readRecord, recordEnd, utf8 } from '../record-codec.js'
+import { decodeEntry, decodePacked, parseHeader } from './entry-codec.js'
 import { isConnectionError, redisError, sleep } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
@@ -87,7 +87,7 @@ export class RedisPartitionReader implements PartitionReader {
   private async fetch(from: number, count: number, ids: boolean): Promise<Buffer> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return (await this.scripts.runBuffer('read', [this.keys.stream(this.topic, this.partition)], [from, count, ids ? '1' : '0'])) as Buffer
+        return await this.scripts.call('read', [this.keys.stream(this.topic, this.partition)], [from, count, ids ? '1' : '0'])
       } catch (e) {
         if (this.closed) return Buffer.alloc(0)
         if (!isConnectionError(e) || attempt >= READ_ATTEMPTS) throw redisError(`Read of "${this.topic}" partition ${this.partition} at offset ${from} failed`, e)
@@ -105,7 +105,7 @@ export class RedisPartitionReader implements PartitionReader {
     for (let k = i; k < r.entries.length && out.length < max; k++) {
       const e = r.entries[k] as RawEntry
       if (e.offset !== this.next) break
-      out.push(readRecord(e.record, 0, recordEnd(e.record, 0), 0, this.codec, this.topic, this.partition, e.offset, e.producerId))
+      out.push(decodeEntry(e.record, this.codec, this.topic, this.partition, e.offset, e.producerId))
       this.next = e.offset + 1
     }
     return out
@@ -122,69 +122,5 @@ export class RedisPartitionReader implements PartitionReader {
     this.closed = true
     this.ahead = undefined
     this.onClose(this)
-  }
-}
-
-/** The `read` script's header (see scripts/read-1.lua). */
-export interface PackedHeader {
-  count: number
-  first: number
-  last: number
-  /** Producer id changes: entry index → id. */
-  changes: Map<number, string>
-  /** Where the entries start. */
-  body: number
-  /** Entries carry their offsets. */
-  ids: boolean
-}
-
-/** A decimal number at `p` up to `stop`; the stop byte is skipped. */
-function num(b: Buffer, at: { p: number }, stop: number): number {
-  let n = 0
-  let c = b[at.p++] as number
-  while (c !== stop) {
-    n = n * 10 + (c - 48)
-    c = b[at.p++] as number
-  }
-  return n
-}
-
-export function parseHeader(b: Buffer): PackedHeader {
-  const at = { p: 0 }
-  const count = num(b, at, 32)
-  const first = num(b, at, 45) // `<offset>-1 `
-  at.p += 2
-  const last = num(b, at, 45)
-  at.p += 2
-  const n = num(b, at, 32)
-  const changes = new Map<number, string>()
-  for (let i = 0; i < n; i++) {
-    const index = num(b, at, 58)
-    const len = num(b, at, 58)
-    changes.set(index, utf8(b, at.p, at.p + len))
-    at.p += len
-  }
-  return { count, first, last, changes, body: at.p, ids: false }
-}
-
-/** Decode the `read` script's entries into messages. */
-export function decodePacked(b: Buffer, h: PackedHeader, codec: KeyCodec, topic: string, partition: number, out: Message[]): void {
-  let p = h.body
-  let producerId = ''
-  const ids = h.ids
-  for (let i = 0; i < h.count; i++) {
-    producerId = h.changes.get(i) ?? producerId
-    let offset = h.first + i
-    if (ids) {
-      offset = 0
-      let c = b[p++] as number
-      while (c !== 58) {
-        offset = offset * 10 + (c - 48)
-        c = b[p++] as number
-      }
-    }
-    const end = recordEnd(b, p)
-    out.push(readRecord(b, p, end, 0, codec, topic, partition, offset, producerId))
-    p = end
   }
 }

@@ -18,14 +18,14 @@ export class RedisRetention {
     private readonly keys: RedisKeys,
   ) {}
 
-  private partKeys(topic: string, partition: number): string[] {
+  private partKeys(topic: string, partition: number): [stream: string, end: string, start: string] {
     return [this.keys.stream(topic, partition), this.keys.end(topic, partition), this.keys.start(topic, partition)]
   }
 
   /** Remove offsets below `before` (clamped to the retained range); resolves with how many were removed. */
   async trimBefore(topic: string, partition: number, before: number): Promise<number> {
     try {
-      return Number(await this.scripts.run('trim', this.partKeys(topic, partition), [Math.max(0, Math.floor(before))]))
+      return Number(await this.scripts.call('trim', this.partKeys(topic, partition), [Math.max(0, Math.floor(before))]))
     } catch (e) {
       if (e instanceof Error && e.message.startsWith('NOTOPIC')) throw new TopicNotFoundError(`Topic "${topic}" (partition ${partition}) does not exist`)
       throw redisError(`Trim of "${topic}" partition ${partition} failed`, e)
@@ -35,7 +35,7 @@ export class RedisRetention {
   /** The first offset with `timestamp >= time` (binary search in Lua). */
   async offsetForTime(topic: string, partition: number, time: number): Promise<number> {
     try {
-      return Number(await this.scripts.run('offset-for-time', this.partKeys(topic, partition), [time]))
+      return Number(await this.scripts.call('offset-for-time', this.partKeys(topic, partition), [time]))
     } catch (e) {
       throw redisError(`Time lookup in "${topic}" partition ${partition} failed`, e)
     }

@@ -1,7 +1,8 @@
 import type { EntryRef } from '../shared.js'
 import { redisError } from './connection.js'
 import type { Scripts } from './scripts.js'
-import { idOf, type MemberPartition } from './shared-entries.js'
+import { idOf } from './entry-codec.js'
+import type { MemberPartition } from './shared-entries.js'
 
 /** Acknowledgements sent in one XACK (and the batch size that sends them at once). */
 const ACK_BATCH = 1000
@@ -49,7 +50,7 @@ export class SharedAcks {
     try {
       while (sent < offsets.length) {
         const chunk = offsets.slice(sent, sent + ACK_BATCH)
-        const [, c] = (await this.scripts.run('shared-ack', [p.key, p.stateKey], [this.group, ...chunk.map(idOf)])) as [number, string]
+        const [, c] = await this.scripts.call('shared-ack', [p.key, p.stateKey], [this.group, ...chunk.map(idOf)])
         for (const o of chunk) p.held.delete(o)
         sent += chunk.length
         if (c !== '') committed = c

@@ -1,6 +1,6 @@
 import type { KeyCodec } from '../../core/keys.js'
-import { readRecord, recordEnd } from '../record-codec.js'
 import type { EntryRef, SharedDelivery } from '../shared.js'
+import { decodeEntry, eachScripted, isOffsetId, offsetOf } from './entry-codec.js'
 import type { RedisKeys } from './keys.js'
 
 /** An entry a member holds: handed out (or buffered) and not yet acknowledged or given back. */
@@ -55,33 +55,6 @@ export class MemberPartition {
   }
 }
 
-/** The offset of an entry ID `<offset>-1`. */
-export function offsetOf(id: Buffer | string): number {
-  let n = 0
-  if (typeof id === 'string') {
-    for (let i = 0; i < id.length; i++) {
-      const c = id.charCodeAt(i)
-      if (c < 48 || c > 57) break
-      n = n * 10 + (c - 48)
-    }
-    return n
-  }
-  for (let i = 0; i < id.length; i++) {
-    const c = id[i] as number
-    if (c < 48 || c > 57) break
-    n = n * 10 + (c - 48)
-  }
-  return n
-}
-
-/** Whether an entry ID has the form twainmq writes (`<offset>-1`), so its offset names it. */
-export function isOffsetId(id: Buffer): boolean {
-  return id.length >= 3 && id[id.length - 1] === 0x31 && id[id.length - 2] === 0x2d
-}
-
-/** The entry ID of an offset. */
-export const idOf = (offset: number): string => `${offset}-1`
-
 /** Producer ids repeat from entry to entry: decode each distinct one once. */
 export class ProducerIds {
   private last: Buffer | undefined
@@ -98,7 +71,7 @@ export class ProducerIds {
 
 /** A delivery from an entry's record. */
 export function delivery(p: MemberPartition, offset: number, record: Buffer, producerId: string, count: number): SharedDelivery {
-  return { message: readRecord(record, 0, recordEnd(record, 0), 0, p.codec, p.topic, p.partition, offset, producerId), deliveryCount: count }
+  return { message: decodeEntry(record, p.codec, p.topic, p.partition, offset, producerId), deliveryCount: count }
 }
 
 /**
@@ -107,20 +80,15 @@ export function delivery(p: MemberPartition, offset: number, record: Buffer, pro
  */
 export function takeScripted(p: MemberPartition, flat: unknown[], now: number, ids: ProducerIds): SharedDelivery[] {
   const out: SharedDelivery[] = []
-  for (let i = 0; i + 3 < flat.length; i += 4) {
-    const offset = offsetOf(flat[i] as Buffer)
-    const count = Number(flat[i + 1])
-    const record = flat[i + 2] as Buffer
-    if (p.held.has(offset)) continue // never hand out an entry it holds
+  eachScripted(flat, (id, count, record, producer) => {
+    const offset = offsetOf(id)
+    if (p.held.has(offset)) return // never hand out an entry it holds
     if (record.length === 0) {
-      if (isOffsetId(flat[i] as Buffer)) p.dropForeign(offset, now)
-      continue
+      if (isOffsetId(id)) p.dropForeign(offset, now)
+      return
     }
     p.held.set(offset, { count, refreshed: now })
-    out.push(delivery(p, offset, record, ids.of(flat[i + 3] as Buffer), count))
-  }
+    out.push(delivery(p, offset, record, ids.of(producer), count))
+  })
   return out
 }
-
-/** Offsets of a list of entry IDs. */
-export const offsetsOf = (ids: unknown): number[] => (Array.isArray(ids) ? ids.map((id) => offsetOf(id as Buffer)) : [])

@@ -9,8 +9,10 @@ import type { SharedGroupDescription, SharedGroups, SharedMember, SharedMemberEv
 import { redisError, type Client } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
-import { idOf, MemberPartition } from './shared-entries.js'
-import { RedisSharedMember, type ClaimMode, type SharedContext } from './shared-member.js'
+import { idOf } from './entry-codec.js'
+import { MemberPartition } from './shared-entries.js'
+import { RedisSharedMember, type SharedContext } from './shared-member.js'
+import type { ClaimMode } from './shared-state.js'
 
 /** A partition's group forgets members idle this long that hold nothing (checked when a member joins). */
 const FORGET_IDLE_MS = 10 * 60_000
@@ -140,7 +142,7 @@ export class RedisSharedGroups implements SharedGroups {
   /** Create the partition groups where missing (and record `committed`). */
   private async ensure(parts: readonly MemberPartition[], options: SharedMemberOptions): Promise<void> {
     try {
-      await Promise.all(parts.map((p) => this.scripts.run('shared-join', [p.key, p.stateKey], [options.group, options.from === 'end' ? '$' : '0', FORGET_IDLE_MS])))
+      await Promise.all(parts.map((p) => this.scripts.call('shared-join', [p.key, p.stateKey], [options.group, options.from === 'end' ? '$' : '0', FORGET_IDLE_MS])))
     } catch (e) {
       throw redisError(`Cannot create shared group "${options.group}" on ${options.topics.map((t) => `"${t}"`).join(', ')}`, e)
     }
@@ -194,8 +196,8 @@ export class RedisSharedGroups implements SharedGroups {
     const now = Date.now()
     // `leaving: true` keeps partitioned assignment from ever counting a shared member.
     const spec = JSON.stringify({ name: o.name, topics: [...o.topics].sort(), pid: process.pid, host: HOST, sessionTimeoutMs: o.sessionTimeoutMs, leaving: true, mode: 'shared', token })
-    const gk = [this.keys.groupMembers(o.group), this.keys.groupAlive(o.group), this.keys.groupTopics(o.group)]
-    const [[ok, other]] = (await Promise.all([this.scripts.run('shared-member-join', gk, [o.name, spec, now, now + o.sessionTimeoutMs, token, replace, ...o.topics]), this.client.sadd(this.keys.groups(), o.group)])) as [[number, string?], unknown]
+    const gk = [this.keys.groupMembers(o.group), this.keys.groupAlive(o.group), this.keys.groupTopics(o.group)] as const
+    const [[ok, other]] = await Promise.all([this.scripts.call('shared-member-join', gk, [o.name, spec, now, now + o.sessionTimeoutMs, token, replace, ...o.topics]), this.client.sadd(this.keys.groups(), o.group)])
     if (ok === 1) return undefined
     try {
       return JSON.parse(other ?? '{}') as StoredSpec
@@ -205,7 +207,7 @@ export class RedisSharedGroups implements SharedGroups {
   }
 
   private async unregister(o: SharedMemberOptions): Promise<void> {
-    await this.scripts.run('member-leave', [this.keys.groupMembers(o.group), this.keys.groupAlive(o.group)], [o.name])
+    await this.scripts.call('member-leave', [this.keys.groupMembers(o.group), this.keys.groupAlive(o.group)], [o.name])
   }
 
   private async partitionsOf(topics: readonly string[]): Promise<TopicPartition[]> {

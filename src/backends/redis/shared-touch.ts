@@ -1,7 +1,8 @@
 import type { EntryRef } from '../shared.js'
 import { redisError } from './connection.js'
 import type { Scripts } from './scripts.js'
-import { idOf, offsetsOf, type MemberPartition } from './shared-entries.js'
+import { idOf, offsetsOf } from './entry-codec.js'
+import type { MemberPartition } from './shared-entries.js'
 
 /** Entries per refresh script call. */
 const TOUCH_BATCH = 1000
@@ -20,7 +21,7 @@ export async function refreshHeld(scripts: Scripts, group: string, name: string,
   for (let i = 0; i < offsets.length; i += TOUCH_BATCH) {
     const chunk = offsets.slice(i, i + TOUCH_BATCH)
     try {
-      const [gone, trimmed] = (await scripts.runBuffer('shared-touch', [p.key], [group, name, ...chunk.map(idOf)])) as [unknown[], unknown[]]
+      const [gone, trimmed] = await scripts.call('shared-touch', [p.key], [group, name, ...chunk.map(idOf)])
       for (const o of chunk) {
         const h = p.held.get(o)
         if (h) h.refreshed = now

@@ -29,7 +29,7 @@ export class RedisTopics {
     const token = randomBytes(8).toString('hex')
     const fields = ['name', meta.name, 'partitions', String(meta.partitions), 'keyType', meta.keyType, 'messageTypes', JSON.stringify(meta.messageTypes), 'retention', JSON.stringify(meta.retention), 'maxMessageBytes', String(meta.maxMessageBytes), 'createdAt', String(meta.createdAt)]
     try {
-      const claimed = await this.scripts.run('create-topic', [this.keys.meta(meta.name)], [token, Date.now(), ABANDONED_MS, ...fields])
+      const claimed = await this.scripts.call('create-topic', [this.keys.meta(meta.name)], [token, Date.now(), ABANDONED_MS, ...fields])
       if (Number(claimed) !== 1) throw new TopicExistsError(`Topic "${meta.name}" already exists (Redis key ${this.keys.meta(meta.name)})`)
       const groups = await this.client.smembers(this.keys.groups())
       await Promise.all(
@@ -39,7 +39,7 @@ export class RedisTopics {
           return Promise.all([this.client.del(...stale), this.client.set(this.keys.end(meta.name, p), '0')])
         }),
       )
-      const ready = await this.scripts.run('topic-ready', [this.keys.meta(meta.name)], [token])
+      const ready = await this.scripts.call('topic-ready', [this.keys.meta(meta.name)], [token])
       if (Number(ready) !== 1) throw new TopicExistsError(`Topic "${meta.name}" was taken over by another creator`)
       await this.client.sadd(this.keys.topics(), meta.name)
     } catch (e) {

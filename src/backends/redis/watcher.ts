@@ -1,3 +1,4 @@
+import { entryFields, offsetOf, type EntryFields } from './entry-codec.js'
 import { createDedicated, KeepAlive, type Client } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import type { RawEntry, RecentEntries } from './reader.js'
@@ -13,17 +14,6 @@ interface Subscriber {
 }
 
 type XReadReply = Array<[Buffer, Array<[Buffer, Buffer[]]>]> | null
-
-/** Parse `<offset>-1`. */
-function offsetOf(id: Buffer): number {
-  let n = 0
-  for (let i = 0; i < id.length; i++) {
-    const c = id[i] as number
-    if (c < 48 || c > 57) break
-    n = n * 10 + (c - 48)
-  }
-  return n
-}
 
 /**
  * Watches one partition for every local subscriber: `XREAD BLOCK` on a dedicated connection from
@@ -91,15 +81,10 @@ class PartitionWatcher {
           continue
         }
         const entries: RawEntry[] = []
+        const f: EntryFields = { record: undefined, producer: undefined }
         for (const [id, fields] of items) {
-          let record: Buffer | undefined
-          let producerId = ''
-          for (let i = 0; i + 1 < fields.length; i += 2) {
-            const f = fields[i] as Buffer
-            if (f.length === 1 && f[0] === 0x72) record = fields[i + 1] // 'r'
-            else if (f.length === 1 && f[0] === 0x70) producerId = (fields[i + 1] as Buffer).toString('utf8') // 'p'
-          }
-          if (record) entries.push({ offset: offsetOf(id), record, producerId })
+          const { record, producer } = entryFields(fields, f)
+          if (record) entries.push({ offset: offsetOf(id), record, producerId: producer ? producer.toString('utf8') : '' })
         }
         this.cursor = offsetOf((items[items.length - 1] as [Buffer, Buffer[]])[0])
         if (entries.length > 0) this.recent = { first: (entries[0] as RawEntry).offset, entries }

@@ -6,6 +6,7 @@
 -- ARGV[5] most entries  ARGV[6] 'autoclaim' (XAUTOCLAIM, up to 16 steps of the scan) or 'readgroup'
 -- (XREADGROUP … CLAIM, Redis >= 8.4: idle pending entries first, then new ones; no cursor)
 -- Returns {next cursor ('0-0' = the scan went round), {id, delivery count, record, producer id, ...}, {trimmed IDs}}.
+-- #include entry.lua
 local out, trimmed = {}, {}
 local want = tonumber(ARGV[5])
 local got = 0
@@ -16,15 +17,8 @@ local function add(e)
     trimmed[#trimmed + 1] = id
     return
   end
-  local rec, pid
-  for i = 1, #f, 2 do
-    if f[i] == 'r' then rec = f[i + 1] elseif f[i] == 'p' then pid = f[i + 1] end
-  end
   local p = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)
-  out[#out + 1] = id
-  out[#out + 1] = (p[1] and p[1][4]) or 1
-  out[#out + 1] = rec or ''
-  out[#out + 1] = pid or ''
+  push_entry(out, id, (p[1] and p[1][4]) or 1, f)
   got = got + 1
 end
 

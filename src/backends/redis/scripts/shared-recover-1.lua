@@ -5,6 +5,7 @@
 -- KEYS[1] partition stream
 -- ARGV[1] group  ARGV[2] member  ARGV[3] cursor (entry ID; '0' = from the start)  ARGV[4] most entries
 -- Returns {last ID read ('' = none left), {id, delivery count, record, producer id, ...}, {trimmed IDs}}.
+-- #include entry.lua
 local res = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', ARGV[4], 'STREAMS', KEYS[1], ARGV[3])
 local items = (res and res[1] and res[1][2]) or {}
 local out, trimmed, last = {}, {}, ''
@@ -14,15 +15,8 @@ for _, e in ipairs(items) do
   if not f or #f == 0 then
     trimmed[#trimmed + 1] = id
   else
-    local rec, pid
-    for i = 1, #f, 2 do
-      if f[i] == 'r' then rec = f[i + 1] elseif f[i] == 'p' then pid = f[i + 1] end
-    end
     local p = redis.call('XPENDING', KEYS[1], ARGV[1], id, id, 1)
-    out[#out + 1] = id
-    out[#out + 1] = (p[1] and p[1][4]) or 1
-    out[#out + 1] = rec or ''
-    out[#out + 1] = pid or ''
+    push_entry(out, id, (p[1] and p[1][4]) or 1, f)
   end
 end
 if #trimmed > 0 then redis.call('XACK', KEYS[1], ARGV[1], unpack(trimmed)) end

@@ -4,6 +4,7 @@
 -- ARGV[1] group  ARGV[2] member  ARGV[3..] entry IDs
 -- Returns {{id, delivery count, record, producer id, ...}, {IDs owned by another member or no longer
 -- pending}, {IDs trimmed from the stream (XCLAIM drops them from the pending list)}}.
+-- #include entry.lua
 local out, lost, trimmed = {}, {}, {}
 for i = 3, #ARGV do
   local id = ARGV[i]
@@ -17,14 +18,7 @@ for i = 3, #ARGV do
       trimmed[#trimmed + 1] = id
       redis.call('XACK', KEYS[1], ARGV[1], id)
     else
-      local rec, pid
-      for k = 1, #f, 2 do
-        if f[k] == 'r' then rec = f[k + 1] elseif f[k] == 'p' then pid = f[k + 1] end
-      end
-      out[#out + 1] = id
-      out[#out + 1] = p[1][4] + 1
-      out[#out + 1] = rec or ''
-      out[#out + 1] = pid or ''
+      push_entry(out, id, p[1][4] + 1, f)
     end
   end
 end

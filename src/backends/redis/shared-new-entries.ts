@@ -1,0 +1,163 @@
+import type { Message } from '../../core/types.js'
+import type { EntryRef, SharedDelivery } from '../shared.js'
+import { redisError, type Client } from './connection.js'
+import { decodeFlaggedPacked, entryFields, isOffsetId, offsetOf, type EntryFields } from './entry-codec.js'
+import { delivery, type MemberPartition } from './shared-entries.js'
+import { GroupReader, type XReadGroupReply } from './shared-reader.js'
+import type { MemberState } from './shared-state.js'
+
+/** Longest a blocking read waits. */
+const BLOCK_MS = 5000
+/** Most entries one read asks for per partition. */
+export const READ_MAX = 1000
+
+/**
+ * A shared member's reads of new entries (`XREADGROUP … >`): blocking reads on dedicated
+ * connections ({@link GroupReader}), or, while the last read filled its count (a backlog), the
+ * packed `shared-read` script without blocking. A read that ends while the member is paused gives
+ * its entries back, uncounted.
+ */
+export class NewEntryReads {
+  private readonly readers: GroupReader[]
+  /** Wakes a `read` waiting on its blocking reads. */
+  private readDone: (() => void) | undefined
+  /** The last read of new entries filled its count: read on with the packed script, without blocking. */
+  private backlog = false
+  /** `pause()`d: what a read under way returns goes back to the group. */
+  private paused = false
+
+  constructor(
+    private readonly s: MemberState,
+    client: Client,
+    cluster: boolean,
+    private readonly giveBack: (refs: EntryRef[]) => Promise<void>,
+  ) {
+    this.readers = cluster ? s.parts.map((p) => new GroupReader(client, [p])) : [new GroupReader(client, s.parts)]
+  }
+
+  /** A fetch is asking again: entries of a read that ends now are its own. */
+  resume(): void {
+    this.paused = false
+  }
+
+  /** New entries for `max` deliveries at most; a blocking read blocks until `until()` (ms) at the latest. */
+  async read(max: number, signal: AbortSignal, until: () => number): Promise<SharedDelivery[]> {
+    const s = this.s
+    const per = Math.max(1, Math.min(READ_MAX, Math.floor(max / s.parts.length)))
+    if (this.backlog && !this.readers.some((r) => r.pending)) {
+      const got = await this.readPacked(per)
+      if (got.length > 0 || s.stopped) return got
+    }
+    const block = Math.max(1, Math.min(BLOCK_MS, until() - Date.now()))
+    for (const r of this.readers) if (!r.pending) r.start(s.group, s.name, per, block, () => this.readEnded(r))
+    if (!this.readers.some((r) => r.done)) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          this.readDone = undefined
+          signal.removeEventListener('abort', done)
+          resolve()
+        }
+        this.readDone = done
+        signal.addEventListener('abort', done, { once: true })
+      })
+    }
+    if (s.stopped || signal.aborted) return []
+    const out: SharedDelivery[] = []
+    let failure: unknown
+    this.backlog = false
+    for (const r of this.readers) {
+      if (!r.done) continue
+      try {
+        this.takeRead(r, r.collect(), out)
+      } catch (e) {
+        failure ??= e
+      }
+    }
+    if (failure !== undefined && out.length === 0) throw failure
+    return out
+  }
+
+  /**
+   * New entries of every partition through the `shared-read` script (one packed bulk string per
+   * partition, far cheaper to decode than XREADGROUP's nested reply), while there is a backlog.
+   */
+  private async readPacked(per: number): Promise<SharedDelivery[]> {
+    const s = this.s
+    const blobs = await Promise.all(s.parts.map((p) => s.scripts.call('shared-read', [p.key], [s.group, s.name, per])))
+    const now = Date.now()
+    const out: SharedDelivery[] = []
+    const msgs: Message[] = []
+    let full = false
+    blobs.forEach((blob, i) => {
+      if (blob.length === 0) return
+      const p = s.parts[i] as MemberPartition
+      msgs.length = 0
+      if (decodeFlaggedPacked(blob, p.codec, p.topic, p.partition, msgs) >= per) full = true
+      for (const m of msgs) {
+        if (p.held.has(m.offset)) continue
+        p.held.set(m.offset, { count: 1, refreshed: now })
+        out.push({ message: m, deliveryCount: 1 })
+      }
+    })
+    this.backlog = full
+    return out
+  }
+
+  private readEnded(r: GroupReader): void {
+    if (this.paused) void this.giveBackRead(r)
+    this.readDone?.()
+  }
+
+  pause(): void {
+    this.paused = true
+    for (const r of this.readers) if (r.done) void this.giveBackRead(r)
+  }
+
+  /** A read that ended while paused: its entries go back, uncounted (they were never handed out). */
+  private async giveBackRead(r: GroupReader): Promise<void> {
+    const refs: EntryRef[] = []
+    try {
+      for (const [key, items] of r.collect() ?? []) {
+        const p = r.parts.length === 1 ? r.parts[0] : this.s.partByKey(key)
+        for (const [id] of p ? items : []) if (!p?.held.has(offsetOf(id))) refs.push({ topic: p?.topic as string, partition: p?.partition as number, offset: offsetOf(id) })
+      }
+      await this.giveBack(refs)
+    } catch (e) {
+      if (!this.s.stopped) this.s.events.error(redisError(`Shared group "${this.s.group}": member "${this.s.name}" could not give back ${refs.length} entries read while idle`, e))
+    }
+  }
+
+  private takeRead(r: GroupReader, reply: XReadGroupReply, out: SharedDelivery[]): void {
+    if (!reply) return
+    const now = Date.now()
+    const f: EntryFields = { record: undefined, producer: undefined }
+    for (const [key, items] of reply) {
+      const p = r.parts.length === 1 ? (r.parts[0] as MemberPartition) : this.s.partByKey(key)
+      if (!p) continue
+      if (items.length >= r.count) this.backlog = true
+      for (const [id, fields] of items) {
+        const offset = offsetOf(id)
+        if (!fields || p.held.has(offset)) continue
+        const { record, producer } = entryFields(fields, f)
+        if (!record) {
+          if (isOffsetId(id)) p.dropForeign(offset, now)
+          continue
+        }
+        p.held.set(offset, { count: 1, refreshed: now })
+        out.push(delivery(p, offset, record, producer ? this.s.ids.of(producer) : '', 1))
+      }
+    }
+  }
+
+  /** Keep the process alive while reads block (or not). */
+  pin(on: boolean): void {
+    for (const r of this.readers) r.pin(on)
+  }
+
+  /** End the reads: blocked ones at once. */
+  stop(): void {
+    for (const r of this.readers) r.stop()
+    this.readDone?.()
+  }
+}
+
