@@ -98,5 +98,3 @@ export function perTest(kind: BackendKind, options: FileOpenOptions = {}): { rea
     },
   }
 }
-
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))

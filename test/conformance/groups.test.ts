@@ -4,7 +4,8 @@ import type { Backend } from '../../src/backends/backend.js'
 import type { MemberSpec } from '../../src/backends/group.js'
 import { GroupNotFoundError, InvalidArgumentError, type Consumer, type ConsumerOptions, type GroupMessage, type Twain } from '../../src/index.js'
 import { until } from '../helpers/spawn.js'
-import { backends, perTest, sleep } from './backends.js'
+import { backends, perTest } from './backends.js'
+import { sleep } from '../helpers/wait.js'
 
 const FAST = { sessionTimeoutMs: 2000, heartbeatIntervalMs: 200, commitIntervalMs: 100 } satisfies Partial<ConsumerOptions>
 const sortTp = (xs: Array<{ topic: string; partition: number }>) => xs.map((x) => `${x.topic}/${x.partition}`).sort()

@@ -3,7 +3,8 @@ import { firstValueFrom, from as rxFrom, take, toArray } from 'rxjs'
 import { describe, expect, it } from 'vitest'
 import { InvalidArgumentError, type Message, type Twain } from '../../src/index.js'
 import { collect, takeN } from '../unit/helpers.js'
-import { backends, perTest, sleep } from './backends.js'
+import { backends, perTest } from './backends.js'
+import { sleep } from '../helpers/wait.js'
 
 const po = (ms: Message[]) => ms.map((m) => `${m.partition}:${m.offset}`)
 

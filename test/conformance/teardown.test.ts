@@ -4,7 +4,8 @@ import { from, take } from 'rxjs'
 import { describe, expect, it } from 'vitest'
 import { AbortError, ClosedError } from '../../src/index.js'
 import { exited, lines, spawnChild } from '../helpers/spawn.js'
-import { backends, perTest, sleep } from './backends.js'
+import { backends, perTest } from './backends.js'
+import { sleep } from '../helpers/wait.js'
 
 /** Time for `fn` to settle, in ms. */
 async function timed(fn: () => Promise<unknown>): Promise<number> {

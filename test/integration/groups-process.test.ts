@@ -5,8 +5,8 @@ import { open, type Twain } from '../../src/index.js'
 import { exited, killChildren, spawnChild, until } from '../helpers/spawn.js'
 import { tempDir } from '../helpers/tmp.js'
 import { watch, type Out } from '../helpers/group-children.js'
+import { sleep } from '../helpers/wait.js'
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 let tmp: ReturnType<typeof tempDir>
 let twain: Twain

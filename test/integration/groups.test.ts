@@ -13,8 +13,8 @@ import {
 } from '../../src/index.js'
 import { until } from '../helpers/spawn.js'
 import { tempDir } from '../helpers/tmp.js'
+import { sleep } from '../helpers/wait.js'
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 /** Small timings so the suite stays fast. */
 const FAST = { sessionTimeoutMs: 2000, heartbeatIntervalMs: 200, commitIntervalMs: 100 } satisfies Partial<ConsumerOptions>

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { open, type Twain } from '../../src/index.js'
 import { ack, batch, pipe, retry } from '../../src/operators/index.js'
 import { tempDir } from '../helpers/tmp.js'
+import { sleep } from '../helpers/wait.js'
 
 let tmp: ReturnType<typeof tempDir>
 let twain: Twain
@@ -16,7 +17,6 @@ afterEach(async () => {
   tmp.remove()
 })
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 describe('operators hand back messages they pulled but never emitted', () => {
   it('after break from a concurrent ack, close() does not wait for held messages and nothing is lost or skipped', async () => {

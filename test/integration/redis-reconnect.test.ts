@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { open, type Message, type Twain } from '../../src/index.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { until } from '../helpers/spawn.js'
+import { sleep } from '../helpers/wait.js'
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 /** Kill every normal client connection (not the admin's own) every `everyMs` until stopped; counts kills. */
 function killer(admin: Redis, everyMs: number): { stop: () => Promise<number> } {

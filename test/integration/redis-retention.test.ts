@@ -7,6 +7,7 @@ import type { Backend } from '../../src/backends/backend.js'
 import { open, type Twain } from '../../src/index.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { until } from '../helpers/spawn.js'
+import { sleep } from '../helpers/wait.js'
 
 let server: RedisServer
 let admin: Redis
@@ -14,7 +15,6 @@ let twain: Twain
 let prefix: string
 let n = 0
 const FAST = { sessionTimeoutMs: 2000, heartbeatIntervalMs: 100, commitIntervalMs: 50 }
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 const backendOf = (t: Twain): Backend => (t as unknown as { store: Backend }).store
 
 beforeAll(async () => {

@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { AbortError, open, type GroupMessage, type Twain } from '../../src/index.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { exited, lines, spawnChild, until } from '../helpers/spawn.js'
+import { sleep } from '../helpers/wait.js'
 
 let server: RedisServer
 let admin: Redis
@@ -24,7 +25,6 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((t) => t.close().catch(() => undefined)))
 })
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 async function fresh(): Promise<{ prefix: string; twain: Twain }> {
   const prefix = `st${n++}:`

@@ -7,6 +7,7 @@ import type { RedisBackend } from '../../src/backends/redis/redis-backend.js'
 import { FencedError, InvalidArgumentError, open, TwainError, type GroupMessage, type SharedConsumer, type Twain } from '../../src/index.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { exited, lines, spawnChild, until } from '../helpers/spawn.js'
+import { sleep } from '../helpers/wait.js'
 
 let server: RedisServer
 let admin: Redis
@@ -25,7 +26,6 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((t) => t.close().catch(() => undefined)))
 })
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 /** A fresh key prefix and a first instance on it. */
 async function fresh(): Promise<{ prefix: string; twain: Twain; open(): Promise<Twain> }> {

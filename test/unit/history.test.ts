@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { InvalidArgumentError, TopicNotFoundError, open, type Message, type Twain } from '../../src/index.js'
-import { collect, makeTmp, rmTmp, sleep } from './helpers.js'
+import { collect, makeTmp, rmTmp } from './helpers.js'
+import { sleep } from '../helpers/wait.js'
 
 const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i)
 const po = (ms: Message[]) => ms.map((m) => [m.partition, m.offset])

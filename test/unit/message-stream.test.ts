@@ -1,7 +1,8 @@
 import { Observable, firstValueFrom, from, lastValueFrom, observable, take, toArray } from 'rxjs'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { AbortError, ClosedError, MessageStream, open, type Message, type Twain } from '../../src/index.js'
-import { collect, makeTmp, rmTmp, sleep, waitFor, watcherAndTimerCount } from './helpers.js'
+import { collect, makeTmp, rmTmp, watcherAndTimerCount } from './helpers.js'
+import { sleep, until } from '../helpers/wait.js'
 
 const interopKey = observable as unknown as string
 
@@ -15,7 +16,7 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
     const now = watcherAndTimerCount()
     return now.watchers <= baseline.watchers && now.timers <= baseline.timers
   }
-  const expectReleased = async () => waitFor(released, 1000, `watchers/timers back to ${JSON.stringify(baseline)} (now ${JSON.stringify(watcherAndTimerCount())})`)
+  const expectReleased = async () => until(released, 1000, `watchers/timers back to ${JSON.stringify(baseline)} (now ${JSON.stringify(watcherAndTimerCount())})`)
   const expectHeld = () => expect(watcherAndTimerCount().watchers).toBeGreaterThan(baseline.watchers)
 
   beforeEach(async () => {
@@ -179,7 +180,7 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
       for await (const m of stream) seen.push(m.offset)
       return 'quiet end'
     })()
-    await waitFor(() => seen.length === 5, 2000, 'the 5 retained messages')
+    await until(() => seen.length === 5, 2000, 'the 5 retained messages')
     expectHeld()
     await stream.close()
     expect(stream.closed).toBe(true)

@@ -3,7 +3,8 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { WatchHub } from '../../src/backends/file/watch-hub.js'
 import { open, type Twain } from '../../src/index.js'
-import { makeTmp, rmTmp, sleep, takeN } from './helpers.js'
+import { makeTmp, rmTmp, takeN } from './helpers.js'
+import { sleep } from '../helpers/wait.js'
 
 describe('watch hub at scale', () => {
   let dir: string | undefined

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { AbortError, InvalidArgumentError } from '../../../src/index.js'
 import { backoffDelay, resolveBackoff } from '../../../src/operators/backoff.js'
 import { pipe, retry, type RetryResult } from '../../../src/operators/index.js'
-import { deferred, fakeMessage, fakeMessages, fromArray, ManualSource, settle, settlements, sleep, within, type FakeMessage } from './fakes.js'
+import { deferred, fakeMessage, fakeMessages, fromArray, ManualSource, settle, settlements, within, type FakeMessage } from './fakes.js'
+import { sleep } from '../../helpers/wait.js'
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = []

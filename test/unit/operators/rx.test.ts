@@ -3,7 +3,8 @@ import { describe, expect, expectTypeOf, it } from 'vitest'
 import { AbortError, InvalidArgumentError, type GroupMessage } from '../../../src/index.js'
 import * as rx from '../../../src/operators/rx/index.js'
 import { ackRx, batchRx, retryRx, type MessageBatch, type RetryResult } from '../../../src/operators/rx/index.js'
-import { deferred, fakeMessage, fakeMessages, settle, settlements, sleep, type Deferred, type FakeMessage } from './fakes.js'
+import { deferred, fakeMessage, fakeMessages, settle, settlements, type Deferred, type FakeMessage } from './fakes.js'
+import { sleep } from '../../helpers/wait.js'
 
 /** Everything an observable emits, and how it ended. */
 function record<T>(obs: Observable<T>) {
