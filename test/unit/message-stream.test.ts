@@ -17,7 +17,8 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
     return now.watchers <= baseline.watchers && now.timers <= baseline.timers
   }
   const expectReleased = async () => until(released, 1000, `watchers/timers back to ${JSON.stringify(baseline)} (now ${JSON.stringify(watcherAndTimerCount())})`)
-  const expectHeld = () => expect(watcherAndTimerCount().watchers).toBeGreaterThan(baseline.watchers)
+  /** The tail waits on a watcher (it is blocked in a read). */
+  const held = async () => until(() => watcherAndTimerCount().watchers > baseline.watchers, 1000, `a watcher beyond ${JSON.stringify(baseline)}`)
 
   beforeEach(async () => {
     dir = makeTmp()
@@ -58,8 +59,7 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
 
   it('take(3) on a tail that must wait for live messages completes and releases', async () => {
     const done = lastValueFrom(from(twain.tail<string>('s', { partitions: [1] })).pipe(take(3), toArray()))
-    await sleep(30)
-    expectHeld() // the tail is waiting on a watcher
+    await held()
     const p = twain.producer('s')
     for (let i = 0; i < 5; i++) await p.send(i, `live${i}`, { partition: 1 })
     expect((await done).map((m) => m.value)).toEqual(['live0', 'live1', 'live2'])
@@ -75,8 +75,7 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
       }
       return 'ended'
     })()
-    await sleep(30)
-    expectHeld()
+    await held()
     await twain.producer('s').send(1, 'wake', { partition: 1 })
     expect(await loop).toBe('ended')
     expect(seen).toEqual(['wake'])
@@ -86,8 +85,7 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
   it('iterator.return() while a next() is pending resolves that next with done:true within 200 ms and releases', async () => {
     const it = twain.tail('s')[Symbol.asyncIterator]()
     const pending = it.next()
-    await sleep(30)
-    expectHeld()
+    await held()
     const t0 = Date.now()
     const ret = await it.return!()
     const r = await pending
@@ -105,8 +103,7 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
         /* nothing arrives */
       }
     })()
-    await sleep(30)
-    expectHeld()
+    await held()
     const t0 = Date.now()
     ctrl.abort()
     const err = await loop.then(
@@ -150,8 +147,7 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
         complete: () => resolve(new Error('unexpected completion')),
       })
     })
-    await sleep(30)
-    expectHeld()
+    await held()
     ctrl.abort()
     expect(await result).toBeInstanceOf(AbortError)
     await expectReleased()
@@ -164,12 +160,11 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
       error: () => events.push('error'),
       complete: () => events.push('complete'),
     })
-    await sleep(30)
-    expectHeld()
+    await held()
     sub.unsubscribe()
     await expectReleased()
     await twain.producer('s').send(1, 'after unsubscribe', { partition: 0 })
-    await sleep(50)
+    await sleep(50) // nothing arrives after the unsubscribe within 50 ms
     expect(events).toEqual([])
   })
 
@@ -181,7 +176,7 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
       return 'quiet end'
     })()
     await until(() => seen.length === 5, 2000, 'the 5 retained messages')
-    expectHeld()
+    await held()
     await stream.close()
     expect(stream.closed).toBe(true)
     expect(await loop).toBe('quiet end')
@@ -195,7 +190,7 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
   it('stream.close() completes a waiting Observable subscription', async () => {
     const stream = twain.tail('s')
     const done = lastValueFrom(from(stream).pipe(toArray()))
-    await sleep(30)
+    await held()
     await stream.close()
     expect(await done).toEqual([])
     await expectReleased()
@@ -209,7 +204,7 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
       }
       return 'ended'
     })()
-    await sleep(30)
+    await held()
     const t0 = Date.now()
     await twain.close()
     expect(await loop).toBe('ended')
