@@ -14,6 +14,7 @@ import {
 import { until } from '../helpers/spawn.js'
 import { tempDir } from '../helpers/tmp.js'
 import { sleep } from '../helpers/wait.js'
+import { directoryWatches } from '../helpers/waiting-reads.js'
 
 
 /** Small timings so the suite stays fast. */
@@ -109,7 +110,7 @@ describe('joining and consuming', () => {
     expect(d.topics.map((t) => t.lag)).toEqual([0, 0, 0])
     // nothing more arrives (the first poll starts reads again: the iteration ended)
     expect(c.pollMany(10)).toEqual([])
-    await sleep(200)
+    await sleep(200) // nothing arrives within 200 ms
     expect(c.pollMany(10)).toEqual([])
     await c.close()
   })
@@ -118,8 +119,9 @@ describe('joining and consuming', () => {
     await twain.createTopic('t', { partitions: 2 })
     const c = twain.consumer<string>('t', { group: 'g', ...FAST })
     await waitAssigned(c, 2)
+    const before = directoryWatches()
     const reading = iterN(c, 4, (m) => m.ack())
-    await sleep(50)
+    await until(() => directoryWatches() > before, 5000, 'the view to wait on a watch')
     await fill('t', 0, 2, 'a')
     await fill('t', 1, 2, 'b')
     expect((await reading).map((m) => m.value).sort()).toEqual(['a0', 'a1', 'b0', 'b1'])
@@ -143,7 +145,7 @@ describe('joining and consuming', () => {
     const c = twain.consumer<string>('t', { group: 'g', from: 'end', ...FAST })
     expect(c.pollMany(100)).toEqual([]) // starts its reads (fetching is demand-driven)
     await waitAssigned(c, 2)
-    await sleep(300)
+    await sleep(300) // nothing old arrives within 300 ms
     expect(c.pollMany(100)).toEqual([])
     await fill('t', 1, 1, 'new')
     const got = await pollN(c, 1)
@@ -168,7 +170,7 @@ describe('joining and consuming', () => {
       [0, 5, 'later0'],
       [0, 6, 'later1'],
     ])
-    await sleep(200)
+    await sleep(200) // nothing before the commit arrives within 200 ms
     expect(b.pollMany(100)).toEqual([])
     got.forEach((m) => m.ack())
     await b.close()
@@ -219,7 +221,7 @@ describe('commits', () => {
     const c = twain.consumer<string>('t', { group: 'g', ...FAST, drainTimeoutMs: 300 })
     const ms = await pollN(c, 8)
     await c.commit()
-    await sleep(300) // several commit intervals
+    await sleep(300) // several commit intervals: none of them commits anything
     expect(await committed('g', 't')).toEqual([0, 0])
     const d = await twain.describeGroup('g')
     expect(d.topics.map((t) => [t.committed, t.end, t.lag])).toEqual([
@@ -330,12 +332,12 @@ describe('flow control and settlement', () => {
     const c = twain.consumer<string>('t', { group: 'g', ...FAST, maxInFlight: 5 })
     await waitAssigned(c, 3)
     const first = await pollN(c, 5)
-    await sleep(300)
+    await sleep(300) // no sixth message within 300 ms
     expect(c.pollMany(100)).toEqual([])
     first[0]!.ack()
     first[1]!.ack()
     const next = await pollN(c, 2)
-    await sleep(200)
+    await sleep(200) // no more than the two freed slots within 200 ms
     expect(c.pollMany(100)).toEqual([])
     // drain everything 5 at a time: never more than 5 un-acked
     const seen = new Set([...first, ...next].map((m) => `${m.partition}@${m.offset}`))
@@ -399,7 +401,7 @@ describe('flow control and settlement', () => {
     expect(m!.deliveryCount).toBe(1)
     const t0 = Date.now()
     m!.nack({ delayMs: 400 })
-    await sleep(250)
+    await sleep(250) // time is the subject: not redelivered before the delay
     expect(c.poll()).toBeUndefined()
     const [again] = await pollN(c, 1, 2000)
     expect(Date.now() - t0).toBeGreaterThanOrEqual(390)
@@ -515,7 +517,7 @@ describe('flow control and settlement', () => {
     const second = await pollN(c, 1)
     counts.push(second[0]!.deliveryCount)
     second[0]!.nack()
-    await sleep(300)
+    await sleep(300) // not delivered a third time within 300 ms
     expect(c.pollMany(10)).toEqual([]) // not delivered a third time
     expect(counts).toEqual([1, 2])
     await until(async () => (await twain.topicExists('dlq')) && (await twain.length('dlq')) === 1, 3000, 'the dead letter')
@@ -778,7 +780,7 @@ describe('rebalancing in one process', () => {
     expect(a.assignments()).toHaveLength(2)
     held.forEach((m) => m.ack())
     await until(() => b.assignments().length === 1 && a.assignments().length === 1, 1000, 'the move after the acks')
-    await sleep(200)
+    await sleep(200) // nothing arrives within 200 ms
     expect(b.pollMany(10)).toEqual([]) // acked before the move: nothing is delivered again
     await a.close()
     await b.close()
@@ -812,7 +814,7 @@ describe('rebalancing in one process', () => {
       for await (const m of a) {
         seen.push(`${m.partition}@${m.offset}`)
         m.ack()
-        await sleep(2)
+        await sleep(2) // a slow handler, so messages are in flight when b joins
       }
     })()
     await until(() => seen.length >= 30, 5000, 'a to read some')
@@ -839,7 +841,7 @@ describe('close and the membership', () => {
     const ms = await pollN(c, 3)
     ms[0]!.ack()
     const closing = c.close()
-    await sleep(150)
+    await sleep(150) // close() is under way: it waits for the acks instead of finishing
     ms[1]!.ack()
     ms[2]!.ack()
     await closing
@@ -855,11 +857,11 @@ describe('close and the membership', () => {
     const ms = await pollN(a, 2)
     const b = twain.consumer<string>('t', { ...opts, commitIntervalMs: 100 }) // another live member
     const closing = a.close()
-    await sleep(1500)
+    await sleep(1500) // time is the subject: longer than the session timeout (1 s)
     ms.forEach((m) => m.ack())
     await closing
     expect(await committed('g', 't')).toEqual([2])
-    await sleep(300)
+    await sleep(300) // nothing arrives within 300 ms
     expect(b.pollMany(10)).toEqual([]) // b does not get them again
     await b.close()
   })
@@ -965,7 +967,7 @@ describe('an iteration is a view of the membership', () => {
     const c = twain.consumer<string>('t', { group: 'g', ...FAST })
     const first = await iterN(c, 3, (m) => m.ack())
     expect(first.map((m) => m.offset)).toEqual([0, 1, 2])
-    // still a member
+    // still a member 300 ms later (several heartbeats)
     await sleep(300)
     expect(c.assignments()).toHaveLength(1)
     expect((await twain.describeGroup('g')).members).toHaveLength(1)
@@ -1130,7 +1132,7 @@ describe('admin', () => {
       [1, 2],
       [1, 3],
     ])
-    await sleep(200)
+    await sleep(200) // nothing before the reset point arrives within 200 ms
     expect(c.pollMany(10)).toEqual([])
     got.forEach((m) => m.ack())
     await c.close()

@@ -98,7 +98,7 @@ describe('history options', () => {
     await twain.createTopic('time')
     const p = twain.producer('time')
     await p.sendBatch(range(0, 3).map((i) => ({ key: i, value: `early-${i}` })))
-    await sleep(25)
+    await sleep(25) // time is the subject: messages on both sides of t have other timestamps
     const t = Date.now()
     await sleep(25)
     await p.sendBatch(range(0, 3).map((i) => ({ key: i, value: `late-${i}` })))

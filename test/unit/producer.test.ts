@@ -52,7 +52,7 @@ describe('producer', () => {
   it('with lingerMs, sends within the linger window share one batch', async () => {
     const p = twain.producer('p', { lingerMs: 60 })
     const a = p.send(1, 'a', { partition: 0 })
-    await sleep(10)
+    await sleep(10) // time is the subject: the second send comes 10 ms later, within the 60 ms linger
     const b = p.send(2, 'b', { partition: 0 })
     expect(await Promise.all([a, b])).toEqual([
       { partition: 0, offset: 0 },
