@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { InvalidArgumentError, open, type Message, type Twain } from '../../src/index.js'
-import { collect, makeTmp, rmTmp, segmentFiles, takeN } from './helpers.js'
+import { collect, makeTmp, rmTmp, segmentFiles, takeN } from '../unit/helpers.js'
 import { until } from '../helpers/wait.js'
 
 function byPartition(msgs: Message[]): Map<number, number[]> {

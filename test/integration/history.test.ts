@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { InvalidArgumentError, TopicNotFoundError, open, type Message, type Twain } from '../../src/index.js'
-import { collect, makeTmp, rmTmp } from './helpers.js'
+import { collect, makeTmp, rmTmp } from '../unit/helpers.js'
 import { sleep } from '../helpers/wait.js'
 
 const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i)

@@ -2,11 +2,11 @@
 // reach the commit, terms reach the dead-letter topic.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { from as rxFrom, lastValueFrom, take, toArray } from 'rxjs'
-import { open, type Twain } from '../../../src/index.js'
-import { ack, batch, pipe, retry } from '../../../src/operators/index.js'
-import { batchRx } from '../../../src/operators/rx/index.js'
-import { makeTmp, rmTmp } from '../helpers.js'
-import { sleep, until } from '../../helpers/wait.js'
+import { open, type Twain } from '../../src/index.js'
+import { ack, batch, pipe, retry } from '../../src/operators/index.js'
+import { batchRx } from '../../src/operators/rx/index.js'
+import { makeTmp, rmTmp } from '../unit/helpers.js'
+import { sleep, until } from '../helpers/wait.js'
 
 const FAST = { sessionTimeoutMs: 2000, heartbeatIntervalMs: 200, commitIntervalMs: 50 }
 

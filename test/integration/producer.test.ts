@@ -4,7 +4,7 @@ import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { readFrameHeader } from '../../src/backends/file/batch-format.js'
 import { AbortError, ClosedError, InvalidArgumentError, open, type Twain } from '../../src/index.js'
-import { collect, makeTmp, rmTmp, segmentFiles } from './helpers.js'
+import { collect, makeTmp, rmTmp, segmentFiles } from '../unit/helpers.js'
 import { sleep } from '../helpers/wait.js'
 
 /** Record counts of the frames in partition `p`'s first segment. */

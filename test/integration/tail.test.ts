@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { InvalidArgumentError, TopicNotFoundError, open, type Message, type Twain } from '../../src/index.js'
-import { collect, makeTmp, rmTmp, takeN } from './helpers.js'
+import { collect, makeTmp, rmTmp, takeN } from '../unit/helpers.js'
 import { sleep, until } from '../helpers/wait.js'
 import { directoryWatches } from '../helpers/waiting-reads.js'
 

@@ -1,7 +1,7 @@
 import { Observable, firstValueFrom, from, lastValueFrom, observable, take, toArray } from 'rxjs'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { AbortError, ClosedError, MessageStream, open, type Message, type Twain } from '../../src/index.js'
-import { collect, makeTmp, rmTmp, watcherAndTimerCount } from './helpers.js'
+import { collect, makeTmp, rmTmp, watcherAndTimerCount } from '../unit/helpers.js'
 import { sleep, until } from '../helpers/wait.js'
 
 const interopKey = observable as unknown as string

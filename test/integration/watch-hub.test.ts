@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { WatchHub } from '../../src/backends/file/watch-hub.js'
 import { open, type Twain } from '../../src/index.js'
-import { makeTmp, rmTmp, takeN } from './helpers.js'
+import { makeTmp, rmTmp, takeN } from '../unit/helpers.js'
 import { sleep, until } from '../helpers/wait.js'
 import { directoryWatches } from '../helpers/waiting-reads.js'
 
