@@ -121,7 +121,7 @@ describe('explicit limits', () => {
   it('maxAgeMs removes entries older than the limit, on later writes and on applyRetention()', async () => {
     await twain.createTopic('t', { retention: { maxAgeMs: 400 } })
     await fill('t', 50)
-    await sleep(500)
+    await sleep(500) // time is the subject: the first 50 become older than maxAgeMs
     await fill('t', 10, 50)
     await backendOf(twain).applyRetention('t')
     expect((await twain.describeTopic('t')).offsets[0]).toEqual({ partition: 0, start: 50, end: 60 })

@@ -88,7 +88,7 @@ describe('batch()', () => {
     const t0 = performance.now()
     const next = it.next()
     src.push(fakeMessage(0))
-    await sleep(60)
+    await sleep(60) // time is the subject: the second message comes 60 ms in, within maxWaitMs
     src.push(fakeMessage(1))
     const r = await next
     const waited = performance.now() - t0

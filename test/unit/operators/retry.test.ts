@@ -165,7 +165,7 @@ describe('retry()', () => {
     expect(performance.now() - t0).toBeLessThan(50)
     expect(timers()).toBe(before - 1) // the backoff timer is cleared
     expect(await within(next, 100)).toEqual({ value: { done: true, value: undefined } })
-    await sleep(80)
+    await sleep(80) // past the backoff: no retry after return()
     expect(calls).toBe(1)
     expect(settlements(m)).toBe(0)
     expect(src.returnCalls).toBe(1)

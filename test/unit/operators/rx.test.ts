@@ -167,7 +167,7 @@ describe('batchRx()', () => {
     const t0 = performance.now()
     src.next(fakeMessage(0))
     src.next(fakeMessage(1))
-    await sleep(10)
+    await sleep(10) // time is the subject: no batch before maxWaitMs (30 ms)
     expect(r.values).toEqual([])
     while (r.values.length === 0 && performance.now() - t0 < 1000) await sleep(2)
     expect(performance.now() - t0).toBeGreaterThanOrEqual(25)
@@ -185,7 +185,7 @@ describe('batchRx()', () => {
     expect(timers()).toBe(before + 1)
     r.sub.unsubscribe()
     expect(timers()).toBe(before)
-    await sleep(50)
+    await sleep(50) // past maxWaitMs: nothing is emitted after the unsubscribe
     expect(r.values).toEqual([])
   })
 
@@ -300,7 +300,7 @@ describe('retryRx()', () => {
     const before = timers()
     sub.unsubscribe()
     expect(timers()).toBe(before - 1)
-    await sleep(80)
+    await sleep(80) // past the backoff: no retry after the unsubscribe
     expect(calls).toBe(1)
     expect(settlements(m)).toBe(0)
     expect(results).toEqual([])
