@@ -8,7 +8,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { FencedError, open, type Consumer, type GroupMessage, type Twain } from '../src/index.js'
-import { makeTmp, rmTmp, sleep } from '../test/unit/helpers.js'
+import { makeTmp, rmTmp } from '../test/unit/helpers.js'
+import { sleep } from '../test/helpers/wait.js'
 
 const PARTITIONS = 2
 const SLOTS = 3

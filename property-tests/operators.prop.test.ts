@@ -10,6 +10,7 @@ import { ack, batch, pipe, retry } from '../src/operators/index.js'
 import { ackRx } from '../src/operators/rx/index.js'
 import { laneOf } from '../src/operators/settleable.js'
 import { fakeMessage, settlements, type FakeMessage } from '../test/unit/operators/fakes.js'
+import { sleep } from '../test/helpers/wait.js'
 
 /** How long something takes: nothing, a microtask, a macrotask turn, or a 1-2 ms timer. */
 type Delay = 0 | 1 | 2 | 3
@@ -19,7 +20,7 @@ async function wait(d: Delay): Promise<void> {
   if (d === 0) return
   if (d === 1) return Promise.resolve()
   if (d === 2) return new Promise((r) => setImmediate(r))
-  return new Promise((r) => setTimeout(r, 1))
+  return sleep(1)
 }
 
 /** An async source yielding `items`, waiting `delays[i]` before each. */

@@ -3,10 +3,12 @@
  * store: a new temporary directory, or a new key prefix on the suite's private redis-server.
  */
 import { randomBytes } from 'node:crypto'
+import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import { open, type FileOpenOptions, type Twain } from '../../src/index.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { tempDir } from '../helpers/tmp.js'
+import { blockedClients, directoryWatches } from '../helpers/waiting-reads.js'
 
 export interface Store {
   /** A path, or a redis:// URL. */
@@ -23,6 +25,12 @@ export interface BackendKind {
   hooks(): void
   /** A fresh, empty store. */
   store(): Store
+  /**
+   * How many reads wait for new data right now, so a test can wait until a read is blocked: Redis
+   * clients blocked in XREAD/XREADGROUP; for the file backend, open directory watches (a waiting
+   * read watches each partition directory it reads). Compare with a count taken before.
+   */
+  waitingReads(): Promise<number>
   /** The suite's Redis server (redis only). */
   server?: () => RedisServer
 }
@@ -41,18 +49,22 @@ const file = (): BackendKind => {
       dirs.push(t.remove)
       return { target: t.dir, prefix: '', open: (o) => open(t.dir, { pollMs: 50, ...o }) }
     },
+    waitingReads: () => Promise.resolve(directoryWatches()),
   }
 }
 
 const redis = (): BackendKind => {
   let server: RedisServer | undefined
+  let admin: Redis | undefined
   return {
     name: 'redis',
     hooks() {
       beforeAll(async () => {
         server = await RedisServer.start()
+        admin = new Redis({ port: server.port, host: '127.0.0.1', protocol: 2 })
       })
       afterAll(async () => {
+        admin?.disconnect()
         await server?.destroy()
       })
     },
@@ -61,6 +73,10 @@ const redis = (): BackendKind => {
       const url = server.url
       const prefix = `c${randomBytes(5).toString('hex')}:`
       return { target: url, prefix, open: (o) => open(url, { prefix, ...o }) }
+    },
+    waitingReads() {
+      if (!admin) throw new Error('redis-server not started (call hooks() in the describe block)')
+      return blockedClients(admin)
     },
     server: () => server as RedisServer,
   }
@@ -98,5 +114,3 @@ export function perTest(kind: BackendKind, options: FileOpenOptions = {}): { rea
     },
   }
 }
-
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))

@@ -4,7 +4,8 @@ import type { Backend } from '../../src/backends/backend.js'
 import type { MemberSpec } from '../../src/backends/group.js'
 import { GroupNotFoundError, InvalidArgumentError, type Consumer, type ConsumerOptions, type GroupMessage, type Twain } from '../../src/index.js'
 import { until } from '../helpers/spawn.js'
-import { backends, perTest, sleep } from './backends.js'
+import { backends, perTest } from './backends.js'
+import { sleep } from '../helpers/wait.js'
 
 const FAST = { sessionTimeoutMs: 2000, heartbeatIntervalMs: 200, commitIntervalMs: 100 } satisfies Partial<ConsumerOptions>
 const sortTp = (xs: Array<{ topic: string; partition: number }>) => xs.map((x) => `${x.topic}/${x.partition}`).sort()
@@ -59,7 +60,7 @@ describe.each(backends())('consumer groups on $name', (kind) => {
     await fill(ctx.twain, 't', 1, 5)
     const c = ctx.twain.consumer<string>('t', { group: 'g', ...FAST })
     const reading = iterN(c, 15, (m) => m.ack())
-    await sleep(50)
+    await until(() => c.assignments().length === 3, 5000, 'the member to own the 3 partitions')
     await fill(ctx.twain, 't', 2, 3) // after the member joined
     const got = await reading
     for (const p of [0, 1, 2]) {
@@ -103,7 +104,7 @@ describe.each(backends())('consumer groups on $name', (kind) => {
     const c = ctx.twain.consumer<string>('t', { group: 'g', ...FAST, from: 'end' })
     expect(c.pollMany(10)).toEqual([]) // starts its reads (fetching is demand-driven)
     await until(() => c.assignments().length === 1, 2000, 'assignment')
-    await sleep(100)
+    await sleep(100) // nothing old arrives within 100 ms
     expect(c.pollMany(10)).toEqual([])
     await fill(ctx.twain, 't', 0, 1, 'new-')
     const [m] = await pollN(c, 1)
@@ -138,11 +139,11 @@ describe.each(backends())('consumer groups on $name', (kind) => {
     const held = await pollN(a, 6)
     const b = ctx.twain.consumer<string>('t', { group: 'g', ...FAST })
     expect(b.pollMany(10)).toEqual([]) // starts its reads (fetching is demand-driven)
-    await sleep(600)
+    await sleep(600) // several heartbeats: b gets no partition while a's messages are in flight
     expect(b.assignments()).toEqual([])
     held.forEach((m) => m.ack())
     await until(() => b.assignments().length === 1 && a.assignments().length === 1, 2000, 'the move after the acks')
-    await sleep(200)
+    await sleep(200) // acked before the move: nothing is delivered again within 200 ms
     expect(b.pollMany(10)).toEqual([])
     await a.close()
     await b.close()
@@ -163,7 +164,7 @@ describe.each(backends())('consumer groups on $name', (kind) => {
     const [m] = await pollN(again, 1)
     expect(m!.value).toBe('more-0')
     m!.ack()
-    await sleep(100)
+    await sleep(100) // nothing but the new message arrives within 100 ms
     expect(again.pollMany(10)).toEqual([])
     await again.close()
   })

@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest'
 import { InvalidArgumentError, type GroupMessage, type SharedConsumer } from '../../src/index.js'
 import { until } from '../helpers/spawn.js'
-import { backends, perTest, sleep } from './backends.js'
+import { backends, perTest } from './backends.js'
+import { sleep } from '../helpers/wait.js'
 
 async function pollN<V>(c: SharedConsumer<V>, n: number, ms = 5000): Promise<GroupMessage<V>[]> {
   const out: GroupMessage<V>[] = []

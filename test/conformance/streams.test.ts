@@ -3,7 +3,8 @@ import { firstValueFrom, from as rxFrom, take, toArray } from 'rxjs'
 import { describe, expect, it } from 'vitest'
 import { InvalidArgumentError, type Message, type Twain } from '../../src/index.js'
 import { collect, takeN } from '../unit/helpers.js'
-import { backends, perTest, sleep } from './backends.js'
+import { backends, perTest } from './backends.js'
+import { sleep, until } from '../helpers/wait.js'
 
 const po = (ms: Message[]) => ms.map((m) => `${m.partition}:${m.offset}`)
 
@@ -41,11 +42,12 @@ describe.each(backends())('tail and history on $name', (kind) => {
   it('a waiting tail wakes up for messages from another instance (cross-process path)', async () => {
     await ctx.twain.createTopic('t')
     const other = await ctx.open({ clientId: 'other' })
+    const before = await kind.waitingReads()
     const got = takeN(ctx.twain.tail<string>('t'), 3)
-    await sleep(100)
+    await until(async () => (await kind.waitingReads()) > before, 5000, 'the tail to wait for data')
     const p = other.producer<string>('t')
     await p.send(1, 'a')
-    await sleep(20)
+    await sleep(20) // a second wake-up: the next batch comes after the tail has (most likely) gone back to waiting
     await p.sendBatch([{ key: 2, value: 'b' }, { key: 3, value: 'c' }])
     expect((await got).map((m) => [m.offset, m.value, m.producerId])).toEqual([
       [0, 'a', 'other'],
@@ -63,7 +65,7 @@ describe.each(backends())('tail and history on $name', (kind) => {
     const s = ctx.twain.tail('t', { from: { offset: { 0: 2 } } })
     await fill(ctx.twain, 't', 1, 1, 'late-')
     expect(po(await takeN(s, 3)).sort()).toEqual(['0:2', '0:3', '1:2'])
-    await sleep(15)
+    await sleep(15) // time is the subject: messages on both sides of t have other timestamps
     const t = Date.now()
     await sleep(15)
     await fill(ctx.twain, 't', 1, 1, 'after-')
@@ -93,7 +95,7 @@ describe.each(backends())('tail and history on $name', (kind) => {
     const p = ctx.twain.producer<number>('t')
     for (let i = 0; i < 30; i++) {
       await Promise.all(Array.from({ length: 100 }, (_, j) => p.send(i * 100 + j, i * 100 + j)))
-      if (i % 10 === 0) await sleep(5)
+      if (i % 10 === 0) await sleep(5) // let the tail read between bursts: load, not one batch
     }
     const got = await reading
     expect(new Set(got.map((m) => m.value)).size).toBe(3000)
@@ -106,7 +108,7 @@ describe.each(backends())('tail and history on $name', (kind) => {
   it('history: all partitions in order, from/to, from time, limit', async () => {
     await ctx.twain.createTopic('t', { partitions: 2 })
     await fill(ctx.twain, 't', 0, 5)
-    await sleep(15)
+    await sleep(15) // time is the subject: messages on both sides of t have other timestamps
     const t = Date.now()
     await sleep(15)
     await fill(ctx.twain, 't', 1, 3)
@@ -123,7 +125,7 @@ describe.each(backends())('tail and history on $name', (kind) => {
     const p = ctx.twain.producer<string>('t')
     for (let i = 0; i < 6; i++) {
       await p.send(i, `m${i}`, { partition: i % 2 })
-      await sleep(2)
+      await sleep(2) // distinct timestamps
     }
     await fill(ctx.twain, 't', 0, 600, 'bulk-')
     expect((await collect(ctx.twain.history<string>('t', { partition: 1, reverse: true, limit: 2 }))).map((m) => m.value)).toEqual(['m5', 'm3'])
@@ -147,8 +149,9 @@ describe.each(backends())('tail and history on $name', (kind) => {
     await fill(ctx.twain, 't', 0, 5)
     const hist = await firstValueFrom(rxFrom(ctx.twain.history<string>('t')).pipe(toArray()))
     expect(hist.map((m) => m.value)).toEqual(['p0-0', 'p0-1', 'p0-2', 'p0-3', 'p0-4'])
+    const before = await kind.waitingReads()
     const live = firstValueFrom(ctx.twain.tail<string>('t').asObservable().pipe(take(2), toArray()))
-    await sleep(50)
+    await until(async () => (await kind.waitingReads()) > before, 5000, 'the tail to wait for data')
     await fill(ctx.twain, 't', 0, 2, 'live-')
     expect((await live).map((m) => m.value)).toEqual(['live-0', 'live-1'])
   })

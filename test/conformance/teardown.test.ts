@@ -4,7 +4,8 @@ import { from, take } from 'rxjs'
 import { describe, expect, it } from 'vitest'
 import { AbortError, ClosedError } from '../../src/index.js'
 import { exited, lines, spawnChild } from '../helpers/spawn.js'
-import { backends, perTest, sleep } from './backends.js'
+import { backends, perTest } from './backends.js'
+import { until } from '../helpers/wait.js'
 
 /** Time for `fn` to settle, in ms. */
 async function timed(fn: () => Promise<unknown>): Promise<number> {
@@ -16,13 +17,16 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
 describe.each(backends())('teardown on $name', (kind) => {
   kind.hooks()
   const ctx = perTest(kind)
+  /** Resolves once `n` more reads wait for data than `before` (see `waitingReads`). */
+  const blocked = async (before: number, n = 1): Promise<void> => until(async () => (await kind.waitingReads()) >= before + n, 5000, `${n} more waiting reads than ${before}`)
 
   it('abort of a waiting tail ends it with AbortError within 200 ms', async () => {
     await ctx.twain.createTopic('t', { partitions: 3 })
     const ctrl = new AbortController()
+    const before = await kind.waitingReads()
     const it = ctx.twain.tail('t', { signal: ctrl.signal })[Symbol.asyncIterator]()
     const pending = it.next()
-    await sleep(150) // blocked in a read by now
+    await blocked(before)
     const t0 = performance.now()
     ctrl.abort()
     await expect(pending).rejects.toBeInstanceOf(AbortError)
@@ -32,31 +36,37 @@ describe.each(backends())('teardown on $name', (kind) => {
   it('return(), close() and unsubscribe end a waiting tail at once and quietly', async () => {
     await ctx.twain.createTopic('t')
     const stream = ctx.twain.tail('t')
+    const before = await kind.waitingReads()
+    /** The ended tail's read is released: back to the count before it. */
+    const released = async (): Promise<void> => until(async () => (await kind.waitingReads()) === before, 5000, `waiting reads back to ${before}`)
     const it = stream[Symbol.asyncIterator]()
     const pending = it.next()
-    await sleep(100)
+    await blocked(before)
     expect(await timed(() => it.return!())).toBeLessThan(200)
     expect(await pending).toEqual({ done: true, value: undefined })
 
     const s2 = ctx.twain.tail('t')
+    await released()
     const loop = (async () => {
       for await (const _ of s2) throw new Error('unexpected message')
     })()
-    await sleep(100)
+    await blocked(before)
     expect(await timed(async () => {
       await s2.close()
       await loop
     })).toBeLessThan(200)
 
     let completed = false
+    await released()
     const sub = from(ctx.twain.tail('t')).subscribe({ complete: () => (completed = true) })
-    await sleep(100)
+    await blocked(before)
     expect(await timed(async () => sub.unsubscribe())).toBeLessThan(50)
     expect(completed).toBe(false)
   })
 
   it('twain.close() ends waiting tails and consumers promptly; later use throws ClosedError', async () => {
     await ctx.twain.createTopic('t', { partitions: 2 })
+    const before = await kind.waitingReads()
     const tails = [ctx.twain.tail('t'), ctx.twain.tail('t', { from: 'start' })]
     const loops = tails.map(async (s) => {
       for await (const _ of s) throw new Error('unexpected')
@@ -65,7 +75,8 @@ describe.each(backends())('teardown on $name', (kind) => {
     const cl = (async () => {
       for await (const _ of c) throw new Error('unexpected')
     })()
-    await sleep(200)
+    await blocked(before, 2) // both tails wait (the consumer's read may be a poll between heartbeats)
+    await until(() => c.assignments().length === 2, 5000, 'the consumer to own both partitions')
     expect(await timed(() => ctx.twain.close())).toBeLessThan(1000)
     await Promise.all([...loops, cl])
     expect(() => ctx.twain.tail('t')).toThrow(ClosedError)
@@ -74,8 +85,9 @@ describe.each(backends())('teardown on $name', (kind) => {
   it('a tail ended with take(n) in RxJS delivers n and releases the read', async () => {
     await ctx.twain.createTopic('t')
     const got: string[] = []
+    const before = await kind.waitingReads()
     const done = new Promise<void>((resolve) => from(ctx.twain.tail<string>('t')).pipe(take(2)).subscribe({ next: (m) => got.push(m.value), complete: resolve }))
-    await sleep(100)
+    await blocked(before)
     await ctx.twain.producer<string>('t').sendBatch([{ key: 1, value: 'a' }, { key: 2, value: 'b' }, { key: 3, value: 'c' }])
     await done
     expect(got).toEqual(['a', 'b'])

@@ -10,9 +10,9 @@ import { mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { open, type Consumer, type GroupMessage, type Twain } from '../../src/index.js'
 import { CLEAN, check, readBack, type Acked } from '../helpers/checker.js'
-import { describeErr, notDiskFull, sleep, trackUnhandled, within } from '../helpers/faults.js'
+import { describeErr, notDiskFull, trackUnhandled, within } from '../helpers/faults.js'
 import { fillInodesLeaving, fillLeaving, freeBytes, freeInodes, mountTmpfs, type Tmpfs } from '../helpers/tmpfs.js'
-import { until } from '../helpers/spawn.js'
+import { sleep, until } from '../helpers/wait.js'
 
 const KiB = 1024
 const SEGMENT_BYTES = 8192

@@ -18,8 +18,6 @@ export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([p, t]).finally(() => clearTimeout(timer))
 }
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
-
 /** One line describing an error: name, code, retriable, cause code, message. */
 export function describeErr(e: unknown): string {
   if (!(e instanceof Error)) return `non-Error ${JSON.stringify(e)}`

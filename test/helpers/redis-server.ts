@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { createConnection, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { sleep } from './wait.js'
 
 export interface RedisServerOptions {
   /** Append-only file with `appendfsync always`, so a restart keeps every acknowledged write. */
@@ -116,7 +117,7 @@ export class RedisServer {
         if ((e as Error).message.startsWith('cannot start')) throw e
       }
       if (Date.now() > deadline) throw new Error(`redis-server on port ${this.port} did not answer PING within 10 s: ${this.stderr}`)
-      await new Promise((r) => setTimeout(r, 20))
+      await sleep(20)
     }
   }
 
@@ -141,7 +142,7 @@ export class RedisServer {
   /** Stop and start again on the same port and directory (with AOF, the data survives). */
   async restart(downMs = 0): Promise<void> {
     await this.stop()
-    if (downMs > 0) await new Promise((r) => setTimeout(r, downMs))
+    if (downMs > 0) await sleep(downMs)
     await this.launch()
   }
 

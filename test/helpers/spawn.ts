@@ -2,6 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
 
+export { until } from './wait.js'
+
 const here = dirname(fileURLToPath(import.meta.url))
 export const repoRoot = join(here, '..', '..')
 
@@ -33,15 +35,6 @@ export function exited(child: ChildProcess): Promise<number | string> {
   if (child.exitCode !== null) return Promise.resolve(child.exitCode)
   if (child.signalCode !== null) return Promise.resolve(child.signalCode)
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)))
-}
-
-/** Poll `check` until it is true or `ms` pass. */
-export async function until(check: () => boolean | Promise<boolean>, ms = 10_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out after ${ms} ms waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 10))
-  }
 }
 
 /** Kill (by PID) every child still running, resuming stopped ones first, and wait for them to exit. Empties the list. */

@@ -4,8 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { open } from '../../src/index.js'
 import { finished, jsonLines, runCli as cli, startCli as start, waitFor as until, type CliChild as Child, type CliResult as Result } from '../helpers/cli.js'
 import { killChildren } from '../helpers/spawn.js'
+import { sleep } from '../helpers/wait.js'
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** `partition@offset=value` of every printed message, sorted (partitions interleave in any order). */
 const printed = (stdout: string): string[] =>

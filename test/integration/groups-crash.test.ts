@@ -5,8 +5,8 @@ import { open, type ConsumerOptions, type Twain } from '../../src/index.js'
 import { exited, killChildren, spawnChild, until } from '../helpers/spawn.js'
 import { tempDir } from '../helpers/tmp.js'
 import { watch, type Out } from '../helpers/group-children.js'
+import { sleep } from '../helpers/wait.js'
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 let tmp: ReturnType<typeof tempDir>
 let twain: Twain
@@ -73,7 +73,7 @@ describe('crash safety', () => {
         const items = Array.from({ length: 6 }, (_, p) => ({ key: p, value: `b${batchNo}-${p}`, partition: p }))
         batchNo++
         for (const r of await producer.sendBatch(items)) sent.add(`t/${r.partition}@${r.offset}`)
-        await sleep(10)
+        await sleep(10) // a steady trickle of batches
       }
     })()
 
@@ -85,7 +85,7 @@ describe('crash safety', () => {
     victim.child.kill('SIGKILL')
     const killedAt = Date.now()
     await exited(victim.child)
-    await sleep(2500)
+    await sleep(2500) // time is the subject: keep producing past the victim's session timeout
     producing = false
     await pump
 
@@ -129,7 +129,7 @@ describe('crash safety', () => {
     const late = twain.consumer<string>('t', { group: 'g', ...opts, from: 'start' } satisfies ConsumerOptions)
     expect(late.pollMany(100)).toEqual([]) // starts its reads (fetching is demand-driven)
     await until(() => late.assignments().length === 2, 5000, 'the late member to get its share')
-    await sleep(500)
+    await sleep(500) // nothing arrives within 500 ms
     expect(late.pollMany(100)).toEqual([])
     await late.close()
 
@@ -181,7 +181,7 @@ describe('fencing', () => {
     expect(Date.now() - t0).toBeLessThan(2900) // all before the zombie wakes
     await until(() => z.out.lines.some((l) => l.startsWith('# commit-result')), 5000, "the zombie's commit")
     expect(z.out.lines.find((l) => l.startsWith('# commit-result'))).toBe('# commit-result FencedError')
-    await sleep(500)
+    await sleep(500) // the fenced commit does not land later either (within 500 ms)
     expect((await twain.describeGroup('g')).topics[0]!.committed).toBe(15)
     expect(b.assignments()).toHaveLength(1) // the zombie rejoining does not take it back
     expect(bErrors).toEqual([])
@@ -197,7 +197,7 @@ describe('fencing', () => {
     z.child.kill('SIGCONT')
     z.child.kill('SIGUSR2') // ack what it holds and commit()
     await until(() => z.out.lines.slice(mark).some((l) => l.startsWith('# commit-result')), 5000, "the zombie's commit")
-    await sleep(500)
+    await sleep(500) // the fenced commit does not land later either (within 500 ms)
     const after = z.out.lines.slice(mark)
     expect((await twain.describeGroup('g')).topics[0]!.committed).toBe(15) // not overwritten
     expect(b.assignments()).toHaveLength(1)

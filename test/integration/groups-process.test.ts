@@ -5,8 +5,8 @@ import { open, type Twain } from '../../src/index.js'
 import { exited, killChildren, spawnChild, until } from '../helpers/spawn.js'
 import { tempDir } from '../helpers/tmp.js'
 import { watch, type Out } from '../helpers/group-children.js'
+import { sleep } from '../helpers/wait.js'
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 let tmp: ReturnType<typeof tempDir>
 let twain: Twain
@@ -82,7 +82,7 @@ describe('rebalancing across processes', () => {
     await p.sendBatch(Array.from({ length: 60 }, (_, i) => ({ key: i, value: `v${i}`, partition: i % 6 })))
     const processed = () => ms.flatMap((m) => m.out.lines.filter((l) => !l.startsWith('#')))
     await until(() => processed().length >= 60, 10_000, 'all 60 messages')
-    await sleep(200)
+    await sleep(200) // no message is read twice: nothing more arrives within 200 ms
     expect(processed().sort()).toEqual(Array.from({ length: 60 }, (_, i) => `t/${i % 6}@${Math.floor(i / 6)}`).sort())
     expect(errorLines(ms.map((m) => m.out))).toEqual([])
     for (const m of ms) m.child.kill('SIGTERM')
@@ -111,7 +111,7 @@ describe('rebalancing across processes', () => {
       }
       return got.length > 0
     }, 5000, 'the new message')
-    await sleep(300)
+    await sleep(300) // nothing older arrives within 300 ms
     for (const x of c.pollMany(100)) got.push(x.value)
     expect(got).toEqual(['new'])
     await c.close()
@@ -159,7 +159,7 @@ describe('a consumer and process exit', () => {
     children.push(child)
     const out = watch(child)
     await until(() => out.lines.includes('got x'), 15_000, 'the first message')
-    await sleep(1500)
+    await sleep(1500) // the process does not exit within 1.5 s while it iterates
     expect(child.exitCode, out.stderr()).toBeNull()
     await twain.producer<string>('t').send(1, 'stop')
     const timer = setTimeout(() => child.kill('SIGKILL'), 8000)

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { open, type Twain } from '../../src/index.js'
 import { ack, batch, pipe, retry } from '../../src/operators/index.js'
 import { tempDir } from '../helpers/tmp.js'
+import { sleep, until } from '../helpers/wait.js'
 
 let tmp: ReturnType<typeof tempDir>
 let twain: Twain
@@ -16,7 +17,6 @@ afterEach(async () => {
   tmp.remove()
 })
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 describe('operators hand back messages they pulled but never emitted', () => {
   it('after break from a concurrent ack, close() does not wait for held messages and nothing is lost or skipped', async () => {
@@ -64,9 +64,10 @@ describe('operators hand back messages they pulled but never emitted', () => {
 
   it('retry stopped during a handler hands its message back', async () => {
     const c = twain.consumer<string>('t', { group: 'g', drainTimeoutMs: 10_000 })
-    const it = pipe(c, retry(() => sleep(200), { attempts: 3 }))[Symbol.asyncIterator]()
+    let handling = false
+    const it = pipe(c, retry(() => ((handling = true), sleep(200)), { attempts: 3 }))[Symbol.asyncIterator]()
     const pending = it.next()
-    await sleep(50)
+    await until(() => handling, 5000, 'the handler to start')
     await it.return?.()
     await pending
     const [m] = await (async () => {

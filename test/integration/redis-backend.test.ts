@@ -11,6 +11,7 @@ import { Scripts } from '../../src/backends/redis/scripts.js'
 import { AbortError, ConnectionError, open, type Twain } from '../../src/index.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { repoRoot } from '../helpers/spawn.js'
+import { until } from '../helpers/wait.js'
 
 let server: RedisServer
 let admin: Redis
@@ -194,14 +195,12 @@ describe('connections', () => {
     const ctrl = new AbortController()
     const it = twain.tail('t', { signal: ctrl.signal })[Symbol.asyncIterator]()
     const pending = it.next()
-    await new Promise((r) => setTimeout(r, 300))
-    expect(await count()).toBe(4)
+    await until(async () => (await count()) === 4, 5000, 'four tail connections')
     const t0 = performance.now()
     ctrl.abort()
     await expect(pending).rejects.toBeInstanceOf(AbortError)
     expect(performance.now() - t0).toBeLessThan(200)
-    await new Promise((r) => setTimeout(r, 100))
-    expect(await count()).toBe(0)
+    await until(async () => (await count()) === 0, 5000, 'the tail connections to close')
   })
 
   it('ping() reports the server; close() is idempotent', async () => {

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { open, type Message, type Twain } from '../../src/index.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { until } from '../helpers/spawn.js'
+import { sleep } from '../helpers/wait.js'
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 /** Kill every normal client connection (not the admin's own) every `everyMs` until stopped; counts kills. */
 function killer(admin: Redis, everyMs: number): { stop: () => Promise<number> } {
@@ -76,7 +76,7 @@ describe('CLIENT KILL', () => {
       const kills = await kill.stop()
       expect(kills).toBeGreaterThan(5)
       await until(() => tail.got.length >= 400, 15_000, `400 tailed messages (have ${tail.got.length})`)
-      await sleep(200)
+      await sleep(200) // no duplicate arrives late (within 200 ms)
       await tail.stop()
       expectExactlyOnce(tail.got, 400)
     } finally {
@@ -171,12 +171,12 @@ describe('server restart (AOF)', () => {
       await until(() => tail.got.length === 100, 10_000, '100 before the restart')
       await server.stop()
       const during = p.send(100, 100)
-      await sleep(500)
+      await sleep(500) // time is the subject: the server stays down for 500 ms
       await server.restart()
       expect(await during).toEqual({ partition: 0, offset: 100 })
       for (let i = 101; i < 200; i++) await p.send(i, i)
       await until(() => tail.got.length >= 200, 15_000, `200 tailed (have ${tail.got.length})`)
-      await sleep(200)
+      await sleep(200) // no duplicate arrives late (within 200 ms)
       await tail.stop()
       expectExactlyOnce(tail.got, 200)
       expect((await reader.describeTopic('t')).offsets).toEqual([{ partition: 0, start: 0, end: 200 }])

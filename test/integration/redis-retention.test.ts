@@ -7,6 +7,7 @@ import type { Backend } from '../../src/backends/backend.js'
 import { open, type Twain } from '../../src/index.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { until } from '../helpers/spawn.js'
+import { sleep } from '../helpers/wait.js'
 
 let server: RedisServer
 let admin: Redis
@@ -14,7 +15,6 @@ let twain: Twain
 let prefix: string
 let n = 0
 const FAST = { sessionTimeoutMs: 2000, heartbeatIntervalMs: 100, commitIntervalMs: 50 }
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 const backendOf = (t: Twain): Backend => (t as unknown as { store: Backend }).store
 
 beforeAll(async () => {
@@ -121,7 +121,7 @@ describe('explicit limits', () => {
   it('maxAgeMs removes entries older than the limit, on later writes and on applyRetention()', async () => {
     await twain.createTopic('t', { retention: { maxAgeMs: 400 } })
     await fill('t', 50)
-    await sleep(500)
+    await sleep(500) // time is the subject: the first 50 become older than maxAgeMs
     await fill('t', 10, 50)
     await backendOf(twain).applyRetention('t')
     expect((await twain.describeTopic('t')).offsets[0]).toEqual({ partition: 0, start: 50, end: 60 })

@@ -6,6 +6,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { AbortError, open, type GroupMessage, type Twain } from '../../src/index.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { exited, lines, spawnChild, until } from '../helpers/spawn.js'
+import { sleep } from '../helpers/wait.js'
+import { blockedClients } from '../helpers/waiting-reads.js'
+
+/** Until at least one client is blocked in XREADGROUP (the member waits for entries). */
+const blockedInRead = async (): Promise<void> => until(async () => (await blockedClients(admin, 'xreadgroup')) >= 1, 5000, 'a member blocked in XREADGROUP')
 
 let server: RedisServer
 let admin: Redis
@@ -24,7 +29,6 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((t) => t.close().catch(() => undefined)))
 })
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 async function fresh(): Promise<{ prefix: string; twain: Twain }> {
   const prefix = `st${n++}:`
@@ -74,7 +78,7 @@ describe('teardown of a blocked XREADGROUP', () => {
     const it = c[Symbol.asyncIterator]()
     const pending = it.next()
     await c.rebalance()
-    await sleep(150)
+    await blockedInRead()
     const t0 = performance.now()
     ctrl.abort()
     await expect(pending).rejects.toBeInstanceOf(AbortError)
@@ -90,7 +94,7 @@ describe('teardown of a blocked XREADGROUP', () => {
     let got = 0
     const sub = from(c).subscribe({ next: () => got++ })
     await c.rebalance()
-    await sleep(150)
+    await blockedInRead()
     const ms = await timed(async () => sub.unsubscribe())
     expect(ms).toBeLessThan(50)
     expect(c.assignments()).toEqual([{ topic: 't', partition: 0 }])
@@ -112,7 +116,7 @@ describe('teardown of a blocked XREADGROUP', () => {
       for await (const _ of c) break
     })()
     await c.rebalance()
-    await sleep(150)
+    await blockedInRead()
     expect(await timed(() => t.close())).toBeLessThan(500)
     await loop
   })
@@ -136,7 +140,7 @@ describe('acknowledgements', () => {
         if (++got === 1000) break
       }
       await c.commit()
-      await sleep(100)
+      await sleep(100) // MONITOR reports arrive asynchronously: any further XACK would show within 100 ms
       expect(xacks).toBeGreaterThanOrEqual(1)
       expect(xacks).toBeLessThanOrEqual(4) // one per partition per batch of up to 1000
       expect((await twain.describeGroup('g')).topics.map((t) => t.pending)).toEqual([0, 0])

@@ -7,6 +7,8 @@ import type { RedisBackend } from '../../src/backends/redis/redis-backend.js'
 import { FencedError, InvalidArgumentError, open, TwainError, type GroupMessage, type SharedConsumer, type Twain } from '../../src/index.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { exited, lines, spawnChild, until } from '../helpers/spawn.js'
+import { sleep } from '../helpers/wait.js'
+import { blockedClients } from '../helpers/waiting-reads.js'
 
 let server: RedisServer
 let admin: Redis
@@ -25,7 +27,6 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((t) => t.close().catch(() => undefined)))
 })
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 /** A fresh key prefix and a first instance on it. */
 async function fresh(): Promise<{ prefix: string; twain: Twain; open(): Promise<Twain> }> {
@@ -90,10 +91,10 @@ describe('competing consumers', () => {
       })(),
     )
     await Promise.all(members.map((c) => c.rebalance()))
-    await sleep(100) // all three blocked in XREADGROUP
+    await until(async () => (await blockedClients(admin, 'xreadgroup')) >= 3, 5000, 'all three members blocked in XREADGROUP')
     for (let i = 0; i < 300; i += 30) await p.sendBatch(Array.from({ length: 30 }, (_, k) => ({ key: i + k, value: `v${i + k}` })))
     await until(() => seen.length >= 300, 10_000, '300 messages')
-    await sleep(100)
+    await sleep(100) // nothing is delivered twice: no 301st message arrives within 100 ms
     expect(seen).toHaveLength(300)
     expect(new Set(seen.map((s) => `${s.m.partition}@${s.m.offset}`)).size).toBe(300)
     expect(seen.every((s) => s.m.deliveryCount === 1)).toBe(true)

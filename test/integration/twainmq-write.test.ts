@@ -18,6 +18,7 @@ import {
 import { stringifyJson } from '../../src/compat/twainmq/json64.js'
 import { collect, takeN } from '../unit/helpers.js'
 import { pythonAvailable, pythonDecode, runScript, tempRoot } from '../helpers/twainmq.js'
+import { sleep } from '../helpers/wait.js'
 
 const chunks = (dir: string, topic: string) => readdirSync(join(dir, topic)).filter((n) => n.endsWith('.tmf')).sort()
 
@@ -143,9 +144,10 @@ describe('writing TwainMQ topics (format twainmq-v1)', () => {
     expect((await twain.describeTopic('partial')).offsets[0]!.end).toBe(1)
     const tail = twain.tail('partial', { from: { offset: 1 } })
     const next = takeN(tail, 1, 5000)
-    await new Promise((r) => setTimeout(r, 100))
+    // Time is the subject: the tail gets a chance to poll the file while its last line is incomplete.
+    await sleep(100)
     appendFileSync(file, line.slice(17))
-    await new Promise((r) => setTimeout(r, 100))
+    await sleep(100)
     appendFileSync(file, '\n')
     const [m] = await next
     expect(m).toMatchObject({ offset: 1, key: 42, value: 'hello world', timestamp: 1700000000000 })

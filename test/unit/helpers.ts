@@ -15,8 +15,6 @@ export function rmTmp(dir: string | undefined): void {
   if (dir) fs.rmSync(dir, { recursive: true, force: true })
 }
 
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
-
 /** Everything a finite async iterable yields. */
 export async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = []
@@ -46,16 +44,6 @@ export async function takeN<T>(it: AsyncIterable<T>, n: number, timeoutMs = 5000
     await iter.return?.()
   }
   return out
-}
-
-/** Poll `cond` until it is true; rejects after `timeoutMs`. */
-export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs = 3000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    if (await cond()) return
-    if (Date.now() > deadline) throw new Error(`waitFor: ${what} not met within ${timeoutMs} ms`)
-    await sleep(10)
-  }
 }
 
 /** Counts of active resources by type (`process.getActiveResourcesInfo()`). */

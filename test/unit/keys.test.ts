@@ -1,20 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { keyCodec } from '../../src/core/keys.js'
-import { InvalidKeyError, InvalidKeyTypeError, TwainError, open, type Key, type KeyType, type Twain } from '../../src/index.js'
-import { collect, makeTmp, rmTmp } from './helpers.js'
-
-const U64_MAX = (1n << 64n) - 1n
-
-/** Valid keys per key type, including the extremes. */
-const VALID: Array<[KeyType, Key[]]> = [
-  ['u8', [0, 1, 127, 255]],
-  ['u16', [0, 1, 256, 65535]],
-  ['u32', [0, 65536, 2 ** 31, 2 ** 32 - 1]],
-  ['u64', [0n, 1n, 2n ** 32n, 2n ** 53n + 1n, 2n ** 63n, U64_MAX]],
-  ['char4', ['', 'a', 'abcd', 'é', 'éé', '€', '😀']],
-  ['char12', ['user-1', 'ñandú', '日本語', 'ab€€cd']],
-  ['string', ['', 'x', 'user-1', 'ünïcødé 😀 日本', 'a'.repeat(5000)]],
-]
+import { InvalidKeyError, InvalidKeyTypeError, TwainError, type KeyType } from '../../src/index.js'
+import { VALID } from '../helpers/key-cases.js'
 
 describe('key codecs (src/core/keys.ts)', () => {
   for (const [type, keys] of VALID) {
@@ -116,52 +103,5 @@ describe('key codecs (src/core/keys.ts)', () => {
 
   it('rejects non-string key types (number, null, object) with InvalidKeyTypeError', () => {
     for (const bad of [8, null, undefined, {}, ['u8']]) expect(() => keyCodec(bad)).toThrow(InvalidKeyTypeError)
-  })
-})
-
-describe('keys through a real topic', () => {
-  let dir: string
-  let twain: Twain
-  beforeEach(async () => {
-    dir = makeTmp()
-    twain = await open(dir)
-  })
-  afterEach(async () => {
-    await twain.close()
-    rmTmp(dir)
-  })
-
-  it('delivers every valid key of every key type unchanged (u64 as bigint) in history', async () => {
-    for (const [type, keys] of VALID) {
-      const topic = `keys-${type}`
-      await twain.createTopic(topic, { keyType: type })
-      const p = twain.producer(topic)
-      await p.sendBatch(keys.map((key, i) => ({ key, value: i })))
-      const got = await collect(twain.history(topic))
-      expect(got.map((m) => m.key)).toEqual(keys)
-      if (type === 'u64') for (const m of got) expect(typeof m.key).toBe('bigint')
-    }
-  })
-
-  it('rejects a bad key at send with InvalidKeyError and writes nothing', async () => {
-    await twain.createTopic('k8', { keyType: 'u8' })
-    const p = twain.producer('k8')
-    await expect(p.send(300, 'v')).rejects.toThrow(InvalidKeyError)
-    await expect(p.send(-1, 'v')).rejects.toThrow(/-1/)
-    expect(await twain.length('k8')).toBe(0)
-    expect(await p.send(255, 'ok')).toEqual({ partition: 0, offset: 0 })
-  })
-
-  it('rejects createTopic with a bad key type with InvalidKeyTypeError naming it, creating nothing', async () => {
-    await expect(twain.createTopic('bad', { keyType: 'u12' as KeyType })).rejects.toThrow(InvalidKeyTypeError)
-    await expect(twain.createTopic('bad', { keyType: 'char0' as KeyType })).rejects.toThrow(/char0/)
-    await expect(twain.createTopic('bad', { keyType: 'float' as KeyType })).rejects.toThrow(/float/)
-    expect(await twain.topicExists('bad')).toBe(false)
-  })
-
-  it('defaults the key type to u16', async () => {
-    const info = await twain.createTopic('dflt')
-    expect(info.keyType).toBe('u16')
-    await expect(twain.producer('dflt').send(65536, 'x')).rejects.toThrow(InvalidKeyError)
   })
 })

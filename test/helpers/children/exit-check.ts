@@ -3,12 +3,12 @@
 // (no process.exit). Prints what it saw, then 'done'.
 import { from, take } from 'rxjs'
 import { AbortError, open } from '../../../src/index.js'
+import { sleep } from '../wait.js'
 
 const [target, prefix, mode] = process.argv.slice(2) as [string, string, string]
 const twain = await open(target, { prefix, pollMs: 50 })
 await twain.createTopic('t', { partitions: 2 }).catch(() => undefined)
 const producer = twain.producer<string>('t')
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 const opts = { group: 'g', sessionTimeoutMs: 2000, heartbeatIntervalMs: 100, commitIntervalMs: 100 }
 
 switch (mode) {

@@ -6,6 +6,7 @@
 // SIGTERM: close (commit, leave), print `# closed`, exit 0.
 import { open } from '../../../src/index.js'
 import { lineNow as out } from './sync-out.js'
+import { until } from '../wait.js'
 
 const [dir, topic, group] = process.argv.slice(2) as [string, string, string]
 const idOf = (v: unknown) => (typeof v === 'string' ? v.split(' ')[0] : JSON.stringify(v))
@@ -15,8 +16,8 @@ let closing: Promise<void> | undefined
 let ready: (() => Promise<void>) | undefined
 process.on('SIGTERM', () => {
   closing ??= (async () => {
-    while (!ready) await new Promise((r) => setTimeout(r, 10))
-    await ready()
+    await until(() => ready !== undefined, 60_000, 'the member to open')
+    await ready?.()
     out('# closed')
     process.exit(0)
   })()

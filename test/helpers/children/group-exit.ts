@@ -2,6 +2,7 @@
 // Uses a consumer in the given way and must then exit by itself (no process.exit).
 import { from, take } from 'rxjs'
 import { open } from '../../../src/index.js'
+import { sleep } from '../wait.js'
 
 const [dir, mode] = process.argv.slice(2) as [string, string]
 const twain = await open(dir, { pollMs: 50 })
@@ -10,7 +11,6 @@ const producer = twain.producer<string>('t')
 await producer.send(1, 'x')
 await producer.flush()
 const opts = { group: 'g', sessionTimeoutMs: 2000, heartbeatIntervalMs: 100, commitIntervalMs: 100 }
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 if (mode === 'iterate-close') {
   const c = twain.consumer<string>('t', opts)

@@ -2,6 +2,7 @@
 // Tails a topic, ends the tail in the given way while it is waiting, closes twain and must then exit by itself.
 import { from, take } from 'rxjs'
 import { AbortError, open } from '../../../src/index.js'
+import { sleep } from '../wait.js'
 
 const [dir, mode] = process.argv.slice(2) as [string, string]
 const twain = await open(dir)
@@ -30,7 +31,7 @@ if (mode === 'break') {
     for await (const _ of twain.tail('t')) console.log('unexpected')
     console.log('ended')
   })()
-  await new Promise((r) => setTimeout(r, 100))
+  await sleep(100)
   await twain.close()
   await done
 }

@@ -4,7 +4,8 @@ import { map } from 'ix/asynciterable/operators'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { AbortError, InvalidArgumentError, type GroupMessage } from '../../../src/index.js'
 import { ack, pipe } from '../../../src/operators/index.js'
-import { deferred, fakeMessage, fakeMessages, fromArray, ManualSource, settle, settlements, sleep, within, type Deferred, type FakeMessage } from './fakes.js'
+import { deferred, fakeMessage, fakeMessages, fromArray, ManualSource, settle, settlements, within, type Deferred, type FakeMessage } from './fakes.js'
+import { sleep } from '../../helpers/wait.js'
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = []

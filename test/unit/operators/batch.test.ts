@@ -2,7 +2,8 @@ import { from } from 'ix/asynciterable'
 import { describe, expect, it } from 'vitest'
 import { AbortError, InvalidArgumentError } from '../../../src/index.js'
 import { batch, pipe, type MessageBatch } from '../../../src/operators/index.js'
-import { fakeMessage, fakeMessages, fromArray, ManualSource, settle, settlements, sleep, within, type FakeMessage } from './fakes.js'
+import { fakeMessage, fakeMessages, fromArray, ManualSource, settle, settlements, within, type FakeMessage } from './fakes.js'
+import { sleep } from '../../helpers/wait.js'
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = []
@@ -87,7 +88,7 @@ describe('batch()', () => {
     const t0 = performance.now()
     const next = it.next()
     src.push(fakeMessage(0))
-    await sleep(60)
+    await sleep(60) // time is the subject: the second message comes 60 ms in, within maxWaitMs
     src.push(fakeMessage(1))
     const r = await next
     const waited = performance.now() - t0

@@ -125,9 +125,6 @@ export class ManualSource<T> implements AsyncIterable<T> {
   }
 }
 
-/** Resolve after `ms` real milliseconds. */
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
-
 /** Let pending promise callbacks run (a few macrotask turns). */
 export const settle = async (): Promise<void> => {
   for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r))

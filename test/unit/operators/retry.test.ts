@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { AbortError, InvalidArgumentError } from '../../../src/index.js'
 import { backoffDelay, resolveBackoff } from '../../../src/operators/backoff.js'
 import { pipe, retry, type RetryResult } from '../../../src/operators/index.js'
-import { deferred, fakeMessage, fakeMessages, fromArray, ManualSource, settle, settlements, sleep, within, type FakeMessage } from './fakes.js'
+import { deferred, fakeMessage, fakeMessages, fromArray, ManualSource, settle, settlements, within, type FakeMessage } from './fakes.js'
+import { sleep } from '../../helpers/wait.js'
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = []
@@ -164,7 +165,7 @@ describe('retry()', () => {
     expect(performance.now() - t0).toBeLessThan(50)
     expect(timers()).toBe(before - 1) // the backoff timer is cleared
     expect(await within(next, 100)).toEqual({ value: { done: true, value: undefined } })
-    await sleep(80)
+    await sleep(80) // past the backoff: no retry after return()
     expect(calls).toBe(1)
     expect(settlements(m)).toBe(0)
     expect(src.returnCalls).toBe(1)

@@ -3,7 +3,8 @@ import { describe, expect, expectTypeOf, it } from 'vitest'
 import { AbortError, InvalidArgumentError, type GroupMessage } from '../../../src/index.js'
 import * as rx from '../../../src/operators/rx/index.js'
 import { ackRx, batchRx, retryRx, type MessageBatch, type RetryResult } from '../../../src/operators/rx/index.js'
-import { deferred, fakeMessage, fakeMessages, settle, settlements, sleep, type Deferred, type FakeMessage } from './fakes.js'
+import { deferred, fakeMessage, fakeMessages, settle, settlements, type Deferred, type FakeMessage } from './fakes.js'
+import { sleep } from '../../helpers/wait.js'
 
 /** Everything an observable emits, and how it ended. */
 function record<T>(obs: Observable<T>) {
@@ -166,7 +167,7 @@ describe('batchRx()', () => {
     const t0 = performance.now()
     src.next(fakeMessage(0))
     src.next(fakeMessage(1))
-    await sleep(10)
+    await sleep(10) // time is the subject: no batch before maxWaitMs (30 ms)
     expect(r.values).toEqual([])
     while (r.values.length === 0 && performance.now() - t0 < 1000) await sleep(2)
     expect(performance.now() - t0).toBeGreaterThanOrEqual(25)
@@ -184,7 +185,7 @@ describe('batchRx()', () => {
     expect(timers()).toBe(before + 1)
     r.sub.unsubscribe()
     expect(timers()).toBe(before)
-    await sleep(50)
+    await sleep(50) // past maxWaitMs: nothing is emitted after the unsubscribe
     expect(r.values).toEqual([])
   })
 
@@ -299,7 +300,7 @@ describe('retryRx()', () => {
     const before = timers()
     sub.unsubscribe()
     expect(timers()).toBe(before - 1)
-    await sleep(80)
+    await sleep(80) // past the backoff: no retry after the unsubscribe
     expect(calls).toBe(1)
     expect(settlements(m)).toBe(0)
     expect(results).toEqual([])

@@ -9,7 +9,7 @@ import {
   open,
   type Twain,
 } from '../../src/index.js'
-import { collect, makeTmp, rmTmp } from './helpers.js'
+import { collect, makeTmp, rmTmp } from '../unit/helpers.js'
 
 async function rejection(p: Promise<unknown> | (() => unknown)): Promise<unknown> {
   try {

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { InvalidArgumentError, open, type Message, type Twain } from '../../src/index.js'
-import { collect, makeTmp, rmTmp, segmentFiles, takeN, waitFor } from './helpers.js'
+import { collect, makeTmp, rmTmp, segmentFiles, takeN } from '../unit/helpers.js'
+import { until } from '../helpers/wait.js'
 
 function byPartition(msgs: Message[]): Map<number, number[]> {
   const m = new Map<number, number[]>()
@@ -225,7 +226,7 @@ describe('segments (tiny segmentBytes)', () => {
     const p = twain.producer('ret')
     for (let i = 0; i < 300; i++) await p.send(i, `r-${i}-${'z'.repeat(60)}`)
     // retention runs in the background after a roll
-    await waitFor(async () => (await twain.describeTopic('ret')).offsets[0]!.start > 0, 5000, 'retention to move the start')
+    await until(async () => (await twain.describeTopic('ret')).offsets[0]!.start > 0, 5000, 'retention to move the start')
     await p.send(300, 'one more to trigger a last retention pass if a roll happens')
     const info = (await twain.describeTopic('ret')).offsets[0]!
     expect(info.end).toBe(301)

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { InvalidArgumentError, TopicNotFoundError, open, type Message, type Twain } from '../../src/index.js'
-import { collect, makeTmp, rmTmp, sleep } from './helpers.js'
+import { collect, makeTmp, rmTmp } from '../unit/helpers.js'
+import { sleep } from '../helpers/wait.js'
 
 const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i)
 const po = (ms: Message[]) => ms.map((m) => [m.partition, m.offset])
@@ -97,7 +98,7 @@ describe('history options', () => {
     await twain.createTopic('time')
     const p = twain.producer('time')
     await p.sendBatch(range(0, 3).map((i) => ({ key: i, value: `early-${i}` })))
-    await sleep(25)
+    await sleep(25) // time is the subject: messages on both sides of t have other timestamps
     const t = Date.now()
     await sleep(25)
     await p.sendBatch(range(0, 3).map((i) => ({ key: i, value: `late-${i}` })))

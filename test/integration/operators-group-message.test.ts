@@ -2,10 +2,11 @@
 // reach the commit, terms reach the dead-letter topic.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { from as rxFrom, lastValueFrom, take, toArray } from 'rxjs'
-import { open, type Twain } from '../../../src/index.js'
-import { ack, batch, pipe, retry } from '../../../src/operators/index.js'
-import { batchRx } from '../../../src/operators/rx/index.js'
-import { makeTmp, rmTmp, waitFor } from '../helpers.js'
+import { open, type Twain } from '../../src/index.js'
+import { ack, batch, pipe, retry } from '../../src/operators/index.js'
+import { batchRx } from '../../src/operators/rx/index.js'
+import { makeTmp, rmTmp } from '../unit/helpers.js'
+import { sleep, until } from '../helpers/wait.js'
 
 const FAST = { sessionTimeoutMs: 2000, heartbeatIntervalMs: 200, commitIntervalMs: 50 }
 
@@ -34,7 +35,7 @@ describe('operators over consumer groups', () => {
       consumer,
       ack(
         async (m) => {
-          await new Promise((r) => setTimeout(r, Math.random() * 3))
+          await sleep(Math.random() * 3)
           handled.set(String(m.key), [...(handled.get(String(m.key)) ?? []), m.value])
         },
         { concurrency: 4 },
@@ -70,7 +71,7 @@ describe('operators over consumer groups', () => {
     expect(results.filter((r) => !r.ok).map((r) => [r.message.value, r.attempts])).toEqual([['job-7', 2]])
     await consumer.close()
     expect(await committed('g-retry')).toBe(20)
-    await waitFor(async () => (await twain.length('jobs-dlq').catch(() => 0)) === 1, 3000, 'dead letter written')
+    await until(async () => (await twain.length('jobs-dlq').catch(() => 0)) === 1, 3000, 'dead letter written')
     const [dead] = await lastValueFrom(rxFrom(twain.history<string>('jobs-dlq')).pipe(take(1), toArray()))
     expect(dead!.value).toBe('job-7')
     expect(dead!.headers['x-dead-letter-reason']).toBe('cannot do job 7')

@@ -4,7 +4,8 @@ import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { readFrameHeader } from '../../src/backends/file/batch-format.js'
 import { AbortError, ClosedError, InvalidArgumentError, open, type Twain } from '../../src/index.js'
-import { collect, makeTmp, rmTmp, segmentFiles, sleep } from './helpers.js'
+import { collect, makeTmp, rmTmp, segmentFiles } from '../unit/helpers.js'
+import { sleep } from '../helpers/wait.js'
 
 /** Record counts of the frames in partition `p`'s first segment. */
 function frameCounts(root: string, topic: string, p: number): number[] {
@@ -51,7 +52,7 @@ describe('producer', () => {
   it('with lingerMs, sends within the linger window share one batch', async () => {
     const p = twain.producer('p', { lingerMs: 60 })
     const a = p.send(1, 'a', { partition: 0 })
-    await sleep(10)
+    await sleep(10) // time is the subject: the second send comes 10 ms later, within the 60 ms linger
     const b = p.send(2, 'b', { partition: 0 })
     expect(await Promise.all([a, b])).toEqual([
       { partition: 0, offset: 0 },
@@ -149,7 +150,7 @@ describe('producer flush order', () => {
     const twain = await open(dir)
     try {
       twain.registerType('Slow', {
-        '~standard': { version: 1, vendor: 'test', validate: async (v: unknown) => (await new Promise((r) => setTimeout(r, 30)), { value: v }) },
+        '~standard': { version: 1, vendor: 'test', validate: async (v: unknown) => (await sleep(30), { value: v }) },
       })
       await twain.createTopic('o')
       const p = twain.producer('o')

@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { InvalidArgumentError, TopicNotFoundError, open, type Message, type Twain } from '../../src/index.js'
-import { collect, makeTmp, rmTmp, sleep, takeN } from './helpers.js'
+import { collect, makeTmp, rmTmp, takeN } from '../unit/helpers.js'
+import { sleep, until } from '../helpers/wait.js'
+import { directoryWatches } from '../helpers/waiting-reads.js'
 
 const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i)
 const po = (ms: Message[]) => ms.map((m) => [m.partition, m.offset])
@@ -35,8 +37,9 @@ describe('tail options', () => {
   })
 
   it("from 'end' picks up a message sent while the tail is waiting", async () => {
+    const before = directoryWatches()
     const got = takeN(twain.tail('t', { from: 'end' }), 1)
-    await sleep(30)
+    await until(() => directoryWatches() > before, 5000, 'the tail to wait on a watch')
     await twain.producer('t').send(1, 'live', { partition: 1 })
     expect((await got).map((m) => [m.partition, m.offset, m.value])).toEqual([[1, 2, 'live']])
   })
@@ -72,7 +75,7 @@ describe('tail options', () => {
   })
 
   it('from { time } starts at the first message at or after that time', async () => {
-    await sleep(20)
+    await sleep(20) // time is the subject: messages on both sides of t have other timestamps
     const t = Date.now()
     await sleep(20)
     await twain.producer('t').send(5, 'after-t', { partition: 1 })
@@ -117,8 +120,9 @@ describe('tail options', () => {
   it("a tail in one instance sees another instance's appends (cross-instance wake-up)", async () => {
     const other = await open(dir, { clientId: 'other' })
     try {
+      const before = directoryWatches()
       const got = takeN(twain.tail('t', { partitions: [1] }), 1)
-      await sleep(30)
+      await until(() => directoryWatches() > before, 5000, 'the tail to wait on a watch')
       await other.producer('t').send(3, 'from-other', { partition: 1 })
       expect((await got).map((m) => [m.value, m.producerId])).toEqual([['from-other', 'other']])
     } finally {

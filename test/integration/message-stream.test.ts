@@ -1,7 +1,8 @@
 import { Observable, firstValueFrom, from, lastValueFrom, observable, take, toArray } from 'rxjs'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { AbortError, ClosedError, MessageStream, open, type Message, type Twain } from '../../src/index.js'
-import { collect, makeTmp, rmTmp, sleep, waitFor, watcherAndTimerCount } from './helpers.js'
+import { collect, makeTmp, rmTmp, watcherAndTimerCount } from '../unit/helpers.js'
+import { sleep, until } from '../helpers/wait.js'
 
 const interopKey = observable as unknown as string
 
@@ -15,8 +16,9 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
     const now = watcherAndTimerCount()
     return now.watchers <= baseline.watchers && now.timers <= baseline.timers
   }
-  const expectReleased = async () => waitFor(released, 1000, `watchers/timers back to ${JSON.stringify(baseline)} (now ${JSON.stringify(watcherAndTimerCount())})`)
-  const expectHeld = () => expect(watcherAndTimerCount().watchers).toBeGreaterThan(baseline.watchers)
+  const expectReleased = async () => until(released, 1000, `watchers/timers back to ${JSON.stringify(baseline)} (now ${JSON.stringify(watcherAndTimerCount())})`)
+  /** The tail waits on a watcher (it is blocked in a read). */
+  const held = async () => until(() => watcherAndTimerCount().watchers > baseline.watchers, 1000, `a watcher beyond ${JSON.stringify(baseline)}`)
 
   beforeEach(async () => {
     dir = makeTmp()
@@ -57,8 +59,7 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
 
   it('take(3) on a tail that must wait for live messages completes and releases', async () => {
     const done = lastValueFrom(from(twain.tail<string>('s', { partitions: [1] })).pipe(take(3), toArray()))
-    await sleep(30)
-    expectHeld() // the tail is waiting on a watcher
+    await held()
     const p = twain.producer('s')
     for (let i = 0; i < 5; i++) await p.send(i, `live${i}`, { partition: 1 })
     expect((await done).map((m) => m.value)).toEqual(['live0', 'live1', 'live2'])
@@ -74,8 +75,7 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
       }
       return 'ended'
     })()
-    await sleep(30)
-    expectHeld()
+    await held()
     await twain.producer('s').send(1, 'wake', { partition: 1 })
     expect(await loop).toBe('ended')
     expect(seen).toEqual(['wake'])
@@ -85,8 +85,7 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
   it('iterator.return() while a next() is pending resolves that next with done:true within 200 ms and releases', async () => {
     const it = twain.tail('s')[Symbol.asyncIterator]()
     const pending = it.next()
-    await sleep(30)
-    expectHeld()
+    await held()
     const t0 = Date.now()
     const ret = await it.return!()
     const r = await pending
@@ -104,8 +103,7 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
         /* nothing arrives */
       }
     })()
-    await sleep(30)
-    expectHeld()
+    await held()
     const t0 = Date.now()
     ctrl.abort()
     const err = await loop.then(
@@ -149,8 +147,7 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
         complete: () => resolve(new Error('unexpected completion')),
       })
     })
-    await sleep(30)
-    expectHeld()
+    await held()
     ctrl.abort()
     expect(await result).toBeInstanceOf(AbortError)
     await expectReleased()
@@ -163,12 +160,11 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
       error: () => events.push('error'),
       complete: () => events.push('complete'),
     })
-    await sleep(30)
-    expectHeld()
+    await held()
     sub.unsubscribe()
     await expectReleased()
     await twain.producer('s').send(1, 'after unsubscribe', { partition: 0 })
-    await sleep(50)
+    await sleep(50) // nothing arrives after the unsubscribe within 50 ms
     expect(events).toEqual([])
   })
 
@@ -179,8 +175,8 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
       for await (const m of stream) seen.push(m.offset)
       return 'quiet end'
     })()
-    await waitFor(() => seen.length === 5, 2000, 'the 5 retained messages')
-    expectHeld()
+    await until(() => seen.length === 5, 2000, 'the 5 retained messages')
+    await held()
     await stream.close()
     expect(stream.closed).toBe(true)
     expect(await loop).toBe('quiet end')
@@ -194,7 +190,7 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
   it('stream.close() completes a waiting Observable subscription', async () => {
     const stream = twain.tail('s')
     const done = lastValueFrom(from(stream).pipe(toArray()))
-    await sleep(30)
+    await held()
     await stream.close()
     expect(await done).toEqual([])
     await expectReleased()
@@ -208,7 +204,7 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
       }
       return 'ended'
     })()
-    await sleep(30)
+    await held()
     const t0 = Date.now()
     await twain.close()
     expect(await loop).toBe('ended')

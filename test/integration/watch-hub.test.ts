@@ -3,7 +3,9 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { WatchHub } from '../../src/backends/file/watch-hub.js'
 import { open, type Twain } from '../../src/index.js'
-import { makeTmp, rmTmp, sleep, takeN } from './helpers.js'
+import { makeTmp, rmTmp, takeN } from '../unit/helpers.js'
+import { sleep, until } from '../helpers/wait.js'
+import { directoryWatches } from '../helpers/waiting-reads.js'
 
 describe('watch hub at scale', () => {
   let dir: string | undefined
@@ -43,9 +45,10 @@ describe('watch hub at scale', () => {
     const b = await open(dir, { pollMs: 60_000 })
     twains.push(a, b)
     await a.createTopic('w', { partitions: 100 })
+    const before = directoryWatches()
     const tail = a.tail<string>('w', { from: 'end' })
     const got = takeN(tail, 2, 3000)
-    await sleep(100) // the tail's watchers are up
+    await until(() => directoryWatches() >= before + 100, 5000, "the tail's watches of 100 partition directories")
     const t0 = Date.now()
     await b.producer<string>('w').send(1, 'late', { partition: 99 }) // b's hub does not know a's tail
     await b.producer<string>('w').send(1, 'early', { partition: 0 })

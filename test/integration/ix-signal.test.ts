@@ -3,7 +3,7 @@ import { first, from } from 'ix/asynciterable'
 import { filter } from 'ix/asynciterable/operators'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { AbortError, open, type Twain } from '../../src/index.js'
-import { makeTmp, rmTmp } from './helpers.js'
+import { makeTmp, rmTmp } from '../unit/helpers.js'
 
 /** `p`, or a rejection saying what did not end within `ms` (a bound on the test, not a synchronisation). */
 function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { InvalidArgumentError, InvalidKeyError, MessageTooLargeError, open, type Twain } from '../../src/index.js'
-import { collect, makeTmp, rmTmp } from './helpers.js'
+import { collect, makeTmp, rmTmp } from '../unit/helpers.js'
 
 describe('maxMessageBytes', () => {
   let dir: string
