@@ -201,7 +201,7 @@ export class RedisSharedMember implements SharedMember {
 
   private async readNew(max: number, signal: AbortSignal): Promise<SharedDelivery[]> {
     const per = Math.max(1, Math.min(READ_MAX, Math.floor(max / this.parts.length)))
-    if (this.backlog && !this.readers.some((r) => r.pending)) {
+    if (this.backlog && !this.readers.some((r) => r.pending !== undefined)) {
       const got = await this.readPacked(per)
       if (got.length > 0 || this.stopped) return got
     }
