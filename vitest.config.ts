@@ -8,5 +8,13 @@ export default defineConfig({
     pool: 'forks',
     // Tests spawn their own child processes; two cores, so keep file-level parallelism modest.
     maxWorkers: 2,
+    // Off unless asked for (`npm run coverage`, or `--coverage.enabled` as CI does). Counts only
+    // code run in vitest's workers: what runs only in spawned children (the CLI's end-to-end
+    // tests, fault-test members) is not counted.
+    coverage: {
+      provider: 'v8',
+      include: ['src/**/*.ts'],
+      reporter: ['text-summary'],
+    },
   },
 })

@@ -29,7 +29,7 @@ export type { FileOpenOptions, GroupDescription, HistoryOptions, TailOptions } f
 /** A handle on a twainmq store (a directory or a Redis). Create with `open()`. */
 export class Twain implements AsyncDisposable {
   private readonly types = new TypeRegistry()
-  private readonly producers = new Set<Producer<any>>()
+  private readonly producers = new Set<Producer<unknown>>()
   private readonly consumers = new ConsumerSet()
   /** Live iterations of every stream this instance made (not the streams: those may be kept idle). */
   private readonly iterations = new Set<BatchIterator<unknown>>()

@@ -31,7 +31,6 @@ export function toJsonLine(m: Message): string {
 }
 
 // Control characters (including newlines) would break the one-line-per-message layout.
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/
 
 function textKey(key: Key): string {

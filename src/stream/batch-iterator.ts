@@ -94,12 +94,12 @@ export class BatchIterator<T> implements AsyncIterator<T> {
   }
 
   async return(): Promise<IteratorResult<T>> {
-    this.finish()
+    void this.finish()
     return { value: undefined, done: true }
   }
 
   async throw(e?: unknown): Promise<IteratorResult<T>> {
-    this.finish()
+    void this.finish()
     throw e
   }
 

@@ -8,10 +8,11 @@ import {
   type Key,
   type KeyType,
   type Message,
+  type Twain,
 } from '../../src/index.js'
 import { backends, perTest } from './backends.js'
 
-async function roundTrip<V>(twain: import('../../src/index.js').Twain, topic: string, items: Array<{ key: Key; value: V; headers?: Record<string, string>; type?: string }>): Promise<Message<V>[]> {
+async function roundTrip<V>(twain: Twain, topic: string, items: Array<{ key: Key; value: V; headers?: Record<string, string>; type?: string }>): Promise<Message<V>[]> {
   const sent = await twain.producer<V>(topic).sendBatch(items.map((i) => ({ ...i, partition: 0 })))
   const out: Message<V>[] = []
   for await (const m of twain.history<V>(topic, { partition: 0, from: sent[0]?.offset ?? 0 })) out.push(m)

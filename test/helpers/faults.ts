@@ -1,4 +1,5 @@
 // Small shared pieces of the fault tests.
+import type { ChildProcess } from 'node:child_process'
 
 /** Thrown by `within` when a phase does not settle in time. */
 export class PhaseTimeout extends Error {
@@ -64,6 +65,6 @@ export function parseRejected(lines: readonly string[]): Array<{ id: string; cod
  * A promise for a child's 'close' (it exited AND its stdout/stderr were read to the end; 'exit' can
  * come before the last output lines). Call right after spawning. Resolves with the exit code or signal.
  */
-export function closedPromise(child: import('node:child_process').ChildProcess): Promise<number | string> {
+export function closedPromise(child: ChildProcess): Promise<number | string> {
   return new Promise((resolve) => child.once('close', (code, signal) => resolve(code ?? signal ?? -1)))
 }

@@ -68,8 +68,8 @@ describe('tail({ from })', () => {
         expect(() => twain.tail('t', { from: from as never })).toThrow(InvalidArgumentError)
       }
       expect(() => twain.tail('t', { from: 'begin' as never })).toThrow(/"begin"/)
-      twain.tail('t', { from: { offset: { 0: 5 } } }).close()
-      twain.tail('t', { from: { time: new Date() } }).close()
+      await twain.tail('t', { from: { offset: { 0: 5 } } }).close()
+      await twain.tail('t', { from: { time: new Date() } }).close()
     } finally {
       await twain.close()
       tmp.remove()

@@ -4,7 +4,7 @@
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { RedisBackend } from '../../src/backends/redis/redis-backend.js'
-import { FencedError, InvalidArgumentError, open, TwainError, type GroupMessage, type SharedConsumer, type Twain } from '../../src/index.js'
+import { FencedError, InvalidArgumentError, open, type TwainError, type GroupMessage, type SharedConsumer, type Twain } from '../../src/index.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { exited, lines, spawnChild, until } from '../helpers/spawn.js'
 import { sleep } from '../helpers/wait.js'

@@ -39,7 +39,7 @@ describe('a tail across delete and re-create of its topic (file backend)', () =>
         await until(() => got.length === 6, 10_000, 'the re-created topic')
         await recreate(tmp.dir, 'u32', partitions, ['third-0', 'third-1', 'third-2'])
         await until(() => got.length === 9, 10_000, 'the topic created a third time')
-        tail.close()
+        await tail.close()
         await reading
         const seen = got.slice(4).map((m) => [m.partition, m.offset, m.key, m.value])
         expect(seen.slice(0, 2).sort()).toEqual(placed(['new-0', 'new-1'], partitions, (i) => `k${i}`))

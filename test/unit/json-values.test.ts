@@ -20,7 +20,7 @@ const REFUSED: Array<[string, unknown, RegExp]> = [
   ['a symbol inside an object', { s: Symbol('s') }, /\$\.s is a symbol, which JSON drops/],
   ['a function in an array', [() => 1], /\$\[0\] is a function, which JSON stores as null/],
   ['undefined in an array', [1, undefined, 3], /\$\[1\] is undefined, which JSON stores as null/],
-  ['a hole in a sparse array', [1, , 3], /\$\[1\] is undefined, which JSON stores as null/], // eslint-disable-line no-sparse-arrays
+  ['a hole in a sparse array', [1, , 3], /\$\[1\] is undefined, which JSON stores as null/],
   ['a class instance without toJSON', { customer: new Customer('alice') }, /\$\.customer is a Customer object, which JSON stores as a plain object/],
   ['a RegExp', { re: /x/ }, /\$\.re is a RegExp object/],
   ['an Error', { err: new Error('boom') }, /\$\.err is a Error object/],

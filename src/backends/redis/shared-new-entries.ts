@@ -44,7 +44,7 @@ export class NewEntryReads {
   async read(max: number, signal: AbortSignal, until: () => number): Promise<SharedDelivery[]> {
     const s = this.s
     const per = Math.max(1, Math.min(READ_MAX, Math.floor(max / s.parts.length)))
-    if (this.backlog && !this.readers.some((r) => r.pending)) {
+    if (this.backlog && !this.readers.some((r) => r.pending !== undefined)) {
       const got = await this.readPacked(per)
       if (got.length > 0 || s.stopped) return got
     }

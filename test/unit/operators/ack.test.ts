@@ -1,5 +1,5 @@
 import { getEventListeners } from 'node:events'
-import { AsyncIterableX, from } from 'ix/asynciterable'
+import { type AsyncIterableX, from } from 'ix/asynciterable'
 import { map } from 'ix/asynciterable/operators'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { AbortError, InvalidArgumentError, type GroupMessage } from '../../../src/index.js'
