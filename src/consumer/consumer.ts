@@ -8,7 +8,7 @@ import type { Key } from '../core/types.js'
 import type { ConsumerContext } from './member-core.js'
 import { PartitionedMember } from './partitioned-member.js'
 import type { ResolvedConsumerOptions } from './options.js'
-import { OwnedPartition } from './owned-partition.js'
+import type { OwnedPartition } from './owned-partition.js'
 
 const MAX_FETCH = 1024
 
