@@ -1,21 +1,15 @@
-import { hostname } from 'node:os'
-import { randomBytes } from 'node:crypto'
 import type { Backend } from './backends/backend.js'
-import { FileBackend } from './backends/file/file-backend.js'
-import { isTwainmqRoot } from './compat/twainmq/detect.js'
-import { twainmqFormat } from './compat/twainmq/twainmq-store.js'
-import { ClosedError, InvalidArgumentError, TopicNotFoundError, GroupNotFoundError } from './core/errors.js'
+import { ClosedError, InvalidArgumentError, TopicNotFoundError } from './core/errors.js'
 import { TypeRegistry, type TypeValidator } from './core/message-types.js'
-import { checkGroupName, checkInt, checkKnownKeys, checkTopicName } from './core/names.js'
-
-const OPEN_KEYS = ['prefix', 'fsync', 'clientId', 'format', 'segmentBytes', 'pollMs', 'maxOpenFiles']
+import { checkInt, checkKnownKeys, checkTopicName } from './core/names.js'
 import type { Consumer } from './consumer/consumer.js'
 import { ConsumerSet } from './consumer/consumer-set.js'
 import type { SharedConsumer } from './consumer/shared-consumer.js'
 import { resolveConsumerOptions, type ConsumerOptions } from './consumer/options.js'
 import type { CreateTopicOptions, Key, Message, TopicInfo } from './core/types.js'
 import { ensureTopic } from './ensure-topic.js'
-import { parseTarget } from './open-target.js'
+import { deleteGroup, describeGroup, resetGroup } from './group-admin.js'
+import { openBackend } from './open-backend.js'
 import { Producer, type ProducerOptions } from './producer/producer.js'
 import { HistorySource } from './stream/history-source.js'
 import type { BatchIterator, BatchSource } from './stream/batch-iterator.js'
@@ -43,45 +37,7 @@ export class Twain implements AsyncDisposable {
 
   /** Open a store: a path or `file:` URL, `redis://…`, `rediss://…` or `redis+cluster://…`. */
   static async open(target?: string, options: FileOpenOptions = {}): Promise<Twain> {
-    checkKnownKeys('open()', options, OPEN_KEYS)
-    const t = parseTarget(target)
-    const clientId = options.clientId ?? `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`
-    if (typeof clientId !== 'string' || clientId.length === 0 || Buffer.byteLength(clientId) > 255) {
-      throw new InvalidArgumentError(`clientId must be a string of 1-255 bytes, got ${JSON.stringify(clientId)}`)
-    }
-    if (t.kind === 'redis') {
-      const prefix = options.prefix ?? 'twainmq:'
-      if (typeof prefix !== 'string' || prefix.length > 1000) {
-        throw new InvalidArgumentError(`prefix must be a string of at most 1000 characters, got ${JSON.stringify(prefix)}`)
-      }
-      // Loaded only for a Redis target: a file-backend app never loads ioredis (decision 59).
-      const { RedisBackend } = await import('./backends/redis/redis-backend.js')
-      return new Twain(await RedisBackend.connect({ url: t.url, cluster: t.cluster }, { prefix, clientId }), clientId)
-    }
-    const fsync = options.fsync ?? 'never'
-    if (!(fsync === 'never' || fsync === 'batch' || fsync === 'always' || (typeof fsync === 'number' && fsync > 0 && Number.isFinite(fsync)))) {
-      throw new InvalidArgumentError(`fsync must be 'never', 'batch', 'always' or an interval in ms, got ${JSON.stringify(fsync)}`)
-    }
-    const segmentBytes = checkInt('segmentBytes', options.segmentBytes ?? 64 * 1024 * 1024, 1024, 2 ** 31)
-    const pollMs = checkInt('pollMs', options.pollMs ?? 250, 1, 60_000)
-    const maxOpenFiles = options.maxOpenFiles ?? 512
-    if (typeof maxOpenFiles !== 'number' || !Number.isInteger(maxOpenFiles) || maxOpenFiles < 8) {
-      throw new InvalidArgumentError(`maxOpenFiles must be an integer >= 8, got ${String(maxOpenFiles)}`)
-    }
-    const format = options.format ?? 'native'
-    if (format !== 'native' && format !== 'twainmq-v1') {
-      throw new InvalidArgumentError(`format must be 'native' or 'twainmq-v1', got ${JSON.stringify(options.format)}`)
-    }
-    // Python TwainMQ topics are served per topic when asked for or when the root has .twc configs.
-    const twainmq = format === 'twainmq-v1' || isTwainmqRoot(t.root)
-    const backend = new FileBackend(t.root, {
-      fsync,
-      segmentBytes,
-      pollMs,
-      maxOpenFiles,
-      ...(twainmq ? { foreign: { create: (root, hub) => twainmqFormat(root, hub, { fsync }), createTopicsInIt: format === 'twainmq-v1' } } : {}),
-    })
-    await backend.init()
+    const { backend, clientId } = await openBackend(target, options)
     return new Twain(backend, clientId)
   }
 
@@ -287,30 +243,9 @@ export class Twain implements AsyncDisposable {
   }
 
   /** Members, assignments and committed/end/lag of every partition a group consumes. */
-  async describeGroup(group: string): Promise<GroupDescription> {
+  describeGroup(group: string): Promise<GroupDescription> {
     this.live()
-    const snap = await this.store.groups.describeGroup(checkGroupName(group))
-    if (!snap) throw new GroupNotFoundError(`Group "${group}" does not exist`)
-    // A shared group (Redis): pending entries per partition, and members that read every partition.
-    const shared = await this.store.shared?.describeGroup(snap.group, snap.topics)
-    const topics: GroupDescription['topics'] = []
-    for (const topic of [...snap.topics].sort()) {
-      let offsets
-      try {
-        offsets = await this.store.offsets(topic)
-      } catch (e) {
-        if (e instanceof TopicNotFoundError) continue
-        throw e
-      }
-      for (const o of offsets) {
-        const committed = Math.max(snap.commits.get(`${topic}/${o.partition}`) ?? o.start, o.start)
-        const row: GroupDescription['topics'][number] = { topic, partition: o.partition, committed, end: o.end, lag: Math.max(0, o.end - committed) }
-        const pending = shared?.pending.get(`${topic}/${o.partition}`)
-        if (pending !== undefined) row.pending = pending
-        topics.push(row)
-      }
-    }
-    return { group: snap.group, members: snap.members.map((m) => ({ id: m.id, name: m.name, assignments: shared?.members.get(m.id) ?? m.assignments })), topics }
+    return describeGroup(this.store, group)
   }
 
   /** Names of consumer groups. */
@@ -320,30 +255,15 @@ export class Twain implements AsyncDisposable {
   }
 
   /** Set a group's committed offsets of a topic: to its start, its end, or given offsets per partition. */
-  async resetGroup(group: string, topic: string, to: 'start' | 'end' | Record<number, number>): Promise<void> {
+  resetGroup(group: string, topic: string, to: 'start' | 'end' | Record<number, number>): Promise<void> {
     this.live()
-    checkGroupName(group)
-    const offsets = await this.store.offsets(checkTopicName(topic))
-    const target = new Map<number, number>()
-    if (to === 'start' || to === 'end') for (const o of offsets) target.set(o.partition, to === 'start' ? o.start : o.end)
-    else if (to && typeof to === 'object') {
-      const byPartition = new Map(offsets.map((o) => [o.partition, o])) // not a find per entry: O(P²) over a wide topic
-      for (const [p, off] of Object.entries(to)) {
-        const o = byPartition.get(Number(p))
-        if (!o) throw new InvalidArgumentError(`Partition ${p} does not exist in topic "${topic}"`)
-        target.set(o.partition, checkInt(`offset of partition ${p}`, off, 0, Number.MAX_SAFE_INTEGER))
-      }
-    } else throw new InvalidArgumentError(`resetGroup() takes 'start', 'end' or { partition: offset }, got ${JSON.stringify(to)}`)
-    await this.store.groups.resetGroup(group, topic, target)
-    await this.store.shared?.resetGroup(group, topic, target)
+    return resetGroup(this.store, group, topic, to)
   }
 
   /** Delete a consumer group (it must have no live members). */
-  async deleteGroup(group: string): Promise<void> {
+  deleteGroup(group: string): Promise<void> {
     this.live()
-    const topics = this.store.shared ? ((await this.store.groups.describeGroup(checkGroupName(group)))?.topics ?? []) : []
-    await this.store.groups.deleteGroup(checkGroupName(group))
-    await this.store.shared?.deleteGroup(group, topics)
+    return deleteGroup(this.store, group)
   }
 
   /** Whether the backend is reachable. */

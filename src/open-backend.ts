@@ -1,0 +1,59 @@
+import { randomBytes } from 'node:crypto'
+import { hostname } from 'node:os'
+import type { Backend } from './backends/backend.js'
+import { FileBackend } from './backends/file/file-backend.js'
+import { isTwainmqRoot } from './compat/twainmq/detect.js'
+import { twainmqFormat } from './compat/twainmq/twainmq-store.js'
+import { InvalidArgumentError } from './core/errors.js'
+import { checkInt, checkKnownKeys } from './core/names.js'
+import { parseTarget } from './open-target.js'
+import type { FileOpenOptions } from './twain-options.js'
+
+const OPEN_KEYS = ['prefix', 'fsync', 'clientId', 'format', 'segmentBytes', 'pollMs', 'maxOpenFiles']
+
+/**
+ * What `open()` does before there is a `Twain`: check the options (unknown keys and bad values are
+ * `InvalidArgumentError`s naming them), parse the target, and make the backend it names.
+ */
+export async function openBackend(target: string | undefined, options: FileOpenOptions): Promise<{ backend: Backend; clientId: string }> {
+  checkKnownKeys('open()', options, OPEN_KEYS)
+  const t = parseTarget(target)
+  const clientId = options.clientId ?? `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`
+  if (typeof clientId !== 'string' || clientId.length === 0 || Buffer.byteLength(clientId) > 255) {
+    throw new InvalidArgumentError(`clientId must be a string of 1-255 bytes, got ${JSON.stringify(clientId)}`)
+  }
+  if (t.kind === 'redis') {
+    const prefix = options.prefix ?? 'twainmq:'
+    if (typeof prefix !== 'string' || prefix.length > 1000) {
+      throw new InvalidArgumentError(`prefix must be a string of at most 1000 characters, got ${JSON.stringify(prefix)}`)
+    }
+    // Loaded only for a Redis target: a file-backend app never loads ioredis (decision 59).
+    const { RedisBackend } = await import('./backends/redis/redis-backend.js')
+    return { backend: await RedisBackend.connect({ url: t.url, cluster: t.cluster }, { prefix, clientId }), clientId }
+  }
+  const fsync = options.fsync ?? 'never'
+  if (!(fsync === 'never' || fsync === 'batch' || fsync === 'always' || (typeof fsync === 'number' && fsync > 0 && Number.isFinite(fsync)))) {
+    throw new InvalidArgumentError(`fsync must be 'never', 'batch', 'always' or an interval in ms, got ${JSON.stringify(fsync)}`)
+  }
+  const segmentBytes = checkInt('segmentBytes', options.segmentBytes ?? 64 * 1024 * 1024, 1024, 2 ** 31)
+  const pollMs = checkInt('pollMs', options.pollMs ?? 250, 1, 60_000)
+  const maxOpenFiles = options.maxOpenFiles ?? 512
+  if (typeof maxOpenFiles !== 'number' || !Number.isInteger(maxOpenFiles) || maxOpenFiles < 8) {
+    throw new InvalidArgumentError(`maxOpenFiles must be an integer >= 8, got ${String(maxOpenFiles)}`)
+  }
+  const format = options.format ?? 'native'
+  if (format !== 'native' && format !== 'twainmq-v1') {
+    throw new InvalidArgumentError(`format must be 'native' or 'twainmq-v1', got ${JSON.stringify(options.format)}`)
+  }
+  // Python TwainMQ topics are served per topic when asked for or when the root has .twc configs.
+  const twainmq = format === 'twainmq-v1' || isTwainmqRoot(t.root)
+  const backend = new FileBackend(t.root, {
+    fsync,
+    segmentBytes,
+    pollMs,
+    maxOpenFiles,
+    ...(twainmq ? { foreign: { create: (root, hub) => twainmqFormat(root, hub, { fsync }), createTopicsInIt: format === 'twainmq-v1' } } : {}),
+  })
+  await backend.init()
+  return { backend, clientId }
+}
