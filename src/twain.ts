@@ -196,7 +196,7 @@ export class Twain implements AsyncDisposable {
       if (!(from === 'end' || (typeof from === 'object' && 'offset' in from && typeof from.offset === 'object'))) return undefined
       const ends = new Map<string, number[] | Promise<number[]>>()
       for (const t of list) {
-        const e = this.store.endOffsetsNow?.(t) ?? this.store.endOffsetsSoon?.(t)
+        const e = this.store.endOffsetsSnapshot(t)
         if (e) ends.set(t, e)
       }
       return ends

@@ -50,18 +50,73 @@ export interface PartitionReader {
 }
 
 /**
- * The contract every storage backend implements. The consumer core, streams and the `Twain`
- * facade use only this; a backend never imports them.
+ * The data plane of a store: topics, appends, readers, watches, trimming. A backend is one (see
+ * {@link Backend}); the file backend also hands topics of other on-disk formats (Python TwainMQ
+ * 0.1.9 roots) to such a store.
  *
  * @remarks
  * - Offsets are dense per partition (0, 1, 2, …) and assigned atomically by `append`.
  * - `append` may be called from many processes at once; each call's records get consecutive
  *   offsets and are never interleaved with another call's.
  * - Every method throws errors of the `TwainError` tree (`TopicNotFoundError`, `BackendError`, …).
- * - Consumer-group coordination (membership, leases with fencing epochs, commits) is the
- *   `groups` part of the contract; the consumer core that drives it is backend-agnostic.
  */
-export interface Backend {
+export interface TopicStore {
+  /** Create a topic atomically. @throws `TopicExistsError` when it exists. */
+  createTopic(meta: TopicMeta): Promise<void>
+  /** Delete a topic and all its data. @throws `TopicNotFoundError` when absent. */
+  deleteTopic(name: string): Promise<void>
+  /** Names of user topics (no internal `__` topics), sorted. */
+  listTopics(): Promise<string[]>
+  /** A topic's configuration. @throws `TopicNotFoundError` when absent. */
+  getTopic(name: string): Promise<TopicMeta>
+  /** Start and end offsets of every partition. @throws `TopicNotFoundError` when absent. */
+  offsets(topic: string): Promise<PartitionOffsets[]>
+  /**
+   * The end offsets of every partition (index = partition) as of this call: every append that
+   * resolved before the call is counted, and no append this instance issues after it. A backend
+   * answers synchronously where it can (the file backend reads them now) or with a promise whose
+   * request is ordered before this instance's later appends (Redis: one command connection, and
+   * appends wait until the request is written). `undefined` when the topic is missing (the caller's
+   * asynchronous path reports it). Lets a tail `from: 'end'` start exactly where `tail()` was called.
+   */
+  endOffsetsSnapshot(topic: string): number[] | Promise<number[]> | undefined
+  /**
+   * Append records to a partition as one batch; resolves with the first record's offset.
+   * @throws `TopicNotFoundError`, `InvalidArgumentError` (no such partition), `BackendError`
+   * (`ERR_DISK_FULL` when nothing could be written for lack of space), `TimeoutError` (a lock).
+   */
+  append(topic: string, partition: number, records: readonly RecordInput[], producerId: string): Promise<number>
+  /** A forward reader of one partition positioned at `from`. @throws `TopicNotFoundError`, `InvalidArgumentError`. */
+  openReader(topic: string, partition: number, from: number): Promise<PartitionReader>
+  /** The offset of the first message with `timestamp >= time` (the end offset if none). */
+  offsetForTime(topic: string, partition: number, time: number): Promise<number>
+  /**
+   * Call `onData` (possibly spuriously) when a partition may have new data: appends from this or
+   * any other process, or a periodic safety-net tick. Returns the unsubscribe function.
+   * A non-`persistent` watch does not keep the process alive.
+   */
+  watch(topic: string, partition: number, onData: () => void, persistent?: boolean): () => void
+  /**
+   * Remove messages with offsets below `before` (exactly: the partition then starts at `before`);
+   * resolves with how many were removed. @throws `InvalidArgumentError` where the format cannot trim.
+   */
+  trimBefore(topic: string, partition: number, before: number): Promise<number>
+  /** Apply the topic's retention limits now; resolves with how many messages were removed. */
+  applyRetention(topic: string): Promise<number>
+  /**
+   * Release every handle, watcher and connection. Idempotent. Afterwards `ping()` is false and every
+   * other call (groups included) fails at once with a non-retriable `ClosedError`.
+   */
+  close(): Promise<void>
+}
+
+/**
+ * The contract every storage backend implements: a {@link TopicStore} plus consumer-group
+ * coordination. The consumer core, streams and the `Twain` facade use only this; a backend never
+ * imports them. Group coordination (membership, leases with fencing epochs, commits) is the
+ * `groups` part; the consumer core that drives it is backend-agnostic.
+ */
+export interface Backend extends TopicStore {
   readonly kind: 'file' | 'redis'
   /** Partitioned consumer-group coordination. */
   readonly groups: GroupCoordinator
@@ -73,53 +128,6 @@ export interface Backend {
    * `claimAfterMs`, delivery counts kept by the backend.
    */
   readonly shared?: SharedGroups
-  /** Create a topic atomically; `TopicExistsError` when it exists. */
-  createTopic(meta: TopicMeta): Promise<void>
-  /** Delete a topic and all its data; `TopicNotFoundError` when absent. */
-  deleteTopic(name: string): Promise<void>
-  /** Names of user topics (no internal `__` topics), sorted. */
-  listTopics(): Promise<string[]>
-  /** A topic's configuration; `TopicNotFoundError` when absent. */
-  getTopic(name: string): Promise<TopicMeta>
-  /** Start and end offsets of every partition. */
-  offsets(topic: string): Promise<PartitionOffsets[]>
-  /**
-   * End offsets of every partition (index = partition) right now, synchronously, where the backend can (the file backend);
-   * `undefined` where it cannot. Lets a tail `from: 'end'` start exactly where `tail()` was called.
-   */
-  endOffsetsNow?(topic: string): number[] | undefined
-  /**
-   * Where `endOffsetsNow` is impossible (Redis): the end offsets from a request issued at once, so it
-   * is ordered before every later append of this instance (one command connection).
-   */
-  endOffsetsSoon?(topic: string): Promise<number[]>
-  /** Append records to a partition as one batch; resolves with the first record's offset. */
-  append(topic: string, partition: number, records: readonly RecordInput[], producerId: string): Promise<number>
-  /** A forward reader of one partition positioned at `from`. */
-  openReader(topic: string, partition: number, from: number): Promise<PartitionReader>
-  /** The offset of the first message with `timestamp >= time` (the end offset if none). */
-  offsetForTime(topic: string, partition: number, time: number): Promise<number>
-  /**
-   * Call `onData` (possibly spuriously) when a partition may have new data: appends from this or
-   * any other process, or a periodic safety-net tick. Returns the unsubscribe function.
-   * A non-`persistent` watch does not keep the process alive.
-   */
-  watch(topic: string, partition: number, onData: () => void, persistent?: boolean): () => void
-  /** Remove messages with offsets below `before`; resolves with how many were removed. */
-  trimBefore(topic: string, partition: number, before: number): Promise<number>
-  /** Apply the topic's retention limits now; resolves with how many messages were removed. */
-  applyRetention(topic: string): Promise<number>
   /** Whether the backend is reachable. */
   ping(): Promise<boolean>
-  /**
-   * Release every handle, watcher and connection. Idempotent. Afterwards `ping()` is false and every
-   * other call (groups included) fails at once with a non-retriable `ClosedError`.
-   */
-  close(): Promise<void>
 }
-
-/**
- * The data-plane part of a backend for one on-disk topic format. The file backend keeps native
- * topics itself and hands topics of other formats (Python TwainMQ 0.1.9 roots) to such a store.
- */
-export type TopicStore = Omit<Backend, 'kind' | 'groups' | 'ping'>

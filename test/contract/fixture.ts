@@ -72,17 +72,11 @@ export class Calls {
   }
 }
 
-/**
- * The backend's end-offset snapshot (index = partition), taken now: `endOffsetsNow`, else
- * `endOffsetsSoon` (whose request is issued at the call).
- */
+/** The backend's end-offset snapshot (index = partition), taken now (`endOffsetsSnapshot`). */
 export function endSnapshot(b: Backend, topic: string): Promise<number[]> {
-  if (b.endOffsetsNow) {
-    const now = b.endOffsetsNow(topic)
-    if (now) return Promise.resolve(now)
-  }
-  if (b.endOffsetsSoon) return b.endOffsetsSoon(topic)
-  throw new Error(`backend ${b.kind} has no end-offset snapshot for "${topic}"`)
+  const snap = b.endOffsetsSnapshot(topic)
+  if (snap === undefined) throw new Error(`backend ${b.kind} has no end-offset snapshot for "${topic}"`)
+  return Promise.resolve(snap)
 }
 
 /** Read a partition from `from` to its end with one reader (reads of up to `max`). */

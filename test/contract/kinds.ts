@@ -32,7 +32,7 @@ export interface Capabilities {
   headers: boolean
   /** `Message.producerId` is stored (else: it reads back as ''). */
   producerId: boolean
-  /** The end-offset snapshot: synchronous `endOffsetsNow`, or `endOffsetsSoon`. */
+  /** `endOffsetsSnapshot` answers synchronously ('now') or with a promise issued at the call ('soon'). */
   endOffsets: 'now' | 'soon'
   /** `Backend.shared` (shared groups) exists. */
   shared: boolean

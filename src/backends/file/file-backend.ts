@@ -83,8 +83,8 @@ export class FileBackend implements Backend {
   async offsets(topic: string): Promise<PartitionOffsets[]> {
     return this.at(topic).offsets(topic)
   }
-  endOffsetsNow(topic: string): number[] | undefined {
-    return this.at(topic).endOffsetsNow?.(topic)
+  endOffsetsSnapshot(topic: string): number[] | Promise<number[]> | undefined {
+    return this.at(topic).endOffsetsSnapshot(topic)
   }
   async append(topic: string, partition: number, records: readonly RecordInput[], producerId: string): Promise<number> {
     return this.at(topic).append(topic, partition, records, producerId)

@@ -112,7 +112,7 @@ export class NativeStore implements TopicStore {
     return meta
   }
 
-  endOffsetsNow(topic: string): number[] | undefined {
+  endOffsetsSnapshot(topic: string): number[] | undefined {
     try {
       const count = this.metas.get(topic)?.partitions ?? this.partitionsNow(topic)
       if (count === undefined) return undefined

@@ -140,7 +140,7 @@ export class RedisBackend implements Backend {
    * The end offsets, asked for now. Commands on one connection run in order, and appends of this
    * instance to the topic wait until the reads are on the wire, so every later send comes after.
    */
-  endOffsetsSoon(topic: string): Promise<number[]> {
+  endOffsetsSnapshot(topic: string): Promise<number[]> {
     if (this.closing) return Promise.reject(closedError('redis', `read the offsets of "${topic}"`))
     let issued!: () => void
     const gate = new Promise<void>((resolve) => (issued = resolve))

@@ -158,7 +158,7 @@ export class TwainmqStore implements TopicStore {
     }
   }
 
-  endOffsetsNow(topic: string): number[] | undefined {
+  endOffsetsSnapshot(topic: string): number[] | undefined {
     try {
       return this.offsetsSync(topic).map((o) => o.end)
     } catch {
