@@ -1,6 +1,7 @@
 import type { Backend } from './backends/backend.js'
 import { GroupNotFoundError, InvalidArgumentError, TopicNotFoundError } from './core/errors.js'
 import { checkGroupName, checkInt, checkTopicName } from './core/names.js'
+import { partitionKey } from './core/partition-key.js'
 import type { GroupDescription } from './twain-options.js'
 
 /*
@@ -24,9 +25,9 @@ export async function describeGroup(store: Backend, group: string): Promise<Grou
       throw e
     }
     for (const o of offsets) {
-      const committed = Math.max(snap.commits.get(`${topic}/${o.partition}`) ?? o.start, o.start)
+      const committed = Math.max(snap.commits.get(partitionKey(topic, o.partition)) ?? o.start, o.start)
       const row: GroupDescription['topics'][number] = { topic, partition: o.partition, committed, end: o.end, lag: Math.max(0, o.end - committed) }
-      const pending = shared?.pending.get(`${topic}/${o.partition}`)
+      const pending = shared?.pending.get(partitionKey(topic, o.partition))
       if (pending !== undefined) row.pending = pending
       topics.push(row)
     }

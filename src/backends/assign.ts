@@ -1,10 +1,10 @@
+import { partitionKey } from '../core/partition-key.js'
 /** A partition of a topic, as `"<topic>/<partition>"` keys are awkward to pass around. */
 export interface TopicPartition {
   topic: string
   partition: number
 }
 
-export const tpKey = (topic: string, partition: number): string => `${topic}/${partition}`
 
 /** A member taking part in an assignment. */
 export interface AssignMember {
@@ -23,7 +23,7 @@ export interface AssignMember {
  *
  * @param partitions every partition of the subscribed topics
  * @param members the live members (each only takes partitions of its own topics)
- * @param owners current owner of each partition key (`tpKey`), if any
+ * @param owners current owner of each partition key (`partitionKey`), if any
  * @returns member id for each partition key (partitions no member subscribes to are absent)
  */
 export function assignPartitions(
@@ -41,7 +41,7 @@ export function assignPartitions(
   // Quotas: floor(P/M) each; the `P % M` larger quotas go to members that own most now (stickiness), then by id.
   const owned = new Map<string, number>(members.map((m) => [m.id, 0]))
   for (const tp of assignable) {
-    const o = owners.get(tpKey(tp.topic, tp.partition))
+    const o = owners.get(partitionKey(tp.topic, tp.partition))
     if (o !== undefined && owned.has(o) && subs.get(o)?.has(tp.topic)) owned.set(o, (owned.get(o) as number) + 1)
   }
   const order = [...members].map((m) => m.id).sort((a, b) => (owned.get(b) as number) - (owned.get(a) as number) || (a < b ? -1 : a > b ? 1 : 0))
@@ -53,7 +53,7 @@ export function assignPartitions(
   // Pass 1: keep current owners within quota.
   const rest: TopicPartition[] = []
   for (const tp of assignable) {
-    const key = tpKey(tp.topic, tp.partition)
+    const key = partitionKey(tp.topic, tp.partition)
     const o = owners.get(key)
     if (o !== undefined && quota.has(o) && subs.get(o)?.has(tp.topic) && (count.get(o) as number) < (quota.get(o) as number)) {
       result.set(key, o)
@@ -76,7 +76,7 @@ export function assignPartitions(
       }
     }
     if (best !== undefined) {
-      result.set(tpKey(tp.topic, tp.partition), best)
+      result.set(partitionKey(tp.topic, tp.partition), best)
       count.set(best, (count.get(best) as number) + 1)
     }
   }
@@ -147,7 +147,7 @@ function findChain(
       // Partitions the taker may have, preferring ones it owns now (stickiness), then by order.
       const candidates = items
         .filter((tp) => subs.get(taker)?.has(tp.topic))
-        .map((tp) => tpKey(tp.topic, tp.partition))
+        .map((tp) => partitionKey(tp.topic, tp.partition))
         .sort((a, b) => Number(owners.get(b) === taker) - Number(owners.get(a) === taker))
       for (const key of candidates) {
         const giver = result.get(key)

@@ -1,3 +1,4 @@
+import type { PartitionKey } from '../core/partition-key.js'
 import type { TopicPartition } from './assign.js'
 
 /** A consumer-group member as the backend records it. */
@@ -40,7 +41,7 @@ export interface GroupSnapshot {
   group: string
   members: Array<{ id: string; name: string; assignments: TopicPartition[] }>
   /** Committed offset per partition key `"<topic>/<partition>"`. */
-  commits: Map<string, number>
+  commits: Map<PartitionKey, number>
   /** Topics the group consumes or has consumed. */
   topics: string[]
 }

@@ -1,3 +1,4 @@
+import type { PartitionKey } from '../core/partition-key.js'
 import type { Message } from '../core/types.js'
 import type { TopicPartition } from './assign.js'
 
@@ -114,7 +115,7 @@ export interface SharedMember {
 /** A shared group as `describeGroup` shows it. */
 export interface SharedGroupDescription {
   /** Pending (delivered, not acknowledged) entries per `"<topic>/<partition>"`. */
-  pending: Map<string, number>
+  pending: Map<PartitionKey, number>
   /** Live shared members and the partitions they read (all of their topics'). */
   members: Map<string, TopicPartition[]>
 }

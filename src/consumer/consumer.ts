@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
-import { tpKey, type TopicPartition } from '../backends/assign.js'
+import type { TopicPartition } from '../backends/assign.js'
+import { partitionKey } from '../core/partition-key.js'
 import type { PartitionOffsets } from '../backends/backend.js'
 import type { MemberSpec } from '../backends/group.js'
 import { FencedError } from '../core/errors.js'
@@ -165,7 +166,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends PartitionedMembe
     if (this.state !== 'running') return
     const revoked: TopicPartition[] = []
     for (const p of release) if (this.parts.get(p.key) === p) revoked.push(this.dropPartition(p))
-    const owned = new Map(res.owned.map((l) => [tpKey(l.topic, l.partition), l]))
+    const owned = new Map(res.owned.map((l) => [partitionKey(l.topic, l.partition), l]))
     const taken: TopicPartition[] = []
     for (const p of [...this.parts.values()]) {
       if (!owned.has(p.key) || owned.get(p.key)?.epoch !== p.epoch) {
@@ -178,11 +179,11 @@ export class Consumer<V = unknown, K extends Key = Key> extends PartitionedMembe
     }
     if (taken.length) {
       this.fenced.push(...taken)
-      this.emitError(new FencedError(`Member ${this.member.id} of group "${this.opts.group}" lost ${taken.map((t) => tpKey(t.topic, t.partition)).join(', ')}: its lease was taken after the session timeout; acks of messages from it are ignored`))
+      this.emitError(new FencedError(`Member ${this.member.id} of group "${this.opts.group}" lost ${taken.map((t) => partitionKey(t.topic, t.partition)).join(', ')}: its lease was taken after the session timeout; acks of messages from it are ignored`))
     }
     // Open every new partition first, then let the fetch loop see them all at once (so the first
     // one opened does not get a head start on a backlog).
-    const leases = res.owned.filter((l) => !this.parts.has(tpKey(l.topic, l.partition)))
+    const leases = res.owned.filter((l) => !this.parts.has(partitionKey(l.topic, l.partition)))
     // One offsets query per topic for the whole step: one per lease made a step over P new
     // partitions cost O(P²) (52 s to the first delivery at 1,000 partitions).
     const offsets = new Map<string, Map<number, PartitionOffsets>>()
@@ -204,7 +205,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends PartitionedMembe
     if (unsaved.length) await this.commitParts(unsaved).catch((e) => this.emitError(e))
     if (fresh.length) this.fetchWake.wake()
     for (const tp of res.revoke) {
-      const p = this.parts.get(tpKey(tp.topic, tp.partition))
+      const p = this.parts.get(partitionKey(tp.topic, tp.partition))
       if (p && !p.revoking) this.beginRevoke(p)
     }
     if (revoked.length) this.events.emit('revoked', revoked)
@@ -218,7 +219,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends PartitionedMembe
    */
   private async closingHeartbeat(): Promise<void> {
     const res = await this.backend.groups.groupHeartbeat(this.opts.group, this.member, [])
-    const owned = new Map(res.owned.map((l) => [tpKey(l.topic, l.partition), l.epoch]))
+    const owned = new Map(res.owned.map((l) => [partitionKey(l.topic, l.partition), l.epoch]))
     for (const p of this.parts.values()) if (owned.get(p.key) !== p.epoch) p.lost = true
   }
 

@@ -1,4 +1,5 @@
 import type { PartitionReader } from '../backends/backend.js'
+import { partitionKey, type PartitionKey } from '../core/partition-key.js'
 
 /**
  * A partition a member owns: where it fetches, what is outstanding (fetched, not yet acked), and
@@ -40,11 +41,11 @@ export class OwnedPartition {
   ) {
     this.position = position
     this.committed = position
-    this.key = `${topic}/${partition}`
+    this.key = partitionKey(topic, partition)
   }
 
   /** `"<topic>/<partition>"`. */
-  readonly key: string
+  readonly key: PartitionKey
   /** No longer held by the consumer (released, lost or closed). */
   dropped = false
 

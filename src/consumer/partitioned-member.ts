@@ -1,4 +1,5 @@
-import { tpKey, type TopicPartition } from '../backends/assign.js'
+import type { TopicPartition } from '../backends/assign.js'
+import { partitionKey, type PartitionKey } from '../core/partition-key.js'
 import type { PartitionOffsets } from '../backends/backend.js'
 import type { Lease, MemberSpec } from '../backends/group.js'
 import { FencedError, InvalidArgumentError } from '../core/errors.js'
@@ -14,11 +15,11 @@ import { OwnedPartition } from './owned-partition.js'
  * or moved (`seek`), and commits of each partition's acked prefix.
  */
 export abstract class PartitionedMember<V = unknown, K extends Key = Key> extends MemberCore<V, PartitionHandle, K> {
-  protected readonly parts = new Map<string, OwnedPartition>()
+  protected readonly parts = new Map<PartitionKey, OwnedPartition>()
   /** Fetched (buffered or delivered) and not settled, over every partition. */
   protected outstanding = 0
   /** Seeks of partitions not owned now, applied when they are acquired. */
-  protected readonly pendingSeeks = new Map<string, number>()
+  protected readonly pendingSeeks = new Map<PartitionKey, number>()
   /** Re-delivery timers of nacked messages. */
   protected readonly redeliveries = new Set<NodeJS.Timeout>()
   /** Partitions whose lease was taken since the last `commit()` (reported by it as `FencedError`). */
@@ -169,7 +170,7 @@ export abstract class PartitionedMember<V = unknown, K extends Key = Key> extend
 
   /** Open a newly leased partition (not yet visible to the fetch loop), given its offsets as this step found them. */
   protected async acquire(lease: Lease, offsets: PartitionOffsets | undefined): Promise<OwnedPartition> {
-    const key = tpKey(lease.topic, lease.partition)
+    const key = partitionKey(lease.topic, lease.partition)
     const start = offsets?.start ?? 0
     const seek = this.pendingSeeks.get(key)
     this.pendingSeeks.delete(key)
@@ -222,7 +223,7 @@ export abstract class PartitionedMember<V = unknown, K extends Key = Key> extend
     if (list.length === 0) return
     const reqs = list.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.commitPoint(), epoch: p.epoch }))
     const fenced = await this.backend.groups.groupCommit(this.opts.group, this.member.id, reqs)
-    const fencedKeys = new Set(fenced.map((f) => tpKey(f.topic, f.partition)))
+    const fencedKeys = new Set(fenced.map((f) => partitionKey(f.topic, f.partition)))
     const done: Array<TopicPartition & { offset: number }> = []
     const lost: TopicPartition[] = []
     list.forEach((p, i) => {
@@ -240,7 +241,7 @@ export abstract class PartitionedMember<V = unknown, K extends Key = Key> extend
     }
     if (lost.length) this.events.emit('revoked', lost)
     if (fenced.length) {
-      throw new FencedError(`Commit of ${fenced.map((f) => tpKey(f.topic, f.partition)).join(', ')} by member ${this.member.id} of group "${this.opts.group}" was rejected: the partition is owned by another member now`)
+      throw new FencedError(`Commit of ${fenced.map((f) => partitionKey(f.topic, f.partition)).join(', ')} by member ${this.member.id} of group "${this.opts.group}" was rejected: the partition is owned by another member now`)
     }
   }
 
@@ -249,7 +250,7 @@ export abstract class PartitionedMember<V = unknown, K extends Key = Key> extend
     const lost = this.fenced.splice(0)
     await this.commitParts()
     if (lost.length) {
-      throw new FencedError(`Partitions ${lost.map((t) => tpKey(t.topic, t.partition)).join(', ')} of group "${this.opts.group}" were taken from member ${this.member.id} (session timeout): their acks since the last commit were not committed`)
+      throw new FencedError(`Partitions ${lost.map((t) => partitionKey(t.topic, t.partition)).join(', ')} of group "${this.opts.group}" were taken from member ${this.member.id} (session timeout): their acks since the last commit were not committed`)
     }
   }
 
@@ -257,8 +258,8 @@ export abstract class PartitionedMember<V = unknown, K extends Key = Key> extend
   seek(topic: string, partition: number, offset: number): void {
     if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError(`seek offset must be a non-negative integer, got ${String(offset)}`)
     if (!this.topics.includes(topic)) throw new InvalidArgumentError(`This consumer does not consume topic "${topic}" (it consumes ${this.topics.join(', ')})`)
-    const p = this.parts.get(tpKey(topic, partition))
-    if (!p) return void this.pendingSeeks.set(tpKey(topic, partition), offset)
+    const p = this.parts.get(partitionKey(topic, partition))
+    if (!p) return void this.pendingSeeks.set(partitionKey(topic, partition), offset)
     this.forgetBuffered(p)
     this.outstanding -= p.outstandingCount
     p.reset(offset)

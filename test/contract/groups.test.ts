@@ -11,6 +11,7 @@ import { HOST } from '../../src/backends/liveness.js'
 import { GroupNotFoundError, InvalidArgumentError } from '../../src/core/errors.js'
 import { Calls, topicMeta } from './fixture.js'
 import { kinds, perTest } from './kinds.js'
+import { partitionKey } from '../../src/core/partition-key.js'
 
 const member = (id: string, o: Partial<MemberSpec> = {}): MemberSpec => ({ id, name: `name-${id}`, topics: ['t'], sessionTimeoutMs: 30_000, pid: process.pid, host: HOST, ...o })
 const keys = (ls: readonly TopicPartition[]) => ls.map((l) => `${l.topic}/${l.partition}`).sort()
@@ -93,7 +94,7 @@ describe.each(kinds())('$name: groups', (kind) => {
     const { owned } = await b1.groups.groupHeartbeat('g', member('m1'), [])
     const e0 = leaseOf(owned, 0).epoch
     expect(await b1.groups.groupCommit('g', 'm1', [{ topic: 't', partition: 0, offset: 5, epoch: e0 }])).toEqual([])
-    expect((await b2.groups.describeGroup('g'))?.commits.get('t/0')).toBe(5)
+    expect((await b2.groups.describeGroup('g'))?.commits.get(partitionKey('t', 0))).toBe(5)
     expect(await b1.groups.groupCommit('g', 'm1', [{ topic: 't', partition: 0, offset: 9, epoch: e0 + 1000 }])).toEqual([{ topic: 't', partition: 0 }])
     expect(await b2.groups.groupCommit('g', 'intruder', [{ topic: 't', partition: 0, offset: 9, epoch: e0 }])).toEqual([{ topic: 't', partition: 0 }])
     // One call, one good and one fenced commit: only the fenced one is reported.
@@ -104,9 +105,9 @@ describe.each(kinds())('$name: groups', (kind) => {
     ])
     expect(mixed).toEqual([{ topic: 't', partition: 2 }])
     const snap = await b1.groups.describeGroup('g')
-    expect(snap?.commits.get('t/0')).toBe(5)
-    expect(snap?.commits.get('t/1')).toBe(3)
-    expect(snap?.commits.has('t/2')).toBe(false)
+    expect(snap?.commits.get(partitionKey('t', 0))).toBe(5)
+    expect(snap?.commits.get(partitionKey('t', 1))).toBe(3)
+    expect(snap?.commits.has(partitionKey('t', 2))).toBe(false)
     expect(leaseOf((await b1.groups.groupHeartbeat('g', member('m1'), [])).owned, 0).committed).toBe(5)
   })
 
@@ -121,7 +122,7 @@ describe.each(kinds())('$name: groups', (kind) => {
     const stale = { topic: 't', partition: moved.partition, offset: 7, epoch: leaseOf(alone, moved.partition).epoch }
     expect(await b1.groups.groupCommit('g', 'm1', [stale])).toEqual([{ topic: 't', partition: moved.partition }])
     expect(await b2.groups.groupCommit('g', 'm2', [{ ...stale, offset: 4, epoch: moved.epoch }])).toEqual([])
-    expect((await b1.groups.describeGroup('g'))?.commits.get(`t/${moved.partition}`)).toBe(4)
+    expect((await b1.groups.describeGroup('g'))?.commits.get(partitionKey('t', moved.partition))).toBe(4)
   })
 
   it('groupLeave releases every lease: the remaining member takes them over, the leaver is fenced', async () => {
@@ -195,15 +196,15 @@ describe.each(kinds())('$name: groups', (kind) => {
     await b1.groups.groupHeartbeat('g', member('m1'), [])
     await expect(b2.groups.resetGroup('g', 't', new Map([[0, 3]]))).rejects.toBeInstanceOf(InvalidArgumentError)
     await b2.groups.resetGroup('g', 'other', new Map([[1, 8]])) // a topic nobody consumes now
-    expect((await b2.groups.describeGroup('g'))?.commits.get('other/1')).toBe(8)
+    expect((await b2.groups.describeGroup('g'))?.commits.get(partitionKey('other', 1))).toBe(8)
     await b1.groups.groupLeave('g', 'm1')
     await b2.groups.resetGroup('g', 't', new Map([[0, 3], [2, 11]]))
     const snap = await b1.groups.describeGroup('g')
-    expect([snap?.commits.get('t/0'), snap?.commits.get('t/2'), snap?.commits.has('t/1')]).toEqual([3, 11, false])
+    expect([snap?.commits.get(partitionKey('t', 0)), snap?.commits.get(partitionKey('t', 2)), snap?.commits.has(partitionKey('t', 1))]).toEqual([3, 11, false])
     expect(snap?.topics).toEqual(expect.arrayContaining(['t', 'other']))
     await b2.groups.resetGroup('fresh', 't', new Map([[1, 2]]))
     expect(await b1.groups.listGroups()).toContain('fresh')
-    expect((await b1.groups.describeGroup('fresh'))?.commits.get('t/1')).toBe(2)
+    expect((await b1.groups.describeGroup('fresh'))?.commits.get(partitionKey('t', 1))).toBe(2)
     expect(leaseOf((await b1.groups.groupHeartbeat('fresh', member('m9'), [])).owned, 1).committed).toBe(2)
   })
 

@@ -11,6 +11,7 @@ import type { EntryRef, SharedDelivery, SharedMember, SharedMemberEvents, Shared
 import { InvalidArgumentError } from '../../src/core/errors.js'
 import { texts, topicMeta } from './fixture.js'
 import { kinds, perTest } from './kinds.js'
+import { partitionKey } from '../../src/core/partition-key.js'
 
 /** What a member reported through its events. */
 class Reports implements SharedMemberEvents {
@@ -115,16 +116,16 @@ describe.each(kinds())('$name: shared groups', (kind) => {
     const [a, reports] = await join('a')
     const got = await fetchN(a, 10)
     const before = await shared.describeGroup('g', ['t'])
-    expect([before?.pending.get('t/0'), before?.pending.get('t/1')]).toEqual([6, 4])
+    expect([before?.pending.get(partitionKey('t', 0)), before?.pending.get(partitionKey('t', 1))]).toEqual([6, 4])
     expect(before?.members.get('a')).toEqual(a.partitions)
     for (const d of got) a.ack(ref(d))
     await a.flush()
     const after = await shared.describeGroup('g', ['t'])
-    expect([after?.pending.get('t/0'), after?.pending.get('t/1')]).toEqual([0, 0])
+    expect([after?.pending.get(partitionKey('t', 0)), after?.pending.get(partitionKey('t', 1))]).toEqual([0, 0])
     const last = new Map(reports.commits.map((c) => [c.partition, c.offset]))
     expect([last.get(0), last.get(1)]).toEqual([6, 4])
     const snap = await b.groups.describeGroup('g') // where partitioned groups keep their commits
-    expect([snap?.commits.get('t/0'), snap?.commits.get('t/1')]).toEqual([6, 4])
+    expect([snap?.commits.get(partitionKey('t', 0)), snap?.commits.get(partitionKey('t', 1))]).toEqual([6, 4])
     await a.leave()
   })
 
@@ -143,7 +144,7 @@ describe.each(kinds())('$name: shared groups', (kind) => {
     for (const d of claimed) b.ack(ref(d))
     await b.flush()
     const desc = await shared.describeGroup('g', ['t'])
-    expect([desc?.pending.get('t/0'), desc?.pending.get('t/1')]).toEqual([0, 0])
+    expect([desc?.pending.get(partitionKey('t', 0)), desc?.pending.get(partitionKey('t', 1))]).toEqual([0, 0])
     await b.leave()
   })
 

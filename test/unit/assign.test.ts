@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { assignPartitions, tpKey, type AssignMember, type TopicPartition } from '../../src/backends/assign.js'
+import { assignPartitions, type AssignMember, type TopicPartition } from '../../src/backends/assign.js'
+import { partitionKey } from '../../src/core/partition-key.js'
 
 /** Partitions 0..n-1 of each topic. */
 function parts(spec: Record<string, number>): TopicPartition[] {
@@ -49,7 +50,7 @@ describe('assignPartitions: balance', () => {
         const ms = members(m)
         const r = assignPartitions(ps, ms, new Map())
         expect(r.size, `${m} members, ${p} partitions`).toBe(p)
-        for (const tp of ps) expect(ms.map((x) => x.id)).toContain(r.get(tpKey(tp.topic, tp.partition)))
+        for (const tp of ps) expect(ms.map((x) => x.id)).toContain(r.get(partitionKey(tp.topic, tp.partition)))
         expect(spread(r, ms), `${m} members, ${p} partitions`).toBeLessThanOrEqual(1)
       }
     }
@@ -77,7 +78,7 @@ describe('assignPartitions: balance', () => {
           const owners = new Map<string, string>()
           ps.forEach((tp, i) => {
             const o = ownerIdx[i]
-            if (o !== undefined && o >= 0) owners.set(tpKey(tp.topic, tp.partition), `m${String(o).padStart(2, '0')}`)
+            if (o !== undefined && o >= 0) owners.set(partitionKey(tp.topic, tp.partition), `m${String(o).padStart(2, '0')}`)
           })
           const r = assignPartitions(ps, ms, owners)
           expect(r.size).toBe(p)
@@ -166,7 +167,7 @@ describe('assignPartitions: stickiness', () => {
         const owners = new Map<string, string>()
         ps.forEach((tp, i) => {
           const o = ownerIdx[i]
-          if (o !== undefined && o >= 0) owners.set(tpKey(tp.topic, tp.partition), `m${String(o).padStart(2, '0')}`)
+          if (o !== undefined && o >= 0) owners.set(partitionKey(tp.topic, tp.partition), `m${String(o).padStart(2, '0')}`)
         })
         const owned = new Map<string, number>()
         for (const id of owners.values()) if (ids.has(id)) owned.set(id, (owned.get(id) ?? 0) + 1)
@@ -204,7 +205,7 @@ describe('assignPartitions: determinism', () => {
           const owners = new Map<string, string>()
           ps.forEach((tp, i) => {
             const o = ownerIdx[i]
-            if (o !== undefined && o >= 0) owners.set(tpKey(tp.topic, tp.partition), `m${o}`)
+            if (o !== undefined && o >= 0) owners.set(partitionKey(tp.topic, tp.partition), `m${o}`)
           })
           const r1 = assignPartitions(ps, ms, owners)
           const r2 = assignPartitions(shuffle(ps, seed), shuffle(ms, seed + 1), new Map(shuffle([...owners], seed + 2)))
@@ -229,12 +230,12 @@ describe('assignPartitions: eligibility by subscription', () => {
           const owners = new Map<string, string>()
           ps.forEach((tp, i) => {
             const o = ownerIdx[i]
-            if (o !== undefined && o >= 0) owners.set(tpKey(tp.topic, tp.partition), `m${o}`)
+            if (o !== undefined && o >= 0) owners.set(partitionKey(tp.topic, tp.partition), `m${o}`)
           })
           const r = assignPartitions(ps, ms, owners)
           const subscribed = new Set(subs.flat())
           for (const tp of ps) {
-            const id = r.get(tpKey(tp.topic, tp.partition))
+            const id = r.get(partitionKey(tp.topic, tp.partition))
             if (!subscribed.has(tp.topic)) expect(id).toBeUndefined()
             else {
               expect(id).toBeDefined()
@@ -264,14 +265,14 @@ describe('assignPartitions: eligibility by subscription', () => {
   it('moves a partition away from an owner that no longer subscribes to its topic', () => {
     const ps = parts({ a: 2, b: 2 })
     const owners = new Map([
-      [tpKey('a', 0), 'm0'],
-      [tpKey('a', 1), 'm0'],
-      [tpKey('b', 0), 'm0'],
-      [tpKey('b', 1), 'm1'],
+      [partitionKey('a', 0), 'm0'],
+      [partitionKey('a', 1), 'm0'],
+      [partitionKey('b', 0), 'm0'],
+      [partitionKey('b', 1), 'm1'],
     ])
     const r = assignPartitions(ps, [{ id: 'm0', topics: ['b'] }, { id: 'm1', topics: ['a', 'b'] }], owners)
-    expect(r.get(tpKey('a', 0))).toBe('m1')
-    expect(r.get(tpKey('a', 1))).toBe('m1')
+    expect(r.get(partitionKey('a', 0))).toBe('m1')
+    expect(r.get(partitionKey('a', 1))).toBe('m1')
   })
 })
 
@@ -322,7 +323,7 @@ describe('assignPartitions: mixed subscriptions (exhaustive check on small cases
           const owners = new Map<string, string>()
           ps.forEach((tp, i) => {
             const o = ownerIdx[i]
-            if (o !== undefined && o >= 0) owners.set(tpKey(tp.topic, tp.partition), `m${o}`)
+            if (o !== undefined && o >= 0) owners.set(partitionKey(tp.topic, tp.partition), `m${o}`)
           })
           const subscribed = new Set(subs.flat())
           const assignable = ps.filter((tp) => subscribed.has(tp.topic))

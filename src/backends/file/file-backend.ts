@@ -3,6 +3,7 @@ import { makeDirs } from './make-dirs.js'
 import type { FsyncPolicy } from '../../core/types.js'
 import type { Backend, PartitionOffsets, PartitionReader, TopicMeta, TopicStore } from '../backend.js'
 import type { RecordInput } from '../record.js'
+import { partitionKey } from '../../core/partition-key.js'
 import { closedError, closedGuard } from '../closed-guard.js'
 import { FileGroupStore } from './group-store.js'
 import { NativeStore } from './native-store.js'
@@ -117,7 +118,7 @@ export class FileBackend implements Backend {
       const snap = await this.groups.describeGroup(g)
       if (!snap?.topics.includes(topic)) continue
       consumers++
-      for (let p = 0; p < partitions; p++) lowest[p] = Math.min(lowest[p] as number, snap.commits.get(`${topic}/${p}`) ?? 0)
+      for (let p = 0; p < partitions; p++) lowest[p] = Math.min(lowest[p] as number, snap.commits.get(partitionKey(topic, p)) ?? 0)
     }
     if (consumers === 0) return 0 // nobody has read anything: keep it all
     let removed = 0

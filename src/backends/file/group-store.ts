@@ -5,7 +5,8 @@ import { join } from 'node:path'
 import { InvalidArgumentError, backendError, GroupNotFoundError } from '../../core/errors.js'
 import { checkGroupName } from '../../core/names.js'
 import { HOST, pidAlive } from '../liveness.js'
-import { assignPartitions, tpKey, type TopicPartition } from '../assign.js'
+import { assignPartitions, type TopicPartition } from '../assign.js'
+import { partitionKey, splitPartitionKey } from '../../core/partition-key.js'
 import type { CommitRequest, GroupCoordinator, GroupSnapshot, HeartbeatResult, Lease, MemberSpec } from '../group.js'
 import { parseGroupState, type GroupState, type StoredMember } from './group-state.js'
 import { PartitionLock } from './partition-lock.js'
@@ -19,11 +20,6 @@ const STATE = 'state.json'
 function alive(m: StoredMember, now: number): boolean {
   if (now - m.lastSeen > m.sessionTimeoutMs) return false
   return m.host !== HOST || pidAlive(m.pid)
-}
-
-const splitKey = (key: string): TopicPartition => {
-  const i = key.lastIndexOf('/')
-  return { topic: key.slice(0, i), partition: Number(key.slice(i + 1)) }
 }
 
 /** Consumer-group coordination on files (docs/format.md): one small state file per group, changed under a lock. */
@@ -109,7 +105,7 @@ export class FileGroupStore implements GroupCoordinator {
       }
     }
     for (const [key, o] of Object.entries(s.owners)) {
-      const { topic, partition } = splitKey(key)
+      const { topic, partition } = splitPartitionKey(key)
       const count = partitionsOf(topic)
       if (!s.members[o.member] || count === undefined || partition >= count) {
         delete s.owners[key]
@@ -129,7 +125,7 @@ export class FileGroupStore implements GroupCoordinator {
       if (!!prev?.leaving !== !!member.leaving) changed = true
       s.members[member.id] = { name: member.name, topics: member.topics, pid: member.pid, host: member.host, lastSeen: now, sessionTimeoutMs: member.sessionTimeoutMs, leaving: member.leaving }
       for (const tp of release) {
-        const key = tpKey(tp.topic, tp.partition)
+        const key = partitionKey(tp.topic, tp.partition)
         if (s.owners[key]?.member === member.id) {
           delete s.owners[key]
           changed = true
@@ -162,7 +158,7 @@ export class FileGroupStore implements GroupCoordinator {
       const revoke: TopicPartition[] = []
       for (const [key, o] of Object.entries(s.owners)) {
         if (o.member !== member.id) continue
-        const tp = splitKey(key)
+        const tp = splitPartitionKey(key)
         owned.push({ ...tp, epoch: o.epoch, committed: s.commits[key]?.offset })
         if (target.get(key) !== member.id) revoke.push(tp)
       }
@@ -192,7 +188,7 @@ export class FileGroupStore implements GroupCoordinator {
       const fenced: TopicPartition[] = []
       let changed = false
       for (const c of commits) {
-        const key = tpKey(c.topic, c.partition)
+        const key = partitionKey(c.topic, c.partition)
         const o = s.owners[key]
         if (!o || o.member !== memberId || o.epoch !== c.epoch) {
           fenced.push({ topic: c.topic, partition: c.partition })
@@ -222,9 +218,14 @@ export class FileGroupStore implements GroupCoordinator {
         name: m.name,
         assignments: Object.entries(s.owners)
           .filter(([, o]) => o.member === id)
-          .map(([k]) => splitKey(k)),
+          .map(([k]) => splitPartitionKey(k)),
       }))
-    const commits = new Map(Object.entries(s.commits).map(([k, c]) => [k, c.offset]))
+    const commits = new Map(
+      Object.entries(s.commits).map(([k, c]) => {
+        const { topic, partition } = splitPartitionKey(k)
+        return [partitionKey(topic, partition), c.offset] as const
+      }),
+    )
     return { group, members, commits, topics: [...s.topics] }
   }
 
@@ -245,7 +246,7 @@ export class FileGroupStore implements GroupCoordinator {
       if (busy.length > 0) {
         throw new InvalidArgumentError(`Group "${group}" has ${busy.length} live member(s) consuming "${topic}": close them before resetting`)
       }
-      for (const [p, offset] of offsets) s.commits[tpKey(topic, p)] = { offset, epoch: 0, at: now }
+      for (const [p, offset] of offsets) s.commits[partitionKey(topic, p)] = { offset, epoch: 0, at: now }
       if (!s.topics.includes(topic)) s.topics.push(topic)
       return { changed: true, result: undefined }
     })

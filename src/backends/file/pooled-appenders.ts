@@ -1,3 +1,4 @@
+import { partitionKey } from '../../core/partition-key.js'
 import { readdir, open as openFile } from 'node:fs/promises'
 import type { FsyncPolicy } from '../../core/types.js'
 import { PartitionAppender } from './appender.js'
@@ -47,7 +48,7 @@ export class PooledAppenders {
 
   /** Run `op` on the partition's appender, its fds counted in the pool meanwhile. */
   async run<T>(dir: string, topic: string, partition: number, op: (a: PartitionAppender) => Promise<T>): Promise<T> {
-    const id = `${topic}/${partition}`
+    const id = partitionKey(topic, partition)
     let s = this.slots.get(id)
     if (!s) {
       s = new Slot(id, new PartitionAppender(dir, topic, this.options), (x) => this.evict(x))

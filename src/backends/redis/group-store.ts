@@ -1,7 +1,8 @@
 import { HOST, pidAlive } from '../liveness.js'
 import { InvalidArgumentError, GroupNotFoundError } from '../../core/errors.js'
 import { checkGroupName } from '../../core/names.js'
-import { assignPartitions, tpKey, type TopicPartition } from '../assign.js'
+import { assignPartitions, type TopicPartition } from '../assign.js'
+import { partitionKey, type PartitionKey } from '../../core/partition-key.js'
 import type { CommitRequest, GroupCoordinator, GroupSnapshot, HeartbeatResult, Lease, MemberSpec } from '../group.js'
 import { redisError, type Client } from './connection.js'
 import type { GroupNotifier } from './group-notify.js'
@@ -92,7 +93,7 @@ export class RedisGroupStore implements GroupCoordinator {
       const current = new Map<string, string>()
       partitions.forEach((tp, i) => {
         const o = owners[i]
-        if (o && live.has(o)) current.set(tpKey(tp.topic, tp.partition), o)
+        if (o && live.has(o)) current.set(partitionKey(tp.topic, tp.partition), o)
       })
       // Leaving members keep their leases until they release them, but are assigned nothing.
       const target = assignPartitions(partitions, members.filter((m) => !m.leaving), current)
@@ -100,7 +101,7 @@ export class RedisGroupStore implements GroupCoordinator {
       const want: Array<{ tp: TopicPartition; seen: string; mine: boolean }> = []
       partitions.forEach((tp, i) => {
         const o = owners[i] ?? ''
-        const key = tpKey(tp.topic, tp.partition)
+        const key = partitionKey(tp.topic, tp.partition)
         if (o === member.id) want.push({ tp, seen: o, mine: true })
         else if (!member.leaving && target.get(key) === member.id && (o === '' || !live.has(o))) want.push({ tp, seen: o, mine: false })
       })
@@ -115,7 +116,7 @@ export class RedisGroupStore implements GroupCoordinator {
         if (!w.mine) changed = true
         const committed = res[1] === '' ? undefined : Number(res[1])
         owned.push({ topic: w.tp.topic, partition: w.tp.partition, epoch: Number(res[0]), committed })
-        if (target.get(tpKey(w.tp.topic, w.tp.partition)) !== member.id) revoke.push(w.tp)
+        if (target.get(partitionKey(w.tp.topic, w.tp.partition)) !== member.id) revoke.push(w.tp)
       })
       if (changed) this.notify(group)
       return { owned, revoke }
@@ -166,11 +167,11 @@ export class RedisGroupStore implements GroupCoordinator {
       const [members, topics] = await Promise.all([this.liveMembers(group), this.client.smembers(this.keys.groupTopics(group))])
       const partitions = await this.partitions(topics)
       const states = await Promise.all(partitions.map((tp) => this.client.hmget(this.lease(tp, group), 'owner', 'committed')))
-      const commits = new Map<string, number>()
+      const commits = new Map<PartitionKey, number>()
       const assignments = new Map<string, TopicPartition[]>(members.map((m) => [m.id, []]))
       partitions.forEach((tp, i) => {
         const [owner, committed] = states[i] as [string | null, string | null]
-        if (committed !== null) commits.set(tpKey(tp.topic, tp.partition), Number(committed))
+        if (committed !== null) commits.set(partitionKey(tp.topic, tp.partition), Number(committed))
         if (owner !== null) assignments.get(owner)?.push(tp)
       })
       return { group, members: members.map((m) => ({ id: m.id, name: m.name, assignments: assignments.get(m.id) ?? [] })), commits, topics: [...topics].sort() }

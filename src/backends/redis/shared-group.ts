@@ -1,3 +1,4 @@
+import { partitionKey, type PartitionKey } from '../../core/partition-key.js'
 import { Cluster } from 'ioredis'
 import { HOST, pidAlive } from '../liveness.js'
 import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
@@ -227,13 +228,13 @@ export class RedisSharedGroups implements SharedGroups {
 
   async describeGroup(group: string, topics: readonly string[]): Promise<SharedGroupDescription | undefined> {
     const parts = await this.partitionsOf(topics)
-    const pending = new Map<string, number>()
+    const pending = new Map<PartitionKey, number>()
     try {
       await Promise.all(
         parts.map(async (tp) => {
           try {
             const s = (await this.client.xpending(this.keys.stream(tp.topic, tp.partition), group)) as unknown[]
-            pending.set(`${tp.topic}/${tp.partition}`, Number(s[0] ?? 0))
+            pending.set(partitionKey(tp.topic, tp.partition), Number(s[0] ?? 0))
           } catch (e) {
             if (!isNoGroup(e)) throw e
           }

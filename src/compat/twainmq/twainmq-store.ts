@@ -1,3 +1,4 @@
+import { partitionKey } from '../../core/partition-key.js'
 import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
@@ -180,7 +181,7 @@ export class TwainmqStore implements TopicStore {
       }
       lines[i] = encodeLine(recordKeyBytes(r.key, f.keyWidth), msToSeconds(r.timestamp), recordPayload(f, topic, r.kind, r.value, r.type))
     }
-    const id = `${topic}/${partition}`
+    const id = partitionKey(topic, partition)
     let a = this.appenders.get(id)
     if (!a) this.appenders.set(id, (a = new TwainmqAppender(this.root, s.dir, this.lines, partition, this.fsync)))
     let base: number
