@@ -1,9 +1,10 @@
 import { AsyncIterableX } from 'ix/asynciterable/asynciterablex'
 import { InvalidArgumentError } from '../core/errors.js'
 import { asyncIterableOption, optionsObject, signalOption } from './options.js'
-import { releaseItem, type Settleable } from './settleable.js'
+import { PerMessageIterator } from './per-message.js'
+import type { Settleable } from './settleable.js'
 import type { MessageOperator } from './typed-operators.js'
-import { END, STOPPED, Upstream, type Pulled } from './upstream.js'
+import { STOPPED } from './upstream.js'
 
 /** Which messages go on; the others are acked. A throw or rejection fails the message. */
 export type FilterAckPredicate<T> = (message: T) => boolean | PromiseLike<boolean>
@@ -77,70 +78,27 @@ class FilterAckIterable<T extends Settleable> extends AsyncIterableX<T> {
   }
 }
 
-const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined })
-
-class FilterAckIterator<T extends Settleable> implements AsyncIterableIterator<T> {
-  readonly #up: Upstream<T>
+class FilterAckIterator<T extends Settleable> extends PerMessageIterator<T, T> {
   readonly #predicate: FilterAckPredicate<T>
-  #finished = false
 
   constructor(source: AsyncIterable<T>, predicate: FilterAckPredicate<T>, signal: AbortSignal | undefined, outer: AbortSignal | undefined) {
-    this.#up = new Upstream(source, signal, outer)
+    super(source, signal, outer)
     this.#predicate = predicate
   }
 
-  [Symbol.asyncIterator](): this {
-    return this
-  }
-
-  async next(): Promise<IteratorResult<T>> {
-    for (;;) {
-      if (this.#finished) return DONE
-      let pulled: Pulled<T>
-      try {
-        pulled = await this.#up.pull()
-      } catch (error) {
-        this.#finish()
-        throw error
-      }
-      if (pulled === END) {
-        this.#finish()
-        return DONE
-      }
-      if (typeof pulled !== 'object') return this.#stopped()
-      const m = pulled.item
-      let keep: unknown
-      try {
-        keep = this.#predicate(m)
-        if (isThenable(keep)) keep = await this.#up.until(Promise.resolve(keep))
-      } catch (error) {
-        m.nack()
-        this.#finished = true
-        this.#up.stop()
-        throw error
-      }
-      if (keep === STOPPED || this.#up.stopped) return this.#stopped(m)
-      if (keep) return { done: false, value: m }
-      m.ack()
+  protected async handle(m: T): Promise<IteratorResult<T> | undefined> {
+    let keep: unknown
+    try {
+      keep = this.#predicate(m)
+      if (isThenable(keep)) keep = await this.up.until(Promise.resolve(keep))
+    } catch (error) {
+      m.nack()
+      this.fail()
+      throw error
     }
-  }
-
-  return(): Promise<IteratorResult<T>> {
-    this.#finished = true
-    this.#up.stop()
-    return Promise.resolve(DONE)
-  }
-
-  #finish(): void {
-    this.#finished = true
-    this.#up.close()
-  }
-
-  /** Ended mid-message: hand the unsettled message back to its source. */
-  #stopped(unsettled?: T): IteratorResult<T> {
-    this.#finished = true
-    if (unsettled !== undefined) releaseItem(unsettled)
-    if (this.#up.aborted) throw this.#up.abortError()
-    return DONE
+    if (keep === STOPPED || this.up.stopped) return this.stopped(m)
+    if (keep) return { done: false, value: m }
+    m.ack()
+    return undefined
   }
 }

@@ -1,10 +1,10 @@
-import { releaseItem } from './settleable.js'
 import { asyncIterableOption } from './options.js'
 import { giveUp, resolveRetryOptions, retryDelay, shouldRetry, type RetryHandler, type RetryOptions, type RetryPolicy, type RetryResult } from './retry-policy.js'
 import { AsyncIterableX } from 'ix/asynciterable/asynciterablex'
 import { outcomeOf, type Settleable } from './settleable.js'
 import type { RetryOperator } from './typed-operators.js'
-import { END, STOPPED, Upstream, type Pulled } from './upstream.js'
+import { PerMessageIterator } from './per-message.js'
+import { STOPPED } from './upstream.js'
 
 /**
  * Runs `handler(message, attempt)` until it succeeds, up to `attempts` times, waiting a backoff
@@ -53,42 +53,20 @@ class RetryIterable<T extends Settleable> extends AsyncIterableX<RetryResult<T>>
   }
 }
 
-const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined })
-
-class RetryIterator<T extends Settleable> implements AsyncIterableIterator<RetryResult<T>> {
-  readonly #up: Upstream<T>
+class RetryIterator<T extends Settleable> extends PerMessageIterator<T, RetryResult<T>> {
   readonly #handler: RetryHandler<T>
   readonly #policy: RetryPolicy
-  #finished = false
 
   constructor(source: AsyncIterable<T>, handler: RetryHandler<T>, policy: RetryPolicy, outer: AbortSignal | undefined) {
-    this.#up = new Upstream(source, policy.signal, outer)
+    super(source, policy.signal, outer)
     this.#handler = handler
     this.#policy = policy
   }
 
-  [Symbol.asyncIterator](): this {
-    return this
-  }
-
-  async next(): Promise<IteratorResult<RetryResult<T>>> {
-    if (this.#finished) return DONE
-    let pulled: Pulled<T>
-    try {
-      pulled = await this.#up.pull()
-    } catch (error) {
-      this.#finish()
-      throw error
-    }
-    if (pulled === END) {
-      this.#finish()
-      return DONE
-    }
-    if (typeof pulled !== 'object') return this.#stopped()
-    const message = pulled.item
+  protected async handle(message: T): Promise<IteratorResult<RetryResult<T>>> {
     for (let attempt = 1; ; attempt++) {
-      const outcome = await this.#up.until(outcomeOf(this.#handler, message, attempt))
-      if (outcome === STOPPED || this.#up.stopped) return this.#stopped(message)
+      const outcome = await this.up.until(outcomeOf(this.#handler, message, attempt))
+      if (outcome === STOPPED || this.up.stopped) return this.stopped(message)
       if (outcome.ok) {
         message.ack()
         return { done: false, value: { message, ok: true, attempts: attempt } }
@@ -98,34 +76,14 @@ class RetryIterator<T extends Settleable> implements AsyncIterableIterator<Retry
         again = shouldRetry(this.#policy, attempt, outcome.error)
       } catch (error) {
         message.nack()
-        this.#finished = true
-        this.#up.stop()
+        this.fail()
         throw error
       }
       if (!again) {
         giveUp(this.#policy, message, outcome.error)
         return { done: false, value: { message, ok: false, attempts: attempt, error: outcome.error } }
       }
-      if ((await this.#up.sleep(retryDelay(this.#policy, attempt))) === STOPPED) return this.#stopped(message)
+      if ((await this.up.sleep(retryDelay(this.#policy, attempt))) === STOPPED) return this.stopped(message)
     }
-  }
-
-  return(): Promise<IteratorResult<RetryResult<T>>> {
-    this.#finished = true
-    this.#up.stop()
-    return Promise.resolve(DONE)
-  }
-
-  #finish(): void {
-    this.#finished = true
-    this.#up.close()
-  }
-
-  /** Ended mid-message: hand the unsettled message back to its source. */
-  #stopped(unsettled?: T): IteratorResult<RetryResult<T>> {
-    this.#finished = true
-    if (unsettled !== undefined) releaseItem(unsettled)
-    if (this.#up.aborted) throw this.#up.abortError()
-    return DONE
   }
 }
