@@ -5,16 +5,15 @@ import { partitionKey } from './core/partition-key.js'
 import type { GroupDescription } from './twain-options.js'
 
 /*
- * Consumer-group administration for the facade: each backend answers for partitioned groups
- * (`groups`) and, where it has them, shared groups (`shared`); these compose the two.
+ * Consumer-group administration for the facade: argument checks, reset targets and the public
+ * description (committed/end/lag per partition). The backend's `admin` (backends/group-admin.ts)
+ * answers for both group modes.
  */
 
 /** Members, assignments and committed/end/lag of every partition a group consumes. */
 export async function describeGroup(store: Backend, group: string): Promise<GroupDescription> {
-  const snap = await store.groups.describeGroup(checkGroupName(group))
+  const snap = await store.admin.describeGroup(checkGroupName(group))
   if (!snap) throw new GroupNotFoundError(`Group "${group}" does not exist`)
-  // A shared group (Redis): pending entries per partition, and members that read every partition.
-  const shared = await store.shared?.describeGroup(snap.group, snap.topics)
   const topics: GroupDescription['topics'] = []
   for (const topic of [...snap.topics].sort()) {
     let offsets
@@ -25,14 +24,15 @@ export async function describeGroup(store: Backend, group: string): Promise<Grou
       throw e
     }
     for (const o of offsets) {
-      const committed = Math.max(snap.commits.get(partitionKey(topic, o.partition)) ?? o.start, o.start)
+      const key = partitionKey(topic, o.partition)
+      const committed = Math.max(snap.commits.get(key) ?? o.start, o.start)
       const row: GroupDescription['topics'][number] = { topic, partition: o.partition, committed, end: o.end, lag: Math.max(0, o.end - committed) }
-      const pending = shared?.pending.get(partitionKey(topic, o.partition))
+      const pending = snap.pending.get(key)
       if (pending !== undefined) row.pending = pending
       topics.push(row)
     }
   }
-  return { group: snap.group, members: snap.members.map((m) => ({ id: m.id, name: m.name, assignments: shared?.members.get(m.id) ?? m.assignments })), topics }
+  return { group: snap.group, members: snap.members.map((m) => ({ id: m.id, name: m.name, assignments: m.assignments })), topics }
 }
 
 /** Set a group's committed offsets of a topic: to its start, its end, or given offsets per partition. */
@@ -49,13 +49,15 @@ export async function resetGroup(store: Backend, group: string, topic: string, t
       target.set(o.partition, checkInt(`offset of partition ${p}`, off, 0, Number.MAX_SAFE_INTEGER))
     }
   } else throw new InvalidArgumentError(`resetGroup() takes 'start', 'end' or { partition: offset }, got ${JSON.stringify(to)}`)
-  await store.groups.resetGroup(group, topic, target)
-  await store.shared?.resetGroup(group, topic, target)
+  await store.admin.resetGroup(group, topic, target)
 }
 
 /** Delete a consumer group (it must have no live members). */
 export async function deleteGroup(store: Backend, group: string): Promise<void> {
-  const topics = store.shared ? ((await store.groups.describeGroup(checkGroupName(group)))?.topics ?? []) : []
-  await store.groups.deleteGroup(checkGroupName(group))
-  await store.shared?.deleteGroup(group, topics)
+  await store.admin.deleteGroup(checkGroupName(group))
+}
+
+/** Names of consumer groups. */
+export function listGroups(store: Backend): Promise<string[]> {
+  return store.admin.listGroups()
 }

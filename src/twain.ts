@@ -8,7 +8,7 @@ import type { SharedConsumer } from './consumer/shared-consumer.js'
 import { resolveConsumerOptions, type ConsumerOptions } from './consumer/options.js'
 import type { CreateTopicOptions, Key, Message, TopicInfo } from './core/types.js'
 import { ensureTopic } from './ensure-topic.js'
-import { deleteGroup, describeGroup, resetGroup } from './group-admin.js'
+import { deleteGroup, describeGroup, listGroups, resetGroup } from './group-admin.js'
 import { openBackend } from './open-backend.js'
 import { Producer, type ProducerOptions } from './producer/producer.js'
 import { HistorySource } from './stream/history-source.js'
@@ -251,7 +251,7 @@ export class Twain implements AsyncDisposable {
   /** Names of consumer groups. */
   listGroups(): Promise<string[]> {
     this.live()
-    return this.store.groups.listGroups()
+    return listGroups(this.store)
   }
 
   /** Set a group's committed offsets of a topic: to its start, its end, or given offsets per partition. */

@@ -1,4 +1,5 @@
 import type { KeyType, Message, Retention } from '../core/types.js'
+import type { GroupAdmin } from './group-admin.js'
 import type { GroupCoordinator } from './group.js'
 import type { RecordInput } from './record.js'
 import type { SharedGroups } from './shared.js'
@@ -114,12 +115,15 @@ export interface TopicStore {
  * The contract every storage backend implements: a {@link TopicStore} plus consumer-group
  * coordination. The consumer core, streams and the `Twain` facade use only this; a backend never
  * imports them. Group coordination (membership, leases with fencing epochs, commits) is the
- * `groups` part; the consumer core that drives it is backend-agnostic.
+ * `groups` part; the consumer core that drives it is backend-agnostic. Group administration is the
+ * `admin` part, one contract for both group modes (`group-admin.ts`).
  */
 export interface Backend extends TopicStore {
   readonly kind: 'file' | 'redis'
-  /** Partitioned consumer-group coordination. */
+  /** Partitioned consumer-group coordination (what a member drives). */
   readonly groups: GroupCoordinator
+  /** Consumer-group administration (describe, list, reset, delete, commits per topic), both modes. */
+  readonly admin: GroupAdmin
   /**
    * Shared (competing-consumer) groups, `mode: 'shared'`: an optional capability. Only the Redis
    * backend has it (Redis consumer groups on each partition stream); `consumer()` refuses shared mode

@@ -1,4 +1,3 @@
-import type { PartitionKey } from '../core/partition-key.js'
 import type { TopicPartition } from './assign.js'
 
 /** A consumer-group member as the backend records it. */
@@ -36,16 +35,6 @@ export interface CommitRequest extends TopicPartition {
   epoch: number
 }
 
-/** A group as stored. */
-export interface GroupSnapshot {
-  group: string
-  members: Array<{ id: string; name: string; assignments: TopicPartition[] }>
-  /** Committed offset per partition key `"<topic>/<partition>"`. */
-  commits: Map<PartitionKey, number>
-  /** Topics the group consumes or has consumed. */
-  topics: string[]
-}
-
 /**
  * Partitioned consumer-group coordination primitives. The consumer core drives them; a backend
  * implements them atomically (a lock and a state file on the file backend, Lua on Redis).
@@ -55,20 +44,27 @@ export interface GroupSnapshot {
  *   leases freed (the file backend also drops a member whose process is gone at once).
  * - A partition changes hands only when its owner releases it or is dropped; every new lease gets a
  *   fresh epoch from a counter, and a commit whose epoch is not the current lease's is rejected.
+ * - Describing, listing, resetting and deleting groups is the `GroupAdmin` contract
+ *   (`Backend.admin`, `group-admin.ts`), which answers for both group modes.
+ * - Failures are of the `TwainError` tree: `BackendError` / `ConnectionError` (the store),
+ *   `TimeoutError` (the file backend's group lock), `ClosedError` once the backend is closed.
  */
 export interface GroupCoordinator {
-  /** Join or refresh membership, release `release`, run one assignment step; returns the member's leases. */
+  /**
+   * Join or refresh membership, release `release`, run one assignment step; returns the member's leases.
+   * @throws `InvalidArgumentError` (bad group name), `BackendError`, `TimeoutError`.
+   */
   groupHeartbeat(group: string, member: MemberSpec, release: readonly TopicPartition[]): Promise<HeartbeatResult>
-  /** Leave: release every lease and remove the member. */
+  /** Leave: release every lease and remove the member. @throws `BackendError`, `TimeoutError`. */
   groupLeave(group: string, memberId: string): Promise<void>
-  /** Commit offsets; returns the partitions whose commit was fenced (not written). */
+  /**
+   * Commit offsets; returns the partitions whose commit was fenced (not written).
+   * @throws `BackendError`, `TimeoutError` (a fenced commit is a result, not an error).
+   */
   groupCommit(group: string, memberId: string, commits: readonly CommitRequest[]): Promise<TopicPartition[]>
-  /** Call `onChange` (possibly spuriously) when the group's state may have changed. */
+  /**
+   * Call `onChange` (possibly spuriously) when the group's state may have changed; returns the unsubscribe function.
+   * @throws `ClosedError` (synchronously) once the backend is closed.
+   */
   watchGroup(group: string, onChange: () => void, persistent?: boolean): () => void
-  describeGroup(group: string): Promise<GroupSnapshot | undefined>
-  listGroups(): Promise<string[]>
-  /** Overwrite committed offsets (refused while live members consume the topic). */
-  resetGroup(group: string, topic: string, offsets: ReadonlyMap<number, number>): Promise<void>
-  /** Delete a group (refused while it has live members). */
-  deleteGroup(group: string): Promise<void>
 }

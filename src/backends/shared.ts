@@ -1,4 +1,3 @@
-import type { PartitionKey } from '../core/partition-key.js'
 import type { Message } from '../core/types.js'
 import type { TopicPartition } from './assign.js'
 
@@ -112,14 +111,6 @@ export interface SharedMember {
   leave(): Promise<void>
 }
 
-/** A shared group as `describeGroup` shows it. */
-export interface SharedGroupDescription {
-  /** Pending (delivered, not acknowledged) entries per `"<topic>/<partition>"`. */
-  pending: Map<PartitionKey, number>
-  /** Live shared members and the partitions they read (all of their topics'). */
-  members: Map<string, TopicPartition[]>
-}
-
 /**
  * Shared (competing-consumer) groups: an optional backend capability (the Redis backend's consumer
  * groups on each partition stream). Backends without it refuse `mode: 'shared'`.
@@ -131,12 +122,11 @@ export interface SharedGroupDescription {
  *   re-deliveries after a restart.
  */
 export interface SharedGroups {
-  /** Join a shared group (created on first use, starting at `from`). */
+  /**
+   * Join a shared group (created on first use, starting at `from`). Describing, resetting and
+   * deleting shared groups is `Backend.admin` (`GroupAdmin`), as for partitioned groups.
+   * @throws `InvalidArgumentError` (the group has live partitioned members, or the name is taken by
+   * a live member), `TopicNotFoundError`, `BackendError`.
+   */
   join(options: SharedMemberOptions, events: SharedMemberEvents): Promise<SharedMember>
-  /** Pending counts and live members, or `undefined` when no partition of `topics` has the shared group. */
-  describeGroup(group: string, topics: readonly string[]): Promise<SharedGroupDescription | undefined>
-  /** Move the group's read position of a topic (pending entries stay pending). */
-  resetGroup(group: string, topic: string, offsets: ReadonlyMap<number, number>): Promise<void>
-  /** Delete the group's state on every partition of `topics`. */
-  deleteGroup(group: string, topics: readonly string[]): Promise<void>
 }

@@ -94,7 +94,7 @@ describe.each(kinds())('$name: groups', (kind) => {
     const { owned } = await b1.groups.groupHeartbeat('g', member('m1'), [])
     const e0 = leaseOf(owned, 0).epoch
     expect(await b1.groups.groupCommit('g', 'm1', [{ topic: 't', partition: 0, offset: 5, epoch: e0 }])).toEqual([])
-    expect((await b2.groups.describeGroup('g'))?.commits.get(partitionKey('t', 0))).toBe(5)
+    expect((await b2.admin.describeGroup('g'))?.commits.get(partitionKey('t', 0))).toBe(5)
     expect(await b1.groups.groupCommit('g', 'm1', [{ topic: 't', partition: 0, offset: 9, epoch: e0 + 1000 }])).toEqual([{ topic: 't', partition: 0 }])
     expect(await b2.groups.groupCommit('g', 'intruder', [{ topic: 't', partition: 0, offset: 9, epoch: e0 }])).toEqual([{ topic: 't', partition: 0 }])
     // One call, one good and one fenced commit: only the fenced one is reported.
@@ -104,7 +104,7 @@ describe.each(kinds())('$name: groups', (kind) => {
       { topic: 't', partition: 2, offset: 3, epoch: e1 + 1000 },
     ])
     expect(mixed).toEqual([{ topic: 't', partition: 2 }])
-    const snap = await b1.groups.describeGroup('g')
+    const snap = await b1.admin.describeGroup('g')
     expect(snap?.commits.get(partitionKey('t', 0))).toBe(5)
     expect(snap?.commits.get(partitionKey('t', 1))).toBe(3)
     expect(snap?.commits.has(partitionKey('t', 2))).toBe(false)
@@ -122,7 +122,7 @@ describe.each(kinds())('$name: groups', (kind) => {
     const stale = { topic: 't', partition: moved.partition, offset: 7, epoch: leaseOf(alone, moved.partition).epoch }
     expect(await b1.groups.groupCommit('g', 'm1', [stale])).toEqual([{ topic: 't', partition: moved.partition }])
     expect(await b2.groups.groupCommit('g', 'm2', [{ ...stale, offset: 4, epoch: moved.epoch }])).toEqual([])
-    expect((await b1.groups.describeGroup('g'))?.commits.get(partitionKey('t', moved.partition))).toBe(4)
+    expect((await b1.admin.describeGroup('g'))?.commits.get(partitionKey('t', moved.partition))).toBe(4)
   })
 
   it('groupLeave releases every lease: the remaining member takes them over, the leaver is fenced', async () => {
@@ -135,7 +135,7 @@ describe.each(kinds())('$name: groups', (kind) => {
     await b1.groups.groupLeave('g', 'm1')
     const after = await settle('g', [{ b: b2, m: member('m2') }])
     expect(keys(after.get('m2') ?? [])).toEqual(ALL)
-    const snap = await b1.groups.describeGroup('g')
+    const snap = await b1.admin.describeGroup('g')
     expect(snap?.members.map((m) => m.id)).toEqual(['m2'])
     const l = mine[0] as Lease
     expect(await b1.groups.groupCommit('g', 'm1', [{ topic: 't', partition: l.partition, offset: 1, epoch: l.epoch }])).toEqual([{ topic: 't', partition: l.partition }])
@@ -152,7 +152,7 @@ describe.each(kinds())('$name: groups', (kind) => {
       if (got.length < P) await new Promise((r) => setTimeout(r, 25)) // m1's session runs out with time
     }
     expect(Date.now() - t0).toBeGreaterThanOrEqual(250)
-    expect((await b2.groups.describeGroup('g'))?.members.map((m) => m.id)).toEqual(['m2'])
+    expect((await b2.admin.describeGroup('g'))?.members.map((m) => m.id)).toEqual(['m2'])
   })
 
   it('a leaving member keeps its leases and gets nothing new; once released they go to the others', async () => {
@@ -171,15 +171,15 @@ describe.each(kinds())('$name: groups', (kind) => {
 
   it('describeGroup and listGroups: undefined / absent before the first heartbeat, then members, assignments and topics', async () => {
     const [b1, b2] = await twoInstances()
-    expect(await b1.groups.describeGroup('g')).toBeUndefined()
-    expect(await b1.groups.listGroups()).toEqual([])
+    expect(await b1.admin.describeGroup('g')).toBeUndefined()
+    expect(await b1.admin.listGroups()).toEqual([])
     const owned = await settle('g', [
       { b: b1, m: member('m1') },
       { b: b2, m: member('m2') },
     ])
     await b2.groups.groupHeartbeat('another', member('m3'), [])
-    expect(await b1.groups.listGroups()).toEqual(['another', 'g'])
-    const snap = await b2.groups.describeGroup('g')
+    expect(await b1.admin.listGroups()).toEqual(['another', 'g'])
+    const snap = await b2.admin.describeGroup('g')
     expect(snap?.group).toBe('g')
     expect(snap?.topics).toEqual(['t'])
     expect(snap?.commits.size).toBe(0)
@@ -194,17 +194,17 @@ describe.each(kinds())('$name: groups', (kind) => {
     const [b1, b2] = await twoInstances()
     await b1.createTopic(topicMeta('other', { partitions: 2 }))
     await b1.groups.groupHeartbeat('g', member('m1'), [])
-    await expect(b2.groups.resetGroup('g', 't', new Map([[0, 3]]))).rejects.toBeInstanceOf(InvalidArgumentError)
-    await b2.groups.resetGroup('g', 'other', new Map([[1, 8]])) // a topic nobody consumes now
-    expect((await b2.groups.describeGroup('g'))?.commits.get(partitionKey('other', 1))).toBe(8)
+    await expect(b2.admin.resetGroup('g', 't', new Map([[0, 3]]))).rejects.toBeInstanceOf(InvalidArgumentError)
+    await b2.admin.resetGroup('g', 'other', new Map([[1, 8]])) // a topic nobody consumes now
+    expect((await b2.admin.describeGroup('g'))?.commits.get(partitionKey('other', 1))).toBe(8)
     await b1.groups.groupLeave('g', 'm1')
-    await b2.groups.resetGroup('g', 't', new Map([[0, 3], [2, 11]]))
-    const snap = await b1.groups.describeGroup('g')
+    await b2.admin.resetGroup('g', 't', new Map([[0, 3], [2, 11]]))
+    const snap = await b1.admin.describeGroup('g')
     expect([snap?.commits.get(partitionKey('t', 0)), snap?.commits.get(partitionKey('t', 2)), snap?.commits.has(partitionKey('t', 1))]).toEqual([3, 11, false])
     expect(snap?.topics).toEqual(expect.arrayContaining(['t', 'other']))
-    await b2.groups.resetGroup('fresh', 't', new Map([[1, 2]]))
-    expect(await b1.groups.listGroups()).toContain('fresh')
-    expect((await b1.groups.describeGroup('fresh'))?.commits.get(partitionKey('t', 1))).toBe(2)
+    await b2.admin.resetGroup('fresh', 't', new Map([[1, 2]]))
+    expect(await b1.admin.listGroups()).toContain('fresh')
+    expect((await b1.admin.describeGroup('fresh'))?.commits.get(partitionKey('t', 1))).toBe(2)
     expect(leaseOf((await b1.groups.groupHeartbeat('fresh', member('m9'), [])).owned, 1).committed).toBe(2)
   })
 
@@ -212,13 +212,13 @@ describe.each(kinds())('$name: groups', (kind) => {
     const [b1, b2] = await twoInstances()
     const { owned } = await b1.groups.groupHeartbeat('g', member('m1'), [])
     await b1.groups.groupCommit('g', 'm1', [{ topic: 't', partition: 0, offset: 6, epoch: leaseOf(owned, 0).epoch }])
-    await expect(b2.groups.deleteGroup('g')).rejects.toBeInstanceOf(InvalidArgumentError)
+    await expect(b2.admin.deleteGroup('g')).rejects.toBeInstanceOf(InvalidArgumentError)
     await b1.groups.groupLeave('g', 'm1')
-    await b2.groups.deleteGroup('g')
-    expect(await b1.groups.describeGroup('g')).toBeUndefined()
-    expect(await b1.groups.listGroups()).toEqual([])
-    await expect(b1.groups.deleteGroup('g')).rejects.toBeInstanceOf(GroupNotFoundError)
-    await expect(b1.groups.deleteGroup('never')).rejects.toBeInstanceOf(GroupNotFoundError)
+    await b2.admin.deleteGroup('g')
+    expect(await b1.admin.describeGroup('g')).toBeUndefined()
+    expect(await b1.admin.listGroups()).toEqual([])
+    await expect(b1.admin.deleteGroup('g')).rejects.toBeInstanceOf(GroupNotFoundError)
+    await expect(b1.admin.deleteGroup('never')).rejects.toBeInstanceOf(GroupNotFoundError)
     // The name can be used again: a new group without the old commits.
     expect(leaseOf((await b1.groups.groupHeartbeat('g', member('m1'), [])).owned, 0).committed).toBeUndefined()
   })

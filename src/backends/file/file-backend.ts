@@ -3,8 +3,9 @@ import { makeDirs } from './make-dirs.js'
 import type { FsyncPolicy } from '../../core/types.js'
 import type { Backend, PartitionOffsets, PartitionReader, TopicMeta, TopicStore } from '../backend.js'
 import type { RecordInput } from '../record.js'
-import { partitionKey } from '../../core/partition-key.js'
 import { closedError, closedGuard } from '../closed-guard.js'
+import type { GroupAdmin } from '../group-admin.js'
+import { trimConsumed } from '../trim-consumed.js'
 import { FileGroupStore } from './group-store.js'
 import { NativeStore } from './native-store.js'
 import { WatchHub } from './watch-hub.js'
@@ -37,6 +38,8 @@ export interface FileBackendOptions {
 export class FileBackend implements Backend {
   readonly kind = 'file' as const
   readonly groups: FileGroupStore
+  /** Group administration: the same group store (partitioned groups only). */
+  readonly admin: GroupAdmin
   private readonly hub: WatchHub
   private readonly native: NativeStore
   private readonly foreign: ForeignFormat | undefined
@@ -53,6 +56,7 @@ export class FileBackend implements Backend {
     this.createForeign = options.foreign?.createTopicsInIt ?? false
     const groups = new FileGroupStore(root, this.hub, (t) => this.at(t).partitionsNow(t))
     this.groups = closedGuard(groups, () => this.closed, 'file', ['watchGroup'])
+    this.admin = this.groups
   }
 
   async init(): Promise<void> {
@@ -106,26 +110,7 @@ export class FileBackend implements Backend {
   async applyRetention(topic: string): Promise<number> {
     let removed = await this.at(topic).applyRetention(topic)
     const meta = await this.getTopic(topic)
-    if (meta.retention.consumed) removed += await this.trimConsumed(topic, meta.partitions)
-    return removed
-  }
-
-  /** `retention: { consumed: true }`: trim below the lowest commit of every group consuming the topic. */
-  private async trimConsumed(topic: string, partitions: number): Promise<number> {
-    const lowest = new Array<number>(partitions).fill(Infinity)
-    let consumers = 0
-    for (const g of await this.groups.listGroups()) {
-      const snap = await this.groups.describeGroup(g)
-      if (!snap?.topics.includes(topic)) continue
-      consumers++
-      for (let p = 0; p < partitions; p++) lowest[p] = Math.min(lowest[p] as number, snap.commits.get(partitionKey(topic, p)) ?? 0)
-    }
-    if (consumers === 0) return 0 // nobody has read anything: keep it all
-    let removed = 0
-    for (let p = 0; p < partitions; p++) {
-      const upTo = lowest[p] as number
-      if (upTo > 0 && Number.isFinite(upTo)) removed += await this.trimBefore(topic, p, upTo)
-    }
+    if (meta.retention.consumed) removed += await trimConsumed(this, this.admin, topic, meta.partitions)
     return removed
   }
 

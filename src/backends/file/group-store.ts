@@ -7,7 +7,8 @@ import { checkGroupName } from '../../core/names.js'
 import { HOST, pidAlive } from '../liveness.js'
 import { assignPartitions, type TopicPartition } from '../assign.js'
 import { partitionKey, splitPartitionKey } from '../../core/partition-key.js'
-import type { CommitRequest, GroupCoordinator, GroupSnapshot, HeartbeatResult, Lease, MemberSpec } from '../group.js'
+import type { CommitRequest, GroupCoordinator, HeartbeatResult, Lease, MemberSpec } from '../group.js'
+import type { GroupAdmin, GroupSnapshot } from '../group-admin.js'
 import { parseGroupState, type GroupState, type StoredMember } from './group-state.js'
 import { PartitionLock } from './partition-lock.js'
 import { isRealDir, replaceFile } from './safe-fs.js'
@@ -22,8 +23,11 @@ function alive(m: StoredMember, now: number): boolean {
   return m.host !== HOST || pidAlive(m.pid)
 }
 
-/** Consumer-group coordination on files (docs/format.md): one small state file per group, changed under a lock. */
-export class FileGroupStore implements GroupCoordinator {
+/**
+ * Consumer-group coordination and administration on files (docs/format.md): one small state file
+ * per group, changed under a lock. Partitioned groups only (the file backend has no shared mode).
+ */
+export class FileGroupStore implements GroupCoordinator, GroupAdmin {
   constructor(
     private readonly root: string,
     private readonly hub: WatchHub,
@@ -226,7 +230,22 @@ export class FileGroupStore implements GroupCoordinator {
         return [partitionKey(topic, partition), c.offset] as const
       }),
     )
-    return { group, members, commits, topics: [...s.topics] }
+    return { group, members, commits, pending: new Map(), topics: [...s.topics] }
+  }
+
+  async topicCommits(topic: string): Promise<Array<Map<number, number>>> {
+    const out: Array<Map<number, number>> = []
+    for (const group of await this.listGroups()) {
+      const s = this.read(this.dir(group))
+      if (!s?.topics.includes(topic)) continue
+      const commits = new Map<number, number>()
+      for (const [k, c] of Object.entries(s.commits)) {
+        const tp = splitPartitionKey(k)
+        if (tp.topic === topic) commits.set(tp.partition, c.offset)
+      }
+      out.push(commits)
+    }
+    return out
   }
 
   async listGroups(): Promise<string[]> {

@@ -3,7 +3,8 @@ import { InvalidArgumentError, GroupNotFoundError } from '../../core/errors.js'
 import { checkGroupName } from '../../core/names.js'
 import { assignPartitions, type TopicPartition } from '../assign.js'
 import { partitionKey, type PartitionKey } from '../../core/partition-key.js'
-import type { CommitRequest, GroupCoordinator, GroupSnapshot, HeartbeatResult, Lease, MemberSpec } from '../group.js'
+import type { CommitRequest, GroupCoordinator, HeartbeatResult, Lease, MemberSpec } from '../group.js'
+import type { GroupSnapshot } from '../group-admin.js'
 import { redisError, type Client } from './connection.js'
 import type { GroupNotifier } from './group-notify.js'
 import type { RedisKeys } from './keys.js'
@@ -160,7 +161,8 @@ export class RedisGroupStore implements GroupCoordinator {
     return parseMembers(Object.entries(flat).flat()).filter((m) => ids.has(m.id) && !goneHere(m))
   }
 
-  async describeGroup(group: string): Promise<GroupSnapshot | undefined> {
+  /** The group as partitioned groups store it (shared groups write their `committed` there too); for `RedisGroupAdmin`. */
+  async describeGroup(group: string): Promise<Omit<GroupSnapshot, 'pending'> | undefined> {
     checkGroupName(group)
     try {
       if (!(await this.client.sismember(this.keys.groups(), group))) return undefined
@@ -188,6 +190,7 @@ export class RedisGroupStore implements GroupCoordinator {
     }
   }
 
+  /** Overwrite the `committed` offsets (refused while live members, of either mode, consume `topic`). */
   async resetGroup(group: string, topic: string, offsets: ReadonlyMap<number, number>): Promise<void> {
     checkGroupName(group)
     const busy = (await this.liveMembers(group)).filter((m) => m.topics.includes(topic))
@@ -201,33 +204,41 @@ export class RedisGroupStore implements GroupCoordinator {
     }
   }
 
-  async deleteGroup(group: string): Promise<void> {
+  /** Delete the group's members and per-partition state (refused with live members); resolves with the topics it had. */
+  async deleteGroup(group: string): Promise<string[]> {
     checkGroupName(group)
     if (!(await this.client.sismember(this.keys.groups(), group))) throw new GroupNotFoundError(`Group "${group}" does not exist`)
     const live = (await this.liveMembers(group)).length
     if (live > 0) throw new InvalidArgumentError(`Group "${group}" has ${live} live member(s): close them before deleting it`)
     try {
-      const partitions = await this.partitions(await this.client.smembers(this.keys.groupTopics(group)))
+      const topics = await this.client.smembers(this.keys.groupTopics(group))
+      const partitions = await this.partitions(topics)
       await Promise.all(partitions.map((tp) => this.client.del(this.lease(tp, group))))
       await this.client.del(this.keys.groupMembers(group), this.keys.groupAlive(group), this.keys.groupTopics(group))
       await this.client.srem(this.keys.groups(), group)
       this.notify(group)
+      return topics.sort()
     } catch (e) {
       throw redisError(`Cannot delete group "${group}"`, e)
     }
   }
 
-  /** Lowest committed offset per partition over every group consuming `topic` (0 where one has none); undefined when none does. */
-  async lowestCommits(topic: string, partitions: number): Promise<number[] | undefined> {
-    const groups = await this.client.smembers(this.keys.groups())
-    const consuming = await Promise.all(groups.map((g) => this.client.sismember(this.keys.groupTopics(g), topic)))
-    const list = groups.filter((_, i) => consuming[i] === 1)
-    if (list.length === 0) return undefined
-    const lowest = new Array<number>(partitions).fill(Infinity)
-    for (const g of list) {
-      const c = await Promise.all(Array.from({ length: partitions }, (_, p) => this.client.hget(this.lease({ topic, partition: p }, g), 'committed')))
-      c.forEach((v, p) => (lowest[p] = Math.min(lowest[p] as number, v === null ? 0 : Number(v))))
+  /**
+   * The `committed` offsets of `topic` of every group that consumes it (either mode: shared groups
+   * write theirs in the same hashes): three pipelined rounds however many groups and partitions.
+   */
+  async topicCommits(topic: string): Promise<Array<Map<number, number>>> {
+    try {
+      const groups = await this.client.smembers(this.keys.groups())
+      const consuming = await Promise.all(groups.map((g) => this.client.sismember(this.keys.groupTopics(g), topic)))
+      const list = groups.filter((_, i) => consuming[i] === 1)
+      if (list.length === 0) return []
+      const partitions = await this.partitionsOf(topic)
+      const read = (g: string) => Promise.all(Array.from({ length: partitions }, (_, p) => this.client.hget(this.lease({ topic, partition: p }, g), 'committed')))
+      const values = await Promise.all(list.map(read))
+      return values.map((vs) => new Map(vs.flatMap((v, p) => (v === null ? [] : [[p, Number(v)] as const]))))
+    } catch (e) {
+      throw redisError(`Cannot read the commits of "${topic}"`, e)
     }
-    return lowest
   }
 }

@@ -2,10 +2,13 @@ import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import { keyCodec } from '../../core/keys.js'
 import { closedError, closedGuard } from '../closed-guard.js'
 import type { Backend, PartitionOffsets, PartitionReader, TopicMeta } from '../backend.js'
+import type { GroupAdmin } from '../group-admin.js'
+import { trimConsumed } from '../trim-consumed.js'
 import type { RecordInput } from '../record.js'
 import { RedisAppender } from './appender.js'
 import { connectError, redact } from './connect-error.js'
 import { CONNECT_TIMEOUT_MS, createClient, KeepAlive, redisError, type Client, type RedisTarget } from './connection.js'
+import { RedisGroupAdmin } from './group-admin.js'
 import { GroupNotifier } from './group-notify.js'
 import { RedisGroupStore } from './group-store.js'
 import { RedisKeys } from './keys.js'
@@ -35,6 +38,8 @@ const RETENTION_EVERY_MS = 1000
 export class RedisBackend implements Backend {
   readonly kind = 'redis' as const
   readonly groups: RedisGroupStore
+  /** Group administration over both modes (group-admin.ts). */
+  readonly admin: GroupAdmin
   /** Shared groups (`mode: 'shared'`): Redis consumer groups on the partition streams (shared-group.ts). */
   readonly shared: RedisSharedGroups
   /** @internal Key layout (for the shared-group source). */
@@ -74,6 +79,7 @@ export class RedisBackend implements Backend {
       }
     })
     this.groups = closedGuard(groups, () => this.closing !== undefined, 'redis', ['watchGroup'])
+    this.admin = closedGuard(new RedisGroupAdmin(groups, this.shared), () => this.closing !== undefined, 'redis')
   }
 
   /** Connect to a Redis (or Cluster); `ConnectionError` when it cannot be reached. */
@@ -185,7 +191,7 @@ export class RedisBackend implements Backend {
       if (now - (this.retainedAt.get(topic) ?? 0) >= RETENTION_EVERY_MS) {
         this.retainedAt.set(topic, now)
         // Off the send path; a failure here must not fail the send.
-        void this.retention.apply({ ...meta, retention: { maxAgeMs: r.maxAgeMs, maxBytes: r.maxBytes } }, async () => undefined).catch(() => undefined)
+        void this.retention.apply({ ...meta, retention: { maxAgeMs: r.maxAgeMs, maxBytes: r.maxBytes } }).catch(() => undefined)
       }
     }
     return base
@@ -222,7 +228,9 @@ export class RedisBackend implements Backend {
   async applyRetention(topic: string): Promise<number> {
     this.live(`apply the retention of "${topic}"`)
     const meta = await this.topics.get(topic)
-    return this.retention.apply(meta, () => this.groups.lowestCommits(topic, meta.partitions))
+    let removed = await this.retention.apply(meta)
+    if (meta.retention.consumed) removed += await trimConsumed(this.retention, this.admin, topic, meta.partitions)
+    return removed
   }
 
   async ping(): Promise<boolean> {

@@ -41,8 +41,11 @@ export class RedisRetention {
     }
   }
 
-  /** Apply `maxMessages`, `maxAgeMs`, `maxBytes` (estimated from Redis's memory use) and `consumed`. */
-  async apply(meta: TopicMeta, lowestCommits: () => Promise<number[] | undefined>): Promise<number> {
+  /**
+   * Apply `maxMessages`, `maxAgeMs` and `maxBytes` (estimated from Redis's memory use); `consumed`
+   * is the backend-agnostic `trimConsumed` (backends/trim-consumed.ts), run by the backend after this.
+   */
+  async apply(meta: TopicMeta): Promise<number> {
     const r = meta.retention
     let removed = 0
     for (let p = 0; p < meta.partitions; p++) {
@@ -56,10 +59,6 @@ export class RedisRetention {
         if (bytes > r.maxBytes) cut = Math.max(cut, end - Math.floor(((end - start) * r.maxBytes) / bytes))
       }
       if (cut > start) removed += await this.trimBefore(meta.name, p, cut)
-    }
-    if (r.consumed) {
-      const lowest = await lowestCommits()
-      if (lowest) for (let p = 0; p < meta.partitions; p++) if ((lowest[p] ?? 0) > 0) removed += await this.trimBefore(meta.name, p, lowest[p] as number)
     }
     return removed
   }

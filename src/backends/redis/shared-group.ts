@@ -6,7 +6,7 @@ import { keyCodec } from '../../core/keys.js'
 import { checkGroupName } from '../../core/names.js'
 import type { TopicPartition } from '../assign.js'
 import type { TopicMeta } from '../backend.js'
-import type { SharedGroupDescription, SharedGroups, SharedMember, SharedMemberEvents, SharedMemberOptions } from '../shared.js'
+import type { SharedGroups, SharedMember, SharedMemberEvents, SharedMemberOptions } from '../shared.js'
 import { redisError, type Client } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
@@ -226,7 +226,8 @@ export class RedisSharedGroups implements SharedGroups {
     return out
   }
 
-  async describeGroup(group: string, topics: readonly string[]): Promise<SharedGroupDescription | undefined> {
+  /** Pending counts per partition and live shared members, or `undefined` when no partition of `topics` has the group (for `RedisGroupAdmin`). */
+  async describeGroup(group: string, topics: readonly string[]): Promise<{ pending: Map<PartitionKey, number>; members: Map<string, TopicPartition[]> } | undefined> {
     const parts = await this.partitionsOf(topics)
     const pending = new Map<PartitionKey, number>()
     try {
@@ -248,14 +249,12 @@ export class RedisSharedGroups implements SharedGroups {
     for (const [id, spec] of await this.liveSpecs(group)) {
       if (spec.mode !== 'shared') continue
       const mine = new Set(spec.topics ?? [])
-      members.set(
-        id,
-        parts.filter((tp) => mine.has(tp.topic)),
-      )
+      members.set(id, parts.filter((tp) => mine.has(tp.topic)))
     }
     return { pending, members }
   }
 
+  /** Move the group's read position of a topic where it exists (pending entries stay pending). */
   async resetGroup(group: string, topic: string, offsets: ReadonlyMap<number, number>): Promise<void> {
     try {
       await Promise.all(
@@ -272,6 +271,7 @@ export class RedisSharedGroups implements SharedGroups {
     }
   }
 
+  /** Destroy the group's Redis consumer group on every partition of `topics`. */
   async deleteGroup(group: string, topics: readonly string[]): Promise<void> {
     const parts = await this.partitionsOf(topics)
     try {
