@@ -4,7 +4,8 @@ const RETENTION_EVERY_MS = 2000
 
 /**
  * `retention: { consumed: true }` for a consumer's topics: after its commits (or acknowledgements),
- * at most every few seconds, the backend trims what every group of the topic has committed.
+ * at most every few seconds, the backend trims what every group of the topic has committed
+ * (`Backend.applyRetention`, whose `consumed` step is the one `backends/trim-consumed.ts`).
  */
 export class ConsumedRetention {
   private readonly topics: string[] = []
