@@ -1,7 +1,8 @@
 /**
  * Backend contract, partitioned group coordination (`Backend.groups`, a GroupCoordinator):
- * leases with epochs, rebalancing between members of two instances, fenced commits, leave and
- * session expiry, and the group admin calls (describe, list, reset, delete, watch).
+ * leases with epochs, rebalancing between members of two instances, fenced commits, leave, session
+ * expiry and watch; and the partitioned side of the group admin (`Backend.admin`: describe, list,
+ * reset, delete; both modes in group-admin.test.ts).
  */
 import { describe, expect, it } from 'vitest'
 import type { TopicPartition } from '../../src/backends/assign.js'
