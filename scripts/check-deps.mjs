@@ -15,7 +15,7 @@ const MAY_USE = {
   'compat/twainmq': ['backends/file', 'backends', 'core'],
   stream: ['backends', 'core'],
   producer: ['backends', 'core'],
-  consumer: ['stream', 'backends', 'core'],
+  consumer: ['producer', 'stream', 'backends', 'core'], // producer: dead letters are written through one
   operators: ['core'],
   'operators/rx': ['operators', 'core'],
   facade: ['consumer', 'producer', 'stream', 'compat/twainmq', 'backends/file', 'backends/redis', 'backends', 'core'],

@@ -1,29 +1,38 @@
-import type { Backend, TopicMeta } from '../backends/backend.js'
-import type { RecordInput } from '../backends/record.js'
+import type { Backend } from '../backends/backend.js'
 import { TopicExistsError, TopicNotFoundError, TwainError } from '../core/errors.js'
-import { cachedHash64 } from '../core/hash64.js'
-import { keyCodec } from '../core/keys.js'
 import type { Message } from '../core/types.js'
-import { encodeValue } from '../core/values.js'
+import type { TypeCheck } from '../producer/prepare.js'
+import { Producer } from '../producer/producer.js'
 
 /**
- * Writes given-up messages to a dead-letter topic: the original key, value, type and headers plus
+ * A dead letter keeps its message's type and value as the consumer read them: validated then (or
+ * carrying the validation's error), and possibly of a type this instance never registered.
+ */
+const AS_READ: TypeCheck = { validate: (_type, value) => Promise.resolve(value) }
+
+/**
+ * Writes given-up messages to a dead-letter topic through a `Producer` of it (its encoding, size
+ * and key checks and its partitioner): the original key, value, type and headers plus
  * `x-dead-letter-reason`, `x-original-topic`, `x-original-partition`, `x-original-offset` and
  * `x-delivery-count`. A missing topic is created with the source topic's key type and one partition.
  */
 export class DeadLetterWriter {
-  private meta: Promise<TopicMeta> | undefined
-  private readonly partitioner = cachedHash64()
+  private ready: Promise<void> | undefined
+  private readonly producer: Producer
 
   constructor(
     private readonly backend: Backend,
     readonly topic: string,
-    private readonly producerId: string,
-  ) {}
+    producerId: string,
+  ) {
+    this.producer = new Producer(backend, topic, producerId, AS_READ)
+  }
 
-  private async target(source: string): Promise<TopicMeta> {
+  /** Create the dead-letter topic unless it exists: the key type of `source`, one partition. */
+  private async ensureTopic(source: string): Promise<void> {
     try {
-      return await this.backend.getTopic(this.topic)
+      await this.backend.getTopic(this.topic)
+      return
     } catch (e) {
       if (!(e instanceof TopicNotFoundError)) throw e
     }
@@ -35,13 +44,12 @@ export class DeadLetterWriter {
         keyType: src.keyType,
         messageTypes: [],
         retention: {},
-        maxMessageBytes: Math.max(src.maxMessageBytes, 1024 * 1024) + 4096,
+        maxMessageBytes: Math.max(src.maxMessageBytes, 1024 * 1024) + 4096, // room for the x- headers
         createdAt: Date.now(),
       })
     } catch (e) {
       if (!(e instanceof TopicExistsError)) throw e
     }
-    return this.backend.getTopic(this.topic)
   }
 
   /**
@@ -55,35 +63,23 @@ export class DeadLetterWriter {
   }
 
   async write(m: Message & { deliveryCount: number }, reason: string): Promise<void> {
-    this.meta ??= this.target(m.topic)
-    let meta: TopicMeta
     try {
-      meta = await this.meta
+      await (this.ready ??= this.ensureTopic(m.topic))
     } catch (e) {
-      this.meta = undefined
+      this.ready = undefined
       throw e
     }
-    const codec = keyCodec(meta.keyType)
-    const value = encodeValue(m.value, m.type !== undefined)
-    const key = codec.encode(m.key)
-    const record: RecordInput = {
-      key,
-      keyBytes: key.length,
-      timestamp: Date.now(),
-      kind: value.kind,
-      value: value.bytes,
-      valueBytes: value.length,
-      type: m.type,
-      headers: {
-        ...m.headers,
-        'x-dead-letter-reason': reason,
-        'x-original-topic': m.topic,
-        'x-original-partition': String(m.partition),
-        'x-original-offset': String(m.offset),
-        'x-delivery-count': String(m.deliveryCount),
-      },
+    const headers = {
+      ...m.headers,
+      'x-dead-letter-reason': reason,
+      'x-original-topic': m.topic,
+      'x-original-partition': String(m.partition),
+      'x-original-offset': String(m.offset),
+      'x-delivery-count': String(m.deliveryCount),
     }
-    const partition = this.partitioner(codec.normalise(m.key), meta.partitions)
-    await this.backend.append(this.topic, partition, [record], this.producerId)
+    await this.producer.send(m.key, m.value, m.type === undefined ? { headers } : { headers, type: m.type }).catch((e: unknown) => {
+      if (e instanceof TopicNotFoundError) this.ready = undefined // deleted since: create it again next time
+      throw e
+    })
   }
 }

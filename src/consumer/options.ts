@@ -38,7 +38,12 @@ export interface ConsumerOptions {
   claimAfterMs?: number
   /** A message delivered more than this many times is `term`ed automatically. @default unlimited */
   maxDeliveries?: number
-  /** Topic that `term`ed messages go to (created with the source's key type if missing). @default none: `term` drops the message */
+  /**
+   * Topic that `term`ed messages go to (created with the source's key type and one partition if
+   * missing), written as its producer writes: the partition its partitioner picks for the key, its
+   * key-type and `maxMessageBytes` checks; the message keeps its type and value as read.
+   * @default none: `term` drops the message
+   */
   deadLetter?: string
   /** How long `close()` and a revoked partition wait for in-flight messages to be acked. @default sessionTimeoutMs */
   drainTimeoutMs?: number

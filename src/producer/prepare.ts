@@ -22,6 +22,12 @@ function checkHeaders(headers: unknown): Record<string, string> | undefined {
   return n === 0 ? undefined : (headers as Record<string, string>)
 }
 
+/**
+ * How a flush validates a typed value: the instance's `TypeRegistry`, or (for dead letters) a
+ * check that keeps the value as it was read.
+ */
+export type TypeCheck = Pick<TypeRegistry, 'validate'>
+
 const codecs = new WeakMap<TopicMeta, KeyCodec>()
 /** The key codec of a topic, made once per topic configuration. */
 function codecOf(meta: TopicMeta): KeyCodec {
@@ -41,7 +47,7 @@ export class Preparer {
   constructor(
     private readonly meta: TopicMeta,
     private readonly partitioner: Partitioner,
-    private readonly types: TypeRegistry,
+    private readonly types: TypeCheck,
     /** The timestamp of every record of the flush. */
     private readonly now: number,
   ) {

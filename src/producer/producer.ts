@@ -2,10 +2,9 @@ import type { Backend, TopicMeta } from '../backends/backend.js'
 import { valueBound } from '../backends/record.js'
 import { ClosedError, InvalidArgumentError, TopicNotFoundError, abortErrorFrom } from '../core/errors.js'
 import { cachedHash64, type Partitioner } from '../core/hash64.js'
-import type { TypeRegistry } from '../core/message-types.js'
 import { checkInt, checkNonNegative } from '../core/names.js'
 import type { Key, RecordMetadata } from '../core/types.js'
-import { Preparer } from './prepare.js'
+import { Preparer, type TypeCheck } from './prepare.js'
 import { SendRecord, type PreparedRecord, type SendItem } from './send-record.js'
 
 /** Options of `twain.producer()`. */
@@ -84,7 +83,7 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     private readonly backend: Backend,
     readonly topic: string,
     private readonly producerId: string,
-    private readonly types: TypeRegistry,
+    private readonly types: TypeCheck,
     options: ProducerOptions = {},
     private readonly onClose: (p: Producer<V, K>) => void = () => undefined,
   ) {

@@ -1,20 +1,20 @@
-import type { TopicPartition } from '../backends/assign.js'
-import { partitionKey, type PartitionKey } from '../core/partition-key.js'
-import type { PartitionOffsets } from '../backends/backend.js'
-import type { Lease, MemberSpec } from '../backends/group.js'
-import { FencedError, InvalidArgumentError } from '../core/errors.js'
-import type { Key, Message } from '../core/types.js'
-import { GroupMessageImpl, type PartitionHandle, type PartitionMessage, type Settler } from './group-message.js'
-import { MemberCore } from './member-core.js'
-import { OwnedPartition } from './owned-partition.js'
+import type { TopicPartition } from '../../backends/assign.js'
+import type { PartitionOffsets } from '../../backends/backend.js'
+import type { Lease } from '../../backends/group.js'
+import { partitionKey, type PartitionKey } from '../../core/partition-key.js'
+import type { Key, Message } from '../../core/types.js'
+import { GroupMessageImpl, type PartitionHandle, type PartitionMessage, type Settler } from '../group-message.js'
+import { MemberCore } from '../member-core.js'
+import { OwnedPartition } from '../owned-partition.js'
 
 /**
- * The partitioned mode's ledger, under its coordination (`Consumer`): the partitions the member
- * owns, what is fetched and not settled (`outstanding`, bounded by `maxInFlight`), how its
- * messages are handed out, settle and go back to the buffer, how a partition is opened, dropped
- * or moved (`seek`), and commits of each partition's acked prefix.
+ * The partitioned mode's ledger (the member core's hooks for this mode): the partitions the
+ * member owns, what is fetched and not settled (`outstanding`, bounded by `maxInFlight`), how its
+ * messages are handed out, settle and go back to the buffer, and how a partition is opened,
+ * dropped or started over. Coordination, commits and the fetch loop (this folder's other files)
+ * work on it through `Consumer`.
  */
-export abstract class PartitionedMember<V = unknown, K extends Key = Key> extends MemberCore<V, PartitionHandle, K> {
+export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extends MemberCore<V, PartitionHandle, K> {
   protected readonly parts = new Map<PartitionKey, OwnedPartition>()
   /** Fetched (buffered or delivered) and not settled, over every partition. */
   protected outstanding = 0
@@ -22,12 +22,8 @@ export abstract class PartitionedMember<V = unknown, K extends Key = Key> extend
   protected readonly pendingSeeks = new Map<PartitionKey, number>()
   /** Re-delivery timers of nacked messages. */
   protected readonly redeliveries = new Set<NodeJS.Timeout>()
-  /** Partitions whose lease was taken since the last `commit()` (reported by it as `FencedError`). */
-  protected readonly fenced: TopicPartition[] = []
   /** How its messages settle: kept out of the consumer's API. */
   readonly #settler: Settler<PartitionHandle> = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
-  protected abstract readonly member: MemberSpec
-
   /** Run a coordination step soon (a revoked partition drained). */
   protected abstract scheduleStep(): void
 
@@ -36,10 +32,6 @@ export abstract class PartitionedMember<V = unknown, K extends Key = Key> extend
     p.track(m.offset)
     this.buffer.push(new GroupMessageImpl<V, PartitionHandle>(m, 0, this.#settler, { part: p, generation: p.generation, settled: false, delivered: false }))
     this.outstanding++
-  }
-
-  protected flushCommits(): Promise<void> {
-    return this.commitParts()
   }
 
   protected deliverable(m: PartitionMessage<V>): boolean {
@@ -216,50 +208,8 @@ export abstract class PartitionedMember<V = unknown, K extends Key = Key> extend
     return { topic: p.topic, partition: p.partition }
   }
 
-  // ---- commits ---------------------------------------------------------------------------
-
-  protected async commitParts(parts?: OwnedPartition[]): Promise<void> {
-    const list = (parts ?? [...this.parts.values()]).filter((p) => !p.lost && p.commitPoint() !== p.committed)
-    if (list.length === 0) return
-    const reqs = list.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.commitPoint(), epoch: p.epoch }))
-    const fenced = await this.backend.groups.groupCommit(this.opts.group, this.member.id, reqs)
-    const fencedKeys = new Set(fenced.map((f) => partitionKey(f.topic, f.partition)))
-    const done: Array<TopicPartition & { offset: number }> = []
-    const lost: TopicPartition[] = []
-    list.forEach((p, i) => {
-      if (fencedKeys.has(p.key)) {
-        p.lost = true
-        if (this.parts.get(p.key) === p) lost.push(this.dropPartition(p))
-      } else {
-        p.committed = (reqs[i] as { offset: number }).offset
-        done.push({ topic: p.topic, partition: p.partition, offset: p.committed })
-      }
-    })
-    if (done.length) {
-      this.events.emit('commit', done)
-      this.retention.committed()
-    }
-    if (lost.length) this.events.emit('revoked', lost)
-    if (fenced.length) {
-      throw new FencedError(`Commit of ${fenced.map((f) => partitionKey(f.topic, f.partition)).join(', ')} by member ${this.member.id} of group "${this.opts.group}" was rejected: the partition is owned by another member now`)
-    }
-  }
-
-  /** Commit the acked prefix of every owned partition now. Rejects with `FencedError` for lost partitions. */
-  async commit(): Promise<void> {
-    const lost = this.fenced.splice(0)
-    await this.commitParts()
-    if (lost.length) {
-      throw new FencedError(`Partitions ${lost.map((t) => partitionKey(t.topic, t.partition)).join(', ')} of group "${this.opts.group}" were taken from member ${this.member.id} (session timeout): their acks since the last commit were not committed`)
-    }
-  }
-
-  /** Continue a partition from `offset` (applied when the partition is acquired if it is not owned now). */
-  seek(topic: string, partition: number, offset: number): void {
-    if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError(`seek offset must be a non-negative integer, got ${String(offset)}`)
-    if (!this.topics.includes(topic)) throw new InvalidArgumentError(`This consumer does not consume topic "${topic}" (it consumes ${this.topics.join(', ')})`)
-    const p = this.parts.get(partitionKey(topic, partition))
-    if (!p) return void this.pendingSeeks.set(partitionKey(topic, partition), offset)
+  /** Start `p` over at `offset` (a seek): nothing of it is outstanding, and the new position is committed at the next commit. */
+  protected restart(p: OwnedPartition, offset: number): void {
     this.forgetBuffered(p)
     this.outstanding -= p.outstandingCount
     p.reset(offset)
