@@ -1,6 +1,7 @@
 /**
- * The backends every conformance suite runs against (not a test file). Each test gets a fresh
- * store: a new temporary directory, or a new key prefix on the suite's private redis-server.
+ * The backends the conformance and consumer-core suites run against (not a test file). Each test
+ * gets a fresh store: a new temporary directory, or a new key prefix on the suite's private
+ * redis-server.
  */
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
@@ -19,8 +20,22 @@ export interface Store {
   open(options?: FileOpenOptions): Promise<Twain>
 }
 
+/** What a store kind can do where the contract leaves room (as `Capabilities` in test/contract/kinds.ts). */
+export interface StoreCaps {
+  /** Message headers are stored (twainmq-v1: a send with headers, so a dead letter, is refused with `InvalidArgumentError`). */
+  headers: boolean
+  /** `trim` works (twainmq-v1 refuses it with `InvalidArgumentError`: TwainMQ keeps every day chunk). */
+  trim: boolean
+  /** Retention limits are accepted (twainmq-v1: `createTopic` with limits rejects with `InvalidArgumentError`). */
+  retention: boolean
+  /** `mode: 'shared'` consumers exist (Redis only). */
+  shared: boolean
+}
+
 export interface BackendKind {
-  name: 'file' | 'redis'
+  /** 'twainmq-v1': the file backend on a Python TwainMQ 0.1.9 root (`format: 'twainmq-v1'`). */
+  name: 'file' | 'redis' | 'twainmq-v1'
+  caps: StoreCaps
   /** Call once at the top of a describe block: hooks that start/stop what the backend needs. */
   hooks(): void
   /** A fresh, empty store. */
@@ -35,10 +50,14 @@ export interface BackendKind {
   server?: () => RedisServer
 }
 
-const file = (): BackendKind => {
+const file = (format: 'native' | 'twainmq-v1' = 'native'): BackendKind => {
   const dirs: Array<() => void> = []
+  // As the contract suite's `twainmq-v1` kind (test/contract/kinds.ts), through open(): its topics are
+  // created in the TwainMQ format; groups and their coordination are the file backend's own.
+  const formatOption = format === 'native' ? {} : { format }
   return {
-    name: 'file',
+    name: format === 'native' ? 'file' : format,
+    caps: format === 'native' ? { headers: true, trim: true, retention: true, shared: false } : { headers: false, trim: false, retention: false, shared: false },
     hooks() {
       afterAll(() => {
         for (const rm of dirs.splice(0)) rm()
@@ -47,7 +66,7 @@ const file = (): BackendKind => {
     store() {
       const t = tempDir('twainmq-conf-')
       dirs.push(t.remove)
-      return { target: t.dir, prefix: '', open: (o) => open(t.dir, { pollMs: 50, ...o }) }
+      return { target: t.dir, prefix: '', open: (o) => open(t.dir, { pollMs: 50, ...formatOption, ...o }) }
     },
     waitingReads: () => Promise.resolve(directoryWatches()),
   }
@@ -58,6 +77,7 @@ const redis = (): BackendKind => {
   let admin: Redis | undefined
   return {
     name: 'redis',
+    caps: { headers: true, trim: true, retention: true, shared: true },
     hooks() {
       beforeAll(async () => {
         server = await RedisServer.start()
@@ -82,8 +102,14 @@ const redis = (): BackendKind => {
   }
 }
 
-/** Both backends, for `describe.each(backends())('%s', …)`-style use via `kind.name`. */
+/** Both backends, for `describe.each(backends())('… on $name', (kind) => …)`. */
 export const backends = (): BackendKind[] => [file(), redis()]
+
+/**
+ * Every store kind: both backends and the Python TwainMQ store (a file root in TwainMQ 0.1.9
+ * format). The consumer-core suites (test/integration/groups-*.test.ts) run on these.
+ */
+export const everyStore = (): BackendKind[] => [file(), redis(), file('twainmq-v1')]
 
 /**
  * Per-test store and a first instance on it, closed after each test (with any extra instances the

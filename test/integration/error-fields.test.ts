@@ -1,23 +1,14 @@
 // Typed errors carry their values as fields (not only in their text), and every Standard Schema
 // validator works with registerType: zod, valibot and arktype (an arktype type is a function AND a
 // Standard Schema; it must be validated as the schema).
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type } from 'arktype'
 import * as v from 'valibot'
 import { z } from 'zod'
-import { GroupNotFoundError, InvalidKeyError, MessageTooLargeError, ValidationError, open, type Twain } from '../../src/index.js'
-import { tempDir } from '../helpers/tmp.js'
+import { GroupNotFoundError, InvalidKeyError, MessageTooLargeError, ValidationError } from '../../src/index.js'
+import { useFileStore } from '../helpers/file-store.js'
 
-let tmp: ReturnType<typeof tempDir>
-let twain: Twain
-beforeEach(async () => {
-  tmp = tempDir()
-  twain = await open(tmp.dir)
-})
-afterEach(async () => {
-  await twain.close()
-  tmp.remove()
-})
+const store = useFileStore()
 
 const schemas = {
   zod: z.object({ id: z.number().int(), customer: z.object({ name: z.string() }) }),
@@ -28,9 +19,9 @@ const schemas = {
 describe('registerType with real Standard Schema validators', () => {
   for (const [vendor, schema] of Object.entries(schemas)) {
     it(`${vendor}: a valid value is sent and read back typed; an invalid one is refused with ValidationError.issues and paths`, async () => {
-      await twain.createTopic('orders', { messageTypes: ['Order'] })
-      twain.registerType('Order', schema)
-      const p = twain.producer('orders')
+      await store.twain.createTopic('orders', { messageTypes: ['Order'] })
+      store.twain.registerType('Order', schema)
+      const p = store.twain.producer('orders')
       await p.send(1, { id: 7, customer: { name: 'ada' } }, { type: 'Order' })
       const err = await p.send(1, { id: 7, customer: { name: 42 } }, { type: 'Order' }).catch((e: unknown) => e)
       expect(err).toBeInstanceOf(ValidationError)
@@ -42,7 +33,7 @@ describe('registerType with real Standard Schema validators', () => {
       expect((err as Error).message).toContain('customer.name')
       expect((err as Error).message).not.toContain('[object Object]')
       const got = []
-      for await (const m of twain.history('orders')) got.push([m.type, m.value])
+      for await (const m of store.twain.history('orders')) got.push([m.type, m.value])
       expect(got).toEqual([['Order', { id: 7, customer: { name: 'ada' } }]])
     })
   }
@@ -50,22 +41,22 @@ describe('registerType with real Standard Schema validators', () => {
 
 describe('error fields', () => {
   it('InvalidKeyError.key is the refused key', async () => {
-    await twain.createTopic('k', { keyType: 'u8' })
-    const err = await twain.producer('k').send(300, 'x').catch((e: unknown) => e)
+    await store.twain.createTopic('k', { keyType: 'u8' })
+    const err = await store.twain.producer('k').send(300, 'x').catch((e: unknown) => e)
     expect(err).toBeInstanceOf(InvalidKeyError)
     expect((err as InvalidKeyError).key).toBe(300)
   })
 
   it('MessageTooLargeError.size and .limit are the sizes', async () => {
-    await twain.createTopic('big', { keyType: 'u8', maxMessageBytes: 100 })
-    const err = await twain.producer('big').send(1, 'x'.repeat(200)).catch((e: unknown) => e)
+    await store.twain.createTopic('big', { keyType: 'u8', maxMessageBytes: 100 })
+    const err = await store.twain.producer('big').send(1, 'x'.repeat(200)).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(MessageTooLargeError)
     expect(err).toMatchObject({ size: 201, limit: 100, code: 'ERR_MESSAGE_TOO_LARGE' })
   })
 
   it('GroupNotFoundError for admin calls on a group that does not exist', async () => {
-    await twain.createTopic('t')
-    for (const call of [() => twain.describeGroup('nope'), () => twain.deleteGroup('nope')]) {
+    await store.twain.createTopic('t')
+    for (const call of [() => store.twain.describeGroup('nope'), () => store.twain.deleteGroup('nope')]) {
       const err = await call().catch((e: unknown) => e)
       expect(err).toBeInstanceOf(GroupNotFoundError)
       expect(err).toMatchObject({ code: 'ERR_GROUP_NOT_FOUND', message: expect.stringContaining('"nope"') })

@@ -1,4 +1,10 @@
 // Consumer groups across processes (DESIGN §3.6, §5): rebalancing, concurrent joins, process exit.
+// File backend only, unlike the other groups-*.test.ts files (which run on every store kind): these
+// tests kill, stop and stall child processes that hold the file backend's group lock files and are
+// declared dead by its pid-liveness check (a dead pid frees its leases before the session timeout).
+// The child scripts (test/helpers/children/group-*.ts) open a directory. On Redis a dead member is
+// noticed by its session timeout only; that and fencing are proven in one process by
+// test/contract/groups.test.ts on every kind.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { ChildProcess } from 'node:child_process'
 import { open, type Twain } from '../../src/index.js'

@@ -1,17 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { open, TypeAlreadyRegisteredError, UnknownMessageTypeError, ValidationError, type Message, type StandardSchemaV1, type Twain } from '../../src/index.js'
-import { tempDir } from '../helpers/tmp.js'
+import { describe, expect, it } from 'vitest'
+import { open, TypeAlreadyRegisteredError, UnknownMessageTypeError, ValidationError, type Message, type StandardSchemaV1 } from '../../src/index.js'
+import { useFileStore } from '../helpers/file-store.js'
 
-let tmp: ReturnType<typeof tempDir>
-let twain: Twain
-beforeEach(async () => {
-  tmp = tempDir()
-  twain = await open(tmp.dir)
-})
-afterEach(async () => {
-  await twain.close()
-  tmp.remove()
-})
+const store = useFileStore()
 
 interface Order {
   id: number
@@ -34,15 +25,15 @@ const orderSchema: StandardSchemaV1<unknown, Order> = {
 
 async function all<V>(topic: string): Promise<Message<V>[]> {
   const out: Message<V>[] = []
-  for await (const m of twain.history<V>(topic)) out.push(m)
+  for await (const m of store.twain.history<V>(topic)) out.push(m)
   return out
 }
 
 describe('registered message types', () => {
   it('validates on send, tags the message and validates again on read', async () => {
-    twain.registerType('Order', orderSchema)
-    await twain.createTopic('orders')
-    const p = twain.producer('orders')
+    store.twain.registerType('Order', orderSchema)
+    await store.twain.createTopic('orders')
+    const p = store.twain.producer('orders')
     await p.send(1, { id: 7, total: 12.5, extra: 'dropped by the schema' }, { type: 'Order' })
     const [m] = await all<Order>('orders')
     expect(m?.type).toBe('Order')
@@ -51,33 +42,33 @@ describe('registered message types', () => {
   })
 
   it('rejects an invalid value on send with ValidationError and writes nothing', async () => {
-    twain.registerType('Order', orderSchema)
-    await twain.createTopic('orders')
-    await expect(twain.producer('orders').send(1, { id: 'x' }, { type: 'Order' })).rejects.toBeInstanceOf(ValidationError)
-    expect(await twain.length('orders')).toBe(0)
+    store.twain.registerType('Order', orderSchema)
+    await store.twain.createTopic('orders')
+    await expect(store.twain.producer('orders').send(1, { id: 'x' }, { type: 'Order' })).rejects.toBeInstanceOf(ValidationError)
+    expect(await store.twain.length('orders')).toBe(0)
   })
 
   it('rejects an unregistered type on send with UnknownMessageTypeError naming it', async () => {
-    await twain.createTopic('orders')
-    await expect(twain.producer('orders').send(1, {}, { type: 'Nope' })).rejects.toThrow(UnknownMessageTypeError)
-    await expect(twain.producer('orders').send(1, {}, { type: 'Nope' })).rejects.toThrow(/"Nope"/)
+    await store.twain.createTopic('orders')
+    await expect(store.twain.producer('orders').send(1, {}, { type: 'Nope' })).rejects.toThrow(UnknownMessageTypeError)
+    await expect(store.twain.producer('orders').send(1, {}, { type: 'Nope' })).rejects.toThrow(/"Nope"/)
   })
 
   it('refuses a type not listed in the topic messageTypes', async () => {
-    twain.registerType('Order', orderSchema)
-    twain.registerType('Refund')
-    await twain.createTopic('orders', { messageTypes: ['Order'] })
-    await expect(twain.producer('orders').send(1, {}, { type: 'Refund' })).rejects.toThrow(UnknownMessageTypeError)
+    store.twain.registerType('Order', orderSchema)
+    store.twain.registerType('Refund')
+    await store.twain.createTopic('orders', { messageTypes: ['Order'] })
+    await expect(store.twain.producer('orders').send(1, {}, { type: 'Refund' })).rejects.toThrow(UnknownMessageTypeError)
   })
 
   it('registering a name twice throws TypeAlreadyRegisteredError', () => {
-    twain.registerType('Order')
-    expect(() => twain.registerType('Order')).toThrow(TypeAlreadyRegisteredError)
+    store.twain.registerType('Order')
+    expect(() => store.twain.registerType('Order')).toThrow(TypeAlreadyRegisteredError)
   })
 
   it('a value that fails validation on read is delivered with `error` and the stream goes on', async () => {
     // Written by an instance whose validator accepted it …
-    const writer = await open(tmp.dir)
+    const writer = await open(store.dir)
     writer.registerType('Order')
     await writer.createTopic('orders')
     await writer.producer('orders').sendBatch([
@@ -86,7 +77,7 @@ describe('registered message types', () => {
     ])
     await writer.close()
     // … and read by one whose validator rejects the first.
-    twain.registerType('Order', orderSchema)
+    store.twain.registerType('Order', orderSchema)
     const msgs = await all<Order>('orders')
     expect(msgs).toHaveLength(2)
     expect(msgs[0]?.error).toBeInstanceOf(ValidationError)
@@ -98,20 +89,20 @@ describe('registered message types', () => {
 
   it('a function validator runs on read for tails and consumers too (on send and read: it must be idempotent)', async () => {
     let calls = 0
-    twain.registerType('Celsius', (v) => {
+    store.twain.registerType('Celsius', (v) => {
       calls++
       const c = (v as { celsius?: unknown }).celsius
       if (typeof c !== 'number') throw new Error('celsius must be a number')
       return { celsius: c }
     })
-    await twain.createTopic('temps')
-    await twain.producer('temps').send(1, { celsius: 21, note: 'dropped' }, { type: 'Celsius' })
+    await store.twain.createTopic('temps')
+    await store.twain.producer('temps').send(1, { celsius: 21, note: 'dropped' }, { type: 'Celsius' })
     expect(calls).toBe(1)
-    for await (const m of twain.tail<{ celsius: number }>('temps', { from: 'start' })) {
+    for await (const m of store.twain.tail<{ celsius: number }>('temps', { from: 'start' })) {
       expect(m.value).toEqual({ celsius: 21 })
       break
     }
-    const c = twain.consumer<{ celsius: number }>('temps', { group: 'g' })
+    const c = store.twain.consumer<{ celsius: number }>('temps', { group: 'g' })
     for await (const m of c) {
       expect(m.value).toEqual({ celsius: 21 })
       m.ack()

@@ -1,39 +1,29 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { appendFileSync, closeSync, openSync, readFileSync, readdirSync, statSync, truncateSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawnSync } from 'node:child_process'
-import { open, type Message, type Twain } from '../../src/index.js'
+import { open, type Message } from '../../src/index.js'
 import { exited, lines, spawnChild, until } from '../helpers/spawn.js'
-import { tempDir } from '../helpers/tmp.js'
+import { useFileStore } from '../helpers/file-store.js'
 
-let tmp: ReturnType<typeof tempDir>
-let twain: Twain
-
-beforeEach(async () => {
-  tmp = tempDir()
-  twain = await open(tmp.dir)
-})
-afterEach(async () => {
-  await twain.close()
-  tmp.remove()
-})
+const store = useFileStore()
 
 async function readAll(topic: string): Promise<Message<string>[]> {
   const out: Message<string>[] = []
-  for await (const m of twain.history<string>(topic)) out.push(m)
+  for await (const m of store.twain.history<string>(topic)) out.push(m)
   return out
 }
 
 function activeSegment(topic: string, partition = 0): string {
-  const dir = join(tmp.dir, topic, String(partition))
+  const dir = join(store.dir, topic, String(partition))
   const segs = readdirSync(dir).filter((n) => n.endsWith('.seg')).sort()
   return join(dir, segs[segs.length - 1]!)
 }
 
 describe('file backend across processes', () => {
   it('gives 4 concurrent producer processes exact, dense, unique offsets', async () => {
-    await twain.createTopic('shared', { keyType: 'u8' })
-    const children = [1, 2, 3, 4].map((id) => spawnChild('produce.ts', [tmp.dir, 'shared', String(id), '2000', '25']))
+    await store.twain.createTopic('shared', { keyType: 'u8' })
+    const children = [1, 2, 3, 4].map((id) => spawnChild('produce.ts', [store.dir, 'shared', String(id), '2000', '25']))
     const outs = children.map((c) => lines(c))
     const codes = await Promise.all(children.map((c) => exited(c)))
     expect(codes, outs.map((o) => o.stderr()).join('\n')).toEqual([0, 0, 0, 0])
@@ -54,8 +44,8 @@ describe('file backend across processes', () => {
   }, 60_000)
 
   it('loses nothing acknowledged when a producer is SIGKILLed mid-batch, and the next writer continues densely', async () => {
-    await twain.createTopic('crash', { keyType: 'u8' })
-    const child = spawnChild('produce.ts', [tmp.dir, 'crash', '7', '10000000', '2000'])
+    await store.twain.createTopic('crash', { keyType: 'u8' })
+    const child = spawnChild('produce.ts', [store.dir, 'crash', '7', '10000000', '2000'])
     const out = lines(child)
     await until(() => out.lines.length >= 15, 30_000, 'acknowledged batches')
     child.kill('SIGKILL')
@@ -72,7 +62,7 @@ describe('file backend across processes', () => {
     const stored = new Map(before.map((m) => [m.offset, m.value]))
     for (const [, offset, value] of acked) expect(stored.get(offset)).toBe(value)
 
-    const r = await twain.producer<string>('crash').send(1, 'after the crash')
+    const r = await store.twain.producer<string>('crash').send(1, 'after the crash')
     expect(r.offset).toBe(before.length)
     const after = await readAll('crash')
     expect(after.map((m) => m.offset)).toEqual(after.map((_, i) => i))
@@ -80,8 +70,8 @@ describe('file backend across processes', () => {
   }, 60_000)
 
   it('ignores a torn final frame when reading, and the next writer truncates it', async () => {
-    await twain.createTopic('torn')
-    const p = twain.producer<string>('torn')
+    await store.twain.createTopic('torn')
+    const p = store.twain.producer<string>('torn')
     await p.sendBatch(Array.from({ length: 10 }, (_, i) => ({ key: i, value: `v${i}` })))
     const seg = activeSegment('torn')
     const goodSize = statSync(seg).size
@@ -94,7 +84,7 @@ describe('file backend across processes', () => {
     closeSync(fd)
 
     expect((await readAll('torn')).map((m) => m.value)).toEqual(Array.from({ length: 10 }, (_, i) => `v${i}`))
-    const other = await open(tmp.dir)
+    const other = await open(store.dir)
     try {
       const r = await other.producer<string>('torn').send(3, 'repaired')
       expect(r.offset).toBe(10)
@@ -106,8 +96,8 @@ describe('file backend across processes', () => {
   })
 
   it('survives a torn frame left by a writer that died mid-write: the next writer cuts it and goes on', async () => {
-    await twain.createTopic('cut')
-    const p = twain.producer<string>('cut')
+    await store.twain.createTopic('cut')
+    const p = store.twain.producer<string>('cut')
     await p.sendBatch([{ key: 1, value: 'a' }])
     await p.sendBatch([{ key: 1, value: 'b' }, { key: 1, value: 'c' }])
     const seg = activeSegment('cut')
@@ -126,8 +116,8 @@ describe('file backend across processes', () => {
   })
 
   it('refuses to write after acknowledged bytes were cut from the segment by another program (never reuses their offsets)', async () => {
-    await twain.createTopic('shrunk')
-    const p = twain.producer<string>('shrunk')
+    await store.twain.createTopic('shrunk')
+    const p = store.twain.producer<string>('shrunk')
     await p.sendBatch([{ key: 1, value: 'a' }])
     await p.sendBatch([{ key: 1, value: 'b' }, { key: 1, value: 'c' }])
     const seg = activeSegment('shrunk')
@@ -136,29 +126,29 @@ describe('file backend across processes', () => {
   })
 
   it('breaks a lock left by a dead process at once', async () => {
-    await twain.createTopic('locked')
+    await store.twain.createTopic('locked')
     const dead = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], { encoding: 'utf8' })
     const pid = Number(dead.stdout.trim())
-    const lock = join(tmp.dir, 'locked', '0.lock')
+    const lock = join(store.dir, 'locked', '0.lock')
     const fd = openSync(lock, 'wx')
     writeSync(fd, `${pid} deadbeef ${Date.now()}`)
     closeSync(fd)
     const started = Date.now()
-    const r = await twain.producer<string>('locked').send(1, 'through')
+    const r = await store.twain.producer<string>('locked').send(1, 'through')
     expect(r.offset).toBe(0)
     expect(Date.now() - started).toBeLessThan(1000)
   })
 
   it('delivers messages produced by another process to a tail, in order', async () => {
-    await twain.createTopic('live', { keyType: 'u8' })
+    await store.twain.createTopic('live', { keyType: 'u8' })
     const got: string[] = []
     const reading = (async () => {
-      for await (const m of twain.tail<string>('live')) {
+      for await (const m of store.twain.tail<string>('live')) {
         got.push(m.value)
         if (got.length === 300) break
       }
     })()
-    const child = spawnChild('produce.ts', [tmp.dir, 'live', '5', '300', '1'])
+    const child = spawnChild('produce.ts', [store.dir, 'live', '5', '300', '1'])
     const out = lines(child)
     expect(await exited(child), out.stderr()).toBe(0)
     await reading
@@ -168,8 +158,8 @@ describe('file backend across processes', () => {
 
 describe('teardown', () => {
   for (const mode of ['break', 'abort', 'unsubscribe', 'close-while-waiting']) {
-    it(`a process whose tail ends by ${mode} exits by itself after twain.close()`, async () => {
-      const child = spawnChild('tail-exit.ts', [tmp.dir, mode])
+    it(`a process whose tail ends by ${mode} exits by itself after store.twain.close()`, async () => {
+      const child = spawnChild('tail-exit.ts', [store.dir, mode])
       const out = lines(child)
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
       const code = await exited(child)

@@ -1,25 +1,18 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { InvalidArgumentError, open, type Message, type Twain } from '../../src/index.js'
-import { collect, makeTmp, rmTmp } from '../unit/helpers.js'
+import { describe, expect, it } from 'vitest'
+import { InvalidArgumentError, type Message } from '../../src/index.js'
+import { collect } from '../unit/helpers.js'
+import { useFileStore } from '../helpers/file-store.js'
 
 describe('values through a real topic', () => {
-  let dir: string
-  let twain: Twain
-  beforeEach(async () => {
-    dir = makeTmp()
-    twain = await open(dir)
+  const store = useFileStore({}, async (twain) => {
     await twain.createTopic('vals')
-  })
-  afterEach(async () => {
-    await twain.close()
-    rmTmp(dir)
   })
 
   async function roundTrip(values: unknown[]): Promise<Message[]> {
-    const p = twain.producer('vals')
-    const before = await twain.length('vals')
+    const p = store.twain.producer('vals')
+    const before = await store.twain.length('vals')
     await Promise.all(values.map((value) => p.send(1, value)))
-    const all = await collect(twain.history('vals', { from: before }))
+    const all = await collect(store.twain.history('vals', { from: before }))
     expect(all).toHaveLength(values.length)
     return all
   }
@@ -60,10 +53,10 @@ describe('values through a real topic', () => {
 
   it('fills the message envelope: topic, partition, offset, key, timestamp, headers, producerId, no type', async () => {
     const before = Date.now()
-    const p = twain.producer('vals')
+    const p = store.twain.producer('vals')
     await p.send(7, 'v', { headers: { a: '1', 'ü-h': 'wert 😀' } })
-    const [m] = await collect(twain.history('vals'))
-    expect(m).toMatchObject({ topic: 'vals', partition: 0, offset: 0, key: 7, value: 'v', headers: { a: '1', 'ü-h': 'wert 😀' }, producerId: twain.clientId })
+    const [m] = await collect(store.twain.history('vals'))
+    expect(m).toMatchObject({ topic: 'vals', partition: 0, offset: 0, key: 7, value: 'v', headers: { a: '1', 'ü-h': 'wert 😀' }, producerId: store.twain.clientId })
     expect(m?.type).toBeUndefined()
     expect(m?.timestamp).toBeGreaterThanOrEqual(before)
     expect(m?.timestamp).toBeLessThanOrEqual(Date.now())
@@ -75,20 +68,20 @@ describe('values through a real topic', () => {
     ['undefined', undefined],
   ] as Array<[string, unknown]>) {
     it(`rejects sending ${what} with InvalidArgumentError and writes nothing`, async () => {
-      const p = twain.producer('vals')
+      const p = store.twain.producer('vals')
       await expect(p.send(1, value)).rejects.toBeInstanceOf(InvalidArgumentError)
       await expect(p.sendBatch([{ key: 1, value: 'fine' }, { key: 2, value }])).rejects.toBeInstanceOf(InvalidArgumentError)
-      expect(await twain.length('vals')).toBe(0)
-      expect(await collect(twain.history('vals'))).toEqual([])
+      expect(await store.twain.length('vals')).toBe(0)
+      expect(await collect(store.twain.history('vals'))).toEqual([])
     })
   }
 
   it('a bad value in one send does not fail other sends of the same tick', async () => {
-    const p = twain.producer('vals')
+    const p = store.twain.producer('vals')
     const [good, bad, good2] = await Promise.allSettled([p.send(1, 'a'), p.send(1, { n: 1n }), p.send(1, 'b')])
     expect(good.status).toBe('fulfilled')
     expect(bad.status).toBe('rejected')
     expect(good2.status).toBe('fulfilled')
-    expect((await collect(twain.history('vals'))).map((m) => m.value)).toEqual(['a', 'b'])
+    expect((await collect(store.twain.history('vals'))).map((m) => m.value)).toEqual(['a', 'b'])
   })
 })
