@@ -4,9 +4,10 @@
  * redis-server.
  */
 import { randomBytes } from 'node:crypto'
-import { Redis } from 'ioredis'
+import { Cluster, Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import { open, type FileOpenOptions, type Twain } from '../../src/index.js'
+import { RedisCluster } from '../helpers/redis-cluster.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { tempDir } from '../helpers/tmp.js'
 import { blockedClients, directoryWatches } from '../helpers/waiting-reads.js'
@@ -34,8 +35,10 @@ export interface StoreCaps {
 
 export interface BackendKind {
   /** 'twainmq-v1': the file backend on a Python TwainMQ 0.1.9 root (`format: 'twainmq-v1'`). */
-  name: 'file' | 'redis' | 'twainmq-v1'
+  name: 'file' | 'redis' | 'cluster' | 'twainmq-v1'
   caps: StoreCaps
+  /** Redis or a Redis Cluster (the Redis backend). */
+  redis: boolean
   /** Call once at the top of a describe block: hooks that start/stop what the backend needs. */
   hooks(): void
   /** A fresh, empty store. */
@@ -46,8 +49,10 @@ export interface BackendKind {
    * read watches each partition directory it reads). Compare with a count taken before.
    */
   waitingReads(): Promise<number>
-  /** The suite's Redis server (redis only). */
-  server?: () => RedisServer
+  /** A client for key commands on the suite's Redis or Cluster (redis kinds only). */
+  keyClient?: () => Redis | Cluster
+  /** `CLIENT LIST` of every server (redis kinds only). */
+  clientList?: () => Promise<string>
 }
 
 const file = (format: 'native' | 'twainmq-v1' = 'native'): BackendKind => {
@@ -58,6 +63,7 @@ const file = (format: 'native' | 'twainmq-v1' = 'native'): BackendKind => {
   return {
     name: format === 'native' ? 'file' : format,
     caps: format === 'native' ? { headers: true, trim: true, retention: true, shared: false } : { headers: false, trim: false, retention: false, shared: false },
+    redis: false,
     hooks() {
       afterAll(() => {
         for (const rm of dirs.splice(0)) rm()
@@ -78,6 +84,7 @@ const redis = (): BackendKind => {
   return {
     name: 'redis',
     caps: { headers: true, trim: true, retention: true, shared: true },
+    redis: true,
     hooks() {
       beforeAll(async () => {
         server = await RedisServer.start()
@@ -98,12 +105,57 @@ const redis = (): BackendKind => {
       if (!admin) throw new Error('redis-server not started (call hooks() in the describe block)')
       return blockedClients(admin)
     },
-    server: () => server as RedisServer,
+    keyClient: () => admin as Redis,
+    clientList: async () => String(await (admin as Redis).client('LIST')),
   }
 }
 
-/** Both backends, for `describe.each(backends())('… on $name', (kind) => …)`. */
-export const backends = (): BackendKind[] => [file(), redis()]
+/** A 3-master Redis Cluster with a replica each, one per test file; each test a fresh key prefix. */
+const cluster = (): BackendKind => {
+  let nodes: RedisCluster | undefined
+  let client: Cluster | undefined
+  const started = (): RedisCluster => {
+    if (!nodes) throw new Error('Redis Cluster not started (call hooks() in the describe block)')
+    return nodes
+  }
+  const masters = async () => {
+    const c = started()
+    return (await c.masters()).map((m) => c.admin(m))
+  }
+  return {
+    name: 'cluster',
+    caps: { headers: true, trim: true, retention: true, shared: true },
+    redis: true,
+    hooks() {
+      beforeAll(async () => {
+        nodes = await RedisCluster.start()
+        client = new Cluster(nodes.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })), { redisOptions: { protocol: 2 } })
+      }, 60_000)
+      afterAll(async () => {
+        client?.disconnect()
+        await nodes?.destroy()
+      })
+    },
+    store() {
+      const url = started().url
+      const prefix = `c${randomBytes(5).toString('hex')}:`
+      return { target: url, prefix, open: (o) => open(url, { prefix, ...o }) }
+    },
+    async waitingReads() {
+      let n = 0
+      for (const m of await masters()) n += await blockedClients(m)
+      return n
+    },
+    keyClient: () => client as Cluster,
+    async clientList() {
+      const lists = await Promise.all((await masters()).map((m) => m.client('LIST')))
+      return lists.map(String).join('\n')
+    },
+  }
+}
+
+/** Every backend kind, for `describe.each(backends())('… on $name', (kind) => …)`. */
+export const backends = (): BackendKind[] => [file(), redis(), cluster()]
 
 /**
  * Every store kind: both backends and the Python TwainMQ store (a file root in TwainMQ 0.1.9

@@ -2,7 +2,6 @@
 // or polled is a member (DESIGN §3.6) but reads nothing; its first iteration or poll() starts the
 // reads. In shared mode (Redis), an idle member therefore holds no entries the live members cannot
 // get, and when its last iteration ends what it had fetched and not handed out goes back to the group.
-import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import type { Backend } from '../../src/backends/backend.js'
 import type { GroupMessage, Twain } from '../../src/index.js'
@@ -87,21 +86,16 @@ describe.each(backends())('demand-driven fetching on $name', (kind) => {
     await it2.return?.()
   })
 
-  if (kind.name !== 'redis') return
+  if (!kind.redis) return
 
   /** Entries pending per consumer name of partition 0's group. */
   async function pendingBy(topic: string, group: string): Promise<Record<string, number>> {
-    const server = kind.server?.()
-    if (!server) throw new Error('no redis-server')
-    const admin = new Redis({ port: server.port, host: '127.0.0.1', protocol: 2 })
-    try {
-      const rows = (await admin.xpending(`${ctx.store.prefix}{${topic}:0}`, group, '-', '+', 10_000)) as Array<[string, string, number, number]>
-      const out: Record<string, number> = {}
-      for (const [, name] of rows) out[name] = (out[name] ?? 0) + 1
-      return out
-    } finally {
-      admin.disconnect()
-    }
+    const admin = kind.keyClient?.()
+    if (!admin) throw new Error('no Redis client')
+    const rows = (await admin.xpending(`${ctx.store.prefix}{${topic}:0}`, group, '-', '+', 10_000)) as Array<[string, string, number, number]>
+    const out: Record<string, number> = {}
+    for (const [, name] of rows) out[name] = (out[name] ?? 0) + 1
+    return out
   }
 
   it('shared: a member created and never iterated holds nothing; the live member next to it gets every message', async () => {
@@ -136,26 +130,21 @@ describe.each(backends())('demand-driven fetching on $name', (kind) => {
 
   it('shared: a blocked read that returns after the last iteration ended gives its entries back, uncounted', async () => {
     await ctx.twain.createTopic('t')
-    const server = kind.server?.()
-    if (!server) throw new Error('no redis-server')
-    const admin = new Redis({ port: server.port, host: '127.0.0.1', protocol: 2 })
-    try {
-      // A long claim time: its blocking reads wait up to 5 s.
-      const first = ctx.twain.consumer<string>('t', { group: 'g', mode: 'shared', name: 'first', claimAfterMs: 30_000 })
-      const it1 = first[Symbol.asyncIterator]()
-      const pending = it1.next()
-      await until(async () => /name=twainmq:shared .*cmd=xreadgroup/.test(String(await admin.client('LIST'))), 5000, 'a blocked XREADGROUP')
-      await it1.return?.()
-      expect((await pending).done).toBe(true)
-      await fill(ctx.twain, 't', 10) // the blocked read of 'first' gets them
-      const live = (await ctx.open()).consumer<string>('t', { group: 'g', mode: 'shared', name: 'live', claimAfterMs: 400 })
-      const got = await take(live[Symbol.asyncIterator](), 10)
-      expect(got.map((m) => m.offset).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
-      expect(got.map((m) => m.deliveryCount)).toEqual(Array(10).fill(1))
-      await live.commit()
-      expect(await pendingBy('t', 'g')).toEqual({})
-    } finally {
-      admin.disconnect()
-    }
+    const clients = kind.clientList
+    if (!clients) throw new Error('no Redis client list')
+    // A long claim time: its blocking reads wait up to 5 s.
+    const first = ctx.twain.consumer<string>('t', { group: 'g', mode: 'shared', name: 'first', claimAfterMs: 30_000 })
+    const it1 = first[Symbol.asyncIterator]()
+    const pending = it1.next()
+    await until(async () => /name=twainmq:shared .*cmd=xreadgroup/.test(await clients()), 5000, 'a blocked XREADGROUP')
+    await it1.return?.()
+    expect((await pending).done).toBe(true)
+    await fill(ctx.twain, 't', 10) // the blocked read of 'first' gets them
+    const live = (await ctx.open()).consumer<string>('t', { group: 'g', mode: 'shared', name: 'live', claimAfterMs: 400 })
+    const got = await take(live[Symbol.asyncIterator](), 10)
+    expect(got.map((m) => m.offset).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
+    expect(got.map((m) => m.deliveryCount)).toEqual(Array(10).fill(1))
+    await live.commit()
+    expect(await pendingBy('t', 'g')).toEqual({})
   })
 })

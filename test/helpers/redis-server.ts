@@ -128,6 +128,7 @@ export class RedisServer {
     if (!child || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
     process.kill(child.pid, 'SIGTERM')
+    process.kill(child.pid, 'SIGCONT') // a paused server acts on SIGTERM only once it runs again
     const timer = setTimeout(() => {
       try {
         process.kill(child.pid as number, 'SIGKILL')
@@ -137,6 +138,26 @@ export class RedisServer {
     }, 5000)
     await exited
     clearTimeout(timer)
+  }
+
+  /** Whether the process is running (started, not exited; it may be paused). */
+  get running(): boolean {
+    const c = this.child
+    return c !== undefined && c.exitCode === null && c.signalCode === null
+  }
+
+  /** kill -9 by PID; resolves once the process has exited. `restart()` brings it back. */
+  async kill(): Promise<void> {
+    const child = this.child
+    if (!child || child.pid === undefined || !this.running) return
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+    process.kill(child.pid, 'SIGKILL')
+    await exited
+  }
+
+  /** Freeze (SIGSTOP) or thaw (SIGCONT) the process, as a VM pause or a partition would. */
+  pause(on: boolean): void {
+    if (this.child?.pid !== undefined && this.running) process.kill(this.child.pid, on ? 'SIGSTOP' : 'SIGCONT')
   }
 
   /** Stop and start again on the same port and directory (with AOF, the data survives). */

@@ -1,0 +1,218 @@
+/**
+ * A private Redis Cluster for tests and benchmarks: `masters` × (1 + `replicas`) `redis-server`
+ * processes on free loopback ports (never 6379), each with its own directory and AOF, formed with
+ * `redis-cli --cluster create`. Faults: kill -9, freeze (SIGSTOP/SIGCONT), restart, manual
+ * failover, slot migration (at once or key by key). Every process is stopped by its PID.
+ */
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { Redis } from 'ioredis'
+import { RedisServer } from './redis-server.js'
+import { sleep, until } from './wait.js'
+
+const run = promisify(execFile)
+
+export interface RedisClusterOptions {
+  /** @default 3 */
+  masters?: number
+  /** Replicas per master. @default 1 */
+  replicas?: number
+  /** `cluster-node-timeout`: how long a silent master stays master. @default 2000 */
+  nodeTimeoutMs?: number
+  /** More `redis-server` arguments for every node. */
+  args?: string[]
+}
+
+/** One line of `CLUSTER NODES`. */
+export interface ClusterNodeInfo {
+  id: string
+  port: number
+  role: 'master' | 'replica'
+  /** The master's id (replicas). */
+  masterId: string | undefined
+  /** Flags such as `fail`, `fail?`, `myself`. */
+  flags: string[]
+  /** Slot ranges `[from, to]` (masters). */
+  slots: Array<[number, number]>
+}
+
+function parseNodes(text: string): ClusterNodeInfo[] {
+  return text
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [id, addr, flagText, master, , , , , ...slots] = line.trim().split(' ')
+      const flags = (flagText ?? '').split(',')
+      return {
+        id: id as string,
+        port: Number(/:(\d+)@/.exec(addr ?? '')?.[1] ?? 0),
+        role: flags.includes('master') ? 'master' : 'replica',
+        masterId: master === '-' ? undefined : master,
+        flags,
+        slots: slots.filter((s) => !s.startsWith('[')).map((s) => {
+          const [a, b] = s.split('-').map(Number)
+          return [a as number, (b ?? a) as number]
+        }),
+      }
+    })
+}
+
+export class RedisCluster {
+  private readonly admins = new Map<number, Redis>()
+
+  private constructor(
+    readonly nodes: RedisServer[],
+    readonly nodeTimeoutMs: number,
+  ) {}
+
+  static async start(options: RedisClusterOptions = {}): Promise<RedisCluster> {
+    const masters = options.masters ?? 3
+    const replicas = options.replicas ?? 1
+    const nodeTimeoutMs = options.nodeTimeoutMs ?? 2000
+    const args = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(nodeTimeoutMs), ...(options.args ?? [])]
+    const nodes: RedisServer[] = []
+    const cluster = new RedisCluster(nodes, nodeTimeoutMs)
+    try {
+      for (let i = 0; i < masters * (1 + replicas); i++) nodes.push(await RedisServer.start({ aof: true, args }))
+      if (replicas === 0 && masters === 1) {
+        // redis-cli needs 3 masters: assign every slot by hand.
+        await cluster.admin(nodes[0] as RedisServer).call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383')
+      } else {
+        const hosts = nodes.map((n) => `127.0.0.1:${n.port}`)
+        await run('redis-cli', ['--cluster', 'create', ...hosts, '--cluster-replicas', String(replicas), '--cluster-yes'], { timeout: 30_000 })
+      }
+      await cluster.waitHealthy()
+      return cluster
+    } catch (e) {
+      await cluster.destroy()
+      throw e
+    }
+  }
+
+  /** `redis+cluster://` URL naming every node. */
+  get url(): string {
+    return `redis+cluster://${this.nodes.map((n) => `127.0.0.1:${n.port}`).join(',')}`
+  }
+
+  /** An admin connection to one node (commands time out instead of hanging on a frozen node). */
+  admin(node: RedisServer): Redis {
+    let c = this.admins.get(node.port)
+    if (!c) {
+      c = new Redis({ host: '127.0.0.1', port: node.port, protocol: 2, commandTimeout: 3000, maxRetriesPerRequest: 1, retryStrategy: () => 100, lazyConnect: false })
+      c.on('error', () => undefined) // a killed node: commands fail, the test decides
+      this.admins.set(node.port, c)
+    }
+    return c
+  }
+
+  node(port: number): RedisServer {
+    const n = this.nodes.find((x) => x.port === port)
+    if (!n) throw new Error(`no cluster node on port ${port}`)
+    return n
+  }
+
+  /** The cluster as a running node other than `exclude` sees it. */
+  async topology(exclude: readonly RedisServer[] = []): Promise<ClusterNodeInfo[]> {
+    for (const n of this.nodes) {
+      if (!n.running || exclude.includes(n)) continue
+      try {
+        return parseNodes(String(await this.admin(n).call('CLUSTER', 'NODES')))
+      } catch {
+        /* try the next */
+      }
+    }
+    throw new Error('no cluster node answers CLUSTER NODES')
+  }
+
+  /** The running masters (by the topology a live node reports). */
+  async masters(exclude: readonly RedisServer[] = []): Promise<RedisServer[]> {
+    return (await this.topology(exclude)).filter((n) => n.role === 'master' && !n.flags.some((f) => f.startsWith('fail'))).map((n) => this.node(n.port))
+  }
+
+  /** The slot of a key. */
+  async slotOf(key: string): Promise<number> {
+    for (const n of this.nodes) if (n.running) return Number(await this.admin(n).call('CLUSTER', 'KEYSLOT', key))
+    throw new Error('no node running')
+  }
+
+  /** The master serving `slot` now, as a node other than `exclude` sees it (undefined: none, e.g. mid-failover). */
+  async servingMaster(slot: number, exclude: readonly RedisServer[] = []): Promise<RedisServer | undefined> {
+    const m = (await this.topology(exclude)).find((n) => n.role === 'master' && !n.flags.includes('fail') && n.slots.some(([a, b]) => slot >= a && slot <= b))
+    return m && this.node(m.port)
+  }
+
+  /** The master serving `slot` now. */
+  async masterOf(slot: number, exclude: readonly RedisServer[] = []): Promise<RedisServer> {
+    const m = await this.servingMaster(slot, exclude)
+    if (!m) throw new Error(`no master serves slot ${slot}`)
+    return m
+  }
+
+  /** The replicas of a master. */
+  async replicasOf(master: RedisServer): Promise<RedisServer[]> {
+    const topo = await this.topology([master])
+    const id = topo.find((n) => n.port === master.port)?.id
+    return topo.filter((n) => n.role === 'replica' && n.masterId === id).map((n) => this.node(n.port))
+  }
+
+  /**
+   * Wait until every running node reports `cluster_state:ok` with all 16384 slots served, agrees
+   * on the masters, and every replica's link to its master is up.
+   */
+  async waitHealthy(ms = 30_000): Promise<void> {
+    await until(async () => {
+      try {
+        const views = new Set<string>()
+        for (const n of this.nodes) {
+          if (!n.running) continue
+          const info = String(await this.admin(n).call('CLUSTER', 'INFO'))
+          if (!info.includes('cluster_state:ok') || !info.includes('cluster_slots_ok:16384')) return false
+          const repl = String(await this.admin(n).call('INFO', 'replication'))
+          if (repl.includes('role:slave') && !repl.includes('master_link_status:up')) return false
+          const topo = parseNodes(String(await this.admin(n).call('CLUSTER', 'NODES')))
+          if (topo.some((t) => t.flags.some((f) => f.startsWith('fail')) && this.node(t.port).running)) return false
+          views.add(JSON.stringify(topo.map((t) => [t.port, t.role, t.masterId, t.slots]).sort()))
+        }
+        return views.size === 1 // every node sees the same roles and slots
+      } catch {
+        return false
+      }
+    }, ms, 'a healthy cluster')
+  }
+
+  /** Manual failover: `replica` becomes its master's master (`FORCE` when the master is down). */
+  async failover(replica: RedisServer, mode: 'default' | 'FORCE' | 'TAKEOVER' = 'default'): Promise<void> {
+    await this.admin(replica).call('CLUSTER', 'FAILOVER', ...(mode === 'default' ? [] : [mode]))
+    await until(async () => String(await this.admin(replica).call('ROLE')).startsWith('master'), 20_000, `node ${replica.port} to become master`)
+  }
+
+  /**
+   * Move `slot` to `target` (a master): keys are migrated `batch` at a time with `pauseMs` between
+   * batches (a slow migration leaves the slot half moved for a while), then every master is told.
+   */
+  async migrateSlot(slot: number, target: RedisServer, options: { batch?: number; pauseMs?: number } = {}): Promise<void> {
+    const source = await this.masterOf(slot)
+    if (source === target) return
+    const topo = await this.topology()
+    const id = (n: RedisServer): string => topo.find((t) => t.port === n.port)?.id as string
+    await this.admin(target).call('CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', id(source))
+    await this.admin(source).call('CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', id(target))
+    for (;;) {
+      const keys = (await this.admin(source).call('CLUSTER', 'GETKEYSINSLOT', String(slot), String(options.batch ?? 100))) as string[]
+      if (keys.length === 0) break
+      await this.admin(source).call('MIGRATE', '127.0.0.1', String(target.port), '', '0', '10000', 'KEYS', ...keys)
+      if (options.pauseMs) await sleep(options.pauseMs)
+    }
+    for (const m of [target, source, ...(await this.masters()).filter((n) => n !== target && n !== source)]) {
+      await this.admin(m).call('CLUSTER', 'SETSLOT', String(slot), 'NODE', id(target))
+    }
+  }
+
+  /** Stop every node (thawing frozen ones) and remove their directories. */
+  async destroy(): Promise<void> {
+    for (const c of this.admins.values()) c.disconnect()
+    this.admins.clear()
+    await Promise.all(this.nodes.map((n) => n.destroy()))
+  }
+}
