@@ -69,59 +69,6 @@ export function createDedicated(base: Client, name: string): Client {
   return base.duplicate({ lazyConnect: false, enableAutoPipelining: false, maxRetriesPerRequest: null, connectionName: name })
 }
 
-/** The socket of a client, once it has one. */
-function sockets(client: Redis): Array<{ ref(): unknown; unref(): unknown }> {
-  const s = (client as unknown as { stream?: { ref(): unknown; unref(): unknown } }).stream
-  return s && typeof s.unref === 'function' ? [s] : []
-}
-
-/**
- * Whether a client's sockets keep the process alive. A Redis socket is a live handle even when
- * idle; twainmq lets a script that forgets `close()` exit like the file backend does: the command
- * client holds the process only while commands are in flight, a blocking client only while a
- * persistent reader uses it.
- */
-export class KeepAlive {
-  private busy = 0
-  private pinned = false
-
-  constructor(private readonly client: Client) {
-    if (client instanceof Cluster) return // a Cluster has timers of its own and stays referenced: close() it
-    client.on('connect', () => this.apply())
-    client.on('ready', () => this.apply())
-  }
-
-  /** Count every command the client sends (the command client). */
-  trackCommands(): this {
-    if (this.client instanceof Cluster) return this
-    const redis = this.client as Redis & { sendCommand(c: { promise: Promise<unknown> }, s?: unknown): unknown }
-    const send = redis.sendCommand.bind(redis) as (c: { promise: Promise<unknown> }, s?: unknown) => unknown
-    const done = () => {
-      if (--this.busy === 0) this.apply()
-    }
-    redis.sendCommand = (command, stream) => {
-      if (this.busy++ === 0) this.apply()
-      command.promise.then(done, done)
-      return send(command, stream)
-    }
-    return this
-  }
-
-  /** Hold the process while `on` (a persistent reader). */
-  pin(on: boolean): void {
-    if (on !== this.pinned) {
-      this.pinned = on
-      this.apply()
-    }
-  }
-
-  private apply(): void {
-    if (this.client instanceof Cluster) return
-    const hold = this.pinned || this.busy > 0
-    for (const s of sockets(this.client)) hold ? s.ref() : s.unref()
-  }
-}
-
 const CONNECTION_RE = /Connection is closed|aborted due to connection close|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|Stream isn't writeable|Socket closed|max retries per request|LOADING|connect ETIMEDOUT|None of startup nodes|Failed to refresh slots|CLUSTERDOWN/i
 
 /** Whether a failure is the connection's (the command may or may not have run). */

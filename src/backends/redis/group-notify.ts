@@ -1,4 +1,5 @@
-import { createDedicated, KeepAlive, type Client } from './connection.js'
+import { createDedicated, type Client } from './connection.js'
+import { KeepAlive } from './keep-alive.js'
 
 interface Listener {
   onChange: () => void

@@ -1,4 +1,5 @@
-import { createDedicated, KeepAlive, type Client } from './connection.js'
+import { createDedicated, type Client } from './connection.js'
+import { KeepAlive } from './keep-alive.js'
 import type { MemberPartition } from './shared-entries.js'
 
 /** `XREADGROUP` reply (RESP2, Buffers): per stream, its entries. */

@@ -1,5 +1,6 @@
 import { entryFields, offsetOf, type EntryFields } from './entry-codec.js'
-import { createDedicated, KeepAlive, type Client } from './connection.js'
+import { createDedicated, type Client } from './connection.js'
+import { KeepAlive } from './keep-alive.js'
 import type { RedisKeys } from './keys.js'
 import type { RawEntry, RecentEntries } from './reader.js'
 
