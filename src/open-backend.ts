@@ -24,9 +24,6 @@ export async function openBackend(target: string | undefined, options: FileOpenO
   }
   if (t.kind === 'redis') {
     const prefix = options.prefix ?? 'twainmq:'
-    if (typeof prefix !== 'string' || prefix.length > 1000) {
-      throw new InvalidArgumentError(`prefix must be a string of at most 1000 characters, got ${JSON.stringify(prefix)}`)
-    }
     // Loaded only for a Redis target: a file-backend app never loads ioredis (decision 59).
     const { RedisBackend } = await import('./backends/redis/redis-backend.js')
     return { backend: await RedisBackend.connect({ url: t.url, cluster: t.cluster }, { prefix, clientId }), clientId }

@@ -94,7 +94,7 @@ export type FsyncPolicy = 'never' | 'batch' | 'always' | number
 
 /** Options of `open()`. */
 export interface OpenOptions {
-  /** Redis key prefix. @default 'twainmq:' */
+  /** Redis key prefix; no `{` or `}` (every key's Cluster hash tag is twainmq's: InvalidArgumentError). @default 'twainmq:' */
   prefix?: string
   /**
    * When the file backend forces data to disk. `'never'`: page cache only (survives a process crash,

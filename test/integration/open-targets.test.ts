@@ -56,6 +56,14 @@ describe('a Redis database the server does not have', () => {
     const ok = await open(`${redis.url}/3`)
     await ok.close()
   })
+
+  it('a prefix with a brace is refused: its hash tag would put every key in one Redis Cluster slot, or break scripts with CROSSSLOT', async () => {
+    for (const prefix of ['app{1}:', 'x}', '{']) {
+      await expect(open(redis.url, { prefix })).rejects.toMatchObject({ name: 'InvalidArgumentError', message: expect.stringContaining(JSON.stringify(prefix)) })
+    }
+    const ok = await open(redis.url, { prefix: 'app-1:' })
+    await ok.close()
+  })
 })
 
 describe('tail({ from })', () => {

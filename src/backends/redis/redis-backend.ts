@@ -88,6 +88,9 @@ export class RedisBackend implements Backend {
     if (options.prefix !== undefined && (typeof options.prefix !== 'string' || options.prefix.length > 1000)) {
       throw new InvalidArgumentError(`prefix must be a string of at most 1000 characters, got ${JSON.stringify(options.prefix)}`)
     }
+    // Every key's hash tag is twainmq's (`{topic:partition}`, `{group}`): a brace in the prefix would
+    // make Redis hash the prefix instead, one slot for everything (or CROSSSLOT in scripts) on a Cluster.
+    if (options.prefix?.match(/[{}]/)) throw new InvalidArgumentError(`prefix cannot contain "{" or "}" (Redis Cluster hash tags), got ${JSON.stringify(options.prefix)}`)
     const client = createClient(target)
     client.on('error', () => undefined) // failures reach callers as rejected commands; ioredis reconnects
     new KeepAlive(client).trackCommands()
