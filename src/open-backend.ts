@@ -9,7 +9,7 @@ import { checkInt, checkKnownKeys } from './core/names.js'
 import { parseTarget } from './open-target.js'
 import type { FileOpenOptions } from './twain-options.js'
 
-const OPEN_KEYS = ['prefix', 'fsync', 'clientId', 'format', 'segmentBytes', 'pollMs', 'maxOpenFiles']
+const OPEN_KEYS = ['prefix', 'fsync', 'clientId', 'format', 'segmentBytes', 'pollMs', 'maxOpenFiles', 'replicaAcks', 'replicaAckTimeoutMs']
 
 /**
  * What `open()` does before there is a `Twain`: check the options (unknown keys and bad values are
@@ -22,12 +22,15 @@ export async function openBackend(target: string | undefined, options: FileOpenO
   if (typeof clientId !== 'string' || clientId.length === 0 || Buffer.byteLength(clientId) > 255) {
     throw new InvalidArgumentError(`clientId must be a string of 1-255 bytes, got ${JSON.stringify(clientId)}`)
   }
+  const replicaAcks = checkInt('replicaAcks', options.replicaAcks ?? 0, 0, 64)
+  const replicaAckTimeoutMs = checkInt('replicaAckTimeoutMs', options.replicaAckTimeoutMs ?? 2000, 1, 600_000)
   if (t.kind === 'redis') {
     const prefix = options.prefix ?? 'twainmq:'
     // Loaded only for a Redis target: a file-backend app never loads ioredis (decision 59).
     const { RedisBackend } = await import('./backends/redis/redis-backend.js')
-    return { backend: await RedisBackend.connect({ url: t.url, cluster: t.cluster }, { prefix, clientId }), clientId }
+    return { backend: await RedisBackend.connect({ url: t.url, cluster: t.cluster }, { prefix, clientId, replicaAcks, replicaAckTimeoutMs }), clientId }
   }
+  if (replicaAcks > 0) throw new InvalidArgumentError(`replicaAcks is for Redis targets (replicas acknowledging a send); the file backend's durability is fsync, got replicaAcks ${replicaAcks}`)
   const fsync = options.fsync ?? 'never'
   if (!(fsync === 'never' || fsync === 'batch' || fsync === 'always' || (typeof fsync === 'number' && fsync > 0 && Number.isFinite(fsync)))) {
     throw new InvalidArgumentError(`fsync must be 'never', 'batch', 'always' or an interval in ms, got ${JSON.stringify(fsync)}`)

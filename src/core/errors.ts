@@ -126,9 +126,16 @@ export type FencedError = InstanceType<typeof FencedError>
 /** An option or argument out of its range. */
 export const InvalidArgumentError = subclass('InvalidArgumentError', 'ERR_INVALID_ARGUMENT')
 export type InvalidArgumentError = InstanceType<typeof InvalidArgumentError>
-/** The backend could not be reached. */
-export const ConnectionError = subclass('ConnectionError', 'ERR_CONNECTION', true)
-export type ConnectionError = InstanceType<typeof ConnectionError>
+/**
+ * The backend could not be reached, or refused who connected. Retriable, except when the server
+ * refused the credentials or their rights (NOAUTH, WRONGPASS, NOPERM): retrying cannot help.
+ */
+export class ConnectionError extends TwainError {
+  constructor(message: string, options: Opts & { retriable?: boolean } = {}) {
+    super(message, { code: 'ERR_CONNECTION', retriable: options.retriable ?? true, cause: options.cause })
+    this.name = 'ConnectionError'
+  }
+}
 /**
  * The backend failed an operation (I/O error, Redis error). `code` is `ERR_DISK_FULL` when the disk
  * or quota is full (`ENOSPC`/`EDQUOT`, retriable: the same call succeeds once space returns), else

@@ -106,6 +106,18 @@ export interface OpenOptions {
   fsync?: FsyncPolicy
   /** Identity of this instance, stored as `producerId` on what it writes. @default `<host>-<pid>-<random>` */
   clientId?: string
+  /**
+   * Redis only: a send resolves only once this many replicas of the partition's master hold its
+   * batch (`WAIT`), so a failover to one of them keeps every acknowledged send. 0: a send resolves
+   * when the master has it (a failover can lose the last few). @default 0
+   */
+  replicaAcks?: number
+  /**
+   * Redis only: how long a send waits for `replicaAcks` replicas; when fewer acknowledge it in
+   * time it rejects with a retriable `TimeoutError` (the batch is on the master, not yet safe).
+   * @default 2000
+   */
+  replicaAckTimeoutMs?: number
   /** On-disk format of the file backend. `'twainmq-v1'` opens a Python TwainMQ root. @default 'native' */
   format?: 'native' | 'twainmq-v1'
 }

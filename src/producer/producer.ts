@@ -164,6 +164,7 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     const prep = new Preparer(meta, this.partitioner, this.types, Date.now())
     const byPartition = new Map<number, PreparedRecord[]>()
     const only: PreparedRecord[] | undefined = meta.partitions === 1 ? [] : undefined
+    const singles: SendRecord[] = []
     let bytes = 0
     for (const pending of batch) {
       try {
@@ -171,6 +172,7 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
           let r = prep.send(pending)
           if (r instanceof Promise) r = await r
           bytes += place(r, only, byPartition)
+          singles.push(pending)
           continue
         }
         const items = pending.items
@@ -186,18 +188,31 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
       }
     }
     if (only?.length) byPartition.set(0, only)
-    // Write each partition's records in send order; offsets are written back into the records.
+    // Write each partition's records in send order; offsets are written back into the records. A
+    // send settles when its partition's write does: a slow partition (a master failing over) holds
+    // up only the sends to it, and batches spanning it.
     const failures = new Map<PreparedRecord, unknown>()
-    const writes = Promise.all([...byPartition].map(([partition, records]) => this.writePartition(partition, records, failures)))
+    const sendsOf = new Map<number, SendRecord[]>()
+    for (const r of singles) {
+      const list = sendsOf.get(r.partition)
+      if (list) list.push(r)
+      else sendsOf.set(r.partition, [r])
+    }
+    const settle = (r: SendRecord): void => {
+      if (r.offset >= 0) r.resolve({ partition: r.partition, offset: r.offset })
+      else if (failures.has(r)) r.reject(failures.get(r))
+    }
+    const writes = Promise.all(
+      [...byPartition].map(async ([partition, records]) => {
+        await this.writePartition(partition, records, failures)
+        for (const r of sendsOf.get(partition) ?? []) settle(r)
+      }),
+    )
     // Every first append is issued now; a partition written in several batches keeps the turn until done.
     if (bytes < MAX_BATCH_BYTES && [...byPartition.values()].every((rs) => rs.length <= this.maxBatch)) issued()
     await writes
     for (const pending of batch) {
-      if (pending instanceof SendRecord) {
-        if (pending.offset >= 0) pending.resolve({ partition: pending.partition, offset: pending.offset })
-        else if (failures.has(pending)) pending.reject(failures.get(pending))
-        continue // a send that failed preparation was rejected then
-      }
+      if (pending instanceof SendRecord) continue // settled with its partition, or rejected in preparation
       const records = pending.prepared
       if (records === undefined) continue
       let error: unknown

@@ -19,6 +19,8 @@ export interface RedisClusterOptions {
   replicas?: number
   /** `cluster-node-timeout`: how long a silent master stays master. @default 2000 */
   nodeTimeoutMs?: number
+  /** A password every node requires (`requirepass`, `masterauth`). */
+  password?: string
   /** More `redis-server` arguments for every node. */
   args?: string[]
 }
@@ -64,15 +66,18 @@ export class RedisCluster {
   private constructor(
     readonly nodes: RedisServer[],
     readonly nodeTimeoutMs: number,
+    private readonly password: string | undefined,
   ) {}
 
   static async start(options: RedisClusterOptions = {}): Promise<RedisCluster> {
     const masters = options.masters ?? 3
     const replicas = options.replicas ?? 1
     const nodeTimeoutMs = options.nodeTimeoutMs ?? 2000
-    const args = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(nodeTimeoutMs), ...(options.args ?? [])]
+    const pw = options.password
+    const auth = pw === undefined ? [] : ['--requirepass', pw, '--masterauth', pw]
+    const args = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(nodeTimeoutMs), ...auth, ...(options.args ?? [])]
     const nodes: RedisServer[] = []
-    const cluster = new RedisCluster(nodes, nodeTimeoutMs)
+    const cluster = new RedisCluster(nodes, nodeTimeoutMs, pw)
     try {
       for (let i = 0; i < masters * (1 + replicas); i++) nodes.push(await RedisServer.start({ aof: true, args }))
       if (replicas === 0 && masters === 1) {
@@ -80,7 +85,8 @@ export class RedisCluster {
         await cluster.admin(nodes[0] as RedisServer).call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383')
       } else {
         const hosts = nodes.map((n) => `127.0.0.1:${n.port}`)
-        await run('redis-cli', ['--cluster', 'create', ...hosts, '--cluster-replicas', String(replicas), '--cluster-yes'], { timeout: 30_000 })
+        const cliAuth = pw === undefined ? [] : ['-a', pw, '--no-auth-warning']
+        await run('redis-cli', [...cliAuth, '--cluster', 'create', ...hosts, '--cluster-replicas', String(replicas), '--cluster-yes'], { timeout: 30_000 })
       }
       await cluster.waitHealthy()
       return cluster
@@ -99,7 +105,7 @@ export class RedisCluster {
   admin(node: RedisServer): Redis {
     let c = this.admins.get(node.port)
     if (!c) {
-      c = new Redis({ host: '127.0.0.1', port: node.port, protocol: 2, commandTimeout: 3000, maxRetriesPerRequest: 1, retryStrategy: () => 100, lazyConnect: false })
+      c = new Redis({ host: '127.0.0.1', port: node.port, protocol: 2, ...(this.password === undefined ? {} : { password: this.password }), commandTimeout: 3000, maxRetriesPerRequest: 1, retryStrategy: () => 100, lazyConnect: false })
       c.on('error', () => undefined) // a killed node: commands fail, the test decides
       this.admins.set(node.port, c)
     }

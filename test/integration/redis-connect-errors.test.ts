@@ -58,6 +58,7 @@ describe('open() says why it cannot connect', () => {
     const e = await failure(secured.url)
     expect(e.message).toMatch(/requires a password \(NOAUTH\).*redis:\/\/:password@/)
     expect((e.cause as Error).message).toMatch(/^NOAUTH/)
+    expect(e.retriable).toBe(false) // retrying cannot help
   })
 
   it('a wrong password (or user): WRONGPASS, and the password is not in the message', async () => {
@@ -66,10 +67,29 @@ describe('open() says why it cannot connect', () => {
       expect(e.message).toMatch(/wrong user name or password \(WRONGPASS\)/)
       expect(e.message).not.toMatch(/wrong@|sekret/)
       expect((e.cause as Error).message).toMatch(/^WRONGPASS/)
+      expect(e.retriable).toBe(false)
     }
     const ok = await open(`redis://:sekret@127.0.0.1:${secured.port}`, { prefix: 'x:' })
     expect(await ok.ping()).toBe(true)
     await ok.close()
+  })
+
+  it('an ACL user that may not use the prefix or scripts: NOPERM at open, not at the first send', async () => {
+    const admin = await open(`redis://:sekret@127.0.0.1:${secured.port}`, { prefix: 'x:' })
+    await admin.close()
+    const { Redis } = await import('ioredis')
+    const raw = new Redis({ port: secured.port, host: '127.0.0.1', password: 'sekret', protocol: 2 })
+    try {
+      await raw.call('ACL', 'SETUSER', 'keys-only', 'on', '>pw', '~x:*', '&*', '+@all', '-@scripting')
+      await raw.call('ACL', 'SETUSER', 'elsewhere', 'on', '>pw', '~other:*', '+@all')
+    } finally {
+      raw.disconnect()
+    }
+    for (const user of ['keys-only', 'elsewhere']) {
+      const e = await failure(`redis://${user}:pw@127.0.0.1:${secured.port}`)
+      expect(e.message).toMatch(/may not use twainmq's keys or commands \(NOPERM/)
+      expect(e.retriable).toBe(false)
+    }
   })
 
   it('an unknown host: ENOTFOUND with the host name', async () => {

@@ -4,13 +4,16 @@ import { recordBytes, typeBytes, writeRecord } from '../record-codec.js'
 import type { RecordInput } from '../record.js'
 import { isConnectionError, redisError, sleep } from './connection.js'
 import type { RedisKeys } from './keys.js'
+import type { ReplicaAcks } from './replica-acks.js'
 import type { Scripts } from './scripts.js'
 
 /** Records per script call: larger appends go as several calls in one pipeline (a few ms of Lua each). */
 const PART_RECORDS = 2000
 const PART_BYTES = 2 * 1024 * 1024
-/** Retries of a part after connection failures, with backoff (about 30 s in all). */
-const MAX_ATTEMPTS = 25
+/** How long a part is retried after connection failures (a restart, a failover) before the append fails. */
+const RETRY_FOR_MS = 30_000
+/** Longest pause between two tries: short, so a send moves to a promoted replica soon after the promotion. */
+const MAX_BACKOFF_MS = 250
 /** Parts of one append in flight at once (the script remembers 32 batches per instance). */
 const WINDOW = 16
 /** How long to wait for another instance's multi-part append to finish before giving up. */
@@ -24,6 +27,9 @@ type Part = 'one' | 'first' | 'next' | 'last'
  * numbers with their base offsets, so a call re-sent after a dropped connection (by ioredis or by
  * the retry below) returns the offsets it got the first time instead of writing again. Appends to
  * one partition from one instance are serialised, so sequence numbers reach Redis in order.
+ * With `replicaAcks`, each window of parts is also waited on until that many replicas hold it; a
+ * connection lost meanwhile (the master failed over) re-sends the window with the same numbers,
+ * which the new master applies if the old one's copy never reached it, or recognises if it did.
  */
 export class RedisAppender {
   /** Identifies this instance's batches (the clientId alone may be shared by several instances). */
@@ -36,6 +42,7 @@ export class RedisAppender {
     private readonly scripts: Scripts,
     private readonly keys: RedisKeys,
     clientId: string,
+    private readonly acks?: ReplicaAcks,
   ) {
     this.token = `${clientId.replace(/\s/g, '_')}/${randomBytes(6).toString('hex')}`
   }
@@ -70,22 +77,23 @@ export class RedisAppender {
     for (let from = 0; from < chunks.length; from += WINDOW) {
       const window = chunks.slice(from, from + WINDOW)
       let attempt = 0
-      const busySince = Date.now()
+      const since = Date.now()
       for (;;) {
         try {
           // One pipeline: the calls are issued in one tick and written back to back without waiting for replies.
           const now = Date.now()
           const replies = await Promise.all(window.map((c, k) => this.scripts.call('append', keys, [this.token, first + from + k, part(from + k), maxMessages, producerId, now, c])))
           if (from === 0) base = Number((replies[0] as (typeof replies)[number])[0])
+          await this.acks?.wait(keys[0], `Append to "${topic}" partition ${partition}`)
           break
         } catch (e) {
           const msg = e instanceof Error ? e.message : String(e)
           if (msg.startsWith('NOTOPIC')) throw new TopicNotFoundError(`Topic "${topic}" (partition ${partition}) does not exist`)
           const busy = msg.startsWith('BUSY') || msg.startsWith('SEQGAP')
-          const retry = busy ? Date.now() - busySince < BUSY_WAIT_MS : isConnectionError(e) && attempt < MAX_ATTEMPTS
+          const retry = Date.now() - since < (busy ? BUSY_WAIT_MS : RETRY_FOR_MS) && (busy || isConnectionError(e))
           if (!retry || this.closed) throw redisError(`Append to "${topic}" partition ${partition} failed`, e)
           attempt++
-          await sleep(busy ? 2 : Math.min(20 * 2 ** attempt, 2000))
+          await sleep(busy ? 2 : Math.min(20 * 2 ** attempt, MAX_BACKOFF_MS))
         }
       }
     }

@@ -1,4 +1,5 @@
 import { ConnectionError } from '../../core/errors.js'
+import { REFUSED_RE } from './connection.js'
 
 /** TLS verification failures Node reports by code. */
 const CERT_CODES = /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|ERR_TLS_CERT_ALTNAME/
@@ -23,6 +24,7 @@ function reason(url: string, e: Error & { code?: string; address?: string; port?
   const msg = e.message
   if (/^NOAUTH/.test(msg)) return `the server requires a password (NOAUTH): give it in the URL, redis://:password@${host}:${port} (or redis://user:password@… for an ACL user)`
   if (/^WRONGPASS|invalid password|invalid username-password/i.test(msg)) return `wrong user name or password (WRONGPASS): check the user and password in the URL`
+  if (/^NOPERM/.test(msg)) return `the user may not use twainmq's keys or commands (${msg}): its ACL needs the key prefix's keys (~<prefix>*), channels (&<prefix>*) and the stream, hash, string, set, sorted-set, pub/sub and scripting commands`
   if (code === 'ECONNREFUSED') return `connection refused by ${e.address ?? host}:${e.port ?? port} (ECONNREFUSED): is redis-server running and listening there?`
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `unknown host "${e.hostname ?? host}" (${code}): check the host name in the URL`
   // A Cluster passes on no more than "Connection is closed." from its nodes.
@@ -45,5 +47,5 @@ function reason(url: string, e: Error & { code?: string; address?: string; port?
  */
 export function connectError(url: string, first: Error | undefined, rejection: unknown, connectTimeoutMs: number): ConnectionError {
   const cause = first ?? (rejection instanceof Error ? rejection : new Error(String(rejection)))
-  return new ConnectionError(`Cannot connect to Redis at ${redact(url)}: ${reason(url, cause, connectTimeoutMs)}`, { cause })
+  return new ConnectionError(`Cannot connect to Redis at ${redact(url)}: ${reason(url, cause, connectTimeoutMs)}`, { cause, retriable: !REFUSED_RE.test(cause.message) })
 }

@@ -13,6 +13,15 @@ export interface RedisTarget {
 /** How long a connection attempt may take. */
 export const CONNECT_TIMEOUT_MS = 5000
 
+/**
+ * How long a command on a Cluster node may go unanswered before it fails (and is retried where it
+ * is safe to): a frozen or cut-off master answers nothing and keeps its connection open, so without
+ * a bound a send would wait for the whole outage instead of moving to the promoted replica.
+ */
+export const CLUSTER_COMMAND_TIMEOUT_MS = 1500
+/** How often a Cluster client asks for the slot map, so it learns of a promotion that sent no MOVED. */
+const SLOTS_REFRESH_MS = 1000
+
 /** Reconnect delays: 50 ms doubling to 2 s. */
 const retryStrategy = (times: number): number => Math.min(50 * 2 ** Math.min(times - 1, 6), 2000)
 
@@ -54,10 +63,28 @@ function clusterNodes(url: string): { nodes: Array<{ host: string; port: number 
 export function createClient(target: RedisTarget): Client {
   if (!target.cluster) return new Redis(target.url, BASE)
   const { nodes, username, password } = clusterNodes(target.url)
-  const redisOptions: ClusterOptions['redisOptions'] = { protocol: 2, disableClientInfo: true, connectionName: 'twainmq', connectTimeout: CONNECT_TIMEOUT_MS }
+  const redisOptions: ClusterOptions['redisOptions'] = { protocol: 2, disableClientInfo: true, connectionName: 'twainmq', connectTimeout: CONNECT_TIMEOUT_MS, commandTimeout: CLUSTER_COMMAND_TIMEOUT_MS }
   if (username !== undefined) redisOptions.username = username
   if (password !== undefined) redisOptions.password = password
-  return new Cluster(nodes, { lazyConnect: true, clusterRetryStrategy: retryStrategy, redisOptions })
+  return refreshSlots(new Cluster(nodes, { lazyConnect: true, clusterRetryStrategy: retryStrategy, redisOptions }))
+}
+
+/**
+ * Ask for the slot map every second while connected (ioredis refreshes it on MOVED, but a frozen
+ * master sends none). The timer is unref'd: it never keeps the process alive.
+ */
+export function refreshSlots(cluster: Cluster): Cluster {
+  let timer: NodeJS.Timeout | undefined
+  cluster.on('ready', () => {
+    if (timer) return
+    timer = setInterval(() => cluster.refreshSlotsCache(), SLOTS_REFRESH_MS)
+    timer.unref()
+  })
+  cluster.on('end', () => {
+    clearInterval(timer)
+    timer = undefined
+  })
+  return cluster
 }
 
 /**
@@ -65,11 +92,19 @@ export function createClient(target: RedisTarget): Client {
  * limit) so a blocked read resumes by itself; `disconnect()` ends it at once.
  */
 export function createDedicated(base: Client, name: string): Client {
-  if (base instanceof Cluster) return base.duplicate(undefined, { lazyConnect: false, enableAutoPipelining: false, redisOptions: { ...base.options.redisOptions, connectionName: name } })
+  if (base instanceof Cluster) {
+    // No command timeout on a blocking connection (a blocked read waits by design); a blocked read
+    // on a node that stopped answering resolves empty once its BLOCK time and a grace have passed.
+    const redisOptions = { ...base.options.redisOptions, connectionName: name, commandTimeout: undefined, blockingTimeout: 1000 }
+    return base.duplicate(undefined, { lazyConnect: false, enableAutoPipelining: false, redisOptions })
+  }
   return base.duplicate({ lazyConnect: false, enableAutoPipelining: false, maxRetriesPerRequest: null, connectionName: name })
 }
 
-const CONNECTION_RE = /Connection is closed|aborted due to connection close|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|Stream isn't writeable|Socket closed|max retries per request|LOADING|connect ETIMEDOUT|None of startup nodes|Failed to refresh slots|CLUSTERDOWN/i
+const CONNECTION_RE = /Connection is closed|Command timed out|aborted due to connection close|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|Stream isn't writeable|Socket closed|max retries per request|LOADING|connect ETIMEDOUT|None of startup nodes|Failed to refresh slots|CLUSTERDOWN/i
+
+/** Errors of credentials or rights: the server refuses who connects, so retrying cannot help. */
+export const REFUSED_RE = /^(NOAUTH|WRONGPASS|NOPERM)\b/
 
 /** Whether a failure is the connection's (the command may or may not have run). */
 export function isConnectionError(e: unknown): boolean {
@@ -82,6 +117,8 @@ export function isConnectionError(e: unknown): boolean {
 export function redisError(what: string, e: unknown): TwainError {
   if (e instanceof TwainError) return e
   const detail = e instanceof Error ? e.message : String(e)
+  // The server refuses the credentials or their rights (an ACL changed while running): not retriable.
+  if (REFUSED_RE.test(detail)) return new ConnectionError(`${what}: ${detail}`, { cause: e, retriable: false })
   return isConnectionError(e) ? new ConnectionError(`${what}: ${detail}`, { cause: e }) : new BackendError(`${what}: ${detail}`, { cause: e })
 }
 

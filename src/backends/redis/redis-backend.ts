@@ -6,10 +6,10 @@ import type { GroupAdmin } from '../group-admin.js'
 import { trimConsumed } from '../trim-consumed.js'
 import type { RecordInput } from '../record.js'
 import { RedisAppender } from './appender.js'
-import { connectError, redact } from './connect-error.js'
-import { CONNECT_TIMEOUT_MS, createClient, redisError, type Client, type RedisTarget } from './connection.js'
+import { redisError, type Client, type RedisTarget } from './connection.js'
 import { RedisGroupAdmin } from './group-admin.js'
-import { KeepAlive } from './keep-alive.js'
+import { openClient, openWriter } from './open-client.js'
+import { ReplicaAcks } from './replica-acks.js'
 import { GroupNotifier } from './group-notify.js'
 import { RedisGroupStore } from './group-store.js'
 import { RedisKeys } from './keys.js'
@@ -26,6 +26,10 @@ export interface RedisBackendOptions {
   prefix?: string
   /** The owning instance's clientId (its appends' idempotency token starts with it). */
   clientId: string
+  /** A send resolves once this many replicas hold its batch (`WAIT`). @default 0 */
+  replicaAcks?: number
+  /** How long a send waits for `replicaAcks` replicas before it rejects with a `TimeoutError`. @default 2000 */
+  replicaAckTimeoutMs?: number
 }
 
 /** How often (per topic) appends apply `maxAgeMs` / `maxBytes` retention. */
@@ -62,11 +66,14 @@ export class RedisBackend implements Backend {
     /** @internal The shared command client (blocking reads use `createDedicated(client, …)`). */
     readonly client: Client,
     options: RedisBackendOptions,
+    /** The appends' own client when they wait for replicas (`replicaAcks`). */
+    private readonly writer?: Client,
   ) {
     this.keys = new RedisKeys(options.prefix ?? 'twainmq:')
     this.scripts = new Scripts(client)
     this.topics = new RedisTopics(client, this.scripts, this.keys)
-    this.appender = new RedisAppender(this.scripts, this.keys, options.clientId)
+    const acks = writer && new ReplicaAcks(writer, { replicas: options.replicaAcks ?? 0, timeoutMs: options.replicaAckTimeoutMs ?? 2000 })
+    this.appender = new RedisAppender(writer ? new Scripts(writer) : this.scripts, this.keys, options.clientId, acks)
     this.watchers = new RedisWatchers(client, this.keys)
     this.retention = new RedisRetention(client, this.scripts, this.keys)
     this.notifier = new GroupNotifier(client)
@@ -85,29 +92,9 @@ export class RedisBackend implements Backend {
 
   /** Connect to a Redis (or Cluster); `ConnectionError` when it cannot be reached. */
   static async connect(target: RedisTarget, options: RedisBackendOptions): Promise<RedisBackend> {
-    if (options.prefix !== undefined && (typeof options.prefix !== 'string' || options.prefix.length > 1000)) {
-      throw new InvalidArgumentError(`prefix must be a string of at most 1000 characters, got ${JSON.stringify(options.prefix)}`)
-    }
-    // Every key's hash tag is twainmq's (`{topic:partition}`, `{group}`): a brace in the prefix would
-    // make Redis hash the prefix instead, one slot for everything (or CROSSSLOT in scripts) on a Cluster.
-    if (options.prefix?.match(/[{}]/)) throw new InvalidArgumentError(`prefix cannot contain "{" or "}" (Redis Cluster hash tags), got ${JSON.stringify(options.prefix)}`)
-    const client = createClient(target)
-    client.on('error', () => undefined) // failures reach callers as rejected commands; ioredis reconnects
-    new KeepAlive(client).trackCommands()
-    // connect() rejects with "Connection is closed."; the real cause comes as an 'error' event.
-    const failures: Error[] = []
-    const onFailure = (e: Error) => void failures.push(e)
-    client.on('error', onFailure).on('node error', onFailure)
-    try {
-      await client.connect()
-    } catch (cause) {
-      client.disconnect()
-      throw connectError(target.url, failures[0], cause, CONNECT_TIMEOUT_MS)
-    } finally {
-      client.off('error', onFailure).off('node error', onFailure)
-    }
-    await checkDatabase(client, target)
-    return new RedisBackend(client, options)
+    const client = await openClient(target, options.prefix ?? 'twainmq:')
+    const writer = options.replicaAcks ? await openWriter(client, target, options.replicaAckTimeoutMs ?? 2000) : undefined
+    return new RedisBackend(client, options, writer)
   }
 
   /** `ClosedError` once `close()` was called (ioredis would say "Connection is closed", retriable). */
@@ -270,23 +257,8 @@ export class RedisBackend implements Backend {
       ])
       clearTimeout(timer)
       this.client.disconnect()
+      this.writer?.disconnect()
     })()
     return this.closing
-  }
-}
-
-/**
- * ioredis selects the URL's database on connect but goes on with database 0 when the server refuses
- * it (`/99` on a server with 16): selecting it once more, awaited, turns that into an error.
- */
-async function checkDatabase(client: Client, target: RedisTarget): Promise<void> {
-  if (target.cluster) return
-  const db = new URL(target.url).pathname.replace(/^\//, '')
-  if (db === '' || db === '0') return
-  try {
-    await (client as Extract<Client, { select: unknown }>).select(Number(db))
-  } catch (cause) {
-    client.disconnect()
-    throw new InvalidArgumentError(`Redis at ${redact(target.url)} has no database ${db} (${(cause as Error).message}): see its \`databases\` setting`, { cause })
   }
 }

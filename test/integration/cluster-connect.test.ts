@@ -1,0 +1,64 @@
+// open() on a Redis Cluster it cannot use says why (issue 12): a password required or wrong, or an
+// ACL user without the rights twainmq needs, is a ConnectionError naming the server's reason
+// (NOAUTH, WRONGPASS, NOPERM), not "Connection is closed.", and it is not retriable.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ConnectionError, open } from '../../src/index.js'
+import { RedisCluster } from '../helpers/redis-cluster.js'
+
+let cluster: RedisCluster
+const hosts = (): string => cluster.nodes.map((n) => `127.0.0.1:${n.port}`).join(',')
+
+beforeAll(async () => {
+  cluster = await RedisCluster.start({ password: 'sekret' })
+  for (const n of cluster.nodes) await cluster.admin(n).call('ACL', 'SETUSER', 'elsewhere', 'on', '>pw', '~other:*', '+@all')
+}, 60_000)
+afterAll(async () => {
+  await cluster?.destroy()
+})
+
+/** The rejection of `open(url)`. */
+async function failure(url: string): Promise<ConnectionError> {
+  const e = await open(url, { prefix: 'x:' }).then(
+    async (t) => {
+      await t.close()
+      throw new Error(`open(${url}) succeeded`)
+    },
+    (x: unknown) => x,
+  )
+  expect(e).toBeInstanceOf(ConnectionError)
+  return e as ConnectionError
+}
+
+describe('open() of a Redis Cluster says why it cannot connect', () => {
+  it('no password: NOAUTH, not retriable', async () => {
+    const e = await failure(`redis+cluster://${hosts()}`)
+    expect(e.message).toMatch(/requires a password \(NOAUTH\)/)
+    expect(e.retriable).toBe(false)
+  })
+
+  it('a wrong password: WRONGPASS, not retriable, the password not in the message', async () => {
+    const e = await failure(`redis+cluster://:wrong@${hosts()}`)
+    expect(e.message).toMatch(/wrong user name or password \(WRONGPASS\)/)
+    expect(e.message).not.toContain('wrong@')
+    expect(e.retriable).toBe(false)
+  })
+
+  it('an ACL user that may not touch the prefix: NOPERM at open, not retriable', async () => {
+    const e = await failure(`redis+cluster://elsewhere:pw@${hosts()}`)
+    expect(e.message).toMatch(/NOPERM/)
+    expect(e.retriable).toBe(false)
+  })
+
+  it('the right password works', async () => {
+    const twain = await open(`redis+cluster://:sekret@${hosts()}`, { prefix: 'x:' })
+    try {
+      await twain.createTopic('t', { partitions: 3 })
+      await twain.producer<string>('t').send(1, 'v')
+      const values: string[] = []
+      for await (const m of twain.history<string>('t')) values.push(m.value)
+      expect(values).toEqual(['v'])
+    } finally {
+      await twain.close()
+    }
+  })
+})
