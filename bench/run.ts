@@ -13,6 +13,10 @@ const SUITES: Record<string, { description: string; load: () => Promise<{ defaul
     description: 'file backend: write/read throughput, read memory, cross-process tail latency vs plain Node',
     load: () => import('./suites/file.js'),
   },
+  cluster: {
+    description: 'Redis Cluster: produce/read and server CPU per message vs one redis-server, scale-out over 1-3 masters',
+    load: () => import('./suites/cluster.js'),
+  },
   groups: {
     description: 'consumer groups: 3-member consume+ack vs history, failover after SIGKILL, join time',
     load: () => import('./suites/groups.js'),

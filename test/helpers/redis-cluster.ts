@@ -19,6 +19,8 @@ export interface RedisClusterOptions {
   replicas?: number
   /** `cluster-node-timeout`: how long a silent master stays master. @default 2000 */
   nodeTimeoutMs?: number
+  /** AOF with `appendfsync always` on every node (false: no persistence, e.g. for benchmarks). @default true */
+  aof?: boolean
   /** A password every node requires (`requirepass`, `masterauth`). */
   password?: string
   /** More `redis-server` arguments for every node. */
@@ -75,14 +77,19 @@ export class RedisCluster {
     const nodeTimeoutMs = options.nodeTimeoutMs ?? 2000
     const pw = options.password
     const auth = pw === undefined ? [] : ['--requirepass', pw, '--masterauth', pw]
-    const args = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(nodeTimeoutMs), ...auth, ...(options.args ?? [])]
+    const args = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(nodeTimeoutMs), '--cluster-announce-ip', '127.0.0.1', ...auth, ...(options.args ?? [])]
     const nodes: RedisServer[] = []
     const cluster = new RedisCluster(nodes, nodeTimeoutMs, pw)
     try {
-      for (let i = 0; i < masters * (1 + replicas); i++) nodes.push(await RedisServer.start({ aof: true, args }))
-      if (replicas === 0 && masters === 1) {
-        // redis-cli needs 3 masters: assign every slot by hand.
-        await cluster.admin(nodes[0] as RedisServer).call('CLUSTER', 'ADDSLOTSRANGE', '0', '16383')
+      for (let i = 0; i < masters * (1 + replicas); i++) nodes.push(await RedisServer.start({ aof: options.aof ?? true, args }))
+      if (replicas === 0 && masters < 3) {
+        // redis-cli needs 3 masters: share the slots out by hand and introduce the nodes.
+        for (let i = 0; i < masters; i++) {
+          const from = Math.floor((16384 * i) / masters)
+          const to = Math.floor((16384 * (i + 1)) / masters) - 1
+          await cluster.admin(nodes[i] as RedisServer).call('CLUSTER', 'ADDSLOTSRANGE', String(from), String(to))
+        }
+        for (const n of nodes.slice(1)) await cluster.admin(nodes[0] as RedisServer).call('CLUSTER', 'MEET', '127.0.0.1', String(n.port))
       } else {
         const hosts = nodes.map((n) => `127.0.0.1:${n.port}`)
         const cliAuth = pw === undefined ? [] : ['-a', pw, '--no-auth-warning']
