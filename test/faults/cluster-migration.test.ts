@@ -65,3 +65,31 @@ describe.each([
     }
   }, 120_000)
 })
+
+it('sends settle promptly while a migration is open, before any key moved and after all did', async () => {
+  const prefix = `o${randomBytes(4).toString('hex')}:`
+  const twain = await open(cluster.url, { prefix })
+  try {
+    await twain.createTopic('t', { partitions: 1 })
+    const producer = twain.producer<string>('t')
+    await producer.send(0, 'first')
+    const slot = keySlot(`${prefix}{t:0}`)
+    const source = await cluster.masterOf(slot)
+    const target = (await cluster.masters()).find((m) => m !== source)
+    if (!target) throw new Error('no other master')
+    const took: Record<string, number> = {}
+    await cluster.migrateSlot(slot, target, {
+      hold: async (stage) => {
+        const t0 = performance.now()
+        await producer.send(0, stage)
+        took[stage] = performance.now() - t0
+      },
+    })
+    // A script naming an absent key gets TRYAGAIN until the migration ends (it would wait for ever here).
+    expect(took.opened).toBeLessThan(1000)
+    expect(took.moved).toBeLessThan(1000)
+    expect((await readBack(twain, 't')).records.map((r) => r.id)).toEqual(['first', 'opened', 'moved'])
+  } finally {
+    await twain.close()
+  }
+}, 60_000)

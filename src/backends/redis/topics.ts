@@ -10,6 +10,8 @@ import type { Scripts } from './scripts.js'
 const ABANDONED_MS = 30_000
 /** How long a cached configuration is used without asking Redis again (appends, readers). */
 const CACHE_MS = 1000
+/** A consumer group created and destroyed at once to create a partition's stream empty. */
+const INIT_GROUP = '__twainmq_init'
 
 /**
  * Topic configurations in Redis: `<prefix><topic>:meta` hashes and the `<prefix>topics` set.
@@ -36,7 +38,7 @@ export class RedisTopics {
         Array.from({ length: meta.partitions }, (_, p) => {
           const stale = [...this.keys.partitionKeys(meta.name, p), ...groups.map((g) => this.keys.partitionGroup(meta.name, p, g))]
           // Leftovers of an interrupted delete go first; `end` = 0 then marks the partition as existing.
-          return Promise.all([this.client.del(...stale), this.client.set(this.keys.end(meta.name, p), '0')])
+          return Promise.all([this.client.del(...stale), ...this.initPartition(meta.name, p)])
         }),
       )
       const ready = await this.scripts.call('topic-ready', [this.keys.meta(meta.name)], [token])
@@ -46,6 +48,23 @@ export class RedisTopics {
       throw redisError(`Cannot create topic "${meta.name}"`, e)
     }
     this.cache.set(meta.name, { meta, at: Date.now() })
+  }
+
+  /**
+   * Every key a script names exists from the start (an empty stream, `start` 0, a free reservation
+   * `-`, a producers hash with a placeholder field): while a Cluster slot migrates, a script naming
+   * an absent key gets TRYAGAIN until the migration ends; with every key present only while the
+   * partition's keys are split between the two masters.
+   */
+  private initPartition(topic: string, p: number): Array<Promise<unknown>> {
+    const stream = this.keys.stream(topic, p)
+    return [
+      this.client.xgroup('CREATE', stream, INIT_GROUP, '0', 'MKSTREAM').then(() => this.client.xgroup('DESTROY', stream, INIT_GROUP)),
+      this.client.set(this.keys.start(topic, p), '0'),
+      this.client.set(this.keys.reservation(topic, p), '-'),
+      this.client.hset(this.keys.producers(topic, p), '-', '-'),
+      this.client.set(this.keys.end(topic, p), '0'),
+    ]
   }
 
   async delete(name: string): Promise<void> {
