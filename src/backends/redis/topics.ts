@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { TopicCorruptError, TopicExistsError, TopicNotFoundError } from '../../core/errors.js'
 import type { KeyType } from '../../core/types.js'
 import type { TopicMeta } from '../backend.js'
-import { redisError, type Client } from './connection.js'
+import { isConnectionError, redisError, type Client } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
 
@@ -10,6 +10,8 @@ import type { Scripts } from './scripts.js'
 const ABANDONED_MS = 30_000
 /** How long a cached configuration is used without asking Redis again (appends, readers). */
 const CACHE_MS = 1000
+/** How long a send waits for an expired configuration to be read again before it uses the cached one. */
+const REFRESH_WAIT_MS = 50
 /** A consumer group created and destroyed at once to create a partition's stream empty. */
 const INIT_GROUP = '__twainmq_init'
 
@@ -20,6 +22,8 @@ const INIT_GROUP = '__twainmq_init'
  */
 export class RedisTopics {
   private readonly cache = new Map<string, { meta: TopicMeta; at: number }>()
+  /** Reads of expired configurations under way (one per topic). */
+  private readonly refreshing = new Map<string, Promise<TopicMeta>>()
 
   constructor(
     private readonly client: Client,
@@ -126,11 +130,39 @@ export class RedisTopics {
     return meta
   }
 
-  /** The configuration, from the cache when it was read within the last second. */
+  /**
+   * The configuration, from the cache when it was read within the last second. An older one is
+   * read again, but when that read does not answer within {@link REFRESH_WAIT_MS} or fails for the
+   * connection's sake (the master holding `:meta` is down or failing over), the cached one is used
+   * and the read goes on in the background: partitions on healthy masters are not stopped by the
+   * metadata's node. A topic found missing or corrupt is never served from the cache.
+   */
   async cached(name: string): Promise<TopicMeta> {
     const hit = this.cache.get(name)
     if (hit && Date.now() - hit.at < CACHE_MS) return hit.meta
-    return this.get(name)
+    if (!hit) return this.get(name)
+    let refresh = this.refreshing.get(name)
+    if (!refresh) {
+      const r = this.get(name).finally(() => {
+        if (this.refreshing.get(name) === r) this.refreshing.delete(name)
+      })
+      r.catch(() => undefined) // awaited below or by a later call; a background failure keeps the cache
+      this.refreshing.set(name, r)
+      refresh = r
+    }
+    let timer: NodeJS.Timeout | undefined
+    const slow = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), REFRESH_WAIT_MS)
+      timer.unref()
+    })
+    try {
+      return (await Promise.race([refresh, slow])) ?? hit.meta
+    } catch (e) {
+      if (isConnectionError(e)) return hit.meta // a ConnectionError from get()
+      throw e
+    } finally {
+      clearTimeout(timer)
+    }
   }
 
   /** Forget a cached configuration (the topic was found missing). */
