@@ -203,20 +203,23 @@ export class RedisCluster {
   /**
    * Move `slot` to `target` (a master): keys are migrated `batch` at a time with `pauseMs` between
    * batches (a slow migration leaves the slot half moved for a while), then every master is told.
+   * `hold` is awaited once the migration is open and once every key moved, before the slot is handed over.
    */
-  async migrateSlot(slot: number, target: RedisServer, options: { batch?: number; pauseMs?: number } = {}): Promise<void> {
+  async migrateSlot(slot: number, target: RedisServer, options: { batch?: number; pauseMs?: number; hold?: (stage: 'opened' | 'moved') => Promise<void> } = {}): Promise<void> {
     const source = await this.masterOf(slot)
     if (source === target) return
     const topo = await this.topology()
     const id = (n: RedisServer): string => topo.find((t) => t.port === n.port)?.id as string
     await this.admin(target).call('CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', id(source))
     await this.admin(source).call('CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', id(target))
+    await options.hold?.('opened') // the migration is open, no key moved yet
     for (;;) {
       const keys = (await this.admin(source).call('CLUSTER', 'GETKEYSINSLOT', String(slot), String(options.batch ?? 100))) as string[]
       if (keys.length === 0) break
       await this.admin(source).call('MIGRATE', '127.0.0.1', String(target.port), '', '0', '10000', 'KEYS', ...keys)
       if (options.pauseMs) await sleep(options.pauseMs)
     }
+    await options.hold?.('moved') // every key moved, the slot still the source's
     for (const m of [target, source, ...(await this.masters()).filter((n) => n !== target && n !== source)]) {
       await this.admin(m).call('CLUSTER', 'SETSLOT', String(slot), 'NODE', id(target))
     }

@@ -49,12 +49,12 @@ describe('key layout', () => {
       [
         `${prefix}orders:meta`,
         `${prefix}topics`,
-        `${prefix}{orders:0}:end`,
-        `${prefix}{orders:1}`,
-        `${prefix}{orders:1}:end`,
-        `${prefix}{orders:1}:producers`,
+        // Every key a script names exists from the start (a Cluster slot migration: no TRYAGAIN for absent keys).
+        ...[0, 1].flatMap((p) => [`${prefix}{orders:${p}}`, `${prefix}{orders:${p}}:end`, `${prefix}{orders:${p}}:start`, `${prefix}{orders:${p}}:producers`, `${prefix}{orders:${p}}:resv`]),
       ].sort(),
     )
+    expect(await admin.xlen(`${prefix}{orders:0}`)).toBe(0)
+    expect(await admin.get(`${prefix}{orders:1}:resv`)).toBe('-')
     expect(await admin.type(`${prefix}{orders:1}`)).toBe('stream')
     const entries = await admin.xrange(`${prefix}{orders:1}`, '-', '+')
     expect(entries.map(([id, f]) => [id, f[0], f[2], f[3]])).toEqual([

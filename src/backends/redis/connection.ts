@@ -103,14 +103,30 @@ export function createDedicated(base: Client, name: string): Client {
 
 const CONNECTION_RE = /Connection is closed|Command timed out|aborted due to connection close|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|Stream isn't writeable|Socket closed|max retries per request|LOADING|connect ETIMEDOUT|None of startup nodes|Failed to refresh slots|CLUSTERDOWN/i
 
+/**
+ * Transient Cluster states: a slot moving (MOVED, ASK, TRYAGAIN while its keys are split between two
+ * masters), a failover (CLUSTERDOWN, UNBLOCKED: a blocked read on a slot that moved) or ioredis giving
+ * up after 16 of those in a row ("Too many Cluster redirections"). The command did not run: retrying
+ * is as safe as after a dropped connection.
+ */
+const CLUSTER_TRANSIENT_RE = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN|UNBLOCKED)\b|Too many Cluster redirections|TRYAGAIN Multiple keys|Script attempted to access a non local key|while the cluster is down/
+
 /** Errors of credentials or rights: the server refuses who connects, so retrying cannot help. */
 export const REFUSED_RE = /^(NOAUTH|WRONGPASS|NOPERM)\b/
 
-/** Whether a failure is the connection's (the command may or may not have run). */
+/**
+ * Whether a failure is the connection's (the command may or may not have run) or a transient
+ * Cluster state (it did not run): either way the same command may be sent again.
+ */
 export function isConnectionError(e: unknown): boolean {
   if (e instanceof ConnectionError) return true
   if (!(e instanceof Error)) return false
-  return e.name === 'MaxRetriesPerRequestError' || CONNECTION_RE.test(e.message) || CONNECTION_RE.test(String((e as NodeJS.ErrnoException).code ?? ''))
+  return e.name === 'MaxRetriesPerRequestError' || CONNECTION_RE.test(e.message) || CLUSTER_TRANSIENT_RE.test(e.message) || CONNECTION_RE.test(String((e as NodeJS.ErrnoException).code ?? ''))
+}
+
+/** Whether a failure is a transient Cluster state (a slot moving, a failover): the command did not run. */
+export function isClusterTransient(e: unknown): boolean {
+  return e instanceof Error && CLUSTER_TRANSIENT_RE.test(e.message)
 }
 
 /** Wrap an ioredis failure: `ConnectionError` when the connection failed, else `BackendError`; both name what was done. */

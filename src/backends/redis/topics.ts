@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { TopicCorruptError, TopicExistsError, TopicNotFoundError } from '../../core/errors.js'
 import type { KeyType } from '../../core/types.js'
 import type { TopicMeta } from '../backend.js'
-import { redisError, type Client } from './connection.js'
+import { isConnectionError, redisError, type Client } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
 
@@ -10,6 +10,10 @@ import type { Scripts } from './scripts.js'
 const ABANDONED_MS = 30_000
 /** How long a cached configuration is used without asking Redis again (appends, readers). */
 const CACHE_MS = 1000
+/** How long a send waits for an expired configuration to be read again before it uses the cached one. */
+const REFRESH_WAIT_MS = 50
+/** A consumer group created and destroyed at once to create a partition's stream empty. */
+const INIT_GROUP = '__twainmq_init'
 
 /**
  * Topic configurations in Redis: `<prefix><topic>:meta` hashes and the `<prefix>topics` set.
@@ -18,6 +22,8 @@ const CACHE_MS = 1000
  */
 export class RedisTopics {
   private readonly cache = new Map<string, { meta: TopicMeta; at: number }>()
+  /** Reads of expired configurations under way (one per topic). */
+  private readonly refreshing = new Map<string, Promise<TopicMeta>>()
 
   constructor(
     private readonly client: Client,
@@ -36,7 +42,7 @@ export class RedisTopics {
         Array.from({ length: meta.partitions }, (_, p) => {
           const stale = [...this.keys.partitionKeys(meta.name, p), ...groups.map((g) => this.keys.partitionGroup(meta.name, p, g))]
           // Leftovers of an interrupted delete go first; `end` = 0 then marks the partition as existing.
-          return Promise.all([this.client.del(...stale), this.client.set(this.keys.end(meta.name, p), '0')])
+          return Promise.all([this.client.del(...stale), ...this.initPartition(meta.name, p)])
         }),
       )
       const ready = await this.scripts.call('topic-ready', [this.keys.meta(meta.name)], [token])
@@ -46,6 +52,23 @@ export class RedisTopics {
       throw redisError(`Cannot create topic "${meta.name}"`, e)
     }
     this.cache.set(meta.name, { meta, at: Date.now() })
+  }
+
+  /**
+   * Every key a script names exists from the start (an empty stream, `start` 0, a free reservation
+   * `-`, a producers hash with a placeholder field): while a Cluster slot migrates, a script naming
+   * an absent key gets TRYAGAIN until the migration ends; with every key present only while the
+   * partition's keys are split between the two masters.
+   */
+  private initPartition(topic: string, p: number): Array<Promise<unknown>> {
+    const stream = this.keys.stream(topic, p)
+    return [
+      this.client.xgroup('CREATE', stream, INIT_GROUP, '0', 'MKSTREAM').then(() => this.client.xgroup('DESTROY', stream, INIT_GROUP)),
+      this.client.set(this.keys.start(topic, p), '0'),
+      this.client.set(this.keys.reservation(topic, p), '-'),
+      this.client.hset(this.keys.producers(topic, p), '-', '-'),
+      this.client.set(this.keys.end(topic, p), '0'),
+    ]
   }
 
   async delete(name: string): Promise<void> {
@@ -107,11 +130,39 @@ export class RedisTopics {
     return meta
   }
 
-  /** The configuration, from the cache when it was read within the last second. */
+  /**
+   * The configuration, from the cache when it was read within the last second. An older one is
+   * read again, but when that read does not answer within {@link REFRESH_WAIT_MS} or fails for the
+   * connection's sake (the master holding `:meta` is down or failing over), the cached one is used
+   * and the read goes on in the background: partitions on healthy masters are not stopped by the
+   * metadata's node. A topic found missing or corrupt is never served from the cache.
+   */
   async cached(name: string): Promise<TopicMeta> {
     const hit = this.cache.get(name)
     if (hit && Date.now() - hit.at < CACHE_MS) return hit.meta
-    return this.get(name)
+    if (!hit) return this.get(name)
+    let refresh = this.refreshing.get(name)
+    if (!refresh) {
+      const r = this.get(name).finally(() => {
+        if (this.refreshing.get(name) === r) this.refreshing.delete(name)
+      })
+      r.catch(() => undefined) // awaited below or by a later call; a background failure keeps the cache
+      this.refreshing.set(name, r)
+      refresh = r
+    }
+    let timer: NodeJS.Timeout | undefined
+    const slow = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), REFRESH_WAIT_MS)
+      timer.unref()
+    })
+    try {
+      return (await Promise.race([refresh, slow])) ?? hit.meta
+    } catch (e) {
+      if (isConnectionError(e)) return hit.meta // a ConnectionError from get()
+      throw e
+    } finally {
+      clearTimeout(timer)
+    }
   }
 
   /** Forget a cached configuration (the topic was found missing). */

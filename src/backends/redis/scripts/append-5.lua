@@ -1,7 +1,9 @@
 -- Append records to a partition with dense offsets: entry ID `<offset>-1`, fields r (record), p (producer id).
 -- KEYS[1] partition stream  KEYS[2] end (next offset)  KEYS[3] start (first retained offset)
 -- KEYS[4] producers (hash: <instance> -> "<last seq> <ms>", <instance>:<seq % 32> -> "<seq>:<base offset>")
--- KEYS[5] reservation ("<instance> <deadline ms>" while a multi-part append holds the partition)
+-- KEYS[5] reservation ("<instance> <deadline ms>" while a multi-part append holds the partition, else "-")
+-- Every key exists from the topic's creation (a script naming an absent key fails with TRYAGAIN for
+-- the whole migration of its Cluster slot); a partition created before that gets them here.
 -- ARGV[1] producer instance  ARGV[2] batch sequence number  ARGV[3] part: 'one' | 'first' | 'next' | 'last'
 -- ARGV[4] retention.maxMessages (0 = none)  ARGV[5] producer id  ARGV[6] now (ms, the client's clock)
 -- ARGV[7] the encoded records, concatenated (each starts with its u32 little-endian length)
@@ -9,8 +11,11 @@
 -- Errors: NOTOPIC (partition absent), BUSY (another instance's multi-part append holds the partition),
 -- SEQGAP (the previous part of this append was not applied), STALESEQ (an old batch, no longer remembered).
 local call = redis.call
-local v = call('MGET', KEYS[2], KEYS[5])
+local v = call('MGET', KEYS[2], KEYS[5], KEYS[3])
 if not v[1] then return redis.error_reply('NOTOPIC partition does not exist') end
+if not v[3] then call('SET', KEYS[3], '0') end
+if not v[2] then call('SET', KEYS[5], '-') end
+if v[2] == '-' then v[2] = false end
 local pkey, seq, part = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local slot = pkey .. ':' .. (seq % 32)
 local st = call('HMGET', KEYS[4], pkey, slot)
@@ -36,7 +41,7 @@ if resv then
   local owner, deadline = string.match(resv, '^(%S+) (%d+)$')
   if owner ~= pkey then
     if tonumber(deadline) > now then return redis.error_reply('BUSY partition is held by a multi-part append') end
-    call('DEL', KEYS[5]) -- its writer is gone: the parts it wrote stay, offsets stay dense
+    call('SET', KEYS[5], '-') -- its writer is gone: the parts it wrote stay, offsets stay dense
     resv = nil
   end
 end
@@ -59,7 +64,7 @@ call('SET', KEYS[2], fmt('%d', newEnd))
 if part == 'first' or part == 'next' then
   call('SET', KEYS[5], pkey .. ' ' .. fmt('%d', now + 10000))
 elseif resv then
-  call('DEL', KEYS[5])
+  call('SET', KEYS[5], '-')
 end
 
 -- Remember this batch (32 slots per producer instance) so a re-sent copy is recognised.

@@ -1,0 +1,99 @@
+// Load and delivery checks shared by the Redis Cluster fault tests (test/faults/cluster-*.test.ts).
+import type { Acked } from './checker.js'
+import type { Message, Twain } from '../../src/index.js'
+
+export interface Load {
+  acked: Acked[]
+  failures: unknown[]
+  /** Per acknowledged send: how long it took (ms) and its partition. */
+  latencies: Array<{ partition: number; ms: number }>
+  stop(): Promise<void>
+}
+
+/** Sends with unique ids (`<tag><n>`) from one loop per entry of `lanes` (the partition it sends to) until stopped. */
+export function sendLoad(twain: Twain, topic: string, lanes: readonly number[], tag = 'm'): Load {
+  const producer = twain.producer<string>(topic)
+  const out: Load = { acked: [], failures: [], latencies: [], stop: async () => undefined }
+  let stopped = false
+  let n = 0
+  const loops = lanes.map(async (partition) => {
+    while (!stopped) {
+      const id = `${tag}${n++}`
+      const t0 = performance.now()
+      try {
+        const r = await producer.send(partition, id, { partition })
+        out.latencies.push({ partition, ms: performance.now() - t0 })
+        out.acked.push({ id, partition: r.partition, offset: r.offset })
+      } catch (e) {
+        out.failures.push(e)
+      }
+    }
+  })
+  out.stop = async () => {
+    stopped = true
+    await Promise.all(loops)
+  }
+  return out
+}
+
+/** Everything a stream delivers, by partition, in delivery order. */
+export interface Collected {
+  byPartition: Map<number, Array<{ offset: number; id: string }>>
+  count: number
+  error: unknown
+  done: Promise<void>
+}
+
+export function collect(stream: AsyncIterable<Message<string>>, onMessage?: (m: Message<string>) => void): Collected {
+  const c: Collected = { byPartition: new Map(), count: 0, error: undefined, done: Promise.resolve() }
+  c.done = (async () => {
+    try {
+      for await (const m of stream) {
+        let l = c.byPartition.get(m.partition)
+        if (!l) c.byPartition.set(m.partition, (l = []))
+        l.push({ offset: m.offset, id: m.value })
+        c.count++
+        onMessage?.(m)
+      }
+    } catch (e) {
+      c.error = e
+    }
+  })()
+  return c
+}
+
+/** Whether every acknowledged send was delivered (by partition and offset). */
+export function deliveredAll(c: Collected, acked: readonly Acked[]): boolean {
+  const seen = new Set<string>()
+  for (const [p, l] of c.byPartition) for (const e of l) seen.add(`${p}@${e.offset}`)
+  return acked.every((a) => seen.has(`${a.partition}@${a.offset}`))
+}
+
+/**
+ * Problems of a delivery that must be exactly once and in order per partition: an offset delivered
+ * twice or out of order, a gap, an acknowledged send delivered with another value or not at all.
+ */
+export function deliveryProblems(c: Collected, acked: readonly Acked[], from: Map<number, number> = new Map()): string[] {
+  const problems: string[] = []
+  const at = new Map<string, string>()
+  for (const [p, l] of c.byPartition) {
+    let expect = from.get(p) ?? l[0]?.offset ?? 0
+    for (const e of l) {
+      if (e.offset !== expect) problems.push(`partition ${p}: offset ${e.offset} delivered where ${expect} was next`)
+      expect = e.offset + 1
+      at.set(`${p}@${e.offset}`, e.id)
+    }
+  }
+  for (const a of acked) {
+    const got = at.get(`${a.partition}@${a.offset}`)
+    if (got !== a.id) problems.push(`acked ${a.id} at ${a.partition}@${a.offset}: ${got === undefined ? 'not delivered' : `delivered ${got}`}`)
+  }
+  return problems
+}
+
+/** The p-th percentile (0..100) of some numbers. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return 0
+  const s = [...values].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] as number
+}
