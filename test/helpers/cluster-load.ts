@@ -7,13 +7,17 @@ export interface Load {
   failures: unknown[]
   /** Per acknowledged send: how long it took (ms) and its partition. */
   latencies: Array<{ partition: number; ms: number }>
+  /** Every settled send (acknowledged or failed): its partition, and when it started and settled (performance.now()). */
+  settled: Array<{ partition: number; start: number; end: number }>
+  /** Appended to every value (after a space) from now on ('' = none). */
+  padding: string
   stop(): Promise<void>
 }
 
 /** Sends with unique ids (`<tag><n>`) from one loop per entry of `lanes` (the partition it sends to) until stopped. */
 export function sendLoad(twain: Twain, topic: string, lanes: readonly number[], tag = 'm'): Load {
   const producer = twain.producer<string>(topic)
-  const out: Load = { acked: [], failures: [], latencies: [], stop: async () => undefined }
+  const out: Load = { acked: [], failures: [], latencies: [], settled: [], padding: '', stop: async () => undefined }
   let stopped = false
   let n = 0
   const loops = lanes.map(async (partition) => {
@@ -21,12 +25,13 @@ export function sendLoad(twain: Twain, topic: string, lanes: readonly number[], 
       const id = `${tag}${n++}`
       const t0 = performance.now()
       try {
-        const r = await producer.send(partition, id, { partition })
+        const r = await producer.send(partition, out.padding ? `${id} ${out.padding}` : id, { partition })
         out.latencies.push({ partition, ms: performance.now() - t0 })
         out.acked.push({ id, partition: r.partition, offset: r.offset })
       } catch (e) {
         out.failures.push(e)
       }
+      out.settled.push({ partition, start: t0, end: performance.now() })
     }
   })
   out.stop = async () => {
