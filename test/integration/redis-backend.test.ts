@@ -12,6 +12,7 @@ import { AbortError, ConnectionError, open, type Twain } from '../../src/index.j
 import { RedisServer } from '../helpers/redis-server.js'
 import { repoRoot } from '../helpers/spawn.js'
 import { until } from '../helpers/wait.js'
+import { blockedClients } from '../helpers/waiting-reads.js'
 
 let server: RedisServer
 let admin: Redis
@@ -189,13 +190,14 @@ describe('connections', () => {
     expect((e as Error).message).toContain('127.0.0.1:1')
   })
 
-  it('a blocked tail is aborted in < 200 ms and its dedicated connection is closed', async () => {
+  it('a blocked 4-partition tail waits on one connection, is aborted in < 200 ms and its connection is closed', async () => {
     await twain.createTopic('t', { partitions: 4 })
     const count = async () => String(await admin.call('CLIENT', 'LIST')).split('\n').filter((l) => l.includes('name=twainmq:tail')).length
     const ctrl = new AbortController()
     const it = twain.tail('t', { signal: ctrl.signal })[Symbol.asyncIterator]()
     const pending = it.next()
-    await until(async () => (await count()) === 4, 5000, 'four tail connections')
+    await until(async () => (await blockedClients(admin, 'xread')) === 1, 5000, 'one blocked read')
+    expect(await count()).toBe(1)
     const t0 = performance.now()
     ctrl.abort()
     await expect(pending).rejects.toBeInstanceOf(AbortError)

@@ -1,12 +1,14 @@
+import { Cluster } from 'ioredis'
 import { entryFields, offsetOf, type EntryFields } from './entry-codec.js'
-import { createDedicated, type Client } from './connection.js'
-import { KeepAlive } from './keep-alive.js'
+import type { Client } from './connection.js'
+import { keySlot } from './key-slot.js'
 import type { RedisKeys } from './keys.js'
 import type { RawEntry, RecentEntries } from './reader.js'
+import { TailLanes, type Lane } from './tail-lanes.js'
 
-/** Longest a blocking read waits before it checks the partition's end again. */
+/** Longest a blocking read waits before it checks the partitions' ends again. */
 const BLOCK_MS = 5000
-/** Entries one blocking read returns at most (the readers fetch any rest themselves). */
+/** Entries one blocking read returns at most per partition (the readers fetch any rest themselves). */
 const BLOCK_COUNT = 1000
 
 interface Subscriber {
@@ -16,157 +18,246 @@ interface Subscriber {
 
 type XReadReply = Array<[Buffer, Array<[Buffer, Buffer[]]>]> | null
 
-/**
- * Watches one partition for every local subscriber: `XREAD BLOCK` on a dedicated connection from
- * the last offset it has seen, so nothing appended in between is missed. It keeps the entries it
- * received last for the partition's readers (no second round trip), calls the subscribers, and
- * blocks again. After a dropped connection or a Redis restart ioredis reconnects and the read goes
- * on from the same offset. `stop()` disconnects, which ends a blocked read at once.
- */
-class PartitionWatcher {
-  readonly subs = new Set<Subscriber>()
+/** One watched partition: its subscribers, the last offset seen and what was received last. */
+interface Watched {
+  readonly id: string
+  readonly streamKey: string
+  readonly endKey: string
+  readonly subs: Set<Subscriber>
   recent: RecentEntries | undefined
-  private readonly conn: Client
-  private readonly keepAlive: KeepAlive
-  private stopped = false
   /** Last offset seen (−1: none); undefined until the first look at the partition's end. */
-  private cursor: number | undefined
+  cursor: number | undefined
+}
+
+function fire(w: Watched): void {
+  for (const s of [...w.subs]) {
+    try {
+      s.onData()
+    } catch {
+      /* a subscriber's failure is its own */
+    }
+  }
+}
+
+const endOf = (end: string | null): number => (end === null ? 0 : Number(end)) - 1
+
+/**
+ * The watched partitions of one slot (on one Redis: all of them), served by one `XREAD BLOCK` over
+ * all their streams from the last offset seen of each, so nothing appended in between is missed.
+ * It keeps the entries each partition received last for its readers (no second round trip), calls
+ * the subscribers, and blocks again. A partition added while the read waits unblocks it (`CLIENT
+ * UNBLOCK`), so the next read includes it. After a dropped connection or a restart the read is
+ * re-issued from the same offsets.
+ */
+class SlotGroup {
+  readonly members = new Map<string, Watched>()
+  private lane: Lane | undefined
+  private stopped = false
+  private dirty = false
 
   constructor(
-    base: Client,
-    private readonly streamKey: string,
-    private readonly endKey: string,
+    private readonly base: Client,
+    private readonly lanes: TailLanes,
+    private readonly slot: number,
+    private readonly persistent: () => boolean,
   ) {
-    this.conn = createDedicated(base, 'twainmq:tail')
-    this.conn.on('error', () => undefined) // failures surface as rejected reads; ioredis reconnects
-    this.keepAlive = new KeepAlive(this.conn)
     void this.loop()
   }
 
-  /** Keep the process alive only while a persistent subscriber waits. */
-  updatePin(): void {
-    let pin = false
-    for (const s of this.subs) pin ||= s.persistent
-    this.keepAlive.pin(pin)
+  add(w: Watched): void {
+    this.members.set(w.streamKey, w)
+    if (this.dirty || !this.lane) return
+    this.dirty = true
+    void this.kick(this.lane)
   }
 
-  private fire(): void {
-    for (const s of [...this.subs]) {
-      try {
-        s.onData()
-      } catch {
-        /* a subscriber's failure is its own */
-      }
+  /**
+   * Unblock the read on `lane` so it is re-issued with the new member. The unblock may reach the
+   * server before the read does (another connection): then it is tried again while still needed.
+   */
+  private async kick(lane: Lane): Promise<void> {
+    for (let attempt = 1; attempt <= 20; attempt++) {
+      await new Promise<void>((resolve) => setTimeout(resolve, attempt === 1 ? 0 : 5 * attempt).unref())
+      if (!this.dirty || this.lane !== lane || this.stopped) return
+      if (await this.lanes.unblock(lane).catch(() => false)) return
     }
+  }
+
+  /** A read waiting on a node that no longer serves the slot (failover, migration) is ended and re-issued. */
+  checkNode(): void {
+    const lane = this.lane
+    if (lane?.busy && this.lanes.nodeOf(this.slot) !== lane.node) this.lanes.drop(lane)
   }
 
   private async loop(): Promise<void> {
     let failures = 0
     while (!this.stopped) {
+      let lane: Lane | undefined
       try {
-        if (this.cursor === undefined) {
+        const fresh = [...this.members.values()].filter((w) => w.cursor === undefined)
+        if (fresh.length > 0) {
           // Everything below the end now is visible to readers that read after the wake-up below;
           // everything from the end on comes through the blocking read.
-          const end = await this.conn.get(this.endKey)
+          const ends = await Promise.all(fresh.map((w) => this.base.get(w.endKey)))
           if (this.stopped) return
-          this.cursor = (end === null ? 0 : Number(end)) - 1
-          this.fire()
+          fresh.forEach((w, i) => {
+            w.cursor = endOf(ends[i] as string | null)
+            fire(w)
+          })
         }
-        const from = this.cursor < 0 ? '0-0' : `${this.cursor}-1`
-        const res = (await this.conn.xreadBuffer('COUNT', BLOCK_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', this.streamKey, from)) as XReadReply
+        const node = this.lanes.nodeOf(this.slot)
+        if (node === undefined) throw new Error(`no node serves slot ${this.slot}`)
+        lane = this.lane = this.lanes.acquire(node)
+        await this.lanes.identify(lane)
+        if (this.stopped) return
+        this.dirty = false
+        const members = [...this.members.values()].filter((w) => w.cursor !== undefined)
+        const ids = members.map((w) => ((w.cursor as number) < 0 ? '0-0' : `${w.cursor as number}-1`))
+        const res = (await lane.conn.xreadBuffer('COUNT', BLOCK_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', ...members.map((w) => w.streamKey), ...ids)) as XReadReply
+        this.lane = undefined
+        this.lanes.release(lane, !this.stopped)
         if (this.stopped) return
         failures = 0
-        const items = res?.[0]?.[1]
-        if (!items || items.length === 0) {
-          await this.resync()
+        if (!res || res.length === 0) {
+          if (!this.dirty) await this.resync(members)
           continue
         }
-        const entries: RawEntry[] = []
         const f: EntryFields = { record: undefined, producer: undefined }
-        for (const [id, fields] of items) {
-          const { record, producer } = entryFields(fields, f)
-          if (record) entries.push({ offset: offsetOf(id), record, producerId: producer ? producer.toString('utf8') : '' })
+        for (const [key, items] of res) {
+          const w = this.members.get(key.toString('utf8'))
+          if (!w || items.length === 0) continue
+          const entries: RawEntry[] = []
+          for (const [id, fields] of items) {
+            const { record, producer } = entryFields(fields, f)
+            if (record) entries.push({ offset: offsetOf(id), record, producerId: producer ? producer.toString('utf8') : '' })
+          }
+          w.cursor = offsetOf((items[items.length - 1] as [Buffer, Buffer[]])[0])
+          if (entries.length > 0) w.recent = { first: (entries[0] as RawEntry).offset, entries }
+          fire(w)
         }
-        this.cursor = offsetOf((items[items.length - 1] as [Buffer, Buffer[]])[0])
-        if (entries.length > 0) this.recent = { first: (entries[0] as RawEntry).offset, entries }
-        this.fire()
         // Let the readers take the entries (microtasks) before the next blocking read is written.
         await new Promise<void>((resolve) => setImmediate(resolve))
       } catch {
+        if (lane && this.lane === lane) this.lane = undefined
+        if (lane) this.lanes.release(lane, false)
         if (this.stopped) return
         failures++
         await new Promise<void>((resolve) => {
           const t = setTimeout(resolve, Math.min(25 * 2 ** failures, 2000))
-          if (![...this.subs].some((s) => s.persistent)) t.unref()
+          if (!this.persistent()) t.unref()
         })
       }
     }
   }
 
   /** After a quiet block: a partition whose end moved back (deleted and re-created) starts over. */
-  private async resync(): Promise<void> {
-    const end = await this.conn.get(this.endKey)
-    const last = (end === null ? 0 : Number(end)) - 1
-    if (this.cursor !== undefined && last < this.cursor) {
-      this.cursor = last
-      this.recent = undefined
-      this.fire()
-    }
+  private async resync(members: Watched[]): Promise<void> {
+    const ends = await Promise.all(members.map((w) => this.base.get(w.endKey)))
+    members.forEach((w, i) => {
+      const last = endOf(ends[i] as string | null)
+      if (w.cursor !== undefined && last < w.cursor) {
+        w.cursor = last
+        w.recent = undefined
+        fire(w)
+      }
+    })
   }
 
+  /** Stop reading; a read under way ends at once (its lane is closed). */
   stop(): void {
     this.stopped = true
-    this.recent = undefined
-    this.conn.disconnect()
+    const lane = this.lane
+    this.lane = undefined
+    if (lane) this.lanes.drop(lane)
   }
 }
 
-/** The partition watchers of one backend instance (one per watched partition, shared by its subscribers). */
+/**
+ * The partition watchers of one backend instance: one per watched partition, shared by its
+ * subscribers, grouped by Cluster slot (on one Redis: one group) so one blocking read serves a
+ * group. Connections: one per group waiting at once, per node (tail-lanes.ts).
+ */
 export class RedisWatchers {
-  private readonly watchers = new Map<string, PartitionWatcher>()
+  private readonly watched = new Map<string, Watched>()
+  private readonly groups = new Map<number, SlotGroup>()
+  private readonly lanes: TailLanes
   private closed = false
+  /** On a Cluster: every second, reads on a node that lost their slot are moved (unref'd). */
+  private readonly timer: NodeJS.Timeout | undefined
 
   constructor(
     private readonly base: Client,
     private readonly keys: RedisKeys,
-  ) {}
+  ) {
+    this.lanes = new TailLanes(base)
+    if (base instanceof Cluster) {
+      this.timer = setInterval(() => {
+        for (const g of this.groups.values()) g.checkNode()
+      }, 1000)
+      this.timer.unref()
+    }
+  }
+
+  private groupOf(streamKey: string): number {
+    return this.base instanceof Cluster ? keySlot(streamKey) : 0
+  }
+
+  private persistent(): boolean {
+    for (const w of this.watched.values()) for (const s of w.subs) if (s.persistent) return true
+    return false
+  }
 
   watch(topic: string, partition: number, onData: () => void, persistent: boolean): () => void {
     if (this.closed) return () => undefined
     const id = `${topic}\0${partition}`
-    let w = this.watchers.get(id)
+    let w = this.watched.get(id)
     if (!w) {
-      w = new PartitionWatcher(this.base, this.keys.stream(topic, partition), this.keys.end(topic, partition))
-      this.watchers.set(id, w)
+      const streamKey = this.keys.stream(topic, partition)
+      w = { id, streamKey, endKey: this.keys.end(topic, partition), subs: new Set(), recent: undefined, cursor: undefined }
+      this.watched.set(id, w)
+      const slot = this.groupOf(streamKey)
+      let g = this.groups.get(slot)
+      if (!g) this.groups.set(slot, (g = new SlotGroup(this.base, this.lanes, slot, () => this.persistent())))
+      g.add(w)
     }
     const sub: Subscriber = { onData, persistent }
     w.subs.add(sub)
-    w.updatePin()
-    const watcher = w
+    this.lanes.pin(this.persistent())
+    const watched = w
     return () => {
-      if (!watcher.subs.delete(sub)) return
-      watcher.updatePin()
+      if (!watched.subs.delete(sub)) return
+      this.lanes.pin(this.persistent())
       // Stop after the current task unless someone subscribes again at once (re-subscribing to change `persistent`).
-      if (watcher.subs.size === 0) {
-        queueMicrotask(() => {
-          if (watcher.subs.size === 0 && this.watchers.get(id) === watcher) {
-            this.watchers.delete(id)
-            watcher.stop()
-          }
-        })
-      }
+      if (watched.subs.size === 0) queueMicrotask(() => this.unwatch(watched))
+    }
+  }
+
+  private unwatch(w: Watched): void {
+    if (w.subs.size > 0 || this.watched.get(w.id) !== w) return
+    this.watched.delete(w.id)
+    w.recent = undefined
+    const slot = this.groupOf(w.streamKey)
+    const g = this.groups.get(slot)
+    if (!g) return
+    g.members.delete(w.streamKey)
+    if (g.members.size === 0) {
+      this.groups.delete(slot)
+      g.stop()
     }
   }
 
   /** What the partition's watcher received last (for its readers). */
   recent(topic: string, partition: number): RecentEntries | undefined {
-    return this.watchers.get(`${topic}\0${partition}`)?.recent
+    return this.watched.get(`${topic}\0${partition}`)?.recent
   }
 
-  /** Disconnect every watcher at once. */
+  /** Close every blocking connection at once. */
   close(): void {
     this.closed = true
-    for (const w of this.watchers.values()) w.stop()
-    this.watchers.clear()
+    clearInterval(this.timer)
+    for (const g of this.groups.values()) g.stop()
+    this.groups.clear()
+    this.watched.clear()
+    this.lanes.close()
   }
 }
