@@ -9,6 +9,7 @@ import { open, type Twain } from '../../src/index.js'
 import { keySlot } from '../../src/backends/redis/key-slot.js'
 import { check, CLEAN, readBack, type Acked } from '../helpers/checker.js'
 import { RedisCluster } from '../helpers/redis-cluster.js'
+import { streamKeyOf } from '../helpers/redis-keys.js'
 import { until } from '../helpers/wait.js'
 
 const PARTITIONS = 6
@@ -59,7 +60,7 @@ describe.each(['kill -9', 'freeze', 'kill -9 while its replica lags'] as const)(
     const twain = await open(cluster.url, { prefix, replicaAcks: 1, replicaAckTimeoutMs: 3000 })
     try {
       await twain.createTopic('t', { partitions: PARTITIONS })
-      const slot = keySlot(`${prefix}{t:0}`)
+      const slot = keySlot(await streamKeyOf(twain, 't', 0))
       const master = await cluster.masterOf(slot)
       const [replica] = await cluster.replicasOf(master)
       if (!replica) throw new Error('no replica')
