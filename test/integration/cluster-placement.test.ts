@@ -165,4 +165,35 @@ describe('connections on a 3-master cluster', () => {
       await twain.close()
     }
   })
+
+  it('a shared-group member over 24 partitions blocks in one XREADGROUP per master, and gets new entries', async () => {
+    const prefix = `s${randomBytes(4).toString('hex')}:`
+    const twain = await open(cluster.url, { prefix })
+    try {
+      await twain.createTopic('jobs', { partitions: 24 })
+      const c = twain.consumer<string>('jobs', { group: 'workers', mode: 'shared' })
+      const it = c[Symbol.asyncIterator]()
+      const first = it.next()
+      const blockedGroupReads = async (): Promise<number> => {
+        let n = 0
+        for (const m of masters) n += String(await cluster.admin(m).client('LIST')).split('\n').filter((l) => / cmd=xreadgroup /.test(l) && / name=twainmq:shared/.test(l)).length
+        return n
+      }
+      await until(async () => (await blockedGroupReads()) === 3, 10_000, 'one blocked group read per master')
+      const producer = twain.producer<string>('jobs')
+      await Promise.all(Array.from({ length: 24 }, (_, p) => producer.send(p, `j${p}`, { partition: p })))
+      const seen = new Set<number>()
+      let r = await first
+      for (;;) {
+        seen.add(r.value.partition)
+        await r.value.ack()
+        if (seen.size === 24) break
+        r = await it.next()
+      }
+      expect(seen.size).toBe(24)
+      await c.close()
+    } finally {
+      await twain.close()
+    }
+  })
 })
