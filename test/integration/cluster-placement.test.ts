@@ -74,7 +74,7 @@ describe('placement on a 3-master cluster', () => {
     const c = twain.consumer<string>('k', { group: 'billing', sessionTimeoutMs: 3000, heartbeatIntervalMs: 200 })
     let seen = 0
     for await (const m of c) {
-      await m.ack()
+      m.ack()
       if (++seen === 12) break
     }
     await c.commit()
@@ -82,7 +82,7 @@ describe('placement on a 3-master cluster', () => {
     const shared = twain.consumer<string>('k', { group: 'ship', mode: 'shared' })
     let got = 0
     for await (const m of shared) {
-      await m.ack()
+      m.ack()
       if (++got === 12) break
     }
     await shared.close()
@@ -186,7 +186,7 @@ describe('connections on a 3-master cluster', () => {
       let r = await first
       for (;;) {
         seen.add(r.value.partition)
-        await r.value.ack()
+        r.value.ack()
         if (seen.size === 24) break
         r = await it.next()
       }
