@@ -205,6 +205,37 @@ describe('connections', () => {
     await until(async () => (await count()) === 0, 5000, 'the tail connections to close')
   })
 
+  it('a tail joining a waiting read is served at once (the read is re-issued), also after its connection was killed', async () => {
+    await twain.createTopic('a')
+    await twain.createTopic('b')
+    await twain.createTopic('c')
+    // Sends from another instance: a send of this instance would wake its own tails directly.
+    const other = await open(server.url, { prefix })
+    const first = twain.tail<number>('a')[Symbol.asyncIterator]()
+    const pendingA = first.next()
+    await until(async () => (await blockedClients(admin, 'xread')) === 1, 5000, 'the first tail blocked')
+    // Joining: the blocked XREAD (BLOCK 5 s) is ended and re-issued with b's stream.
+    const second = twain.tail<number>('b')[Symbol.asyncIterator]()
+    const pendingB = second.next()
+    const t0 = performance.now()
+    await other.producer<number>('b').send(1, 2)
+    expect((await pendingB).value.value).toBe(2)
+    expect(performance.now() - t0).toBeLessThan(2500)
+    // The tail connection is killed: ioredis reconnects and re-sends the read under a new client id.
+    await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes')
+    await until(async () => (await blockedClients(admin, 'xread')) === 1, 5000, 'the read re-sent')
+    const third = twain.tail<number>('c')[Symbol.asyncIterator]()
+    const pendingC = third.next()
+    const t1 = performance.now()
+    await other.producer<number>('c').send(1, 3)
+    expect((await pendingC).value.value).toBe(3)
+    expect(performance.now() - t1).toBeLessThan(2500)
+    await other.producer<number>('a').send(1, 1)
+    expect((await pendingA).value.value).toBe(1)
+    await Promise.all([first.return?.(), second.return?.(), third.return?.()])
+    await other.close()
+  })
+
   it('ping() reports the server; close() is idempotent', async () => {
     expect(await twain.ping()).toBe(true)
     await twain.close()
