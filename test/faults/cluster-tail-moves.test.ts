@@ -82,6 +82,9 @@ describe.each(['slot migration', 'manual failover'] as const)('a tail across a %
       expect(new Set(got).size).toBe(got.length)
       const seen = new Set(got)
       expect(s.acked.filter((v) => !seen.has(v))).toEqual([])
+      // The lane to the node that lost the slot is closed (this topic has no other partition there).
+      const tailConnections = async (): Promise<number> => String(await cluster.admin(master).client('LIST')).split('\n').filter((l) => / name=twainmq:tail/.test(l)).length
+      await until(async () => (await tailConnections()) === 0, 10_000, 'no tail connection left on the old master')
       await it.return?.()
       await reading
     } finally {

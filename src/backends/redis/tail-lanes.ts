@@ -19,6 +19,8 @@ export interface Lane {
   /** `CLIENT ID` of the connection as last asked (a reconnect changes it). */
   id: number | undefined
   busy: boolean
+  /** `prune()` calls that found it idle in a row. */
+  idleTicks: number
   readonly keepAlive: KeepAlive
 }
 
@@ -66,7 +68,7 @@ export class TailLanes {
       conn = new Redis({ host: node.slice(0, at), port: Number(node.slice(at + 1)), username, password, protocol, connectTimeout, disableClientInfo, connectionName: name, blockingTimeout: 1000, maxRetriesPerRequest: null, retryStrategy, enableAutoPipelining: false })
     } else conn = this.base.duplicate({ lazyConnect: false, enableAutoPipelining: false, maxRetriesPerRequest: null, connectionName: name })
     conn.on('error', () => undefined) // failures surface as rejected reads
-    const lane: Lane = { node, conn, name, id: undefined, busy: false, keepAlive: new KeepAlive(conn) }
+    const lane: Lane = { node, conn, name, id: undefined, busy: false, idleTicks: 0, keepAlive: new KeepAlive(conn) }
     lane.keepAlive.pin(this.pinned)
     conn.on('close', () => (lane.id = undefined))
     return lane
@@ -104,6 +106,20 @@ export class TailLanes {
       if (id) done = Number(await via.client('UNBLOCK', id))
     }
     return done > 0
+  }
+
+  /**
+   * Close the lanes found idle by this call and the previous one (a slot group takes a lane back
+   * within moments of each read, so such a lane serves no group: one whose node lost its slots to
+   * a failover or a migration, or of a group that ended between reads).
+   */
+  prune(): void {
+    for (const list of [...this.lanes.values()]) {
+      for (const l of [...list]) {
+        if (l.busy) l.idleTicks = 0
+        else if (++l.idleTicks >= 2) this.drop(l)
+      }
+    }
   }
 
   /** Hold the process while a persistent reader waits. */

@@ -16,7 +16,7 @@ export class RedisWatchers {
   private readonly groups = new Map<number, SlotGroup>()
   private readonly lanes: TailLanes
   private closed = false
-  /** On a Cluster: every second, reads on a node that lost their slot are moved (unref'd). */
+  /** On a Cluster: every second, reads on a node that lost their slot are moved and unused lanes closed (unref'd). */
   private readonly timer: NodeJS.Timeout | undefined
 
   constructor(
@@ -27,6 +27,7 @@ export class RedisWatchers {
     if (base instanceof Cluster) {
       this.timer = setInterval(() => {
         for (const g of this.groups.values()) g.checkNode()
+        this.lanes.prune()
       }, 1000)
       this.timer.unref()
     }
@@ -77,6 +78,7 @@ export class RedisWatchers {
     if (g.members.size === 0) {
       this.groups.delete(slot)
       g.stop()
+      if (this.groups.size === 0) this.lanes.close() // nothing watched: no blocking connection stays open
     }
   }
 
