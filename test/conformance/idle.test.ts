@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest'
 import type { Backend } from '../../src/backends/backend.js'
 import type { GroupMessage, Twain } from '../../src/index.js'
 import { until } from '../helpers/spawn.js'
+import { streamKeyOf } from '../helpers/redis-keys.js'
 import { backends, perTest } from './backends.js'
 
 /** Count the partition reads a Twain instance's consumers make (every reader its backend opens). */
@@ -92,7 +93,7 @@ describe.each(backends())('demand-driven fetching on $name', (kind) => {
   async function pendingBy(topic: string, group: string): Promise<Record<string, number>> {
     const admin = kind.keyClient?.()
     if (!admin) throw new Error('no Redis client')
-    const rows = (await admin.xpending(`${ctx.store.prefix}{${topic}:0}`, group, '-', '+', 10_000)) as Array<[string, string, number, number]>
+    const rows = (await admin.xpending(await streamKeyOf(ctx.twain, topic, 0), group, '-', '+', 10_000)) as Array<[string, string, number, number]>
     const out: Record<string, number> = {}
     for (const [, name] of rows) out[name] = (out[name] ?? 0) + 1
     return out

@@ -10,6 +10,7 @@ import { keySlot } from '../../src/backends/redis/key-slot.js'
 import { check, CLEAN, readBack } from '../helpers/checker.js'
 import { percentile, sendLoad } from '../helpers/cluster-load.js'
 import { RedisCluster } from '../helpers/redis-cluster.js'
+import { streamKeyOf } from '../helpers/redis-keys.js'
 import { until } from '../helpers/wait.js'
 
 const PARTITIONS = 6
@@ -39,7 +40,7 @@ describe.each(cases)('a master %s under load, replicaAcks: %d', (fault, replicaA
     const twain = await open(cluster.url, { prefix, replicaAcks, replicaAckTimeoutMs: 3000 })
     try {
       await twain.createTopic('t', { partitions: PARTITIONS })
-      const slot = keySlot(`${prefix}{t:0}`)
+      const slot = keySlot(await streamKeyOf(twain, 't', 0))
       const master = await cluster.masterOf(slot)
       const [replica] = await cluster.replicasOf(master)
       if (!replica) throw new Error('no replica')

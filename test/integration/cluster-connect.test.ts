@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ConnectionError, open } from '../../src/index.js'
 import { RedisCluster } from '../helpers/redis-cluster.js'
+import { until } from '../helpers/wait.js'
 
 let cluster: RedisCluster
 const hosts = (): string => cluster.nodes.map((n) => `127.0.0.1:${n.port}`).join(',')
@@ -57,6 +58,18 @@ describe('open() of a Redis Cluster says why it cannot connect', () => {
       const values: string[] = []
       for await (const m of twain.history<string>('t')) values.push(m.value)
       expect(values).toEqual(['v'])
+      // A tail's blocking connections authenticate too (they are opened per node, tail-lanes.ts).
+      const tail = twain.tail<string>('t')[Symbol.asyncIterator]()
+      const next = tail.next()
+      const blocked = async (): Promise<number> => {
+        let n = 0
+        for (const m of await cluster.masters()) n += String(await cluster.admin(m).client('LIST')).split('\n').filter((l) => / cmd=xread /.test(l)).length
+        return n
+      }
+      await until(async () => (await blocked()) > 0, 10_000, 'the tail blocked in XREAD')
+      await twain.producer<string>('t').send(2, 'w')
+      expect((await next).value.value).toBe('w')
+      await tail.return?.()
     } finally {
       await twain.close()
     }

@@ -12,6 +12,7 @@ import { AbortError, ConnectionError, open, type Twain } from '../../src/index.j
 import { RedisServer } from '../helpers/redis-server.js'
 import { repoRoot } from '../helpers/spawn.js'
 import { until } from '../helpers/wait.js'
+import { blockedClients } from '../helpers/waiting-reads.js'
 
 let server: RedisServer
 let admin: Redis
@@ -189,18 +190,50 @@ describe('connections', () => {
     expect((e as Error).message).toContain('127.0.0.1:1')
   })
 
-  it('a blocked tail is aborted in < 200 ms and its dedicated connection is closed', async () => {
+  it('a blocked 4-partition tail waits on one connection, is aborted in < 200 ms and its connection is closed', async () => {
     await twain.createTopic('t', { partitions: 4 })
     const count = async () => String(await admin.call('CLIENT', 'LIST')).split('\n').filter((l) => l.includes('name=twainmq:tail')).length
     const ctrl = new AbortController()
     const it = twain.tail('t', { signal: ctrl.signal })[Symbol.asyncIterator]()
     const pending = it.next()
-    await until(async () => (await count()) === 4, 5000, 'four tail connections')
+    await until(async () => (await blockedClients(admin, 'xread')) === 1, 5000, 'one blocked read')
+    expect(await count()).toBe(1)
     const t0 = performance.now()
     ctrl.abort()
     await expect(pending).rejects.toBeInstanceOf(AbortError)
     expect(performance.now() - t0).toBeLessThan(200)
     await until(async () => (await count()) === 0, 5000, 'the tail connections to close')
+  })
+
+  it('a tail joining a waiting read is served at once (the read is re-issued), also after its connection was killed', async () => {
+    await twain.createTopic('a')
+    await twain.createTopic('b')
+    await twain.createTopic('c')
+    // Sends from another instance: a send of this instance would wake its own tails directly.
+    const other = await open(server.url, { prefix })
+    const first = twain.tail<number>('a')[Symbol.asyncIterator]()
+    const pendingA = first.next()
+    await until(async () => (await blockedClients(admin, 'xread')) === 1, 5000, 'the first tail blocked')
+    // Joining: the blocked XREAD (BLOCK 5 s) is ended and re-issued with b's stream.
+    const second = twain.tail<number>('b')[Symbol.asyncIterator]()
+    const pendingB = second.next()
+    const t0 = performance.now()
+    await other.producer<number>('b').send(1, 2)
+    expect((await pendingB).value.value).toBe(2)
+    expect(performance.now() - t0).toBeLessThan(2500)
+    // The tail connection is killed: ioredis reconnects and re-sends the read under a new client id.
+    await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes')
+    await until(async () => (await blockedClients(admin, 'xread')) === 1, 5000, 'the read re-sent')
+    const third = twain.tail<number>('c')[Symbol.asyncIterator]()
+    const pendingC = third.next()
+    const t1 = performance.now()
+    await other.producer<number>('c').send(1, 3)
+    expect((await pendingC).value.value).toBe(3)
+    expect(performance.now() - t1).toBeLessThan(2500)
+    await other.producer<number>('a').send(1, 1)
+    expect((await pendingA).value.value).toBe(1)
+    await Promise.all([first.return?.(), second.return?.(), third.return?.()])
+    await other.close()
   })
 
   it('ping() reports the server; close() is idempotent', async () => {

@@ -1,12 +1,22 @@
 /**
- * The Redis key layout (docs/format.md, "Redis layout"). Every key of one partition carries the
- * hash tag `{<topic>:<partition>}`, so a script only ever touches one Cluster slot and a Cluster
- * spreads a topic's partitions. Group-level keys carry `{<group>}` and are used by their own
+ * The Redis key layout (docs/format.md, "Redis layout"). Every key of one partition carries one
+ * hash tag, so a script only ever touches one Cluster slot: `{<topic>:<partition>}`, or, for a
+ * topic placed on a Cluster at creation (placement.ts, the meta's `tags`), `{<tag>}:<partition>`
+ * where the partitions of the topic on one master share their tag. Group-level keys carry `{<group>}` and are used by their own
  * commands, never in a script with partition keys. Topic and group names cannot contain `{`, `}`
  * or `:`, so keys never collide.
  */
 export class RedisKeys {
+  /** Per placed topic: the hash tag of each partition (from its meta; absent = `{<topic>:<partition>}`). */
+  private readonly tags = new Map<string, readonly string[]>()
+
   constructor(readonly prefix: string) {}
+
+  /** Record the placement of a topic as its meta says (undefined: the per-partition layout). */
+  place(topic: string, tags: readonly string[] | undefined): void {
+    if (tags) this.tags.set(topic, tags)
+    else this.tags.delete(topic)
+  }
 
   /** SET of topic names. */
   topics(): string {
@@ -20,7 +30,8 @@ export class RedisKeys {
 
   /** STREAM of a partition: entry ID `<offset>-1`, fields `r` (record) and `p` (producer id). */
   stream(topic: string, partition: number): string {
-    return `${this.prefix}{${topic}:${partition}}`
+    const tag = this.tags.get(topic)?.[partition]
+    return tag === undefined ? `${this.prefix}{${topic}:${partition}}` : `${this.prefix}{${tag}}:${partition}`
   }
 
   /** STRING: next offset to be written. Its existence marks the partition as existing. */

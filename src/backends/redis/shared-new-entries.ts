@@ -2,6 +2,7 @@ import type { Message } from '../../core/types.js'
 import type { EntryRef, SharedDelivery } from '../shared.js'
 import { redisError, type Client } from './connection.js'
 import { decodeFlaggedPacked, entryFields, isOffsetId, offsetOf, type EntryFields } from './entry-codec.js'
+import { keySlot } from './key-slot.js'
 import { delivery, type MemberPartition } from './shared-entries.js'
 import { GroupReader, type XReadGroupReply } from './shared-reader.js'
 import type { MemberState } from './shared-state.js'
@@ -10,6 +11,22 @@ import type { MemberState } from './shared-state.js'
 const BLOCK_MS = 5000
 /** Most entries one read asks for per partition. */
 export const READ_MAX = 1000
+
+/**
+ * The partitions of a member grouped by Cluster slot: the streams of one command must share a
+ * slot, and a topic placed at creation (placement.ts) has its partitions on one master in one slot,
+ * so a member has one reader per master and topic, whatever the partition count.
+ */
+function bySlot(parts: readonly MemberPartition[]): MemberPartition[][] {
+  const groups = new Map<number, MemberPartition[]>()
+  for (const p of parts) {
+    const slot = keySlot(p.key)
+    const g = groups.get(slot)
+    if (g) g.push(p)
+    else groups.set(slot, [p])
+  }
+  return [...groups.values()]
+}
 
 /**
  * A shared member's reads of new entries (`XREADGROUP … >`): blocking reads on dedicated
@@ -32,7 +49,7 @@ export class NewEntryReads {
     cluster: boolean,
     private readonly giveBack: (refs: EntryRef[]) => Promise<void>,
   ) {
-    this.readers = cluster ? s.parts.map((p) => new GroupReader(client, [p])) : [new GroupReader(client, s.parts)]
+    this.readers = cluster ? bySlot(s.parts).map((parts) => new GroupReader(client, parts)) : [new GroupReader(client, s.parts)]
   }
 
   /** A fetch is asking again: entries of a read that ends now are its own. */

@@ -9,8 +9,8 @@ export type XReadGroupReply = Array<[Buffer, Array<[Buffer, Buffer[] | null]>]> 
  * Blocking `XREADGROUP … >` reads of new entries over some partition streams of a member, on a
  * dedicated connection (a blocked read holds its connection). On one Redis a member has one reader
  * over every partition of its topics (one command, one connection); on a Cluster one reader per
- * partition, because the streams of one command must share a slot and partitions are spread over
- * slots on purpose. `stop()` disconnects, which ends a blocked read at once; after a dropped
+ * slot of its partitions, because the streams of one command must share a slot (one per master and
+ * topic for topics placed at creation, one per partition for older ones). `stop()` disconnects, which ends a blocked read at once; after a dropped
  * connection ioredis reconnects and re-sends the read.
  */
 export class GroupReader {

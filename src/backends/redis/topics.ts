@@ -4,6 +4,7 @@ import type { KeyType } from '../../core/types.js'
 import type { TopicMeta } from '../backend.js'
 import { isConnectionError, redisError, type Client } from './connection.js'
 import type { RedisKeys } from './keys.js'
+import { placeTopic } from './placement.js'
 import type { Scripts } from './scripts.js'
 
 /** A claim in state 'creating' older than this was abandoned by a dead creator. */
@@ -34,9 +35,12 @@ export class RedisTopics {
   async create(meta: TopicMeta): Promise<void> {
     const token = randomBytes(8).toString('hex')
     const fields = ['name', meta.name, 'partitions', String(meta.partitions), 'keyType', meta.keyType, 'messageTypes', JSON.stringify(meta.messageTypes), 'retention', JSON.stringify(meta.retention), 'maxMessageBytes', String(meta.maxMessageBytes), 'createdAt', String(meta.createdAt)]
+    const tags = placeTopic(this.client, meta.name, meta.partitions)
+    if (tags) fields.push('tags', JSON.stringify(tags))
     try {
       const claimed = await this.scripts.call('create-topic', [this.keys.meta(meta.name)], [token, Date.now(), ABANDONED_MS, ...fields])
       if (Number(claimed) !== 1) throw new TopicExistsError(`Topic "${meta.name}" already exists (Redis key ${this.keys.meta(meta.name)})`)
+      this.keys.place(meta.name, tags)
       const groups = await this.client.smembers(this.keys.groups())
       await Promise.all(
         Array.from({ length: meta.partitions }, (_, p) => {
@@ -122,6 +126,7 @@ export class RedisTopics {
         maxMessageBytes: Number(h.maxMessageBytes),
         createdAt: Number(h.createdAt),
       }
+      this.keys.place(name, h.tags === undefined ? undefined : (JSON.parse(h.tags) as string[]))
     } catch (cause) {
       throw new TopicCorruptError(`Configuration of topic "${name}" in ${this.keys.meta(name)} is not valid`, { cause })
     }

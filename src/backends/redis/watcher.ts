@@ -1,172 +1,99 @@
-import { entryFields, offsetOf, type EntryFields } from './entry-codec.js'
-import { createDedicated, type Client } from './connection.js'
-import { KeepAlive } from './keep-alive.js'
+import { Cluster } from 'ioredis'
+import type { Client } from './connection.js'
+import { keySlot } from './key-slot.js'
 import type { RedisKeys } from './keys.js'
-import type { RawEntry, RecentEntries } from './reader.js'
-
-/** Longest a blocking read waits before it checks the partition's end again. */
-const BLOCK_MS = 5000
-/** Entries one blocking read returns at most (the readers fetch any rest themselves). */
-const BLOCK_COUNT = 1000
-
-interface Subscriber {
-  onData: () => void
-  persistent: boolean
-}
-
-type XReadReply = Array<[Buffer, Array<[Buffer, Buffer[]]>]> | null
+import type { RecentEntries } from './reader.js'
+import { SlotGroup, type Subscriber, type Watched } from './slot-group.js'
+import { TailLanes } from './tail-lanes.js'
 
 /**
- * Watches one partition for every local subscriber: `XREAD BLOCK` on a dedicated connection from
- * the last offset it has seen, so nothing appended in between is missed. It keeps the entries it
- * received last for the partition's readers (no second round trip), calls the subscribers, and
- * blocks again. After a dropped connection or a Redis restart ioredis reconnects and the read goes
- * on from the same offset. `stop()` disconnects, which ends a blocked read at once.
+ * The partition watchers of one backend instance: one per watched partition, shared by its
+ * subscribers, grouped by Cluster slot (on one Redis: one group) so one blocking read serves a
+ * group. Connections: one per group waiting at once, per node (tail-lanes.ts).
  */
-class PartitionWatcher {
-  readonly subs = new Set<Subscriber>()
-  recent: RecentEntries | undefined
-  private readonly conn: Client
-  private readonly keepAlive: KeepAlive
-  private stopped = false
-  /** Last offset seen (−1: none); undefined until the first look at the partition's end. */
-  private cursor: number | undefined
-
-  constructor(
-    base: Client,
-    private readonly streamKey: string,
-    private readonly endKey: string,
-  ) {
-    this.conn = createDedicated(base, 'twainmq:tail')
-    this.conn.on('error', () => undefined) // failures surface as rejected reads; ioredis reconnects
-    this.keepAlive = new KeepAlive(this.conn)
-    void this.loop()
-  }
-
-  /** Keep the process alive only while a persistent subscriber waits. */
-  updatePin(): void {
-    let pin = false
-    for (const s of this.subs) pin ||= s.persistent
-    this.keepAlive.pin(pin)
-  }
-
-  private fire(): void {
-    for (const s of [...this.subs]) {
-      try {
-        s.onData()
-      } catch {
-        /* a subscriber's failure is its own */
-      }
-    }
-  }
-
-  private async loop(): Promise<void> {
-    let failures = 0
-    while (!this.stopped) {
-      try {
-        if (this.cursor === undefined) {
-          // Everything below the end now is visible to readers that read after the wake-up below;
-          // everything from the end on comes through the blocking read.
-          const end = await this.conn.get(this.endKey)
-          if (this.stopped) return
-          this.cursor = (end === null ? 0 : Number(end)) - 1
-          this.fire()
-        }
-        const from = this.cursor < 0 ? '0-0' : `${this.cursor}-1`
-        const res = (await this.conn.xreadBuffer('COUNT', BLOCK_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', this.streamKey, from)) as XReadReply
-        if (this.stopped) return
-        failures = 0
-        const items = res?.[0]?.[1]
-        if (!items || items.length === 0) {
-          await this.resync()
-          continue
-        }
-        const entries: RawEntry[] = []
-        const f: EntryFields = { record: undefined, producer: undefined }
-        for (const [id, fields] of items) {
-          const { record, producer } = entryFields(fields, f)
-          if (record) entries.push({ offset: offsetOf(id), record, producerId: producer ? producer.toString('utf8') : '' })
-        }
-        this.cursor = offsetOf((items[items.length - 1] as [Buffer, Buffer[]])[0])
-        if (entries.length > 0) this.recent = { first: (entries[0] as RawEntry).offset, entries }
-        this.fire()
-        // Let the readers take the entries (microtasks) before the next blocking read is written.
-        await new Promise<void>((resolve) => setImmediate(resolve))
-      } catch {
-        if (this.stopped) return
-        failures++
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, Math.min(25 * 2 ** failures, 2000))
-          if (![...this.subs].some((s) => s.persistent)) t.unref()
-        })
-      }
-    }
-  }
-
-  /** After a quiet block: a partition whose end moved back (deleted and re-created) starts over. */
-  private async resync(): Promise<void> {
-    const end = await this.conn.get(this.endKey)
-    const last = (end === null ? 0 : Number(end)) - 1
-    if (this.cursor !== undefined && last < this.cursor) {
-      this.cursor = last
-      this.recent = undefined
-      this.fire()
-    }
-  }
-
-  stop(): void {
-    this.stopped = true
-    this.recent = undefined
-    this.conn.disconnect()
-  }
-}
-
-/** The partition watchers of one backend instance (one per watched partition, shared by its subscribers). */
 export class RedisWatchers {
-  private readonly watchers = new Map<string, PartitionWatcher>()
+  private readonly watched = new Map<string, Watched>()
+  private readonly groups = new Map<number, SlotGroup>()
+  private readonly lanes: TailLanes
   private closed = false
+  /** On a Cluster: every second, reads on a node that lost their slot are moved and unused lanes closed (unref'd). */
+  private readonly timer: NodeJS.Timeout | undefined
 
   constructor(
     private readonly base: Client,
     private readonly keys: RedisKeys,
-  ) {}
+  ) {
+    this.lanes = new TailLanes(base)
+    if (base instanceof Cluster) {
+      this.timer = setInterval(() => {
+        for (const g of this.groups.values()) g.checkNode()
+        this.lanes.prune()
+      }, 1000)
+      this.timer.unref()
+    }
+  }
+
+  private groupOf(streamKey: string): number {
+    return this.base instanceof Cluster ? keySlot(streamKey) : 0
+  }
+
+  private persistent(): boolean {
+    for (const w of this.watched.values()) for (const s of w.subs) if (s.persistent) return true
+    return false
+  }
 
   watch(topic: string, partition: number, onData: () => void, persistent: boolean): () => void {
     if (this.closed) return () => undefined
     const id = `${topic}\0${partition}`
-    let w = this.watchers.get(id)
+    let w = this.watched.get(id)
     if (!w) {
-      w = new PartitionWatcher(this.base, this.keys.stream(topic, partition), this.keys.end(topic, partition))
-      this.watchers.set(id, w)
+      const streamKey = this.keys.stream(topic, partition)
+      w = { id, streamKey, endKey: this.keys.end(topic, partition), subs: new Set(), recent: undefined, cursor: undefined }
+      this.watched.set(id, w)
+      const slot = this.groupOf(streamKey)
+      let g = this.groups.get(slot)
+      if (!g) this.groups.set(slot, (g = new SlotGroup(this.base, this.lanes, slot, () => this.persistent())))
+      g.add(w)
     }
     const sub: Subscriber = { onData, persistent }
     w.subs.add(sub)
-    w.updatePin()
-    const watcher = w
+    this.lanes.pin(this.persistent())
+    const watched = w
     return () => {
-      if (!watcher.subs.delete(sub)) return
-      watcher.updatePin()
+      if (!watched.subs.delete(sub)) return
+      this.lanes.pin(this.persistent())
       // Stop after the current task unless someone subscribes again at once (re-subscribing to change `persistent`).
-      if (watcher.subs.size === 0) {
-        queueMicrotask(() => {
-          if (watcher.subs.size === 0 && this.watchers.get(id) === watcher) {
-            this.watchers.delete(id)
-            watcher.stop()
-          }
-        })
-      }
+      if (watched.subs.size === 0) queueMicrotask(() => this.unwatch(watched))
+    }
+  }
+
+  private unwatch(w: Watched): void {
+    if (w.subs.size > 0 || this.watched.get(w.id) !== w) return
+    this.watched.delete(w.id)
+    w.recent = undefined
+    const slot = this.groupOf(w.streamKey)
+    const g = this.groups.get(slot)
+    if (!g) return
+    g.members.delete(w.streamKey)
+    if (g.members.size === 0) {
+      this.groups.delete(slot)
+      g.stop()
+      if (this.groups.size === 0) this.lanes.close() // nothing watched: no blocking connection stays open
     }
   }
 
   /** What the partition's watcher received last (for its readers). */
   recent(topic: string, partition: number): RecentEntries | undefined {
-    return this.watchers.get(`${topic}\0${partition}`)?.recent
+    return this.watched.get(`${topic}\0${partition}`)?.recent
   }
 
-  /** Disconnect every watcher at once. */
+  /** Close every blocking connection at once. */
   close(): void {
     this.closed = true
-    for (const w of this.watchers.values()) w.stop()
-    this.watchers.clear()
+    clearInterval(this.timer)
+    for (const g of this.groups.values()) g.stop()
+    this.groups.clear()
+    this.watched.clear()
+    this.lanes.close()
   }
 }
