@@ -3,6 +3,7 @@ import { createDedicated, type Client } from './connection.js'
 import { KeepAlive } from './keep-alive.js'
 import type { RedisKeys } from './keys.js'
 import type { RawEntry, RecentEntries } from './reader.js'
+import { INCARNATIONS_FIELD, newIncarnationFrom, type RollbackNotice } from './incarnations.js'
 
 /** Longest a blocking read waits before it checks the partition's end again. */
 const BLOCK_MS = 5000
@@ -22,6 +23,8 @@ type XReadReply = Array<[Buffer, Array<[Buffer, Buffer[]]>]> | null
  * received last for the partition's readers (no second round trip), calls the subscribers, and
  * blocks again. After a dropped connection or a Redis restart ioredis reconnects and the read goes
  * on from the same offset. `stop()` disconnects, which ends a blocked read at once.
+ * Before each blocking read it asks for the partition's end and incarnations (same round trip) to
+ * find rollbacks (incarnations.ts): it then publishes a notice for its readers and reads on from there.
  */
 class PartitionWatcher {
   readonly subs = new Set<Subscriber>()
@@ -31,14 +34,22 @@ class PartitionWatcher {
   private stopped = false
   /** Last offset seen (−1: none); undefined until the first look at the partition's end. */
   private cursor: number | undefined
+  /** The latest rollback found (readers take each once). */
+  rollback: RollbackNotice | undefined
+  /** The end and incarnations at the last look, and whether the connection broke since. */
+  private seen: { end: number; inc: string | undefined } = { end: 0, inc: undefined }
+  private broken = false
 
   constructor(
     base: Client,
     private readonly streamKey: string,
     private readonly endKey: string,
+    private readonly producersKey: string,
   ) {
     this.conn = createDedicated(base, 'twainmq:tail')
     this.conn.on('error', () => undefined) // failures surface as rejected reads; ioredis reconnects
+    // A rollback comes with a lost connection (a restart, a failover): look again before taking entries.
+    for (const ev of ['close', 'node error', '-node']) this.conn.on(ev, () => (this.broken = true))
     this.keepAlive = new KeepAlive(this.conn)
     void this.loop()
   }
@@ -67,20 +78,25 @@ class PartitionWatcher {
         if (this.cursor === undefined) {
           // Everything below the end now is visible to readers that read after the wake-up below;
           // everything from the end on comes through the blocking read.
-          const end = await this.conn.get(this.endKey)
+          this.broken = false
+          this.seen = await this.look()
           if (this.stopped) return
-          this.cursor = (end === null ? 0 : Number(end)) - 1
+          this.cursor = this.seen.end - 1
           this.fire()
         }
         const from = this.cursor < 0 ? '0-0' : `${this.cursor}-1`
+        const look = this.look() // written before the blocking read: answered at once
+        look.catch(() => undefined)
         const res = (await this.conn.xreadBuffer('COUNT', BLOCK_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', this.streamKey, from)) as XReadReply
         if (this.stopped) return
         failures = 0
-        const items = res?.[0]?.[1]
-        if (!items || items.length === 0) {
-          await this.resync()
-          continue
+        if (this.judge(await look, false)) continue
+        if (this.broken) {
+          this.broken = false
+          if (this.judge(await this.look(), true)) continue
         }
+        const items = res?.[0]?.[1]
+        if (!items || items.length === 0) continue
         const entries: RawEntry[] = []
         const f: EntryFields = { record: undefined, producer: undefined }
         for (const [id, fields] of items) {
@@ -103,15 +119,29 @@ class PartitionWatcher {
     }
   }
 
-  /** After a quiet block: a partition whose end moved back (deleted and re-created) starts over. */
-  private async resync(): Promise<void> {
-    const end = await this.conn.get(this.endKey)
-    const last = (end === null ? 0 : Number(end)) - 1
-    if (this.cursor !== undefined && last < this.cursor) {
-      this.cursor = last
-      this.recent = undefined
-      this.fire()
-    }
+  private async look(): Promise<{ end: number; inc: string | undefined }> {
+    const [end, inc] = await Promise.all([this.conn.get(this.endKey), this.conn.hget(this.producersKey, INCARNATIONS_FIELD)])
+    return { end: end === null ? 0 : Number(end), inc: inc ?? '' }
+  }
+
+  /**
+   * Compare a look with the one before. The log was rolled back from F when its end is below what
+   * was seen, or when an incarnation not seen before starts below the end seen before (after a
+   * broken connection: anywhere, the readers judge by what they read). Returns whether it was.
+   */
+  private judge(now: { end: number; inc: string | undefined }, broken: boolean): boolean {
+    const prev = this.seen
+    this.seen = now
+    const high = broken ? Infinity : Math.max(prev.end, (this.cursor ?? -1) + 1)
+    let from = now.end < high ? now.end : Infinity
+    const fresh = prev.inc === undefined ? undefined : newIncarnationFrom(prev.inc, now.inc ?? '')
+    if (fresh !== undefined && (broken || fresh < prev.end)) from = Math.min(from, fresh)
+    if (from === Infinity) return false
+    this.rollback = { seq: (this.rollback?.seq ?? 0) + 1, from }
+    if (this.cursor !== undefined) this.cursor = Math.min(this.cursor, from - 1)
+    this.recent = undefined
+    this.fire()
+    return true
   }
 
   stop(): void {
@@ -136,7 +166,7 @@ export class RedisWatchers {
     const id = `${topic}\0${partition}`
     let w = this.watchers.get(id)
     if (!w) {
-      w = new PartitionWatcher(this.base, this.keys.stream(topic, partition), this.keys.end(topic, partition))
+      w = new PartitionWatcher(this.base, this.keys.stream(topic, partition), this.keys.end(topic, partition), this.keys.producers(topic, partition))
       this.watchers.set(id, w)
     }
     const sub: Subscriber = { onData, persistent }
@@ -161,6 +191,11 @@ export class RedisWatchers {
   /** What the partition's watcher received last (for its readers). */
   recent(topic: string, partition: number): RecentEntries | undefined {
     return this.watchers.get(`${topic}\0${partition}`)?.recent
+  }
+
+  /** The latest rollback the partition's watcher found, if it runs. */
+  rollback(topic: string, partition: number): RollbackNotice | undefined {
+    return this.watchers.get(`${topic}\0${partition}`)?.rollback
   }
 
   /** Disconnect every watcher at once. */
