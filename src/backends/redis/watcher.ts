@@ -127,15 +127,18 @@ class PartitionWatcher {
   /**
    * Compare a look with the one before. The log was rolled back from F when its end is below what
    * was seen, or when an incarnation not seen before starts below the end seen before (after a
-   * broken connection: anywhere, the readers judge by what they read). Returns whether it was.
+   * broken connection: below what was received). Returns whether it was.
    */
   private judge(now: { end: number; inc: string | undefined }, broken: boolean): boolean {
     const prev = this.seen
     this.seen = now
-    const high = broken ? Infinity : Math.max(prev.end, (this.cursor ?? -1) + 1)
+    // What this watcher has seen; readers that read further themselves judge by their own offsets.
+    const high = Math.max(prev.end, (this.cursor ?? -1) + 1)
     let from = now.end < high ? now.end : Infinity
+    // Without a broken connection a new incarnation (a slot moved to another master) starts at or
+    // above the end seen before; only a rollback puts it below what was received since.
     const fresh = prev.inc === undefined ? undefined : newIncarnationFrom(prev.inc, now.inc ?? '')
-    if (fresh !== undefined && (broken || fresh < prev.end)) from = Math.min(from, fresh)
+    if (fresh !== undefined && fresh < (broken ? high : prev.end)) from = Math.min(from, fresh)
     if (from === Infinity) return false
     this.rollback = { seq: (this.rollback?.seq ?? 0) + 1, from }
     if (this.cursor !== undefined) this.cursor = Math.min(this.cursor, from - 1)
