@@ -91,4 +91,36 @@ describe('one Redis restored from an older AOF', () => {
       await Promise.all([tailLoop, groupLoop])
     }
   }, 60_000)
+
+  it('a live tail follows its topic deleted and created again (decision 57): the new records from offset 0, reported once', async () => {
+    server = await RedisServer.start()
+    const twain = await open(server.url, { prefix: 'rc:' })
+    const other = await open(server.url, { prefix: 'rc:' })
+    opened.push(twain, other)
+    await twain.createTopic('t')
+    const p = other.producer<string>('t')
+    for (let i = 0; i < 5; i++) await p.send(i, `old-${i}`)
+    const tailed: Message<string>[] = []
+    const tail = twain.tail<string>('t', { from: 'start' })
+    const tailLoop = (async () => {
+      for await (const m of tail) tailed.push(m)
+    })()
+    await until(() => tailed.length === 5, 10_000, 'the first topic')
+    const warnings = rollbackWarnings()
+    try {
+      await other.deleteTopic('t')
+      await other.createTopic('t')
+      // More records than the old topic had, at once: the new end passes the old one.
+      const p2 = other.producer<string>('t')
+      await p2.sendBatch(Array.from({ length: 8 }, (_, i) => ({ key: i, value: `new-${i}` })))
+      await until(() => tailed.length >= 13, 10_000, `the re-created topic (have ${tailed.map((m) => m.value).join()})`)
+      expect(tailed.slice(5).map((m) => [m.offset, m.value])).toEqual(Array.from({ length: 8 }, (_, i) => [i, `new-${i}`]))
+      expect(warnings.got).toHaveLength(1)
+      expect(warnings.got[0]).toMatchObject({ code: 'ERR_LOG_ROLLBACK', topic: 't', partition: 0, from: 0, to: 4 })
+    } finally {
+      warnings.off()
+      await tail.close()
+      await tailLoop
+    }
+  }, 30_000)
 })

@@ -50,6 +50,7 @@ describe('key layout', () => {
         `${prefix}orders:meta`,
         `${prefix}topics`,
         `${prefix}{orders:0}:end`,
+        `${prefix}{orders:0}:producers`, // the partition's incarnations (decision 112) from its creation on
         `${prefix}{orders:1}`,
         `${prefix}{orders:1}:end`,
         `${prefix}{orders:1}:producers`,
@@ -62,6 +63,8 @@ describe('key layout', () => {
       ['1-1', 'r', 'p', 'me'],
     ])
     expect(await admin.get(`${prefix}{orders:1}:end`)).toBe('2')
+    // The creation's incarnation, then the server's (12 hex digits of its run_id) from offset 0.
+    expect(await admin.hget(`${prefix}{orders:1}:producers`, '~inc')).toMatch(/^t[0-9a-f]{16}:0 [0-9a-f]{12}:0$/)
     expect(await admin.hget(`${prefix}orders:meta`, 'state')).toBe('ready')
     // every key of a partition hashes to the same slot
     const slots = await Promise.all([`${prefix}{orders:1}`, `${prefix}{orders:1}:end`, `${prefix}{orders:1}:producers`].map((k) => admin.call('CLUSTER', 'KEYSLOT', k).catch(() => null)))

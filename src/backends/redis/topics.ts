@@ -4,6 +4,7 @@ import type { KeyType } from '../../core/types.js'
 import type { TopicMeta } from '../backend.js'
 import { redisError, type Client } from './connection.js'
 import type { RedisKeys } from './keys.js'
+import { INCARNATIONS_FIELD } from './incarnations.js'
 import type { Scripts } from './scripts.js'
 
 /** A claim in state 'creating' older than this was abandoned by a dead creator. */
@@ -36,7 +37,9 @@ export class RedisTopics {
         Array.from({ length: meta.partitions }, (_, p) => {
           const stale = [...this.keys.partitionKeys(meta.name, p), ...groups.map((g) => this.keys.partitionGroup(meta.name, p, g))]
           // Leftovers of an interrupted delete go first; `end` = 0 then marks the partition as existing.
-          return Promise.all([this.client.del(...stale), this.client.set(this.keys.end(meta.name, p), '0')])
+          // Its first incarnation is this creation's (decision 112): a tail of the topic deleted and
+          // created again sees a log rebuilt from offset 0.
+          return Promise.all([this.client.del(...stale), this.client.set(this.keys.end(meta.name, p), '0'), this.client.hset(this.keys.producers(meta.name, p), INCARNATIONS_FIELD, `t${token}:0`)])
         }),
       )
       const ready = await this.scripts.call('topic-ready', [this.keys.meta(meta.name)], [token])

@@ -23,8 +23,8 @@ type XReadReply = Array<[Buffer, Array<[Buffer, Buffer[]]>]> | null
  * received last for the partition's readers (no second round trip), calls the subscribers, and
  * blocks again. After a dropped connection or a Redis restart ioredis reconnects and the read goes
  * on from the same offset. `stop()` disconnects, which ends a blocked read at once.
- * Before each blocking read it asks for the partition's end and incarnations (same round trip) to
- * find rollbacks (incarnations.ts): it then publishes a notice for its readers and reads on from there.
+ * After each blocking read it asks for the partition's end and incarnations to find rollbacks
+ * (incarnations.ts): it then publishes a notice for its readers and reads on from there.
  */
 class PartitionWatcher {
   readonly subs = new Set<Subscriber>()
@@ -85,16 +85,13 @@ class PartitionWatcher {
           this.fire()
         }
         const from = this.cursor < 0 ? '0-0' : `${this.cursor}-1`
-        const look = this.look() // written before the blocking read: answered at once
-        look.catch(() => undefined)
         const res = (await this.conn.xreadBuffer('COUNT', BLOCK_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', this.streamKey, from)) as XReadReply
         if (this.stopped) return
         failures = 0
-        if (this.judge(await look, false)) continue
-        if (this.broken) {
-          this.broken = false
-          if (this.judge(await this.look(), true)) continue
-        }
+        // Before the entries are taken: they may lie past a rollback (one more round trip per reply).
+        const broken = this.broken
+        this.broken = false
+        if (this.judge(await this.look(), broken)) continue
         const items = res?.[0]?.[1]
         if (!items || items.length === 0) continue
         const entries: RawEntry[] = []
