@@ -33,7 +33,7 @@ describe('one Redis restored from an older AOF', () => {
     await server?.destroy()
   })
 
-  it('a live tail and a partitioned group deliver the records at reused offsets and report the rollback once', async () => {
+  it('a live tail, a partitioned group and a shared group deliver the records at reused offsets and report the rollback once', async () => {
     server = await RedisServer.start({ aof: true })
     const twain = await open(server.url, { prefix: 'rb:' })
     const writer = await open(server.url, { prefix: 'rb:' })
@@ -41,6 +41,18 @@ describe('one Redis restored from an older AOF', () => {
     await twain.createTopic('t')
     const p = writer.producer<string>('t')
     for (let i = 0; i < 5; i++) await p.send(i, `old-${i}`)
+    // A shared group joined before the snapshot: the restored stream holds its consumer group, at offset 5.
+    const sharedGot: Message<string>[] = []
+    const sharedErrors: Error[] = []
+    const sc = twain.consumer<string>('t', { group: 's', mode: 'shared' })
+    sc.on('error', (e) => sharedErrors.push(e))
+    const sharedLoop = (async () => {
+      for await (const m of sc) {
+        sharedGot.push(m)
+        m.ack()
+      }
+    })()
+    await until(() => sharedGot.length === 5, 10_000, 'the shared group reads the first 5')
     const saved = join(server.dir, '..', `${server.port}-saved`)
     cpSync(join(server.dir, 'appendonlydir'), saved, { recursive: true })
     for (let i = 5; i < 10; i++) await p.send(i, `lost-${i}`)
@@ -60,7 +72,7 @@ describe('one Redis restored from an older AOF', () => {
         m.ack()
       }
     })()
-    await until(() => tailed.length === 10 && grouped.length === 10, 10_000, `10 tailed and grouped (have ${tailed.length}, ${grouped.length})`)
+    await until(() => tailed.length === 10 && grouped.length === 10 && sharedGot.length === 10, 10_000, `10 tailed and grouped (have ${tailed.length}, ${grouped.length}, ${sharedGot.length})`)
     await until(async () => (await twain.describeGroup('g')).topics.every((t) => t.lag === 0), 10_000, 'commits to the end')
 
     const warnings = rollbackWarnings()
@@ -74,6 +86,11 @@ describe('one Redis restored from an older AOF', () => {
       expect(tailed.map((m) => m.value)).toEqual(want)
       expect(tailed.slice(10).map((m) => m.offset)).toEqual([5, 6, 7, 8, 9, 10, 11, 12])
       expect(grouped.map((m) => m.value)).toEqual(want)
+      await until(() => sharedGot.length >= 18, 10_000, `18 in the shared group (have ${sharedGot.map((m) => m.value).join()})`)
+      expect(sharedGot.map((m) => m.value)).toEqual(want)
+      const srb = sharedErrors.filter((e) => (e as { code?: string }).code === 'ERR_LOG_ROLLBACK')
+      expect(srb).toHaveLength(1)
+      expect(srb[0]).toMatchObject({ topic: 't', partition: 0, from: 5, to: 9 })
       // Reported once each: the tail through a process warning (tails have no error channel), the group as an 'error' event.
       expect(warnings.got).toHaveLength(1)
       expect(warnings.got[0]).toMatchObject({ code: 'ERR_LOG_ROLLBACK', topic: 't', partition: 0, from: 5, to: 9 })
@@ -88,7 +105,8 @@ describe('one Redis restored from an older AOF', () => {
       warnings.off()
       await tail.close()
       await c.close()
-      await Promise.all([tailLoop, groupLoop])
+      await sc.close()
+      await Promise.all([tailLoop, groupLoop, sharedLoop])
     }
   }, 60_000)
 
