@@ -135,8 +135,9 @@ export class LogRollbackError extends TwainError {
   readonly from: number
   /** Last offset that had been seen before the rollback. */
   readonly to: number
-  constructor(topic: string, partition: number, from: number, to: number) {
-    super(`Topic "${topic}" partition ${partition} rolled back: offsets ${from}..${to} were seen, and now hold other records (a failover to a replica that lagged, or a restore from an older snapshot); they are delivered again`, { code: 'ERR_LOG_ROLLBACK', retriable: false })
+  /** `seenBy`: who had seen the offsets, for the message (e.g. `'a tail'`, `'a producer, which was given them'`). */
+  constructor(topic: string, partition: number, from: number, to: number, seenBy = 'a reader') {
+    super(`Topic "${topic}" partition ${partition} rolled back: offsets ${from}..${to}, seen by ${seenBy}, are used again by other records (a failover to a replica that lagged, or a restore from an older snapshot); readers deliver the new ones`, { code: 'ERR_LOG_ROLLBACK', retriable: false })
     this.name = 'LogRollbackError'
     this.topic = topic
     this.partition = partition

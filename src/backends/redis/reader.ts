@@ -79,7 +79,7 @@ export class RedisPartitionReader implements PartitionReader {
     this.rollbackSeq = rb.seq
     if (rb.from >= this.next) return
     const to = Math.max(this.next - 1, this.rolledBack?.to ?? 0)
-    this.rolledBack = new LogRollbackError(this.topic, this.partition, Math.min(rb.from, this.rolledBack?.from ?? Infinity), to)
+    this.rolledBack = new LogRollbackError(this.topic, this.partition, Math.min(rb.from, this.rolledBack?.from ?? Infinity), to, 'a reader (a tail or a group member)')
     this.seek(rb.from)
   }
 

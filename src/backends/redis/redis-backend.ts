@@ -110,6 +110,7 @@ export class RedisBackend implements Backend {
   async deleteTopic(name: string): Promise<void> {
     this.live(`delete topic "${name}"`)
     await this.topics.delete(name)
+    this.appender.forget(name) // a topic created again is a new log, not a rollback
   }
 
   async listTopics(): Promise<string[]> {

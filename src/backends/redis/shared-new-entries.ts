@@ -158,7 +158,7 @@ export class NewEntryReads {
       p.newest = offset
       return
     }
-    const rb = new LogRollbackError(p.topic, p.partition, offset, p.newest)
+    const rb = new LogRollbackError(p.topic, p.partition, offset, p.newest, `member "${this.s.name}" of shared group "${this.s.group}"`)
     const gone = p.rollBack(offset)
     p.newest = offset
     this.s.events.rolledBack(rb, gone)
