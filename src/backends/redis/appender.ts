@@ -86,8 +86,9 @@ export class RedisAppender {
           const now = Date.now()
           const replies = await Promise.all(window.map((c, k) => this.scripts.call('append', keys, [this.token, first + from + k, part(from + k), maxMessages, producerId, now, c])))
           if (from === 0) base = Number((replies[0] as (typeof replies)[number])[0])
-          replies.forEach((r, k) => this.checkTold(topic, partition, id, Number(r[0]), Number(r[1]) === 1, counts[from + k] as number))
           await this.acks?.wait(keys[0], `Append to "${topic}" partition ${partition}`)
+          // Only offsets now acknowledged count as given (a window whose WAIT failed is sent again).
+          replies.forEach((r, k) => this.checkTold(topic, partition, id, Number(r[0]), Number(r[1]) === 1, counts[from + k] as number))
           break
         } catch (e) {
           const msg = e instanceof Error ? e.message : String(e)
