@@ -44,6 +44,7 @@ export {
   InvalidKeyError,
   InvalidKeyTypeError,
   InvalidTopicNameError,
+  LogRollbackError,
   MessageTooLargeError,
   TimeoutError,
   TopicCorruptError,

@@ -1,3 +1,4 @@
+import type { LogRollbackError } from '../core/errors.js'
 import type { KeyType, Message, Retention } from '../core/types.js'
 import type { GroupAdmin } from './group-admin.js'
 import type { GroupCoordinator } from './group.js'
@@ -46,6 +47,12 @@ export interface PartitionReader {
    * it, so damage ends the history with an error instead of a quietly short result.
    */
   verifyEnd?(): Promise<void>
+  /**
+   * Optional: the rollback this reader found and went back over since the last call, once: the
+   * partition's log moved below offsets it had returned, so `next` moved back to the first of them
+   * and `read` returns the records now stored there (decision 112). Its caller reports it.
+   */
+  takeRollback?(): LogRollbackError | undefined
   /** Release file handles / connections. Idempotent. */
   close(): Promise<void>
 }

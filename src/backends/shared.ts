@@ -1,3 +1,4 @@
+import type { LogRollbackError } from '../core/errors.js'
 import type { Message } from '../core/types.js'
 import type { TopicPartition } from './assign.js'
 
@@ -51,6 +52,12 @@ export interface SharedMemberEvents {
   committed(offsets: EntryRef[]): void
   /** A background failure (heartbeat, acknowledgement flush, refresh). */
   error(e: Error): void
+  /**
+   * The partition's log moved back below entries this member had read (decision 112): the entries
+   * it held from `rollback.from` on are void (their acknowledgements are ignored), and the records
+   * now stored at those offsets are delivered as new entries.
+   */
+  rolledBack(rollback: LogRollbackError, entries: EntryRef[]): void
   /**
    * Another live member joined under this member's name (this one was silent past
    * `sessionTimeoutMs`): the member stopped for good; the consumer must stop too.

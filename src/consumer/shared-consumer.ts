@@ -68,6 +68,7 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends SharedLedg
         },
         {
           lost: (entries) => this.onLost(entries),
+          rolledBack: (rollback, entries) => this.onRolledBack(rollback, entries),
           trimmed: (entries) =>
             this.emitError(
               new TwainError(`Entries ${refs(entries)} of shared group "${this.opts.group}" were trimmed from their partition while pending: acknowledged, not delivered`, { code: 'ERR_ENTRY_TRIMMED' }),

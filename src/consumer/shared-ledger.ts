@@ -204,11 +204,21 @@ export abstract class SharedLedger<V = unknown, K extends Key = Key> extends Mem
 
   /** Entries another member claimed from this one: buffered or waiting ones are dropped; acks of in-flight ones are ignored. */
   protected onLost(entries: EntryRef[]): void {
+    this.dropHeld(entries)
+    this.lostSinceCommit.push(...entries)
+    this.emitError(new FencedError(`Member "${this.name}" of shared group "${this.opts.group}" lost ${refs(entries)} to another member (it held them longer than claimAfterMs ${this.opts.claimAfterMs} ms without refreshing them): their acks are ignored`))
+  }
+
+  /** The log moved back (decision 112): the messages of `entries` are void, the records now there come as new ones. */
+  protected onRolledBack(rollback: Error, entries: EntryRef[]): void {
+    this.dropHeld(entries)
+    this.emitError(rollback)
+  }
+
+  private dropHeld(entries: EntryRef[]): void {
     const keys = new Set(entries.map((e) => `${e.topic}/${e.partition}@${e.offset}`))
     const key = (m: SharedMessage<V>) => `${m.topic}/${m.partition}@${m.offset}`
     for (const m of this.buffer) if (state(m) === 'buffered' && keys.has(key(m))) this.drop(m, 'lost')
     for (const m of [...this.waiting.keys()]) if (keys.has(key(m))) this.drop(m, 'lost')
-    this.lostSinceCommit.push(...entries)
-    this.emitError(new FencedError(`Member "${this.name}" of shared group "${this.opts.group}" lost ${refs(entries)} to another member (it held them longer than claimAfterMs ${this.opts.claimAfterMs} ms without refreshing them): their acks are ignored`))
   }
 }

@@ -123,6 +123,28 @@ export type GroupNotFoundError = InstanceType<typeof GroupNotFoundError>
 /** A commit by a group member that no longer owns the partition. */
 export const FencedError = subclass('FencedError', 'ERR_FENCED')
 export type FencedError = InstanceType<typeof FencedError>
+/**
+ * A partition's log moved back below offsets a reader or group had already seen (a failover to a
+ * replica that lagged, a server restored from an older snapshot): the offsets `from`..`to` now hold
+ * other records, which are delivered again. Reported once per rollback, not thrown; not retriable.
+ */
+export class LogRollbackError extends TwainError {
+  readonly topic: string
+  readonly partition: number
+  /** First offset whose record changed (the log's end right after the rollback). */
+  readonly from: number
+  /** Last offset that had been seen before the rollback. */
+  readonly to: number
+  /** `seenBy`: who had seen the offsets, for the message (e.g. `'a tail'`, `'a producer, which was given them'`). */
+  constructor(topic: string, partition: number, from: number, to: number, seenBy = 'a reader') {
+    super(`Topic "${topic}" partition ${partition} rolled back: offsets ${from}..${to}, seen by ${seenBy}, are used again by other records (a failover to a replica that lagged, or a restore from an older snapshot); readers deliver the new ones`, { code: 'ERR_LOG_ROLLBACK', retriable: false })
+    this.name = 'LogRollbackError'
+    this.topic = topic
+    this.partition = partition
+    this.from = from
+    this.to = to
+  }
+}
 /** An option or argument out of its range. */
 export const InvalidArgumentError = subclass('InvalidArgumentError', 'ERR_INVALID_ARGUMENT')
 export type InvalidArgumentError = InstanceType<typeof InvalidArgumentError>

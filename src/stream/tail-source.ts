@@ -114,8 +114,12 @@ export class TailSource implements BatchSource<Message> {
         const i = (this.rr + k) % n
         if (!this.dirty[i]) continue
         this.dirty[i] = false
-        const batch = await (this.readers[i] as PartitionReader).read(MAX_BATCH)
+        const reader = this.readers[i] as PartitionReader
+        const batch = await reader.read(MAX_BATCH)
         if (signal.aborted || this.closed) return undefined
+        const rolledBack = reader.takeRollback?.()
+        // A tail has no error channel: the rollback (its records are delivered again) is a process warning.
+        if (rolledBack) process.emitWarning(rolledBack)
         if (batch.length === MAX_BATCH) this.dirty[i] = true
         const out = this.filter(batch)
         if (out.length > 0) {

@@ -23,7 +23,7 @@ export async function commitPartitioned(b: Backend, group: string, topic: string
   if (o.leave !== false) await b.groups.groupLeave(group, id)
 }
 
-const quiet: SharedMemberEvents = { lost: () => undefined, trimmed: () => undefined, committed: () => undefined, error: () => undefined, fenced: () => undefined }
+const quiet: SharedMemberEvents = { lost: () => undefined, trimmed: () => undefined, committed: () => undefined, error: () => undefined, fenced: () => undefined, rolledBack: () => undefined }
 
 /**
  * Join shared group `group` on `topic` as `name`, take every entry (`total` of them), acknowledge

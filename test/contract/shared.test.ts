@@ -25,6 +25,7 @@ class Reports implements SharedMemberEvents {
   error = (e: Error) => void this.errors.push(e)
   readonly fencings: Error[] = []
   fenced = (e: Error) => void this.fencings.push(e)
+  rolledBack = (e: Error) => void this.errors.push(e)
 }
 
 const ref = (d: SharedDelivery): EntryRef => ({ topic: d.message.topic, partition: d.message.partition, offset: d.message.offset })

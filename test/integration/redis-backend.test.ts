@@ -50,11 +50,13 @@ describe('key layout', () => {
       [
         `${prefix}orders:meta`,
         `${prefix}topics`,
-        // Every key a script names exists from the start (a Cluster slot migration: no TRYAGAIN for absent keys).
+        // Every key a script names exists from the start (a Cluster slot migration: no TRYAGAIN for absent keys);
+        // the producers hash holds the partition's incarnations (decision 112) from its creation on.
         ...[0, 1].flatMap((p) => [`${prefix}{orders:${p}}`, `${prefix}{orders:${p}}:end`, `${prefix}{orders:${p}}:start`, `${prefix}{orders:${p}}:producers`, `${prefix}{orders:${p}}:resv`]),
       ].sort(),
     )
     expect(await admin.xlen(`${prefix}{orders:0}`)).toBe(0)
+    expect(await admin.hget(`${prefix}{orders:0}:producers`, '~inc')).toMatch(/^t[0-9a-f]{16}:0$/)
     expect(await admin.get(`${prefix}{orders:1}:resv`)).toBe('-')
     expect(await admin.type(`${prefix}{orders:1}`)).toBe('stream')
     const entries = await admin.xrange(`${prefix}{orders:1}`, '-', '+')
@@ -63,6 +65,8 @@ describe('key layout', () => {
       ['1-1', 'r', 'p', 'me'],
     ])
     expect(await admin.get(`${prefix}{orders:1}:end`)).toBe('2')
+    // The creation's incarnation, then the server's (12 hex digits of its run_id) from offset 0.
+    expect(await admin.hget(`${prefix}{orders:1}:producers`, '~inc')).toMatch(/^t[0-9a-f]{16}:0 [0-9a-f]{12}:0$/)
     expect(await admin.hget(`${prefix}orders:meta`, 'state')).toBe('ready')
     // every key of a partition hashes to the same slot
     const slots = await Promise.all([`${prefix}{orders:1}`, `${prefix}{orders:1}:end`, `${prefix}{orders:1}:producers`].map((k) => admin.call('CLUSTER', 'KEYSLOT', k).catch(() => null)))

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { ClosedError, TopicNotFoundError } from '../../core/errors.js'
+import { ClosedError, LogRollbackError, TopicNotFoundError } from '../../core/errors.js'
 import { recordBytes, typeBytes, writeRecord } from '../record-codec.js'
 import type { RecordInput } from '../record.js'
 import { isConnectionError, redisError, sleep } from './connection.js'
@@ -36,6 +36,8 @@ export class RedisAppender {
   readonly token: string
   private readonly seqs = new Map<string, number>()
   private readonly tails = new Map<string, Promise<unknown>>()
+  /** Per partition, the end after the last offsets this instance was given (decision 113). */
+  private readonly told = new Map<string, number>()
   private closed = false
 
   constructor(
@@ -66,7 +68,7 @@ export class RedisAppender {
   private async write(topic: string, partition: number, id: string, records: readonly RecordInput[], producerId: string, maxMessages: number): Promise<number> {
     if (this.closed) throw new ClosedError(`The Redis backend is closed: cannot append to "${topic}"`)
     if (records.length === 0) throw new Error('append of no records')
-    const chunks = encodeParts(records)
+    const { parts: chunks, counts } = encodeParts(records)
     const first = (this.seqs.get(id) ?? 0) + 1
     this.seqs.set(id, first + chunks.length - 1)
     const keys = [this.keys.stream(topic, partition), this.keys.end(topic, partition), this.keys.start(topic, partition), this.keys.producers(topic, partition), this.keys.reservation(topic, partition)] as const
@@ -85,6 +87,8 @@ export class RedisAppender {
           const replies = await Promise.all(window.map((c, k) => this.scripts.call('append', keys, [this.token, first + from + k, part(from + k), maxMessages, producerId, now, c])))
           if (from === 0) base = Number((replies[0] as (typeof replies)[number])[0])
           await this.acks?.wait(keys[0], `Append to "${topic}" partition ${partition}`)
+          // Only offsets now acknowledged count as given (a window whose WAIT failed is sent again).
+          replies.forEach((r, k) => this.checkTold(topic, partition, id, Number(r[0]), Number(r[1]) === 1, counts[from + k] as number))
           break
         } catch (e) {
           const msg = e instanceof Error ? e.message : String(e)
@@ -100,6 +104,23 @@ export class RedisAppender {
     return base
   }
 
+  /**
+   * Offsets are handed out in increasing order to one instance (its appends to a partition are
+   * serialised, others' only move the end on): a new batch below the end this instance was given
+   * before means the log moved back, and those offsets are handed out again. Reported once per
+   * rollback as a process warning (a producer has no error channel); the send succeeds.
+   */
+  private checkTold(topic: string, partition: number, id: string, base: number, duplicate: boolean, n: number): void {
+    const told = this.told.get(id) ?? 0
+    if (!duplicate && base < told) process.emitWarning(new LogRollbackError(topic, partition, base, told - 1, `a producer (instance ${this.token}), which was given them`))
+    this.told.set(id, duplicate ? Math.max(told, base + n) : base + n)
+  }
+
+  /** Forget the offsets given for a topic (this instance deleted it). */
+  forget(topic: string): void {
+    for (const id of this.told.keys()) if (id.startsWith(`${topic}\0`)) this.told.delete(id)
+  }
+
   /** Refuse further appends (those under way finish). */
   close(): void {
     this.closed = true
@@ -107,8 +128,9 @@ export class RedisAppender {
 }
 
 /** Records encoded into parts of at most PART_RECORDS / PART_BYTES, each part one buffer of concatenated records. */
-function encodeParts(records: readonly RecordInput[]): Buffer[] {
+function encodeParts(records: readonly RecordInput[]): { parts: Buffer[]; counts: number[] } {
   const parts: Buffer[] = []
+  const counts: number[] = []
   const types: Array<Buffer | undefined> = new Array(records.length)
   for (let i = 0; i < records.length; ) {
     let size = 0
@@ -124,7 +146,8 @@ function encodeParts(records: readonly RecordInput[]): Buffer[] {
     let pos = 0
     for (let k = i; k < j; k++) pos = writeRecord(buf, pos, records[k] as RecordInput, types[k], 0)
     parts.push(pos === size ? buf : buf.subarray(0, pos))
+    counts.push(j - i)
     i = j
   }
-  return parts
+  return { parts, counts }
 }

@@ -1,3 +1,4 @@
+import { LogRollbackError } from '../../core/errors.js'
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
 import type { PartitionReader } from '../backend.js'
@@ -5,6 +6,7 @@ import { decodeEntry, decodePacked, parseHeader } from './entry-codec.js'
 import { isConnectionError, redisError, sleep } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
+import type { RollbackNotice } from './incarnations.js'
 
 /** Most entries one read script call returns. */
 const READ_MAX = 1024
@@ -24,11 +26,21 @@ export interface RecentEntries {
   entries: RawEntry[]
 }
 
+/** What the partition's watcher (if it runs) tells its readers. */
+export interface WatcherView {
+  /** The entries it received last. */
+  recent(): RecentEntries | undefined
+  /** The latest rollback it found. */
+  rollback(): RollbackNotice | undefined
+}
+
 /**
  * Reads one partition forward: from the entries its partition watcher just received when they
  * cover the next offset (no round trip), else with the `read` script (XRANGE packed into one reply).
  * After two full reads in a row it asks for the next chunk before decoding the current one, so Redis
  * works on it while this process decodes (history, catching up); a seek drops that read-ahead.
+ * When the watcher found a rollback below `next`, it reads on from there and holds the report for
+ * {@link takeRollback} (decision 112).
  */
 export class RedisPartitionReader implements PartitionReader {
   next: number
@@ -36,6 +48,9 @@ export class RedisPartitionReader implements PartitionReader {
   /** Consecutive full reads without a seek. */
   private streak = 0
   private ahead: { from: number; count: number; blob: Promise<Buffer> } | undefined
+  /** The watcher's last rollback notice this reader took, and the report not yet taken. */
+  private rollbackSeq: number
+  private rolledBack: LogRollbackError | undefined
 
   constructor(
     private readonly scripts: Scripts,
@@ -44,15 +59,46 @@ export class RedisPartitionReader implements PartitionReader {
     readonly partition: number,
     private readonly codec: KeyCodec,
     from: number,
-    /** What the partition's watcher received last, if it runs. */
-    private readonly recent: () => RecentEntries | undefined,
+    private readonly watcher: WatcherView,
     private readonly onClose: (r: RedisPartitionReader) => void,
   ) {
     this.next = Math.max(0, from)
+    this.rollbackSeq = watcher.rollback()?.seq ?? 0
+  }
+
+  /** The rollback this reader went back over, once (then `undefined` until the next one). */
+  takeRollback(): LogRollbackError | undefined {
+    const r = this.rolledBack
+    this.rolledBack = undefined
+    return r
+  }
+
+  private checkRollback(): void {
+    const rb = this.watcher.rollback()
+    if (!rb || rb.seq === this.rollbackSeq) return
+    this.rollbackSeq = rb.seq
+    if (rb.from >= this.next) return
+    const to = Math.max(this.next - 1, this.rolledBack?.to ?? 0)
+    this.rolledBack = new LogRollbackError(this.topic, this.partition, Math.min(rb.from, this.rolledBack?.from ?? Infinity), to, 'a reader (a tail or a group member)')
+    this.seek(rb.from)
   }
 
   async read(max: number): Promise<Message[]> {
     if (this.closed || max <= 0) return []
+    this.checkRollback()
+    const before = this.next
+    const out = await this.readOn(max)
+    const rb = this.watcher.rollback()
+    if (rb && rb.seq !== this.rollbackSeq && rb.from < this.next) {
+      // A rollback found while this read was under way: what it returned may lie past the gap.
+      this.next = before
+      this.checkRollback()
+      return []
+    }
+    return out
+  }
+
+  private async readOn(max: number): Promise<Message[]> {
     const hit = this.fromRecent(max)
     if (hit) return hit
     const count = Math.min(max, READ_MAX)
@@ -97,7 +143,7 @@ export class RedisPartitionReader implements PartitionReader {
   }
 
   private fromRecent(max: number): Message[] | undefined {
-    const r = this.recent()
+    const r = this.watcher.recent()
     if (!r) return undefined
     const i = this.next - r.first
     if (i < 0 || i >= r.entries.length || (r.entries[i] as RawEntry).offset !== this.next) return undefined

@@ -110,6 +110,7 @@ export class RedisBackend implements Backend {
   async deleteTopic(name: string): Promise<void> {
     this.live(`delete topic "${name}"`)
     await this.topics.delete(name)
+    this.appender.forget(name) // a topic created again is a new log, not a rollback
   }
 
   async listTopics(): Promise<string[]> {
@@ -194,7 +195,7 @@ export class RedisBackend implements Backend {
     if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
       throw new InvalidArgumentError(`Partition ${partition} does not exist in topic "${topic}" (partitions 0..${meta.partitions - 1})`)
     }
-    const reader = new RedisPartitionReader(this.scripts, this.keys, topic, partition, keyCodec(meta.keyType), from, () => this.watchers.recent(topic, partition), (r) => this.readers.delete(r))
+    const reader = new RedisPartitionReader(this.scripts, this.keys, topic, partition, keyCodec(meta.keyType), from, { recent: () => this.watchers.recent(topic, partition), rollback: () => this.watchers.rollback(topic, partition) }, (r) => this.readers.delete(r))
     this.readers.add(reader)
     return reader
   }

@@ -32,6 +32,8 @@ export class MemberPartition {
   acks: number[] = []
   /** Acknowledgements being sent. */
   flushing = 0
+  /** The highest offset new-entry reads (`XREADGROUP … >`) returned; −1: none yet. */
+  newest = -1
 
   constructor(
     readonly topic: string,
@@ -48,6 +50,23 @@ export class MemberPartition {
   dropForeign(offset: number, now: number): void {
     this.held.set(offset, { count: 1, refreshed: now, acked: true })
     this.acks.push(offset)
+  }
+
+  /**
+   * A new-entry read returned `offset` at or below {@link newest}: the group's cursor moved back
+   * with the log (decision 112). Entries held from there on are forgotten, with their waiting
+   * acknowledgements (they would acknowledge the records now stored there); returns them.
+   */
+  rollBack(offset: number): EntryRef[] {
+    const gone: EntryRef[] = []
+    for (const o of [...this.held.keys()]) {
+      if (o < offset) continue
+      this.held.delete(o)
+      gone.push(this.ref(o))
+    }
+    this.acks = this.acks.filter((o) => o < offset)
+    this.newest = offset - 1
+    return gone
   }
 
   ref(offset: number): EntryRef {

@@ -1,3 +1,4 @@
+import { LogRollbackError } from '../../core/errors.js'
 import type { Message } from '../../core/types.js'
 import type { EntryRef, SharedDelivery } from '../shared.js'
 import { redisError, type Client } from './connection.js'
@@ -111,6 +112,7 @@ export class NewEntryReads {
       msgs.length = 0
       if (decodeFlaggedPacked(blob, p.codec, p.topic, p.partition, msgs) >= per) full = true
       for (const m of msgs) {
+        this.checkNew(p, m.offset)
         if (p.held.has(m.offset)) continue
         p.held.set(m.offset, { count: 1, refreshed: now })
         out.push({ message: m, deliveryCount: 1 })
@@ -154,6 +156,7 @@ export class NewEntryReads {
       if (items.length >= r.count) this.backlog = true
       for (const [id, fields] of items) {
         const offset = offsetOf(id)
+        this.checkNew(p, offset)
         if (!fields || p.held.has(offset)) continue
         const { record, producer } = entryFields(fields, f)
         if (!record) {
@@ -164,6 +167,18 @@ export class NewEntryReads {
         out.push(delivery(p, offset, record, producer ? this.s.ids.of(producer) : '', 1))
       }
     }
+  }
+
+  /** New entries come in increasing offsets: one at or below the newest seen means a rollback. */
+  private checkNew(p: MemberPartition, offset: number): void {
+    if (offset > p.newest) {
+      p.newest = offset
+      return
+    }
+    const rb = new LogRollbackError(p.topic, p.partition, offset, p.newest, `member "${this.s.name}" of shared group "${this.s.group}"`)
+    const gone = p.rollBack(offset)
+    p.newest = offset
+    this.s.events.rolledBack(rb, gone)
   }
 
   /** Keep the process alive while reads block (or not). */

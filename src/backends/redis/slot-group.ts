@@ -1,5 +1,6 @@
 import { entryFields, offsetOf, type EntryFields } from './entry-codec.js'
 import type { Client } from './connection.js'
+import { judge, look, type Judged } from './partition-look.js'
 import type { RawEntry, RecentEntries } from './reader.js'
 import type { Lane, TailLanes } from './tail-lanes.js'
 
@@ -15,15 +16,14 @@ export interface Subscriber {
 
 type XReadReply = Array<[Buffer, Array<[Buffer, Buffer[]]>]> | null
 
-/** One watched partition: its subscribers, the last offset seen and what was received last. */
-export interface Watched {
+/** One watched partition: its subscribers, the last offset seen, what was received last and its rollbacks. */
+export interface Watched extends Judged {
   readonly id: string
   readonly streamKey: string
   readonly endKey: string
+  readonly producersKey: string
   readonly subs: Set<Subscriber>
   recent: RecentEntries | undefined
-  /** Last offset seen (−1: none); undefined until the first look at the partition's end. */
-  cursor: number | undefined
 }
 
 function fire(w: Watched): void {
@@ -36,33 +36,40 @@ function fire(w: Watched): void {
   }
 }
 
-const endOf = (end: string | null): number => (end === null ? 0 : Number(end)) - 1
-
 /**
  * The watched partitions of one slot (on one Redis: all of them), served by one `XREAD BLOCK` over
  * all their streams from the last offset seen of each, so nothing appended in between is missed.
  * It keeps the entries each partition received last for its readers (no second round trip), calls
  * the subscribers, and blocks again. A partition added while the read waits unblocks it (`CLIENT
  * UNBLOCK`), so the next read includes it. After a dropped connection or a restart the read is
- * re-issued from the same offsets.
+ * re-issued from the same offsets. After each reply, before its entries are taken, one pipelined
+ * look at the members' ends and incarnations (one round trip: they share the slot) finds
+ * rollbacks (partition-look.ts, decision 112): such a partition reads on from the rollback point.
  */
 export class SlotGroup {
   readonly members = new Map<string, Watched>()
   private lane: Lane | undefined
   private stopped = false
   private dirty = false
+  private started = false
+  /** A read failed or its connection closed since the last look (a rollback comes with one). */
+  private broken = false
 
   constructor(
     private readonly base: Client,
     private readonly lanes: TailLanes,
     private readonly slot: number,
     private readonly persistent: () => boolean,
-  ) {
-    void this.loop()
-  }
+  ) {}
 
   add(w: Watched): void {
     this.members.set(w.streamKey, w)
+    // The loop starts with its first member, so its first step is that member's look (not a read of no streams).
+    if (!this.started) {
+      this.started = true
+      void this.loop()
+      return
+    }
     if (this.dirty || !this.lane) return
     this.dirty = true
     void this.kick(this.lane)
@@ -95,10 +102,13 @@ export class SlotGroup {
         if (fresh.length > 0) {
           // Everything below the end now is visible to readers that read after the wake-up below;
           // everything from the end on comes through the blocking read.
-          const ends = await Promise.all(fresh.map((w) => this.base.get(w.endKey)))
+          const looks = await look(this.base, fresh)
           if (this.stopped) return
           fresh.forEach((w, i) => {
-            w.cursor = endOf(ends[i] as string | null)
+            const now = looks[i] as { end: number; inc: string }
+            // A member watched again keeps its notices' count; its first look sets what it has seen.
+            w.seen = now
+            w.cursor = now.end - 1
             fire(w)
           })
         }
@@ -110,19 +120,30 @@ export class SlotGroup {
         this.dirty = false
         const members = [...this.members.values()].filter((w) => w.cursor !== undefined)
         const ids = members.map((w) => ((w.cursor as number) < 0 ? '0-0' : `${w.cursor as number}-1`))
+        const closes = lane.closes
         const res = (await lane.conn.xreadBuffer('COUNT', BLOCK_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', ...members.map((w) => w.streamKey), ...ids)) as XReadReply
+        if (lane.closes !== closes) this.broken = true
         this.lane = undefined
         this.lanes.release(lane, !this.stopped)
         if (this.stopped) return
         failures = 0
-        if (!res || res.length === 0) {
-          if (!this.dirty) await this.resync(members)
-          continue
-        }
+        // Before the entries are taken: they may lie past a rollback (one more round trip per reply).
+        const looks = await look(this.base, members)
+        if (this.stopped) return
+        const broken = this.broken
+        this.broken = false
+        const rolled = new Set<Watched>()
+        members.forEach((w, i) => {
+          if (this.members.get(w.streamKey) !== w || !judge(w, looks[i] as { end: number; inc: string }, broken)) return
+          rolled.add(w)
+          w.recent = undefined
+          fire(w)
+        })
+        if (!res || res.length === 0) continue
         const f: EntryFields = { record: undefined, producer: undefined }
         for (const [key, items] of res) {
           const w = this.members.get(key.toString('utf8'))
-          if (!w || items.length === 0) continue
+          if (!w || items.length === 0 || rolled.has(w)) continue
           const entries: RawEntry[] = []
           for (const [id, fields] of items) {
             const { record, producer } = entryFields(fields, f)
@@ -138,6 +159,7 @@ export class SlotGroup {
         if (lane && this.lane === lane) this.lane = undefined
         if (lane) this.lanes.release(lane, false)
         if (this.stopped) return
+        this.broken = true
         failures++
         await new Promise<void>((resolve) => {
           const t = setTimeout(resolve, Math.min(25 * 2 ** failures, 2000))
@@ -145,19 +167,6 @@ export class SlotGroup {
         })
       }
     }
-  }
-
-  /** After a quiet block: a partition whose end moved back (deleted and re-created) starts over. */
-  private async resync(members: Watched[]): Promise<void> {
-    const ends = await Promise.all(members.map((w) => this.base.get(w.endKey)))
-    members.forEach((w, i) => {
-      const last = endOf(ends[i] as string | null)
-      if (w.cursor !== undefined && last < w.cursor) {
-        w.cursor = last
-        w.recent = undefined
-        fire(w)
-      }
-    })
   }
 
   /** Stop reading; a read under way ends at once (its lane is closed). */

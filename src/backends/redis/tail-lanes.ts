@@ -19,6 +19,8 @@ export interface Lane {
   /** `CLIENT ID` of the connection as last asked (a reconnect changes it). */
   id: number | undefined
   busy: boolean
+  /** How often its connection closed (a read across a close may have met a restarted server). */
+  closes: number
   /** `prune()` calls that found it idle in a row. */
   idleTicks: number
   readonly keepAlive: KeepAlive
@@ -68,9 +70,12 @@ export class TailLanes {
       conn = new Redis({ host: node.slice(0, at), port: Number(node.slice(at + 1)), username, password, protocol, connectTimeout, disableClientInfo, connectionName: name, blockingTimeout: 1000, maxRetriesPerRequest: null, retryStrategy, enableAutoPipelining: false })
     } else conn = this.base.duplicate({ lazyConnect: false, enableAutoPipelining: false, maxRetriesPerRequest: null, connectionName: name })
     conn.on('error', () => undefined) // failures surface as rejected reads
-    const lane: Lane = { node, conn, name, id: undefined, busy: false, idleTicks: 0, keepAlive: new KeepAlive(conn) }
+    const lane: Lane = { node, conn, name, id: undefined, busy: false, closes: 0, idleTicks: 0, keepAlive: new KeepAlive(conn) }
     lane.keepAlive.pin(this.pinned)
-    conn.on('close', () => (lane.id = undefined))
+    conn.on('close', () => {
+      lane.id = undefined
+      lane.closes++
+    })
     return lane
   }
 

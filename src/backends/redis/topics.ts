@@ -4,6 +4,7 @@ import type { KeyType } from '../../core/types.js'
 import type { TopicMeta } from '../backend.js'
 import { isConnectionError, redisError, type Client } from './connection.js'
 import type { RedisKeys } from './keys.js'
+import { INCARNATIONS_FIELD } from './incarnations.js'
 import { placeTopic } from './placement.js'
 import type { Scripts } from './scripts.js'
 
@@ -46,7 +47,7 @@ export class RedisTopics {
         Array.from({ length: meta.partitions }, (_, p) => {
           const stale = [...this.keys.partitionKeys(meta.name, p), ...groups.map((g) => this.keys.partitionGroup(meta.name, p, g))]
           // Leftovers of an interrupted delete go first; `end` = 0 then marks the partition as existing.
-          return Promise.all([this.client.del(...stale), ...this.initPartition(meta.name, p)])
+          return Promise.all([this.client.del(...stale), ...this.initPartition(meta.name, p, token)])
         }),
       )
       const ready = await this.scripts.call('topic-ready', [this.keys.meta(meta.name)], [token])
@@ -64,13 +65,15 @@ export class RedisTopics {
    * an absent key gets TRYAGAIN until the migration ends; with every key present only while the
    * partition's keys are split between the two masters.
    */
-  private initPartition(topic: string, p: number): Array<Promise<unknown>> {
+  private initPartition(topic: string, p: number, token: string): Array<Promise<unknown>> {
     const stream = this.keys.stream(topic, p)
     return [
       this.client.xgroup('CREATE', stream, INIT_GROUP, '0', 'MKSTREAM').then(() => this.client.xgroup('DESTROY', stream, INIT_GROUP)),
       this.client.set(this.keys.start(topic, p), '0'),
       this.client.set(this.keys.reservation(topic, p), '-'),
-      this.client.hset(this.keys.producers(topic, p), '-', '-'),
+      // Its first incarnation is this creation's (decision 112): a tail of the topic deleted and
+      // created again sees a log rebuilt from offset 0.
+      this.client.hset(this.keys.producers(topic, p), '-', '-', INCARNATIONS_FIELD, `t${token}:0`),
       this.client.set(this.keys.end(topic, p), '0'),
     ]
   }

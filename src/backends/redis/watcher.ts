@@ -1,6 +1,7 @@
 import { Cluster } from 'ioredis'
 import type { Client } from './connection.js'
 import { keySlot } from './key-slot.js'
+import type { RollbackNotice } from './incarnations.js'
 import type { RedisKeys } from './keys.js'
 import type { RecentEntries } from './reader.js'
 import { SlotGroup, type Subscriber, type Watched } from './slot-group.js'
@@ -9,7 +10,8 @@ import { TailLanes } from './tail-lanes.js'
 /**
  * The partition watchers of one backend instance: one per watched partition, shared by its
  * subscribers, grouped by Cluster slot (on one Redis: one group) so one blocking read serves a
- * group. Connections: one per group waiting at once, per node (tail-lanes.ts).
+ * group. Connections: one per group waiting at once, per node (tail-lanes.ts). After each reply the
+ * group looks at its partitions' ends and incarnations to find rollbacks (slot-group.ts, decision 112).
  */
 export class RedisWatchers {
   private readonly watched = new Map<string, Watched>()
@@ -48,7 +50,7 @@ export class RedisWatchers {
     let w = this.watched.get(id)
     if (!w) {
       const streamKey = this.keys.stream(topic, partition)
-      w = { id, streamKey, endKey: this.keys.end(topic, partition), subs: new Set(), recent: undefined, cursor: undefined }
+      w = { id, streamKey, endKey: this.keys.end(topic, partition), producersKey: this.keys.producers(topic, partition), subs: new Set(), recent: undefined, cursor: undefined, rollback: undefined, seen: undefined }
       this.watched.set(id, w)
       const slot = this.groupOf(streamKey)
       let g = this.groups.get(slot)
@@ -85,6 +87,11 @@ export class RedisWatchers {
   /** What the partition's watcher received last (for its readers). */
   recent(topic: string, partition: number): RecentEntries | undefined {
     return this.watched.get(`${topic}\0${partition}`)?.recent
+  }
+
+  /** The latest rollback the partition's watcher found, if it runs. */
+  rollback(topic: string, partition: number): RollbackNotice | undefined {
+    return this.watched.get(`${topic}\0${partition}`)?.rollback
   }
 
   /** Close every blocking connection at once. */

@@ -17,6 +17,8 @@ export interface FetchHost extends MemberHost {
   buffered(m: Message, p: OwnedPartition): void
   /** New messages are buffered: waiting views take them. */
   wakeViews(): void
+  /** Start `p` over at `offset`: nothing of it outstanding, the new position committed next. */
+  restart(p: OwnedPartition, offset: number): void
 }
 
 /**
@@ -93,6 +95,14 @@ export class FetchLoop {
       if (h.decode && msgs.length) msgs = await h.decode(msgs)
     } catch (e) {
       h.emitError(e)
+      return false
+    }
+    const rolledBack = p.reader?.takeRollback?.()
+    if (rolledBack && h.state() === 'running' && !p.lost && !p.dropped) {
+      // The log moved back below what was fetched (decision 112): start over where it changed, so
+      // the records now stored there are delivered and the commit follows the new end.
+      h.restart(p, rolledBack.from)
+      h.emitError(rolledBack)
       return false
     }
     if (h.state() !== 'running' || p.lost || p.dropped || p.revoking || gen !== p.generation) {

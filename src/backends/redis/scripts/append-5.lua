@@ -1,6 +1,7 @@
 -- Append records to a partition with dense offsets: entry ID `<offset>-1`, fields r (record), p (producer id).
 -- KEYS[1] partition stream  KEYS[2] end (next offset)  KEYS[3] start (first retained offset)
--- KEYS[4] producers (hash: <instance> -> "<last seq> <ms>", <instance>:<seq % 32> -> "<seq>:<base offset>")
+-- KEYS[4] producers (hash: <instance> -> "<last seq> <ms>", <instance>:<seq % 32> -> "<seq>:<base offset>",
+--         and ~inc -> the partition's incarnations "<server run id>:<first offset> ..." (decision 112))
 -- KEYS[5] reservation ("<instance> <deadline ms>" while a multi-part append holds the partition, else "-")
 -- Every key exists from the topic's creation (a script naming an absent key fails with TRYAGAIN for
 -- the whole migration of its Cluster slot); a partition created before that gets them here.
@@ -18,7 +19,7 @@ if not v[2] then call('SET', KEYS[5], '-') end
 if v[2] == '-' then v[2] = false end
 local pkey, seq, part = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local slot = pkey .. ':' .. (seq % 32)
-local st = call('HMGET', KEYS[4], pkey, slot)
+local st = call('HMGET', KEYS[4], pkey, slot, '~inc')
 local last = 0
 if st[1] then
   last = tonumber(string.match(st[1], '^(%d+)'))
@@ -50,6 +51,17 @@ if (part == 'next' or part == 'last') and (not resv or seq ~= last + 1) then
 end
 
 local base = tonumber(v[1])
+-- A server (a restart, a promoted replica, a restore) appending here for the first time starts an
+-- incarnation at the end it finds: readers that saw offsets past it know they were rolled back.
+local run = string.match(call('INFO', 'server'), 'run_id:(%x%x%x%x%x%x%x%x%x%x%x%x)')
+local inc = st[3] or ''
+if string.match(inc, '(%x+):%d+$') ~= run then
+  inc = inc .. (inc == '' and '' or ' ') .. run .. ':' .. v[1]
+  local n = 0
+  for _ in string.gmatch(inc, ' ') do n = n + 1 end
+  if n >= 16 then inc = string.match(inc, '^%S+ (.*)$') end
+  call('HSET', KEYS[4], '~inc', inc)
+end
 local key, pid, sub, unpack, fmt = KEYS[1], ARGV[5], string.sub, struct.unpack, string.format
 local blob = ARGV[7]
 local pos, size, n = 1, #blob, 0
