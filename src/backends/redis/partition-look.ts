@@ -18,20 +18,16 @@ export interface Judged {
 }
 
 /**
- * The ends and incarnations of partitions, in one round trip: a pipeline of their `end` and
- * producers-hash `~inc` reads. The partitions of one slot group share a slot on a Cluster, so the
- * pipeline goes to one node.
+ * The ends and incarnations of partitions, in one round trip: their `end` and producers-hash `~inc`
+ * reads are written together (the partitions of one slot group share a slot on a Cluster, so they
+ * all go to one node, back to back on its connection).
  */
 export async function look(base: Client, parts: ReadonlyArray<{ endKey: string; producersKey: string }>): Promise<Look[]> {
-  const p = base.pipeline()
-  for (const w of parts) p.get(w.endKey).hget(w.producersKey, INCARNATIONS_FIELD)
-  const res = (await p.exec()) ?? []
+  const replies = await Promise.all(parts.flatMap((w) => [base.get(w.endKey), base.hget(w.producersKey, INCARNATIONS_FIELD)]))
   return parts.map((_, i) => {
-    const [e1, end] = res[2 * i] ?? [new Error('no reply')]
-    const [e2, inc] = res[2 * i + 1] ?? [new Error('no reply')]
-    if (e1) throw e1
-    if (e2) throw e2
-    return { end: end === null || end === undefined ? 0 : Number(end), inc: typeof inc === 'string' ? inc : '' }
+    const end = replies[2 * i]
+    const inc = replies[2 * i + 1]
+    return { end: end === null || end === undefined ? 0 : Number(end), inc: inc ?? '' }
   })
 }
 

@@ -121,7 +121,8 @@ export class SlotGroup {
         const members = [...this.members.values()].filter((w) => w.cursor !== undefined)
         const ids = members.map((w) => ((w.cursor as number) < 0 ? '0-0' : `${w.cursor as number}-1`))
         const closes = lane.closes
-        const res = (await lane.conn.xreadBuffer('COUNT', BLOCK_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', ...members.map((w) => w.streamKey), ...ids)) as XReadReply
+        const cancel = this.lanes.guard(lane, BLOCK_MS + 1000)
+        const res = (await lane.conn.xreadBuffer('COUNT', BLOCK_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', ...members.map((w) => w.streamKey), ...ids).finally(cancel)) as XReadReply
         if (lane.closes !== closes) this.broken = true
         this.lane = undefined
         this.lanes.release(lane, !this.stopped)

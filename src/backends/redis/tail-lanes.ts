@@ -66,8 +66,10 @@ export class TailLanes {
       const at = node.lastIndexOf(':')
       const { username, password, protocol, connectTimeout, disableClientInfo } = this.base.options.redisOptions ?? {}
       // No command timeout (a blocked read waits by design); a read on a node that stopped answering
-      // fails once its BLOCK time and a grace have passed, and is re-issued where the slot is now.
-      conn = new Redis({ host: node.slice(0, at), port: Number(node.slice(at + 1)), username, password, protocol, connectTimeout, disableClientInfo, connectionName: name, blockingTimeout: 1000, maxRetriesPerRequest: null, retryStrategy, enableAutoPipelining: false })
+      // fails once its BLOCK time and a grace have passed (`guard`), and is re-issued where the slot
+      // is now. Not ioredis's `blockingTimeout`: its timer is not unref'd, so a blocked read of a
+      // non-persistent reader would hold the process.
+      conn = new Redis({ host: node.slice(0, at), port: Number(node.slice(at + 1)), username, password, protocol, connectTimeout, disableClientInfo, connectionName: name, maxRetriesPerRequest: null, retryStrategy, enableAutoPipelining: false })
     } else conn = this.base.duplicate({ lazyConnect: false, enableAutoPipelining: false, maxRetriesPerRequest: null, connectionName: name })
     conn.on('error', () => undefined) // failures surface as rejected reads
     const lane: Lane = { node, conn, name, id: undefined, busy: false, closes: 0, idleTicks: 0, keepAlive: new KeepAlive(conn) }
@@ -77,6 +79,17 @@ export class TailLanes {
       lane.closes++
     })
     return lane
+  }
+
+  /**
+   * On a Cluster, close the lane if its read has not returned within `ms` (a node that stopped
+   * answering); the timer is unref'd. Returns the cancel function.
+   */
+  guard(lane: Lane, ms: number): () => void {
+    if (!(this.base instanceof Cluster)) return () => undefined
+    const t = setTimeout(() => this.drop(lane), ms)
+    t.unref()
+    return () => clearTimeout(t)
   }
 
   /** Ask a lane's `CLIENT ID` (before a read is written on it). */
