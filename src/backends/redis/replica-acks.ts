@@ -53,6 +53,6 @@ export class ReplicaAcks {
 }
 
 /** Longest single `WAIT`: below the Cluster command timeout (1.5 s). */
-export const WAIT_SLICE_MS = 1000
+const WAIT_SLICE_MS = 1000
 
 const replicaWord = (n: number): string => `${n} replica${n === 1 ? '' : 's'}`
