@@ -5,6 +5,7 @@ import type { MemberSpec } from '../../src/backends/group.js'
 import { GroupNotFoundError, InvalidArgumentError, type Consumer, type ConsumerOptions, type GroupMessage, type Twain } from '../../src/index.js'
 import { until } from '../helpers/spawn.js'
 import { backends, perTest } from './backends.js'
+import { pollN } from '../helpers/poll.js'
 import { sleep } from '../helpers/wait.js'
 import { partitionKey } from '../../src/core/partition-key.js'
 
@@ -15,14 +16,6 @@ async function fill(twain: Twain, topic: string, partition: number, n: number, p
   if (n > 0) await twain.producer<string>(topic).sendBatch(Array.from({ length: n }, (_, i) => ({ key: i, value: `${prefix}${i}`, partition })))
 }
 
-async function pollN<V>(c: Consumer<V>, n: number, ms = 5000): Promise<GroupMessage<V>[]> {
-  const out: GroupMessage<V>[] = []
-  await until(() => {
-    out.push(...c.pollMany(n - out.length))
-    return out.length >= n
-  }, ms, `${n} polled messages (got ${out.length})`)
-  return out
-}
 
 async function iterN<V>(c: Consumer<V>, n: number, each?: (m: GroupMessage<V>) => void): Promise<GroupMessage<V>[]> {
   const out: GroupMessage<V>[] = []

@@ -2,19 +2,12 @@
 // backend refuses the mode. The Redis specifics (claims, restarts, slow members, trims, teardown)
 // are in test/integration/redis-shared*.test.ts.
 import { describe, expect, it } from 'vitest'
-import { InvalidArgumentError, type GroupMessage, type SharedConsumer } from '../../src/index.js'
+import { InvalidArgumentError, type GroupMessage } from '../../src/index.js'
 import { until } from '../helpers/spawn.js'
 import { backends, perTest } from './backends.js'
+import { pollN } from '../helpers/poll.js'
 import { sleep } from '../helpers/wait.js'
 
-async function pollN<V>(c: SharedConsumer<V>, n: number, ms = 5000): Promise<GroupMessage<V>[]> {
-  const out: GroupMessage<V>[] = []
-  await until(() => {
-    out.push(...c.pollMany(n - out.length))
-    return out.length >= n
-  }, ms, `${n} polled messages (got ${out.length})`)
-  return out
-}
 
 describe.each(backends())('shared groups on $name', (kind) => {
   kind.hooks()

@@ -50,7 +50,7 @@ describe.each(cases)('a master %s under load, replicaAcks: %d', (fault, replicaA
       const [replica] = await cluster.replicasOf(master)
       if (!replica) throw new Error('no replica')
       const onMaster = new Set<number>()
-      for (let p = 0; p < PARTITIONS; p++) if ((await cluster.masterOf(keySlot(`${prefix}{t:${p}}`))) === master) onMaster.add(p)
+      for (let p = 0; p < PARTITIONS; p++) if ((await cluster.masterOf(keySlot(await streamKeyOf(twain, 't', p)))) === master) onMaster.add(p)
       const l = sendLoad(twain, 't', Array.from({ length: LANES }, (_, lane) => lane % PARTITIONS))
       const count = (): number => l.acked.length
       await until(() => count() >= 2000, 30_000, '2000 sends before the fault')

@@ -8,6 +8,7 @@ import { open } from '../../src/index.js'
 import { keySlot } from '../../src/backends/redis/key-slot.js'
 import { percentile, sendLoad } from '../helpers/cluster-load.js'
 import { RedisCluster } from '../helpers/redis-cluster.js'
+import { streamKeyOf } from '../helpers/redis-keys.js'
 import { until } from '../helpers/wait.js'
 
 const PARTITIONS = 12
@@ -33,7 +34,7 @@ it('the master holding the topic metadata is killed: sends to partitions on the 
     const [replica] = await cluster.replicasOf(metaMaster)
     if (!replica) throw new Error('no replica')
     const healthy: number[] = []
-    for (let p = 0; p < PARTITIONS; p++) if ((await cluster.masterOf(keySlot(`${prefix}{t:${p}}`))) !== metaMaster) healthy.push(p)
+    for (let p = 0; p < PARTITIONS; p++) if ((await cluster.masterOf(keySlot(await streamKeyOf(twain, 't', p)))) !== metaMaster) healthy.push(p)
     expect(healthy.length).toBeGreaterThan(0)
     const load = sendLoad(twain, 't', healthy)
     await until(() => load.acked.length >= 1000, 30_000, '1000 sends before the kill')

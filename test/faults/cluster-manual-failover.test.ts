@@ -8,6 +8,7 @@ import { keySlot } from '../../src/backends/redis/key-slot.js'
 import { check, CLEAN, readBack } from '../helpers/checker.js'
 import { collect, deliveredAll, deliveryProblems, sendLoad } from '../helpers/cluster-load.js'
 import { RedisCluster } from '../helpers/redis-cluster.js'
+import { streamKeyOf } from '../helpers/redis-keys.js'
 import { until } from '../helpers/wait.js'
 
 const PARTITIONS = 4
@@ -28,7 +29,7 @@ it('CLUSTER FAILOVER under load: no loss, no duplicate, no reuse; the tail deliv
     const tail = collect(twain.tail<string>('t', { from: 'start' }))
     const load = sendLoad(twain, 't', [0, 0, 1, 1, 2, 3])
     await until(() => load.acked.length >= 1500, 30_000, '1500 sends before the failover')
-    const slot = keySlot(`${prefix}{t:0}`)
+    const slot = keySlot(await streamKeyOf(twain, 't', 0))
     const master = await cluster.masterOf(slot)
     const [replica] = await cluster.replicasOf(master)
     if (!replica) throw new Error('no replica')

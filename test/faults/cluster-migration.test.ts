@@ -9,6 +9,7 @@ import { keySlot } from '../../src/backends/redis/key-slot.js'
 import { check, CLEAN, readBack } from '../helpers/checker.js'
 import { collect, deliveredAll, deliveryProblems, sendLoad } from '../helpers/cluster-load.js'
 import { RedisCluster } from '../helpers/redis-cluster.js'
+import { streamKeyOf } from '../helpers/redis-keys.js'
 import { until } from '../helpers/wait.js'
 
 const PARTITIONS = 3
@@ -38,7 +39,7 @@ describe.each([
       const load = sendLoad(twain, 't', [0, 0, 0, 0, 1, 2])
       await until(() => load.acked.length >= 1000, 30_000, '1000 sends before the migration')
 
-      const slot = keySlot(`${prefix}{t:0}`)
+      const slot = keySlot(await streamKeyOf(twain, 't', 0))
       const source = await cluster.masterOf(slot)
       const target = (await cluster.masters()).find((m) => m !== source)
       if (!target) throw new Error('no other master')
@@ -73,7 +74,7 @@ it('sends settle promptly while a migration is open, before any key moved and af
     await twain.createTopic('t', { partitions: 1 })
     const producer = twain.producer<string>('t')
     await producer.send(0, 'first')
-    const slot = keySlot(`${prefix}{t:0}`)
+    const slot = keySlot(await streamKeyOf(twain, 't', 0))
     const source = await cluster.masterOf(slot)
     const target = (await cluster.masters()).find((m) => m !== source)
     if (!target) throw new Error('no other master')

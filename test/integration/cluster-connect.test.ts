@@ -2,7 +2,8 @@
 // ACL user without the rights twainmq needs, is a ConnectionError naming the server's reason
 // (NOAUTH, WRONGPASS, NOPERM), not "Connection is closed.", and it is not retriable.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ConnectionError, open } from '../../src/index.js'
+import { open } from '../../src/index.js'
+import { openFailure } from '../helpers/open-failure.js'
 import { RedisCluster } from '../helpers/redis-cluster.js'
 import { until } from '../helpers/wait.js'
 
@@ -17,35 +18,22 @@ afterAll(async () => {
   await cluster?.destroy()
 })
 
-/** The rejection of `open(url)`. */
-async function failure(url: string): Promise<ConnectionError> {
-  const e = await open(url, { prefix: 'x:' }).then(
-    async (t) => {
-      await t.close()
-      throw new Error(`open(${url}) succeeded`)
-    },
-    (x: unknown) => x,
-  )
-  expect(e).toBeInstanceOf(ConnectionError)
-  return e as ConnectionError
-}
-
 describe('open() of a Redis Cluster says why it cannot connect', () => {
   it('no password: NOAUTH, not retriable', async () => {
-    const e = await failure(`redis+cluster://${hosts()}`)
+    const e = await openFailure(`redis+cluster://${hosts()}`)
     expect(e.message).toMatch(/requires a password \(NOAUTH\)/)
     expect(e.retriable).toBe(false)
   })
 
   it('a wrong password: WRONGPASS, not retriable, the password not in the message', async () => {
-    const e = await failure(`redis+cluster://:wrong@${hosts()}`)
+    const e = await openFailure(`redis+cluster://:wrong@${hosts()}`)
     expect(e.message).toMatch(/wrong user name or password \(WRONGPASS\)/)
     expect(e.message).not.toContain('wrong@')
     expect(e.retriable).toBe(false)
   })
 
   it('an ACL user that may not touch the prefix: NOPERM at open, not retriable', async () => {
-    const e = await failure(`redis+cluster://elsewhere:pw@${hosts()}`)
+    const e = await openFailure(`redis+cluster://elsewhere:pw@${hosts()}`)
     expect(e.message).toMatch(/NOPERM/)
     expect(e.retriable).toBe(false)
   })

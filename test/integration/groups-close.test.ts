@@ -1,6 +1,7 @@
 // Consumer groups in one process: close(), drains and leaving the membership. Public API only (DESIGN §3.6); shared fixtures in groups-fixtures.ts.
 import { describe, expect, it } from 'vitest'
 import { AbortError } from '../../src/index.js'
+import type { Backend } from '../../src/backends/backend.js'
 import { sleep, until } from '../helpers/wait.js'
 import { FAST, committed, fill, iterN, openOther, pollN, twain, useGroupStore, waitAssigned } from './groups-fixtures.js'
 import { everyStore } from '../conformance/backends.js'
@@ -77,6 +78,36 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
       const d = await twain.describeGroup('g')
       expect(d.members).toEqual([])
       expect(d.topics[0]!.committed).toBe(1)
+    })
+
+    it('a change of the group announced while the member leaves does not make it rejoin (no heartbeat after the leave)', async () => {
+      await twain.createTopic('t', { partitions: 2 })
+      // The store's coordinator, instrumented: the group's change callback is fired right after the
+      // leave is written (another member's step announcing a change then), and heartbeats started
+      // after it are counted (one re-added the leaving member: describeGroup listed it after close()).
+      const groups = (twain as unknown as { store: Backend }).store.groups
+      let announce: (() => void) | undefined
+      let left = false
+      const late: Array<Promise<unknown>> = []
+      const watch = groups.watchGroup.bind(groups)
+      const heartbeat = groups.groupHeartbeat.bind(groups)
+      const leave = groups.groupLeave.bind(groups)
+      groups.watchGroup = (g, onChange, persistent) => ((announce = onChange), watch(g, onChange, persistent))
+      groups.groupHeartbeat = (...a) => {
+        const p = heartbeat(...a)
+        if (left) late.push(p.catch(() => undefined))
+        return p
+      }
+      groups.groupLeave = async (...a) => {
+        await leave(...a)
+        left = true
+        announce?.()
+      }
+      const c = twain.consumer('t', { group: 'g', ...FAST })
+      await waitAssigned(c, 2)
+      await c.close()
+      await Promise.all(late)
+      expect({ lateHeartbeats: late.length, members: (await twain.describeGroup('g')).members }).toEqual({ lateHeartbeats: 0, members: [] })
     })
 
     it('close() is idempotent and ends every open view quietly', async () => {

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, expect } from 'vitest'
 import { InvalidArgumentError, type Consumer, type ConsumerOptions, type GroupMessage, type Twain } from '../../src/index.js'
 import type { BackendKind, Store } from '../conformance/backends.js'
 import { until } from '../helpers/wait.js'
+import { pollN } from '../helpers/poll.js'
 
 /** Small timings so the suites stay fast. */
 export const FAST = { sessionTimeoutMs: 2000, heartbeatIntervalMs: 200, commitIntervalMs: 100 } satisfies Partial<ConsumerOptions>
@@ -55,16 +56,6 @@ export async function fill(topic: string, partition: number, n: number, prefix =
   await twain.producer<string>(topic).sendBatch(Array.from({ length: n }, (_, i) => ({ key: i, value: `${prefix}${i}`, partition })))
 }
 
-/** Wait until `poll()` has handed out `n` messages (non-blocking polls in a loop). */
-export async function pollN<V>(c: Consumer<V>, n: number, ms = 5000): Promise<GroupMessage<V>[]> {
-  const out: GroupMessage<V>[] = []
-  await until(() => {
-    out.push(...c.pollMany(n - out.length))
-    return out.length >= n
-  }, ms, `${n} polled messages (got ${out.length})`)
-  return out
-}
-
 /** The next `n` messages of a `for await` view (the view is ended with break). */
 export async function iterN<V>(c: Consumer<V>, n: number, onMessage?: (m: GroupMessage<V>) => void): Promise<GroupMessage<V>[]> {
   const out: GroupMessage<V>[] = []
@@ -110,3 +101,5 @@ export async function expectTermRefused<V>(c: Consumer<V>, m: GroupMessage<V>, r
   expect([again!.offset, again!.deliveryCount]).toEqual([offset, deliveryCount + 1])
   again!.ack()
 }
+
+export { pollN }

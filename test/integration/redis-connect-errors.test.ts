@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createServer, type Server } from 'node:tls'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ConnectionError, open } from '../../src/index.js'
+import { open } from '../../src/index.js'
+import { openFailure } from '../helpers/open-failure.js'
 import { freePort, RedisServer } from '../helpers/redis-server.js'
 import { tempDir } from '../helpers/tmp.js'
 
@@ -32,30 +33,17 @@ afterAll(async () => {
   certDir.remove()
 })
 
-/** The rejection of `open(url)`. */
-async function failure(url: string): Promise<ConnectionError> {
-  const e = await open(url, { prefix: 'x:' }).then(
-    async (t) => {
-      await t.close()
-      throw new Error(`open(${url}) succeeded`)
-    },
-    (x: unknown) => x,
-  )
-  expect(e).toBeInstanceOf(ConnectionError)
-  return e as ConnectionError
-}
-
 describe('open() says why it cannot connect', () => {
   it('a closed port: connection refused, with host:port; cause is the ECONNREFUSED error', async () => {
     const port = await freePort()
-    const e = await failure(`redis://127.0.0.1:${port}`)
+    const e = await openFailure(`redis://127.0.0.1:${port}`)
     expect(e.message).toContain(`connection refused by 127.0.0.1:${port} (ECONNREFUSED)`)
     expect(e.message).not.toMatch(/Connection is closed/)
     expect(e.cause).toMatchObject({ code: 'ECONNREFUSED', port })
   })
 
   it('no password for a server that requires one: NOAUTH, and how to give it', async () => {
-    const e = await failure(secured.url)
+    const e = await openFailure(secured.url)
     expect(e.message).toMatch(/requires a password \(NOAUTH\).*redis:\/\/:password@/)
     expect((e.cause as Error).message).toMatch(/^NOAUTH/)
     expect(e.retriable).toBe(false) // retrying cannot help
@@ -63,7 +51,7 @@ describe('open() says why it cannot connect', () => {
 
   it('a wrong password (or user): WRONGPASS, and the password is not in the message', async () => {
     for (const url of [`redis://:wrong@127.0.0.1:${secured.port}`, `redis://someone:sekret@127.0.0.1:${secured.port}`]) {
-      const e = await failure(url)
+      const e = await openFailure(url)
       expect(e.message).toMatch(/wrong user name or password \(WRONGPASS\)/)
       expect(e.message).not.toMatch(/wrong@|sekret/)
       expect((e.cause as Error).message).toMatch(/^WRONGPASS/)
@@ -86,33 +74,33 @@ describe('open() says why it cannot connect', () => {
       raw.disconnect()
     }
     for (const user of ['keys-only', 'elsewhere']) {
-      const e = await failure(`redis://${user}:pw@127.0.0.1:${secured.port}`)
+      const e = await openFailure(`redis://${user}:pw@127.0.0.1:${secured.port}`)
       expect(e.message).toMatch(/may not use twainmq's keys or commands \(NOPERM/)
       expect(e.retriable).toBe(false)
     }
   })
 
   it('an unknown host: ENOTFOUND with the host name', async () => {
-    const e = await failure('redis://no-such-host.invalid:6380')
+    const e = await openFailure('redis://no-such-host.invalid:6380')
     expect(e.message).toContain('unknown host "no-such-host.invalid" (ENOTFOUND)')
     expect(e.cause).toMatchObject({ code: 'ENOTFOUND' })
   })
 
   it('redis:// to a TLS port: the server drops the plain connection; the message points to rediss://', async () => {
-    const e = await failure(`redis://127.0.0.1:${tlsPort}`)
+    const e = await openFailure(`redis://127.0.0.1:${tlsPort}`)
     expect(e.message).toMatch(/closed the connection.*rediss:\/\//)
     expect(e.message).not.toMatch(/Connection is closed/)
     expect(e.cause).toBeInstanceOf(Error)
   })
 
   it('rediss:// with a certificate it cannot verify: says so, with the TLS error code', async () => {
-    const e = await failure(`rediss://127.0.0.1:${tlsPort}`)
+    const e = await openFailure(`rediss://127.0.0.1:${tlsPort}`)
     expect(e.message).toMatch(/TLS certificate .*rejected.*self-signed/i)
     expect(e.cause).toMatchObject({ code: 'DEPTH_ZERO_SELF_SIGNED_CERT' })
   })
 
   it('rediss:// to a plain port: no TLS handshake; the message points to redis://', async () => {
-    const e = await failure(`rediss://127.0.0.1:${plain.port}`)
+    const e = await openFailure(`rediss://127.0.0.1:${plain.port}`)
     expect(e.message).toMatch(/no TLS handshake.*plain.*redis:\/\//)
     expect(e.cause).toMatchObject({ code: 'ETIMEDOUT' })
   }, 15_000)

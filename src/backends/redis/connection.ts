@@ -124,11 +124,6 @@ export function isConnectionError(e: unknown): boolean {
   return e.name === 'MaxRetriesPerRequestError' || CONNECTION_RE.test(e.message) || CLUSTER_TRANSIENT_RE.test(e.message) || CONNECTION_RE.test(String((e as NodeJS.ErrnoException).code ?? ''))
 }
 
-/** Whether a failure is a transient Cluster state (a slot moving, a failover): the command did not run. */
-export function isClusterTransient(e: unknown): boolean {
-  return e instanceof Error && CLUSTER_TRANSIENT_RE.test(e.message)
-}
-
 /** Wrap an ioredis failure: `ConnectionError` when the connection failed, else `BackendError`; both name what was done. */
 export function redisError(what: string, e: unknown): TwainError {
   if (e instanceof TwainError) return e

@@ -24,11 +24,11 @@ export async function openClient(target: RedisTarget, prefix: string): Promise<C
 
 /**
  * A second command client for appends that wait for replicas (`replicaAcks`), so the waits hold up
- * nothing else. On a Cluster its commands may take up to `waitMs` longer (a `WAIT`).
+ * nothing else. On a Cluster its commands keep the 1.5 s timeout (`WAIT`s are issued in shorter slices).
  */
-export async function openWriter(base: Client, target: RedisTarget, waitMs: number): Promise<Client> {
+export async function openWriter(base: Client, target: RedisTarget): Promise<Client> {
   const writer: Client =
-    base instanceof Cluster ? refreshSlots(base.duplicate(undefined, { redisOptions: { ...base.options.redisOptions, commandTimeout: CLUSTER_COMMAND_TIMEOUT_MS + waitMs } })) : base.duplicate()
+    base instanceof Cluster ? refreshSlots(base.duplicate(undefined, { redisOptions: { ...base.options.redisOptions, commandTimeout: CLUSTER_COMMAND_TIMEOUT_MS } })) : base.duplicate()
   await connect(writer, target)
   await checkDatabase(writer, target)
   return writer

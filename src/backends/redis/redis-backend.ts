@@ -93,7 +93,7 @@ export class RedisBackend implements Backend {
   /** Connect to a Redis (or Cluster); `ConnectionError` when it cannot be reached. */
   static async connect(target: RedisTarget, options: RedisBackendOptions): Promise<RedisBackend> {
     const client = await openClient(target, options.prefix ?? 'twainmq:')
-    const writer = options.replicaAcks ? await openWriter(client, target, options.replicaAckTimeoutMs ?? 2000) : undefined
+    const writer = options.replicaAcks ? await openWriter(client, target) : undefined
     return new RedisBackend(client, options, writer)
   }
 

@@ -37,11 +37,22 @@ export class ReplicaAcks {
    */
   async wait(key: string, what: string): Promise<void> {
     const { replicas, timeoutMs } = this.policy
-    const acked = Number(await this.connectionFor(key).call('WAIT', String(replicas), String(timeoutMs)))
+    // In slices of at most WAIT_SLICE_MS, so no command on the writer waits longer than a Cluster
+    // command may: a reply from a master that was frozen and replaced is never waited for.
+    const deadline = Date.now() + timeoutMs
+    let acked = 0
+    for (;;) {
+      const slice = Math.max(1, Math.min(WAIT_SLICE_MS, deadline - Date.now()))
+      acked = Number(await this.connectionFor(key).call('WAIT', String(replicas), String(slice)))
+      if (acked >= replicas || Date.now() >= deadline) break
+    }
     if (acked < replicas) {
       throw new TimeoutError(`${what}: written to the master, but acknowledged by ${acked} of ${replicaWord(replicas)} within ${timeoutMs} ms (replicaAcks): a failover now could lose it, so the send is not acknowledged; it may still be in the log, and a send again may store it twice`)
     }
   }
 }
+
+/** Longest single `WAIT`: below the Cluster command timeout (1.5 s). */
+const WAIT_SLICE_MS = 1000
 
 const replicaWord = (n: number): string => `${n} replica${n === 1 ? '' : 's'}`

@@ -27,6 +27,8 @@ export class Coordination {
   private stepAgain = false
   private unwatchGroup: (() => void) | undefined
   private heartbeat: NodeJS.Timeout | undefined
+  /** No more steps: the shutdown is about to leave (a step after the leave would rejoin). */
+  private halted = false
 
   constructor(
     private readonly host: CoordinationHost,
@@ -51,8 +53,12 @@ export class Coordination {
     this.unwatchGroup = h.backend.groups.watchGroup(h.opts.group, () => this.schedule(), keep)
   }
 
-  /** Stop heartbeating (the shutdown, once drained). */
+  /**
+   * Stop heartbeating and refuse further steps (the shutdown, once drained, before it leaves): a
+   * step started by a change of the group announced during the leave would write the member back.
+   */
   stopHeartbeat(): void {
+    this.halted = true
     clearInterval(this.heartbeat)
   }
 
@@ -63,7 +69,7 @@ export class Coordination {
 
   /** Run a step soon (one at a time; a request during a step runs another after it). */
   schedule(): void {
-    if (this.host.state() === 'closed') return
+    if (this.halted || this.host.state() === 'closed') return
     if (this.stepping) {
       this.stepAgain = true
       return
@@ -72,7 +78,7 @@ export class Coordination {
       do {
         this.stepAgain = false
         await this.step().catch((e) => this.host.emitError(e))
-      } while (this.stepAgain && this.host.state() !== 'closed')
+      } while (this.stepAgain && !this.halted && this.host.state() !== 'closed')
       this.stepping = undefined
     })()
   }
