@@ -86,7 +86,12 @@ export class RedisAppender {
           const now = Date.now()
           const replies = await Promise.all(window.map((c, k) => this.scripts.call('append', keys, [this.token, first + from + k, part(from + k), maxMessages, producerId, now, c])))
           if (from === 0) base = Number((replies[0] as (typeof replies)[number])[0])
-          await this.acks?.wait(keys[0], `Append to "${topic}" partition ${partition}`)
+          if (this.acks) {
+            // The window's last part stands for it: the script applies parts in order, so a node holding it holds them all.
+            const seq = first + from + window.length - 1
+            const mark = { field: `${this.token}:${seq % 32}`, value: `${seq}:${Number((replies[window.length - 1] as (typeof replies)[number])[0])}` }
+            await this.acks.wait(keys[3], mark, `Append to "${topic}" partition ${partition}`)
+          }
           // Only offsets now acknowledged count as given (a window whose WAIT failed is sent again).
           replies.forEach((r, k) => this.checkTold(topic, partition, id, Number(r[0]), Number(r[1]) === 1, counts[from + k] as number))
           break

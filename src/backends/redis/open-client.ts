@@ -27,8 +27,11 @@ export async function openClient(target: RedisTarget, prefix: string): Promise<C
  * nothing else. On a Cluster its commands keep the 1.5 s timeout (`WAIT`s are issued in shorter slices).
  */
 export async function openWriter(base: Client, target: RedisTarget): Promise<Client> {
+  // A command cut by a dropped connection is not re-sent on the next one: a WAIT re-sent alone
+  // would count that connection's writes, not the batch's (the appender re-sends the whole window).
+  const noResend = { autoResendUnfulfilledCommands: false }
   const writer: Client =
-    base instanceof Cluster ? refreshSlots(base.duplicate(undefined, { redisOptions: { ...base.options.redisOptions, commandTimeout: CLUSTER_COMMAND_TIMEOUT_MS } })) : base.duplicate()
+    base instanceof Cluster ? refreshSlots(base.duplicate(undefined, { redisOptions: { ...base.options.redisOptions, ...noResend, commandTimeout: CLUSTER_COMMAND_TIMEOUT_MS } })) : base.duplicate(noResend)
   await connect(writer, target)
   await checkDatabase(writer, target)
   return writer

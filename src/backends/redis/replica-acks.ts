@@ -1,7 +1,7 @@
 import { Cluster, type Redis } from 'ioredis'
-import { TimeoutError } from '../../core/errors.js'
+import { ConnectionError, TimeoutError } from '../../core/errors.js'
 import type { Client } from './connection.js'
-import { keySlot } from './key-slot.js'
+import { Scripts } from './scripts.js'
 
 /** `replicaAcks` of `open()`: how many replicas must hold a batch before its send resolves. */
 export interface ReplicaAckPolicy {
@@ -11,31 +11,42 @@ export interface ReplicaAckPolicy {
   timeoutMs: number
 }
 
+/** A batch as the append script remembers it in the partition's producers hash. */
+export interface BatchMark {
+  /** `<instance>:<seq % 32>` */
+  field: string
+  /** `<seq>:<base offset>` */
+  value: string
+}
+
+type PipelineReply = Array<[Error | null, unknown]> | null
+
 /**
- * Waits until replicas hold what this client wrote for a partition: `WAIT <replicas> <timeout>`
- * on the connection the append went through (WAIT counts that connection's writes), which on a
- * Cluster is the client's connection to the master serving the partition's slot. The writes go
- * through a client of their own, so a slow replica holds up appends only, not reads or heartbeats.
+ * Waits until replicas hold a batch this client appended. `WAIT` counts the writes of the connection
+ * it is sent on, so each WAIT goes in one pipeline after the `replica-check` script on the
+ * partition's producers hash: on a Cluster, the pipeline goes to the node serving the slot *now*
+ * (after a failover, the promoted replica), the script says whether that node holds the batch and,
+ * if it does, writes a mark, so the WAIT after it on the same connection covers the batch however it
+ * reached the node. A node that does not hold it (promoted before the batch reached it) makes the
+ * wait fail with a retriable `ConnectionError`, and the appender sends the batch again. Before, a
+ * WAIT re-issued after a failover went to the new master's connection, which had written nothing,
+ * and was answered at once: a send lost with the old master was acknowledged.
  */
 export class ReplicaAcks {
+  private readonly lua = Scripts.source('replica-check')
+
   constructor(
     private readonly client: Client,
     readonly policy: ReplicaAckPolicy,
   ) {}
 
-  /** The connection a command on `key` goes through now. */
-  private connectionFor(key: string): Redis | Cluster {
-    if (!(this.client instanceof Cluster)) return this.client
-    const master = this.client.slots[keySlot(key)]?.[0]
-    const node = master === undefined ? undefined : this.client.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === master)
-    return node ?? this.client // no slot map yet: the write itself will have failed
-  }
-
   /**
-   * Resolve once `policy.replicas` replicas acknowledged every write this client sent for `key`;
-   * reject with a retriable `TimeoutError` naming `what` when fewer did within `policy.timeoutMs`.
+   * Resolve once `policy.replicas` replicas acknowledged `batch`, written to the partition whose
+   * producers hash is `key`; reject with a retriable `TimeoutError` naming `what` when fewer did
+   * within `policy.timeoutMs`, with a retriable `ConnectionError` when the node serving the
+   * partition does not hold the batch.
    */
-  async wait(key: string, what: string): Promise<void> {
+  async wait(key: string, batch: BatchMark, what: string): Promise<void> {
     const { replicas, timeoutMs } = this.policy
     // In slices of at most WAIT_SLICE_MS, so no command on the writer waits longer than a Cluster
     // command may: a reply from a master that was frozen and replaced is never waited for.
@@ -43,12 +54,40 @@ export class ReplicaAcks {
     let acked = 0
     for (;;) {
       const slice = Math.max(1, Math.min(WAIT_SLICE_MS, deadline - Date.now()))
-      acked = Number(await this.connectionFor(key).call('WAIT', String(replicas), String(slice)))
+      acked = await this.checkAndWait(key, batch, slice, what)
       if (acked >= replicas || Date.now() >= deadline) break
     }
     if (acked < replicas) {
       throw new TimeoutError(`${what}: written to the master, but acknowledged by ${acked} of ${replicaWord(replicas)} within ${timeoutMs} ms (replicaAcks): a failover now could lose it, so the send is not acknowledged; it may still be in the log, and a send again may store it twice`)
     }
+  }
+
+  /** One `replica-check` + `WAIT` pipeline; the number of replicas that acknowledged. */
+  private async checkAndWait(key: string, batch: BatchMark, slice: number, what: string): Promise<number> {
+    const run = (c: Redis | Cluster, asking: boolean): Promise<PipelineReply> => {
+      const p = c.pipeline()
+      if (asking) p.asking()
+      return p.eval(this.lua, 1, key, batch.field, batch.value, Date.now()).call('WAIT', String(this.policy.replicas), String(slice)).exec()
+    }
+    let res = await run(this.client, false)
+    const ask = res?.[0]?.[0]?.message.match(/^ASK \d+ (\S+)/)
+    if (ask) {
+      // The slot is migrating and the hash already moved: ask its new node, as a redirected command would.
+      const node = this.client instanceof Cluster ? this.client.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === ask[1]) : undefined
+      if (!node) throw new ConnectionError(`${what}: the partition's slot is migrating to ${ask[1]}, a node this client has no connection to yet`)
+      res = await run(node, true)
+    }
+    const [check, wait] = res ?? []
+    if (!check || !wait) throw new ConnectionError(`${what}: no reply to the replica check`)
+    if (check[0]) {
+      if (this.client instanceof Cluster && check[0].message.startsWith('MOVED')) void this.client.refreshSlotsCache()
+      throw check[0]
+    }
+    if (wait[0]) throw wait[0]
+    if (Number(check[1]) !== 1) {
+      throw new ConnectionError(`${what}: the master serving the partition now does not hold the batch (a failover to a replica it had not reached); it is sent again`)
+    }
+    return Number(wait[1])
   }
 }
 

@@ -27,6 +27,7 @@ export const SCRIPT_KEYS = {
   'shared-release': 1,
   'shared-ack': 2,
   'shared-leave': 1,
+  'replica-check': 1,
 } as const
 
 export type ScriptName = keyof typeof SCRIPT_KEYS
@@ -64,6 +65,7 @@ export interface ScriptSpecs {
   'shared-release': { args: [group: string, member: string, idleMs: number, uncount: '0' | '1', ...ids: Id[]]; reply: number }
   'shared-ack': { args: [group: string, ...ids: Id[]]; reply: [acked: number, committed: string] }
   'shared-leave': { args: [group: string, member: string, idleMs: number]; reply: number }
+  'replica-check': { args: [field: string, value: string, now: number]; reply: number }
 }
 
 type Tuple<N extends number, T extends unknown[] = []> = T['length'] extends N ? T : Tuple<N, [...T, string]>

@@ -69,6 +69,11 @@ export class Scripts {
     return run as Promise<ScriptReply<N>>
   }
 
+  /** A script's Lua text (for an EVAL inside a pipeline: a defined command's NOSCRIPT fallback would leave it). */
+  static source(name: ScriptName): string {
+    return (load().get(name) as ScriptSource).lua
+  }
+
   /** Run a script unchecked; the reply as ioredis gives it (strings). For tests that call a script with what it should refuse. */
   run(name: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
     const fn = (this.client as unknown as Record<string, (...a: Arg[]) => Promise<unknown>>)[method(name)] as (...a: Arg[]) => Promise<unknown>
