@@ -110,7 +110,7 @@ export class SlotGroup {
         this.dirty = false
         const members = [...this.members.values()].filter((w) => w.cursor !== undefined)
         const ids = members.map((w) => ((w.cursor as number) < 0 ? '0-0' : `${w.cursor as number}-1`))
-        const res = (await lane.conn.xreadBuffer('COUNT', BLOCK_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', ...members.map((w) => w.streamKey), ...ids)) as XReadReply
+        const res = (await this.lanes.run(lane, lane.conn.xreadBuffer('COUNT', BLOCK_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', ...members.map((w) => w.streamKey), ...ids))) as XReadReply
         this.lane = undefined
         this.lanes.release(lane, !this.stopped)
         if (this.stopped) return
