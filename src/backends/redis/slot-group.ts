@@ -122,7 +122,7 @@ export class SlotGroup {
         const ids = members.map((w) => ((w.cursor as number) < 0 ? '0-0' : `${w.cursor as number}-1`))
         const closes = lane.closes
         const cancel = this.lanes.guard(lane, BLOCK_MS + 1000)
-        const res = (await lane.conn.xreadBuffer('COUNT', BLOCK_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', ...members.map((w) => w.streamKey), ...ids).finally(cancel)) as XReadReply
+        const res = (await this.lanes.run(lane, lane.conn.xreadBuffer('COUNT', BLOCK_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', ...members.map((w) => w.streamKey), ...ids)).finally(cancel)) as XReadReply
         if (lane.closes !== closes) this.broken = true
         this.lane = undefined
         this.lanes.release(lane, !this.stopped)

@@ -24,6 +24,9 @@ export interface Lane {
   /** `prune()` calls that found it idle in a row. */
   idleTicks: number
   readonly keepAlive: KeepAlive
+  /** Rejects when the lane is dropped (see {@link TailLanes.run}). */
+  readonly dropped: Promise<never>
+  readonly abort: (e: Error) => void
 }
 
 /**
@@ -72,7 +75,10 @@ export class TailLanes {
       conn = new Redis({ host: node.slice(0, at), port: Number(node.slice(at + 1)), username, password, protocol, connectTimeout, disableClientInfo, connectionName: name, maxRetriesPerRequest: null, retryStrategy, enableAutoPipelining: false })
     } else conn = this.base.duplicate({ lazyConnect: false, enableAutoPipelining: false, maxRetriesPerRequest: null, connectionName: name })
     conn.on('error', () => undefined) // failures surface as rejected reads
-    const lane: Lane = { node, conn, name, id: undefined, busy: false, closes: 0, idleTicks: 0, keepAlive: new KeepAlive(conn) }
+    let abort: (e: Error) => void = () => undefined
+    const dropped = new Promise<never>((_, reject) => (abort = reject))
+    dropped.catch(() => undefined)
+    const lane: Lane = { node, conn, name, id: undefined, busy: false, closes: 0, idleTicks: 0, keepAlive: new KeepAlive(conn), dropped, abort }
     lane.keepAlive.pin(this.pinned)
     conn.on('close', () => {
       lane.id = undefined
@@ -92,9 +98,20 @@ export class TailLanes {
     return () => clearTimeout(t)
   }
 
+  /**
+   * A command on a lane, settled when the lane is dropped at the latest: ioredis settles nothing
+   * queued on a connection that `disconnect()` finds between two reconnect attempts (to a node
+   * killed or gone), so a read or `CLIENT ID` there would wait for ever (a tail stalled after a
+   * master was killed: its slot group waited on a `CLIENT ID` to the dead node).
+   */
+  run<T>(lane: Lane, command: Promise<T>): Promise<T> {
+    command.catch(() => undefined)
+    return Promise.race([command, lane.dropped])
+  }
+
   /** Ask a lane's `CLIENT ID` (before a read is written on it). */
   async identify(lane: Lane): Promise<void> {
-    if (lane.id === undefined) lane.id = Number(await lane.conn.client('ID'))
+    if (lane.id === undefined) lane.id = Number(await this.run(lane, lane.conn.client('ID')))
   }
 
   /** The lane's read is done: keep the lane for the next read, or close it. */
@@ -106,6 +123,7 @@ export class TailLanes {
   /** Close a lane at once (a read on it ends). */
   drop(lane: Lane): void {
     lane.conn.disconnect()
+    lane.abort(new Error(`The blocking connection to ${lane.node} was closed`))
     const list = this.lanes.get(lane.node)
     const i = list?.indexOf(lane) ?? -1
     if (list && i >= 0) list.splice(i, 1)
