@@ -35,6 +35,7 @@ export type {
 } from './core/types.js'
 export {
   AbortError,
+  AppendConflictError,
   BackendError,
   ClosedError,
   ConnectionError,

@@ -17,6 +17,16 @@ export interface TopicMeta {
   createdAt: number
 }
 
+/** Options of one {@link TopicStore.append}. */
+export interface AppendOptions {
+  /**
+   * Compare-and-append: write only if the partition's end offset is this now (atomically with the
+   * append, across processes), else reject with `AppendConflictError` carrying the end found and
+   * write nothing. Undefined (the default): append at whatever the end is.
+   */
+  expectedEnd?: number
+}
+
 /** First retained and next-to-be-written offset of a partition. */
 export interface PartitionOffsets {
   partition: number
@@ -91,9 +101,10 @@ export interface TopicStore {
   /**
    * Append records to a partition as one batch; resolves with the first record's offset.
    * @throws `TopicNotFoundError`, `InvalidArgumentError` (no such partition), `BackendError`
-   * (`ERR_DISK_FULL` when nothing could be written for lack of space), `TimeoutError` (a lock).
+   * (`ERR_DISK_FULL` when nothing could be written for lack of space), `TimeoutError` (a lock),
+   * `AppendConflictError` (`options.expectedEnd` is not the end).
    */
-  append(topic: string, partition: number, records: readonly RecordInput[], producerId: string): Promise<number>
+  append(topic: string, partition: number, records: readonly RecordInput[], producerId: string, options?: AppendOptions): Promise<number>
   /** A forward reader of one partition positioned at `from`. @throws `TopicNotFoundError`, `InvalidArgumentError`. */
   openReader(topic: string, partition: number, from: number): Promise<PartitionReader>
   /** The offset of the first message with `timestamp >= time` (the end offset if none). */

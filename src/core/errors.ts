@@ -169,6 +169,20 @@ export class BackendError extends TwainError {
     this.name = 'BackendError'
   }
 }
+/**
+ * A compare-and-append (an append with `expectedEnd`) found the partition's end elsewhere: another
+ * writer appended first. Nothing was written; `end` is the end found. The caller catches up and
+ * decides again (the HTTP gateway's producer and closure checks use it).
+ */
+export class AppendConflictError extends TwainError {
+  /** The partition's end offset when the append was refused. */
+  readonly end: number
+  constructor(message: string, options: Opts & { end?: number } = {}) {
+    super(message, { code: 'ERR_APPEND_CONFLICT', cause: options.cause })
+    this.name = 'AppendConflictError'
+    this.end = options.end ?? -1
+  }
+}
 /** An operation did not finish in time (e.g. a partition lock could not be taken). */
 export const TimeoutError = subclass('TimeoutError', 'ERR_TIMEOUT', true)
 export type TimeoutError = InstanceType<typeof TimeoutError>

@@ -1,7 +1,7 @@
 import { fdatasync } from 'node:fs'
-import { dirname } from 'node:path'
+import { basename, dirname } from 'node:path'
 import { promisify } from 'node:util'
-import { TopicNotFoundError, backendError } from '../../core/errors.js'
+import { AppendConflictError, TopicNotFoundError, backendError } from '../../core/errors.js'
 import type { FsyncPolicy } from '../../core/types.js'
 import type { RecordInput } from '../record.js'
 import { closeSegment, refresh, roll, writeFrame, type ActiveSegment } from './active-segment.js'
@@ -56,8 +56,11 @@ export class PartitionAppender {
     this.lock = new HeldLock(lockFile(dir), { acquireTimeoutMs: options.lockTimeoutMs ?? 30_000 })
   }
 
-  /** Append records as one frame; resolves with the base offset once written (and synced per policy). */
-  append(records: readonly RecordInput[], producerId: string): Promise<number> {
+  /**
+   * Append records as one frame; resolves with the base offset once written (and synced per policy).
+   * With `expectedEnd`, only if the partition's end is that under the lock (else `AppendConflictError`).
+   */
+  append(records: readonly RecordInput[], producerId: string, expectedEnd?: number): Promise<number> {
     // Fast path: nothing queued in this process and the lock is ours or free: write now, no promise chain.
     if (this.pending === 0 && (this.options.fsync === 'never' || typeof this.options.fsync === 'number')) {
       let got = false
@@ -68,7 +71,7 @@ export class PartitionAppender {
       }
       if (got) {
         try {
-          const base = this.writeLocked(records, producerId)
+          const base = this.writeLocked(records, producerId, expectedEnd)
           if (typeof this.options.fsync === 'number') this.dirty = true
           return Promise.resolve(base)
         } catch (e) {
@@ -77,12 +80,12 @@ export class PartitionAppender {
       }
     }
     this.pending++
-    const run = this.tail.then(() => this.appendLocked(records, producerId)).finally(() => this.pending--)
+    const run = this.tail.then(() => this.appendLocked(records, producerId, expectedEnd)).finally(() => this.pending--)
     this.tail = run.catch(() => undefined)
     return run
   }
 
-  private async appendLocked(records: readonly RecordInput[], producerId: string): Promise<number> {
+  private async appendLocked(records: readonly RecordInput[], producerId: string, expectedEnd: number | undefined): Promise<number> {
     try {
       this.checkDir()
       await this.lock.take()
@@ -93,7 +96,7 @@ export class PartitionAppender {
       this.close()
       throw e
     }
-    const base = this.writeLocked(records, producerId)
+    const base = this.writeLocked(records, producerId, expectedEnd)
     const policy = this.options.fsync
     if (policy === 'batch' || policy === 'always') {
       const seg = this.seg as ActiveSegment
@@ -118,12 +121,16 @@ export class PartitionAppender {
   }
 
   /** Write one frame with the lock held; then keeps the lock briefly or releases it on failure. */
-  private writeLocked(records: readonly RecordInput[], producerId: string): number {
+  private writeLocked(records: readonly RecordInput[], producerId: string, expectedEnd: number | undefined): number {
     let base: number
     try {
       this.checkDir()
       let seg = (this.seg = refresh(this.seg, this.dir, this.topic))
       base = seg.nextOffset
+      if (expectedEnd !== undefined && base !== expectedEnd) {
+        this.lock.written() // nothing written, nothing wrong: the lock is kept or yielded as after a write
+        throw new AppendConflictError(`Append to "${this.topic}" partition ${basename(this.dir)} expected its end at ${expectedEnd}, found ${base}: another writer appended first`, { end: base })
+      }
       const frame = encodeBatch(records, base, producerId, 0, this.scratch)
       // Keep a buffer as large as this batch's bound for the next one (written synchronously below,
       // so reuse is safe); a frame built outside the scratch buffer was allocated at its bound.
@@ -135,7 +142,7 @@ export class PartitionAppender {
       }
       writeFrame(seg, frame, records.length)
     } catch (e) {
-      this.close()
+      if (!(e instanceof AppendConflictError)) this.close()
       throw e
     }
     this.lock.written()

@@ -1,7 +1,7 @@
 import { access } from 'node:fs/promises'
 import { makeDirs } from './make-dirs.js'
 import type { FsyncPolicy } from '../../core/types.js'
-import type { Backend, PartitionOffsets, PartitionReader, TopicMeta, TopicStore } from '../backend.js'
+import type { AppendOptions, Backend, PartitionOffsets, PartitionReader, TopicMeta, TopicStore } from '../backend.js'
 import type { RecordInput } from '../record.js'
 import { closedError, closedGuard } from '../closed-guard.js'
 import type { GroupAdmin } from '../group-admin.js'
@@ -91,8 +91,8 @@ export class FileBackend implements Backend {
   endOffsetsSnapshot(topic: string): number[] | Promise<number[]> | undefined {
     return this.at(topic).endOffsetsSnapshot(topic)
   }
-  async append(topic: string, partition: number, records: readonly RecordInput[], producerId: string): Promise<number> {
-    return this.at(topic).append(topic, partition, records, producerId)
+  async append(topic: string, partition: number, records: readonly RecordInput[], producerId: string, options?: AppendOptions): Promise<number> {
+    return this.at(topic).append(topic, partition, records, producerId, options)
   }
   async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
     return this.at(topic).openReader(topic, partition, from)

@@ -3,7 +3,7 @@ import { access } from 'node:fs/promises'
 import { TopicNotFoundError } from '../../core/errors.js'
 import { keyCodec } from '../../core/keys.js'
 import type { FsyncPolicy } from '../../core/types.js'
-import type { PartitionOffsets, PartitionReader, TopicMeta, TopicStore } from '../backend.js'
+import type { AppendOptions, PartitionOffsets, PartitionReader, TopicMeta, TopicStore } from '../backend.js'
 import type { RecordInput } from '../record.js'
 import { FdPool } from './fd-pool.js'
 import { partitionDir, topicFile } from './layout.js'
@@ -124,10 +124,10 @@ export class NativeStore implements TopicStore {
     }
   }
 
-  async append(topic: string, partition: number, records: readonly RecordInput[], producerId: string): Promise<number> {
+  async append(topic: string, partition: number, records: readonly RecordInput[], producerId: string, options: AppendOptions = {}): Promise<number> {
     try {
       return await this.appenders.run(partitionDir(this.root, topic, partition), topic, partition, async (a) => {
-        const base = await a.append(records, producerId)
+        const base = await a.append(records, producerId, options.expectedEnd)
         this.hub.notify(a.dir)
         if (a.rolled) {
           a.rolled = false

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { ClosedError, LogRollbackError, TopicNotFoundError } from '../../core/errors.js'
+import { AppendConflictError, ClosedError, LogRollbackError, TopicNotFoundError } from '../../core/errors.js'
 import { recordBytes, typeBytes, writeRecord } from '../record-codec.js'
 import type { RecordInput } from '../record.js'
 import { isConnectionError, redisError, sleep } from './connection.js'
@@ -49,13 +49,13 @@ export class RedisAppender {
     this.token = `${clientId.replace(/\s/g, '_')}/${randomBytes(6).toString('hex')}`
   }
 
-  /** Append as one contiguous run of offsets; resolves with the first. */
-  append(topic: string, partition: number, records: readonly RecordInput[], producerId: string, maxMessages: number): Promise<number> {
+  /** Append as one contiguous run of offsets; resolves with the first. `expectedEnd`: only at that end (compare-and-append). */
+  append(topic: string, partition: number, records: readonly RecordInput[], producerId: string, maxMessages: number, expectedEnd?: number): Promise<number> {
     const id = `${topic}\0${partition}`
     const prev = this.tails.get(id) ?? Promise.resolve()
     const run = prev.then(
-      () => this.write(topic, partition, id, records, producerId, maxMessages),
-      () => this.write(topic, partition, id, records, producerId, maxMessages),
+      () => this.write(topic, partition, id, records, producerId, maxMessages, expectedEnd),
+      () => this.write(topic, partition, id, records, producerId, maxMessages, expectedEnd),
     )
     const tail = run.catch(() => undefined)
     this.tails.set(id, tail)
@@ -65,7 +65,7 @@ export class RedisAppender {
     return run
   }
 
-  private async write(topic: string, partition: number, id: string, records: readonly RecordInput[], producerId: string, maxMessages: number): Promise<number> {
+  private async write(topic: string, partition: number, id: string, records: readonly RecordInput[], producerId: string, maxMessages: number, expectedEnd: number | undefined): Promise<number> {
     if (this.closed) throw new ClosedError(`The Redis backend is closed: cannot append to "${topic}"`)
     if (records.length === 0) throw new Error('append of no records')
     const { parts: chunks, counts } = encodeParts(records)
@@ -84,7 +84,7 @@ export class RedisAppender {
         try {
           // One pipeline: the calls are issued in one tick and written back to back without waiting for replies.
           const now = Date.now()
-          const replies = await Promise.all(window.map((c, k) => this.scripts.call('append', keys, [this.token, first + from + k, part(from + k), maxMessages, producerId, now, c])))
+          const replies = await Promise.all(window.map((c, k) => this.scripts.call('append', keys, [this.token, first + from + k, part(from + k), maxMessages, producerId, now, c, from + k === 0 && expectedEnd !== undefined ? String(expectedEnd) : ''])))
           if (from === 0) base = Number((replies[0] as (typeof replies)[number])[0])
           if (this.acks) {
             // The window's last part stands for it: the script applies parts in order, so a node holding it holds them all.
@@ -98,6 +98,10 @@ export class RedisAppender {
         } catch (e) {
           const msg = e instanceof Error ? e.message : String(e)
           if (msg.startsWith('NOTOPIC')) throw new TopicNotFoundError(`Topic "${topic}" (partition ${partition}) does not exist`)
+          if (msg.startsWith('CONFLICT')) {
+            const end = Number(msg.slice('CONFLICT '.length))
+            throw new AppendConflictError(`Append to "${topic}" partition ${partition} expected its end at ${expectedEnd}, found ${end}: another writer appended first`, { end })
+          }
           const busy = msg.startsWith('BUSY') || msg.startsWith('SEQGAP')
           const retry = Date.now() - since < (busy ? BUSY_WAIT_MS : RETRY_FOR_MS) && (busy || isConnectionError(e))
           if (!retry || this.closed) throw redisError(`Append to "${topic}" partition ${partition} failed`, e)

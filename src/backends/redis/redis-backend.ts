@@ -1,7 +1,7 @@
 import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import { keyCodec } from '../../core/keys.js'
 import { closedError, closedGuard } from '../closed-guard.js'
-import type { Backend, PartitionOffsets, PartitionReader, TopicMeta } from '../backend.js'
+import type { AppendOptions, Backend, PartitionOffsets, PartitionReader, TopicMeta } from '../backend.js'
 import type { GroupAdmin } from '../group-admin.js'
 import { trimConsumed } from '../trim-consumed.js'
 import type { RecordInput } from '../record.js'
@@ -162,7 +162,7 @@ export class RedisBackend implements Backend {
     return p
   }
 
-  async append(topic: string, partition: number, records: readonly RecordInput[], producerId: string): Promise<number> {
+  async append(topic: string, partition: number, records: readonly RecordInput[], producerId: string, options: AppendOptions = {}): Promise<number> {
     this.live(`append to "${topic}"`)
     const meta = await this.topics.cached(topic)
     if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
@@ -172,7 +172,7 @@ export class RedisBackend implements Backend {
     if (gate) await gate
     let base: number
     try {
-      base = await this.appender.append(topic, partition, records, producerId, meta.retention.maxMessages ?? 0)
+      base = await this.appender.append(topic, partition, records, producerId, meta.retention.maxMessages ?? 0, options.expectedEnd)
     } catch (e) {
       if (e instanceof TopicNotFoundError) this.topics.forget(topic)
       throw e

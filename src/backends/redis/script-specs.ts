@@ -44,7 +44,7 @@ type Entries = unknown[]
 
 /** Per script: ARGV (as a tuple) and the reply. */
 export interface ScriptSpecs {
-  append: { args: [instance: string, sequence: number, part: 'one' | 'first' | 'next' | 'last', maxMessages: number, producerId: string, now: number, records: Buffer]; reply: [base: number, duplicate: number] }
+  append: { args: [instance: string, sequence: number, part: 'one' | 'first' | 'next' | 'last', maxMessages: number, producerId: string, now: number, records: Buffer, expectedEnd: string]; reply: [base: number, duplicate: number] }
   read: { args: [from: number, count: number, ids: '0' | '1']; reply: Buffer }
   'offset-for-time': { args: [time: number]; reply: number }
   trim: { args: [before: number]; reply: number }

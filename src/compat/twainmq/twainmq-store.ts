@@ -3,7 +3,7 @@ import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import type { FsyncPolicy } from '../../core/types.js'
-import type { PartitionOffsets, PartitionReader, TopicMeta, TopicStore } from '../../backends/backend.js'
+import type { AppendOptions, PartitionOffsets, PartitionReader, TopicMeta, TopicStore } from '../../backends/backend.js'
 import type { ForeignFormat } from '../../backends/file/file-backend.js'
 import type { WatchHub } from '../../backends/file/watch-hub.js'
 import type { RecordInput } from '../../backends/record.js'
@@ -167,7 +167,10 @@ export class TwainmqStore implements TopicStore {
     }
   }
 
-  async append(topic: string, partition: number, records: readonly RecordInput[], _producerId: string): Promise<number> {
+  async append(topic: string, partition: number, records: readonly RecordInput[], _producerId: string, options: AppendOptions = {}): Promise<number> {
+    if (options.expectedEnd !== undefined) {
+      throw new InvalidArgumentError(`TwainMQ topic "${topic}" cannot take a compare-and-append (expectedEnd ${options.expectedEnd}): the twainmq-v1 format has no place for the headers its users (the HTTP gateway) write; use a native topic`)
+    }
     const s = this.state(topic)
     if (!Number.isInteger(partition) || partition < 0 || partition >= s.meta.partitions) {
       throw new InvalidArgumentError(`Partition ${partition} does not exist in topic "${topic}" (partitions 0..${s.meta.partitions - 1})`)

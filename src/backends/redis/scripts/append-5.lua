@@ -8,9 +8,11 @@
 -- ARGV[1] producer instance  ARGV[2] batch sequence number  ARGV[3] part: 'one' | 'first' | 'next' | 'last'
 -- ARGV[4] retention.maxMessages (0 = none)  ARGV[5] producer id  ARGV[6] now (ms, the client's clock)
 -- ARGV[7] the encoded records, concatenated (each starts with its u32 little-endian length)
+-- ARGV[8] compare-and-append: the end this batch must find ('' = any end)
 -- Returns {base offset, 1 if this batch was applied before (nothing written) else 0}.
 -- Errors: NOTOPIC (partition absent), BUSY (another instance's multi-part append holds the partition),
--- SEQGAP (the previous part of this append was not applied), STALESEQ (an old batch, no longer remembered).
+-- SEQGAP (the previous part of this append was not applied), STALESEQ (an old batch, no longer remembered),
+-- CONFLICT <end> (ARGV[8] is not the end: nothing written).
 local call = redis.call
 local v = call('MGET', KEYS[2], KEYS[5], KEYS[3])
 if not v[1] then return redis.error_reply('NOTOPIC partition does not exist') end
@@ -50,6 +52,7 @@ if (part == 'next' or part == 'last') and (not resv or seq ~= last + 1) then
   return redis.error_reply('SEQGAP the previous part of this append was not applied')
 end
 
+if ARGV[8] and ARGV[8] ~= '' and ARGV[8] ~= v[1] then return redis.error_reply('CONFLICT ' .. v[1]) end
 local base = tonumber(v[1])
 -- A server (a restart, a promoted replica, a restore) appending here for the first time starts an
 -- incarnation at the end it finds: readers that saw offsets past it know they were rolled back.
