@@ -4,7 +4,7 @@ import type { CreateTopicOptions, Retention } from './core/types.js'
 import { topicMetaFrom } from './topic-options.js'
 
 /** The options `ensureTopic` compares, in the order it reports them. */
-const FIELDS = ['partitions', 'keyType', 'messageTypes', 'retention', 'maxMessageBytes'] as const
+const FIELDS = ['partitions', 'keyType', 'messageTypes', 'retention', 'maxMessageBytes', 'attributes'] as const
 
 /** Retention as compared: limits that are set, `consumed` only when true. */
 function retentionKey(r: Retention): string {
@@ -14,12 +14,19 @@ function retentionKey(r: Retention): string {
   return JSON.stringify(out)
 }
 
+/** Attributes as compared: sorted by name, `{}` when none. */
+function attributesKey(m: TopicMeta): string {
+  return JSON.stringify(Object.fromEntries(Object.entries(m.attributes ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))))
+}
+
 function sameField(field: (typeof FIELDS)[number], existing: TopicMeta, wanted: TopicMeta): boolean {
   switch (field) {
     case 'messageTypes': // a set: type names are resolved by name, whatever their order
       return existing.messageTypes.length === wanted.messageTypes.length && wanted.messageTypes.every((t) => existing.messageTypes.includes(t))
     case 'retention':
       return retentionKey(existing.retention) === retentionKey(wanted.retention)
+    case 'attributes':
+      return attributesKey(existing) === attributesKey(wanted)
     default:
       return existing[field] === wanted[field]
   }
@@ -29,7 +36,7 @@ function sameField(field: (typeof FIELDS)[number], existing: TopicMeta, wanted: 
 function mismatch(existing: TopicMeta, wanted: TopicMeta, options: CreateTopicOptions): InvalidArgumentError | undefined {
   for (const field of FIELDS) {
     if (options[field] === undefined || sameField(field, existing, wanted)) continue
-    const show = (m: TopicMeta) => JSON.stringify(field === 'retention' ? JSON.parse(retentionKey(m.retention)) : m[field])
+    const show = (m: TopicMeta) => (field === 'retention' ? retentionKey(m.retention) : field === 'attributes' ? attributesKey(m) : JSON.stringify(m[field]))
     return new InvalidArgumentError(
       `Topic "${wanted.name}" exists with ${field} ${show(existing)}, not ${show(wanted)} as requested: ensureTopic never changes a topic (delete and re-create it, or ask for what it has)`,
     )

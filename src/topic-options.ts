@@ -28,7 +28,7 @@ export function checkRetention(r: unknown): Retention {
 export function topicMetaFrom(name: unknown, options: CreateTopicOptions = {}): TopicMeta {
   const topic = checkTopicName(name)
   if (options === null || typeof options !== 'object') throw new InvalidArgumentError(`createTopic options must be an object, got ${JSON.stringify(options)}`)
-  checkKnownKeys('createTopic', options, ['partitions', 'keyType', 'messageTypes', 'retention', 'maxMessageBytes'])
+  checkKnownKeys('createTopic', options, ['partitions', 'keyType', 'messageTypes', 'retention', 'maxMessageBytes', 'attributes'])
   const partitions = checkInt('partitions', options.partitions ?? 1, 1, 10_000)
   const keyType = keyCodec(options.keyType ?? 'u16').type
   const messageTypes = options.messageTypes ?? []
@@ -37,5 +37,30 @@ export function topicMetaFrom(name: unknown, options: CreateTopicOptions = {}): 
   }
   if (new Set(messageTypes).size !== messageTypes.length) throw new InvalidArgumentError(`messageTypes has duplicates: ${JSON.stringify(messageTypes)}`)
   const maxMessageBytes = checkInt('maxMessageBytes', options.maxMessageBytes ?? 1024 * 1024, 1, 256 * 1024 * 1024)
-  return { name: topic, partitions, keyType, messageTypes: [...messageTypes], retention: checkRetention(options.retention), maxMessageBytes, createdAt: Date.now() }
+  const attributes = checkAttributes(options.attributes)
+  const meta: TopicMeta = { name: topic, partitions, keyType, messageTypes: [...messageTypes], retention: checkRetention(options.retention), maxMessageBytes, createdAt: Date.now() }
+  if (attributes) meta.attributes = attributes
+  return meta
+}
+
+const ATTRIBUTE_NAME = /^[A-Za-z0-9_.:-]{1,100}$/
+/** Most attributes a topic may have. */
+const MAX_ATTRIBUTES = 64
+/** Longest attribute value, in UTF-8 bytes. */
+const MAX_ATTRIBUTE_BYTES = 4096
+
+/** Validate `createTopic({ attributes })`; undefined when there are none. Throws `InvalidArgumentError` naming the bad entry. */
+export function checkAttributes(a: unknown): Record<string, string> | undefined {
+  if (a === undefined) return undefined
+  if (a === null || typeof a !== 'object' || Array.isArray(a)) throw new InvalidArgumentError(`attributes must be an object of strings, got ${JSON.stringify(a)}`)
+  const entries = Object.entries(a)
+  if (entries.length > MAX_ATTRIBUTES) throw new InvalidArgumentError(`attributes has ${entries.length} entries; at most ${MAX_ATTRIBUTES}`)
+  const out: Record<string, string> = {}
+  for (const [k, v] of entries) {
+    if (!ATTRIBUTE_NAME.test(k)) throw new InvalidArgumentError(`Attribute name ${JSON.stringify(k)} is invalid: use 1..100 of A-Z a-z 0-9 _ . : -`)
+    if (typeof v !== 'string') throw new InvalidArgumentError(`Attribute "${k}" must be a string, got ${JSON.stringify(v) ?? typeof v}`)
+    if (Buffer.byteLength(v) > MAX_ATTRIBUTE_BYTES) throw new InvalidArgumentError(`Attribute "${k}" is ${Buffer.byteLength(v)} bytes; at most ${MAX_ATTRIBUTE_BYTES}`)
+    out[k] = v
+  }
+  return entries.length === 0 ? undefined : out
 }

@@ -118,7 +118,7 @@ export class Twain implements AsyncDisposable {
     this.live()
     const m = await this.store.getTopic(checkTopicName(name))
     const offsets = await this.store.offsets(name)
-    return { name: m.name, partitions: m.partitions, keyType: m.keyType, messageTypes: m.messageTypes, retention: m.retention, maxMessageBytes: m.maxMessageBytes, offsets }
+    return { name: m.name, partitions: m.partitions, keyType: m.keyType, messageTypes: m.messageTypes, retention: m.retention, maxMessageBytes: m.maxMessageBytes, attributes: { ...m.attributes }, offsets }
   }
 
   /** Number of messages retained in a topic. */

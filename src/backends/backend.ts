@@ -15,6 +15,8 @@ export interface TopicMeta {
   maxMessageBytes: number
   /** ms since epoch. */
   createdAt: number
+  /** Application attributes (`CreateTopicOptions.attributes`); absent when none were given. */
+  attributes?: Record<string, string>
 }
 
 /** Options of one {@link TopicStore.append}. */

@@ -45,6 +45,14 @@ export interface CreateTopicOptions {
   retention?: Retention
   /** Largest message accepted, counting key + headers + encoded value. @default 1048576 (1 MiB) */
   maxMessageBytes?: number
+  /**
+   * Application attributes stored with the topic and returned by `describeTopic`, fixed at creation
+   * (the HTTP gateway keeps a stream's content type and expiry here). Names match
+   * `^[A-Za-z0-9_.:-]{1,100}$`; values are strings of at most 4096 bytes; at most 64 of them.
+   * Not supported by twainmq-v1 topics.
+   * @default {} (none)
+   */
+  attributes?: Record<string, string>
 }
 
 /** What `describeTopic` reports. `end` is the next offset to be written. */
@@ -55,6 +63,8 @@ export interface TopicInfo {
   messageTypes: string[]
   retention: Retention
   maxMessageBytes: number
+  /** The attributes given at creation (`{}` when none). */
+  attributes: Record<string, string>
   offsets: Array<{ partition: number; start: number; end: number }>
 }
 

@@ -33,6 +33,27 @@ describe.each(backends())('topics on $name', (kind) => {
     await expect(ctx.twain.deleteTopic('orders')).rejects.toBeInstanceOf(TopicNotFoundError)
   })
 
+  it('attributes are stored with the topic, seen by another instance, compared by ensureTopic, validated', async () => {
+    const attributes = { 'content-type': 'application/json', 'ds.ttl': '3600', empty: '', 'x:y': 'ö'.repeat(2048) }
+    const info = await ctx.twain.createTopic('s', { attributes })
+    expect(info.attributes).toEqual(attributes)
+    const other = await ctx.open()
+    expect((await other.describeTopic('s')).attributes).toEqual(attributes)
+    expect((await ctx.twain.createTopic('plain')).attributes).toEqual({})
+    await expect(other.ensureTopic('s', { attributes: { ...attributes } })).resolves.toMatchObject({ attributes })
+    await expect(other.ensureTopic('s', { attributes: { 'content-type': 'text/plain' } })).rejects.toThrow(/attributes.*content-type.*text\/plain/)
+    for (const [bad, why] of [
+      [{ 'a b': 'x' }, /"a b" is invalid/],
+      [{ n: 5 }, /"n" must be a string, got 5/],
+      [{ big: 'x'.repeat(4097) }, /"big" is 4097 bytes/],
+      [Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, ''])), /65 entries/],
+      [['x'], /attributes must be an object/],
+    ] as const) {
+      await expect(ctx.twain.createTopic('bad', { attributes: bad as unknown as Record<string, string> })).rejects.toThrow(why)
+    }
+    expect(await ctx.twain.topicExists('bad')).toBe(false)
+  })
+
   it('another instance on the same store sees the topics and their data', async () => {
     await ctx.twain.createTopic('t', { partitions: 2 })
     await fill(ctx.twain, 't', 1, 3)

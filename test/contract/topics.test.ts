@@ -31,6 +31,17 @@ describe.each(kinds())('$name: topics', (kind) => {
     expect(await other.getTopic('orders')).toEqual(got)
   })
 
+  it('attributes round-trip through createTopic and getTopic on another instance (twainmq-v1: refused)', async () => {
+    const b = await ctx.fresh()
+    const meta = topicMeta('withattrs', { attributes: { 'content-type': 'text/plain', 'ds.expires': '2030-01-01T00:00:00Z' } })
+    if (kind.caps.retention === 'none') {
+      await expect(b.createTopic(meta)).rejects.toBeInstanceOf(InvalidArgumentError)
+      return
+    }
+    await b.createTopic(meta)
+    expect((await (await ctx.open()).getTopic('withattrs')).attributes).toEqual(meta.attributes)
+  })
+
   it('a second createTopic of a name is TopicExistsError (from either instance) and leaves the first config', async () => {
     const b = await ctx.fresh()
     const other = await ctx.open()

@@ -32,6 +32,7 @@ describe('topics', () => {
       messageTypes: [],
       retention: {},
       maxMessageBytes: 1024 * 1024,
+      attributes: {},
       offsets: [{ partition: 0, start: 0, end: 0 }],
     })
     expect(await store.twain.describeTopic('orders')).toEqual(info)

@@ -97,6 +97,10 @@ export function parseTopicMeta(text: string, file: string, name: string): TopicM
   if (typeof retention !== 'object' || retention === null || Array.isArray(retention)) throw bad(`"retention" is ${JSON.stringify(retention)}`)
   if (!Number.isInteger(j.maxMessageBytes) || (j.maxMessageBytes as number) < 1) throw bad(`"maxMessageBytes" is ${JSON.stringify(j.maxMessageBytes)}`)
   if (typeof j.createdAt !== 'number') throw bad(`"createdAt" is ${JSON.stringify(j.createdAt)}`)
+  const attributes = j.attributes
+  if (attributes !== undefined && (typeof attributes !== 'object' || attributes === null || Array.isArray(attributes) || !Object.values(attributes).every((v) => typeof v === 'string'))) {
+    throw bad(`"attributes" is ${JSON.stringify(attributes)}`)
+  }
   return {
     name,
     partitions: j.partitions as number,
@@ -105,6 +109,7 @@ export function parseTopicMeta(text: string, file: string, name: string): TopicM
     retention: retention as TopicMeta['retention'],
     maxMessageBytes: j.maxMessageBytes as number,
     createdAt: j.createdAt,
+    ...(attributes === undefined ? {} : { attributes: attributes as Record<string, string> }),
   }
 }
 

@@ -35,7 +35,7 @@ export class RedisTopics {
 
   async create(meta: TopicMeta): Promise<void> {
     const token = randomBytes(8).toString('hex')
-    const fields = ['name', meta.name, 'partitions', String(meta.partitions), 'keyType', meta.keyType, 'messageTypes', JSON.stringify(meta.messageTypes), 'retention', JSON.stringify(meta.retention), 'maxMessageBytes', String(meta.maxMessageBytes), 'createdAt', String(meta.createdAt)]
+    const fields = ['name', meta.name, 'partitions', String(meta.partitions), 'keyType', meta.keyType, 'messageTypes', JSON.stringify(meta.messageTypes), 'retention', JSON.stringify(meta.retention), 'maxMessageBytes', String(meta.maxMessageBytes), 'createdAt', String(meta.createdAt), ...(meta.attributes ? ['attributes', JSON.stringify(meta.attributes)] : [])]
     const tags = placeTopic(this.client, meta.name, meta.partitions)
     if (tags) fields.push('tags', JSON.stringify(tags))
     try {
@@ -128,6 +128,7 @@ export class RedisTopics {
         retention: JSON.parse(h.retention ?? '{}') as TopicMeta['retention'],
         maxMessageBytes: Number(h.maxMessageBytes),
         createdAt: Number(h.createdAt),
+        ...(h.attributes === undefined ? {} : { attributes: JSON.parse(h.attributes) as Record<string, string> }),
       }
       this.keys.place(name, h.tags === undefined ? undefined : (JSON.parse(h.tags) as string[]))
     } catch (cause) {

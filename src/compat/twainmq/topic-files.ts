@@ -24,6 +24,9 @@ export async function createTopicFiles(root: string, meta: TopicMeta): Promise<v
   if (Object.values(meta.retention).some((v) => v !== undefined && v !== false)) {
     throw new InvalidArgumentError(`Retention is not supported by the twainmq-v1 format (topic "${meta.name}" asked for ${JSON.stringify(meta.retention)})`)
   }
+  if (meta.attributes && Object.keys(meta.attributes).length > 0) {
+    throw new InvalidArgumentError(`Topic attributes are not supported by the twainmq-v1 format (topic "${meta.name}" asked for ${JSON.stringify(meta.attributes)})`)
+  }
   const dir = join(root, meta.name)
   makeDirs(root, 'the store directory')
   try {
