@@ -24,6 +24,8 @@ const MAY_USE = {
   // The CLI works through the public API; it checks arguments with the library's own rules
   // (core, the consumer's option checks) and runs `check`/`repair` of the file backend.
   cli: ['index', 'consumer', 'backends/file', 'core'],
+  // The HTTP gateway sits above the facade: it takes a Twain and works on the store under it.
+  gateway: ['facade', 'backends', 'core'],
 }
 
 /** Layers the facade may load only with a dynamic `import()` (or `import type`): a file-backend app never loads ioredis. */

@@ -1,0 +1,32 @@
+// A gateway over a twainmq store on a free loopback port, for the gateway tests.
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { open, type Twain } from '../../src/index.js'
+import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway/index.js'
+
+export interface Served {
+  twain: Twain
+  gateway: Gateway
+  /** Origin, e.g. http://127.0.0.1:12345 */
+  url: string
+  stop(): Promise<void>
+}
+
+export async function serve(target: string, options: GatewayOptions = {}): Promise<Served> {
+  const twain = await open(target)
+  const gateway = createGateway(twain, options)
+  const server: Server = createServer(gateway.node)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    twain,
+    gateway,
+    url: `http://127.0.0.1:${port}`,
+    async stop() {
+      await gateway.close()
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await twain.close()
+    },
+  }
+}
