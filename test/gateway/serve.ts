@@ -3,17 +3,33 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { open, type Twain } from '../../src/index.js'
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway/index.js'
+import { backendOf } from '../../src/twain-backend.js'
 
 export interface Served {
   twain: Twain
   gateway: Gateway
   /** Origin, e.g. http://127.0.0.1:12345 */
   url: string
+  /** How many backend watches are open now (the gateway's live reads hold one each). */
+  watches(): number
   stop(): Promise<void>
 }
 
 export async function serve(target: string, options: GatewayOptions = {}): Promise<Served> {
   const twain = await open(target)
+  const store = backendOf(twain)
+  const watch = store.watch.bind(store)
+  let watches = 0
+  store.watch = (topic, partition, onData, persistent) => {
+    const unwatch = watch(topic, partition, onData, persistent)
+    watches++
+    let done = false
+    return () => {
+      if (!done) watches--
+      done = true
+      unwatch()
+    }
+  }
   const gateway = createGateway(twain, options)
   const server: Server = createServer(gateway.node)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -22,6 +38,7 @@ export async function serve(target: string, options: GatewayOptions = {}): Promi
     twain,
     gateway,
     url: `http://127.0.0.1:${port}`,
+    watches: () => watches,
     async stop() {
       await gateway.close()
       server.closeAllConnections()
