@@ -9,7 +9,7 @@ export interface GatewayOptions {
   basePath?: string
   /** Largest request body accepted; a larger one is refused with 413. @default 8 MiB (8388608) */
   maxBodyBytes?: number
-  /** Largest body of one catch-up response (and of one SSE data event); reads are paged by it. @default 1 MiB (1048576) */
+  /** Most value bytes in one catch-up response or SSE data event (reads are paged by it; a larger single message is sent alone). @default 1 MiB (1048576) */
   maxReadBytes?: number
   /** An SSE response is ended after this many ms (the client reconnects from its last offset). @default 60000 */
   sseMaxMs?: number

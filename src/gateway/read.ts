@@ -50,9 +50,10 @@ export interface ReadResult {
 }
 
 /** Size of a message's value in a response (for paging). */
-export const valueSize = (m: Message): number => (Buffer.isBuffer(m.value) ? m.value.length : typeof m.value === 'string' ? m.value.length : 16)
+export const valueSize = (m: Message): number =>
+  Buffer.isBuffer(m.value) ? m.value.length : typeof m.value === 'string' ? Buffer.byteLength(m.value) : (JSON.stringify(m.value)?.length ?? 4)
 
-/** Read the data messages from `from` up to the tail, at most about `maxBytes` of values (at least one message). */
+/** Read the data messages from `from` up to the tail: at most `maxBytes` of values, but at least one message. */
 export async function readFrom(ctx: GatewayContext, v: StreamView, from: Position, maxBytes: number): Promise<ReadResult> {
   const messages: Message[] = []
   let bytes = 0
@@ -68,14 +69,16 @@ export async function readFrom(ctx: GatewayContext, v: StreamView, from: Positio
         if (batch.length === 0) break
         for (const m of batch) {
           if (m.offset >= limit) break
-          pos = { seg: pos.seg, offset: m.offset + 1 }
-          if (isControl(m.type)) continue
-          messages.push(m)
-          bytes += valueSize(m)
-          if (bytes >= maxBytes) {
-            full = true
-            break
+          if (!isControl(m.type)) {
+            const size = valueSize(m)
+            if (messages.length > 0 && bytes + size > maxBytes) {
+              full = true // the next page starts with it
+              break
+            }
+            messages.push(m)
+            bytes += size
           }
+          pos = { seg: pos.seg, offset: m.offset + 1 }
         }
       }
     } finally {
