@@ -45,6 +45,7 @@ export function toFetch(r: GwResponse, req: GwRequest, done: (p: Promise<void>) 
   const local = new AbortController()
   const signal = AbortSignal.any([req.signal, local.signal])
   const encoder = new TextEncoder()
+  let pulled: (() => void) | undefined
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       const run = stream({
@@ -54,6 +55,13 @@ export function toFetch(r: GwResponse, req: GwRequest, done: (p: Promise<void>) 
           controller.enqueue(encoder.encode(chunk))
           return true
         },
+        drained: () =>
+          (controller.desiredSize ?? 1) > 0 || signal.aborted
+            ? Promise.resolve()
+            : new Promise<void>((resolve) => {
+                pulled = resolve
+                signal.addEventListener('abort', () => resolve(), { once: true })
+              }),
       }).finally(() => {
         try {
           controller.close()
@@ -62,6 +70,10 @@ export function toFetch(r: GwResponse, req: GwRequest, done: (p: Promise<void>) 
         }
       })
       done(run)
+    },
+    pull() {
+      pulled?.()
+      pulled = undefined
     },
     cancel() {
       local.abort()

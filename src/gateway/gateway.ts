@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { setMaxListeners } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { backendOf } from '../twain-backend.js'
 import type { Twain } from '../twain.js'
@@ -29,6 +30,7 @@ export interface Gateway {
  */
 export function createGateway(twain: Twain, options: GatewayOptions = {}): Gateway {
   const closing = new AbortController()
+  setMaxListeners(0, closing.signal) // every open request listens for the shutdown
   const ctx: GatewayContext = { store: backendOf(twain), options: resolveGatewayOptions(options), clientId: `gateway-${randomUUID()}`, closing: closing.signal, access: new Map() }
   const open = new Set<Promise<void>>()
   const track = (p: Promise<void>) => {

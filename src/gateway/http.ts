@@ -16,6 +16,8 @@ export interface GwRequest {
 /** Writes events of a streamed response; `write` returns false once the client is gone. */
 export interface Sink {
   write(chunk: string): boolean
+  /** Resolves when the client has taken what was written (backpressure: a slow reader is not buffered without bound). */
+  drained(): Promise<void>
   readonly signal: AbortSignal
 }
 

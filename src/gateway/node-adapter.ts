@@ -63,6 +63,18 @@ export async function toNode(r: GwResponse, req: GwRequest, res: ServerResponse)
         res.write(chunk)
         return true
       },
+      drained: () =>
+        !res.writableNeedDrain || res.destroyed
+          ? Promise.resolve()
+          : new Promise<void>((resolve) => {
+              const done = () => {
+                res.off('drain', done)
+                res.off('close', done)
+                resolve()
+              }
+              res.on('drain', done)
+              res.on('close', done)
+            }),
     })
   } finally {
     if (!res.destroyed) res.end()

@@ -60,6 +60,7 @@ export function sseResponse(ctx: GatewayContext, first: StreamView, start: Posit
           const c = control(v, pos, upToDate, cursor)
           cursor = c.cursor
           if (!sink.write(out + c.text)) return
+          await sink.drained()
           announced = upToDate
           if (upToDate && v.state.closedAt !== undefined) return
           if (!upToDate) continue

@@ -1,6 +1,7 @@
 import type { TopicStore } from '../backends/backend.js'
 import type { RecordInput } from '../backends/record.js'
 import { TwainError } from '../core/errors.js'
+import { perStore } from './per-store.js'
 
 /** `appendIf` found the partition's end elsewhere than expected: catch up from `actualEnd` and re-check. */
 export class AppendConflict extends TwainError {
@@ -13,7 +14,7 @@ export class AppendConflict extends TwainError {
   }
 }
 
-const locks = new Map<string, Promise<void>>()
+const locksOf = perStore<Promise<void>>()
 
 /**
  * Append `records` to partition 0 of `topic` only if its end offset is still `expectedEnd`;
@@ -21,12 +22,13 @@ const locks = new Map<string, Promise<void>>()
  *
  * @remarks Every check-then-append of the gateway (producer epochs/seqs, Stream-Seq, closure) goes
  * through this one function. **For now it is atomic only within one process**: an in-process mutex
- * per topic serialises the end check and the append. Two gateway processes over one store can both
+ * per topic (per store object) serialises the end check and the append. Two gateway processes over one store can both
  * pass the check. It is to be replaced by the backends' compare-and-append
  * (`append(topic, partition, records, producerId, { expectedEnd })`, rejecting with the actual end),
  * which makes it atomic across processes.
  */
 export async function appendIf(store: TopicStore, topic: string, records: readonly RecordInput[], expectedEnd: number, producerId: string): Promise<number> {
+  const locks = locksOf(store)
   const previous = locks.get(topic) ?? Promise.resolve()
   let release!: () => void
   const mine = new Promise<void>((r) => (release = r))

@@ -1,5 +1,6 @@
 import type { TopicStore } from '../backends/backend.js'
 import type { RecordInput } from '../backends/record.js'
+import { perStore } from './per-store.js'
 import { CONFIG_TYPE, controlRecord } from './records.js'
 
 /** A run of another stream's data that a fork inherits: `[start, limit)` of a partition. */
@@ -44,7 +45,7 @@ export function configRecord(config: StreamConfig): RecordInput {
 /** First data offset of a gateway topic (after the config record). */
 export const FIRST_DATA_OFFSET = 1
 
-const cache = new Map<string, StreamConfig | null>()
+const caches = perStore<StreamConfig | null>()
 
 /**
  * The configuration of a topic, or `null` when it was not created by the gateway (a Node topic),
@@ -52,6 +53,7 @@ const cache = new Map<string, StreamConfig | null>()
  */
 export async function readConfig(store: TopicStore, topic: string, incarnation: number): Promise<StreamConfig | null | undefined> {
   const key = `${topic}@${incarnation}`
+  const cache = caches(store)
   const hit = cache.get(key)
   if (hit !== undefined) return hit
   const reader = await store.openReader(topic, 0, 0)

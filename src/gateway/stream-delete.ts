@@ -35,7 +35,7 @@ async function dropTopic(ctx: GatewayContext, topic: string, incarnation: number
   } catch (e) {
     if (!(e instanceof TopicNotFoundError)) throw e
   }
-  forgetFold(topic, incarnation)
+  forgetFold(ctx.store, topic, incarnation)
 }
 
 /** Append the soft-delete marker (the stream then answers 410 while its forks read it). */

@@ -1,4 +1,5 @@
 import type { TopicStore } from '../backends/backend.js'
+import { perStore } from './per-store.js'
 import { CLOSE_TYPE, DELETE_TYPE, H_EPOCH, H_PRODUCER, H_SEQ, H_STREAM_SEQ } from './records.js'
 
 /** A producer's last accepted epoch and sequence number. */
@@ -29,7 +30,7 @@ export interface FoldedState {
 
 export const producerTuple = (id: string, epoch: number, seq: number): string => `${id}\n${epoch}\n${seq}`
 
-const folds = new Map<string, { state: FoldedState; running: Promise<FoldedState> | undefined }>()
+const foldsOf = perStore<{ state: FoldedState; running: Promise<FoldedState> | undefined }>()
 
 function fresh(): FoldedState {
   return { covered: 0, producers: new Map(), streamSeq: undefined, closedAt: undefined, closedBy: undefined, deletedAt: undefined, lastWrite: 0 }
@@ -74,6 +75,7 @@ async function fold(store: TopicStore, topic: string, state: FoldedState): Promi
  */
 export async function catchUp(store: TopicStore, topic: string, incarnation: number): Promise<FoldedState> {
   const key = `${topic}@${incarnation}`
+  const folds = foldsOf(store)
   let entry = folds.get(key)
   if (!entry) {
     if (folds.size > 10_000) folds.clear()
@@ -95,6 +97,6 @@ export async function catchUp(store: TopicStore, topic: string, incarnation: num
 }
 
 /** Forget a topic incarnation's fold (after it is deleted). */
-export function forgetFold(topic: string, incarnation: number): void {
-  folds.delete(`${topic}@${incarnation}`)
+export function forgetFold(store: TopicStore, topic: string, incarnation: number): void {
+  foldsOf(store).delete(`${topic}@${incarnation}`)
 }

@@ -1,6 +1,7 @@
 // Live reads and paging: SSE connections are ended by the server after sseMaxMs and resumed from the
 // last control offset with no loss and no repeat; catch-up reads are paged by maxReadBytes; close()
 // ends a waiting long-poll at once.
+import { request } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { tempDir } from '../helpers/tmp.js'
 import { until } from '../helpers/wait.js'
@@ -58,6 +59,37 @@ describe('gateway live reads (file store)', () => {
       expect(pages.length).toBeLessThan(10)
     }
     expect(pages).toEqual(['0123456789', 'abcdefghij', 'KLMNOPQRST'])
+  })
+
+  it('an SSE reader that stops reading (the server then waits for drain) later gets everything in order', async () => {
+    const slow = await serve(dir.dir, { longPollMs: 30_000, maxReadBytes: 64 * 1024 })
+    try {
+      await fetch(`${slow.url}/v1/stream/bulk`, { method: 'PUT', headers: { 'content-type': 'text/plain' } })
+      const parts = Array.from({ length: 64 }, (_, i) => `${String(i).padStart(4, '0')}${'x'.repeat(64 * 1024 - 4)}`)
+      for (const p of parts) await fetch(`${slow.url}/v1/stream/bulk`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: p })
+      const u = new URL(`${slow.url}/v1/stream/bulk?offset=-1&live=sse`)
+      const chunks: Buffer[] = []
+      const done = new Promise<void>((resolve, reject) => {
+        const req = request({ host: u.hostname, port: u.port, path: `${u.pathname}${u.search}` }, (res) => {
+          res.pause() // a reader that does not read
+          void until(() => slow.responses.at(-1)?.writableNeedDrain === true, 10_000, 'the server waiting for the reader').then(() => {
+            res.on('data', (c: Buffer) => {
+              chunks.push(c)
+              if (Buffer.concat(chunks).includes('"upToDate":true')) req.destroy()
+            })
+            res.resume()
+          }, reject)
+          res.on('close', resolve)
+        })
+        req.on('error', () => resolve())
+        req.end()
+      })
+      await done
+      const text = Buffer.concat(chunks).toString('utf8')
+      expect(dataLines(text).join('')).toBe(parts.join(''))
+    } finally {
+      await slow.stop()
+    }
   })
 
   it('close() answers a waiting long-poll at once and releases its watch', async () => {
