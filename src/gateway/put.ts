@@ -57,6 +57,7 @@ export async function putStream(ctx: GatewayContext, req: GwRequest, target: Str
       existing = undefined
     }
     if (existing) {
+      if (!existing.config) throw new HttpError(409, `Stream "${target.name}" is a topic of the Node API: it exists, with another configuration`)
       if (existing.state.deletedAt !== undefined) throw new HttpError(409, `Stream "${target.name}" is deleted but still serves its forks: it cannot be created again yet`)
       if (!sameConfig(existing, r)) throw new HttpError(409, `Stream "${target.name}" exists with another configuration`)
       return reply(200, headersOf(existing))

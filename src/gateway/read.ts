@@ -38,6 +38,7 @@ export function positionOf(v: StreamView, raw: string, what = 'offset'): Positio
   if (o.at === 'now') return tailPosition(v)
   const seg = v.chain.findIndex((s) => s.incarnation === o.incarnation)
   if (seg < 0) throw new HttpError(400, `The ${what} ${raw} is not an offset of stream "${v.target.name}" (was it deleted and created again?)`)
+  if (seg === v.chain.length - 1 && o.offset < v.retainedStart) throw new HttpError(410, `The ${what} ${raw} is before the retained data of stream "${v.target.name}" (retention trimmed it): read from -1`)
   if (o.offset > limitOf(v, seg)) throw new HttpError(400, `The ${what} ${raw} is beyond the tail of stream "${v.target.name}" (${tokenOf(v, tailPosition(v))})`)
   return normalise(v, { seg, offset: Math.max(o.offset, v.chain[seg]!.start) })
 }

@@ -19,6 +19,8 @@ export interface StreamView {
   state: FoldedState
   /** The final offset when closed, else the end: where reads stop. */
   tail: number
+  /** First retained offset of the stream's own partition (a Node topic's retention may trim it). */
+  retainedStart: number
 }
 
 export const accessKey = (v: { target: StreamTarget; incarnation: number }): string => `${v.target.topic}~${v.target.partition}@${v.incarnation}`
@@ -61,10 +63,13 @@ export async function loadView(ctx: GatewayContext, target: StreamTarget): Promi
   const incarnation = meta.createdAt
   const config = target.perPartition ? null : await readConfig(ctx.store, target.topic, incarnation)
   let state: FoldedState
+  let retainedStart = 0
   if (config) state = await catchUp(ctx.store, target.topic, incarnation)
   else {
     const offsets = await ctx.store.offsets(target.topic)
-    const end = offsets.find((o) => o.partition === target.partition)?.end ?? 0
+    const part = offsets.find((o) => o.partition === target.partition)
+    const end = part?.end ?? 0
+    retainedStart = part?.start ?? 0
     state = { covered: end, producers: new Map(), streamSeq: undefined, closedAt: undefined, closedBy: undefined, deletedAt: undefined, lastWrite: 0 }
   }
   const own: Segment = { topic: target.topic, partition: target.partition, incarnation, start: config ? FIRST_DATA_OFFSET : 0 }
@@ -77,5 +82,6 @@ export async function loadView(ctx: GatewayContext, target: StreamTarget): Promi
     chain: [...(config?.inherited ?? []), own],
     state,
     tail: state.closedAt ?? state.covered,
+    retainedStart,
   }
 }

@@ -85,6 +85,20 @@ describe.each(kinds)('gateway mapping (%s)', (kind) => {
     expect(post.status).toBe(405)
   })
 
+  it('answers 410 for an offset that retention trimmed away (a Node topic), and reads the rest from -1', async () => {
+    await served.twain.createTopic('trimmed')
+    const producer = served.twain.producer('trimmed')
+    for (const n of [0, 1, 2, 3, 4]) await producer.send(0, n)
+    const tail = (await fetch(url('trimmed'))).headers.get('stream-next-offset')!
+    const second = `${tail.split('_')[0]}_${'1'.padStart(16, '0')}` // documented format: incarnation_offset
+    expect(await (await fetch(url('trimmed', `?offset=${second}`))).json()).toEqual([1, 2, 3, 4])
+    await served.twain.trim('trimmed', { maxMessages: 2 })
+    const gone = await fetch(url('trimmed', `?offset=${second}`))
+    expect(gone.status).toBe(410)
+    expect(await gone.text()).toMatch(/retention trimmed it/)
+    expect(await (await fetch(url('trimmed', '?offset=-1'))).json()).toEqual([3, 4])
+  })
+
   it('refuses the offsets of a stream that was deleted and created again', async () => {
     await fetch(url('again'), { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: 'one' })
     const old = (await fetch(url('again'))).headers.get('stream-next-offset')!
