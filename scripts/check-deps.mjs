@@ -24,8 +24,8 @@ const MAY_USE = {
   // The CLI works through the public API; it checks arguments with the library's own rules
   // (core, the consumer's option checks) and runs `check`/`repair` of the file backend.
   cli: ['index', 'consumer', 'backends/file', 'core'],
-  // The HTTP gateway (`twainmq/gateway`) serves a Twain over HTTP: it takes the public API and the
-  // store under it (for compare-and-append), never a particular backend.
+  // The HTTP gateway (`twainmq/gateway`) sits above the facade: it takes a Twain and works on the
+  // store under it (the store contract, for compare-and-append), never a particular backend.
   gateway: ['index', 'facade', 'stream', 'backends', 'core'],
 }
 

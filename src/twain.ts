@@ -17,6 +17,7 @@ import { MessageStream } from './stream/message-stream.js'
 import { TailSource, checkTailFrom } from './stream/tail-source.js'
 import type { FileOpenOptions, GroupDescription, HistoryOptions, TailOptions } from './twain-options.js'
 import { topicMetaFrom } from './topic-options.js'
+import { bindBackend } from './twain-backend.js'
 
 export type { FileOpenOptions, GroupDescription, HistoryOptions, TailOptions } from './twain-options.js'
 
@@ -33,7 +34,7 @@ export class Twain implements AsyncDisposable {
     private readonly store: Backend,
     /** Identity of this instance; stored as `producerId` on every message it writes. */
     readonly clientId: string,
-  ) {}
+  ) { bindBackend(this, store) }
 
   /** Open a store: a path or `file:` URL, `redis://…`, `rediss://…` or `redis+cluster://…`. */
   static async open(target?: string, options: FileOpenOptions = {}): Promise<Twain> {

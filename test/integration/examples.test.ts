@@ -72,6 +72,16 @@ describe('examples run as smoke tests', () => {
     expect(Number(m![2])).toBe(Number(m![1]))
   }, 60_000)
 
+  it('http-gateway serves a stream over HTTP: SSE sees Node and HTTP appends, a consumer group reads them', () => {
+    const { code, out } = run('http-gateway.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/PUT \/prices -> 201/)
+    expect(out).toMatch(/SSE received: \[\{"sku":"apple","cents":120\},\{"sku":"bread","cents":250\},\{"sku":"milk","cents":99\}\]/)
+    expect(out).toMatch(/GET \/prices -> 200 \[\{"sku":"apple"/)
+    expect(out).toMatch(/consumer group read: \[\{"sku":"apple","cents":120\},\{"sku":"bread","cents":250\},\{"sku":"milk","cents":99\}\]/)
+    expect(out).toMatch(/done/)
+  }, 60_000)
+
   it('rxjs-pipeline retries, dead-letters the poison payment and ends with zero lag', () => {
     const { code, out } = run('rxjs-pipeline.ts')
     expect(code, out).toBe(0)

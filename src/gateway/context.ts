@@ -1,0 +1,14 @@
+import type { Backend } from '../backends/backend.js'
+import type { ResolvedGatewayOptions } from './options.js'
+
+/** What every handler gets: the store, the options, this gateway's producer id and its shutdown signal. */
+export interface GatewayContext {
+  store: Backend
+  options: ResolvedGatewayOptions
+  /** Stored as `producerId` of every record the gateway writes. */
+  clientId: string
+  /** Aborted by `gateway.close()`: open SSE and long-poll responses end. */
+  closing: AbortSignal
+  /** Last access (ms) per stream incarnation, for sliding TTLs (this process only, for now). */
+  access: Map<string, number>
+}

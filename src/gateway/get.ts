@@ -1,0 +1,73 @@
+import type { Message } from '../core/types.js'
+import { bodyOf, isJson } from './content.js'
+import type { GatewayContext } from './context.js'
+import { responseCursor } from './cursor.js'
+import { HttpError, reply, type GwRequest, type GwResponse } from './http.js'
+import type { StreamTarget } from './names.js'
+import { atTail, positionOf, readFrom, tokenOf, type Position } from './read.js'
+import { sseResponse } from './sse.js'
+import { liveView } from './live-view.js'
+import type { StreamView } from './stream-view.js'
+import { Wake } from './wake.js'
+
+const CATCH_UP_CACHE = 'public, max-age=60, stale-while-revalidate=300'
+
+/** The one `offset` query parameter (400 when repeated or empty); `-1` when absent. */
+function offsetParam(req: GwRequest, live: boolean): string {
+  const all = req.url.searchParams.getAll('offset')
+  if (all.length > 1) throw new HttpError(400, 'Send one offset parameter')
+  if (all.length === 0 && live) throw new HttpError(400, 'Live reads need an offset (use -1 for the start or now for the tail)')
+  const raw = all[0] ?? '-1'
+  if (raw === '') throw new HttpError(400, 'The offset parameter is empty')
+  return raw
+}
+
+function dataReply(v: StreamView, from: Position, r: { messages: Message[]; next: Position; upToDate: boolean }, extra: Record<string, string>): GwResponse {
+  const h: Record<string, string> = { 'content-type': v.contentType, 'stream-next-offset': tokenOf(v, r.next), ...extra }
+  if (r.upToDate) h['stream-up-to-date'] = 'true'
+  if (r.upToDate && v.state.closedAt !== undefined) h['stream-closed'] = 'true'
+  h.etag = `"${tokenOf(v, from)}:${tokenOf(v, r.next)}${h['stream-closed'] ? ':c' : ''}"`
+  return reply(200, h, bodyOf(v.contentType, r.messages))
+}
+
+/** GET: catch-up, long-poll or SSE read. */
+export async function getStream(ctx: GatewayContext, req: GwRequest, target: StreamTarget): Promise<GwResponse> {
+  const live = req.url.searchParams.get('live')
+  if (live !== null && live !== 'long-poll' && live !== 'sse') throw new HttpError(400, `Unknown live mode ${JSON.stringify(live)}: use long-poll or sse`)
+  const raw = offsetParam(req, live !== null)
+  let v = await liveView(ctx, target, true)
+  let from = positionOf(v, raw)
+  const cursor = req.url.searchParams.get('cursor') ?? undefined
+  if (live === 'sse') return sseResponse(ctx, v, from, cursor)
+  if (live === null) {
+    if (raw === 'now') {
+      const h: Record<string, string> = { 'content-type': v.contentType, 'stream-next-offset': tokenOf(v, from), 'stream-up-to-date': 'true', 'cache-control': 'no-store' }
+      if (v.state.closedAt !== undefined) h['stream-closed'] = 'true'
+      return reply(200, h, isJson(v.contentType) ? '[]' : '')
+    }
+    const r = dataReply(v, from, await readFrom(ctx, v, from, ctx.options.maxReadBytes), { 'cache-control': CATCH_UP_CACHE })
+    if (req.header('if-none-match') === r.headers.etag) return reply(304, { etag: r.headers.etag!, 'stream-next-offset': r.headers['stream-next-offset']! })
+    return r
+  }
+  // Long-poll: answer at once when there is data (or the stream is closed at the tail), else wait.
+  const wake = new Wake(ctx.store, target.topic, target.partition)
+  const deadline = Date.now() + ctx.options.longPollMs
+  try {
+    for (;;) {
+      if (!atTail(v, from)) {
+        const r = await readFrom(ctx, v, from, ctx.options.maxReadBytes)
+        return dataReply(v, from, r, { 'stream-cursor': responseCursor(cursor) })
+      }
+      const h: Record<string, string> = { 'stream-next-offset': tokenOf(v, from), 'stream-up-to-date': 'true' }
+      if (v.state.closedAt !== undefined) return reply(204, { ...h, 'stream-closed': 'true' })
+      const left = deadline - Date.now()
+      if (left <= 0 || !(await wake.wait(left, req.signal))) {
+        if (req.signal.aborted) return reply(204, h)
+        if (Date.now() >= deadline) return reply(204, { ...h, 'stream-cursor': responseCursor(cursor) })
+      }
+      v = await liveView(ctx, target, false)
+    }
+  } finally {
+    wake.close()
+  }
+}

@@ -1,0 +1,6 @@
+/**
+ * `twainmq/gateway`: serve a twainmq store over HTTP with the Durable Streams protocol
+ * (docs/gateway.md).
+ */
+export { createGateway, type Gateway } from './gateway.js'
+export type { GatewayOptions } from './options.js'

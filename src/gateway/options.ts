@@ -1,0 +1,52 @@
+import { InvalidArgumentError } from '../core/errors.js'
+import { checkInt, checkKnownKeys } from '../core/names.js'
+
+/** Options of `createGateway`. */
+export interface GatewayOptions {
+  /** How long a long-poll read waits for new data before answering 204, in ms. @default 20000 */
+  longPollMs?: number
+  /** URL path under which streams live: `<basePath>/<name>`. @default '/v1/stream' */
+  basePath?: string
+  /** Largest request body accepted; a larger one is refused with 413. @default 8 MiB (8388608) */
+  maxBodyBytes?: number
+  /** Most value bytes in one catch-up response or SSE data event (reads are paged by it; a larger single message is sent alone). @default 1 MiB (1048576) */
+  maxReadBytes?: number
+  /** An SSE response is ended after this many ms (the client reconnects from its last offset). @default 60000 */
+  sseMaxMs?: number
+  /**
+   * Origins allowed by CORS: `'*'` or a list of exact origins (`'https://app.example'`). CORS
+   * headers are sent only when this is set. @default undefined (CORS off)
+   */
+  cors?: string | readonly string[]
+}
+
+export interface ResolvedGatewayOptions {
+  longPollMs: number
+  basePath: string
+  maxBodyBytes: number
+  maxReadBytes: number
+  sseMaxMs: number
+  cors: '*' | ReadonlySet<string> | undefined
+}
+
+/** Check the options and fill in the defaults; throws `InvalidArgumentError` naming a bad one. */
+export function resolveGatewayOptions(o: GatewayOptions = {}): ResolvedGatewayOptions {
+  checkKnownKeys('createGateway()', o, ['longPollMs', 'basePath', 'maxBodyBytes', 'maxReadBytes', 'sseMaxMs', 'cors'])
+  const basePath = (o.basePath ?? '/v1/stream').replace(/\/+$/, '')
+  if (!/^(\/[A-Za-z0-9_.~-]+)*$/.test(basePath)) throw new InvalidArgumentError(`basePath must be a path like "/v1/stream", got ${JSON.stringify(o.basePath)}`)
+  let cors: ResolvedGatewayOptions['cors']
+  if (o.cors === '*') cors = '*'
+  else if (o.cors !== undefined) {
+    const list = typeof o.cors === 'string' ? [o.cors] : o.cors
+    if (!Array.isArray(list) || list.some((x) => typeof x !== 'string' || x === '')) throw new InvalidArgumentError(`cors must be '*' or a list of origins, got ${JSON.stringify(o.cors)}`)
+    cors = new Set(list)
+  }
+  return {
+    longPollMs: checkInt('longPollMs', o.longPollMs ?? 20_000, 1, 3_600_000),
+    basePath,
+    maxBodyBytes: checkInt('maxBodyBytes', o.maxBodyBytes ?? 8 * 1024 * 1024, 1, 256 * 1024 * 1024),
+    maxReadBytes: checkInt('maxReadBytes', o.maxReadBytes ?? 1024 * 1024, 1, 256 * 1024 * 1024),
+    sseMaxMs: checkInt('sseMaxMs', o.sseMaxMs ?? 60_000, 1, 24 * 3_600_000),
+    cors,
+  }
+}

@@ -1,0 +1,71 @@
+import { InvalidArgumentError, MessageTooLargeError, TwainError } from '../core/errors.js'
+import type { GatewayContext } from './context.js'
+import { deleteStreamRequest, headStream } from './head-delete.js'
+import { errorReply, HttpError, reply, type GwRequest, type GwResponse } from './http.js'
+import { getStream } from './get.js'
+import { parseStreamName } from './names.js'
+import { postStream } from './post.js'
+import { putStream } from './put.js'
+
+const ALLOW_METHODS = 'GET, HEAD, POST, PUT, DELETE, OPTIONS'
+const EXPOSE = 'Stream-Next-Offset, Stream-Cursor, Stream-Up-To-Date, Stream-Closed, Stream-TTL, Stream-Expires-At, Stream-SSE-Data-Encoding, Producer-Epoch, Producer-Seq, Producer-Expected-Seq, Producer-Received-Seq, ETag, Location, Content-Type'
+
+function corsHeaders(ctx: GatewayContext, req: GwRequest): Record<string, string> {
+  const allowed = ctx.options.cors
+  const origin = req.header('origin')
+  if (!allowed || origin === undefined) return {}
+  if (allowed !== '*' && !allowed.has(origin)) return {}
+  return { 'access-control-allow-origin': allowed === '*' ? '*' : origin, 'access-control-expose-headers': EXPOSE, vary: 'Origin' }
+}
+
+async function route(ctx: GatewayContext, req: GwRequest): Promise<GwResponse> {
+  const base = ctx.options.basePath
+  const path = req.rawPath
+  if (req.method === 'OPTIONS') {
+    const h: Record<string, string> = { allow: ALLOW_METHODS }
+    if (ctx.options.cors) {
+      h['access-control-allow-methods'] = ALLOW_METHODS
+      h['access-control-allow-headers'] = req.header('access-control-request-headers') ?? '*'
+      h['access-control-max-age'] = '600'
+    }
+    return reply(204, h)
+  }
+  if (!path.startsWith(`${base}/`) || path.length === base.length + 1) throw new HttpError(404, `No stream at ${JSON.stringify(path)}: streams live at ${base}/<name>`)
+  const target = parseStreamName(path.slice(base.length + 1))
+  switch (req.method) {
+    case 'PUT':
+      return putStream(ctx, req, target)
+    case 'POST':
+      return postStream(ctx, req, target)
+    case 'GET':
+      return getStream(ctx, req, target)
+    case 'HEAD':
+      return headStream(ctx, target)
+    case 'DELETE':
+      return deleteStreamRequest(ctx, target)
+    default:
+      throw new HttpError(405, `Method ${req.method} is not allowed on a stream`, { allow: ALLOW_METHODS })
+  }
+}
+
+/** Map a thrown error to a response (HttpError as is, bad input 400, too large 413, others 500/503). */
+function failure(e: unknown): GwResponse {
+  if (e instanceof HttpError) return errorReply(e)
+  if (e instanceof MessageTooLargeError) return errorReply(new HttpError(413, e.message))
+  if (e instanceof InvalidArgumentError) return errorReply(new HttpError(400, e.message))
+  if (e instanceof TwainError && e.retriable) return errorReply(new HttpError(503, e.message, { 'retry-after': '1' }))
+  return errorReply(new HttpError(500, `Internal error: ${(e as Error)?.message ?? String(e)}`))
+}
+
+/** Handle one request: route it, and add the security (and CORS) headers to every answer. */
+export async function handle(ctx: GatewayContext, req: GwRequest): Promise<GwResponse> {
+  let res: GwResponse
+  try {
+    res = await route(ctx, req)
+  } catch (e) {
+    res = failure(e)
+  }
+  Object.assign(res.headers, { 'x-content-type-options': 'nosniff', 'cross-origin-resource-policy': 'cross-origin' }, corsHeaders(ctx, req))
+  if (req.method === 'HEAD') delete res.body
+  return res
+}

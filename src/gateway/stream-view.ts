@@ -1,0 +1,87 @@
+import type { TopicMeta } from '../backends/backend.js'
+import { TopicNotFoundError } from '../core/errors.js'
+import type { GatewayContext } from './context.js'
+import { HttpError } from './http.js'
+import type { StreamTarget } from './names.js'
+import { FIRST_DATA_OFFSET, readConfig, type Segment, type StreamConfig } from './stream-config.js'
+import { catchUp, type FoldedState } from './stream-state.js'
+
+/** A stream as one request sees it: its topic, configuration, folded state and the chain it reads. */
+export interface StreamView {
+  target: StreamTarget
+  meta: TopicMeta
+  incarnation: number
+  /** `null` for a topic created by the Node API (read-only over HTTP, served as JSON). */
+  config: StreamConfig | null
+  contentType: string
+  /** Inherited segments then the stream's own one (last). */
+  chain: Segment[]
+  state: FoldedState
+  /** The final offset when closed, else the end: where reads stop. */
+  tail: number
+  /** First retained offset of the stream's own partition (a Node topic's retention may trim it). */
+  retainedStart: number
+}
+
+export const accessKey = (v: { target: StreamTarget; incarnation: number }): string => `${v.target.topic}~${v.target.partition}@${v.incarnation}`
+
+/** Whether a stream's TTL or Expires-At has passed. */
+export function expired(ctx: GatewayContext, v: StreamView, now = Date.now()): boolean {
+  const c = v.config
+  if (!c) return false
+  if (c.expiresAtMs !== undefined && now >= c.expiresAtMs) return true
+  if (c.ttlSeconds !== undefined) {
+    const last = Math.max(ctx.access.get(accessKey(v)) ?? 0, v.meta.createdAt, v.state.lastWrite)
+    return now >= last + c.ttlSeconds * 1000
+  }
+  return false
+}
+
+/** Refresh a stream's sliding TTL. */
+export function touch(ctx: GatewayContext, v: StreamView): void {
+  if (v.config?.ttlSeconds !== undefined) ctx.access.set(accessKey(v), Date.now())
+}
+
+/** The stream's topic meta, or undefined when the topic does not exist. */
+async function metaOf(ctx: GatewayContext, topic: string): Promise<TopicMeta | undefined> {
+  try {
+    return await ctx.store.getTopic(topic)
+  } catch (e) {
+    if (e instanceof TopicNotFoundError) return undefined
+    throw e
+  }
+}
+
+/** Load a stream as it is now, or `undefined` when it does not exist (expiry not yet applied). */
+export async function loadView(ctx: GatewayContext, target: StreamTarget): Promise<StreamView | undefined> {
+  const meta = await metaOf(ctx, target.topic)
+  if (!meta) return undefined
+  if (target.perPartition ? target.partition >= meta.partitions : meta.partitions > 1) {
+    if (target.perPartition) return undefined
+    throw new HttpError(404, `Topic "${target.topic}" has ${meta.partitions} partitions: read them as streams ${target.topic}~0 .. ${target.topic}~${meta.partitions - 1}`)
+  }
+  const incarnation = meta.createdAt
+  const config = target.perPartition ? null : await readConfig(ctx.store, target.topic, incarnation)
+  let state: FoldedState
+  let retainedStart = 0
+  if (config) state = await catchUp(ctx.store, target.topic, incarnation)
+  else {
+    const offsets = await ctx.store.offsets(target.topic)
+    const part = offsets.find((o) => o.partition === target.partition)
+    const end = part?.end ?? 0
+    retainedStart = part?.start ?? 0
+    state = { covered: end, producers: new Map(), streamSeq: undefined, closedAt: undefined, closedBy: undefined, deletedAt: undefined, lastWrite: 0 }
+  }
+  const own: Segment = { topic: target.topic, partition: target.partition, incarnation, start: config ? FIRST_DATA_OFFSET : 0 }
+  return {
+    target,
+    meta,
+    incarnation,
+    config: config ?? null,
+    contentType: config?.contentType ?? 'application/json',
+    chain: [...(config?.inherited ?? []), own],
+    state,
+    tail: state.closedAt ?? state.covered,
+    retainedStart,
+  }
+}
