@@ -1,6 +1,7 @@
 // Two gateways over one store, each on its own Twain (own caches and folds, as two processes
 // would have): what one creates, appends, closes and deletes, the other sees; producer state and
-// closure come from the log; a live read on one is woken by an append through the other.
+// closure come from the log; a producer's retry through both at once is applied once; a live read
+// on one is woken by an append through the other.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RedisServer } from '../helpers/redis-server.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -51,6 +52,18 @@ describe.each(['file', 'redis'] as const)('two gateways over one store (%s)', (k
 
     expect((await fetch(on(b, 's1'), { method: 'DELETE' })).status).toBe(204)
     expect((await fetch(on(a, 's1'), { method: 'HEAD' })).status).toBe(404)
+  })
+
+  it('the same producer sequence posted through both at once is applied once (compare-and-append across stores)', async () => {
+    const json = { 'content-type': 'application/json' }
+    await fetch(on(a, 's3'), { method: 'PUT', headers: json })
+    const statuses: number[][] = []
+    for (let seq = 0; seq < 20; seq++) {
+      const post = (s: Served) => fetch(on(s, 's3'), { method: 'POST', headers: { ...json, ...producer('racer', 0, seq) }, body: `[${seq}]` }).then((r) => r.status)
+      statuses.push((await Promise.all([post(a), post(b)])).sort())
+    }
+    expect(statuses).toEqual(Array.from({ length: 20 }, () => [200, 204]))
+    expect(await (await fetch(on(b, 's3'))).json()).toEqual(Array.from({ length: 20 }, (_, i) => i))
   })
 
   it('a long-poll and an SSE reader on one gateway are woken by appends through the other', async () => {
