@@ -4,3 +4,5 @@
  */
 export { createGateway, type Gateway } from './gateway.js'
 export type { GatewayOptions } from './options.js'
+export { TokenAuth, type AuthDecision, type AuthFile, type GatewayOperation, type TokenEntry } from './auth-tokens.js'
+export type { AuthorizeHook, AuthorizeRequest } from './authorize.js'

@@ -1,5 +1,7 @@
 import { InvalidArgumentError } from '../core/errors.js'
 import { checkInt, checkKnownKeys } from '../core/names.js'
+import type { AuthorizeHook } from './authorize.js'
+import { TokenAuth, type AuthFile } from './auth-tokens.js'
 
 /** Options of `createGateway`. */
 export interface GatewayOptions {
@@ -18,6 +20,14 @@ export interface GatewayOptions {
    * headers are sent only when this is set. @default undefined (CORS off)
    */
   cors?: string | readonly string[]
+  /**
+   * Bearer tokens and what each may read and write (docs/gateway.md, "Auth"): a `TokenAuth`
+   * (`TokenAuth.load(file)`) or the content of an auth file. Requests without a valid token get
+   * 401, outside the token's grants 403. @default undefined (no token check)
+   */
+  auth?: TokenAuth | AuthFile
+  /** A custom check after the token check: resolve false to answer 403. @default undefined */
+  authorize?: AuthorizeHook
 }
 
 export interface ResolvedGatewayOptions {
@@ -27,11 +37,14 @@ export interface ResolvedGatewayOptions {
   maxReadBytes: number
   sseMaxMs: number
   cors: '*' | ReadonlySet<string> | undefined
+  auth: TokenAuth | undefined
+  authorize: AuthorizeHook | undefined
 }
 
 /** Check the options and fill in the defaults; throws `InvalidArgumentError` naming a bad one. */
 export function resolveGatewayOptions(o: GatewayOptions = {}): ResolvedGatewayOptions {
-  checkKnownKeys('createGateway()', o, ['longPollMs', 'basePath', 'maxBodyBytes', 'maxReadBytes', 'sseMaxMs', 'cors'])
+  checkKnownKeys('createGateway()', o, ['longPollMs', 'basePath', 'maxBodyBytes', 'maxReadBytes', 'sseMaxMs', 'cors', 'auth', 'authorize'])
+  if (o.authorize !== undefined && typeof o.authorize !== 'function') throw new InvalidArgumentError(`authorize must be a function, got ${typeof o.authorize}`)
   const basePath = (o.basePath ?? '/v1/stream').replace(/\/+$/, '')
   if (!/^(\/[A-Za-z0-9_.~-]+)*$/.test(basePath)) throw new InvalidArgumentError(`basePath must be a path like "/v1/stream", got ${JSON.stringify(o.basePath)}`)
   let cors: ResolvedGatewayOptions['cors']
@@ -48,5 +61,7 @@ export function resolveGatewayOptions(o: GatewayOptions = {}): ResolvedGatewayOp
     maxReadBytes: checkInt('maxReadBytes', o.maxReadBytes ?? 1024 * 1024, 1, 256 * 1024 * 1024),
     sseMaxMs: checkInt('sseMaxMs', o.sseMaxMs ?? 60_000, 1, 24 * 3_600_000),
     cors,
+    auth: o.auth === undefined || o.auth instanceof TokenAuth ? o.auth : TokenAuth.from(o.auth, 'createGateway() auth'),
+    authorize: o.authorize,
   }
 }

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, MessageTooLargeError, TwainError } from '../core/errors.js'
 import type { GatewayContext } from './context.js'
+import { checkAccess } from './access.js'
 import { deleteStreamRequest, headStream } from './head-delete.js'
 import { errorReply, HttpError, reply, type GwRequest, type GwResponse } from './http.js'
 import { getStream } from './get.js'
@@ -32,6 +33,7 @@ async function route(ctx: GatewayContext, req: GwRequest): Promise<GwResponse> {
   }
   if (!path.startsWith(`${base}/`) || path.length === base.length + 1) throw new HttpError(404, `No stream at ${JSON.stringify(path)}: streams live at ${base}/<name>`)
   const target = parseStreamName(path.slice(base.length + 1))
+  await checkAccess(ctx, req, target)
   switch (req.method) {
     case 'PUT':
       return putStream(ctx, req, target)
