@@ -14,6 +14,7 @@ async function checkOne(ctx: GatewayContext, req: GwRequest, target: StreamTarge
   if (auth) {
     const d = auth.check(req.header('authorization'), target.name, op)
     if (!d.allowed) throw new HttpError(d.status, `Not allowed: ${d.reason}`, d.status === 401 ? { 'www-authenticate': 'Bearer' } : {})
+    req.principal = d.principal
   }
   if (authorize && !(await authorize(req, target.name, op))) throw new HttpError(403, `Not allowed: ${op} of stream "${target.name}" was refused`)
 }

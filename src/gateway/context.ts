@@ -1,4 +1,5 @@
 import type { Backend } from '../backends/backend.js'
+import type { LiveLimit } from './live-limit.js'
 import type { ResolvedGatewayOptions } from './options.js'
 
 /** What every handler gets: the store, the options, this gateway's producer id and its shutdown signal. */
@@ -11,4 +12,6 @@ export interface GatewayContext {
   closing: AbortSignal
   /** Last access (ms) per stream incarnation, for sliding TTLs (this process only, for now). */
   access: Map<string, number>
+  /** Live reads open per client (`maxLivePerClient`). */
+  live: LiveLimit
 }

@@ -7,6 +7,7 @@ import type { GatewayContext } from './context.js'
 import { fromFetch, toFetch } from './fetch-adapter.js'
 import { fromNode, toNode } from './node-adapter.js'
 import { resolveGatewayOptions, type GatewayOptions } from './options.js'
+import { LiveLimit } from './live-limit.js'
 import { handle } from './router.js'
 
 /** An HTTP gateway serving a twainmq store over the Durable Streams protocol. */
@@ -31,7 +32,8 @@ export interface Gateway {
 export function createGateway(twain: Twain, options: GatewayOptions = {}): Gateway {
   const closing = new AbortController()
   setMaxListeners(0, closing.signal) // every open request listens for the shutdown
-  const ctx: GatewayContext = { store: backendOf(twain), options: resolveGatewayOptions(options), clientId: `gateway-${randomUUID()}`, closing: closing.signal, access: new Map() }
+  const resolved = resolveGatewayOptions(options)
+  const ctx: GatewayContext = { store: backendOf(twain), options: resolved, clientId: `gateway-${randomUUID()}`, closing: closing.signal, access: new Map(), live: new LiveLimit(resolved.maxLivePerClient) }
   const open = new Set<Promise<void>>()
   const track = (p: Promise<void>) => {
     const t = p.catch(() => undefined).finally(() => open.delete(t))

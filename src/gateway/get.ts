@@ -7,6 +7,7 @@ import type { StreamTarget } from './names.js'
 import { atTail, positionOf, readFrom, tokenOf, type Position } from './read.js'
 import { sseResponse } from './sse.js'
 import { liveView } from './live-view.js'
+import { releasedWith } from './live-limit.js'
 import type { StreamView } from './stream-view.js'
 import { Wake } from './wake.js'
 
@@ -38,7 +39,6 @@ export async function getStream(ctx: GatewayContext, req: GwRequest, target: Str
   let v = await liveView(ctx, target, true)
   let from = positionOf(v, raw)
   const cursor = req.url.searchParams.get('cursor') ?? undefined
-  if (live === 'sse') return sseResponse(ctx, v, from, cursor)
   if (live === null) {
     if (raw === 'now') {
       const h: Record<string, string> = { 'content-type': v.contentType, 'stream-next-offset': tokenOf(v, from), 'stream-up-to-date': 'true', 'cache-control': 'no-store' }
@@ -49,6 +49,9 @@ export async function getStream(ctx: GatewayContext, req: GwRequest, target: Str
     if (req.header('if-none-match') === r.headers.etag) return reply(304, { etag: r.headers.etag!, 'stream-next-offset': r.headers['stream-next-offset']! })
     return r
   }
+  const key = ctx.options.clientKey ? ctx.options.clientKey(req) : (req.principal ?? req.clientAddress)
+  const release = ctx.live.enter(key)
+  if (live === 'sse') return releasedWith(sseResponse(ctx, v, from, cursor), release, req.signal)
   // Long-poll: answer at once when there is data (or the stream is closed at the tail), else wait.
   const wake = new Wake(ctx.store, target.topic, target.partition)
   const deadline = Date.now() + ctx.options.longPollMs
@@ -69,5 +72,6 @@ export async function getStream(ctx: GatewayContext, req: GwRequest, target: Str
     }
   } finally {
     wake.close()
+    release()
   }
 }

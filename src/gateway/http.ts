@@ -11,6 +11,10 @@ export interface GwRequest {
   body(limit: number): Promise<Buffer>
   /** Aborted when the client goes away or the gateway closes. */
   signal: AbortSignal
+  /** The peer's address (the Node handler), if known. */
+  clientAddress?: string
+  /** Who the request's token stands for, once the token check passed. */
+  principal?: string
 }
 
 /** Writes events of a streamed response; `write` returns false once the client is gone. */

@@ -34,6 +34,7 @@ export function fromNode(req: IncomingMessage, res: ServerResponse, closing: Abo
     method: (req.method ?? 'GET').toUpperCase(),
     url,
     rawPath: rawUrl.split('?')[0] ?? '/',
+    clientAddress: req.socket.remoteAddress,
     header: (name) => {
       const v = req.headers[name]
       return Array.isArray(v) ? v.join(', ') : v

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../core/errors.js'
 import { checkInt, checkKnownKeys } from '../core/names.js'
-import type { AuthorizeHook } from './authorize.js'
+import type { AuthorizeHook, AuthorizeRequest } from './authorize.js'
 import { TokenAuth, type AuthFile } from './auth-tokens.js'
 
 /** Options of `createGateway`. */
@@ -28,6 +28,14 @@ export interface GatewayOptions {
   auth?: TokenAuth | AuthFile
   /** A custom check after the token check: resolve false to answer 403. @default undefined */
   authorize?: AuthorizeHook
+  /** Live reads (long-poll, SSE) one client may have open at once; one more gets 429. @default 64 */
+  maxLivePerClient?: number
+  /**
+   * Who a request comes from, for `maxLivePerClient` (e.g. a user id from your own auth, or a
+   * trusted proxy's `X-Forwarded-For`); undefined: not counted. @default the token's name with
+   * `auth`, else the peer address (Node handler; a Fetch handler has none: not counted)
+   */
+  clientKey?: (request: AuthorizeRequest) => string | undefined
 }
 
 export interface ResolvedGatewayOptions {
@@ -39,11 +47,14 @@ export interface ResolvedGatewayOptions {
   cors: '*' | ReadonlySet<string> | undefined
   auth: TokenAuth | undefined
   authorize: AuthorizeHook | undefined
+  maxLivePerClient: number
+  clientKey: ((request: AuthorizeRequest) => string | undefined) | undefined
 }
 
 /** Check the options and fill in the defaults; throws `InvalidArgumentError` naming a bad one. */
 export function resolveGatewayOptions(o: GatewayOptions = {}): ResolvedGatewayOptions {
-  checkKnownKeys('createGateway()', o, ['longPollMs', 'basePath', 'maxBodyBytes', 'maxReadBytes', 'sseMaxMs', 'cors', 'auth', 'authorize'])
+  checkKnownKeys('createGateway()', o, ['longPollMs', 'basePath', 'maxBodyBytes', 'maxReadBytes', 'sseMaxMs', 'cors', 'auth', 'authorize', 'maxLivePerClient', 'clientKey'])
+  if (o.clientKey !== undefined && typeof o.clientKey !== 'function') throw new InvalidArgumentError(`clientKey must be a function, got ${typeof o.clientKey}`)
   if (o.authorize !== undefined && typeof o.authorize !== 'function') throw new InvalidArgumentError(`authorize must be a function, got ${typeof o.authorize}`)
   const basePath = (o.basePath ?? '/v1/stream').replace(/\/+$/, '')
   if (!/^(\/[A-Za-z0-9_.~-]+)*$/.test(basePath)) throw new InvalidArgumentError(`basePath must be a path like "/v1/stream", got ${JSON.stringify(o.basePath)}`)
@@ -63,5 +74,7 @@ export function resolveGatewayOptions(o: GatewayOptions = {}): ResolvedGatewayOp
     cors,
     auth: o.auth === undefined || o.auth instanceof TokenAuth ? o.auth : TokenAuth.from(o.auth, 'createGateway() auth'),
     authorize: o.authorize,
+    maxLivePerClient: checkInt('maxLivePerClient', o.maxLivePerClient ?? 64, 1, 1_000_000),
+    clientKey: o.clientKey,
   }
 }
