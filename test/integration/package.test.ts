@@ -116,7 +116,7 @@ describe('the packed tarball in a fresh strict-TypeScript app', () => {
     expect(r.twainError).toBe('function')
     expect(r.operators).toEqual(expect.arrayContaining(['ack', 'batch', 'pipe', 'retry']))
     expect(r.rx).toEqual(expect.arrayContaining(['ackRx', 'batchRx', 'retryRx']))
-    expect(r.gateway).toEqual(['createGateway'])
+    expect(r.gateway).toEqual(['TokenAuth', 'createGateway'])
   }, 60_000)
 
   it('ships LICENSE, README, built JS with declarations, maps whose sources are shipped, and no tests', () => {

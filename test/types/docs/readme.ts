@@ -26,10 +26,11 @@ export async function block2(): Promise<void> {
     keyType: 'u32',                     // u8 | u16 (default) | u32 | u64 (bigint keys) | charN | string
     retention: { maxMessages: 1_000_000, maxAgeMs: 7 * 86_400_000, maxBytes: 1 << 30 },
     maxMessageBytes: 1 << 20,           // key + headers + encoded value, default 1 MiB
+    attributes: { owner: 'billing' },   // strings stored with the topic, fixed at creation (not on twainmq-v1)
   })
   await twain.ensureTopic('events', { partitions: 4, keyType: 'u32' })   // exists with these: fine
   await twain.listTopics()              // ['events', …]
-  await twain.describeTopic('events')   // { name, partitions, keyType, …, offsets: [{ partition, start, end }] }
+  await twain.describeTopic('events')   // { name, partitions, keyType, …, attributes, offsets: [{ partition, start, end }] }
   await twain.length('events')          // messages retained
   await twain.trim('events', { maxMessages: 1000 })        // keep the newest 1000 per partition
   await twain.trim('events', { before: { 0: 500 } })        // drop offsets < 500 of partition 0
