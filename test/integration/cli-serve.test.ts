@@ -1,5 +1,6 @@
 // `twainmq serve`, run as a user would: spawned CLI processes over a directory and over a private
-// redis-server, talked to with plain fetch and a raw SSE reader.
+// redis-server, talked to with plain fetch, a raw SSE reader and @durable-streams/client.
+import { stream } from '@durable-streams/client'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { finished, runCli, startCli, waitFor, type CliChild } from '../helpers/cli.js'
 import { RedisServer } from '../helpers/redis-server.js'
@@ -12,7 +13,7 @@ const children: CliChild[] = []
 
 /** Start `twainmq serve` on a free port and wait for its one line; `streams` is the printed URL. */
 async function serve(url: string, extra: string[] = []): Promise<{ child: CliChild; streams: string }> {
-  const child = startCli(['--url', url, 'serve', '--port', '0', ...extra])
+  const child = startCli(['--url', url, 'serve', ...(extra.includes('--port') ? [] : ['--port', '0']), ...extra])
   children.push(child)
   await waitFor('serve to print its URL', () => LINE.test(child.out.stdout) || child.exitCode !== null, 30_000)
   const m = LINE.exec(child.out.stdout)
@@ -57,14 +58,17 @@ describe.each(['file', 'redis'] as const)('twainmq serve over %s', (kind) => {
     cleanup()
   })
 
-  it('prints its URL once ready; PUT, POST and GET round trip with plain fetch; SIGINT exits 0', async () => {
-    const { child, streams } = await serve(store)
+  it('prints its URL once ready; PUT, POST and GET round trip with plain fetch; --cors origins; SIGINT exits 0', async () => {
+    const { child, streams } = await serve(store, ['--cors', 'https://app.example, http://localhost:5173'])
     const u = `${streams}round-${kind}`
     expect((await fetch(u, { method: 'PUT', headers: json })).status).toBe(201)
     expect((await post(u, [{ n: 1 }, { n: 2 }])).status).toBe(204)
     expect((await post(u, [{ n: 3 }])).status).toBe(204)
-    const got = await fetch(`${u}?offset=-1`)
+    const got = await fetch(`${u}?offset=-1`, { headers: { origin: 'https://app.example' } })
     expect(got.status).toBe(200)
+    expect(got.headers.get('access-control-allow-origin')).toBe('https://app.example')
+    const other = await fetch(`${u}?offset=-1`, { headers: { origin: 'https://evil.example' } })
+    expect(other.headers.get('access-control-allow-origin')).toBeNull()
     expect(got.headers.get('stream-up-to-date')).toBe('true')
     expect(await got.json()).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }])
     await stop(child, 'SIGINT')
@@ -74,7 +78,9 @@ describe.each(['file', 'redis'] as const)('twainmq serve over %s', (kind) => {
     const [a, b] = await Promise.all([serve(store), serve(store)])
     const name = `shared-${kind}`
     expect((await fetch(`${a.streams}${name}`, { method: 'PUT', headers: json })).status).toBe(201)
-    expect((await fetch(`${b.streams}${name}`, { method: 'HEAD' })).status).toBe(200)
+    const head = await fetch(`${b.streams}${name}`, { method: 'HEAD', headers: { origin: 'https://app.example' } })
+    expect(head.status).toBe(200)
+    expect(head.headers.get('access-control-allow-origin')).toBeNull() // CORS is off without --cors
     expect((await post(`${a.streams}${name}`, ['from a'])).status).toBe(204)
     expect((await post(`${b.streams}${name}`, ['from b'])).status).toBe(204)
     for (const s of [a, b]) expect(await (await fetch(`${s.streams}${name}?offset=-1`)).json()).toEqual(['from a', 'from b'])
@@ -104,6 +110,27 @@ describe.each(['file', 'redis'] as const)('twainmq serve over %s', (kind) => {
     expect([...first.items, ...second.items]).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
     await stop(b.child)
     expect(await second.ended).toBe('ended')
+  }, 90_000)
+
+  it('@durable-streams/client (SSE) resumes by itself when serve is restarted on the same port: no loss, no repeat', async () => {
+    const a = await serve(store)
+    const port = /:([0-9]+)\/v1/.exec(a.streams)?.[1] as string
+    const url = `${a.streams}client-${kind}`
+    expect((await fetch(url, { method: 'PUT', headers: json })).status).toBe(201)
+    expect((await post(url, [1, 2, 3])).status).toBe(204)
+    const items: unknown[] = []
+    const abort = new AbortController()
+    const res = await stream({ url, offset: '-1', live: 'sse', signal: abort.signal, backoffOptions: { initialDelay: 50, maxDelay: 200, multiplier: 1.5 } })
+    res.subscribeJson((batch) => void items.push(...batch.items))
+    await waitFor('the catch-up', () => items.length === 3)
+    await stop(a.child)
+    const b = await serve(store, ['--port', port])
+    expect(b.streams).toBe(a.streams)
+    expect((await post(url, [4, 5])).status).toBe(204)
+    await waitFor('the appends after the restart', () => items.length >= 5)
+    expect(items).toEqual([1, 2, 3, 4, 5])
+    abort.abort()
+    await stop(b.child)
   }, 90_000)
 })
 
