@@ -1,5 +1,6 @@
 /*
  * Benchmark entry: `npm run bench -- <suite> [--messages n] [--size bytes] [--tail-messages n] [--repeat n]`
+ * (the gateway suite also takes `--posts n`, `--readers n` and `--cpu-prof dir`)
  * (or `npx tsx bench/run.ts <suite> …`). Each suite lives in bench/suites/<name>.ts and
  * default-exports a `Suite`; this file only parses options and dispatches.
  */
@@ -8,7 +9,7 @@ import { parseArgs } from 'node:util'
 import type { Suite, SuiteOptions } from './lib/suite.js'
 
 /** Known suites, loaded on demand so one suite's dependencies never slow down another. */
-const SUITES: Record<string, { description: string; load: () => Promise<{ default: Suite }> }> = {
+const SUITES: Record<string, { description: string; defaults?: Partial<typeof DEFAULTS>; load: () => Promise<{ default: Suite }> }> = {
   file: {
     description: 'file backend: write/read throughput, read memory, cross-process tail latency vs plain Node',
     load: () => import('./suites/file.js'),
@@ -29,13 +30,18 @@ const SUITES: Record<string, { description: string; load: () => Promise<{ defaul
     description: 'Redis shared groups (competing consumers): consume+ack throughput vs BullMQ (addBulk + Worker, concurrency 50)',
     load: () => import('./suites/redis-shared.js'),
   },
+  gateway: {
+    description: 'HTTP gateway (twainmq serve) vs @durable-streams/server file-backed: appends, catch-up read, append→SSE latency, SSE fan-out (defaults: --messages 20000 --repeat 1)',
+    defaults: { messages: 20_000, repeat: 1 },
+    load: () => import('./suites/gateway.js'),
+  },
   twainmq: {
     description: 'Python TwainMQ format: write/read vs the native format and vs a python3 re-creation of TwainMQ',
     load: () => import('./suites/twainmq.js'),
   },
 }
 
-const DEFAULTS = { messages: 1_000_000, size: 100, tailMessages: 300, repeat: 3 }
+const DEFAULTS = { messages: 1_000_000, size: 100, tailMessages: 300, repeat: 3, posts: 1000, readers: 1000 }
 
 function usage(): string {
   const suites = Object.entries(SUITES)
@@ -53,6 +59,9 @@ function usage(): string {
     `  --size <bytes>       value size in bytes (default ${DEFAULTS.size})`,
     `  --tail-messages <n>  messages per tail-latency run (default ${DEFAULTS.tailMessages})`,
     `  --repeat <n>         rounds of the throughput phases; the median round is reported (default ${DEFAULTS.repeat})`,
+    `  --posts <n>          gateway: sequential single-item POSTs (default ${DEFAULTS.posts.toLocaleString('en-US')})`,
+    `  --readers <n>        gateway: concurrent SSE readers in the fan-out phase (default ${DEFAULTS.readers.toLocaleString('en-US')})`,
+    '  --cpu-prof <dir>     gateway: write a V8 CPU profile of the twainmq serve process into <dir>',
     '  -h, --help           this help',
   ].join('\n')
 }
@@ -66,7 +75,10 @@ function intOption(name: string, text: string | undefined, fallback: number, min
   return v
 }
 
-function parse(argv: string[]): { suite: string | undefined; options: Omit<SuiteOptions, 'command'>; help: boolean } {
+/** What `parse` gives a suite: the common options, and the gateway suite's own (the others ignore them). */
+type ParsedOptions = Omit<SuiteOptions, 'command'> & { posts: number; readers: number; cpuProf: string | undefined }
+
+function parse(argv: string[]): { suite: string | undefined; options: ParsedOptions; help: boolean } {
   let parsed
   try {
     parsed = parseArgs({
@@ -78,6 +90,9 @@ function parse(argv: string[]): { suite: string | undefined; options: Omit<Suite
         size: { type: 'string' },
         'tail-messages': { type: 'string' },
         repeat: { type: 'string' },
+        posts: { type: 'string' },
+        readers: { type: 'string' },
+        'cpu-prof': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     })
@@ -86,14 +101,18 @@ function parse(argv: string[]): { suite: string | undefined; options: Omit<Suite
   }
   const { values, positionals } = parsed
   if (positionals.length > 1) throw new UsageError(`one suite at a time, got ${positionals.join(' ')}`)
+  const d = { ...DEFAULTS, ...(positionals[0] === undefined ? {} : SUITES[positionals[0]]?.defaults) }
   return {
     suite: positionals[0],
     help: values.help === true,
     options: {
-      messages: intOption('messages', values.messages, DEFAULTS.messages, 1, 100_000_000),
-      size: intOption('size', values.size, DEFAULTS.size, 1, 512 * 1024),
-      tailMessages: intOption('tail-messages', values['tail-messages'], DEFAULTS.tailMessages, 1, 100_000),
-      repeat: intOption('repeat', values.repeat, DEFAULTS.repeat, 1, 100),
+      messages: intOption('messages', values.messages, d.messages, 1, 100_000_000),
+      size: intOption('size', values.size, d.size, 1, 512 * 1024),
+      tailMessages: intOption('tail-messages', values['tail-messages'], d.tailMessages, 1, 100_000),
+      repeat: intOption('repeat', values.repeat, d.repeat, 1, 100),
+      posts: intOption('posts', values.posts, d.posts, 1, 10_000_000),
+      readers: intOption('readers', values.readers, d.readers, 1, 10_000),
+      cpuProf: values['cpu-prof'],
     },
   }
 }
@@ -119,7 +138,8 @@ async function main(): Promise<number> {
   const o = args.options
   const given = process.argv.slice(2).join(' ')
   const via = process.env.npm_lifecycle_event === 'bench' ? `npm run bench -- ${given}` : `npx tsx bench/run.ts ${given}`
-  const full = `npx tsx bench/run.ts ${args.suite} --messages ${o.messages} --size ${o.size} --tail-messages ${o.tailMessages} --repeat ${o.repeat}`
+  const own = args.suite === 'gateway' ? ` --posts ${o.posts} --readers ${o.readers}${o.cpuProf === undefined ? '' : ` --cpu-prof ${o.cpuProf}`}` : ''
+  const full = `npx tsx bench/run.ts ${args.suite} --messages ${o.messages} --size ${o.size} --tail-messages ${o.tailMessages} --repeat ${o.repeat}${own}`
   const command = via.trim() === full ? full : `${via.trim()}   (= ${full})`
   const suite = (await entry.load()).default
   await suite.run({ ...o, command })

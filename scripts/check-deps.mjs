@@ -22,8 +22,9 @@ const MAY_USE = {
   index: ['facade', 'consumer', 'producer', 'stream', 'compat/twainmq', 'backends', 'core'],
   'operators/index': ['operators', 'core'],
   // The CLI works through the public API; it checks arguments with the library's own rules
-  // (core, the consumer's option checks) and runs `check`/`repair` of the file backend.
-  cli: ['index', 'consumer', 'backends/file', 'core'],
+  // (core, the consumer's option checks) and runs `check`/`repair` of the file backend; `serve`
+  // runs the HTTP gateway through its entry point.
+  cli: ['index', 'gateway', 'consumer', 'backends/file', 'core'],
   // The HTTP gateway (`twainmq/gateway`) sits above the facade: it takes a Twain and works on the
   // store under it (the store contract, for compare-and-append), never a particular backend.
   gateway: ['index', 'facade', 'stream', 'backends', 'core'],

@@ -11,6 +11,7 @@ import { registerHistory } from './history.js'
 import { registerImportTwainmq } from './import-twainmq.js'
 import { registerProduce } from './produce.js'
 import { registerRepair } from './repair.js'
+import { registerServe } from './serve.js'
 import { registerTail } from './tail.js'
 import { registerTopicsCreate } from './topics-create.js'
 import { registerTopicsDelete } from './topics-delete.js'
@@ -63,6 +64,7 @@ export function buildProgram(version: string): Command {
   registerCheck(program)
   registerRepair(program)
   registerBench(program)
+  registerServe(program)
   return program
 }
 

@@ -1,0 +1,235 @@
+/*
+ * `npm run bench -- gateway`: the HTTP gateway (`twainmq serve`, file backend) against the Durable
+ * Streams reference server (`@durable-streams/server`, file-backed), each a child process over a
+ * fresh temp directory on loopback, with the same workload from this process (node:http clients):
+ *
+ *   a. sequential appends: `--posts` POSTs of one JSON item each, one at a time on one connection
+ *   b. batched appends: `--messages` JSON items, 100 per POST, one at a time
+ *   c. catch-up read: the stream of (b) from the start, paged by Stream-Next-Offset
+ *   d. append→SSE latency: `--tail-messages` single-item POSTs, each timed until an SSE reader has it
+ *   e. fan-out: `--readers` SSE readers of one stream: server RSS per reader, and the delivery
+ *      latency of each of 20 appends to every reader (p50/p99 over all deliveries)
+ *
+ * Items are JSON strings of `--size` bytes. (a)–(c) run `--repeat` rounds, the median is reported.
+ */
+import { loadavg } from 'node:os'
+import { keepAlive, openSse, sendOk, type SseClient } from '../lib/http.js'
+import { startReference, startTwainmq, type Peer } from '../lib/peers.js'
+import { log, machine, makeValue, revision } from '../lib/report.js'
+import { fmtInt, fmtNum, sleep, summarise, type LatencySummary } from '../lib/stats.js'
+import type { Suite, SuiteOptions } from '../lib/suite.js'
+import { renderTable } from '../lib/table.js'
+
+const BATCH = 100
+const FANOUT_APPENDS = 20
+const JSON_TYPE = { 'content-type': 'application/json' }
+
+interface Figures {
+  sequential: number
+  batched: number
+  catchUp: number
+  catchUpMBps: number
+  latency: LatencySummary
+  rssPerReader: number
+  delivery: LatencySummary
+  cpuSeconds: number
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1] as number
+
+async function create(peer: Peer, name: string): Promise<string> {
+  const url = `${peer.streams}${name}`
+  await sendOk(keepAlive(), 'PUT', url, [201], JSON_TYPE)
+  return url
+}
+
+async function appendSequential(peer: Peer, name: string, posts: number, item: string): Promise<number> {
+  const url = await create(peer, name)
+  const agent = keepAlive()
+  const body = `[${item}]`
+  const t0 = performance.now()
+  for (let i = 0; i < posts; i++) await sendOk(agent, 'POST', url, [200, 204], JSON_TYPE, body)
+  const s = (performance.now() - t0) / 1000
+  agent.destroy()
+  return posts / s
+}
+
+async function appendBatched(peer: Peer, name: string, messages: number, item: string): Promise<number> {
+  const url = await create(peer, name)
+  const agent = keepAlive()
+  const full = `[${Array.from({ length: BATCH }, () => item).join(',')}]`
+  const t0 = performance.now()
+  for (let sent = 0; sent < messages; sent += BATCH) {
+    const n = Math.min(BATCH, messages - sent)
+    await sendOk(agent, 'POST', url, [200, 204], JSON_TYPE, n === BATCH ? full : `[${Array.from({ length: n }, () => item).join(',')}]`)
+  }
+  const s = (performance.now() - t0) / 1000
+  agent.destroy()
+  return messages / s
+}
+
+/** Read a stream from the start until up to date; returns [msgs/s, MB/s of bodies]. */
+async function catchUp(peer: Peer, name: string, messages: number): Promise<[number, number]> {
+  const url = `${peer.streams}${name}`
+  const agent = keepAlive()
+  let offset = '-1'
+  let items = 0
+  let bytes = 0
+  const t0 = performance.now()
+  for (;;) {
+    const r = await sendOk(agent, 'GET', `${url}?offset=${encodeURIComponent(offset)}`, [200])
+    items += (JSON.parse(r.body.toString('utf8')) as unknown[]).length
+    bytes += r.body.length
+    offset = String(r.headers['stream-next-offset'])
+    if (r.headers['stream-up-to-date'] === 'true') break
+  }
+  const s = (performance.now() - t0) / 1000
+  agent.destroy()
+  if (items !== messages) throw new Error(`${peer.label}: catch-up read ${items} items, expected ${messages}`)
+  return [items / s, bytes / 1e6 / s]
+}
+
+async function tailOffset(url: string): Promise<string> {
+  const r = await sendOk(keepAlive(), 'HEAD', url, [200])
+  return String(r.headers['stream-next-offset'])
+}
+
+/** Wait until `check` holds, yielding to the event loop (timeout: `ms`). */
+async function until(check: () => boolean, ms: number, what: string): Promise<void> {
+  const deadline = performance.now() + ms
+  while (!check()) {
+    if (performance.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`)
+    await new Promise((r) => setImmediate(r))
+  }
+}
+
+async function latency(peer: Peer, count: number, item: string): Promise<LatencySummary> {
+  const url = await create(peer, 'latency')
+  const reader = openSse(keepAlive(), url, await tailOffset(url))
+  await reader.ready
+  let arrived = 0
+  reader.onData = (_items, at) => (arrived = at)
+  const agent = keepAlive()
+  const samples: number[] = []
+  for (let i = 1; i <= count; i++) {
+    const t0 = performance.now()
+    await sendOk(agent, 'POST', url, [200, 204], JSON_TYPE, `[${item}]`)
+    await until(() => reader.items >= i, 10_000, `SSE delivery ${i}`)
+    samples.push(arrived - t0)
+  }
+  reader.close()
+  agent.destroy()
+  return summarise(samples)
+}
+
+async function fanOut(peer: Peer, readers: number, item: string): Promise<{ rssPerReader: number; delivery: LatencySummary }> {
+  const url = await create(peer, 'fanout')
+  const offset = await tailOffset(url)
+  await sleep(500) // let the server settle before the baseline
+  const before = peer.rss()
+  const agent = keepAlive(readers + 10)
+  const clients: SseClient[] = []
+  for (let i = 0; i < readers; i += 100) {
+    const wave = Array.from({ length: Math.min(100, readers - i) }, () => openSse(agent, url, offset))
+    await Promise.all(wave.map((c) => c.ready))
+    clients.push(...wave)
+  }
+  await sleep(500)
+  const after = peer.rss()
+  const writer = keepAlive()
+  const samples: number[] = []
+  for (let k = 1; k <= FANOUT_APPENDS; k++) {
+    let t0 = 0
+    for (const c of clients) c.onData = (_items, at) => samples.push(at - t0)
+    t0 = performance.now()
+    await sendOk(writer, 'POST', url, [200, 204], JSON_TYPE, `[${item}]`)
+    await until(() => clients.every((c) => c.items >= k), 60_000, `append ${k} at all ${readers} readers`)
+  }
+  for (const c of clients) c.close()
+  agent.destroy()
+  writer.destroy()
+  return { rssPerReader: (after - before) / readers, delivery: summarise(samples) }
+}
+
+async function measure(peer: Peer, o: SuiteOptions & GatewayExtras, item: string): Promise<Figures> {
+  const seq: number[] = []
+  const bat: number[] = []
+  const cu: number[] = []
+  const cuMB: number[] = []
+  const cpu0 = peer.cpuSeconds()
+  for (let r = 1; r <= o.repeat; r++) {
+    seq.push(await appendSequential(peer, `seq-${r}`, o.posts, item))
+    bat.push(await appendBatched(peer, `batch-${r}`, o.messages, item))
+    const [m, mb] = await catchUp(peer, `batch-${r}`, o.messages)
+    cu.push(m)
+    cuMB.push(mb)
+    log(`  ${peer.label}, round ${r}: sequential ${fmtInt(seq.at(-1) as number)} POSTs/s, batched ${fmtInt(bat.at(-1) as number)} msgs/s, catch-up ${fmtInt(m)} msgs/s`)
+  }
+  const lat = await latency(peer, o.tailMessages, item)
+  log(`  ${peer.label}: append→SSE p50 ${fmtNum(lat.p50, 3)} ms, p99 ${fmtNum(lat.p99, 3)} ms`)
+  const fan = await fanOut(peer, o.readers, item)
+  log(`  ${peer.label}: ${fmtInt(o.readers)} SSE readers, ${fmtNum(fan.rssPerReader / 1024, 1)} KiB RSS each, delivery p99 ${fmtNum(fan.delivery.p99, 1)} ms`)
+  return { sequential: median(seq), batched: median(bat), catchUp: median(cu), catchUpMBps: median(cuMB), latency: lat, ...fan, cpuSeconds: peer.cpuSeconds() - cpu0 }
+}
+
+/** Options only this suite takes (bench/run.ts: --posts, --readers, --cpu-prof). */
+export interface GatewayExtras {
+  posts: number
+  readers: number
+  cpuProf: string | undefined
+}
+
+async function run(options: SuiteOptions): Promise<void> {
+  const o = options as SuiteOptions & GatewayExtras
+  const item = JSON.stringify(makeValue(o.size))
+  log('twainmq bench: gateway (HTTP, Durable Streams protocol)')
+  log(`command: ${o.command}`)
+  log(`date:    ${new Date().toISOString()}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  log(`machine: ${machine()}`)
+  log(`source:  ${revision()}`)
+  log(`setup:   ${fmtInt(o.posts)} sequential POSTs; ${fmtInt(o.messages)} messages in POSTs of ${BATCH}, read back from the start; ${fmtInt(o.tailMessages)} latency samples; ${fmtInt(o.readers)} SSE readers × ${FANOUT_APPENDS} appends; items: JSON strings of ${o.size} B; ${o.repeat} round(s) of a–c, median reported`)
+  const figures: Figures[] = []
+  for (const starter of [() => startTwainmq(o.cpuProf === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${o.cpuProf}`]), startReference]) {
+    const peer = await starter()
+    try {
+      figures.push(await measure(peer, o, item))
+    } finally {
+      await peer.stop()
+    }
+  }
+  const [ours, ref] = figures as [Figures, Figures]
+  const x = (a: number, b: number) => `${fmtNum(a / b, 2)}×`
+  log('')
+  log(renderTable([
+    ['phase', 'twainmq serve', 'reference', 'ours / reference'],
+    ['a. sequential append (POSTs/s, 1 item each)', fmtInt(ours.sequential), fmtInt(ref.sequential), x(ours.sequential, ref.sequential)],
+    [`b. batched append (msgs/s, ${BATCH} per POST)`, fmtInt(ours.batched), fmtInt(ref.batched), x(ours.batched, ref.batched)],
+    ['c. catch-up read (msgs/s)', fmtInt(ours.catchUp), fmtInt(ref.catchUp), x(ours.catchUp, ref.catchUp)],
+    ['c. catch-up read (MB/s of bodies)', fmtNum(ours.catchUpMBps, 1), fmtNum(ref.catchUpMBps, 1), x(ours.catchUpMBps, ref.catchUpMBps)],
+    ['d. append→SSE p50 (ms)', fmtNum(ours.latency.p50, 3), fmtNum(ref.latency.p50, 3), x(ours.latency.p50, ref.latency.p50)],
+    ['d. append→SSE p99 (ms)', fmtNum(ours.latency.p99, 3), fmtNum(ref.latency.p99, 3), x(ours.latency.p99, ref.latency.p99)],
+    [`e. RSS per SSE reader (KiB, ${fmtInt(o.readers)} readers)`, fmtNum(ours.rssPerReader / 1024, 1), fmtNum(ref.rssPerReader / 1024, 1), x(ours.rssPerReader, ref.rssPerReader)],
+    ['e. fan-out delivery p50 (ms)', fmtNum(ours.delivery.p50, 1), fmtNum(ref.delivery.p50, 1), x(ours.delivery.p50, ref.delivery.p50)],
+    ['e. fan-out delivery p99 (ms)', fmtNum(ours.delivery.p99, 1), fmtNum(ref.delivery.p99, 1), x(ours.delivery.p99, ref.delivery.p99)],
+    ['server CPU seconds, whole run', fmtNum(ours.cpuSeconds, 1), fmtNum(ref.cpuSeconds, 1), x(ours.cpuSeconds, ref.cpuSeconds)],
+  ], [false, true, true, true]))
+  log('')
+  const goals: Array<[string, boolean, string]> = [
+    ['sequential append ≥ 2× reference', ours.sequential >= 2 * ref.sequential, x(ours.sequential, ref.sequential)],
+    ['batched append ≥ 2× reference', ours.batched >= 2 * ref.batched, x(ours.batched, ref.batched)],
+    ['catch-up read ≥ 2× reference', ours.catchUp >= 2 * ref.catchUp, x(ours.catchUp, ref.catchUp)],
+    ['append→SSE p50 ≤ reference', ours.latency.p50 <= ref.latency.p50, `${fmtNum(ours.latency.p50, 3)} vs ${fmtNum(ref.latency.p50, 3)} ms`],
+    ['append→SSE p50 < 1 ms', ours.latency.p50 < 1, `${fmtNum(ours.latency.p50, 3)} ms`],
+    [`${fmtInt(o.readers)} SSE readers at < 50 KiB RSS each`, ours.rssPerReader < 50 * 1024, `${fmtNum(ours.rssPerReader / 1024, 1)} KiB`],
+  ]
+  log('goals:')
+  log(renderTable([['goal', 'result', 'measured'], ...goals.map(([g, ok, m]) => [g, ok ? 'PASS' : 'MISS', m])]))
+  if (o.cpuProf !== undefined) log(`\nCPU profile of the twainmq serve process: ${o.cpuProf}/*.cpuprofile`)
+}
+
+const suite: Suite = {
+  name: 'gateway',
+  description: 'HTTP gateway (twainmq serve) vs @durable-streams/server file-backed: appends, catch-up, SSE latency, 1,000-reader fan-out',
+  run,
+}
+export default suite

@@ -1,0 +1,105 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { InvalidArgumentError as CommanderArgError, Option, type Command } from 'commander'
+import { createGateway } from '../gateway/index.js'
+import { intOption } from './arguments.js'
+import { withTwain } from './context.js'
+
+interface ServeCliOptions {
+  host: string
+  port: number
+  longPollMs: number
+  cors?: '*' | string[]
+}
+
+/** `--host`: a host name or IP address to listen on (not empty, no scheme, port or path). */
+export function hostOption(value: string): string {
+  const host = value.trim()
+  if (host === '' || /[/\s@?#]/.test(host)) throw new CommanderArgError(`expected a host name or IP address, got ${JSON.stringify(value)}`)
+  return host
+}
+
+/** `--cors`: `*` or origins separated by commas, each exactly `scheme://host[:port]`. */
+export function corsOption(value: string): '*' | string[] {
+  if (value.trim() === '*') return '*'
+  const origins = value.split(',').map((o) => o.trim())
+  for (const o of origins) {
+    let origin: string | undefined
+    try {
+      origin = new URL(o).origin
+    } catch {
+      origin = undefined
+    }
+    if (origin === undefined || origin === 'null' || origin !== o) {
+      throw new CommanderArgError(`expected '*' or origins like https://app.example separated by commas, got ${JSON.stringify(o)}`)
+    }
+  }
+  return origins
+}
+
+/** The base URL of the streams on a listening server (IPv6 hosts in brackets). */
+function streamsUrl(server: Server, host: string): string {
+  const { port } = server.address() as AddressInfo
+  const shown = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
+  return `http://${shown}:${port}/v1/stream/`
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+}
+
+/**
+ * `twainmq serve [--host h] [--port p] [--long-poll-ms ms] [--cors origins]`: serve the store over
+ * HTTP with the Durable Streams protocol (docs/gateway.md) until SIGINT/SIGTERM. Prints one line,
+ * `twainmq gateway listening on http://<host>:<port>/v1/stream/`, once it accepts connections. On a
+ * signal it stops accepting, closes the gateway (open SSE and long-poll responses end; in-flight
+ * appends finish), closes the idle keep-alive connections and the store, and exits 0. A second
+ * signal while stopping gives up waiting (exit 130).
+ */
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('serve the store over HTTP (Durable Streams protocol) until Ctrl-C')
+    .addOption(new Option('--host <host>', 'address to listen on').argParser(hostOption).default('127.0.0.1'))
+    .addOption(new Option('--port <port>', 'TCP port (0: any free port, printed)').argParser(intOption(0, 65_535)).default(4437))
+    .addOption(new Option('--long-poll-ms <ms>', 'how long a long-poll read waits for data before answering 204').argParser(intOption(1, 3_600_000)).default(20_000))
+    .addOption(new Option('--cors <origins>', "allow these origins (comma-separated, or '*'); default: CORS off").argParser(corsOption))
+    .action(async (opts: ServeCliOptions, cmd: Command) => {
+      // Handle signals from the start, so a Ctrl-C while the store opens also ends cleanly.
+      let stop: (() => void) | undefined
+      let signals = 0
+      const onSignal = () => {
+        if (++signals > 1) process.exit(130)
+        stop?.()
+      }
+      process.on('SIGINT', onSignal)
+      process.on('SIGTERM', onSignal)
+      try {
+        await withTwain(cmd, async (twain) => {
+          const gateway = createGateway(twain, { longPollMs: opts.longPollMs, ...(opts.cors === undefined ? {} : { cors: opts.cors }) })
+          const server = createServer(gateway.node)
+          // Longer than clients' idle keep-alive (undici: 4 s), so a client closes an idle connection
+          // first and never reuses one the server is closing.
+          server.keepAliveTimeout = 60_000
+          const stopped = new Promise<void>((resolve) => (stop = resolve))
+          if (signals > 0) return
+          await listen(server, opts.port, opts.host)
+          process.stdout.write(`twainmq gateway listening on ${streamsUrl(server, opts.host)}\n`)
+          if (signals === 0) await stopped
+          const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+          await gateway.close()
+          server.closeAllConnections()
+          await closed
+        })
+      } finally {
+        process.off('SIGINT', onSignal)
+        process.off('SIGTERM', onSignal)
+      }
+    })
+}
