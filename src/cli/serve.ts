@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { InvalidArgumentError as CommanderArgError, Option, type Command } from 'commander'
-import { createGateway } from '../gateway/index.js'
+import { createGateway, TokenAuth } from '../gateway/index.js'
 import { intOption } from './arguments.js'
 import { withTwain } from './context.js'
 
@@ -10,6 +10,7 @@ interface ServeCliOptions {
   port: number
   longPollMs: number
   cors?: '*' | string[]
+  auth?: string
 }
 
 /** `--host`: a host name or IP address to listen on (not empty, no scheme, port or path). */
@@ -55,7 +56,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 }
 
 /**
- * `twainmq serve [--host h] [--port p] [--long-poll-ms ms] [--cors origins]`: serve the store over
+ * `twainmq serve [--host h] [--port p] [--long-poll-ms ms] [--cors origins] [--auth file]`: serve the store over
  * HTTP with the Durable Streams protocol (docs/gateway.md) until SIGINT/SIGTERM. Prints one line,
  * `twainmq gateway listening on http://<host>:<port>/v1/stream/`, once it accepts connections. On a
  * signal it stops accepting, closes the gateway (open SSE and long-poll responses end; in-flight
@@ -70,6 +71,7 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--port <port>', 'TCP port (0: any free port, printed)').argParser(intOption(0, 65_535)).default(4437))
     .addOption(new Option('--long-poll-ms <ms>', 'how long a long-poll read waits for data before answering 204').argParser(intOption(1, 3_600_000)).default(20_000))
     .addOption(new Option('--cors <origins>', "allow these origins (comma-separated, or '*'); default: CORS off").argParser(corsOption))
+    .addOption(new Option('--auth <file>', 'bearer tokens and their read/write grants (docs/gateway.md, "Auth"); default: no token check'))
     .action(async (opts: ServeCliOptions, cmd: Command) => {
       // Handle signals from the start, so a Ctrl-C while the store opens also ends cleanly.
       let stop: (() => void) | undefined
@@ -81,8 +83,10 @@ export function registerServe(program: Command): void {
       process.on('SIGINT', onSignal)
       process.on('SIGTERM', onSignal)
       try {
+        // Read before the store opens: a bad file is reported without touching the store.
+        const auth = opts.auth === undefined ? undefined : await TokenAuth.load(opts.auth)
         await withTwain(cmd, async (twain) => {
-          const gateway = createGateway(twain, { longPollMs: opts.longPollMs, ...(opts.cors === undefined ? {} : { cors: opts.cors }) })
+          const gateway = createGateway(twain, { longPollMs: opts.longPollMs, ...(opts.cors === undefined ? {} : { cors: opts.cors }), ...(auth ? { auth } : {}) })
           const server = createServer(gateway.node)
           // Longer than clients' idle keep-alive (undici: 4 s), so a client closes an idle connection
           // first and never reuses one the server is closing.

@@ -1,5 +1,6 @@
 // `twainmq serve`, run as a user would: spawned CLI processes over a directory and over a private
 // redis-server, talked to with plain fetch, a raw SSE reader and @durable-streams/client.
+import { writeFileSync } from 'node:fs'
 import { stream } from '@durable-streams/client'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { finished, runCli, startCli, waitFor, type CliChild } from '../helpers/cli.js'
@@ -142,7 +143,6 @@ describe('twainmq serve: usage errors (exit 2, the bad value named)', () => {
     [['--host', 'http://x'], /argument 'http:\/\/x' is invalid\. expected a host name or IP address, got "http:\/\/x"/],
     [['--cors', 'https://ok.example,app.example'], /expected '\*' or origins like https:\/\/app\.example separated by commas, got "app\.example"/],
     [['--cors', 'https://a.example/'], /got "https:\/\/a\.example\/"/],
-    [['--auth', 'tokens.json'], /unknown option '--auth'/],
   ])('serve %j', async (args, message) => {
     const tmp = tempDir('twainmq-serve-')
     try {
@@ -155,6 +155,30 @@ describe('twainmq serve: usage errors (exit 2, the bad value named)', () => {
       tmp.remove()
     }
   }, 30_000)
+
+  it('--auth file: 401 without a token, the granted reads and writes through, 403 outside; a bad file is refused before the store opens', async () => {
+    const tmp = tempDir('twainmq-serve-')
+    try {
+      const token = 'serve-token-0123456789abcdef'
+      const file = `${tmp.dir}/auth.json`
+      writeFileSync(file, JSON.stringify({ tokens: [{ name: 'app', token, read: ['*'], write: ['app.*'] }] }))
+      const { child, streams } = await serve(`${tmp.dir}/store`, ['--auth', file])
+      const bearer = { authorization: `Bearer ${token}` }
+      expect((await fetch(`${streams}app.a`, { method: 'PUT', headers: json })).status).toBe(401)
+      expect((await fetch(`${streams}app.a`, { method: 'PUT', headers: { ...json, ...bearer } })).status).toBe(201)
+      expect((await fetch(`${streams}other`, { method: 'PUT', headers: { ...json, ...bearer } })).status).toBe(403)
+      expect((await fetch(`${streams}app.a`, { method: 'POST', headers: { ...json, ...bearer }, body: '[1]' })).status).toBe(204)
+      expect(await (await fetch(`${streams}app.a?offset=-1`, { headers: bearer })).json()).toEqual([1])
+      await stop(child)
+      writeFileSync(file, JSON.stringify({ tokens: [{ token: 'short', read: ['*'] }] }))
+      const bad = await runCli(['--url', `${tmp.dir}/store`, 'serve', '--port', '0', '--auth', file])
+      expect(bad.stdout).toBe('')
+      expect(bad.stderr).toMatch(/tokens\[0\]: "token" must be a string of at least 16 characters/)
+      expect(bad.code).not.toBe(0)
+    } finally {
+      tmp.remove()
+    }
+  }, 60_000)
 
   it('a port already in use: a runtime error (exit 1) with the code and the address', async () => {
     const tmp = tempDir('twainmq-serve-')
