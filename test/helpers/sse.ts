@@ -6,6 +6,8 @@
 export interface SseReader {
   /** JSON items of every `event: data` so far, in order. */
   readonly items: unknown[]
+  /** The items up to the last `event: control` (what a client has committed to: its offset covers them). */
+  readonly confirmed: () => unknown[]
   /** `streamNextOffset` of the last `event: control`. */
   readonly lastOffset: () => string | undefined
   /** Whether the last control said `upToDate`. */
@@ -23,12 +25,14 @@ export async function readSse(streamUrl: string, offset: string): Promise<SseRea
   const items: unknown[] = []
   let last: string | undefined
   let upToDate = false
+  let confirmedCount = 0
   const onEvent = (event: string, data: string) => {
     if (event === 'data') items.push(...(JSON.parse(data) as unknown[]))
     else if (event === 'control') {
       const c = JSON.parse(data) as { streamNextOffset: string; upToDate?: boolean }
       last = c.streamNextOffset
       upToDate = c.upToDate === true
+      confirmedCount = items.length
     }
   }
   const pump = async (): Promise<string> => {
@@ -55,5 +59,5 @@ export async function readSse(streamUrl: string, offset: string): Promise<SseRea
       return (e as Error).message
     }
   }
-  return { items, lastOffset: () => last, upToDate: () => upToDate, ended: pump(), abort: () => abort.abort() }
+  return { items, confirmed: () => items.slice(0, confirmedCount), lastOffset: () => last, upToDate: () => upToDate, ended: pump(), abort: () => abort.abort() }
 }

@@ -113,6 +113,37 @@ describe.each(['file', 'redis'] as const)('twainmq serve over %s', (kind) => {
     expect(await second.ended).toBe('ended')
   }, 90_000)
 
+  it('kill -9 of serve under appends and a live SSE reader: the reader resumes on a new serve from its last control offset, every acknowledged append read once', async () => {
+    const a = await serve(store)
+    const name = `kill-${kind}`
+    expect((await fetch(`${a.streams}${name}`, { method: 'PUT', headers: json })).status).toBe(201)
+    const first = await readSse(`${a.streams}${name}`, '-1')
+    const acked: number[] = []
+    let writing = true
+    const writer = (async () => {
+      for (let i = 0; writing; i++) {
+        const ok = await post(`${a.streams}${name}`, [i]).then((r) => r.status === 204, () => false)
+        if (!ok) return // the gateway is gone: what this send did is unknown (it may be in the log)
+        acked.push(i)
+      }
+    })()
+    await waitFor('200 appends read live', () => first.items.length >= 200)
+    a.child.kill('SIGKILL')
+    await first.ended // cut: the connection dropped
+    writing = false
+    await writer
+    const b = await serve(store)
+    const second = await readSse(`${b.streams}${name}`, first.lastOffset() as string)
+    const all = (await (await fetch(`${b.streams}${name}?offset=-1`)).json()) as number[]
+    await waitFor('the rest of the stream', () => second.upToDate() && first.confirmed().length + second.items.length >= all.length)
+    // What the reader committed to before the kill plus what it read after: the whole log, in order, once.
+    expect([...first.confirmed(), ...second.items]).toEqual(all)
+    expect(all).toEqual(Array.from({ length: all.length }, (_, i) => i))
+    expect(all.length).toBeGreaterThanOrEqual(acked.length) // every acknowledged append is there
+    second.abort()
+    await stop(b.child)
+  }, 90_000)
+
   it('@durable-streams/client (SSE) resumes by itself when serve is restarted on the same port: no loss, no repeat', async () => {
     const a = await serve(store)
     const port = /:([0-9]+)\/v1/.exec(a.streams)?.[1] as string
