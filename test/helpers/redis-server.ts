@@ -58,6 +58,28 @@ function rawCommand(port: number, command: string, timeoutMs = 500): Promise<str
   })
 }
 
+/** The `process_id` of the server answering on `port` (`INFO server`), or undefined. */
+function serverPid(port: number, timeoutMs = 500): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const sock = createConnection({ host: '127.0.0.1', port })
+    let data = ''
+    const done = (pid: number | undefined) => {
+      clearTimeout(timer)
+      sock.destroy()
+      resolve(pid)
+    }
+    const timer = setTimeout(() => done(undefined), timeoutMs)
+    sock.once('error', () => done(undefined))
+    sock.on('data', (d) => {
+      data += d.toString('utf8')
+      const m = /process_id:(\d+)\r\n/.exec(data)
+      if (m) done(Number(m[1]))
+      else if (data.startsWith('-')) done(undefined)
+    })
+    sock.once('connect', () => sock.write('INFO server\r\n'))
+  })
+}
+
 const live = new Set<ChildProcess>()
 process.once('exit', () => {
   for (const c of live) {
@@ -79,12 +101,23 @@ export class RedisServer {
     private readonly options: RedisServerOptions,
   ) {}
 
-  /** Start a server on a free port and wait until it answers PING. */
+  /**
+   * Start a server on a free port and wait until it answers PING. A port taken between the check
+   * and the bind (another test's server; for a Cluster node also its bus port, port + 10000) is
+   * tried again on another port.
+   */
   static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
-    const dir = mkdtempSync(join(tmpdir(), 'twainmq-redis-'))
-    const server = new RedisServer(await freePort(), dir, options)
-    await server.launch()
-    return server
+    for (let attempt = 1; ; attempt++) {
+      const dir = mkdtempSync(join(tmpdir(), 'twainmq-redis-'))
+      const server = new RedisServer(await freePort(), dir, options)
+      try {
+        await server.launch()
+        return server
+      } catch (e) {
+        rmSync(dir, { recursive: true, force: true })
+        if (attempt >= 5 || !/Address already in use/.test((e as Error).message)) throw e
+      }
+    }
   }
 
   get url(): string {
@@ -100,10 +133,14 @@ export class RedisServer {
     if (this.options.aof) args.push('--appendonly', 'yes', '--appendfsync', 'always')
     else args.push('--appendonly', 'no')
     args.push(...(this.options.args ?? []))
-    const child = spawn('redis-server', args, { stdio: ['ignore', 'ignore', 'pipe'] })
+    // redis-server logs to stdout, where it also says why it could not start (a port in use).
+    const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] })
     this.child = child
     live.add(child)
-    child.stderr?.setEncoding('utf8').on('data', (d: string) => (this.stderr += d))
+    this.stderr = ''
+    const collect = (d: string) => (this.stderr = (this.stderr + d).slice(-4000))
+    child.stdout?.setEncoding('utf8').on('data', collect)
+    child.stderr?.setEncoding('utf8').on('data', collect)
     child.once('exit', () => live.delete(child))
     const spawnError = new Promise<never>((_, reject) => child.once('error', (e) => reject(new Error(`cannot start redis-server (is it on PATH?): ${e.message}`))))
     spawnError.catch(() => undefined)
@@ -112,7 +149,9 @@ export class RedisServer {
       if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}: ${this.stderr}`)
       try {
         const reply = await Promise.race([rawCommand(this.port, 'PING'), spawnError])
-        if (reply === '+PONG' || reply.startsWith('-NOAUTH')) return // NOAUTH: up, with a password
+        // Our process, not another test's server already on this port (it would exit: port in use).
+        if (reply === '+PONG' && (await serverPid(this.port)) === child.pid) return
+        if (reply.startsWith('-NOAUTH') && child.exitCode === null) return // up, with a password
       } catch (e) {
         if ((e as Error).message.startsWith('cannot start')) throw e
       }
