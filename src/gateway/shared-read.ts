@@ -1,0 +1,48 @@
+import { bodyOf, isJson, isTextual } from './content.js'
+import type { GatewayContext } from './context.js'
+import { perStore } from './per-store.js'
+import { readFrom, type Position, type ReadResult } from './read.js'
+import { sseEvent } from './sse-event.js'
+import { accessKey, type StreamView } from './stream-view.js'
+
+/** A read of live readers and its SSE `data` event (`''` when there is nothing to send). */
+export interface SharedRead {
+  result: ReadResult
+  event: string
+}
+
+/** How long a finished read stays shared: readers woken by one append ask within this. */
+const KEEP_MS = 100
+
+const reads = perStore<{ key: string; read: Promise<SharedRead> }>()
+
+function event(v: StreamView, r: ReadResult): string {
+  if (r.messages.length === 0 && !isJson(v.contentType)) return ''
+  const body = bodyOf(v.contentType, r.messages)
+  return sseEvent('data', isTextual(v.contentType) ? body.toString('utf8') : body.toString('base64'))
+}
+
+/**
+ * The data from `from` up to the view's tail for an SSE response. Every live reader of a stream at
+ * the same position of the same view (all of them, after one append wakes them) gets the same read
+ * and the same encoded event: one read and one encode per stream per wake-up, not one per reader.
+ */
+export function sharedRead(ctx: GatewayContext, v: StreamView, from: Position): Promise<SharedRead> {
+  const all = reads(ctx.store)
+  const stream = accessKey(v)
+  const key = `${from.seg}:${from.offset}|${v.tail}|${v.chain.length}`
+  const hit = all.get(stream)
+  if (hit?.key === key) return hit.read
+  const read = readFrom(ctx, v, from, ctx.options.maxReadBytes).then((result) => ({ result, event: event(v, result) }))
+  const entry = { key, read }
+  all.set(stream, entry)
+  const forget = () => {
+    setTimeout(() => {
+      if (all.get(stream) === entry) all.delete(stream)
+    }, KEEP_MS).unref()
+  }
+  read.then(forget, () => {
+    if (all.get(stream) === entry) all.delete(stream)
+  })
+  return read
+}
