@@ -43,8 +43,9 @@ export function sseResponse(ctx: GatewayContext, first: StreamView, start: Posit
           let out = ''
           let upToDate = atTail(v, pos)
           if (!upToDate) {
-            const { result: r, event } = await sharedRead(ctx, v, pos)
-            out += event
+            const shared = await sharedRead(ctx, v, pos)
+            const r = shared.result
+            out += shared.event()
             pos = r.next
             upToDate = r.upToDate
           }
