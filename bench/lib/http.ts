@@ -48,8 +48,10 @@ export interface SseClient {
 /**
  * Open `<url>?offset=<offset>&live=sse` on `agent` (for many readers: an agent with enough
  * sockets). JSON data events are parsed, so both servers' readers pay the same client cost.
+ * `localAddress` (a loopback address such as 127.0.1.7) makes readers distinct clients to a server
+ * that caps live reads per client address.
  */
-export function openSse(agent: Agent, url: string, offset: string): SseClient {
+export function openSse(agent: Agent, url: string, offset: string, localAddress?: string): SseClient {
   let ready!: () => void
   let failed!: (e: Error) => void
   const client: SseClient = {
@@ -61,7 +63,7 @@ export function openSse(agent: Agent, url: string, offset: string): SseClient {
     }),
     close: () => req.destroy(),
   }
-  const req = request(`${url}?offset=${encodeURIComponent(offset)}&live=sse`, { agent }, (res) => {
+  const req = request(`${url}?offset=${encodeURIComponent(offset)}&live=sse`, { agent, localAddress }, (res) => {
     if (res.statusCode !== 200) {
       failed(new Error(`SSE ${url}: status ${res.statusCode}`))
       res.resume()

@@ -130,7 +130,8 @@ async function fanOut(peer: Peer, readers: number, item: string): Promise<{ rssP
   const agent = keepAlive(readers + 10)
   const clients: SseClient[] = []
   for (let i = 0; i < readers; i += 100) {
-    const wave = Array.from({ length: Math.min(100, readers - i) }, () => openSse(agent, url, offset))
+    // 50 readers per loopback source address: under the gateway's 64 live reads per client.
+    const wave = Array.from({ length: Math.min(100, readers - i) }, (_, j) => openSse(agent, url, offset, `127.0.1.${1 + Math.floor((i + j) / 50)}`))
     await Promise.all(wave.map((c) => c.ready))
     clients.push(...wave)
   }

@@ -8,6 +8,7 @@ import { fromFetch, toFetch } from './fetch-adapter.js'
 import { fromNode, toNode } from './node-adapter.js'
 import { resolveGatewayOptions, type GatewayOptions } from './options.js'
 import { LiveLimit } from './live-limit.js'
+import { closeParked } from './reader-pool.js'
 import { handle } from './router.js'
 
 /** An HTTP gateway serving a twainmq store over the Durable Streams protocol. */
@@ -59,6 +60,7 @@ export function createGateway(twain: Twain, options: GatewayOptions = {}): Gatew
     close: async () => {
       closing.abort()
       while (open.size > 0) await Promise.all([...open])
+      closeParked(ctx.store)
     },
   }
 }

@@ -1,10 +1,10 @@
-import type { Message } from '../core/types.js'
 import { bodyOf, isJson } from './content.js'
 import type { GatewayContext } from './context.js'
 import { responseCursor } from './cursor.js'
 import { HttpError, reply, type GwRequest, type GwResponse } from './http.js'
 import type { StreamTarget } from './names.js'
-import { atTail, positionOf, readFrom, tokenOf, type Position } from './read.js'
+import { atTail, positionOf, readFrom, tokenOf, type Position, type ReadResult } from './read.js'
+import { sharedRead } from './shared-read.js'
 import { sseResponse } from './sse.js'
 import { liveView } from './live-view.js'
 import { releasedWith } from './live-limit.js'
@@ -23,12 +23,12 @@ function offsetParam(req: GwRequest, live: boolean): string {
   return raw
 }
 
-function dataReply(v: StreamView, from: Position, r: { messages: Message[]; next: Position; upToDate: boolean }, extra: Record<string, string>): GwResponse {
+function dataReply(v: StreamView, from: Position, r: ReadResult, extra: Record<string, string>, body = bodyOf(v.contentType, r.messages)): GwResponse {
   const h: Record<string, string> = { 'content-type': v.contentType, 'stream-next-offset': tokenOf(v, r.next), ...extra }
   if (r.upToDate) h['stream-up-to-date'] = 'true'
   if (r.upToDate && v.state.closedAt !== undefined) h['stream-closed'] = 'true'
   h.etag = `"${tokenOf(v, from)}:${tokenOf(v, r.next)}${h['stream-closed'] ? ':c' : ''}"`
-  return reply(200, h, bodyOf(v.contentType, r.messages))
+  return reply(200, h, body)
 }
 
 /** GET: catch-up, long-poll or SSE read. */
@@ -58,8 +58,8 @@ export async function getStream(ctx: GatewayContext, req: GwRequest, target: Str
   try {
     for (;;) {
       if (!atTail(v, from)) {
-        const r = await readFrom(ctx, v, from, ctx.options.maxReadBytes)
-        return dataReply(v, from, r, { 'stream-cursor': responseCursor(cursor) })
+        const shared = await sharedRead(ctx, v, from)
+        return dataReply(v, from, shared.result, { 'stream-cursor': responseCursor(cursor) }, shared.body())
       }
       const h: Record<string, string> = { 'stream-next-offset': tokenOf(v, from), 'stream-up-to-date': 'true' }
       if (v.state.closedAt !== undefined) return reply(204, { ...h, 'stream-closed': 'true' })

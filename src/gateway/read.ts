@@ -2,6 +2,7 @@ import type { Message } from '../core/types.js'
 import type { GatewayContext } from './context.js'
 import { HttpError } from './http.js'
 import { formatToken, parseOffset } from './offsets.js'
+import { park, takeReader } from './reader-pool.js'
 import { isControl } from './records.js'
 import type { StreamView } from './stream-view.js'
 
@@ -62,8 +63,9 @@ export async function readFrom(ctx: GatewayContext, v: StreamView, from: Positio
   while (!atTail(v, pos)) {
     const seg = v.chain[pos.seg]!
     const limit = limitOf(v, pos.seg)
-    const reader = await ctx.store.openReader(seg.topic, seg.partition, pos.offset)
+    const reader = await takeReader(ctx.store, seg.topic, seg.partition, seg.incarnation, pos.offset)
     let full = false
+    let ok = false
     try {
       while (pos.offset < limit && !full) {
         const batch = await reader.read(Math.min(1000, limit - pos.offset))
@@ -82,8 +84,12 @@ export async function readFrom(ctx: GatewayContext, v: StreamView, from: Positio
           pos = { seg: pos.seg, offset: m.offset + 1 }
         }
       }
+      ok = true
     } finally {
-      await reader.close()
+      if (ok) {
+        if (reader.next !== pos.offset) reader.seek(pos.offset) // a full page stopped inside a batch
+        park(ctx.store, seg.topic, seg.partition, seg.incarnation, reader)
+      } else await reader.close()
     }
     if (full) break
     if (pos.offset < limit) pos = { seg: pos.seg, offset: limit } // trimmed or missing data: skip to the limit

@@ -1,22 +1,13 @@
-import type { Message } from '../core/types.js'
-import { bodyOf, isJson, isTextual } from './content.js'
+import { isTextual } from './content.js'
 import type { GatewayContext } from './context.js'
 import { responseCursor } from './cursor.js'
 import type { GwResponse, Sink } from './http.js'
 import { liveView } from './live-view.js'
-import { atTail, readFrom, tokenOf, type Position } from './read.js'
+import { atTail, tokenOf, type Position } from './read.js'
+import { sharedRead } from './shared-read.js'
+import { sseEvent } from './sse-event.js'
 import type { StreamView } from './stream-view.js'
 import { Wake } from './wake.js'
-
-/** One SSE event: `event: <name>` then every line of the payload as `data:<line>` (split on CR, LF, CRLF). */
-export function sseEvent(name: string, payload: string): string {
-  return `event: ${name}\n${payload.split(/\r\n|\r|\n/).map((l) => `data:${l}`).join('\n')}\n\n`
-}
-
-function dataPayload(contentType: string, messages: Message[]): string {
-  const body = bodyOf(contentType, messages)
-  return isTextual(contentType) ? body.toString('utf8') : body.toString('base64')
-}
 
 function control(v: StreamView, next: Position, upToDate: boolean, cursor: string | undefined): { text: string; cursor: string | undefined } {
   const c: Record<string, unknown> = { streamNextOffset: tokenOf(v, next) }
@@ -52,8 +43,9 @@ export function sseResponse(ctx: GatewayContext, first: StreamView, start: Posit
           let out = ''
           let upToDate = atTail(v, pos)
           if (!upToDate) {
-            const r = await readFrom(ctx, v, pos, ctx.options.maxReadBytes)
-            if (r.messages.length > 0 || isJson(v.contentType)) out += sseEvent('data', dataPayload(v.contentType, r.messages))
+            const shared = await sharedRead(ctx, v, pos)
+            const r = shared.result
+            out += shared.event()
             pos = r.next
             upToDate = r.upToDate
           }

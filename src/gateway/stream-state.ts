@@ -1,5 +1,6 @@
 import type { TopicStore } from '../backends/backend.js'
 import { perStore } from './per-store.js'
+import { closeParked, park, takeReader } from './reader-pool.js'
 import { CLOSE_TYPE, DELETE_TYPE, H_EPOCH, H_PRODUCER, H_SEQ, H_STREAM_SEQ } from './records.js'
 
 /** A producer's last accepted epoch and sequence number. */
@@ -36,8 +37,9 @@ function fresh(): FoldedState {
   return { covered: 0, producers: new Map(), streamSeq: undefined, closedAt: undefined, closedBy: undefined, deletedAt: undefined, lastWrite: 0 }
 }
 
-async function fold(store: TopicStore, topic: string, state: FoldedState): Promise<FoldedState> {
-  const reader = await store.openReader(topic, 0, state.covered)
+async function fold(store: TopicStore, topic: string, incarnation: number, state: FoldedState): Promise<FoldedState> {
+  const reader = await takeReader(store, topic, 0, incarnation, state.covered)
+  let ok = false
   try {
     for (;;) {
       const batch = await reader.read(1000)
@@ -62,9 +64,11 @@ async function fold(store: TopicStore, topic: string, state: FoldedState): Promi
       }
       state.covered = reader.next
     }
+    ok = true
     return state
   } finally {
-    await reader.close()
+    if (ok) park(store, topic, 0, incarnation, reader)
+    else await reader.close()
   }
 }
 
@@ -86,7 +90,7 @@ export async function catchUp(store: TopicStore, topic: string, incarnation: num
   const previous = e.running
   const run = (async () => {
     if (previous) await previous.catch(() => undefined)
-    return fold(store, topic, e.state)
+    return fold(store, topic, incarnation, e.state)
   })()
   e.running = run
   try {
@@ -99,4 +103,5 @@ export async function catchUp(store: TopicStore, topic: string, incarnation: num
 /** Forget a topic incarnation's fold (after it is deleted). */
 export function forgetFold(store: TopicStore, topic: string, incarnation: number): void {
   foldsOf(store).delete(`${topic}@${incarnation}`)
+  closeParked(store, topic)
 }

@@ -1,5 +1,6 @@
 import type { TopicMeta } from '../backends/backend.js'
 import { TopicNotFoundError } from '../core/errors.js'
+import { coalescing } from './coalesce.js'
 import type { GatewayContext } from './context.js'
 import { HttpError } from './http.js'
 import type { StreamTarget } from './names.js'
@@ -52,8 +53,20 @@ async function metaOf(ctx: GatewayContext, topic: string): Promise<TopicMeta | u
   }
 }
 
-/** Load a stream as it is now, or `undefined` when it does not exist (expiry not yet applied). */
-export async function loadView(ctx: GatewayContext, target: StreamTarget): Promise<StreamView | undefined> {
+const loads = new WeakMap<object, (key: string, run: () => Promise<StreamView | undefined>) => Promise<StreamView | undefined>>()
+
+/**
+ * Load a stream as it is now, or `undefined` when it does not exist (expiry not yet applied).
+ * Concurrent loads of one stream are shared (see {@link coalescing}): the view is as of a moment
+ * after the call, and callers must not modify it.
+ */
+export function loadView(ctx: GatewayContext, target: StreamTarget): Promise<StreamView | undefined> {
+  let load = loads.get(ctx.store)
+  if (!load) loads.set(ctx.store, (load = coalescing()))
+  return load(`${target.name}\n${target.topic}~${target.partition}`, () => loadNow(ctx, target))
+}
+
+async function loadNow(ctx: GatewayContext, target: StreamTarget): Promise<StreamView | undefined> {
   const meta = await metaOf(ctx, target.topic)
   if (!meta) return undefined
   if (target.perPartition ? target.partition >= meta.partitions : meta.partitions > 1) {
