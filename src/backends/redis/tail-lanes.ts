@@ -88,11 +88,11 @@ export class TailLanes {
   }
 
   /**
-   * On a Cluster, close the lane if its read has not returned within `ms` (a node that stopped
-   * answering); the timer is unref'd. Returns the cancel function.
+   * Close the lane if its read has not returned within `ms` (a node that stopped answering, or a
+   * read whose reply was lost with a killed connection), so the read is issued again on a fresh
+   * lane; the timer is unref'd. Returns the cancel function.
    */
   guard(lane: Lane, ms: number): () => void {
-    if (!(this.base instanceof Cluster)) return () => undefined
     const t = setTimeout(() => this.drop(lane), ms)
     t.unref()
     return () => clearTimeout(t)
