@@ -4,9 +4,10 @@
 // rollback is reported (ERR_LOG_ROLLBACK) when offsets were reused.
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { open, type Twain } from '../../src/index.js'
+import { open } from '../../src/index.js'
 import { keySlot } from '../../src/backends/redis/key-slot.js'
-import { check, idOf, readBack, type Acked } from '../helpers/checker.js'
+import { check, idOf, readBack } from '../helpers/checker.js'
+import { sendLoad } from '../helpers/cluster-load.js'
 import { RedisCluster } from '../helpers/redis-cluster.js'
 import { until } from '../helpers/wait.js'
 
@@ -19,34 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await cluster?.destroy()
 })
-
-/** Sends with unique ids to partition 0 from LANES loops until stopped. */
-function load(twain: Twain): { acked: Acked[]; failures: unknown[]; padding: string; stop(): Promise<void> } {
-  const producer = twain.producer<string>('t')
-  let stopped = false
-  let n = 0
-  const out = {
-    acked: [] as Acked[],
-    failures: [] as unknown[],
-    padding: '',
-    async stop() {
-      stopped = true
-      await Promise.all(lanes)
-    },
-  }
-  const lanes = Array.from({ length: LANES }, async (_, lane) => {
-    while (!stopped) {
-      const id = `m${n++}`
-      try {
-        const r = await producer.send(lane, `${id}${out.padding}`, { partition: 0 })
-        out.acked.push({ id, partition: r.partition, offset: r.offset })
-      } catch (e) {
-        out.failures.push(e)
-      }
-    }
-  })
-  return out
-}
 
 it('kill -9 of a master while its replica lags, replicaAcks 0: a live tail and group deliver every record stored at reused offsets', async () => {
   const prefix = `r${randomBytes(4).toString('hex')}:`
@@ -81,13 +54,13 @@ it('kill -9 of a master while its replica lags, replicaAcks 0: a live tail and g
     const master = await cluster.masterOf(slot)
     const [replica] = await cluster.replicasOf(master)
     if (!replica) throw new Error('no replica')
-    const l = load(writer)
+    const l = sendLoad(writer, 't', Array.from({ length: LANES }, () => 0))
     const settled = (): number => l.acked.length + l.failures.length
     await until(() => l.acked.length >= 1000, 30_000, '1000 sends before the fault')
     // As in cluster-failover.test.ts: the replica stops taking the replication stream while large
     // sends go on, then the master dies and the replica, behind, is promoted.
     replica.pause(true)
-    l.padding = ` ${'p'.repeat(32 * 1024)}`
+    l.padding = 'p'.repeat(32 * 1024)
     const lagging = settled()
     await until(() => settled() >= lagging + 1500, 30_000, '1500 sends settled while the replica lags')
     await master.kill()
