@@ -11,6 +11,8 @@ interface ServeCliOptions {
   longPollMs: number
   cors?: '*' | string[]
   auth?: string
+  /** false with `--no-ui`. */
+  ui: boolean
 }
 
 /** `--host`: a host name or IP address to listen on (not empty, no scheme, port or path). */
@@ -56,8 +58,8 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 }
 
 /**
- * `twainmq serve [--host h] [--port p] [--long-poll-ms ms] [--cors origins] [--auth file]`: serve the store over
- * HTTP with the Durable Streams protocol (docs/gateway.md) until SIGINT/SIGTERM. Prints one line,
+ * `twainmq serve [--host h] [--port p] [--long-poll-ms ms] [--cors origins] [--auth file] [--no-ui]`: serve the store over
+ * HTTP with the Durable Streams protocol (docs/gateway.md) and the dashboard at `/` (docs/dashboard.md) until SIGINT/SIGTERM. Prints one line,
  * `twainmq gateway listening on http://<host>:<port>/v1/stream/`, once it accepts connections. On a
  * signal it stops accepting, closes the gateway (open SSE and long-poll responses end; in-flight
  * appends finish), closes the idle keep-alive connections and the store, and exits 0. A second
@@ -71,6 +73,7 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--port <port>', 'TCP port (0: any free port, printed)').argParser(intOption(0, 65_535)).default(4437))
     .addOption(new Option('--long-poll-ms <ms>', 'how long a long-poll read waits for data before answering 204').argParser(intOption(1, 3_600_000)).default(20_000))
     .addOption(new Option('--cors <origins>', "allow these origins (comma-separated, or '*'); default: CORS off").argParser(corsOption))
+    .addOption(new Option('--no-ui', 'do not serve the dashboard at / (docs/dashboard.md)'))
     .addOption(new Option('--auth <file>', 'bearer tokens and their read/write grants (docs/gateway.md, "Auth"); default: no token check'))
     .action(async (opts: ServeCliOptions, cmd: Command) => {
       // Handle signals from the start, so a Ctrl-C while the store opens also ends cleanly.
@@ -86,7 +89,7 @@ export function registerServe(program: Command): void {
         // Read before the store opens: a bad file is reported without touching the store.
         const auth = opts.auth === undefined ? undefined : await TokenAuth.load(opts.auth)
         await withTwain(cmd, async (twain) => {
-          const gateway = createGateway(twain, { longPollMs: opts.longPollMs, ...(opts.cors === undefined ? {} : { cors: opts.cors }), ...(auth ? { auth } : {}) })
+          const gateway = createGateway(twain, { longPollMs: opts.longPollMs, ui: opts.ui, ...(opts.cors === undefined ? {} : { cors: opts.cors }), ...(auth ? { auth } : {}) })
           const server = createServer(gateway.node)
           // Longer than clients' idle keep-alive (undici: 4 s), so a client closes an idle connection
           // first and never reuses one the server is closing.

@@ -100,16 +100,37 @@ export class TokenAuth {
     return new TokenAuth(grants)
   }
 
+  /**
+   * Check a request's `Authorization` header for a token that may `op` some stream (the gateway's
+   * JSON endpoints, which then show only what it may read): 401 without a valid token, 403 when its
+   * entry has no pattern for `op`.
+   */
+  checkAny(authorization: string | null | undefined, op: GatewayOperation): AuthDecision {
+    const found = this.find(authorization)
+    if (!found.allowed) return found
+    const g = found.grant
+    if ((op === 'read' ? g.read : g.write).length === 0) return { allowed: false, status: 403, reason: `${g.name} may not ${op === 'read' ? 'read' : 'write'} any stream` }
+    return { allowed: true, principal: g.name }
+  }
+
   /** Check a request's `Authorization` header for `op` on stream `stream`. */
   check(authorization: string | null | undefined, stream: string, op: GatewayOperation): AuthDecision {
+    const found = this.find(authorization)
+    if (!found.allowed) return found
+    const g = found.grant
+    const tests = op === 'read' ? g.read : g.write
+    if (!tests.some((t) => t(stream))) return { allowed: false, status: 403, reason: `${g.name} may not ${op === 'read' ? 'read' : 'write'} stream "${stream}"` }
+    return { allowed: true, principal: g.name }
+  }
+
+  /** The entry of a `Bearer` token (compared with every entry), or the 401 to answer. */
+  private find(authorization: string | null | undefined): { allowed: true; grant: Grant } | { allowed: false; status: 401; reason: string } {
     const m = authorization ? /^Bearer[ ]+(\S+)[ ]*$/i.exec(authorization) : null
     if (!m) return { allowed: false, status: 401, reason: authorization ? 'the Authorization header is not "Bearer <token>"' : 'a bearer token is required' }
     const presented = digestOf(m[1] as string)
     let found: Grant | undefined
     for (const g of this.grants) if (timingSafeEqual(g.digest, presented)) found ??= g
     if (!found) return { allowed: false, status: 401, reason: 'the token is not valid' }
-    const tests = op === 'read' ? found.read : found.write
-    if (!tests.some((t) => t(stream))) return { allowed: false, status: 403, reason: `${found.name} may not ${op === 'read' ? 'read' : 'write'} stream "${stream}"` }
-    return { allowed: true, principal: found.name }
+    return { allowed: true, grant: found }
   }
 }

@@ -1,6 +1,7 @@
 import type { Backend } from '../backends/backend.js'
 import type { LiveLimit } from './live-limit.js'
 import type { ResolvedGatewayOptions } from './options.js'
+import type { StatsHub } from './stats-hub.js'
 
 /** What every handler gets: the store, the options, this gateway's producer id and its shutdown signal. */
 export interface GatewayContext {
@@ -14,4 +15,6 @@ export interface GatewayContext {
   access: Map<string, number>
   /** Live reads open per client (`maxLivePerClient`). */
   live: LiveLimit
+  /** The store sampler of the overview endpoints (runs only while a `/v1/live` viewer is connected). */
+  stats: StatsHub
 }

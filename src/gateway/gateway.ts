@@ -10,6 +10,7 @@ import { resolveGatewayOptions, type GatewayOptions } from './options.js'
 import { LiveLimit } from './live-limit.js'
 import { closeParked } from './reader-pool.js'
 import { handle } from './router.js'
+import { StatsHub } from './stats-hub.js'
 
 /** An HTTP gateway serving a twainmq store over the Durable Streams protocol. */
 export interface Gateway {
@@ -34,7 +35,8 @@ export function createGateway(twain: Twain, options: GatewayOptions = {}): Gatew
   const closing = new AbortController()
   setMaxListeners(0, closing.signal) // every open request listens for the shutdown
   const resolved = resolveGatewayOptions(options)
-  const ctx: GatewayContext = { store: backendOf(twain), options: resolved, clientId: `gateway-${randomUUID()}`, closing: closing.signal, access: new Map(), live: new LiveLimit(resolved.maxLivePerClient) }
+  const store = backendOf(twain)
+  const ctx: GatewayContext = { store, options: resolved, clientId: `gateway-${randomUUID()}`, closing: closing.signal, access: new Map(), live: new LiveLimit(resolved.maxLivePerClient), stats: new StatsHub(store, resolved.statsIntervalMs) }
   const open = new Set<Promise<void>>()
   const track = (p: Promise<void>) => {
     const t = p.catch(() => undefined).finally(() => open.delete(t))

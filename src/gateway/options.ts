@@ -36,6 +36,16 @@ export interface GatewayOptions {
    * `auth`, else the peer address (Node handler; a Fetch handler has none: not counted)
    */
   clientKey?: (request: AuthorizeRequest) => string | undefined
+  /**
+   * Serve the dashboard (built into dist/ui/ by `npm run build`) at `/` and `/assets/…`
+   * (docs/dashboard.md). `twainmq serve` turns it on unless `--no-ui`. @default false
+   */
+  ui?: boolean
+  /**
+   * How often the store is sampled for the live overview (`GET /v1/live`: rates, lag), in ms; the
+   * sampling runs only while a viewer is connected. @default 1000
+   */
+  statsIntervalMs?: number
 }
 
 export interface ResolvedGatewayOptions {
@@ -49,11 +59,14 @@ export interface ResolvedGatewayOptions {
   authorize: AuthorizeHook | undefined
   maxLivePerClient: number
   clientKey: ((request: AuthorizeRequest) => string | undefined) | undefined
+  ui: boolean
+  statsIntervalMs: number
 }
 
 /** Check the options and fill in the defaults; throws `InvalidArgumentError` naming a bad one. */
 export function resolveGatewayOptions(o: GatewayOptions = {}): ResolvedGatewayOptions {
-  checkKnownKeys('createGateway()', o, ['longPollMs', 'basePath', 'maxBodyBytes', 'maxReadBytes', 'sseMaxMs', 'cors', 'auth', 'authorize', 'maxLivePerClient', 'clientKey'])
+  checkKnownKeys('createGateway()', o, ['longPollMs', 'basePath', 'maxBodyBytes', 'maxReadBytes', 'sseMaxMs', 'cors', 'auth', 'authorize', 'maxLivePerClient', 'clientKey', 'ui', 'statsIntervalMs'])
+  if (o.ui !== undefined && typeof o.ui !== 'boolean') throw new InvalidArgumentError(`ui must be a boolean, got ${JSON.stringify(o.ui)}`)
   if (o.clientKey !== undefined && typeof o.clientKey !== 'function') throw new InvalidArgumentError(`clientKey must be a function, got ${typeof o.clientKey}`)
   if (o.authorize !== undefined && typeof o.authorize !== 'function') throw new InvalidArgumentError(`authorize must be a function, got ${typeof o.authorize}`)
   const basePath = (o.basePath ?? '/v1/stream').replace(/\/+$/, '')
@@ -76,5 +89,7 @@ export function resolveGatewayOptions(o: GatewayOptions = {}): ResolvedGatewayOp
     authorize: o.authorize,
     maxLivePerClient: checkInt('maxLivePerClient', o.maxLivePerClient ?? 64, 1, 1_000_000),
     clientKey: o.clientKey,
+    ui: o.ui ?? false,
+    statsIntervalMs: checkInt('statsIntervalMs', o.statsIntervalMs ?? 1000, 10, 3_600_000),
   }
 }

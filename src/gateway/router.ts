@@ -5,8 +5,10 @@ import { deleteStreamRequest, headStream } from './head-delete.js'
 import { errorReply, HttpError, reply, type GwRequest, type GwResponse } from './http.js'
 import { getStream } from './get.js'
 import { parseStreamName } from './names.js'
+import { OVERVIEW_PATHS, overviewRequest } from './overview-routes.js'
 import { postStream } from './post.js'
 import { putStream } from './put.js'
+import { isUiPath, uiRequest } from './ui-assets.js'
 
 const ALLOW_METHODS = 'GET, HEAD, POST, PUT, DELETE, OPTIONS'
 const EXPOSE = 'Stream-Next-Offset, Stream-Cursor, Stream-Up-To-Date, Stream-Closed, Stream-TTL, Stream-Expires-At, Stream-SSE-Data-Encoding, Producer-Epoch, Producer-Seq, Producer-Expected-Seq, Producer-Received-Seq, ETag, Location, Content-Type'
@@ -31,6 +33,8 @@ async function route(ctx: GatewayContext, req: GwRequest): Promise<GwResponse> {
     }
     return reply(204, h)
   }
+  if (OVERVIEW_PATHS.has(path)) return overviewRequest(ctx, req, path)
+  if (ctx.options.ui && isUiPath(path)) return uiRequest(req.method, path)
   if (!path.startsWith(`${base}/`) || path.length === base.length + 1) throw new HttpError(404, `No stream at ${JSON.stringify(path)}: streams live at ${base}/<name>`)
   const target = parseStreamName(path.slice(base.length + 1))
   await checkAccess(ctx, req, target)
