@@ -1,0 +1,75 @@
+// The dashboard tests' fixture: a gateway with the dashboard on (over a directory or a private
+// redis-server), a topic a Node producer writes, a consumer group that consumes part of it, and a
+// headless Chromium (Debian's, by executablePath) to open the page in.
+import { mkdirSync } from 'node:fs'
+import { chromium, type Browser } from 'playwright-core'
+import { build } from 'vite'
+import type { Consumer, Producer } from '../../src/index.js'
+import { RedisServer } from '../helpers/redis-server.js'
+import { tempDir } from '../helpers/tmp.js'
+import { serve, type Served } from '../gateway/serve.js'
+
+export const READER = 'reader-token-0123456789abcdef'
+export const WRITER = 'writer-token-0123456789abcdef'
+export const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url)
+
+/** Bundle the dashboard into dist/ui/ as `npm run build` does, so the test serves what ships. */
+export async function buildUi(): Promise<void> {
+  await build({ configFile: new URL('../../ui/vite.config.ts', import.meta.url).pathname, logLevel: 'error' })
+  mkdirSync(ARTIFACTS, { recursive: true })
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'], headless: true })
+}
+
+export interface DashboardStore {
+  gw: Served
+  producer: Producer<{ n: number; tag?: string }>
+  consumer: Consumer<{ n: number }>
+  sent: number
+  /** Send `count` more messages, alternating partitions. */
+  send(count: number): Promise<void>
+  /** Consume and ack `count` messages with the group's consumer, and commit. */
+  consume(count: number): Promise<void>
+  stop(): Promise<void>
+}
+
+export async function startStore(kind: 'file' | 'redis'): Promise<DashboardStore> {
+  const redis = kind === 'redis' ? await RedisServer.start() : undefined
+  const dir = kind === 'file' ? tempDir('twainmq-dashboard-') : undefined
+  const gw = await serve(redis ? redis.url : (dir as { dir: string }).dir, {
+    ui: true,
+    statsIntervalMs: 100,
+    auth: { tokens: [{ name: 'reader', token: READER, read: ['*'] }, { name: 'writer', token: WRITER, write: ['*'] }] },
+  })
+  await gw.twain.createTopic('orders', { partitions: 2 })
+  const producer = gw.twain.producer<{ n: number; tag?: string }>('orders', { lingerMs: 0 })
+  const consumer = gw.twain.consumer<{ n: number }>('orders', { group: 'billing', name: 'billing-1', from: 'start', sessionTimeoutMs: 5000, heartbeatIntervalMs: 200, commitIntervalMs: 100 })
+  const s: DashboardStore = {
+    gw,
+    producer,
+    consumer,
+    sent: 0,
+    async send(count) {
+      for (let i = 0; i < count; i++, s.sent++) await producer.send(s.sent, { n: s.sent }, { partition: s.sent % 2 })
+    },
+    async consume(count) {
+      if (count === 0) return
+      let n = 0
+      for await (const m of consumer) {
+        m.ack()
+        if (++n === count) break
+      }
+      await consumer.commit()
+    },
+    async stop() {
+      await consumer.close().catch(() => undefined)
+      await producer.close().catch(() => undefined)
+      await gw.stop()
+      await redis?.stop()
+      dir?.remove()
+    },
+  }
+  return s
+}

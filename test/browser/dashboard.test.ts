@@ -1,0 +1,83 @@
+// The dashboard in a real (headless, Debian) Chromium over the real gateway, file and Redis: it
+// renders topics and groups, its lag chart's data moves as a Node producer writes and the group
+// consumes, the live tail shows new values (and resumes after a pause with nothing missed or
+// repeated), JSON is pretty-printed, history pages, and a token without read access gets a visible
+// error. A screenshot of each is kept under test-artifacts/. (The tail and history cases come with
+// the browser client.)
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { until } from '../helpers/wait.js'
+import { ARTIFACTS, buildUi, launchChromium, READER, startStore, WRITER, type DashboardStore } from './dashboard-fixture.js'
+
+let browser: Browser
+beforeAll(async () => {
+  await buildUi()
+  browser = await launchChromium()
+}, 60_000)
+afterAll(async () => {
+  await browser?.close()
+})
+
+/** The lag chart's last values (`"<group> <stream>": lag`). */
+const lastLag = async (page: Page): Promise<Record<string, number | null>> => JSON.parse((await page.locator('#lag-chart').getAttribute('data-last')) ?? '{}') as Record<string, number | null>
+
+describe.each(['file', 'redis'] as const)('dashboard over %s', (kind) => {
+  let s: DashboardStore
+  let page: Page
+  beforeAll(async () => {
+    s = await startStore(kind)
+    await s.send(10)
+    await s.consume(4)
+    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
+    await page.goto(`${s.gw.url}/#token=${READER}`)
+  }, 30_000)
+  afterAll(async () => {
+    await page?.close()
+    await s?.stop()
+  })
+
+  it('renders topics with partitions, streams and offsets, and groups with members, committed and lag', async () => {
+    await page.locator('#status[data-state="live"]').waitFor()
+    expect(page.url()).not.toContain(READER) // the token is taken out of the address bar
+    const p0 = page.locator('#topics tr[data-stream="orders~0"]')
+    await expect.poll(() => p0.locator('.end').textContent()).toBe('5')
+    await expect.poll(() => page.locator('#topics tr[data-stream="orders~1"] .end').textContent()).toBe('5')
+    expect(await p0.locator('.start').textContent()).toBe('0')
+    const group = page.locator('#groups [data-group="billing"]')
+    await expect.poll(() => group.locator('.members li').first().textContent()).toMatch(/^billing-1 → orders\[[01]\]/)
+    const lags = await group.locator('td.lag').allTextContents()
+    expect(lags.map(Number).reduce((a, b) => a + b, 0)).toBe(6)
+  })
+
+  it('moves the lag chart as the producer writes and the group consumes', async () => {
+    await until(async () => Object.keys(await lastLag(page)).length === 2, 10_000, 'two lag series')
+    expect((await page.locator('#lag-chart').getAttribute('data-series'))?.split(',')).toEqual(['billing orders~0', 'billing orders~1'])
+    expect(await page.locator('#lag-chart canvas').count()).toBeGreaterThan(0)
+    const total = async () => Object.values(await lastLag(page)).reduce<number>((a, b) => a + (b ?? 0), 0)
+    expect(await total()).toBe(6)
+    const points = Number(await page.locator('#lag-chart').getAttribute('data-points'))
+    await s.send(8)
+    await until(async () => (await total()) === 14, 10_000, 'lag 14 after 8 more messages')
+    await s.consume(14)
+    await until(async () => (await total()) === 0, 10_000, 'lag 0 after the group consumed everything')
+    expect(Number(await page.locator('#lag-chart').getAttribute('data-points'))).toBeGreaterThan(points + 1)
+    await page.screenshot({ path: new URL(`dashboard-${kind}.png`, ARTIFACTS).pathname, fullPage: true })
+  })
+
+  it('shows a visible error to a token without read access, and to none', async () => {
+    for (const [hash, text] of [[`#token=${WRITER}`, /Forbidden \(403\).*writer may not read any stream/], ['', /Unauthorized \(401\).*bearer token is required/]] as const) {
+      const other = await browser.newPage()
+      try {
+        await other.goto(`${s.gw.url}/${hash}`)
+        await other.locator('#status[data-state="refused"]').waitFor()
+        const banner = other.locator('#error')
+        expect(await banner.isVisible()).toBe(true)
+        expect(await banner.textContent()).toMatch(text)
+        expect(await other.locator('#topics tbody tr').count()).toBe(0)
+        if (hash) await other.screenshot({ path: new URL(`dashboard-${kind}-forbidden.png`, ARTIFACTS).pathname })
+      } finally {
+        await other.close()
+      }
+    }
+  })
+})
