@@ -6,6 +6,7 @@
 // the browser client.)
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { raw } from '../gateway/http.js'
 import { until } from '../helpers/wait.js'
 import { ARTIFACTS, buildUi, launchChromium, READER, startStore, WRITER, type DashboardStore } from './dashboard-fixture.js'
 
@@ -20,6 +21,32 @@ afterAll(async () => {
 
 /** The lag chart's last values (`"<group> <stream>": lag`). */
 const lastLag = async (page: Page): Promise<Record<string, number | null>> => JSON.parse((await page.locator('#lag-chart').getAttribute('data-last')) ?? '{}') as Record<string, number | null>
+
+describe('dashboard files', () => {
+  let s: DashboardStore
+  beforeAll(async () => {
+    s = await startStore('file')
+  })
+  afterAll(async () => {
+    await s?.stop()
+  })
+
+  it('are served at / and /assets/ with a content security policy; other paths are 404', async () => {
+    const index = await fetch(`${s.gw.url}/`)
+    expect(index.status).toBe(200)
+    expect(index.headers.get('content-type')).toBe('text/html; charset=utf-8')
+    expect(index.headers.get('content-security-policy')).toMatch(/default-src 'self'/)
+    const html = await index.text()
+    const script = /src="\.\/(assets\/[^"]+\.js)"/.exec(html)?.[1]
+    expect(script).toBeDefined()
+    const js = await fetch(`${s.gw.url}/${script}`)
+    expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
+    expect(js.headers.get('cache-control')).toMatch(/immutable/)
+    expect((await js.text()).length).toBeGreaterThan(1000)
+    for (const bad of ['/assets/nope.js', '/assets/..%2Fpackage.json', '/assets/../../package.json', '/assets/.env']) expect((await raw(s.gw.url, 'GET', bad)).status).toBe(404)
+    expect((await fetch(`${s.gw.url}/`, { method: 'POST' })).status).toBe(405)
+  })
+})
 
 describe.each(['file', 'redis'] as const)('dashboard over %s', (kind) => {
   let s: DashboardStore

@@ -152,6 +152,12 @@ describe('gateway store overview', () => {
     expect(orders.rate).toBeGreaterThan(0)
   })
 
+  it('serves no dashboard unless the ui option is on', async () => {
+    const res = await fetch(`${gw.url}/`)
+    expect(res.status).toBe(404)
+    expect(await res.text()).toMatch(/No stream at "\/"/)
+  })
+
   it('samples only while a viewer is connected', async () => {
     const hub = new StatsHub(backendOf(gw.twain), 20)
     expect(hub.running).toBe(false)
