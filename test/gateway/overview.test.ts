@@ -3,6 +3,7 @@
 // readable topics/partitions/groups shown), and the live SSE /v1/live (a snapshot at once, another
 // when offsets change, rates; the sampler runs only while a viewer is connected).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { GroupOverview, StoreOverview, TopicOverview } from '../../src/gateway/overview.js'
 import { StatsHub } from '../../src/gateway/stats-hub.js'
 import { backendOf } from '../../src/twain-backend.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -21,14 +22,14 @@ const auth = {
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` })
 
 /** Read SSE `snapshot` events of /v1/live until `done(events)` holds. */
-async function liveUntil(url: string, token: string, done: (events: Array<Record<string, any>>) => boolean, after?: (n: number) => Promise<void>): Promise<Array<Record<string, any>>> {
+async function liveUntil(url: string, token: string, done: (events: StoreOverview[]) => boolean, after?: (n: number) => Promise<void>): Promise<StoreOverview[]> {
   const abort = new AbortController()
   const res = await fetch(`${url}/v1/live`, { headers: bearer(token), signal: abort.signal })
   expect(res.status).toBe(200)
   expect(res.headers.get('content-type')).toBe('text/event-stream')
   const reader = res.body!.getReader()
   const decoder = new TextDecoder()
-  const events: Array<Record<string, any>> = []
+  const events: StoreOverview[] = []
   let text = ''
   try {
     while (!done(events)) {
@@ -41,7 +42,7 @@ async function liveUntil(url: string, token: string, done: (events: Array<Record
         text = text.slice(i + 2)
         const m = /^event: snapshot\ndata:(.*)$/s.exec(block)
         if (m) {
-          events.push(JSON.parse(m[1] as string))
+          events.push(JSON.parse(m[1] as string) as StoreOverview)
           await after?.(events.length)
         }
       }
@@ -76,22 +77,22 @@ describe('gateway store overview', () => {
     const res = await fetch(`${gw.url}/v1/topics`, { headers: bearer(ALL) })
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8')
-    const body = (await res.json()) as { at: number; topics: any[] }
+    const body = (await res.json()) as { at: number; topics: TopicOverview[] }
     expect(typeof body.at).toBe('number')
     expect(body.topics.map((t) => t.topic)).toEqual(['audit', 'orders'])
-    const orders = body.topics[1]
+    const orders = body.topics[1]!
     expect(orders).toMatchObject({ topic: 'orders', partitionCount: 2 })
     expect(orders.partitions).toEqual([
-      { partition: 0, stream: 'orders~0', start: 0, end: 5, rate: expect.toSatisfy((r) => r === null || typeof r === 'number') },
-      { partition: 1, stream: 'orders~1', start: 0, end: 3, rate: expect.toSatisfy((r) => r === null || typeof r === 'number') },
+      { partition: 0, stream: 'orders~0', start: 0, end: 5, rate: expect.toSatisfy((r: unknown) => r === null || typeof r === 'number') },
+      { partition: 1, stream: 'orders~1', start: 0, end: 3, rate: expect.toSatisfy((r: unknown) => r === null || typeof r === 'number') },
     ])
-    expect(body.topics[0].partitions).toMatchObject([{ partition: 0, stream: 'audit', start: 0, end: 1 }])
+    expect(body.topics[0]!.partitions).toMatchObject([{ partition: 0, stream: 'audit', start: 0, end: 1 }])
   })
 
   it('lists groups with members, committed offsets and lag per partition', async () => {
     const res = await fetch(`${gw.url}/v1/groups`, { headers: bearer(ALL) })
     expect(res.status).toBe(200)
-    const body = (await res.json()) as { groups: any[] }
+    const body = (await res.json()) as { groups: GroupOverview[] }
     const billing = body.groups.find((g) => g.group === 'billing')
     expect(billing).toEqual({
       group: 'billing',
@@ -106,9 +107,9 @@ describe('gateway store overview', () => {
   })
 
   it('shows a token only the streams it may read', async () => {
-    const topics = (await (await fetch(`${gw.url}/v1/topics`, { headers: bearer(ORDERS1) })).json()) as { topics: any[] }
+    const topics = (await (await fetch(`${gw.url}/v1/topics`, { headers: bearer(ORDERS1) })).json()) as { topics: TopicOverview[] }
     expect(topics.topics).toEqual([expect.objectContaining({ topic: 'orders', partitions: [expect.objectContaining({ stream: 'orders~1', end: 3 })] })])
-    const groups = (await (await fetch(`${gw.url}/v1/groups`, { headers: bearer(ORDERS1) })).json()) as { groups: any[] }
+    const groups = (await (await fetch(`${gw.url}/v1/groups`, { headers: bearer(ORDERS1) })).json()) as { groups: GroupOverview[] }
     expect(groups.groups).toEqual([expect.objectContaining({ group: 'billing', lag: 0, partitions: [expect.objectContaining({ stream: 'orders~1' })] })])
   })
 
@@ -133,7 +134,7 @@ describe('gateway store overview', () => {
     const events = await liveUntil(
       gw.url,
       ALL,
-      (ev) => ev.some((e) => e.topics.find((t: any) => t.topic === 'orders')?.partitions[0].end >= 7),
+      (ev) => ev.some((e) => (e.topics.find((t) => t.topic === 'orders')?.partitions[0]?.end ?? 0) >= 7),
       async (n) => {
         if (n === 1) {
           await p.send(1, { more: 1 }, { partition: 0 })
@@ -143,11 +144,11 @@ describe('gateway store overview', () => {
     )
     await p.close()
     const first = events[0]!
-    expect(first.groups.find((g: any) => g.group === 'billing').lag).toBeGreaterThanOrEqual(3)
+    expect(first.groups.find((g) => g.group === 'billing')!.lag).toBeGreaterThanOrEqual(3)
     const last = events[events.length - 1]!
-    const orders = last.topics.find((t: any) => t.topic === 'orders')
-    expect(orders.partitions[0].end).toBe(7)
-    expect(last.groups.find((g: any) => g.group === 'billing').partitions[0]).toMatchObject({ committed: 2, end: 7, lag: 5 })
+    const orders = last.topics.find((t) => t.topic === 'orders')!
+    expect(orders.partitions[0]!.end).toBe(7)
+    expect(last.groups.find((g) => g.group === 'billing')!.partitions[0]).toMatchObject({ committed: 2, end: 7, lag: 5 })
     expect(typeof orders.rate).toBe('number')
     expect(orders.rate).toBeGreaterThan(0)
   })
