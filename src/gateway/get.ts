@@ -12,6 +12,12 @@ import type { StreamView } from './stream-view.js'
 import { Wake } from './wake.js'
 
 const CATCH_UP_CACHE = 'public, max-age=60, stale-while-revalidate=300'
+/**
+ * With auth, a catch-up answer is for its token only: `private` (no shared cache may keep it) and
+ * `Vary: Authorization` (a browser's own cache must not answer another token's request with it,
+ * which would hand a token without access the data, and hide the 403).
+ */
+const GUARDED_CACHE = { 'cache-control': 'private, max-age=60, stale-while-revalidate=300', vary: 'Authorization' }
 
 /** The one `offset` query parameter (400 when repeated or empty); `-1` when absent. */
 function offsetParam(req: GwRequest, live: boolean): string {
@@ -31,6 +37,9 @@ function dataReply(v: StreamView, from: Position, r: PageResult, extra: Record<s
   return reply(200, h, r.body)
 }
 
+/** Whether requests carry credentials (then catch-up answers are private to them). */
+const guarded = (ctx: GatewayContext): boolean => ctx.options.auth !== undefined || ctx.options.authorize !== undefined
+
 /** GET: catch-up, long-poll or SSE read. */
 export async function getStream(ctx: GatewayContext, req: GwRequest, target: StreamTarget): Promise<GwResponse> {
   const live = req.url.searchParams.get('live')
@@ -45,7 +54,7 @@ export async function getStream(ctx: GatewayContext, req: GwRequest, target: Str
       if (v.state.closedAt !== undefined) h['stream-closed'] = 'true'
       return reply(200, h, isJson(v.contentType) ? '[]' : '')
     }
-    const r = dataReply(v, from, await readPage(ctx, v, from, ctx.options.maxReadBytes), { 'cache-control': CATCH_UP_CACHE })
+    const r = dataReply(v, from, await readPage(ctx, v, from, ctx.options.maxReadBytes), guarded(ctx) ? GUARDED_CACHE : { 'cache-control': CATCH_UP_CACHE })
     if (req.header('if-none-match') === r.headers.etag) return reply(304, { etag: r.headers.etag!, 'stream-next-offset': r.headers['stream-next-offset']! })
     return r
   }
