@@ -28,7 +28,13 @@ const MAY_USE = {
   // The HTTP gateway (`twainmq/gateway`) sits above the facade: it takes a Twain and works on the
   // store under it (the store contract, for compare-and-append), never a particular backend.
   gateway: ['index', 'facade', 'stream', 'backends', 'core'],
+  // The browser client (`twainmq/browser`) runs without Node: of the rest of src it may use only
+  // the files in BROWSER_SAFE, and nothing it reaches may import a node: built-in (checked below).
+  browser: ['core'],
 }
+
+/** The only files outside src/browser that the browser layer may import (they import nothing). */
+const BROWSER_SAFE = ['core/errors.ts']
 
 /** Layers the facade may load only with a dynamic `import()` (or `import type`): a file-backend app never loads ioredis. */
 const DYNAMIC_ONLY = { facade: ['backends/redis'] }
@@ -42,6 +48,7 @@ const PACKAGES = {
   stream: ['rxjs', 'ix'],
   consumer: ['rxjs'],
   cli: ['commander', 'cli-progress'],
+  browser: ['@durable-streams/client'],
 }
 
 const src = resolve(process.argv[2] ?? 'src')
@@ -66,6 +73,7 @@ function layerOf(file) {
 const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s+['"]([^'"]+)['"]/g
 const files = filesUnder(src)
 const graph = new Map()
+const nodeImports = new Map()
 const problems = []
 for (const file of files) {
   const from = layerOf(file)
@@ -75,7 +83,10 @@ for (const file of files) {
   const deps = []
   for (const m of text.matchAll(IMPORT)) {
     const spec = m[1] ?? m[2] ?? m[3]
-    if (spec.startsWith('node:')) continue
+    if (spec.startsWith('node:')) {
+      nodeImports.set(file, spec)
+      continue
+    }
     if (!spec.startsWith('.')) {
       const pkg = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]
       if (!(PACKAGES[from] ?? []).includes(pkg)) problems.push(`${rel}: layer "${from}" may not import the package "${pkg}"`)
@@ -85,10 +96,25 @@ for (const file of files) {
     deps.push(target)
     const to = layerOf(target)
     if (to !== from && !(MAY_USE[from] ?? []).includes(to)) problems.push(`${rel}: layer "${from}" may not import "${to}" (${spec})`)
+    else if (from === 'browser' && to !== 'browser' && !BROWSER_SAFE.includes(relative(src, target).split(sep).join('/'))) {
+      problems.push(`${rel}: the browser layer may import only ${BROWSER_SAFE.join(', ')} outside src/browser, not ${spec}`)
+    }
     const eager = m[2] === undefined && !/^\s*(import|export)\s+type\s/.test(m[0])
     if (eager && (DYNAMIC_ONLY[from] ?? []).includes(to)) problems.push(`${rel}: layer "${from}" may load "${to}" only with a dynamic import() (${spec})`)
   }
   graph.set(file, deps)
+}
+
+// The browser layer's whole import graph is free of node: built-ins (each offender named once).
+const reported = new Set()
+for (const file of files.filter((f) => layerOf(f) === 'browser')) {
+  const seen = new Set([file])
+  const todo = [file]
+  while (todo.length > 0) {
+    const f = todo.pop()
+    if (nodeImports.has(f) && !reported.has(f) && reported.add(f)) problems.push(`${relative(process.cwd(), file)}: reaches ${relative(src, f)}, which imports ${nodeImports.get(f)} (the browser entry must not load Node built-ins)`)
+    for (const d of graph.get(f) ?? []) if (!seen.has(d)) seen.add(d) && todo.push(d)
+  }
 }
 
 // Import cycles between modules (type-only imports included: they still tie the files together).

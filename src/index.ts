@@ -41,6 +41,7 @@ export {
   ConnectionError,
   FencedError,
   GroupNotFoundError,
+  HttpError,
   InvalidArgumentError,
   InvalidKeyError,
   InvalidKeyTypeError,

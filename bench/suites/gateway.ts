@@ -5,12 +5,14 @@
  *
  *   a. sequential appends: `--posts` POSTs of one JSON item each, one at a time on one connection
  *   b. batched appends: `--messages` JSON items, 100 per POST, one at a time
- *   c. catch-up read: the stream of (b) from the start, paged by Stream-Next-Offset
+ *   c. catch-up read: the stream of (b) from the start, paged by Stream-Next-Offset, 5 times (the
+ *      median is reported, and the first, cold read on its own)
  *   d. append→SSE latency: `--tail-messages` single-item POSTs, each timed until an SSE reader has it
  *   e. fan-out: `--readers` SSE readers of one stream: server RSS per reader, and the delivery
  *      latency of each of 20 appends to every reader (p50/p99 over all deliveries)
  *
  * Items are JSON strings of `--size` bytes. (a)–(c) run `--repeat` rounds, the median is reported.
+ * Both servers run at the same time and each phase alternates between them.
  */
 import { loadavg } from 'node:os'
 import { keepAlive, openSse, sendOk, type SseClient } from '../lib/http.js'
@@ -28,6 +30,7 @@ interface Figures {
   sequential: number
   batched: number
   catchUp: number
+  catchUpCold: number
   catchUpMBps: number
   latency: LatencySummary
   rssPerReader: number
@@ -152,25 +155,51 @@ async function fanOut(peer: Peer, readers: number, item: string): Promise<{ rssP
   return { rssPerReader: (after - before) / readers, delivery: summarise(samples) }
 }
 
-async function measure(peer: Peer, o: SuiteOptions & GatewayExtras, item: string): Promise<Figures> {
-  const seq: number[] = []
-  const bat: number[] = []
-  const cu: number[] = []
-  const cuMB: number[] = []
-  const cpu0 = peer.cpuSeconds()
-  for (let r = 1; r <= o.repeat; r++) {
-    seq.push(await appendSequential(peer, `seq-${r}`, o.posts, item))
-    bat.push(await appendBatched(peer, `batch-${r}`, o.messages, item))
-    const [m, mb] = await catchUp(peer, `batch-${r}`, o.messages)
-    cu.push(m)
-    cuMB.push(mb)
-    log(`  ${peer.label}, round ${r}: sequential ${fmtInt(seq.at(-1) as number)} POSTs/s, batched ${fmtInt(bat.at(-1) as number)} msgs/s, catch-up ${fmtInt(m)} msgs/s`)
+/** Reads of each stream in phase c: the first is cold (the reads' code not yet optimised), the median is reported. */
+const CATCH_UP_READS = 5
+
+/** Phases a–c of one round on one peer. */
+async function throughputRound(peer: Peer, o: SuiteOptions & GatewayExtras, item: string, r: number, f: Rounds): Promise<void> {
+  f.seq.push(await appendSequential(peer, `seq-${r}`, o.posts, item))
+  f.bat.push(await appendBatched(peer, `batch-${r}`, o.messages, item))
+  const reads: Array<[number, number]> = []
+  for (let i = 0; i < CATCH_UP_READS; i++) reads.push(await catchUp(peer, `batch-${r}`, o.messages))
+  f.cold.push(reads[0]![0])
+  f.cu.push(median(reads.map((x) => x[0])))
+  f.cuMB.push(median(reads.map((x) => x[1])))
+  log(`  ${peer.label}, round ${r}: sequential ${fmtInt(f.seq.at(-1)!)} POSTs/s, batched ${fmtInt(f.bat.at(-1)!)} msgs/s, catch-up ${reads.map((x) => fmtInt(x[0])).join(' / ')} msgs/s`)
+}
+
+interface Rounds {
+  seq: number[]
+  bat: number[]
+  cold: number[]
+  cu: number[]
+  cuMB: number[]
+}
+
+/**
+ * Both servers run at once and every phase alternates between them (a–c round by round, then d,
+ * then e), so a change in the machine's load meets both alike.
+ */
+async function measureBoth(peers: readonly Peer[], o: SuiteOptions & GatewayExtras, item: string): Promise<Figures[]> {
+  const rounds = peers.map((): Rounds => ({ seq: [], bat: [], cold: [], cu: [], cuMB: [] }))
+  const cpu0 = peers.map((p) => p.cpuSeconds())
+  for (let r = 1; r <= o.repeat; r++) for (const [i, peer] of peers.entries()) await throughputRound(peer, o, item, r, rounds[i]!)
+  const lat: LatencySummary[] = []
+  for (const peer of peers) {
+    lat.push(await latency(peer, o.tailMessages, item))
+    log(`  ${peer.label}: append→SSE p50 ${fmtNum(lat.at(-1)!.p50, 3)} ms, p99 ${fmtNum(lat.at(-1)!.p99, 3)} ms`)
   }
-  const lat = await latency(peer, o.tailMessages, item)
-  log(`  ${peer.label}: append→SSE p50 ${fmtNum(lat.p50, 3)} ms, p99 ${fmtNum(lat.p99, 3)} ms`)
-  const fan = await fanOut(peer, o.readers, item)
-  log(`  ${peer.label}: ${fmtInt(o.readers)} SSE readers, ${fmtNum(fan.rssPerReader / 1024, 1)} KiB RSS each, delivery p99 ${fmtNum(fan.delivery.p99, 1)} ms`)
-  return { sequential: median(seq), batched: median(bat), catchUp: median(cu), catchUpMBps: median(cuMB), latency: lat, ...fan, cpuSeconds: peer.cpuSeconds() - cpu0 }
+  const fans: Array<{ rssPerReader: number; delivery: LatencySummary }> = []
+  for (const peer of peers) {
+    fans.push(await fanOut(peer, o.readers, item))
+    log(`  ${peer.label}: ${fmtInt(o.readers)} SSE readers, ${fmtNum(fans.at(-1)!.rssPerReader / 1024, 1)} KiB RSS each, delivery p99 ${fmtNum(fans.at(-1)!.delivery.p99, 1)} ms`)
+  }
+  return peers.map((peer, i) => {
+    const f = rounds[i]!
+    return { sequential: median(f.seq), batched: median(f.bat), catchUpCold: median(f.cold), catchUp: median(f.cu), catchUpMBps: median(f.cuMB), latency: lat[i]!, ...fans[i]!, cpuSeconds: peer.cpuSeconds() - cpu0[i]! }
+  })
 }
 
 /** Options only this suite takes (bench/run.ts: --posts, --readers, --cpu-prof). */
@@ -189,14 +218,14 @@ async function run(options: SuiteOptions): Promise<void> {
   log(`machine: ${machine()}`)
   log(`source:  ${revision()}`)
   log(`setup:   ${fmtInt(o.posts)} sequential POSTs; ${fmtInt(o.messages)} messages in POSTs of ${BATCH}, read back from the start; ${fmtInt(o.tailMessages)} latency samples; ${fmtInt(o.readers)} SSE readers × ${FANOUT_APPENDS} appends; items: JSON strings of ${o.size} B; ${o.repeat} round(s) of a–c, median reported`)
-  const figures: Figures[] = []
-  for (const starter of [() => startTwainmq(o.cpuProf === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${o.cpuProf}`]), startReference]) {
-    const peer = await starter()
-    try {
-      figures.push(await measure(peer, o, item))
-    } finally {
-      await peer.stop()
-    }
+  const peers: Peer[] = []
+  let figures: Figures[]
+  try {
+    peers.push(await startTwainmq(o.cpuProf === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${o.cpuProf}`]))
+    peers.push(await startReference())
+    figures = await measureBoth(peers, o, item)
+  } finally {
+    for (const p of peers) await p.stop()
   }
   const [ours, ref] = figures as [Figures, Figures]
   const x = (a: number, b: number) => `${fmtNum(a / b, 2)}×`
@@ -205,7 +234,8 @@ async function run(options: SuiteOptions): Promise<void> {
     ['phase', 'twainmq serve', 'reference', 'ours / reference'],
     ['a. sequential append (POSTs/s, 1 item each)', fmtInt(ours.sequential), fmtInt(ref.sequential), x(ours.sequential, ref.sequential)],
     [`b. batched append (msgs/s, ${BATCH} per POST)`, fmtInt(ours.batched), fmtInt(ref.batched), x(ours.batched, ref.batched)],
-    ['c. catch-up read (msgs/s)', fmtInt(ours.catchUp), fmtInt(ref.catchUp), x(ours.catchUp, ref.catchUp)],
+    [`c. catch-up read (msgs/s, median of ${CATCH_UP_READS} reads)`, fmtInt(ours.catchUp), fmtInt(ref.catchUp), x(ours.catchUp, ref.catchUp)],
+    ['c. catch-up read, first (cold) read (msgs/s)', fmtInt(ours.catchUpCold), fmtInt(ref.catchUpCold), x(ours.catchUpCold, ref.catchUpCold)],
     ['c. catch-up read (MB/s of bodies)', fmtNum(ours.catchUpMBps, 1), fmtNum(ref.catchUpMBps, 1), x(ours.catchUpMBps, ref.catchUpMBps)],
     ['d. append→SSE p50 (ms)', fmtNum(ours.latency.p50, 3), fmtNum(ref.latency.p50, 3), x(ours.latency.p50, ref.latency.p50)],
     ['d. append→SSE p99 (ms)', fmtNum(ours.latency.p99, 3), fmtNum(ref.latency.p99, 3), x(ours.latency.p99, ref.latency.p99)],

@@ -2,7 +2,7 @@ import type { LogRollbackError } from '../core/errors.js'
 import type { KeyType, Message, Retention } from '../core/types.js'
 import type { GroupAdmin } from './group-admin.js'
 import type { GroupCoordinator } from './group.js'
-import type { RecordInput } from './record.js'
+import type { RawRecord, RecordInput } from './record.js'
 import type { SharedGroups } from './shared.js'
 
 /** A topic's stored configuration. */
@@ -51,6 +51,12 @@ export interface PartitionReader {
    * a reader that is already reading.
    */
   read(max: number): Promise<Message[]>
+  /**
+   * Optional: like `read`, without decoding keys, headers or values (the gateway's catch-up path
+   * copies stored JSON and text bytes into responses as they are). A record's bytes may live in
+   * the reader's own buffer: they are valid only until this reader's next call.
+   */
+  readRaw?(max: number): Promise<RawRecord[]>
   /** Continue from `offset` at the next `read`. */
   seek(offset: number): void
   /**

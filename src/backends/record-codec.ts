@@ -1,7 +1,7 @@
 import type { KeyCodec } from '../core/keys.js'
 import type { Message } from '../core/types.js'
 import { decodeValue } from '../core/values.js'
-import { valueBound, type RecordInput } from './record.js'
+import { valueBound, type RawRecord, type RecordInput } from './record.js'
 
 /*
  * One stored record (shared by the file backend's batch frames and the Redis backend's stream
@@ -157,4 +157,15 @@ export function readRecord(
   const m: Message = { topic, partition, offset, key, timestamp, value, headers, producerId }
   if (type !== undefined) m.type = type
   return m
+}
+
+/** The record at `p` (ending at `next`) without decoding it: its type, kind and value's place. */
+export function readRawRecord(buf: Buffer, p: number, next: number, offset: number): RawRecord {
+  const typeLen = buf[p + 13] as number
+  const headerCount = get16(buf, p + 16)
+  let q = p + 18 + get16(buf, p + 14)
+  const type = typeLen ? utf8(buf, q, q + typeLen) : undefined
+  q += typeLen
+  for (let j = 0; j < headerCount; j++) q += 6 + get16(buf, q) + get32(buf, q + 2)
+  return { offset, type, kind: buf[p + 12] as number, buf, start: q, end: next }
 }

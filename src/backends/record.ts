@@ -48,3 +48,18 @@ export function recordKeyBytes(r: RecordInput): Buffer {
   b.writeUIntBE(r.key, 0, r.keyBytes)
   return b
 }
+
+/**
+ * One stored record, not decoded: its offset, type and value kind, and where its value's stored
+ * bytes are (`buf[start, end)`: UTF-8 text for text, JSON and typed values). Made by
+ * `PartitionReader.readRaw`; `buf` may be the reader's own buffer, so the bytes are valid only
+ * until that reader's next call.
+ */
+export interface RawRecord {
+  offset: number
+  type: string | undefined
+  kind: ValueKind
+  buf: Buffer
+  start: number
+  end: number
+}

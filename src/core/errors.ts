@@ -31,10 +31,10 @@ function subclass(name: string, code: string, retriable = false) {
 }
 
 /** A topic name that is not `^[A-Za-z0-9_.-]{1,200}$`, is `.`/`..`, or starts with `__`. */
-export const InvalidTopicNameError = subclass('InvalidTopicNameError', 'ERR_INVALID_TOPIC_NAME')
+export const InvalidTopicNameError = /* @__PURE__ */ subclass('InvalidTopicNameError', 'ERR_INVALID_TOPIC_NAME')
 export type InvalidTopicNameError = InstanceType<typeof InvalidTopicNameError>
 /** A key type other than `u8|u16|u32|u64|charN|string`. */
-export const InvalidKeyTypeError = subclass('InvalidKeyTypeError', 'ERR_INVALID_KEY_TYPE')
+export const InvalidKeyTypeError = /* @__PURE__ */ subclass('InvalidKeyTypeError', 'ERR_INVALID_KEY_TYPE')
 export type InvalidKeyTypeError = InstanceType<typeof InvalidKeyTypeError>
 /** A key that does not fit the topic's key type; the key is in `key`. */
 export class InvalidKeyError extends TwainError {
@@ -47,10 +47,10 @@ export class InvalidKeyError extends TwainError {
   }
 }
 /** `createTopic` of a name that exists. */
-export const TopicExistsError = subclass('TopicExistsError', 'ERR_TOPIC_EXISTS')
+export const TopicExistsError = /* @__PURE__ */ subclass('TopicExistsError', 'ERR_TOPIC_EXISTS')
 export type TopicExistsError = InstanceType<typeof TopicExistsError>
 /** An operation on a topic that does not exist. */
-export const TopicNotFoundError = subclass('TopicNotFoundError', 'ERR_TOPIC_NOT_FOUND')
+export const TopicNotFoundError = /* @__PURE__ */ subclass('TopicNotFoundError', 'ERR_TOPIC_NOT_FOUND')
 export type TopicNotFoundError = InstanceType<typeof TopicNotFoundError>
 /** Key + headers + encoded value larger than the topic's `maxMessageBytes`; the sizes are in `size` and `limit`. */
 export class MessageTooLargeError extends TwainError {
@@ -66,10 +66,10 @@ export class MessageTooLargeError extends TwainError {
   }
 }
 /** `registerType` of a name already registered. */
-export const TypeAlreadyRegisteredError = subclass('TypeAlreadyRegisteredError', 'ERR_TYPE_ALREADY_REGISTERED')
+export const TypeAlreadyRegisteredError = /* @__PURE__ */ subclass('TypeAlreadyRegisteredError', 'ERR_TYPE_ALREADY_REGISTERED')
 export type TypeAlreadyRegisteredError = InstanceType<typeof TypeAlreadyRegisteredError>
 /** A message type that is not registered (or not allowed on the topic). */
-export const UnknownMessageTypeError = subclass('UnknownMessageTypeError', 'ERR_UNKNOWN_MESSAGE_TYPE')
+export const UnknownMessageTypeError = /* @__PURE__ */ subclass('UnknownMessageTypeError', 'ERR_UNKNOWN_MESSAGE_TYPE')
 export type UnknownMessageTypeError = InstanceType<typeof UnknownMessageTypeError>
 /** One problem a schema found, as Standard Schema reports it (`path`: keys from the root of the value). */
 export interface ValidationIssue {
@@ -118,10 +118,10 @@ export class TopicCorruptError extends TwainError implements CorruptionSite {
   }
 }
 /** An admin operation (`describeGroup`, `resetGroup`, `deleteGroup`) on a group that does not exist. */
-export const GroupNotFoundError = subclass('GroupNotFoundError', 'ERR_GROUP_NOT_FOUND')
+export const GroupNotFoundError = /* @__PURE__ */ subclass('GroupNotFoundError', 'ERR_GROUP_NOT_FOUND')
 export type GroupNotFoundError = InstanceType<typeof GroupNotFoundError>
 /** A commit by a group member that no longer owns the partition. */
-export const FencedError = subclass('FencedError', 'ERR_FENCED')
+export const FencedError = /* @__PURE__ */ subclass('FencedError', 'ERR_FENCED')
 export type FencedError = InstanceType<typeof FencedError>
 /**
  * A partition's log moved back below offsets a reader or group had already seen (a failover to a
@@ -146,7 +146,7 @@ export class LogRollbackError extends TwainError {
   }
 }
 /** An option or argument out of its range. */
-export const InvalidArgumentError = subclass('InvalidArgumentError', 'ERR_INVALID_ARGUMENT')
+export const InvalidArgumentError = /* @__PURE__ */ subclass('InvalidArgumentError', 'ERR_INVALID_ARGUMENT')
 export type InvalidArgumentError = InstanceType<typeof InvalidArgumentError>
 /**
  * The backend could not be reached, or refused who connected. Retriable, except when the server
@@ -184,13 +184,13 @@ export class AppendConflictError extends TwainError {
   }
 }
 /** An operation did not finish in time (e.g. a partition lock could not be taken). */
-export const TimeoutError = subclass('TimeoutError', 'ERR_TIMEOUT', true)
+export const TimeoutError = /* @__PURE__ */ subclass('TimeoutError', 'ERR_TIMEOUT', true)
 export type TimeoutError = InstanceType<typeof TimeoutError>
 /** Use of a closed `Twain`, producer, stream or consumer. */
-export const ClosedError = subclass('ClosedError', 'ERR_CLOSED')
+export const ClosedError = /* @__PURE__ */ subclass('ClosedError', 'ERR_CLOSED')
 export type ClosedError = InstanceType<typeof ClosedError>
 /** An `AbortSignal` fired. */
-export const AbortError = subclass('AbortError', 'ERR_ABORTED')
+export const AbortError = /* @__PURE__ */ subclass('AbortError', 'ERR_ABORTED')
 export type AbortError = InstanceType<typeof AbortError>
 
 /** The error to throw for an aborted signal: its reason when that is already an `AbortError`. */
@@ -217,4 +217,23 @@ export function backendError(what: string, cause: unknown): TwainError {
   }
   if (errno === 'ELOOP') return new BackendError(`${what}: refusing to follow a symbolic link (${detail})`, { cause, retriable: false })
   return new BackendError(`${what}: ${detail}`, { cause, retriable: errno === undefined || !PERMANENT_ERRNO.has(errno) })
+}
+
+/**
+ * An HTTP request (the browser client, `twainmq/browser`) was answered with an error status:
+ * `status` is it (401: no or unknown token, 403: the token may not do this, 404: no such stream).
+ * Retriable for 408, 429 and 5xx.
+ */
+export class HttpError extends TwainError {
+  /** The HTTP status of the answer. */
+  readonly status: number
+  /** The URL that answered. */
+  readonly url: string
+  constructor(message: string, options: Opts & { status?: number; url?: string } = {}) {
+    const status = options.status ?? 0
+    super(message, { code: 'ERR_HTTP', retriable: status === 408 || status === 429 || status >= 500, cause: options.cause })
+    this.name = 'HttpError'
+    this.status = status
+    this.url = options.url ?? ''
+  }
 }

@@ -7,10 +7,10 @@ export const isJson = (contentType: string): boolean => mediaType(contentType) =
 /** Streams sent as UTF-8 text over SSE (`text/*` and JSON); the rest is base64. */
 export const isTextual = (contentType: string): boolean => isJson(contentType) || mediaType(contentType).startsWith('text/')
 
-/** A message's value as JSON text (JSON mode): bytes as a base64 string. */
-export function jsonText(m: Message): string {
-  if (Buffer.isBuffer(m.value)) return JSON.stringify(m.value.toString('base64'))
-  return JSON.stringify(m.value) ?? 'null'
+/** A value as JSON text (JSON mode): bytes as a base64 string. */
+export function jsonText(value: unknown): string {
+  if (Buffer.isBuffer(value)) return JSON.stringify(value.toString('base64'))
+  return JSON.stringify(value) ?? 'null'
 }
 
 /** A message's value as bytes (byte and text modes): strings as UTF-8, JSON values as their text. */
@@ -18,10 +18,4 @@ export function valueBytes(m: Message): Buffer {
   if (Buffer.isBuffer(m.value)) return m.value
   if (typeof m.value === 'string') return Buffer.from(m.value, 'utf8')
   return Buffer.from(JSON.stringify(m.value) ?? 'null', 'utf8')
-}
-
-/** The body of a read: one JSON array in JSON mode, else the values' bytes concatenated. */
-export function bodyOf(contentType: string, messages: readonly Message[]): Buffer {
-  if (isJson(contentType)) return Buffer.from(`[${messages.map(jsonText).join(',')}]`, 'utf8')
-  return Buffer.concat(messages.map(valueBytes))
 }

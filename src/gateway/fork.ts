@@ -45,8 +45,8 @@ export async function planFork(ctx: GatewayContext, source: StreamView, offset: 
     if (isJson(source.contentType)) {
       const size = Number(unit.headers[H_BATCH] ?? '1')
       if (sub > size) throw new HttpError(400, `Stream-Fork-Sub-Offset ${sub} overshoots the next append (${size} messages)`)
-      const rest = await readFrom(ctx, source, at, Number.MAX_SAFE_INTEGER)
-      for (const m of rest.messages.slice(0, sub)) prefix.push(record(ValueKind.Json, JSON.stringify(m.value)))
+      const rest = await readFrom(ctx, source, at, sub)
+      for (const m of rest.messages) prefix.push(record(ValueKind.Json, JSON.stringify(m.value)))
       if (prefix.length > 1) prefix[0]!.headers = { [H_BATCH]: String(prefix.length) }
     } else {
       const bytes = valueBytes(unit)

@@ -1,9 +1,9 @@
-import { bodyOf, isJson } from './content.js'
+import { isJson } from './content.js'
 import type { GatewayContext } from './context.js'
 import { responseCursor } from './cursor.js'
 import { HttpError, reply, type GwRequest, type GwResponse } from './http.js'
 import type { StreamTarget } from './names.js'
-import { atTail, positionOf, readFrom, tokenOf, type Position, type ReadResult } from './read.js'
+import { atTail, positionOf, readPage, tokenOf, type PageResult, type Position } from './read.js'
 import { sharedRead } from './shared-read.js'
 import { sseResponse } from './sse.js'
 import { liveView } from './live-view.js'
@@ -12,6 +12,12 @@ import type { StreamView } from './stream-view.js'
 import { Wake } from './wake.js'
 
 const CATCH_UP_CACHE = 'public, max-age=60, stale-while-revalidate=300'
+/**
+ * With auth, a catch-up answer is for its token only: `private` (no shared cache may keep it) and
+ * `Vary: Authorization` (a browser's own cache must not answer another token's request with it,
+ * which would hand a token without access the data, and hide the 403).
+ */
+const GUARDED_CACHE = { 'cache-control': 'private, max-age=60, stale-while-revalidate=300', vary: 'Authorization' }
 
 /** The one `offset` query parameter (400 when repeated or empty); `-1` when absent. */
 function offsetParam(req: GwRequest, live: boolean): string {
@@ -23,13 +29,16 @@ function offsetParam(req: GwRequest, live: boolean): string {
   return raw
 }
 
-function dataReply(v: StreamView, from: Position, r: ReadResult, extra: Record<string, string>, body = bodyOf(v.contentType, r.messages)): GwResponse {
+function dataReply(v: StreamView, from: Position, r: PageResult, extra: Record<string, string>): GwResponse {
   const h: Record<string, string> = { 'content-type': v.contentType, 'stream-next-offset': tokenOf(v, r.next), ...extra }
   if (r.upToDate) h['stream-up-to-date'] = 'true'
   if (r.upToDate && v.state.closedAt !== undefined) h['stream-closed'] = 'true'
   h.etag = `"${tokenOf(v, from)}:${tokenOf(v, r.next)}${h['stream-closed'] ? ':c' : ''}"`
-  return reply(200, h, body)
+  return reply(200, h, r.body)
 }
+
+/** Whether requests carry credentials (then catch-up answers are private to them). */
+const guarded = (ctx: GatewayContext): boolean => ctx.options.auth !== undefined || ctx.options.authorize !== undefined
 
 /** GET: catch-up, long-poll or SSE read. */
 export async function getStream(ctx: GatewayContext, req: GwRequest, target: StreamTarget): Promise<GwResponse> {
@@ -45,7 +54,7 @@ export async function getStream(ctx: GatewayContext, req: GwRequest, target: Str
       if (v.state.closedAt !== undefined) h['stream-closed'] = 'true'
       return reply(200, h, isJson(v.contentType) ? '[]' : '')
     }
-    const r = dataReply(v, from, await readFrom(ctx, v, from, ctx.options.maxReadBytes), { 'cache-control': CATCH_UP_CACHE })
+    const r = dataReply(v, from, await readPage(ctx, v, from, ctx.options.maxReadBytes), guarded(ctx) ? GUARDED_CACHE : { 'cache-control': CATCH_UP_CACHE })
     if (req.header('if-none-match') === r.headers.etag) return reply(304, { etag: r.headers.etag!, 'stream-next-offset': r.headers['stream-next-offset']! })
     return r
   }
@@ -59,7 +68,7 @@ export async function getStream(ctx: GatewayContext, req: GwRequest, target: Str
     for (;;) {
       if (!atTail(v, from)) {
         const shared = await sharedRead(ctx, v, from)
-        return dataReply(v, from, shared.result, { 'stream-cursor': responseCursor(cursor) }, shared.body())
+        return dataReply(v, from, shared.result, { 'stream-cursor': responseCursor(cursor) })
       }
       const h: Record<string, string> = { 'stream-next-offset': tokenOf(v, from), 'stream-up-to-date': 'true' }
       if (v.state.closedAt !== undefined) return reply(204, { ...h, 'stream-closed': 'true' })

@@ -1,8 +1,13 @@
+import type { PartitionReader } from '../backends/backend.js'
+import type { RawRecord } from '../backends/record.js'
 import type { Message } from '../core/types.js'
+import { ValueKind } from '../core/values.js'
+import { jsonText, valueBytes } from './content.js'
 import type { GatewayContext } from './context.js'
 import { HttpError } from './http.js'
 import { formatToken, parseOffset } from './offsets.js'
 import { park, takeReader } from './reader-pool.js'
+import { PageBody } from './page-body.js'
 import { isControl } from './records.js'
 import type { StreamView } from './stream-view.js'
 
@@ -44,42 +49,48 @@ export function positionOf(v: StreamView, raw: string, what = 'offset'): Positio
   return normalise(v, { seg, offset: Math.max(o.offset, v.chain[seg]!.start) })
 }
 
-export interface ReadResult {
-  messages: Message[]
+/** What a read stopped at. */
+export interface ReadEnd {
   next: Position
-  /** Everything up to the tail was returned. */
+  /** Everything up to the tail was read. */
   upToDate: boolean
 }
 
-/** Size of a message's value in a response (for paging). */
-export const valueSize = (m: Message): number =>
-  Buffer.isBuffer(m.value) ? m.value.length : typeof m.value === 'string' ? Buffer.byteLength(m.value) : (JSON.stringify(m.value)?.length ?? 4)
+export interface ReadResult extends ReadEnd {
+  messages: Message[]
+}
 
-/** Read the data messages from `from` up to the tail: at most `maxBytes` of values, but at least one message. */
-export async function readFrom(ctx: GatewayContext, v: StreamView, from: Position, maxBytes: number): Promise<ReadResult> {
-  const messages: Message[] = []
-  let bytes = 0
+/** A read as a response body (see {@link PageBody}). */
+export interface PageResult extends ReadEnd {
+  body: Buffer
+  /** Data messages in it. */
+  count: number
+}
+
+type Item = { offset: number; type?: string | undefined }
+type Take<T> = (reader: PartitionReader, max: number) => Promise<T[]>
+
+/**
+ * Read the records from `from` up to the view's tail, skipping control records; `accept` takes
+ * each data record and answers false to stop before it (the next read starts with it).
+ */
+async function readRange<T extends Item>(ctx: GatewayContext, v: StreamView, from: Position, take: Take<T>, accept: (item: T) => boolean): Promise<ReadEnd> {
   let pos = normalise(v, from)
-  while (!atTail(v, pos)) {
+  let full = false
+  while (!atTail(v, pos) && !full) {
     const seg = v.chain[pos.seg]!
     const limit = limitOf(v, pos.seg)
-    const reader = await takeReader(ctx.store, seg.topic, seg.partition, seg.incarnation, pos.offset)
-    let full = false
+    const reader = await takeReader(ctx.store, 'data', seg.topic, seg.partition, seg.incarnation, pos.offset)
     let ok = false
     try {
       while (pos.offset < limit && !full) {
-        const batch = await reader.read(Math.min(1000, limit - pos.offset))
+        const batch = await take(reader, Math.min(1000, limit - pos.offset))
         if (batch.length === 0) break
         for (const m of batch) {
           if (m.offset >= limit) break
-          if (!isControl(m.type)) {
-            const size = valueSize(m)
-            if (messages.length > 0 && bytes + size > maxBytes) {
-              full = true // the next page starts with it
-              break
-            }
-            messages.push(m)
-            bytes += size
+          if (!isControl(m.type) && !accept(m)) {
+            full = true
+            break
           }
           pos = { seg: pos.seg, offset: m.offset + 1 }
         }
@@ -88,12 +99,42 @@ export async function readFrom(ctx: GatewayContext, v: StreamView, from: Positio
     } finally {
       if (ok) {
         if (reader.next !== pos.offset) reader.seek(pos.offset) // a full page stopped inside a batch
-        park(ctx.store, seg.topic, seg.partition, seg.incarnation, reader)
+        park(ctx.store, 'data', seg.topic, seg.partition, seg.incarnation, reader)
       } else await reader.close()
     }
-    if (full) break
-    if (pos.offset < limit) pos = { seg: pos.seg, offset: limit } // trimmed or missing data: skip to the limit
+    if (!full && pos.offset < limit) pos = { seg: pos.seg, offset: limit } // trimmed or missing data: skip to the limit
     pos = normalise(v, pos)
   }
-  return { messages, next: pos, upToDate: atTail(v, pos) }
+  return { next: pos, upToDate: atTail(v, pos) }
+}
+
+/** The data messages from `from` up to the tail, decoded: at most `max` of them, but at least one. */
+export async function readFrom(ctx: GatewayContext, v: StreamView, from: Position, max: number): Promise<ReadResult> {
+  const messages: Message[] = []
+  const end = await readRange(ctx, v, from, (r, n) => r.read(n), (m: Message) => messages.length < max && messages.push(m) > 0)
+  return { messages, ...end }
+}
+
+/**
+ * The data from `from` up to the tail as a response body: at most `maxBytes` of values, but at
+ * least one message. Stores with raw reads give their stored bytes, copied into the body as they are.
+ */
+export async function readPage(ctx: GatewayContext, v: StreamView, from: Position, maxBytes: number): Promise<PageResult> {
+  const page = new PageBody(v.contentType, Math.min(maxBytes, (v.tail - from.offset) * 128))
+  const accept = (r: RawRecord): boolean => {
+    if (page.count > 0 && page.bytes + page.sizeOf(r) > maxBytes) return false
+    page.addRaw(r)
+    return true
+  }
+  const end = await readRange(ctx, v, from, rawTake(page.json), accept)
+  return { body: page.finish(), count: page.count, ...end }
+}
+
+/** Raw records from a reader: its own raw read, else its messages encoded as the body needs them. */
+function rawTake(json: boolean): Take<RawRecord> {
+  const encode = (m: Message): RawRecord => {
+    const buf = json ? Buffer.from(jsonText(m.value), 'utf8') : valueBytes(m)
+    return { offset: m.offset, type: m.type, kind: json ? ValueKind.Json : ValueKind.Bytes, buf, start: 0, end: buf.length }
+  }
+  return (reader, max) => (reader.readRaw ? reader.readRaw(max) : reader.read(max).then((ms) => ms.map(encode)))
 }

@@ -12,16 +12,23 @@ interface Parked {
 }
 
 const pools = perStore<Parked>()
-const keyOf = (topic: string, partition: number, incarnation: number, at: number): string => `${topic}~${partition}@${incarnation}:${at}`
+/**
+ * What a reader is kept for: the fold of a stream's state and its data reads both start at the
+ * offset the last one reached, so one pool of readers keyed by offset alone would hand the fold's
+ * reader to the data read (or the reverse) and make the other open a new one on every wake-up.
+ */
+export type ReaderLane = 'fold' | 'data'
+
+const keyOf = (lane: ReaderLane, topic: string, partition: number, incarnation: number, at: number): string => `${topic}~${partition}@${incarnation}:${at}/${lane}`
 
 /**
- * A reader of one partition of a topic incarnation at `from`: one parked there by an earlier
+ * A reader of one partition of a topic incarnation at `from`, for `lane`: one parked there by an earlier
  * request when there is one (no segment listing, start file or fd open), else a new one. Hand it
  * back with {@link park} when done, or close it.
  */
-export async function takeReader(store: TopicStore, topic: string, partition: number, incarnation: number, from: number): Promise<PartitionReader> {
+export async function takeReader(store: TopicStore, lane: ReaderLane, topic: string, partition: number, incarnation: number, from: number): Promise<PartitionReader> {
   const pool = pools(store)
-  const key = keyOf(topic, partition, incarnation, from)
+  const key = keyOf(lane, topic, partition, incarnation, from)
   const hit = pool.get(key)
   if (hit) {
     pool.delete(key)
@@ -33,9 +40,9 @@ export async function takeReader(store: TopicStore, topic: string, partition: nu
 }
 
 /** Keep a reader open for the next request that reads on from where it is (closed after 5 s unused). */
-export function park(store: TopicStore, topic: string, partition: number, incarnation: number, reader: PartitionReader): void {
+export function park(store: TopicStore, lane: ReaderLane, topic: string, partition: number, incarnation: number, reader: PartitionReader): void {
   const pool = pools(store)
-  const key = keyOf(topic, partition, incarnation, reader.next)
+  const key = keyOf(lane, topic, partition, incarnation, reader.next)
   if (pool.has(key)) {
     void reader.close().catch(() => undefined)
     return

@@ -71,7 +71,9 @@ export async function handle(ctx: GatewayContext, req: GwRequest): Promise<GwRes
   } catch (e) {
     res = failure(e)
   }
-  Object.assign(res.headers, { 'x-content-type-options': 'nosniff', 'cross-origin-resource-policy': 'cross-origin' }, corsHeaders(ctx, req))
+  const cors = corsHeaders(ctx, req)
+  if (cors['vary'] !== undefined && res.headers['vary'] !== undefined) cors['vary'] = `${res.headers['vary']}, ${cors['vary']}`
+  Object.assign(res.headers, { 'x-content-type-options': 'nosniff', 'cross-origin-resource-policy': 'cross-origin' }, cors)
   if (req.method === 'HEAD') delete res.body
   return res
 }

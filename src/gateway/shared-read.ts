@@ -1,14 +1,13 @@
-import { bodyOf, isJson, isTextual } from './content.js'
+import { isJson, isTextual } from './content.js'
 import type { GatewayContext } from './context.js'
 import { perStore } from './per-store.js'
-import { readFrom, type Position, type ReadResult } from './read.js'
+import { readPage, type PageResult, type Position } from './read.js'
 import { sseEvent } from './sse-event.js'
 import { accessKey, type StreamView } from './stream-view.js'
 
-/** A read shared by live readers: its result, response body and SSE `data` event (`''` when there is nothing to send), each encoded once on first use. */
+/** A read shared by live readers: its result (with the response body) and SSE `data` event (`''` when there is nothing to send), encoded once on first use. */
 export interface SharedRead {
-  result: ReadResult
-  body(): Buffer
+  result: PageResult
   event(): string
 }
 
@@ -17,15 +16,13 @@ const KEEP_MS = 100
 
 const reads = perStore<{ key: string; read: Promise<SharedRead> }>()
 
-function shared(v: StreamView, result: ReadResult): SharedRead {
-  let body: Buffer | undefined
+function shared(v: StreamView, result: PageResult): SharedRead {
   let event: string | undefined
-  const bodyOnce = () => (body ??= bodyOf(v.contentType, result.messages))
   const eventOf = () => {
-    if (result.messages.length === 0 && !isJson(v.contentType)) return ''
-    return sseEvent('data', isTextual(v.contentType) ? bodyOnce().toString('utf8') : bodyOnce().toString('base64'))
+    if (result.count === 0 && !isJson(v.contentType)) return ''
+    return sseEvent('data', isTextual(v.contentType) ? result.body.toString('utf8') : result.body.toString('base64'))
   }
-  return { result, body: bodyOnce, event: () => (event ??= eventOf()) }
+  return { result, event: () => (event ??= eventOf()) }
 }
 
 /**
@@ -39,7 +36,7 @@ export function sharedRead(ctx: GatewayContext, v: StreamView, from: Position): 
   const key = `${from.seg}:${from.offset}|${v.tail}|${v.chain.length}`
   const hit = all.get(stream)
   if (hit?.key === key) return hit.read
-  const read = readFrom(ctx, v, from, ctx.options.maxReadBytes).then((result) => shared(v, result))
+  const read = readPage(ctx, v, from, ctx.options.maxReadBytes).then((result) => shared(v, result))
   const entry = { key, read }
   all.set(stream, entry)
   const forget = () => {

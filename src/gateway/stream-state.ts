@@ -38,7 +38,7 @@ function fresh(): FoldedState {
 }
 
 async function fold(store: TopicStore, topic: string, incarnation: number, state: FoldedState): Promise<FoldedState> {
-  const reader = await takeReader(store, topic, 0, incarnation, state.covered)
+  const reader = await takeReader(store, 'fold', topic, 0, incarnation, state.covered)
   let ok = false
   try {
     for (;;) {
@@ -67,7 +67,7 @@ async function fold(store: TopicStore, topic: string, incarnation: number, state
     ok = true
     return state
   } finally {
-    if (ok) park(store, topic, 0, incarnation, reader)
+    if (ok) park(store, 'fold', topic, 0, incarnation, reader)
     else await reader.close()
   }
 }

@@ -34,6 +34,8 @@ export interface Capabilities {
   producerId: boolean
   /** `endOffsetsSnapshot` answers synchronously ('now') or with a promise issued at the call ('soon'). */
   endOffsets: 'now' | 'soon'
+  /** Readers have `readRaw` (stored value bytes without decoding; the gateway's catch-up path). */
+  rawReads: boolean
   /** `Backend.shared` (shared groups) exists. */
   shared: boolean
 }
@@ -66,8 +68,8 @@ function fileKind(name: 'file' | 'twainmq-v1'): Kind {
   return {
     name,
     caps: twainmq
-      ? { trim: 'refused', retention: 'none', storesCreatedAt: false, headers: false, producerId: false, endOffsets: 'now', shared: false }
-      : { trim: 'exact', retention: 'segments', storesCreatedAt: true, headers: true, producerId: true, endOffsets: 'now', shared: false },
+      ? { trim: 'refused', retention: 'none', storesCreatedAt: false, headers: false, producerId: false, endOffsets: 'now', rawReads: false, shared: false }
+      : { trim: 'exact', retention: 'segments', storesCreatedAt: true, headers: true, producerId: true, endOffsets: 'now', rawReads: true, shared: false },
     hooks() {
       afterAll(() => {
         for (const rm of dirs.splice(0)) rm()
@@ -96,7 +98,7 @@ function redisKind(): Kind {
   let server: RedisServer | undefined
   return {
     name: 'redis',
-    caps: { trim: 'exact', retention: 'exact', storesCreatedAt: true, headers: true, producerId: true, endOffsets: 'soon', shared: true },
+    caps: { trim: 'exact', retention: 'exact', storesCreatedAt: true, headers: true, producerId: true, endOffsets: 'soon', rawReads: false, shared: true },
     hooks() {
       beforeAll(async () => {
         server = await RedisServer.start()

@@ -89,4 +89,10 @@ describe('examples run as smoke tests', () => {
     expect(out).toMatch(/dead letter: payment 13 \(card declined\) from payments\/\d@\d+/)
     expect(out).toMatch(/lag after close: 0/)
   }, 60_000)
+
+  it('browser-rxjs: headless Chromium renders the RxJS pipeline (tail → filter → scan → bufferTime) over the Node producer', () => {
+    const { code, out } = run('browser-rxjs/serve.ts', '--check') // bounded: exits once the page shows the 20th price
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/page counted 20 prices >= 100 cents, total 2400, last tea at 139; error: ""/)
+  }, 60_000)
 })

@@ -86,7 +86,7 @@ describe('the packed tarball in a fresh strict-TypeScript app', () => {
       sum: 21,
       committed: [6, 6],
       ack: 'function',
-      http: { created: 201, read: [{ hi: 1 }] },
+      http: { created: 201, read: [{ hi: 1 }], browser: [{ hi: 1 }] },
     })
   }, 120_000)
 
@@ -110,13 +110,14 @@ describe('the packed tarball in a fresh strict-TypeScript app', () => {
     // 20.17/20.18 and 22.0-22.11 only behind the flag.
     const flag = (process.features as { require_module?: boolean }).require_module === true ? [] : ['--experimental-require-module']
     const out = ok(await run(process.execPath, [...flag, 'require.cjs', join(app, 'store-cjs')], app), 'node require.cjs')
-    const r = JSON.parse(out.stdout) as { topics: string[]; value: unknown; twainError: string; operators: string[]; rx: string[]; gateway: string[] }
+    const r = JSON.parse(out.stdout) as { topics: string[]; value: unknown; twainError: string; operators: string[]; rx: string[]; gateway: string[]; browser: string[] }
     expect(r.topics).toEqual(['cjs'])
     expect(r.value).toEqual({ via: 'require' })
     expect(r.twainError).toBe('function')
     expect(r.operators).toEqual(expect.arrayContaining(['ack', 'batch', 'pipe', 'retry']))
     expect(r.rx).toEqual(expect.arrayContaining(['ackRx', 'batchRx', 'retryRx']))
     expect(r.gateway).toEqual(['TokenAuth', 'createGateway'])
+    expect(r.browser).toEqual(expect.arrayContaining(['connect', 'BrowserMessageStream', 'HttpError']))
   }, 60_000)
 
   it('ships LICENSE, README, built JS with declarations, maps whose sources are shipped, and no tests', () => {
@@ -124,7 +125,7 @@ describe('the packed tarball in a fresh strict-TypeScript app', () => {
     expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json', 'dist/cli/main.js', 'docs/operators.md']))
     expect(files.filter((f) => f.startsWith('src/') && f.endsWith('.ts')).length).toBeGreaterThan(0)
     expect(readFileSync(join(installed(), 'LICENSE'), 'utf8')).toMatch(/MIT License[\s\S]*Copyright \(c\) 2026 the twainmq authors/)
-    for (const entry of ['dist/index', 'dist/operators/index', 'dist/operators/rx/index', 'dist/gateway/index']) {
+    for (const entry of ['dist/index', 'dist/operators/index', 'dist/operators/rx/index', 'dist/gateway/index', 'dist/browser/index']) {
       expect(files).toEqual(expect.arrayContaining([`${entry}.js`, `${entry}.d.ts`]))
     }
     expect(files.filter((f) => /(^|\/)(test|tests|property-tests|__tests__)\/|\.(test|spec)\.[cm]?[jt]s$/.test(f))).toEqual([])

@@ -4,15 +4,16 @@ import {
   HEADER_BYTES,
   MAGIC,
   decodeBatch,
+  rawBatch,
   encodeBatch,
   encodeSeal,
   frameCrcOk,
   readFrameHeader,
   type FrameHeader,
 } from '../../src/backends/file/batch-format.js'
-import type { RecordInput } from '../../src/backends/record.js'
+import type { RawRecord, RecordInput } from '../../src/backends/record.js'
 import { keyCodec } from '../../src/core/keys.js'
-import { ValueKind, encodeValue } from '../../src/core/values.js'
+import { ValueKind, decodeValue, encodeValue } from '../../src/core/values.js'
 import type { Message } from '../../src/index.js'
 
 const T0 = 1_700_000_000_000
@@ -111,6 +112,18 @@ describe('batch format (src/backends/file/batch-format.ts)', () => {
     expect(decodeAll(buf, 'u16', 101, 2).map((m) => m.offset)).toEqual([101, 102])
     const out: Message[] = []
     expect(decodeBatch(buf, 0, header(buf), 't', 0, u16, 0, 3, out)).toBe(3)
+  })
+
+  it('rawBatch gives offsets, types, kinds and the stored value bytes, which decode to the values', () => {
+    const buf = encodeBatch(records, 100, 'p')
+    const raw: RawRecord[] = []
+    expect(rawBatch(buf, 0, header(buf), 101, 3, raw)).toBe(3)
+    const full = decodeAll(buf, 'u16', 101, 3)
+    expect(raw.map((r) => r.offset)).toEqual([101, 102, 103])
+    expect(raw.map((r) => r.type)).toEqual(full.map((m) => m.type))
+    expect(raw.map((r) => r.kind)).toEqual([ValueKind.Bytes, ValueKind.Json, ValueKind.Typed])
+    expect(raw.map((r) => decodeValue(r.kind, r.buf, r.start, r.end))).toEqual(full.map((m) => m.value))
+    expect(raw[1]!.buf.toString('utf8', raw[1]!.start, raw[1]!.end)).toBe('{"nested":[1,{"x":null}]}')
   })
 
   it('decodes a frame that starts in the middle of a buffer', () => {

@@ -1,8 +1,8 @@
 import { crc32 } from 'node:zlib'
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
-import { RECORD_FIXED, readRecord, recordBytes, recordEnd, typeBytes, writeRecord } from '../record-codec.js'
-import { valueBound, type RecordInput } from '../record.js'
+import { RECORD_FIXED, readRawRecord, readRecord, recordBytes, recordEnd, typeBytes, writeRecord } from '../record-codec.js'
+import { valueBound, type RawRecord, type RecordInput } from '../record.js'
 
 export { setHeader } from '../record-codec.js'
 
@@ -166,6 +166,21 @@ export function decodeBatch(
     const offset = h.baseOffset + i
     if (offset >= fromOffset) {
       out.push(readRecord(buf, p, next, h.firstTimestamp, keys, topic, partition, offset, producerId))
+      pushed++
+    }
+    p = next
+  }
+  return pushed
+}
+
+/** Like {@link decodeBatch}, into `RawRecord`s (offsets, types, kinds and value places only). */
+export function rawBatch(buf: Buffer, pos: number, h: FrameHeader, fromOffset: number, limit: number, out: RawRecord[]): number {
+  let p = pos + h.headerBytes + h.producerIdLength
+  let pushed = 0
+  for (let i = 0; i < h.count && pushed < limit; i++) {
+    const next = recordEnd(buf, p)
+    if (h.baseOffset + i >= fromOffset) {
+      out.push(readRawRecord(buf, p, next, h.baseOffset + i))
       pushed++
     }
     p = next

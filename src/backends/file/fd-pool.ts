@@ -1,4 +1,5 @@
-import { InvalidArgumentError } from '../../core/errors.js'
+import { openSync } from 'node:fs'
+import { InvalidArgumentError, backendError } from '../../core/errors.js'
 
 /**
  * Something that keeps file descriptors open between uses (a partition reader, an appender) and
@@ -158,5 +159,17 @@ export class FdPool {
         acc.fds = 0
       }
     }
+  }
+}
+
+/** Open the segment at `path` read-only for `holder`, counted by `pool`; undefined when it does not exist. */
+export function openSegmentFd(path: string, holder: FdHolder, pool: FdPool | undefined): number | undefined {
+  pool?.opening(holder)
+  try {
+    return openSync(path, 'r')
+  } catch (e) {
+    pool?.closed(holder)
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw backendError(`Cannot open segment ${path}`, e)
   }
 }

@@ -1,10 +1,11 @@
-import { fstatSync, openSync, readSync } from 'node:fs'
-import { backendError, type TopicCorruptError } from '../../core/errors.js'
+import { fstatSync, readSync } from 'node:fs'
+import type { TopicCorruptError } from '../../core/errors.js'
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
 import type { PartitionReader } from '../backend.js'
-import { FLAG_SEAL, HEADER_BYTES, decodeBatch, frameCrcOk, readFrameHeader } from './batch-format.js'
-import type { FdHolder, FdPool } from './fd-pool.js'
+import type { RawRecord } from '../record.js'
+import { FLAG_SEAL, HEADER_BYTES, decodeBatch, frameCrcOk, rawBatch, readFrameHeader } from './batch-format.js'
+import { openSegmentFd, type FdHolder, type FdPool } from './fd-pool.js'
 import { indexPath, segmentPath } from './layout.js'
 import { PartitionChanges, fdIdentity, sizeIfSame } from './partition-changes.js'
 import { indexLookup } from './segment-index.js'
@@ -66,11 +67,15 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
 
   /** Synchronous inside (page-cache reads): `seek` and `close` never interleave with a read half-way. */
   async read(max: number): Promise<Message[]> {
-    return this.readSync(max)
+    return this.readSync(max, false) as Message[]
+  }
+  /** Like `read`, without decoding (`readSync(…, raw)`): the records point into this reader's buffer until its next call. */
+  async readRaw(max: number): Promise<RawRecord[]> {
+    return this.readSync(max, true) as RawRecord[]
   }
 
-  private readSync(max: number): Message[] {
-    const out: Message[] = []
+  private readSync(max: number, raw: boolean): Array<Message | RawRecord> {
+    const out: Array<Message | RawRecord> = []
     if (this.closed) return out
     if (this.fh !== undefined) {
       this.pool?.touch(this)
@@ -85,6 +90,7 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
       // messages at a time: re-reading 1 MiB for each would multiply the I/O).
       let fresh = false
       if (!(this.pos >= this.winPos && this.pos < this.winPos + this.winLen)) {
+        if (raw && out.length > 0) return out // raw records point into `buf`: no refill under them
         // Synchronous: a page-cache read of at most 1 MiB costs less than a thread-pool round trip,
         // and it leaves no idle gap between chunks.
         if (this.grow && this.buf.length < CHUNK) this.buf = Buffer.allocUnsafe(Math.min(CHUNK, this.buf.length * 8))
@@ -131,8 +137,10 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
           break
         }
         if (wanted) {
-          const n = decodeBatch(this.buf, rel, h, this.topic, this.partition, this.keys, this.next, max - out.length, out)
-          if (n > 0) this.next = (out[out.length - 1] as Message).offset + 1
+          const n = raw
+            ? rawBatch(this.buf, rel, h, this.next, max - out.length, out as RawRecord[])
+            : decodeBatch(this.buf, rel, h, this.topic, this.partition, this.keys, this.next, max - out.length, out as Message[])
+          if (n > 0) this.next = (out[out.length - 1] as Message | RawRecord).offset + 1
           if (this.next < frameEnd) {
             if (out.length >= max) break // limit reached inside this frame
             this.next = frameEnd // a frame without records keeps its offsets reserved (repair writes such a marker)
@@ -170,7 +178,7 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
     // The end offset lies in the last segment, so its seal need not be checked (`endOfData` skipped).
     this.verifying = true
     try {
-      if (this.readSync(1).length > 0) this.seek(at) // appended meanwhile: not this reader's business
+      if (this.readSync(1, true).length > 0) this.seek(at) // appended meanwhile: not this reader's business
     } finally {
       this.verifying = false
     }
@@ -180,7 +188,7 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
    * Damage at byte `position` of the open segment. Records decoded before it are delivered first
    * (the reader stays in front of the damage, so its next read throws at once); then it throws.
    */
-  private damaged(out: Message[], position: number, reason: string): Message[] {
+  private damaged<T>(out: T[], position: number, reason: string): T[] {
     if (out.length > 0) {
       this.pos = position
       return out
@@ -193,7 +201,7 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
    * the last segment, and only if it did not shrink (see `segmentEndFault`). Checked once per end
    * position, so an idle tail costs nothing more. True when bytes arrived meanwhile (read again).
    */
-  private endOfData(out: Message[], seen: number): boolean {
+  private endOfData(out: readonly unknown[], seen: number): boolean {
     if (this.verifying) return false
     if (fstatSync(this.fh as number).nlink === 0) {
       // Unlinked under us with no seal: the topic was deleted. Look again (it may have been created anew).
@@ -246,15 +254,8 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
     // Resuming where it was (after `closeFds`) keeps what is known about the frames before `pos`.
     const resume = base === this.segBase && at >= 0
     this.release()
-    let fd: number
-    this.pool?.opening(this)
-    try {
-      fd = openSync(segmentPath(this.dir, base), 'r')
-    } catch (e) {
-      this.pool?.closed(this)
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false // sealed, successor not created yet
-      throw backendError(`Cannot open segment ${segmentPath(this.dir, base)}`, e)
-    }
+    const fd = openSegmentFd(segmentPath(this.dir, base), this, this.pool)
+    if (fd === undefined) return false // sealed, successor not created yet
     if (this.closed) {
       closeQuietly(fd)
       this.pool?.closed(this)
@@ -265,8 +266,7 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
     this.segBase = base
     const size = fstatSync(fd).size
     this.pos = at >= 0 ? at : indexLookup(indexPath(this.dir, base), this.next, fd, size)
-    // Sized to the bytes there now (≥ 4 KiB, ≤ 1 MiB), growing when a read fills it: a 1 MiB buffer
-    // per reopen kept a tail over 10,000 partitions (its readers evicted in turn) busy in the GC.
+    // Sized to the bytes there (4 KiB–1 MiB), growing when a read fills it: 1 MiB per reopen kept a 10,000-partition tail busy in GC.
     if (this.buf.length === 0) this.buf = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(MIN_BUFFER, size - this.pos)))
     return true
   }

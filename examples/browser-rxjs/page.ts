@@ -1,0 +1,35 @@
+// The page's script: an RxJS pipeline over a live tail of the "prices" topic a Node producer writes.
+// Bundled for the browser by serve.ts (vite); twainmq/browser brings no RxJS of its own.
+import { bufferTime, filter, from, map, scan } from 'rxjs'
+import { connect } from 'twainmq/browser'
+
+type Price = { sku: string; cents: number }
+type Totals = { count: number; total: number; last?: Price }
+
+// The page is served by the same server as the gateway, so its own origin is the gateway's.
+// (The repository type-checks without the DOM library, hence the typed look-ups of the globals.)
+const page = globalThis as unknown as { location: { origin: string }; document: { getElementById(id: string): { textContent: string | null } } }
+const client = connect(page.location.origin)
+const doc = page.document
+const show = (id: string, text: string | number): void => void (doc.getElementById(id).textContent = String(text))
+let renders = 0
+
+from(client.tail<Price>('prices'))
+  .pipe(
+    map((m) => m.value),
+    filter((p) => p.cents >= 100),
+    scan<Price, Totals>((t, p) => ({ count: t.count + 1, total: t.total + p.cents, last: p }), { count: 0, total: 0 }),
+    bufferTime(250),
+    filter((batch) => batch.length > 0),
+    map((batch) => batch[batch.length - 1]!),
+  )
+  .subscribe({
+    next: (t) => {
+      show('count', t.count)
+      show('total', t.total)
+      show('average', (t.total / t.count).toFixed(1))
+      show('last', `${t.last!.sku} at ${t.last!.cents}`)
+      show('renders', ++renders)
+    },
+    error: (e: Error & { status?: number }) => show('error', `${e.name}${e.status ? ` (HTTP ${e.status})` : ''}: ${e.message}`),
+  })

@@ -1,0 +1,119 @@
+import { InvalidArgumentError } from '../core/errors.js'
+import { BrowserMessageStream } from './message-stream.js'
+import { BrowserProducer, type BrowserProducerOptions } from './producer.js'
+import { parsePosition, type Position } from './tokens.js'
+
+/** Options of `connect`. */
+export interface ConnectOptions {
+  /** Bearer token sent as `Authorization: Bearer <token>` on every request. Default: none. */
+  token?: string
+  /** More headers for every request (e.g. a tenant id). Default: none. */
+  headers?: Record<string, string>
+  /** The `fetch` to use (tests, auth layers). Default: `globalThis.fetch`. */
+  fetch?: typeof fetch
+  /**
+   * How long a read keeps retrying while it fails in a row (network errors, 408/429/5xx, the
+   * gateway restarting), waiting 100 ms doubling to 2 s between tries, before it ends with
+   * `ConnectionError`. Default 60000 (one minute).
+   */
+  retryMs?: number
+}
+
+/** Options of `tail`. */
+export interface TailOptions {
+  /** Where to start: `'start'` (default), `'now'`/`'end'` (only new messages), or a message's `offset` or `resume` token. */
+  from?: string
+  /** Aborting it ends the read with `AbortError` and aborts the HTTP request. */
+  signal?: AbortSignal
+}
+
+/** Options of `history`. */
+export interface HistoryOptions extends TailOptions {
+  /** Stop before the first message whose offset is at or after this token. Default: read to the current end. */
+  to?: string
+  /** Most messages to read. Default: no limit. */
+  limit?: number
+}
+
+/** A client of a twainmq gateway (`twainmq serve`, `createGateway`), for browsers, Deno, Bun and Node ≥ 20. */
+export class TwainBrowserClient {
+  /** The streams' base URL, ending in `/` (e.g. `http://127.0.0.1:4437/v1/stream/`). */
+  readonly streamsUrl: string
+  private readonly fetchFn: typeof fetch | undefined
+  private readonly retryMs: number
+
+  /** @internal Use `connect`. */
+  constructor(baseUrl: string, private readonly options: ConnectOptions = {}) {
+    this.streamsUrl = streamsUrl(baseUrl)
+    this.fetchFn = options.fetch
+    this.retryMs = options.retryMs ?? 60_000
+    if (!(this.retryMs >= 0)) throw new InvalidArgumentError(`retryMs must be a number ≥ 0, got ${String(options.retryMs)}`)
+  }
+
+  /** A live read of `stream`: every message from `from` on, then new ones as they come; never completes while the stream is open. */
+  tail<V = unknown>(stream: string, options: TailOptions = {}): BrowserMessageStream<V> {
+    return this.read<V>(stream, true, position(options.from), undefined, undefined, options.signal)
+  }
+
+  /** A finite read of `stream` from `from` (default the start) to `to` or its current end, at most `limit` messages. */
+  history<V = unknown>(stream: string, options: HistoryOptions = {}): BrowserMessageStream<V> {
+    const { limit } = options
+    if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 0)) throw new InvalidArgumentError(`limit must be an integer ≥ 0, got ${String(limit)}`)
+    return this.read<V>(stream, false, position(options.from), options.to, limit, options.signal)
+  }
+
+  /** A producer appending to `stream` (which must exist, with the same content type). */
+  producer<V = unknown>(stream: string, options: BrowserProducerOptions = {}): BrowserProducer<V> {
+    const fetchFn = this.fetchFn ?? ((...args: Parameters<typeof fetch>) => fetch(...args))
+    return new BrowserProducer<V>(this.url(stream), () => this.headers(), fetchFn, options)
+  }
+
+  /** The URL of one stream. */
+  url(stream: string): string {
+    if (stream.length === 0) throw new InvalidArgumentError('a stream name must not be empty')
+    return `${this.streamsUrl}${encodeURIComponent(stream)}`
+  }
+
+  private headers(): Record<string, string> {
+    const h: Record<string, string> = { ...this.options.headers }
+    if (this.options.token !== undefined) h['authorization'] = `Bearer ${this.options.token}`
+    return h
+  }
+
+  private read<V>(stream: string, live: boolean, from: Position, to: string | undefined, limit: number | undefined, signal: AbortSignal | undefined): BrowserMessageStream<V> {
+    const plan = { stream, url: this.url(stream), from, live, to, limit, headers: () => this.headers(), fetch: this.fetchFn, retryMs: this.retryMs }
+    return new BrowserMessageStream<V>(plan, signal)
+  }
+}
+
+/**
+ * Connects to a gateway. `baseUrl` is its origin with an optional base path
+ * (`http://127.0.0.1:4437`, `https://host/prefix`), or the streams URL `twainmq serve` prints
+ * (`http://127.0.0.1:4437/v1/stream/`). No request is made until a read or send.
+ */
+export function connect(baseUrl: string, options?: ConnectOptions): TwainBrowserClient {
+  return new TwainBrowserClient(baseUrl, options)
+}
+
+function position(from: string | undefined): Position {
+  try {
+    return parsePosition(from)
+  } catch (e) {
+    throw new InvalidArgumentError((e as Error).message)
+  }
+}
+
+/** The streams URL for a base URL: `<base>/v1/stream/` unless it already ends with `/v1/stream`. */
+function streamsUrl(baseUrl: string): string {
+  let url: URL
+  try {
+    url = new URL(baseUrl, (globalThis as { location?: { href: string } }).location?.href)
+  } catch {
+    throw new InvalidArgumentError(`not a URL: "${baseUrl}"`)
+  }
+  const path = url.pathname.replace(/\/+$/, '')
+  url.pathname = /\/v1\/stream$/.test(path) ? `${path}/` : `${path}/v1/stream/`
+  url.search = ''
+  url.hash = ''
+  return url.toString()
+}

@@ -1,0 +1,38 @@
+// When a failed read is tried again: network errors ("TypeError: network error" when the gateway
+// dies mid-SSE, connection refused while it restarts) and 408/429/5xx answers are; other answers
+// (401, 403, 404, 400, 410) are final and surface as an HttpError with their status.
+import { HttpError } from '../core/errors.js'
+
+/** The HTTP status an error from `@durable-streams/client` carries, if any. */
+export function statusOf(error: unknown): number | undefined {
+  const status = (error as { status?: unknown } | null)?.status
+  return typeof status === 'number' ? status : undefined
+}
+
+/** The error to surface for a final failure, or undefined when the read may be tried again. */
+export function finalError(error: unknown, url: string): Error | undefined {
+  const status = statusOf(error)
+  if (status === undefined) return undefined
+  if (status === 408 || status === 429 || status >= 500) return undefined
+  const detail = error instanceof Error ? error.message : String(error)
+  return new HttpError(`HTTP ${status} from ${url}: ${detail}`, { status, url, cause: error })
+}
+
+/** The wait before retry `attempt` (0-based): 100 ms doubling to at most 2 s. */
+export function backoffMs(attempt: number): number {
+  return Math.min(2000, 100 * 2 ** Math.min(attempt, 5))
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+export function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve()
+    const done = (): void => {
+      clearTimeout(timer)
+      signal.removeEventListener('abort', done)
+      resolve()
+    }
+    const timer = setTimeout(done, ms)
+    signal.addEventListener('abort', done, { once: true })
+  })
+}

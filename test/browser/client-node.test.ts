@@ -1,0 +1,161 @@
+// The browser client (twainmq/browser) run in Node (global fetch) against an in-process gateway:
+// order, resume tokens (exact and composite), history bounds, 'now', the producer, refused tokens
+// and prompt teardown. The same code runs in Chromium in chromium.test.ts.
+import { from, lastValueFrom, take, toArray } from 'rxjs'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { connect, HttpError, type BrowserMessage } from '../../src/browser/index.js'
+import { TokenAuth } from '../../src/gateway/index.js'
+import { tempDir } from '../helpers/tmp.js'
+import { until } from '../helpers/wait.js'
+import { serve, type Served } from '../gateway/serve.js'
+
+const READER = 'reader-token-0123456789'
+const OUTSIDER = 'outsider-token-0123456789'
+const WRITER = 'writer-token-0123456789'
+
+async function collect<V>(it: AsyncIterable<BrowserMessage<V>>, n: number): Promise<BrowserMessage<V>[]> {
+  const out: BrowserMessage<V>[] = []
+  for await (const m of it) {
+    out.push(m)
+    if (out.length === n) break
+  }
+  return out
+}
+
+describe('twainmq/browser in Node against the gateway (file store)', () => {
+  let served: Served
+  const dir = tempDir('twainmq-browser-node-')
+  const auth = TokenAuth.from({
+    tokens: [
+      { name: 'reader', token: READER, read: ['*'] },
+      { name: 'outsider', token: OUTSIDER, read: ['other*'] },
+      { name: 'writer', token: WRITER, read: ['*'], write: ['*'] },
+    ],
+  })
+  beforeAll(async () => {
+    served = await serve(dir.dir, { auth, sseMaxMs: 300 })
+    await served.twain.createTopic('prices')
+    await served.twain.producer('prices').sendBatch([1, 2, 3, 4, 5].map((n) => ({ key: 0, value: { n } })))
+  })
+  afterAll(async () => {
+    await served?.stop()
+    dir.remove()
+  })
+
+  it('tails values produced in Node in order; every resume token continues right after its message', async () => {
+    const client = connect(served.url, { token: READER })
+    const got = await collect(client.tail<{ n: number }>('prices'), 5)
+    expect(got.map((m) => m.value.n)).toEqual([1, 2, 3, 4, 5])
+    expect(got.every((m) => m.stream === 'prices')).toBe(true)
+    for (let i = 0; i < got.length - 1; i++) {
+      expect(got[i]!.resume).toBe(got[i + 1]!.offset)
+      const rest = await collect(client.history<{ n: number }>('prices', { from: got[i]!.resume }), 10)
+      expect(rest.map((m) => m.value.n)).toEqual([1, 2, 3, 4, 5].slice(i + 1))
+      const again = await collect(client.history<{ n: number }>('prices', { from: got[i]!.offset }), 10)
+      expect(again.map((m) => m.value.n)).toEqual([1, 2, 3, 4, 5].slice(i))
+    }
+  })
+
+  it('resume tokens of messages inside one multi-message batch (a 3-item POST) continue right after them', async () => {
+    const h = { authorization: `Bearer ${WRITER}`, 'content-type': 'application/json' }
+    await fetch(`${served.url}/v1/stream/trio`, { method: 'PUT', headers: h, body: '[{"n":1}]' })
+    await fetch(`${served.url}/v1/stream/trio`, { method: 'POST', headers: h, body: '[{"n":2},{"n":3},{"n":4}]' })
+    const client = connect(served.url, { token: READER })
+    const got = await collect(client.history<{ n: number }>('trio'), 10)
+    expect(got.map((m) => m.value.n)).toEqual([1, 2, 3, 4])
+    expect(got.map((m) => m.offset)).toEqual(expect.arrayContaining([expect.stringMatching(/^\d{16}_\d{16}$/)]))
+    for (let i = 0; i < got.length; i++) {
+      const rest = await collect(client.history<{ n: number }>('trio', { from: got[i]!.resume }), 10)
+      expect(rest.map((m) => m.value.n)).toEqual([1, 2, 3, 4].slice(i + 1))
+      const after = await collect(client.history<{ n: number }>('trio', { from: got[i]!.offset }), 10)
+      expect(after[0]?.offset).toBe(got[i]!.offset)
+      // a resumed read from the middle of a batch: its tokens are right too
+      const next = after[1]
+      if (next) expect(next.offset).toBe(got[i + 1]!.offset)
+    }
+  })
+
+  it('keeps tailing across the server ending SSE responses (sseMaxMs 300): nothing lost or repeated', async () => {
+    await served.twain.createTopic('ticks')
+    const client = connect(`${served.url}/v1/stream/`, { token: READER })
+    const producer = served.twain.producer('ticks')
+    const seen: number[] = []
+    const done = (async () => {
+      for await (const m of client.tail<number>('ticks')) {
+        seen.push(m.value)
+        if (seen.length === 30) return
+      }
+    })()
+    for (let n = 0; n < 30; n++) {
+      await producer.send(0, n)
+      if (n % 10 === 9) await until(() => seen.length === n + 1, 5000, `message ${n}`)
+      if (n % 10 === 9) await new Promise((r) => setTimeout(r, 350)) // time is the subject: past sseMaxMs
+    }
+    await done
+    expect(seen).toEqual(Array.from({ length: 30 }, (_, i) => i))
+  })
+
+  it('history stops at `to` and at `limit`; from: "now" sees only new messages', async () => {
+    const client = connect(served.url, { token: READER })
+    const all = await collect(client.history<{ n: number }>('prices'), 100)
+    expect(all.map((m) => m.value.n)).toEqual([1, 2, 3, 4, 5])
+    const upTo = await collect(client.history<{ n: number }>('prices', { to: all[3]!.offset }), 100)
+    expect(upTo.map((m) => m.value.n)).toEqual([1, 2, 3])
+    const limited = await collect(client.history<{ n: number }>('prices', { from: all[1]!.offset, limit: 2 }), 100)
+    expect(limited.map((m) => m.value.n)).toEqual([2, 3])
+    await served.twain.createTopic('fresh')
+    await served.twain.producer('fresh').send(0, 'old')
+    const tail = client.tail<string>('fresh', { from: 'now' })
+    const first = collect(tail, 1)
+    await until(() => served.watches() > 0, 5000, 'the live read')
+    await served.twain.producer('fresh').send(0, 'new')
+    expect((await first).map((m) => m.value)).toEqual(['new'])
+  })
+
+  it('the producer appends over HTTP and resolves with the tail offset; a tail sees it', async () => {
+    await fetch(`${served.url}/v1/stream/chat`, { method: 'PUT', headers: { authorization: `Bearer ${WRITER}`, 'content-type': 'application/json' } })
+    const client = connect(served.url, { token: WRITER })
+    const producer = client.producer<{ text: string }>('chat')
+    const a = await producer.send({ text: 'hi' })
+    const b = await producer.send({ text: 'there' })
+    expect(b.offset > a.offset).toBe(true)
+    const got = await collect(client.tail<{ text: string }>('chat'), 2)
+    expect(got.map((m) => m.value.text)).toEqual(['hi', 'there'])
+    expect(got[1]!.resume).toBe(b.offset)
+    await producer.close()
+    const refused = connect(served.url, { token: READER }).producer('chat').send({ text: 'no' })
+    await expect(refused).rejects.toMatchObject({ name: 'HttpError', status: 403 })
+  })
+
+  it('a token without read access ends the iteration and the Observable with HttpError 403 (no empty stream)', async () => {
+    const client = connect(served.url, { token: OUTSIDER })
+    const failure = await collect(client.tail('prices'), 1).catch((e: unknown) => e)
+    expect(failure).toBeInstanceOf(HttpError)
+    expect((failure as HttpError).status).toBe(403)
+    expect((failure as HttpError).message).toMatch(/403/)
+    await expect(lastValueFrom(from(client.tail('prices')))).rejects.toMatchObject({ status: 403 })
+    await expect(collect(connect(served.url).history('prices'), 1)).rejects.toMatchObject({ status: 401 })
+  })
+
+  it('RxJS take() unsubscribes and the gateway sees its live read end at once', async () => {
+    const client = connect(served.url, { token: READER })
+    await until(() => served.watches() === 0, 5000, 'no live reads before')
+    const values = await lastValueFrom(from(client.tail<{ n: number }>('prices')).pipe(take(5), toArray()))
+    expect(values.map((m) => m.value.n)).toEqual([1, 2, 3, 4, 5])
+    const stream = client.tail('prices', { from: 'now' })
+    const sub = from(stream).subscribe()
+    await until(() => served.watches() === 1, 5000, 'the live read')
+    sub.unsubscribe()
+    await until(() => served.watches() === 0, 2000, 'the live read to end')
+  })
+
+  it('aborting the signal ends the read with AbortError', async () => {
+    const ac = new AbortController()
+    const client = connect(served.url, { token: READER })
+    const reading = collect(client.tail('prices', { from: 'now', signal: ac.signal }), 1)
+    await until(() => served.watches() > 0, 5000, 'the live read')
+    ac.abort()
+    await expect(reading).rejects.toMatchObject({ name: 'AbortError' })
+    await until(() => served.watches() === 0, 2000, 'the live read to end')
+  })
+})

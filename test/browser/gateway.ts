@@ -1,0 +1,88 @@
+// A gateway on a fixed loopback port that a test can kill (every socket destroyed at once, as when
+// the process dies: the page sees a network error mid-SSE) and start again on the same port over
+// the same store, with a new Twain, as a restarted `twainmq serve` would be.
+import { createServer, type Server } from 'node:http'
+import { open, type Twain } from '../../src/index.js'
+import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway/index.js'
+import { backendOf } from '../../src/twain-backend.js'
+import { freePort } from '../helpers/redis-server.js'
+
+export class TestGateway {
+  private server: Server | undefined
+  private gateway: Gateway | undefined
+  private twainNow: Twain | undefined
+  private watching = 0
+  /** How many times it was started. */
+  starts = 0
+
+  private constructor(
+    private readonly target: string,
+    readonly port: number,
+    private readonly options: GatewayOptions,
+  ) {}
+
+  /** Starts a gateway over `target` (a directory or a Redis URL) on a free port. */
+  static async start(target: string, options: GatewayOptions = {}): Promise<TestGateway> {
+    const g = new TestGateway(target, await freePort(), { cors: '*', ...options })
+    await g.restart()
+    return g
+  }
+
+  /** Origin, e.g. http://127.0.0.1:12345 */
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`
+  }
+
+  /** The Twain of the running gateway (for producing in Node). */
+  get twain(): Twain {
+    if (!this.twainNow) throw new Error('the gateway is not running')
+    return this.twainNow
+  }
+
+  /** Live reads open now (each SSE or long-poll response holds one backend watch). */
+  watches(): number {
+    return this.watching
+  }
+
+  /** Starts it (again) on the same port and store. */
+  async restart(): Promise<void> {
+    if (this.server) throw new Error('the gateway is running')
+    const twain = await open(this.target)
+    const store = backendOf(twain)
+    const watch = store.watch.bind(store)
+    store.watch = (topic, partition, onData, persistent) => {
+      const unwatch = watch(topic, partition, onData, persistent)
+      this.watching++
+      let done = false
+      return () => {
+        if (!done) this.watching--
+        done = true
+        unwatch()
+      }
+    }
+    const gateway = createGateway(twain, this.options)
+    const server = createServer(gateway.node)
+    server.keepAliveTimeout = 60_000
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(this.port, '127.0.0.1', resolve)
+    })
+    this.server = server
+    this.gateway = gateway
+    this.twainNow = twain
+    this.starts++
+  }
+
+  /** Dies: every connection is destroyed at once (no graceful SSE end), then the store is closed. */
+  async kill(): Promise<void> {
+    const { server, gateway, twainNow } = this
+    this.server = undefined
+    this.gateway = undefined
+    this.twainNow = undefined
+    if (!server) return
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+    await gateway?.close()
+    await twainNow?.close()
+  }
+}

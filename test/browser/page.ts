@@ -1,0 +1,85 @@
+// Headless Chromium (Debian's, by executablePath) and a static server for the test pages: the
+// twainmq/browser bundle, an RxJS bundle and a page that imports both (window.twain, window.rx).
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { extname, join } from 'node:path'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import { browserEntry, bundle } from './bundle.js'
+
+export const CHROMIUM = process.env['CHROMIUM'] ?? '/usr/bin/chromium'
+
+const HTML = `<!doctype html><html><head><meta charset="utf-8"><title>twainmq browser test</title></head>
+<body><ul id="out"></ul><p id="error"></p>
+<script type="module">
+  window.twain = await import('/twainmq-browser.js')
+  window.rx = await import('/rx.js')
+  const out = document.getElementById('out')
+  window.render = (text) => { const li = document.createElement('li'); li.textContent = text; out.appendChild(li) }
+  window.showError = (e) => { document.getElementById('error').textContent = e.name + ' (status ' + e.status + '): ' + e.message }
+  let stop = () => {}
+  window.clear = () => { stop(); out.textContent = ''; document.getElementById('error').textContent = '' }
+  // One tail at a time: renders each value as JSON, a failure into #error; clear() stops it.
+  window.startTail = (gateway, stream, token, from) => {
+    clear()
+    const ac = new AbortController()
+    stop = () => ac.abort()
+    void (async () => {
+      try {
+        for await (const m of twain.connect(gateway, { token }).tail(stream, { from, signal: ac.signal })) render(JSON.stringify(m.value))
+      } catch (e) { if (!ac.signal.aborted) showError(e) }
+    })()
+  }
+  window.ready = true
+</script></body></html>`
+
+/** Builds the page's files into `dir`. */
+export async function buildPage(dir: string): Promise<void> {
+  mkdirSync(dir, { recursive: true })
+  await bundle(browserEntry, dir, 'twainmq-browser')
+  await bundle(join(import.meta.dirname, 'page-rx.ts'), dir, 'rx')
+  writeFileSync(join(dir, 'index.html'), HTML)
+}
+
+const TYPES: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript' }
+
+/** Serves the files of `dir` on a free loopback port. */
+export async function servePage(dir: string): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    const name = (req.url ?? '/').split('?')[0] === '/' ? 'index.html' : (req.url ?? '').slice(1).split('?')[0]!
+    if (!/^[\w.-]+$/.test(name)) return void res.writeHead(404).end()
+    try {
+      const body = readFileSync(join(dir, name))
+      res.writeHead(200, { 'content-type': TYPES[extname(name)] ?? 'application/octet-stream' }).end(body)
+    } catch {
+      res.writeHead(404).end()
+    }
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    close: () => {
+      server.closeAllConnections()
+      return new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
+
+/** The texts of the page's `#out li` items. */
+export function rendered(page: Page): Promise<string[]> {
+  return page.$$eval('#out li', (items) => items.map((li) => li.textContent ?? ''))
+}
+
+/** Launches headless Chromium. */
+export function launch(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true })
+}
+
+/** A new page at `url` with twain and rx loaded. */
+export async function openPage(browser: Browser, url: string): Promise<Page> {
+  const page = await browser.newPage()
+  await page.goto(url)
+  await page.waitForFunction('window.ready === true', undefined, { timeout: 10_000 })
+  return page
+}

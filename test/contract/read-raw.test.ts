@@ -1,0 +1,87 @@
+/**
+ * Backend contract, `PartitionReader.readRaw` (optional): the records `read` gives, undecoded —
+ * same offsets and types, and value bytes that decode to the same values — all of one call valid
+ * together until the reader's next call, across read windows, segments, seeks and trims.
+ */
+import { describe, expect, it } from 'vitest'
+import type { Backend, PartitionReader } from '../../src/backends/backend.js'
+import type { RawRecord } from '../../src/backends/record.js'
+import { decodeValue } from '../../src/core/values.js'
+import { records, topicMeta } from './fixture.js'
+import { kinds, perTest } from './kinds.js'
+
+/** 3,000 records of about 1.1 KiB (over 3 MiB: several 1 MiB read windows), text and bytes, some with headers. */
+async function written(b: Backend, headers: boolean): Promise<void> {
+  const meta = topicMeta('t')
+  await b.createTopic(meta)
+  for (let batch = 0; batch < 30; batch++) {
+    const specs = Array.from({ length: 100 }, (_, j) => {
+      const i = batch * 100 + j
+      const value = i % 3 === 1 ? Buffer.alloc(1100, i % 251) : `${i}:${'é'.repeat(550)}`
+      return headers && i % 5 === 0 ? { value, headers: { n: String(i) } } : { value }
+    })
+    await b.append('t', 0, records(meta, specs), 'p')
+  }
+}
+
+/** A value as a string to compare (deep equality of thousands of Buffers is slow). */
+const shown = (v: unknown): unknown => (Buffer.isBuffer(v) ? `bytes:${v.toString('base64')}` : v)
+
+/** Decode everything one readRaw call returned, after it returned (they must all still be valid). */
+const decoded = (raw: readonly RawRecord[]): Array<[number, unknown]> => raw.map((r) => [r.offset, shown(decodeValue(r.kind, r.buf, r.start, r.end))])
+
+async function readAllRaw(r: PartitionReader, max: number): Promise<Array<[number, unknown]>> {
+  const out: Array<[number, unknown]> = []
+  for (;;) {
+    const got = await r.readRaw!(max)
+    if (got.length === 0) return out
+    expect(got.length).toBeLessThanOrEqual(max)
+    out.push(...decoded(got))
+  }
+}
+
+describe.each(kinds())('$name: readRaw', (kind) => {
+  kind.hooks()
+  const ctx = perTest(kind)
+
+  it('gives the offsets and values read gives, every record of a call valid until the next call', async () => {
+    const b = await ctx.fresh({ segmentBytes: 1024 * 1024 })
+    await written(b, kind.caps.headers)
+    const r = await b.openReader('t', 0, 0)
+    if (!kind.caps.rawReads) {
+      expect(r.readRaw).toBeUndefined()
+      await r.close()
+      return
+    }
+    const full = await b.openReader('t', 0, 0)
+    const expected: Array<[number, unknown]> = []
+    for (let got = await full.read(1000); got.length > 0; got = await full.read(1000)) expected.push(...got.map((m): [number, unknown] => [m.offset, shown(m.value)]))
+    await full.close()
+    expect(expected).toHaveLength(3000)
+    expect(await readAllRaw(r, 100_000)).toEqual(expected)
+    expect(r.next).toBe(3000)
+    r.seek(1234)
+    expect(await readAllRaw(r, 7)).toEqual(expected.slice(1234))
+    await r.close()
+  })
+
+  it('follows trims and appends like read; types are given undecoded', async () => {
+    if (!kind.caps.rawReads) return
+    const b = await ctx.fresh()
+    const meta = topicMeta('t')
+    await b.createTopic(meta)
+    await b.append('t', 0, records(meta, ['a', 'b', 'c', 'd']), 'p')
+    const r = await b.openReader('t', 0, 0)
+    expect(decoded(await r.readRaw!(1))).toEqual([[0, 'a']])
+    if (kind.caps.trim === 'exact') {
+      await b.trimBefore('t', 0, 3)
+      expect(decoded(await r.readRaw!(10))).toEqual([[3, 'd']])
+    }
+    await b.append('t', 0, records(meta, ['e']), 'p')
+    const tail = await r.readRaw!(10)
+    expect(decoded(tail).at(-1)).toEqual([4, 'e'])
+    expect(tail.every((x) => x.type === undefined)).toBe(true)
+    expect(await r.readRaw!(10)).toEqual([])
+    await r.close()
+  })
+})
