@@ -38,5 +38,12 @@ export function formatValue(value: unknown, pretty: boolean): string {
   return JSON.stringify(value, null, pretty ? 2 : undefined) ?? String(value)
 }
 
-/** The twainmq offset in a gateway offset token (`<incarnation>_<offset>`), for display. */
-export const shownOffset = (token: string): string => String(Number(token.split('_').pop() ?? token))
+/**
+ * A message's position for display: the twainmq offset in a gateway token (`<incarnation>_<offset>`),
+ * `+n` for the browser client's `<token>,<n>` form (the n-th message after it), else the token.
+ */
+export function shownOffset(token: string): string {
+  const m = /^[0-9]+_([0-9]+)(?:,([0-9]+))?$/.exec(token)
+  if (!m) return token
+  return m[2] === undefined ? String(Number(m[1])) : `${Number(m[1])}+${m[2]}`
+}

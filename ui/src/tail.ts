@@ -19,7 +19,7 @@ export class TailPanel {
 
   constructor(private readonly token: () => string | undefined) {
     this.pause.addEventListener('click', () => (this.abort ? this.stop('paused') : this.start(this.resumeFrom ?? 'now')))
-    this.pretty.addEventListener('change', () => this.log.replaceChildren(...this.shown.map((m) => this.item(m))))
+    this.pretty.addEventListener('change', () => this.log.replaceChildren(...[...this.shown].reverse().map((m) => this.item(m))))
   }
 
   /** Tail `stream` (from its end), or nothing with ''. */
