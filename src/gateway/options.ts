@@ -37,10 +37,11 @@ export interface GatewayOptions {
    */
   clientKey?: (request: AuthorizeRequest) => string | undefined
   /**
-   * Serve the dashboard (built into dist/ui/ by `npm run build`) at `/` and `/assets/…`
-   * (docs/dashboard.md). `twainmq serve` turns it on unless `--no-ui`. @default false
+   * Serve the dashboard at `/` and `/assets/…` (docs/dashboard.md): `true` the one `npm run build`
+   * bundled into dist/ui/, or a directory holding another build of it (`index.html`, `assets/`).
+   * `twainmq serve` turns it on unless `--no-ui`. @default false
    */
-  ui?: boolean
+  ui?: boolean | string
   /**
    * How often the store is sampled for the live overview (`GET /v1/live`: rates, lag), in ms; the
    * sampling runs only while a viewer is connected. @default 1000
@@ -59,14 +60,14 @@ export interface ResolvedGatewayOptions {
   authorize: AuthorizeHook | undefined
   maxLivePerClient: number
   clientKey: ((request: AuthorizeRequest) => string | undefined) | undefined
-  ui: boolean
+  ui: boolean | string
   statsIntervalMs: number
 }
 
 /** Check the options and fill in the defaults; throws `InvalidArgumentError` naming a bad one. */
 export function resolveGatewayOptions(o: GatewayOptions = {}): ResolvedGatewayOptions {
   checkKnownKeys('createGateway()', o, ['longPollMs', 'basePath', 'maxBodyBytes', 'maxReadBytes', 'sseMaxMs', 'cors', 'auth', 'authorize', 'maxLivePerClient', 'clientKey', 'ui', 'statsIntervalMs'])
-  if (o.ui !== undefined && typeof o.ui !== 'boolean') throw new InvalidArgumentError(`ui must be a boolean, got ${JSON.stringify(o.ui)}`)
+  if (o.ui !== undefined && typeof o.ui !== 'boolean' && (typeof o.ui !== 'string' || o.ui === '')) throw new InvalidArgumentError(`ui must be a boolean or a directory, got ${JSON.stringify(o.ui)}`)
   if (o.clientKey !== undefined && typeof o.clientKey !== 'function') throw new InvalidArgumentError(`clientKey must be a function, got ${typeof o.clientKey}`)
   if (o.authorize !== undefined && typeof o.authorize !== 'function') throw new InvalidArgumentError(`authorize must be a function, got ${typeof o.authorize}`)
   const basePath = (o.basePath ?? '/v1/stream').replace(/\/+$/, '')

@@ -34,7 +34,7 @@ async function route(ctx: GatewayContext, req: GwRequest): Promise<GwResponse> {
     return reply(204, h)
   }
   if (OVERVIEW_PATHS.has(path)) return overviewRequest(ctx, req, path)
-  if (ctx.options.ui && isUiPath(path)) return uiRequest(req.method, path)
+  if (ctx.options.ui !== false && isUiPath(path)) return uiRequest(ctx.options.ui === true ? undefined : ctx.options.ui, req.method, path)
   if (!path.startsWith(`${base}/`) || path.length === base.length + 1) throw new HttpError(404, `No stream at ${JSON.stringify(path)}: streams live at ${base}/<name>`)
   const target = parseStreamName(path.slice(base.length + 1))
   await checkAccess(ctx, req, target)

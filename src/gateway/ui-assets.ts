@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises'
-import { extname } from 'node:path'
+import { extname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { HttpError, reply, type GwResponse } from './http.js'
 
@@ -25,13 +25,16 @@ const CANDIDATES = [new URL('../ui/', import.meta.url), new URL('../../dist/ui/'
 
 const cache = new Map<string, Buffer>()
 
-async function load(file: string): Promise<Buffer | undefined> {
-  const hit = cache.get(file)
+/** A dashboard file from `dir` (the `ui` option's directory) or the built one, read once. */
+async function load(dir: string | undefined, file: string): Promise<Buffer | undefined> {
+  const key = `${dir ?? ''}\0${file}`
+  const hit = cache.get(key)
   if (hit) return hit
-  for (const dir of CANDIDATES) {
+  const places = dir === undefined ? CANDIDATES.map((c) => fileURLToPath(new URL(file, c))) : [join(dir, file)]
+  for (const path of places) {
     try {
-      const data = await readFile(fileURLToPath(new URL(file, dir)))
-      cache.set(file, data)
+      const data = await readFile(path)
+      cache.set(key, data)
       return data
     } catch {
       // try the next place
@@ -43,12 +46,15 @@ async function load(file: string): Promise<Buffer | undefined> {
 /** Whether `path` is a dashboard path (`/`, `/index.html`, `/assets/…`). */
 export const isUiPath = (path: string): boolean => path === '/' || path === '/index.html' || path.startsWith('/assets/')
 
-/** Serve one dashboard file (GET/HEAD); 404 for an unknown one or when the dashboard was not built. */
-export async function uiRequest(method: string, path: string): Promise<GwResponse> {
+/**
+ * Serve one dashboard file (GET/HEAD) from `dir` (else the built dashboard); 404 for an unknown one
+ * or when the dashboard was not built.
+ */
+export async function uiRequest(dir: string | undefined, method: string, path: string): Promise<GwResponse> {
   if (method !== 'GET' && method !== 'HEAD') throw new HttpError(405, `Method ${method} is not allowed on the dashboard`, { allow: 'GET, HEAD' })
   const file = path === '/' ? 'index.html' : path.slice(1)
   if (!/^(index\.html|assets\/[A-Za-z0-9_.-]+)$/.test(file) || file.includes('..')) throw new HttpError(404, `No dashboard file at ${JSON.stringify(path)}`)
-  const data = await load(file)
+  const data = await load(dir, file)
   if (!data) {
     if (file === 'index.html') throw new HttpError(404, 'The dashboard is not built: run `npm run build` (it bundles it into dist/ui/)')
     throw new HttpError(404, `No dashboard file at ${JSON.stringify(path)}`)

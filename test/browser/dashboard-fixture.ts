@@ -13,10 +13,15 @@ export const READER = 'reader-token-0123456789abcdef'
 export const WRITER = 'writer-token-0123456789abcdef'
 export const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url)
 
-/** Bundle the dashboard into dist/ui/ as `npm run build` does, so the test serves what ships. */
-export async function buildUi(): Promise<void> {
-  await build({ configFile: new URL('../../ui/vite.config.ts', import.meta.url).pathname, logLevel: 'error' })
+/**
+ * Bundle the dashboard from the current source as `npm run build` does, but into a directory of its
+ * own (the gateway's `ui: <dir>`), so a test never races another one reading dist/ui/.
+ */
+export async function buildUi(): Promise<{ dir: string; remove: () => void }> {
+  const out = tempDir('twainmq-dashboard-ui-')
+  await build({ configFile: new URL('../../ui/vite.config.ts', import.meta.url).pathname, logLevel: 'error', build: { outDir: out.dir, emptyOutDir: true } })
   mkdirSync(ARTIFACTS, { recursive: true })
+  return out
 }
 
 export function launchChromium(): Promise<Browser> {
@@ -35,11 +40,11 @@ export interface DashboardStore {
   stop(): Promise<void>
 }
 
-export async function startStore(kind: 'file' | 'redis'): Promise<DashboardStore> {
+export async function startStore(kind: 'file' | 'redis', ui: string): Promise<DashboardStore> {
   const redis = kind === 'redis' ? await RedisServer.start() : undefined
   const dir = kind === 'file' ? tempDir('twainmq-dashboard-') : undefined
   const gw = await serve(redis ? redis.url : (dir as { dir: string }).dir, {
-    ui: true,
+    ui,
     statsIntervalMs: 100,
     auth: { tokens: [{ name: 'reader', token: READER, read: ['*'] }, { name: 'writer', token: WRITER, write: ['*'] }] },
   })

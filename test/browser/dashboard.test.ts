@@ -10,12 +10,14 @@ import { until } from '../helpers/wait.js'
 import { ARTIFACTS, buildUi, launchChromium, READER, startStore, WRITER, type DashboardStore } from './dashboard-fixture.js'
 
 let browser: Browser
+let ui: { dir: string; remove: () => void }
 beforeAll(async () => {
-  await buildUi()
+  ui = await buildUi()
   browser = await launchChromium()
 }, 60_000)
 afterAll(async () => {
   await browser?.close()
+  ui?.remove()
 })
 
 /** The lag chart's last values (`"<group> <stream>": lag`). */
@@ -28,7 +30,7 @@ const liveReadOpen = (s: DashboardStore, stream: string, since: number): boolean
 describe('dashboard files', () => {
   let s: DashboardStore
   beforeAll(async () => {
-    s = await startStore('file')
+    s = await startStore('file', ui.dir)
   })
   afterAll(async () => {
     await s?.stop()
@@ -55,7 +57,7 @@ describe.each(['file', 'redis'] as const)('dashboard over %s', (kind) => {
   let s: DashboardStore
   let page: Page
   beforeAll(async () => {
-    s = await startStore(kind)
+    s = await startStore(kind, ui.dir)
     await s.send(10)
     await s.consume(4)
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } })
