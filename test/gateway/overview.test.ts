@@ -1,11 +1,12 @@
 // The gateway's read-only store overview: GET /v1/topics and /v1/groups (shapes, offsets, lag),
 // their access control (401 without a valid token, 403 for a token that may read nothing, only
 // readable topics/partitions/groups shown), and the live SSE /v1/live (a snapshot at once, another
-// when offsets change, rates; the sampler runs only while a viewer is connected).
+// when offsets change, rates; the sampler runs only while a viewer is connected), file and Redis.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { GroupOverview, StoreOverview, TopicOverview } from '../../src/gateway/overview.js'
 import { StatsHub } from '../../src/gateway/stats-hub.js'
 import { backendOf } from '../../src/twain-backend.js'
+import { RedisServer } from '../helpers/redis-server.js'
 import { tempDir } from '../helpers/tmp.js'
 import { serve, type Served } from './serve.js'
 
@@ -53,11 +54,13 @@ async function liveUntil(url: string, token: string, done: (events: StoreOvervie
   return events
 }
 
-describe('gateway store overview', () => {
+describe.each(['file', 'redis'] as const)('gateway store overview over %s', (kind) => {
   const dir = tempDir('twainmq-gw-overview-')
+  let redis: RedisServer | undefined
   let gw: Served
   beforeAll(async () => {
-    gw = await serve(dir.dir, { auth, statsIntervalMs: 50 })
+    redis = kind === 'redis' ? await RedisServer.start() : undefined
+    gw = await serve(redis ? redis.url : dir.dir, { auth, statsIntervalMs: 50 })
     await gw.twain.createTopic('orders', { partitions: 2 })
     await gw.twain.createTopic('audit')
     const p = gw.twain.producer('orders', { lingerMs: 0 })
@@ -69,7 +72,8 @@ describe('gateway store overview', () => {
     await gw.twain.resetGroup('auditors', 'audit', 'start')
   })
   afterAll(async () => {
-    await gw.stop()
+    await gw?.stop()
+    await redis?.stop()
     dir.remove()
   })
 
