@@ -8,6 +8,8 @@ import { byId } from './dom.js'
 import type { Snapshot } from './overview.js'
 
 const KEEP_MS = 5 * 60_000
+/** A lag holds until the next snapshot (they come when something changed): steps, not slopes. */
+const stepped = uPlot.paths.stepped?.({ align: 1 })
 const COLOURS = ['#2563eb', '#dc2626', '#16a34a', '#d97706', '#7c3aed', '#0891b2', '#db2777', '#65a30d']
 
 export class LagChart {
@@ -47,7 +49,7 @@ export class LagChart {
         height: 220,
         scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
         axes: [{}, { label: 'lag (messages)' }],
-        series: [{}, ...keys.map((k, i) => ({ label: k, stroke: COLOURS[i % COLOURS.length] as string, width: 2, points: { show: false } }))],
+        series: [{}, ...keys.map((k, i) => ({ label: k, stroke: COLOURS[i % COLOURS.length] as string, width: 2, points: { show: false }, paths: stepped }))],
       },
       data,
       this.box,
