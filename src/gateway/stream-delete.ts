@@ -1,7 +1,8 @@
 import { TopicNotFoundError } from '../core/errors.js'
 import type { GatewayContext } from './context.js'
 import { DELETE_TYPE, controlRecord } from './records.js'
-import { AppendConflict, appendIf } from './stream-append.js'
+import { AppendConflictError } from '../core/errors.js'
+import { appendIf } from './stream-append.js'
 import { readConfig, type Segment } from './stream-config.js'
 import { catchUp, forgetFold } from './stream-state.js'
 import { forgetAccess, isExpired } from './access-time.js'
@@ -48,7 +49,7 @@ async function softDelete(ctx: GatewayContext, v: StreamView): Promise<void> {
       await appendIf(ctx.store, v.target.topic, [controlRecord(DELETE_TYPE, null)], state.covered, ctx.clientId)
       return
     } catch (e) {
-      if (!(e instanceof AppendConflict)) throw e
+      if (!(e instanceof AppendConflictError)) throw e
     }
   }
 }
