@@ -1,7 +1,6 @@
-import { TopicNotFoundError } from '../core/errors.js'
+import { AppendConflictError, TopicNotFoundError } from '../core/errors.js'
 import type { GatewayContext } from './context.js'
 import { DELETE_TYPE, controlRecord } from './records.js'
-import { AppendConflictError } from '../core/errors.js'
 import { appendIf } from './stream-append.js'
 import { readConfig, type Segment } from './stream-config.js'
 import { catchUp, forgetFold } from './stream-state.js'
