@@ -118,6 +118,14 @@ export interface TopicStore {
   /** The offset of the first message with `timestamp >= time` (the end offset if none). */
   offsetForTime(topic: string, partition: number, time: number): Promise<number>
   /**
+   * Optional: note that `topic` was used at `at` (ms since the epoch), so that idle expiry is the
+   * same for every process of the store (the gateway's sliding TTLs). The last call wins; a topic
+   * that does not exist is ignored.
+   */
+  markAccess?(topic: string, at: number): Promise<void>
+  /** Optional: the time last given to `markAccess` by any process; undefined when none (or no such topic). */
+  lastAccess?(topic: string): Promise<number | undefined>
+  /**
    * Call `onData` (possibly spuriously) when a partition may have new data: appends from this or
    * any other process, or a periodic safety-net tick. Returns the unsubscribe function.
    * A non-`persistent` watch does not keep the process alive.

@@ -11,7 +11,7 @@ export interface GatewayContext {
   clientId: string
   /** Aborted by `gateway.close()`: open SSE and long-poll responses end. */
   closing: AbortSignal
-  /** Last access (ms) per stream incarnation, for sliding TTLs (this process only, for now). */
+  /** Last access (ms) per stream incarnation known to this gateway, for sliding TTLs (shared through the store: access-time.ts). */
   access: Map<string, number>
   /** Live reads open per client (`maxLivePerClient`). */
   live: LiveLimit

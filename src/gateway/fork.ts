@@ -7,7 +7,8 @@ import { parseStreamName } from './names.js'
 import { atTail, positionOf, readFrom, tailPosition } from './read.js'
 import { H_BATCH, record } from './records.js'
 import type { Segment } from './stream-config.js'
-import { expired, loadView, type StreamView } from './stream-view.js'
+import { isExpired } from './access-time.js'
+import { loadView, type StreamView } from './stream-view.js'
 
 export interface ForkPlan {
   source: StreamView
@@ -23,7 +24,7 @@ export async function forkSource(ctx: GatewayContext, basePath: string, from: st
   if (!path.startsWith(`${basePath}/`)) throw new HttpError(404, `Fork source ${JSON.stringify(from)} is not a stream of this server`)
   const target = parseStreamName(path.slice(basePath.length + 1))
   const source = await loadView(ctx, target)
-  if (!source || expired(ctx, source)) throw new HttpError(404, `Fork source ${JSON.stringify(from)} does not exist`)
+  if (!source || (await isExpired(ctx, source))) throw new HttpError(404, `Fork source ${JSON.stringify(from)} does not exist`)
   if (source.state.deletedAt !== undefined) throw new HttpError(409, `Fork source ${JSON.stringify(from)} is deleted (it still serves its forks)`)
   return source
 }

@@ -2,7 +2,8 @@ import type { GatewayContext } from './context.js'
 import { HttpError } from './http.js'
 import type { StreamTarget } from './names.js'
 import { removeExpired } from './stream-delete.js'
-import { expired, loadView, touch, type StreamView } from './stream-view.js'
+import { isExpired, touch } from './access-time.js'
+import { loadView, type StreamView } from './stream-view.js'
 
 /**
  * The stream a request works on: 404 when missing or expired (an expired one is deleted now), 410
@@ -11,7 +12,7 @@ import { expired, loadView, touch, type StreamView } from './stream-view.js'
 export async function liveView(ctx: GatewayContext, target: StreamTarget, refresh: boolean): Promise<StreamView> {
   const v = await loadView(ctx, target)
   if (!v) throw new HttpError(404, `Stream "${target.name}" does not exist`)
-  if (expired(ctx, v)) {
+  if (await isExpired(ctx, v)) {
     await removeExpired(ctx, v)
     throw new HttpError(404, `Stream "${target.name}" does not exist (it expired)`)
   }

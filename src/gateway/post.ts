@@ -7,7 +7,8 @@ import type { StreamTarget } from './names.js'
 import { formatToken } from './offsets.js'
 import { CLOSE_TYPE, H_EPOCH, H_PRODUCER, H_SEQ, H_STREAM_SEQ, controlRecord } from './records.js'
 import { producerHeaders, wantsClose, type ProducerHeaders } from './request-headers.js'
-import { AppendConflict, appendIf } from './stream-append.js'
+import { AppendConflictError } from '../core/errors.js'
+import { appendIf } from './stream-append.js'
 import { producerTuple, type FoldedState } from './stream-state.js'
 import { liveView } from './live-view.js'
 
@@ -81,7 +82,7 @@ export async function postStream(ctx: GatewayContext, req: GwRequest, target: St
     try {
       first = await appendIf(ctx.store, target.topic, records, state.covered, ctx.clientId)
     } catch (e) {
-      if (e instanceof AppendConflict) continue
+      if (e instanceof AppendConflictError) continue
       throw e
     }
     const dataCount = records.length - (close ? 1 : 0)

@@ -12,7 +12,8 @@ import { expiresAtHeader, storedContentType, uintHeader, wantsClose } from './re
 import { appendIf } from './stream-append.js'
 import { FIRST_DATA_OFFSET, configRecord, type StreamConfig } from './stream-config.js'
 import { removeExpired } from './stream-delete.js'
-import { expired, loadView, type StreamView } from './stream-view.js'
+import { isExpired } from './access-time.js'
+import { loadView, type StreamView } from './stream-view.js'
 
 /** The headers of a PUT, checked (400 for bad TTL / Expires-At / fork headers). */
 function requested(req: GwRequest) {
@@ -52,7 +53,7 @@ export async function putStream(ctx: GatewayContext, req: GwRequest, target: Str
   const body = await req.body(ctx.options.maxBodyBytes)
   for (let attempt = 0; ; attempt++) {
     let existing = await loadView(ctx, target)
-    if (existing && expired(ctx, existing)) {
+    if (existing && (await isExpired(ctx, existing))) {
       await removeExpired(ctx, existing)
       existing = undefined
     }

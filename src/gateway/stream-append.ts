@@ -1,9 +1,5 @@
 import type { TopicStore } from '../backends/backend.js'
 import type { RecordInput } from '../backends/record.js'
-import { AppendConflictError } from '../core/errors.js'
-
-/** `appendIf` found the partition's end elsewhere than expected: catch up and check again. */
-export { AppendConflictError as AppendConflict }
 
 /**
  * Append `records` to partition 0 of `topic` only if its end offset is still `expectedEnd`;

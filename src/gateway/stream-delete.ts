@@ -1,10 +1,11 @@
-import { TopicNotFoundError } from '../core/errors.js'
+import { AppendConflictError, TopicNotFoundError } from '../core/errors.js'
 import type { GatewayContext } from './context.js'
 import { DELETE_TYPE, controlRecord } from './records.js'
-import { AppendConflict, appendIf } from './stream-append.js'
+import { appendIf } from './stream-append.js'
 import { readConfig, type Segment } from './stream-config.js'
 import { catchUp, forgetFold } from './stream-state.js'
-import { accessKey, expired, loadView, type StreamView } from './stream-view.js'
+import { forgetAccess, isExpired } from './access-time.js'
+import { loadView, type StreamView } from './stream-view.js'
 
 /**
  * Forks are found from their configurations: a stream whose inherited segments include
@@ -19,7 +20,7 @@ async function hasLiveForks(ctx: GatewayContext, seg: { topic: string; incarnati
       const config = await readConfig(ctx.store, name, meta.createdAt)
       if (!config?.inherited.some((s) => s.topic === seg.topic && s.incarnation === seg.incarnation)) continue
       const fork = await loadView(ctx, { name, topic: name, partition: 0, perPartition: false })
-      if (fork && fork.state.deletedAt === undefined && !expired(ctx, fork)) return true
+      if (fork && fork.state.deletedAt === undefined && !(await isExpired(ctx, fork))) return true
     } catch (e) {
       if (!(e instanceof TopicNotFoundError)) throw e
     }
@@ -47,7 +48,7 @@ async function softDelete(ctx: GatewayContext, v: StreamView): Promise<void> {
       await appendIf(ctx.store, v.target.topic, [controlRecord(DELETE_TYPE, null)], state.covered, ctx.clientId)
       return
     } catch (e) {
-      if (!(e instanceof AppendConflict)) throw e
+      if (!(e instanceof AppendConflictError)) throw e
     }
   }
 }
@@ -68,7 +69,7 @@ export async function deleteStream(ctx: GatewayContext, v: StreamView): Promise<
     return
   }
   await dropTopic(ctx, v.target.topic, v.incarnation)
-  ctx.access.delete(accessKey(v))
+  forgetAccess(ctx, v)
   await collect(ctx, v.config?.inherited ?? [])
 }
 

@@ -26,23 +26,6 @@ export interface StreamView {
 
 export const accessKey = (v: { target: StreamTarget; incarnation: number }): string => `${v.target.topic}~${v.target.partition}@${v.incarnation}`
 
-/** Whether a stream's TTL or Expires-At has passed. */
-export function expired(ctx: GatewayContext, v: StreamView, now = Date.now()): boolean {
-  const c = v.config
-  if (!c) return false
-  if (c.expiresAtMs !== undefined && now >= c.expiresAtMs) return true
-  if (c.ttlSeconds !== undefined) {
-    const last = Math.max(ctx.access.get(accessKey(v)) ?? 0, v.meta.createdAt, v.state.lastWrite)
-    return now >= last + c.ttlSeconds * 1000
-  }
-  return false
-}
-
-/** Refresh a stream's sliding TTL. */
-export function touch(ctx: GatewayContext, v: StreamView): void {
-  if (v.config?.ttlSeconds !== undefined) ctx.access.set(accessKey(v), Date.now())
-}
-
 /** The stream's topic meta, or undefined when the topic does not exist. */
 async function metaOf(ctx: GatewayContext, topic: string): Promise<TopicMeta | undefined> {
   try {

@@ -77,4 +77,16 @@ describe.each(['file', 'redis'] as const)('two gateways over one store (%s)', (k
     expect([lp.status, await lp.text()]).toEqual([200, 'bye'])
     expect(await text).toMatch(/event: data\ndata:bye\n\nevent: control\ndata:\{[^}]*"streamClosed":true/)
   })
+  it('reads through one renew the sliding TTL for the other; once reads stop, both see it expire', async () => {
+    // A timed scenario (the TTL is the point): reads every 300 ms through `a` for three TTLs of 1 s.
+    expect((await fetch(on(a, 'ttl'), { method: 'PUT', headers: { 'content-type': 'text/plain', 'stream-ttl': '1' } })).status).toBe(201)
+    const until3s = Date.now() + 3000
+    while (Date.now() < until3s) {
+      expect((await fetch(on(a, 'ttl', '?offset=now'))).status).toBe(200)
+      expect((await fetch(on(b, 'ttl'), { method: 'HEAD' })).status, 'the stream as the other gateway sees it').toBe(200)
+      await new Promise((r) => setTimeout(r, 300))
+    }
+    await until(async () => (await fetch(on(b, 'ttl'), { method: 'HEAD' })).status === 404, 10_000, 'the stream to expire once reads stop')
+    expect((await fetch(on(a, 'ttl'), { method: 'HEAD' })).status).toBe(404)
+  })
 })

@@ -85,6 +85,13 @@ export class FileBackend implements Backend {
   async getTopic(name: string): Promise<TopicMeta> {
     return this.at(name).getTopic(name)
   }
+  /** Topics of a foreign format keep no access time (the gateway's streams are native topics). */
+  async markAccess(topic: string, at: number): Promise<void> {
+    return this.at(topic).markAccess?.(topic, at)
+  }
+  async lastAccess(topic: string): Promise<number | undefined> {
+    return this.at(topic).lastAccess?.(topic)
+  }
   async offsets(topic: string): Promise<PartitionOffsets[]> {
     return this.at(topic).offsets(topic)
   }

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 /**
  * Where things live under a file-backend root (docs/format.md):
  *   <root>/<topic>/topic.json
+ *   <root>/<topic>/accessed                               empty; its mtime is the topic's last access (markAccess)
  *   <root>/<topic>/<partition>/<baseOffset 20 digits>.seg   (+ .idx sparse index)
  *   <root>/<topic>/<partition>/start   logical start offset after a trim
  *   <root>/<topic>/<partition>.lock    append lock (pid, token, time); outside the partition
@@ -15,6 +16,7 @@ export const INDEX_EXT = '.idx'
 
 export const topicDir = (root: string, topic: string) => join(root, topic)
 export const topicFile = (root: string, topic: string) => join(root, topic, TOPIC_FILE)
+export const accessFile = (root: string, topic: string) => join(root, topic, 'accessed')
 export const partitionDir = (root: string, topic: string, p: number) => join(root, topic, String(p))
 /** The append lock of a partition directory (a sibling file, see above). */
 export const lockFile = (dir: string) => `${dir}.lock`

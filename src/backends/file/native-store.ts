@@ -4,6 +4,7 @@ import { keyCodec } from '../../core/keys.js'
 import type { FsyncPolicy } from '../../core/types.js'
 import type { AppendOptions, PartitionOffsets, PartitionReader, TopicMeta, TopicStore } from '../backend.js'
 import type { RecordInput } from '../record.js'
+import { lastAccessSync, markAccessSync } from './access-time.js'
 import { FdPool } from './fd-pool.js'
 import { partitionDir, topicFile } from './layout.js'
 import { applyPartitionRetention, partitionEndSync, partitionSpanSync, trimPartition } from './partition-span.js'
@@ -63,6 +64,14 @@ export class NativeStore implements TopicStore {
 
   listTopics(): Promise<string[]> {
     return listTopicDirs(this.root)
+  }
+
+  async markAccess(topic: string, at: number): Promise<void> {
+    markAccessSync(this.root, topic, at)
+  }
+
+  async lastAccess(topic: string): Promise<number | undefined> {
+    return lastAccessSync(this.root, topic)
   }
 
   async getTopic(name: string): Promise<TopicMeta> {

@@ -28,6 +28,11 @@ export class RedisKeys {
     return `${this.prefix}${topic}:meta`
   }
 
+  /** STRING: the topic's last access in ms (markAccess; the gateway's sliding TTLs). */
+  accessed(topic: string): string {
+    return `${this.prefix}${topic}:accessed`
+  }
+
   /** STREAM of a partition: entry ID `<offset>-1`, fields `r` (record) and `p` (producer id). */
   stream(topic: string, partition: number): string {
     const tag = this.tags.get(topic)?.[partition]

@@ -123,6 +123,16 @@ export class RedisBackend implements Backend {
     return this.topics.get(name)
   }
 
+  async markAccess(topic: string, at: number): Promise<void> {
+    this.live(`note an access of "${topic}"`)
+    return this.topics.markAccess(topic, at)
+  }
+
+  async lastAccess(topic: string): Promise<number | undefined> {
+    this.live(`read the last access of "${topic}"`)
+    return this.topics.lastAccess(topic)
+  }
+
   async offsets(topic: string): Promise<PartitionOffsets[]> {
     this.live(`read the offsets of "${topic}"`)
     const meta = await this.topics.cached(topic)

@@ -85,6 +85,7 @@ export class RedisTopics {
       // The configuration goes first: from then on the topic does not exist for anyone.
       await this.client.del(this.keys.meta(name))
       await this.client.srem(this.keys.topics(), name)
+      await this.client.del(this.keys.accessed(name))
       const groups = await this.client.smembers(this.keys.groups())
       await Promise.all(
         Array.from({ length: meta.partitions }, (_, p) =>
@@ -93,6 +94,24 @@ export class RedisTopics {
       )
     } catch (e) {
       throw redisError(`Cannot delete topic "${name}"`, e)
+    }
+  }
+
+  /** Note a topic's last access (the last writer wins); a topic that does not exist is ignored. */
+  async markAccess(name: string, at: number): Promise<void> {
+    try {
+      if ((await this.client.exists(this.keys.meta(name))) === 1) await this.client.set(this.keys.accessed(name), String(Math.round(at)))
+    } catch (e) {
+      throw redisError(`Cannot note an access of topic "${name}"`, e)
+    }
+  }
+
+  async lastAccess(name: string): Promise<number | undefined> {
+    try {
+      const v = await this.client.get(this.keys.accessed(name))
+      return v === null ? undefined : Number(v)
+    } catch (e) {
+      throw redisError(`Cannot read the last access of topic "${name}"`, e)
     }
   }
 
