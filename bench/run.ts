@@ -35,6 +35,11 @@ const SUITES: Record<string, { description: string; defaults?: Partial<typeof DE
     defaults: { messages: 20_000, repeat: 1 },
     load: () => import('./suites/gateway.js'),
   },
+  peers: {
+    description: 'twainmq (file, Redis) vs NATS JetStream (file storage) on private servers: produce, backlog read, consume+ack, send → other-process latency (defaults: --messages 200000 --repeat 3)',
+    defaults: { messages: 200_000, repeat: 3 },
+    load: () => import('./suites/peers.js'),
+  },
   twainmq: {
     description: 'Python TwainMQ format: write/read vs the native format and vs a python3 re-creation of TwainMQ',
     load: () => import('./suites/twainmq.js'),
