@@ -1,6 +1,7 @@
 /*
  * Benchmark entry: `npm run bench -- <suite> [--messages n] [--size bytes] [--tail-messages n] [--repeat n]`
- * (the gateway suite also takes `--posts n`, `--readers n` and `--cpu-prof dir`)
+ * (the gateway suite also takes `--posts n`, `--readers n` and `--cpu-prof dir`; the scale suite
+ * `--min n`, `--max n` and `--redis-max n`)
  * (or `npx tsx bench/run.ts <suite> …`). Each suite lives in bench/suites/<name>.ts and
  * default-exports a `Suite`; this file only parses options and dispatches.
  */

@@ -112,6 +112,7 @@ async function measure(url: string, opts: { prefix?: string }, n: number, value:
 
 async function run(o: SuiteOptions): Promise<void> {
   const opts = o as ScaleOptions
+  if (opts.max < opts.min) throw new Error(`--max (${opts.max}) must be at least --min (${opts.min})`)
   const value = makeValue(opts.size)
   const fileSizes = sizes(opts.min, opts.max)
   const redisSizes = sizes(opts.min, Math.min(opts.max, opts.redisMax))
