@@ -1,6 +1,7 @@
 /*
  * Benchmark entry: `npm run bench -- <suite> [--messages n] [--size bytes] [--tail-messages n] [--repeat n]`
- * (the gateway suite also takes `--posts n`, `--readers n` and `--cpu-prof dir`)
+ * (the gateway suite also takes `--posts n`, `--readers n` and `--cpu-prof dir`; the scale suite
+ * `--min n`, `--max n` and `--redis-max n`)
  * (or `npx tsx bench/run.ts <suite> …`). Each suite lives in bench/suites/<name>.ts and
  * default-exports a `Suite`; this file only parses options and dispatches.
  */
@@ -35,13 +36,23 @@ const SUITES: Record<string, { description: string; defaults?: Partial<typeof DE
     defaults: { messages: 20_000, repeat: 1 },
     load: () => import('./suites/gateway.js'),
   },
+  peers: {
+    description: 'twainmq (file, Redis) vs NATS JetStream (file storage) on private servers: produce, backlog read, consume+ack, send → other-process latency (defaults: --messages 200000 --repeat 3)',
+    defaults: { messages: 200_000, repeat: 3 },
+    load: () => import('./suites/peers.js'),
+  },
+  scale: {
+    description: 'per-message produce/read/consume cost and RSS at 10k..10M messages (file; Redis to --redis-max), seek by offset and time, group join with deep history (defaults: --repeat 1 --min 10000 --max 10000000 --redis-max 1000000)',
+    defaults: { repeat: 1 },
+    load: () => import('./suites/scale.js'),
+  },
   twainmq: {
     description: 'Python TwainMQ format: write/read vs the native format and vs a python3 re-creation of TwainMQ',
     load: () => import('./suites/twainmq.js'),
   },
 }
 
-const DEFAULTS = { messages: 1_000_000, size: 100, tailMessages: 300, repeat: 3, posts: 1000, readers: 1000 }
+const DEFAULTS = { messages: 1_000_000, size: 100, tailMessages: 300, repeat: 3, posts: 1000, readers: 1000, min: 10_000, max: 10_000_000, redisMax: 1_000_000 }
 
 function usage(): string {
   const suites = Object.entries(SUITES)
@@ -62,6 +73,9 @@ function usage(): string {
     `  --posts <n>          gateway: sequential single-item POSTs (default ${DEFAULTS.posts.toLocaleString('en-US')})`,
     `  --readers <n>        gateway: concurrent SSE readers in the fan-out phase (default ${DEFAULTS.readers.toLocaleString('en-US')})`,
     '  --cpu-prof <dir>     gateway: write a V8 CPU profile of the twainmq serve process into <dir>',
+    `  --min <n>            scale: smallest log size (default ${DEFAULTS.min.toLocaleString('en-US')}); sizes are decades from --min to --max`,
+    `  --max <n>            scale: largest log size on the file backend (default ${DEFAULTS.max.toLocaleString('en-US')})`,
+    `  --redis-max <n>      scale: largest log size on Redis (default ${DEFAULTS.redisMax.toLocaleString('en-US')})`,
     '  -h, --help           this help',
   ].join('\n')
 }
@@ -76,7 +90,7 @@ function intOption(name: string, text: string | undefined, fallback: number, min
 }
 
 /** What `parse` gives a suite: the common options, and the gateway suite's own (the others ignore them). */
-type ParsedOptions = Omit<SuiteOptions, 'command'> & { posts: number; readers: number; cpuProf: string | undefined }
+type ParsedOptions = Omit<SuiteOptions, 'command'> & { posts: number; readers: number; cpuProf: string | undefined; min: number; max: number; redisMax: number }
 
 function parse(argv: string[]): { suite: string | undefined; options: ParsedOptions; help: boolean } {
   let parsed
@@ -93,6 +107,9 @@ function parse(argv: string[]): { suite: string | undefined; options: ParsedOpti
         posts: { type: 'string' },
         readers: { type: 'string' },
         'cpu-prof': { type: 'string' },
+        min: { type: 'string' },
+        max: { type: 'string' },
+        'redis-max': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     })
@@ -113,6 +130,9 @@ function parse(argv: string[]): { suite: string | undefined; options: ParsedOpti
       posts: intOption('posts', values.posts, d.posts, 1, 10_000_000),
       readers: intOption('readers', values.readers, d.readers, 1, 10_000),
       cpuProf: values['cpu-prof'],
+      min: intOption('min', values.min, d.min, 1, 100_000_000),
+      max: intOption('max', values.max, d.max, 1, 100_000_000),
+      redisMax: intOption('redis-max', values['redis-max'], d.redisMax, 1, 100_000_000),
     },
   }
 }
@@ -138,7 +158,12 @@ async function main(): Promise<number> {
   const o = args.options
   const given = process.argv.slice(2).join(' ')
   const via = process.env.npm_lifecycle_event === 'bench' ? `npm run bench -- ${given}` : `npx tsx bench/run.ts ${given}`
-  const own = args.suite === 'gateway' ? ` --posts ${o.posts} --readers ${o.readers}${o.cpuProf === undefined ? '' : ` --cpu-prof ${o.cpuProf}`}` : ''
+  const own =
+    args.suite === 'gateway'
+      ? ` --posts ${o.posts} --readers ${o.readers}${o.cpuProf === undefined ? '' : ` --cpu-prof ${o.cpuProf}`}`
+      : args.suite === 'scale'
+        ? ` --min ${o.min} --max ${o.max} --redis-max ${o.redisMax}`
+        : ''
   const full = `npx tsx bench/run.ts ${args.suite} --messages ${o.messages} --size ${o.size} --tail-messages ${o.tailMessages} --repeat ${o.repeat}${own}`
   const command = via.trim() === full ? full : `${via.trim()}   (= ${full})`
   const suite = (await entry.load()).default

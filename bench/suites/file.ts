@@ -11,27 +11,21 @@
  *          baseline: a child appends a line every ~3 ms, the parent uses fs.watch + fs.read
  */
 
-import { readdirSync, statSync, writeFileSync } from 'node:fs'
+import { readdirSync, statSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { open, type Twain } from '../../src/index.js'
 import { log, machine, makeValue, revision } from '../lib/report.js'
 import { plainRead, plainWrite, type KeyWidth } from '../baselines/plain-log.js'
-import { plainTail } from '../baselines/plain-tail.js'
-import { spawnBenchChild, type BenchChild } from '../lib/child.js'
+import { TAIL_INTERVAL_MS, TAIL_WARMUP, tailBaseline, tailTwain, type TailResult } from '../lib/tail.js'
 import { MemorySampler, fullGc, rssTimeline, type MemoryReport } from '../lib/memory.js'
 import { progress } from '../lib/progress.js'
-import { MB, MiB, fmtInt, fmtMiB, fmtNum, sleep, summarise, wallNow, type LatencySummary } from '../lib/stats.js'
+import { MB, MiB, fmtInt, fmtMiB, fmtNum } from '../lib/stats.js'
 import type { Suite, SuiteOptions } from '../lib/suite.js'
 import { renderTable } from '../lib/table.js'
 import { makeTempDir, removeTempDir } from '../lib/tmp.js'
 
 const CHUNK = 1000
-const TAIL_INTERVAL_MS = 3
-/** Tail messages sent first and not counted (connection/JIT warm-up on both sides). */
-const TAIL_WARMUP = 10
-/** Time the parent's tail gets to set up its watchers before the child starts sending. */
-const TAIL_SETTLE_MS = 300
 /** Read-phase RSS growth we still call "flat". */
 const FLAT_RSS_BYTES = 64 * MiB
 
@@ -65,13 +59,6 @@ function aggregate(runs: Throughput[], baseline?: Aggregate): Aggregate {
   const sorted = [...runs].sort((x, y) => x.seconds - y.seconds)
   const median = sorted[(sorted.length - 1) >> 1] as Throughput
   return { label: median.label, runs, median, baseline }
-}
-
-interface TailResult {
-  label: string
-  sent: number
-  received: number
-  summary: LatencySummary
 }
 
 const msgsPerSec = (t: Throughput) => t.messages / t.seconds
@@ -195,89 +182,6 @@ async function readHistory(twain: Twain, topic: string, n: number, tag: string):
 }
 
 // ---------------------------------------------------------------- tail latency
-
-function deadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  return Promise.race([
-    p,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what}: timed out after ${ms} ms`)), ms)
-    }),
-  ]).finally(() => clearTimeout(timer))
-}
-
-async function stopChild(child: BenchChild): Promise<void> {
-  const code = await Promise.race([child.exited, sleep(5000).then(() => 'timeout' as const)])
-  if (code === 'timeout') child.kill()
-  else if (code !== 0) throw new Error(`tail child exited with ${code}`)
-}
-
-async function tailBaseline(count: number): Promise<TailResult> {
-  const dir = makeTempDir('tail-plain')
-  try {
-    const file = join(dir, 'lines.log')
-    writeFileSync(file, '')
-    const total = count + TAIL_WARMUP
-    const child = spawnBenchChild('plain-append.ts', [file, String(total), String(TAIL_INTERVAL_MS)])
-    await child.next('ready')
-    const tail = await plainTail(file, total)
-    await sleep(TAIL_SETTLE_MS)
-    child.go()
-    const bar = progress('e. baseline tail (fs.watch + fs.read)', total)
-    const tick = setInterval(() => bar.update(tail.latencies.length), 100)
-    try {
-      await deadline(tail.done, total * TAIL_INTERVAL_MS * 4 + 20_000, 'baseline tail')
-    } finally {
-      clearInterval(tick)
-      bar.stop()
-      await tail.stop()
-    }
-    await stopChild(child)
-    const lat = tail.latencies.slice(TAIL_WARMUP)
-    return { label: 'baseline: fs.watch + fs.read', sent: total, received: tail.latencies.length, summary: summarise(lat) }
-  } finally {
-    removeTempDir(dir)
-  }
-}
-
-async function tailTwain(count: number): Promise<TailResult> {
-  const root = makeTempDir('tail')
-  const twain = await open(root)
-  try {
-    const topic = 'tail'
-    await twain.createTopic(topic, { keyType: 'u32' })
-    const total = count + TAIL_WARMUP
-    const child = spawnBenchChild('twain-send.ts', [root, topic, String(total), String(TAIL_INTERVAL_MS)])
-    await child.next('ready') // the child has sent its warm-up message; the tail starts after it
-    const stream = twain.tail<string>(topic)
-    const latencies: number[] = []
-    const reading = (async () => {
-      for await (const m of stream) {
-        const now = wallNow()
-        const sent = Number(m.value)
-        if (!Number.isFinite(sent)) continue
-        latencies.push(now - sent)
-        if (latencies.length >= total) break
-      }
-    })()
-    await sleep(TAIL_SETTLE_MS)
-    child.go()
-    const bar = progress('e. twain.tail() across processes', total)
-    const tick = setInterval(() => bar.update(latencies.length), 100)
-    try {
-      await deadline(reading, total * TAIL_INTERVAL_MS * 4 + 20_000, 'twain tail')
-    } finally {
-      clearInterval(tick)
-      bar.stop()
-      await stream.close()
-    }
-    await stopChild(child)
-    return { label: 'twain.tail(topic)', sent: total, received: latencies.length, summary: summarise(latencies.slice(TAIL_WARMUP)) }
-  } finally {
-    await twain.close()
-    removeTempDir(root)
-  }
-}
 
 // ---------------------------------------------------------------- report
 

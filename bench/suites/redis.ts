@@ -13,25 +13,17 @@
 
 import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os'
 import { Redis } from 'ioredis'
-import { open, type Twain } from '../../src/index.js'
+import { open } from '../../src/index.js'
 import { makeValue, revision } from '../lib/report.js'
 import { RedisServer } from '../../test/helpers/redis-server.js'
 
-import { progress } from '../lib/progress.js'
+import { CHUNK, produceAll as ourProduceAll, produceBatch as ourProduceBatch, rate, readHistory as ourRead, timed, type Throughput } from '../lib/phases.js'
 import { MB, MiB, fmtInt, fmtNum, sleep, summarise, wallNow, type LatencySummary } from '../lib/stats.js'
 import type { Suite, SuiteOptions } from '../lib/suite.js'
 import { renderTable } from '../lib/table.js'
 
-const CHUNK = 1000
 const TAIL_INTERVAL_MS = 3
 const TAIL_WARMUP = 10
-
-interface Throughput {
-  label: string
-  messages: number
-  seconds: number
-  payloadBytes: number
-}
 
 interface Aggregate {
   runs: Throughput[]
@@ -39,27 +31,11 @@ interface Aggregate {
 }
 
 const log = (line = ''): void => void process.stdout.write(line + '\n')
-const rate = (t: Throughput) => t.messages / t.seconds
 const ratio = (a: number, b: number) => `${fmtNum(a / b, 2)}×`
 
 function aggregate(runs: Throughput[]): Aggregate {
   const sorted = [...runs].sort((x, y) => x.seconds - y.seconds)
   return { runs, median: sorted[(sorted.length - 1) >> 1] as Throughput }
-}
-
-function phaseDone(t: Throughput): void {
-  log(`  ${t.label.padEnd(44)} ${fmtNum(t.seconds, 2).padStart(7)} s  ${fmtInt(rate(t)).padStart(10)} msgs/s  ${fmtNum(t.payloadBytes / MB / t.seconds, 1).padStart(6)} MB/s`)
-}
-
-async function timed(label: string, n: number, size: number, tag: string, body: (tick: (done: number) => void) => Promise<void>): Promise<Throughput> {
-  const bar = progress(`${tag} ${label}`, n)
-  const t0 = performance.now()
-  await body((d) => bar.update(d))
-  const seconds = (performance.now() - t0) / 1000
-  bar.stop()
-  const t = { label, messages: n, seconds, payloadBytes: n * size }
-  phaseDone(t)
-  return t
 }
 
 // ---------------------------------------------------------------- raw ioredis baselines
@@ -129,51 +105,6 @@ async function rawTail(url: string, key: string, count: number): Promise<Latency
 }
 
 // ---------------------------------------------------------------- ours
-
-async function ourProduceBatch(twain: Twain, topic: string, n: number, value: string, tag: string): Promise<Throughput> {
-  const p = twain.producer<string>(topic)
-  const t = await timed('a. producer.sendBatch × 1000', n, value.length, tag, async (tick) => {
-    for (let i = 0; i < n; i += CHUNK) {
-      const m = Math.min(CHUNK, n - i)
-      const items = new Array<{ key: number; value: string }>(m)
-      for (let j = 0; j < m; j++) items[j] = { key: (i + j) % 65536, value }
-      await p.sendBatch(items)
-      tick(i)
-    }
-  })
-  await p.close()
-  return t
-}
-
-async function ourProduceAll(twain: Twain, topic: string, n: number, value: string, tag: string): Promise<Throughput> {
-  const p = twain.producer<string>(topic)
-  const t = await timed('b. Promise.all(1000 × producer.send)', n, value.length, tag, async (tick) => {
-    const sends = new Array<Promise<unknown>>(CHUNK)
-    for (let i = 0; i < n; i += CHUNK) {
-      const m = Math.min(CHUNK, n - i)
-      sends.length = m
-      for (let j = 0; j < m; j++) sends[j] = p.send((i + j) % 65536, value)
-      await Promise.all(sends)
-      tick(i)
-    }
-  })
-  await p.close()
-  return t
-}
-
-async function ourRead(twain: Twain, topic: string, n: number, size: number, tag: string): Promise<Throughput> {
-  let count = 0
-  const t = await timed('c. for await (twain.history(topic))', n, size, tag, async (tick) => {
-    let bytes = 0
-    for await (const m of twain.history<string>(topic)) {
-      bytes += m.value.length
-      if ((++count & 0xffff) === 0) tick(count)
-    }
-    if (bytes < 0) log('unreachable')
-  })
-  if (count !== n) throw new Error(`history read ${count} messages, expected ${n}`)
-  return t
-}
 
 async function ourTail(url: string, prefix: string, count: number): Promise<LatencySummary> {
   const reader = await open(url, { prefix })
