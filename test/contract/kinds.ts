@@ -100,7 +100,7 @@ function redisKind(): Kind {
   let server: RedisServer | undefined
   return {
     name: 'redis',
-    caps: { trim: 'exact', retention: 'exact', storesCreatedAt: true, headers: true, producerId: true, endOffsets: 'soon', rawReads: false, accessTimes: true, shared: true },
+    caps: { trim: 'exact', retention: 'exact', storesCreatedAt: true, headers: true, producerId: true, endOffsets: 'soon', rawReads: true, accessTimes: true, shared: true },
     hooks() {
       beforeAll(async () => {
         server = await RedisServer.start()

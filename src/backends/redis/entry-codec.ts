@@ -1,6 +1,7 @@
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
-import { readRecord, recordEnd, utf8 } from '../record-codec.js'
+import { readRawRecord, readRecord, recordEnd, utf8 } from '../record-codec.js'
+import type { RawRecord } from '../record.js'
 
 /**
  * The one decoder of Redis stream entries, in the three shapes they reach this process: an entry's
@@ -120,8 +121,8 @@ export function parseHeader(b: Buffer): PackedHeader {
   return { count, first, last, changes, body: at.p, ids: false }
 }
 
-/** Decode the packed reply's entries into messages. */
-export function decodePacked(b: Buffer, h: PackedHeader, codec: KeyCodec, topic: string, partition: number, out: Message[]): void {
+/** Decode the packed reply's entries into messages (`codec` given), or into raw records (`codec` null). */
+export function decodePacked(b: Buffer, h: PackedHeader, codec: KeyCodec | null, topic: string, partition: number, out: Array<Message | RawRecord>): void {
   let p = h.body
   let producerId = ''
   const ids = h.ids
@@ -137,7 +138,7 @@ export function decodePacked(b: Buffer, h: PackedHeader, codec: KeyCodec, topic:
       }
     }
     const end = recordEnd(b, p)
-    out.push(readRecord(b, p, end, 0, codec, topic, partition, offset, producerId))
+    out.push(codec ? readRecord(b, p, end, 0, codec, topic, partition, offset, producerId) : readRawRecord(b, p, end, offset))
     p = end
   }
 }

@@ -2,12 +2,16 @@ import { LogRollbackError } from '../../core/errors.js'
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
 import type { PartitionReader } from '../backend.js'
+import { readRawRecord, recordEnd } from '../record-codec.js'
+import type { RawRecord } from '../record.js'
 import { decodeEntry, decodePacked, parseHeader } from './entry-codec.js'
 import { isConnectionError, redisError, sleep } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
 import type { RollbackNotice } from './incarnations.js'
 
+/** A reply with no entries. */
+const EMPTY = Buffer.alloc(0)
 /** Most entries one read script call returns. */
 const READ_MAX = 1024
 /** Attempts of a read cut by dropped connections (about 15 s in all). */
@@ -84,10 +88,19 @@ export class RedisPartitionReader implements PartitionReader {
   }
 
   async read(max: number): Promise<Message[]> {
+    return (await this.readAs(max, false)) as Message[]
+  }
+
+  /** Like `read`, without decoding (each reply is its own buffer, so the records stay valid). */
+  async readRaw(max: number): Promise<RawRecord[]> {
+    return (await this.readAs(max, true)) as RawRecord[]
+  }
+
+  private async readAs(max: number, raw: boolean): Promise<Array<Message | RawRecord>> {
     if (this.closed || max <= 0) return []
     this.checkRollback()
     const before = this.next
-    const out = await this.readOn(max)
+    const out = await this.readOn(max, raw)
     const rb = this.watcher.rollback()
     if (rb && rb.seq !== this.rollbackSeq && rb.from < this.next) {
       // A rollback found while this read was under way: what it returned may lie past the gap.
@@ -98,14 +111,17 @@ export class RedisPartitionReader implements PartitionReader {
     return out
   }
 
-  private async readOn(max: number): Promise<Message[]> {
-    const hit = this.fromRecent(max)
+  private async readOn(max: number, raw: boolean): Promise<Array<Message | RawRecord>> {
+    const hit = this.fromRecent(max, raw)
     if (hit) return hit
     const count = Math.min(max, READ_MAX)
     const a = this.ahead
     this.ahead = undefined
     const from = this.next
-    let blob = a && a.from === from && a.count === count ? await a.blob.catch(() => this.fetch(from, count, false)) : await this.fetch(from, count, false)
+    // A read-ahead is used only when it came back full: one that found the end was issued before
+    // later appends (it would hide them, and a caller can take [] for a gap), so ask again.
+    let blob = a && a.from === from && a.count === count ? await a.blob.catch(() => EMPTY) : EMPTY
+    if (blob.length === 0 || parseHeader(blob).count < count) blob = await this.fetch(from, count, false)
     if (this.closed || blob.length === 0) {
       this.streak = 0
       return []
@@ -123,8 +139,8 @@ export class RedisPartitionReader implements PartitionReader {
       ahead.blob.catch(() => undefined) // used (or dropped) by the next read
       this.ahead = ahead
     }
-    const out: Message[] = []
-    decodePacked(blob, h, this.codec, this.topic, this.partition, out)
+    const out: Array<Message | RawRecord> = []
+    decodePacked(blob, h, raw ? null : this.codec, this.topic, this.partition, out)
     this.next = h.last + 1
     return out
   }
@@ -142,16 +158,16 @@ export class RedisPartitionReader implements PartitionReader {
     }
   }
 
-  private fromRecent(max: number): Message[] | undefined {
+  private fromRecent(max: number, raw: boolean): Array<Message | RawRecord> | undefined {
     const r = this.watcher.recent()
     if (!r) return undefined
     const i = this.next - r.first
     if (i < 0 || i >= r.entries.length || (r.entries[i] as RawEntry).offset !== this.next) return undefined
-    const out: Message[] = []
+    const out: Array<Message | RawRecord> = []
     for (let k = i; k < r.entries.length && out.length < max; k++) {
       const e = r.entries[k] as RawEntry
       if (e.offset !== this.next) break
-      out.push(decodeEntry(e.record, this.codec, this.topic, this.partition, e.offset, e.producerId))
+      out.push(raw ? readRawRecord(e.record, 0, recordEnd(e.record, 0), e.offset) : decodeEntry(e.record, this.codec, this.topic, this.partition, e.offset, e.producerId))
       this.next = e.offset + 1
     }
     return out
