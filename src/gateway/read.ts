@@ -63,12 +63,21 @@ export async function readFrom(ctx: GatewayContext, v: StreamView, from: Positio
   while (!atTail(v, pos)) {
     const seg = v.chain[pos.seg]!
     const limit = limitOf(v, pos.seg)
-    const reader = await takeReader(ctx.store, seg.topic, seg.partition, seg.incarnation, pos.offset)
+    let reader = await takeReader(ctx.store, seg.topic, seg.partition, seg.incarnation, pos.offset)
     let full = false
     let ok = false
     try {
       while (pos.offset < limit && !full) {
-        const batch = await reader.read(Math.min(1000, limit - pos.offset))
+        const n = Math.min(1000, limit - pos.offset)
+        let batch = await reader.read(n)
+        if (batch.length === 0) {
+          // Below the view's tail an empty read is not proof that the data is gone: a reader can
+          // answer from a read-ahead issued before the last append (Redis). Ask a fresh reader
+          // before skipping to the limit, or the record would be lost to this reader (decision 140).
+          await reader.close()
+          reader = await ctx.store.openReader(seg.topic, seg.partition, pos.offset)
+          batch = await reader.read(n)
+        }
         if (batch.length === 0) break
         for (const m of batch) {
           if (m.offset >= limit) break

@@ -22,11 +22,15 @@ const HTML = `<!doctype html><html><head><meta charset="utf-8"><title>twainmq br
   // One tail at a time: renders each value as JSON, a failure into #error; clear() stops it.
   window.startTail = (gateway, stream, token, from) => {
     clear()
+    window.tokens = []
     const ac = new AbortController()
     stop = () => ac.abort()
     void (async () => {
       try {
-        for await (const m of twain.connect(gateway, { token }).tail(stream, { from, signal: ac.signal })) render(JSON.stringify(m.value))
+        for await (const m of twain.connect(gateway, { token }).tail(stream, { from, signal: ac.signal })) {
+          render(JSON.stringify(m.value))
+          window.tokens.push([m.offset, m.resume])
+        }
       } catch (e) { if (!ac.signal.aborted) showError(e) }
     })()
   }
