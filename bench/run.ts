@@ -46,6 +46,10 @@ const SUITES: Record<string, { description: string; defaults?: Partial<typeof DE
     defaults: { repeat: 1 },
     load: () => import('./suites/scale.js'),
   },
+  browser: {
+    description: 'twainmq/browser in headless Chromium: produce→render p50/p99 over loopback (file, Redis), gzipped bundle size vs @durable-streams/client + rxjs',
+    load: () => import('./suites/browser.js'),
+  },
   twainmq: {
     description: 'Python TwainMQ format: write/read vs the native format and vs a python3 re-creation of TwainMQ',
     load: () => import('./suites/twainmq.js'),

@@ -23,7 +23,7 @@ export interface ConnectOptions {
 export interface TailOptions {
   /** Where to start: `'start'` (default), `'now'`/`'end'` (only new messages), or a message's `offset` or `resume` token. */
   from?: string
-  /** Aborting it ends the read with `AbortError` and aborts the HTTP request. */
+  /** Aborting it ends the read with `AbortError` and aborts the HTTP request. Default: none. */
   signal?: AbortSignal
 }
 

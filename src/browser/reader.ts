@@ -111,7 +111,7 @@ export class StreamReader<V> {
     const res = await stream({
       url: this.plan.url,
       offset: this.position.base,
-      live: true,
+      live: 'sse',
       headers: this.plan.headers(),
       ...(this.plan.fetch ? { fetch: this.plan.fetch } : {}),
       signal: this.abort.signal,

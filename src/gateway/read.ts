@@ -80,11 +80,20 @@ async function readRange<T extends Item>(ctx: GatewayContext, v: StreamView, fro
   while (!atTail(v, pos) && !full) {
     const seg = v.chain[pos.seg]!
     const limit = limitOf(v, pos.seg)
-    const reader = await takeReader(ctx.store, 'data', seg.topic, seg.partition, seg.incarnation, pos.offset)
+    let reader = await takeReader(ctx.store, 'data', seg.topic, seg.partition, seg.incarnation, pos.offset)
     let ok = false
     try {
       while (pos.offset < limit && !full) {
-        const batch = await take(reader, Math.min(1000, limit - pos.offset))
+        const n = Math.min(1000, limit - pos.offset)
+        let batch = await take(reader, n)
+        if (batch.length === 0) {
+          // Below the view's tail an empty read is not proof that the data is gone (a Redis reader
+          // answered from a read-ahead issued before the last append, fixed in 1c88769). Ask a
+          // fresh reader before skipping to the limit, or the record would be lost (decision 140).
+          await reader.close()
+          reader = await ctx.store.openReader(seg.topic, seg.partition, pos.offset)
+          batch = await take(reader, n)
+        }
         if (batch.length === 0) break
         for (const m of batch) {
           if (m.offset >= limit) break

@@ -22,11 +22,33 @@ const HTML = `<!doctype html><html><head><meta charset="utf-8"><title>twainmq br
   // One tail at a time: renders each value as JSON, a failure into #error; clear() stops it.
   window.startTail = (gateway, stream, token, from) => {
     clear()
+    window.tokens = []
     const ac = new AbortController()
     stop = () => ac.abort()
     void (async () => {
       try {
-        for await (const m of twain.connect(gateway, { token }).tail(stream, { from, signal: ac.signal })) render(JSON.stringify(m.value))
+        for await (const m of twain.connect(gateway, { token }).tail(stream, { from, signal: ac.signal })) {
+          render(JSON.stringify(m.value))
+          window.tokens.push([m.offset, m.resume])
+        }
+      } catch (e) { if (!ac.signal.aborted) showError(e) }
+    })()
+  }
+  // Latency: each value carries the Node send time { t } (ms since the epoch, high resolution: Node's
+  // and the page's performance.timeOrigin + now() read the same host clock); the delay is taken
+  // once the value's <li> is in the document.
+  window.latencies = []
+  window.startLatency = (gateway, stream, token) => {
+    clear()
+    window.latencies = []
+    const ac = new AbortController()
+    stop = () => ac.abort()
+    void (async () => {
+      try {
+        for await (const m of twain.connect(gateway, { token }).tail(stream, { from: 'now', signal: ac.signal })) {
+          render(String(m.value.i))
+          window.latencies.push(performance.timeOrigin + performance.now() - m.value.t)
+        }
       } catch (e) { if (!ac.signal.aborted) showError(e) }
     })()
   }
