@@ -25,7 +25,7 @@ const lastLag = async (page: Page): Promise<Record<string, number | null>> => JS
 
 /** Whether a live read of `stream` made after the `since`-th response is open at the gateway. */
 const liveReadOpen = (s: DashboardStore, stream: string, since: number): boolean =>
-  s.gw.responses.slice(since).some((r) => !r.writableEnded && /[?&]live=/.test(r.req.url ?? '') && (r.req.url ?? '').startsWith(`/v1/stream/${stream}?`))
+  s.gw.responses.slice(since).some((r) => !r.writableEnded && !r.destroyed && /[?&]live=/.test(r.req.url ?? '') && (r.req.url ?? '').startsWith(`/v1/stream/${stream}?`))
 
 describe('dashboard files', () => {
   let s: DashboardStore
