@@ -124,6 +124,17 @@ export function recordEnd(buf: Buffer, p: number): number {
   return p + 4 + get32(buf, p)
 }
 
+/** Decode `count` headers at `q` into `headers`; returns the position after them. */
+function readHeaders(buf: Buffer, q: number, count: number, headers: Record<string, string>): number {
+  for (let j = 0; j < count; j++) {
+    const kl = get16(buf, q)
+    const vl = get32(buf, q + 2)
+    setHeader(headers, utf8(buf, q + 6, q + 6 + kl), utf8(buf, q + 6 + kl, q + 6 + kl + vl))
+    q += 6 + kl + vl
+  }
+  return q
+}
+
 /** Decode the record at `p` (ending at `next`, see `recordEnd`) into a message. */
 export function readRecord(
   buf: Buffer,
@@ -147,25 +158,21 @@ export function readRecord(
   const type = typeLen ? utf8(buf, q, q + typeLen) : undefined
   q += typeLen
   const headers: Record<string, string> = {}
-  for (let j = 0; j < headerCount; j++) {
-    const kl = get16(buf, q)
-    const vl = get32(buf, q + 2)
-    setHeader(headers, utf8(buf, q + 6, q + 6 + kl), utf8(buf, q + 6 + kl, q + 6 + kl + vl))
-    q += 6 + kl + vl
-  }
+  q = readHeaders(buf, q, headerCount, headers)
   const value = kind === 0 ? utf8(buf, q, next) : decodeValue(kind, buf, q, next)
   const m: Message = { topic, partition, offset, key, timestamp, value, headers, producerId }
   if (type !== undefined) m.type = type
   return m
 }
 
-/** The record at `p` (ending at `next`) without decoding it: its type, kind and value's place. */
-export function readRawRecord(buf: Buffer, p: number, next: number, offset: number): RawRecord {
+/** The record at `p` (ending at `next`) without decoding its key or value (see `RawRecord`). */
+export function readRawRecord(buf: Buffer, p: number, next: number, tsBase: number, offset: number): RawRecord {
   const typeLen = buf[p + 13] as number
   const headerCount = get16(buf, p + 16)
   let q = p + 18 + get16(buf, p + 14)
   const type = typeLen ? utf8(buf, q, q + typeLen) : undefined
   q += typeLen
-  for (let j = 0; j < headerCount; j++) q += 6 + get16(buf, q) + get32(buf, q + 2)
-  return { offset, type, kind: buf[p + 12] as number, buf, start: q, end: next }
+  let headers: Record<string, string> | undefined
+  if (headerCount > 0) q = readHeaders(buf, q, headerCount, (headers = {}))
+  return { offset, timestamp: tsBase + buf.readDoubleLE(p + 4), type, headers, kind: buf[p + 12] as number, buf, start: q, end: next }
 }

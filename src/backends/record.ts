@@ -50,14 +50,16 @@ export function recordKeyBytes(r: RecordInput): Buffer {
 }
 
 /**
- * One stored record, not decoded: its offset, type and value kind, and where its value's stored
- * bytes are (`buf[start, end)`: UTF-8 text for text, JSON and typed values). Made by
- * `PartitionReader.readRaw`; `buf` may be the reader's own buffer, so the bytes are valid only
- * until that reader's next call.
+ * One stored record, its value not decoded: offset, timestamp, type, headers (undefined when it
+ * has none), value kind, and where the value's stored bytes are (`buf[start, end)`: UTF-8 text
+ * for text, JSON and typed values). Made by `PartitionReader.readRaw` (no key or value decoding);
+ * `buf` may be the reader's own buffer, so the bytes are valid only until that reader's next call.
  */
 export interface RawRecord {
   offset: number
+  timestamp: number
   type: string | undefined
+  headers: Record<string, string> | undefined
   kind: ValueKind
   buf: Buffer
   start: number

@@ -143,7 +143,7 @@ export async function readPage(ctx: GatewayContext, v: StreamView, from: Positio
 function rawTake(json: boolean): Take<RawRecord> {
   const encode = (m: Message): RawRecord => {
     const buf = json ? Buffer.from(jsonText(m.value), 'utf8') : valueBytes(m)
-    return { offset: m.offset, type: m.type, kind: json ? ValueKind.Json : ValueKind.Bytes, buf, start: 0, end: buf.length }
+    return { offset: m.offset, timestamp: m.timestamp, type: m.type, headers: m.headers, kind: json ? ValueKind.Json : ValueKind.Bytes, buf, start: 0, end: buf.length }
   }
   return (reader, max) => (reader.readRaw ? reader.readRaw(max) : reader.read(max).then((ms) => ms.map(encode)))
 }

@@ -1,4 +1,6 @@
 import type { TopicStore } from '../backends/backend.js'
+import type { RawRecord } from '../backends/record.js'
+import type { Message } from '../core/types.js'
 import { perStore } from './per-store.js'
 import { closeParked, park, takeReader } from './reader-pool.js'
 import { CLOSE_TYPE, DELETE_TYPE, H_EPOCH, H_PRODUCER, H_SEQ, H_STREAM_SEQ } from './records.js'
@@ -37,17 +39,20 @@ function fresh(): FoldedState {
   return { covered: 0, producers: new Map(), streamSeq: undefined, closedAt: undefined, closedBy: undefined, deletedAt: undefined, lastWrite: 0 }
 }
 
+const NO_HEADERS: Record<string, string> = {}
+
 async function fold(store: TopicStore, topic: string, incarnation: number, state: FoldedState): Promise<FoldedState> {
   const reader = await takeReader(store, 'fold', topic, 0, incarnation, state.covered)
   let ok = false
   try {
     for (;;) {
-      const batch = await reader.read(1000)
+      // Offsets, times, types and headers are all a fold needs: a raw read decodes no key or value.
+      const batch: Array<Message | RawRecord> = reader.readRaw ? await reader.readRaw(1000) : await reader.read(1000)
       if (batch.length === 0) break
       for (const m of batch) {
         state.lastWrite = Math.max(state.lastWrite, m.timestamp)
         if (state.closedAt !== undefined && m.type !== DELETE_TYPE) continue // nothing after the close counts
-        const h = m.headers
+        const h = m.headers ?? NO_HEADERS
         const id = h[H_PRODUCER]
         let tuple: string | undefined
         if (id !== undefined) {

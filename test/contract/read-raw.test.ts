@@ -30,6 +30,9 @@ const shown = (v: unknown): unknown => (Buffer.isBuffer(v) ? `bytes:${v.toString
 /** Decode everything one readRaw call returned, after it returned (they must all still be valid). */
 const decoded = (raw: readonly RawRecord[]): Array<[number, unknown]> => raw.map((r) => [r.offset, shown(decodeValue(r.kind, r.buf, r.start, r.end))])
 
+/** What a raw record says besides its value: time and headers (none: `{}`, as `read` gives). */
+const besides = (raw: readonly RawRecord[]): Array<[number, number, Record<string, string>]> => raw.map((r) => [r.offset, r.timestamp, r.headers ?? {}])
+
 async function readAllRaw(r: PartitionReader, max: number): Promise<Array<[number, unknown]>> {
   const out: Array<[number, unknown]> = []
   for (;;) {
@@ -60,6 +63,12 @@ describe.each(kinds())('$name: readRaw', (kind) => {
     expect(expected).toHaveLength(3000)
     expect(await readAllRaw(r, 100_000)).toEqual(expected)
     expect(r.next).toBe(3000)
+    r.seek(0)
+    const firstRaw = besides(await r.readRaw!(300))
+    const firstRead = await b.openReader('t', 0, 0)
+    expect(firstRaw).toEqual((await firstRead.read(300)).map((m) => [m.offset, m.timestamp, m.headers]))
+    await firstRead.close()
+    if (kind.caps.headers) expect(firstRaw.filter(([, , h]) => h.n !== undefined).map(([o]) => o)).toEqual(Array.from({ length: 60 }, (_, i) => i * 5))
     r.seek(1234)
     expect(await readAllRaw(r, 7)).toEqual(expected.slice(1234))
     await r.close()

@@ -124,6 +124,7 @@ describe('batch format (src/backends/file/batch-format.ts)', () => {
     expect(raw.map((r) => r.kind)).toEqual([ValueKind.Bytes, ValueKind.Json, ValueKind.Typed])
     expect(raw.map((r) => decodeValue(r.kind, r.buf, r.start, r.end))).toEqual(full.map((m) => m.value))
     expect(raw[1]!.buf.toString('utf8', raw[1]!.start, raw[1]!.end)).toBe('{"nested":[1,{"x":null}]}')
+    expect(raw.map((r) => [r.timestamp, r.headers])).toEqual(full.map((m) => [m.timestamp, Object.keys(m.headers).length > 0 ? m.headers : undefined]))
   })
 
   it('decodes a frame that starts in the middle of a buffer', () => {

@@ -180,7 +180,7 @@ export function rawBatch(buf: Buffer, pos: number, h: FrameHeader, fromOffset: n
   for (let i = 0; i < h.count && pushed < limit; i++) {
     const next = recordEnd(buf, p)
     if (h.baseOffset + i >= fromOffset) {
-      out.push(readRawRecord(buf, p, next, h.baseOffset + i))
+      out.push(readRawRecord(buf, p, next, h.firstTimestamp, h.baseOffset + i))
       pushed++
     }
     p = next

@@ -138,7 +138,7 @@ export function decodePacked(b: Buffer, h: PackedHeader, codec: KeyCodec | null,
       }
     }
     const end = recordEnd(b, p)
-    out.push(codec ? readRecord(b, p, end, 0, codec, topic, partition, offset, producerId) : readRawRecord(b, p, end, offset))
+    out.push(codec ? readRecord(b, p, end, 0, codec, topic, partition, offset, producerId) : readRawRecord(b, p, end, 0, offset))
     p = end
   }
 }

@@ -167,7 +167,7 @@ export class RedisPartitionReader implements PartitionReader {
     for (let k = i; k < r.entries.length && out.length < max; k++) {
       const e = r.entries[k] as RawEntry
       if (e.offset !== this.next) break
-      out.push(raw ? readRawRecord(e.record, 0, recordEnd(e.record, 0), e.offset) : decodeEntry(e.record, this.codec, this.topic, this.partition, e.offset, e.producerId))
+      out.push(raw ? readRawRecord(e.record, 0, recordEnd(e.record, 0), 0, e.offset) : decodeEntry(e.record, this.codec, this.topic, this.partition, e.offset, e.producerId))
       this.next = e.offset + 1
     }
     return out
