@@ -32,8 +32,8 @@ const SUITES: Record<string, { description: string; defaults?: Partial<typeof DE
     load: () => import('./suites/redis-shared.js'),
   },
   gateway: {
-    description: 'HTTP gateway (twainmq serve) vs @durable-streams/server file-backed: appends, catch-up read, append→SSE latency, SSE fan-out (defaults: --messages 20000 --repeat 1)',
-    defaults: { messages: 20_000, repeat: 1 },
+    description: 'HTTP gateway (twainmq serve) vs @durable-streams/server file-backed: appends, catch-up read, append→SSE latency, SSE fan-out (defaults: --messages 100000 --repeat 3)',
+    defaults: { messages: 100_000, repeat: 3 },
     load: () => import('./suites/gateway.js'),
   },
   peers: {
