@@ -144,8 +144,19 @@ export function frameCrcOk(buf: Buffer, pos: number, length: number): boolean {
 }
 
 /**
+ * Where decoding continues inside a frame: its record number `index` starts at byte `at` of the
+ * buffer (-1: not known, start at the first record). The decoders leave it at the record after the
+ * last one pushed, so a read that stopped inside a frame continues there without a re-scan.
+ */
+export interface RecordCursor {
+  at: number
+  index: number
+}
+
+/**
  * Decode the records of the frame at `pos` into messages, skipping offsets below `fromOffset`
- * and stopping after `limit` messages. Pushes into `out`; returns how many were pushed.
+ * and stopping after `limit` messages. Pushes into `out`; returns how many were pushed. With a
+ * `cursor` it starts there (when known) and leaves it after the last record pushed.
  */
 export function decodeBatch(
   buf: Buffer,
@@ -157,11 +168,17 @@ export function decodeBatch(
   fromOffset: number,
   limit: number,
   out: Message[],
+  cursor?: RecordCursor,
 ): number {
   const producerId = buf.toString('utf8', pos + h.headerBytes, pos + h.headerBytes + h.producerIdLength)
   let p = pos + h.headerBytes + h.producerIdLength
+  let i = 0
+  if (cursor && cursor.at >= 0) {
+    p = cursor.at
+    i = cursor.index
+  }
   let pushed = 0
-  for (let i = 0; i < h.count && pushed < limit; i++) {
+  for (; i < h.count && pushed < limit; i++) {
     const next = recordEnd(buf, p)
     const offset = h.baseOffset + i
     if (offset >= fromOffset) {
@@ -170,20 +187,33 @@ export function decodeBatch(
     }
     p = next
   }
+  if (cursor) {
+    cursor.at = p
+    cursor.index = i
+  }
   return pushed
 }
 
 /** Like {@link decodeBatch}, into `RawRecord`s (offsets, types, kinds and value places only). */
-export function rawBatch(buf: Buffer, pos: number, h: FrameHeader, fromOffset: number, limit: number, out: RawRecord[]): number {
+export function rawBatch(buf: Buffer, pos: number, h: FrameHeader, fromOffset: number, limit: number, out: RawRecord[], cursor?: RecordCursor): number {
   let p = pos + h.headerBytes + h.producerIdLength
+  let i = 0
+  if (cursor && cursor.at >= 0) {
+    p = cursor.at
+    i = cursor.index
+  }
   let pushed = 0
-  for (let i = 0; i < h.count && pushed < limit; i++) {
+  for (; i < h.count && pushed < limit; i++) {
     const next = recordEnd(buf, p)
     if (h.baseOffset + i >= fromOffset) {
       out.push(readRawRecord(buf, p, next, h.firstTimestamp, h.baseOffset + i))
       pushed++
     }
     p = next
+  }
+  if (cursor) {
+    cursor.at = p
+    cursor.index = i
   }
   return pushed
 }

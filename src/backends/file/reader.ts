@@ -4,8 +4,9 @@ import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
 import type { PartitionReader } from '../backend.js'
 import type { RawRecord } from '../record.js'
-import { FLAG_SEAL, HEADER_BYTES, decodeBatch, frameCrcOk, rawBatch, readFrameHeader } from './batch-format.js'
+import { FLAG_SEAL, frameCrcOk, readFrameHeader } from './batch-format.js'
 import { openSegmentFd, type FdHolder, type FdPool } from './fd-pool.js'
+import { FrameResume } from './frame-resume.js'
 import { indexPath, segmentPath } from './layout.js'
 import { PartitionChanges, fdIdentity, sizeIfSame } from './partition-changes.js'
 import { indexLookup } from './segment-index.js'
@@ -42,6 +43,7 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
   /** Notices the topic created again and trims by others. */
   private readonly changes: PartitionChanges
   private buf = EMPTY
+  private readonly resume = new FrameResume() // the frame in `buf` the last read stopped inside
   /** The last window filled `buf`: the next one is read into a larger buffer. */
   private grow = false
   private closed = false
@@ -96,6 +98,7 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
         if (this.grow && this.buf.length < CHUNK) this.buf = Buffer.allocUnsafe(Math.min(CHUNK, this.buf.length * 8))
         this.winLen = readSync(fd, this.buf, 0, this.buf.length, this.pos)
         this.winPos = this.pos
+        this.resume.clear()
         fresh = true
         this.grow = this.winLen === this.buf.length && this.buf.length < CHUNK // a backlog: read more at a time
         if (this.winLen === 0) {
@@ -126,9 +129,8 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
         const inOrder = h.baseOffset >= this.prevEnd
         const wanted = inOrder && frameEnd > this.next
         // A whole frame failing its CRC is damage even at the very end: a write in progress or a torn
-        // write is never whole (its header, which has its own CRC, says how long it is). A frame
-        // wholly below `next` behind such a header is passed over unchecked: its records are not wanted.
-        if ((wanted || h.flags & FLAG_SEAL || h.headerBytes !== HEADER_BYTES) && !frameCrcOk(this.buf, rel, h.length)) {
+        // write is never whole (its header, which has its own CRC, says how long it is).
+        if (this.resume.mustCheck(rel, h, this.next, wanted) && !frameCrcOk(this.buf, rel, h.length)) {
           return this.damaged(out, this.winPos + rel, 'a frame fails its CRC check')
         }
         if (h.flags & FLAG_SEAL) {
@@ -137,12 +139,9 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
           break
         }
         if (wanted) {
-          const n = raw
-            ? rawBatch(this.buf, rel, h, this.next, max - out.length, out as RawRecord[])
-            : decodeBatch(this.buf, rel, h, this.topic, this.partition, this.keys, this.next, max - out.length, out as Message[])
-          if (n > 0) this.next = (out[out.length - 1] as Message | RawRecord).offset + 1
+          this.next = this.resume.decode(this.buf, rel, h, this.next, max - out.length, out, raw ? undefined : this.keys, this)
           if (this.next < frameEnd) {
-            if (out.length >= max) break // limit reached inside this frame
+            if (out.length >= max) break // limit reached inside this frame (`resume` knows where)
             this.next = frameEnd // a frame without records keeps its offsets reserved (repair writes such a marker)
           }
         }
@@ -276,6 +275,7 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
     this.fh = undefined
     this.segBase = -1
     this.winLen = 0
+    this.resume.clear()
     if (fd !== undefined) {
       closeQuietly(fd)
       this.pool?.closed(this)

@@ -3,6 +3,7 @@ import type { KeyCodec } from '../../core/keys.js'
 import { HEADER_BYTES, readFrameHeader } from './batch-format.js'
 import { segmentPath } from './layout.js'
 import { damageError } from './segment-scan.js'
+import { frameForTime } from './frame-walk.js'
 import { FilePartitionReader } from './reader.js'
 import { listSegments } from './segment-list.js'
 import { partitionSpanSync } from './partition-span.js'
@@ -29,7 +30,9 @@ async function firstTimestamp(dir: string, base: number): Promise<number | undef
 
 /**
  * Offset of the first message with `timestamp >= time`: binary search over segments by their first
- * timestamp, then a forward read of the chosen segment (and its successors if needed).
+ * timestamp, then, from the chosen segment on, a walk over frame headers to the first frame whose
+ * max timestamp reaches `time` (`frameForTime`), and a decode of that frame only (of the next such
+ * frame when its records at or after `time` lie below the partition's start).
  */
 export async function offsetForTime(dir: string, topic: string, partition: number, keys: KeyCodec, time: number): Promise<number> {
   const bases = await listSegments(dir, topic)
@@ -45,12 +48,19 @@ export async function offsetForTime(dir: string, topic: string, partition: numbe
     } else hi = mid - 1
   }
   const start = partitionSpanSync(dir, topic).start
-  const reader = new FilePartitionReader(dir, topic, partition, keys, Math.max(start, bases[from] ?? 0))
+  let at = Math.max(start, bases[from] ?? 0)
+  const reader = new FilePartitionReader(dir, topic, partition, keys, at)
   try {
     for (;;) {
-      const batch = await reader.read(4096)
-      if (batch.length === 0) return reader.next
-      for (const m of batch) if (m.timestamp >= time) return m.offset
+      const frame = frameForTime(dir, bases, at, time)
+      reader.seek(frame.offset)
+      const end = frame.end ?? Infinity // unsure: read forward to the end, as a history does
+      while (reader.next < end) {
+        const batch = await reader.read(Math.min(4096, end - reader.next))
+        if (batch.length === 0) return reader.next
+        for (const m of batch) if (m.timestamp >= time) return m.offset
+      }
+      at = end
     }
   } finally {
     await reader.close()
