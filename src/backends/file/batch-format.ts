@@ -153,6 +153,11 @@ export interface RecordCursor {
   index: number
 }
 
+/** Where decoding the frame at `pos` begins: its first record, or where `cursor` stopped (when known). */
+function startOf(pos: number, h: FrameHeader, cursor: RecordCursor | undefined): RecordCursor {
+  return cursor && cursor.at >= 0 ? cursor : { at: pos + h.headerBytes + h.producerIdLength, index: 0 }
+}
+
 /**
  * Decode the records of the frame at `pos` into messages, skipping offsets below `fromOffset`
  * and stopping after `limit` messages. Pushes into `out`; returns how many were pushed. With a
@@ -171,12 +176,7 @@ export function decodeBatch(
   cursor?: RecordCursor,
 ): number {
   const producerId = buf.toString('utf8', pos + h.headerBytes, pos + h.headerBytes + h.producerIdLength)
-  let p = pos + h.headerBytes + h.producerIdLength
-  let i = 0
-  if (cursor && cursor.at >= 0) {
-    p = cursor.at
-    i = cursor.index
-  }
+  let { at: p, index: i } = startOf(pos, h, cursor)
   let pushed = 0
   for (; i < h.count && pushed < limit; i++) {
     const next = recordEnd(buf, p)
@@ -196,12 +196,7 @@ export function decodeBatch(
 
 /** Like {@link decodeBatch}, into `RawRecord`s (offsets, types, kinds and value places only). */
 export function rawBatch(buf: Buffer, pos: number, h: FrameHeader, fromOffset: number, limit: number, out: RawRecord[], cursor?: RecordCursor): number {
-  let p = pos + h.headerBytes + h.producerIdLength
-  let i = 0
-  if (cursor && cursor.at >= 0) {
-    p = cursor.at
-    i = cursor.index
-  }
+  let { at: p, index: i } = startOf(pos, h, cursor)
   let pushed = 0
   for (; i < h.count && pushed < limit; i++) {
     const next = recordEnd(buf, p)
