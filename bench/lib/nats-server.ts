@@ -5,7 +5,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { createConnection } from 'node:net'
+import { canConnect } from '../../test/helpers/net.js'
 import { freePort } from '../../test/helpers/redis-server.js'
 import { sleep } from './stats.js'
 import { makeTempDir, removeTempDir } from './tmp.js'
@@ -31,15 +31,6 @@ export function natsServerBinary(): string {
   return bin
 }
 
-const canConnect = (port: number): Promise<boolean> =>
-  new Promise((resolve) => {
-    const s = createConnection({ host: '127.0.0.1', port })
-    s.once('connect', () => {
-      s.destroy()
-      resolve(true)
-    })
-    s.once('error', () => resolve(false))
-  })
 
 export class NatsServer {
   private constructor(

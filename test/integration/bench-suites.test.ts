@@ -3,8 +3,8 @@
 // runs with TMPDIR set to a directory of its own, which must be empty at the end).
 import { spawn } from 'node:child_process'
 import { readdirSync } from 'node:fs'
-import { createConnection } from 'node:net'
 import { describe, expect, it } from 'vitest'
+import { canConnect } from '../helpers/net.js'
 import { repoRoot } from '../helpers/spawn.js'
 import { tempDir } from '../helpers/tmp.js'
 
@@ -26,15 +26,6 @@ function bench(tmp: string, args: string[]): Promise<Run> {
   })
 }
 
-const listening = (port: number): Promise<boolean> =>
-  new Promise((resolve) => {
-    const s = createConnection({ host: '127.0.0.1', port })
-    s.once('connect', () => {
-      s.destroy()
-      resolve(true)
-    })
-    s.once('error', () => resolve(false))
-  })
 
 /** What a bench run left in its TMPDIR (tsx's compile cache, which it keeps there, aside). */
 const leftovers = (dir: string): string[] => readdirSync(dir).filter((n) => !n.startsWith('tsx-'))
@@ -63,8 +54,8 @@ describe('bench suites', () => {
       expect(rows.some((row) => row.startsWith(phase)), phase).toBe(true)
     }
     expect(tableRows(r.stdout, 'send → other process')).toHaveLength(4)
-    expect(await listening(Number(ports?.[1]))).toBe(false)
-    expect(await listening(Number(ports?.[2]))).toBe(false)
+    expect(await canConnect(Number(ports?.[1]))).toBe(false)
+    expect(await canConnect(Number(ports?.[2]))).toBe(false)
     expect(leftovers(tmp.dir)).toEqual([])
     tmp.remove()
   }, 180_000)
