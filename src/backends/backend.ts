@@ -2,7 +2,7 @@ import type { LogRollbackError } from '../core/errors.js'
 import type { KeyType, Message, Retention } from '../core/types.js'
 import type { GroupAdmin } from './group-admin.js'
 import type { GroupCoordinator } from './group.js'
-import type { RawRecord, RecordInput } from './record.js'
+import type { RawBudget, RawRecord, RecordInput } from './record.js'
 import type { SharedGroups } from './shared.js'
 
 /** A topic's stored configuration. */
@@ -52,11 +52,13 @@ export interface PartitionReader {
    */
   read(max: number): Promise<Message[]>
   /**
-   * Optional: like `read`, without decoding keys, headers or values (the gateway's catch-up path
-   * copies stored JSON and text bytes into responses as they are). A record's bytes may live in
-   * the reader's own buffer: they are valid only until this reader's next call.
+   * Optional: like `read`, without decoding keys or values (the gateway's catch-up path copies
+   * stored JSON and text bytes into responses as they are). The records and their bytes may be the
+   * reader's own (reused): they are valid only until this reader's next call. With a `budget` (see
+   * {@link RawBudget}; default none) the read stops before the first record it has no room for (the
+   * next read starts there) and sets `budget.full`; a full budget gives `[]`.
    */
-  readRaw?(max: number): Promise<RawRecord[]>
+  readRaw?(max: number, budget?: RawBudget): Promise<RawRecord[]>
   /** Continue from `offset` at the next `read`. */
   seek(offset: number): void
   /**

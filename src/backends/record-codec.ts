@@ -165,8 +165,11 @@ export function readRecord(
   return m
 }
 
-/** The record at `p` (ending at `next`) without decoding its key or value (see `RawRecord`). */
-export function readRawRecord(buf: Buffer, p: number, next: number, tsBase: number, offset: number): RawRecord {
+/**
+ * The record at `p` (ending at `next`) without decoding its key or value (see `RawRecord`), into
+ * `into` when given (a reader reusing its records from call to call: no garbage per record).
+ */
+export function readRawRecord(buf: Buffer, p: number, next: number, tsBase: number, offset: number, into?: RawRecord): RawRecord {
   const typeLen = buf[p + 13] as number
   const headerCount = get16(buf, p + 16)
   let q = p + 18 + get16(buf, p + 14)
@@ -174,5 +177,16 @@ export function readRawRecord(buf: Buffer, p: number, next: number, tsBase: numb
   q += typeLen
   let headers: Record<string, string> | undefined
   if (headerCount > 0) q = readHeaders(buf, q, headerCount, (headers = {}))
-  return { offset, timestamp: tsBase + buf.readDoubleLE(p + 4), type, headers, kind: buf[p + 12] as number, buf, start: q, end: next }
+  const timestamp = tsBase + buf.readDoubleLE(p + 4)
+  const kind = buf[p + 12] as number
+  if (into === undefined) return { offset, timestamp, type, headers, kind, buf, start: q, end: next }
+  into.offset = offset
+  into.timestamp = timestamp
+  into.type = type
+  into.headers = headers
+  into.kind = kind
+  into.buf = buf
+  into.start = q
+  into.end = next
+  return into
 }

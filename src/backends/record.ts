@@ -53,7 +53,8 @@ export function recordKeyBytes(r: RecordInput): Buffer {
  * One stored record, its value not decoded: offset, timestamp, type, headers (undefined when it
  * has none), value kind, and where the value's stored bytes are (`buf[start, end)`: UTF-8 text
  * for text, JSON and typed values). Made by `PartitionReader.readRaw` (no key or value decoding);
- * `buf` may be the reader's own buffer, so the bytes are valid only until that reader's next call.
+ * the record and `buf` may be the reader's own (reused), so they are valid only until that
+ * reader's next call.
  */
 export interface RawRecord {
   offset: number
@@ -64,4 +65,31 @@ export interface RawRecord {
   buf: Buffer
   start: number
   end: number
+}
+
+/**
+ * What raw reads may still give (`PartitionReader.readRaw`), shared by the reads of one response
+ * page: `left` value bytes. A read stops before a record whose value bytes exceed `left` and sets
+ * `full`, except for the first record counted (`given` 0): one is always given.
+ */
+export interface RawBudget {
+  left: number
+  /** Records counted so far. */
+  given: number
+  full: boolean
+}
+
+/** A budget of `bytes` value bytes. */
+export const rawBudget = (bytes: number): RawBudget => ({ left: bytes, given: 0, full: false })
+
+/** Whether `budget` has room for a record of `size` value bytes (then counted). */
+export function fits(budget: RawBudget | undefined, size: number): boolean {
+  if (budget === undefined) return true
+  if (budget.full || (budget.given > 0 && size > budget.left)) {
+    budget.full = true
+    return false
+  }
+  budget.left -= size
+  budget.given++
+  return true
 }

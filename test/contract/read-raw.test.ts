@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { Backend, PartitionReader } from '../../src/backends/backend.js'
-import type { RawRecord } from '../../src/backends/record.js'
+import { rawBudget, type RawRecord } from '../../src/backends/record.js'
 import { decodeValue } from '../../src/core/values.js'
 import { records, topicMeta } from './fixture.js'
 import { kinds, perTest } from './kinds.js'
@@ -71,6 +71,46 @@ describe.each(kinds())('$name: readRaw', (kind) => {
     if (kind.caps.headers) expect(firstRaw.filter(([, , h]) => h.n !== undefined).map(([o]) => o)).toEqual(Array.from({ length: 60 }, (_, i) => i * 5))
     r.seek(1234)
     expect(await readAllRaw(r, 7)).toEqual(expected.slice(1234))
+    await r.close()
+  })
+
+  it('stops before the first record a budget has no room for, and continues with it', async () => {
+    if (!kind.caps.rawReads) return
+    const b = await ctx.fresh({ segmentBytes: 1024 * 1024 })
+    await written(b, kind.caps.headers)
+    const all = await b.openReader('t', 0, 0)
+    const expected = await readAllRaw(all, 100_000)
+    await all.close()
+    const r = await b.openReader('t', 0, 0)
+    const seen: Array<[number, unknown]> = []
+    let pages = 0
+    while (seen.length < expected.length) {
+      // About 20 KiB per page: it ends inside frames of 100 records (~110 KiB) and inside reads.
+      const budget = rawBudget(20_000)
+      const page: Array<[number, unknown]> = []
+      let bytes = 0
+      for (let got = await r.readRaw!(37, budget); got.length > 0; got = await r.readRaw!(37, budget)) {
+        bytes += got.reduce((n, x) => n + x.end - x.start, 0)
+        page.push(...decoded(got))
+      }
+      expect(page.length).toBeGreaterThan(0)
+      expect(budget.given).toBe(page.length)
+      if (page.length > 1) expect(bytes).toBeLessThanOrEqual(20_000)
+      // Full, or the end: the next record would not have fitted.
+      if (seen.length + page.length < expected.length) expect(budget.full).toBe(true)
+      expect(r.next).toBe((page.at(-1) as [number, unknown])[0] + 1)
+      seen.push(...page)
+      pages++
+    }
+    expect(seen).toEqual(expected)
+    expect(pages).toBeGreaterThan(100)
+    // One record larger than the budget is still given, alone.
+    r.seek(1)
+    const small = rawBudget(10)
+    expect((await r.readRaw!(10, small)).map((x) => x.offset)).toEqual([1])
+    expect(small.full).toBe(true)
+    expect(await r.readRaw!(10, small)).toEqual([])
+    expect(r.next).toBe(2)
     await r.close()
   })
 

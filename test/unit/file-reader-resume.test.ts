@@ -6,6 +6,7 @@
 import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
 import { FileBackend } from '../../src/backends/file/file-backend.js'
+import { rawBudget, type RawRecord } from '../../src/backends/record.js'
 import { texts, topicMeta } from '../contract/fixture.js'
 import { tempDir } from '../helpers/tmp.js'
 
@@ -14,11 +15,13 @@ afterAll(() => {
   for (const rm of dirs.splice(0)) rm()
 })
 
-type Step = { kind: 'read' | 'raw'; max: number } | { kind: 'seek'; to: number } | { kind: 'closeFds' }
+type Step = { kind: 'read' | 'raw'; max: number; bytes?: number | undefined } | { kind: 'seek'; to: number } | { kind: 'closeFds' }
 
 const step = (total: number): fc.Arbitrary<Step> =>
   fc.oneof(
     { weight: 6, arbitrary: fc.record({ kind: fc.constantFrom('read' as const, 'raw' as const), max: fc.integer({ min: 1, max: 40 }) }) },
+    // A raw read within a byte budget (values are 2–4 bytes): it may stop inside a frame.
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('raw' as const), max: fc.integer({ min: 1, max: 40 }), bytes: fc.integer({ min: 0, max: 60 }) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('seek' as const), to: fc.integer({ min: 0, max: total }) }) },
     { weight: 1, arbitrary: fc.constant({ kind: 'closeFds' as const }) },
   )
@@ -53,7 +56,9 @@ describe('file reader: reads continued inside frames', () => {
                 expected = s.to
               } else if (s.kind === 'closeFds') (r as unknown as { closeFds(): void }).closeFds()
               else {
-                const got = s.kind === 'raw' ? await (r.readRaw as NonNullable<typeof r.readRaw>)(s.max) : await r.read(s.max)
+                const budget = s.bytes === undefined ? undefined : rawBudget(s.bytes)
+                const got = s.kind === 'raw' ? await (r.readRaw as NonNullable<typeof r.readRaw>)(s.max, budget) : await r.read(s.max)
+                if (budget && got.length > 1) expect((got as RawRecord[]).reduce((n, x) => n + x.end - x.start, 0)).toBeLessThanOrEqual(s.bytes as number)
                 // At most `max`; fewer only where a raw read stops at the end of its buffer, never none while records remain.
                 expect(got.length).toBeLessThanOrEqual(Math.min(s.max, total - expected))
                 if (expected < total) expect(got.length).toBeGreaterThan(0)

@@ -2,7 +2,7 @@ import { crc32 } from 'node:zlib'
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
 import { RECORD_FIXED, readRawRecord, readRecord, recordBytes, recordEnd, typeBytes, writeRecord } from '../record-codec.js'
-import { valueBound, type RawRecord, type RecordInput } from '../record.js'
+import { fits, valueBound, type RawBudget, type RawRecord, type RecordInput } from '../record.js'
 
 export { setHeader } from '../record-codec.js'
 
@@ -194,14 +194,21 @@ export function decodeBatch(
   return pushed
 }
 
-/** Like {@link decodeBatch}, into `RawRecord`s (offsets, types, kinds and value places only). */
-export function rawBatch(buf: Buffer, pos: number, h: FrameHeader, fromOffset: number, limit: number, out: RawRecord[], cursor?: RecordCursor): number {
+/**
+ * Like {@link decodeBatch}, into `RawRecord`s (offsets, types, kinds and value places only); with
+ * a `budget`, stops before the record whose value bytes it has no room for (see `fits`). With
+ * `slots`, `out[i]` is written into `slots[i]` (made when missing) rather than a new object.
+ */
+export function rawBatch(buf: Buffer, pos: number, h: FrameHeader, fromOffset: number, limit: number, out: RawRecord[], cursor?: RecordCursor, budget?: RawBudget, slots?: RawRecord[]): number {
   let { at: p, index: i } = startOf(pos, h, cursor)
   let pushed = 0
   for (; i < h.count && pushed < limit; i++) {
     const next = recordEnd(buf, p)
     if (h.baseOffset + i >= fromOffset) {
-      out.push(readRawRecord(buf, p, next, h.firstTimestamp, h.baseOffset + i))
+      const r = readRawRecord(buf, p, next, h.firstTimestamp, h.baseOffset + i, slots?.[out.length])
+      if (slots && slots.length === out.length) slots.push(r)
+      if (!fits(budget, r.end - r.start)) break
+      out.push(r)
       pushed++
     }
     p = next

@@ -1,6 +1,6 @@
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
-import type { RawRecord } from '../record.js'
+import type { RawBudget, RawRecord } from '../record.js'
 import { FLAG_SEAL, HEADER_BYTES, decodeBatch, rawBatch, type FrameHeader, type RecordCursor } from './batch-format.js'
 
 /**
@@ -17,6 +17,11 @@ export class FrameResume {
   private offset = -1
   /** Where that offset's record is (handed to the decoders). */
   readonly cursor: RecordCursor = { at: -1, index: 0 }
+  /**
+   * The raw records of the reader's reads, reused by its next read (raw records are valid only
+   * until then): a catch-up read of 100,000 records makes no garbage per record.
+   */
+  private readonly slots: RawRecord[] = []
 
   /**
    * Whether a reader at offset `next` checks the CRC of frame `h` at buffer position `rel`: a frame
@@ -47,8 +52,9 @@ export class FrameResume {
 
   /**
    * Decode the records of frame `h` (at buffer position `rel`) from offset `next`, at most `limit`,
-   * into `out`: messages with `keys`, else `RawRecord`s. Returns the offset after the last one pushed
-   * (`next` when none); when `limit` stopped it inside the frame, remembers where (see `continues`).
+   * into `out`: messages with `keys`, else `RawRecord`s (within `budget`). Returns the offset after
+   * the last one pushed (`next` when none); when `limit` or `budget` stopped it inside the frame,
+   * remembers where (see `continues`).
    */
   decode(
     buf: Buffer,
@@ -59,17 +65,24 @@ export class FrameResume {
     out: Array<Message | RawRecord>,
     keys: KeyCodec | undefined,
     at: { readonly topic: string; readonly partition: number },
+    budget?: RawBudget,
   ): number {
     const n = keys
       ? decodeBatch(buf, rel, h, at.topic, at.partition, keys, next, limit, out as Message[], this.cursor)
-      : rawBatch(buf, rel, h, next, limit, out as RawRecord[], this.cursor)
+      : rawBatch(buf, rel, h, next, limit, out as RawRecord[], this.cursor, budget, this.slots)
     const after = n > 0 ? (out[out.length - 1] as Message | RawRecord).offset + 1 : next
-    if (n === limit && after < h.baseOffset + h.count) this.stopped(rel, after)
+    if ((n === limit || budget?.full === true) && after < h.baseOffset + h.count) this.stopped(rel, after)
     return after
   }
 
   clear(): void {
     this.frame = -1
     this.cursor.at = -1
+  }
+
+  /** `clear`, and drop the reused raw records (they hold on to the reader's buffer). */
+  reset(): void {
+    this.clear()
+    this.slots.length = 0
   }
 }

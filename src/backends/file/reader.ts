@@ -3,7 +3,7 @@ import type { TopicCorruptError } from '../../core/errors.js'
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
 import type { PartitionReader } from '../backend.js'
-import type { RawRecord } from '../record.js'
+import type { RawBudget, RawRecord } from '../record.js'
 import { FLAG_SEAL, frameCrcOk, readFrameHeader } from './batch-format.js'
 import { openSegmentFd, type FdHolder, type FdPool } from './fd-pool.js'
 import { FrameResume } from './frame-resume.js'
@@ -72,11 +72,11 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
     return this.readSync(max, false) as Message[]
   }
   /** Like `read`, without decoding (`readSync(…, raw)`): the records point into this reader's buffer until its next call. */
-  async readRaw(max: number): Promise<RawRecord[]> {
-    return this.readSync(max, true) as RawRecord[]
+  async readRaw(max: number, budget?: RawBudget): Promise<RawRecord[]> {
+    return this.readSync(max, true, budget) as RawRecord[]
   }
 
-  private readSync(max: number, raw: boolean): Array<Message | RawRecord> {
+  private readSync(max: number, raw: boolean, budget?: RawBudget): Array<Message | RawRecord> {
     const out: Array<Message | RawRecord> = []
     if (this.closed) return out
     if (this.fh !== undefined) {
@@ -88,8 +88,7 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
     for (let hops = 0; out.length < max && hops < 64; hops++) {
       if (this.fh === undefined && !this.reopen()) return out
       const fd = this.fh as number
-      // Parse from the bytes already read when `pos` is inside them (a consumer reads a few hundred
-      // messages at a time: re-reading 1 MiB for each would multiply the I/O).
+      // Parse from the bytes already read when `pos` is inside them (re-reading 1 MiB per read of a few hundred messages would multiply the I/O).
       let fresh = false
       if (!(this.pos >= this.winPos && this.pos < this.winPos + this.winLen)) {
         if (raw && out.length > 0) return out // raw records point into `buf`: no refill under them
@@ -139,7 +138,8 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
           break
         }
         if (wanted) {
-          this.next = this.resume.decode(this.buf, rel, h, this.next, max - out.length, out, raw ? undefined : this.keys, this)
+          this.next = this.resume.decode(this.buf, rel, h, this.next, max - out.length, out, raw ? undefined : this.keys, this, budget)
+          if (budget?.full === true) max = out.length // the byte budget ends this read where `resume` stopped
           if (this.next < frameEnd) {
             if (out.length >= max) break // limit reached inside this frame (`resume` knows where)
             this.next = frameEnd // a frame without records keeps its offsets reserved (repair writes such a marker)
@@ -275,7 +275,7 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
     this.fh = undefined
     this.segBase = -1
     this.winLen = 0
-    this.resume.clear()
+    this.resume.reset() // its raw records point into the buffer: not kept past a segment
     if (fd !== undefined) {
       closeQuietly(fd)
       this.pool?.closed(this)

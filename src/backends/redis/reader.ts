@@ -3,7 +3,7 @@ import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
 import type { PartitionReader } from '../backend.js'
 import { readRawRecord, recordEnd } from '../record-codec.js'
-import type { RawRecord } from '../record.js'
+import { fits, type RawBudget, type RawRecord } from '../record.js'
 import { decodeEntry, decodePacked, parseHeader } from './entry-codec.js'
 import { isConnectionError, redisError, sleep } from './connection.js'
 import type { RedisKeys } from './keys.js'
@@ -91,9 +91,18 @@ export class RedisPartitionReader implements PartitionReader {
     return (await this.readAs(max, false)) as Message[]
   }
 
-  /** Like `read`, without decoding (each reply is its own buffer, so the records stay valid). */
-  async readRaw(max: number): Promise<RawRecord[]> {
-    return (await this.readAs(max, true)) as RawRecord[]
+  /**
+   * Like `read`, without decoding (each reply is its own buffer, so the records stay valid). Past
+   * the `budget` the rest of the reply is dropped and read again next time.
+   */
+  async readRaw(max: number, budget?: RawBudget): Promise<RawRecord[]> {
+    if (budget?.full === true) return []
+    const out = (await this.readAs(max, true)) as RawRecord[]
+    if (budget === undefined) return out
+    const n = out.findIndex((r) => !fits(budget, r.end - r.start))
+    if (n < 0) return out
+    this.seek((out[n] as RawRecord).offset)
+    return out.slice(0, n)
   }
 
   private async readAs(max: number, raw: boolean): Promise<Array<Message | RawRecord>> {
