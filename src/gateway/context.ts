@@ -17,4 +17,6 @@ export interface GatewayContext {
   live: LiveLimit
   /** The store sampler of the overview endpoints (runs only while a `/v1/live` viewer is connected). */
   stats: StatsHub
+  /** Work begun for no request (a page read ahead): `gateway.close()` waits for it too. */
+  background: (work: Promise<unknown>) => void
 }

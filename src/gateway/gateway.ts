@@ -36,12 +36,12 @@ export function createGateway(twain: Twain, options: GatewayOptions = {}): Gatew
   setMaxListeners(0, closing.signal) // every open request listens for the shutdown
   const resolved = resolveGatewayOptions(options)
   const store = backendOf(twain)
-  const ctx: GatewayContext = { store, options: resolved, clientId: `gateway-${randomUUID()}`, closing: closing.signal, access: new Map(), live: new LiveLimit(resolved.maxLivePerClient), stats: new StatsHub(store, resolved.statsIntervalMs) }
   const open = new Set<Promise<void>>()
-  const track = (p: Promise<void>) => {
-    const t = p.catch(() => undefined).finally(() => open.delete(t))
+  const track = (p: Promise<unknown>) => {
+    const t = p.then(() => undefined, () => undefined).finally(() => open.delete(t))
     open.add(t)
   }
+  const ctx: GatewayContext = { store, options: resolved, clientId: `gateway-${randomUUID()}`, closing: closing.signal, access: new Map(), live: new LiveLimit(resolved.maxLivePerClient), stats: new StatsHub(store, resolved.statsIntervalMs), background: track }
   const unavailable = () => new Response('The gateway is closed\n', { status: 503, headers: { 'content-type': 'text/plain; charset=utf-8' } })
   return {
     node: (req, res) => {

@@ -3,7 +3,8 @@ import type { GatewayContext } from './context.js'
 import { responseCursor } from './cursor.js'
 import { HttpError, reply, type GwRequest, type GwResponse } from './http.js'
 import type { StreamTarget } from './names.js'
-import { atTail, positionOf, readPage, tokenOf, type PageResult, type Position } from './read.js'
+import { atTail, positionOf, tokenOf, type PageResult, type Position } from './read.js'
+import { catchUpPage } from './read-ahead.js'
 import { sharedRead } from './shared-read.js'
 import { sseResponse } from './sse.js'
 import { liveView } from './live-view.js'
@@ -54,7 +55,7 @@ export async function getStream(ctx: GatewayContext, req: GwRequest, target: Str
       if (v.state.closedAt !== undefined) h['stream-closed'] = 'true'
       return reply(200, h, isJson(v.contentType) ? '[]' : '')
     }
-    const r = dataReply(v, from, await readPage(ctx, v, from, ctx.options.maxReadBytes), guarded(ctx) ? GUARDED_CACHE : { 'cache-control': CATCH_UP_CACHE })
+    const r = dataReply(v, from, await catchUpPage(ctx, v, from, ctx.options.maxReadBytes), guarded(ctx) ? GUARDED_CACHE : { 'cache-control': CATCH_UP_CACHE })
     if (req.header('if-none-match') === r.headers.etag) return reply(304, { etag: r.headers.etag!, 'stream-next-offset': r.headers['stream-next-offset']! })
     return r
   }

@@ -1,6 +1,7 @@
 import type { RawRecord } from '../backends/record.js'
 import { ValueKind, decodeValue } from '../core/values.js'
 import { isJson, jsonText } from './content.js'
+import { ValueRun } from './value-run.js'
 
 const OPEN = 0x5b // [
 const COMMA = 0x2c
@@ -9,8 +10,8 @@ const CLOSE = 0x5d // ]
 /**
  * The body of a read, built as records arrive: one JSON array in JSON mode (each value's JSON
  * text), else the values' bytes back to back. Stored JSON and text bytes are copied as they are
- * (no decode and re-encode); only a value stored in another form than the body needs (bytes or
- * text in a JSON stream) is converted.
+ * (no decode and re-encode), a run of them at a time (see {@link ValueRun}); only a value stored in
+ * another form than the body needs (bytes or text in a JSON stream) is converted.
  */
 export class PageBody {
   readonly json: boolean
@@ -20,10 +21,19 @@ export class PageBody {
   bytes = 0
   private buf: Buffer
   private len = 0
+  /** Values in the body so far (the run's are not yet). */
+  private written = 0
+  private readonly run = new ValueRun()
 
+  /**
+   * `expectBytes`: the value bytes the page will likely hold. Room is made for them, the brackets
+   * and a comma per value of 16 bytes or more, so a full page of such values is built without
+   * growing (growing copies the whole body so far); at most 16 MiB is reserved up front.
+   */
   constructor(contentType: string, expectBytes = 4096) {
     this.json = isJson(contentType)
-    this.buf = Buffer.allocUnsafe(Math.max(64, Math.min(expectBytes, 1 << 20) + 2))
+    const expect = Math.min(expectBytes, 1 << 24)
+    this.buf = Buffer.allocUnsafe(Math.max(64, expect + (this.json ? (expect >> 4) + 2 : 0)))
     if (this.json) this.buf[this.len++] = OPEN
   }
 
@@ -33,21 +43,34 @@ export class PageBody {
     return raw.end - raw.start
   }
 
-  /** Add a stored record's value. */
+  /**
+   * Add a stored record's value. Its bytes are read by the next `flush` (or `finish`): call it
+   * before they may change (a raw read's records are valid until that reader's next read).
+   */
   addRaw(raw: RawRecord): void {
     if (this.json && raw.kind !== ValueKind.Json && raw.kind !== ValueKind.Typed) {
+      this.flush()
       this.addText(jsonText(decodeValue(raw.kind, raw.buf, raw.start, raw.end)))
       return
     }
-    const n = raw.end - raw.start
-    this.separate(n)
-    raw.buf.copy(this.buf, this.len, raw.start, raw.end)
-    this.len += n
-    this.bytes += n
+    if (!this.run.fits(raw.buf, raw.start, raw.end)) this.flush()
+    this.run.add(raw.buf, raw.start, raw.end)
+    this.count++
+    this.bytes += raw.end - raw.start
+  }
+
+  /** Copy the values added since the last flush into the body. */
+  flush(): void {
+    const n = this.run.count
+    if (n === 0) return
+    this.room(this.run.bytes + n + 1)
+    this.len = this.run.flush(this.buf, this.len, this.json ? COMMA : -1, this.written > 0)
+    this.written += n
   }
 
   /** The whole body. */
   finish(): Buffer {
+    this.flush()
     if (this.json) {
       this.room(1)
       this.buf[this.len++] = CLOSE
@@ -57,16 +80,12 @@ export class PageBody {
 
   private addText(text: string): void {
     const n = Buffer.byteLength(text)
-    this.separate(n)
-    this.len += this.buf.write(text, this.len, 'utf8')
-    this.bytes += n
-  }
-
-  /** Room for `n` more value bytes (and the comma before them in JSON mode). */
-  private separate(n: number): void {
     this.room(n + 2)
-    if (this.json && this.count > 0) this.buf[this.len++] = COMMA
+    if (this.json && this.written > 0) this.buf[this.len++] = COMMA
+    this.len += this.buf.write(text, this.len, 'utf8')
     this.count++
+    this.written++
+    this.bytes += n
   }
 
   private room(n: number): void {

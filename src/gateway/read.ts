@@ -1,5 +1,5 @@
 import type { PartitionReader } from '../backends/backend.js'
-import type { RawRecord } from '../backends/record.js'
+import { rawBudget, type RawBudget, type RawRecord } from '../backends/record.js'
 import type { Message } from '../core/types.js'
 import { ValueKind } from '../core/values.js'
 import { jsonText, valueBytes } from './content.js'
@@ -73,8 +73,11 @@ type Take<T> = (reader: PartitionReader, max: number) => Promise<T[]>
 /**
  * Read the records from `from` up to the view's tail, skipping control records; `accept` takes
  * each data record and answers false to stop before it (the next read starts with it).
+ * `afterBatch` runs after the records of each read are accepted, before the next read (raw records
+ * are valid until then); it answers true when the reads themselves stopped before a record that
+ * has no room (see `RawBudget`).
  */
-async function readRange<T extends Item>(ctx: GatewayContext, v: StreamView, from: Position, take: Take<T>, accept: (item: T) => boolean): Promise<ReadEnd> {
+async function readRange<T extends Item>(ctx: GatewayContext, v: StreamView, from: Position, take: Take<T>, accept: (item: T) => boolean, afterBatch = () => false): Promise<ReadEnd> {
   let pos = normalise(v, from)
   let full = false
   while (!atTail(v, pos) && !full) {
@@ -86,6 +89,10 @@ async function readRange<T extends Item>(ctx: GatewayContext, v: StreamView, fro
       while (pos.offset < limit && !full) {
         const n = Math.min(1000, limit - pos.offset)
         let batch = await take(reader, n)
+        if (batch.length === 0 && afterBatch()) {
+          full = true // the read found the next record has no room
+          break
+        }
         if (batch.length === 0) {
           // Below the view's tail an empty read is not proof that the data is gone (a Redis reader
           // answered from a read-ahead issued before the last append, fixed in 1c88769). Ask a
@@ -103,6 +110,7 @@ async function readRange<T extends Item>(ctx: GatewayContext, v: StreamView, fro
           }
           pos = { seg: pos.seg, offset: m.offset + 1 }
         }
+        if (afterBatch()) full = true
       }
       ok = true
     } finally {
@@ -135,15 +143,24 @@ export async function readPage(ctx: GatewayContext, v: StreamView, from: Positio
     page.addRaw(r)
     return true
   }
-  const end = await readRange(ctx, v, from, rawTake(page.json), accept)
+  // The reads stop where the page does (stored sizes; `accept` still has the last word for values
+  // converted on the way), so a full page leaves its reader where the next page starts.
+  const budget = rawBudget(maxBytes)
+  const afterBatch = (): boolean => {
+    page.flush()
+    // Filled by control records alone (they count too): a page has at least one message.
+    if (budget.full && page.count === 0) Object.assign(budget, rawBudget(maxBytes))
+    return budget.full
+  }
+  const end = await readRange(ctx, v, from, rawTake(page.json, budget), accept, afterBatch)
   return { body: page.finish(), count: page.count, ...end }
 }
 
 /** Raw records from a reader: its own raw read, else its messages encoded as the body needs them. */
-function rawTake(json: boolean): Take<RawRecord> {
+function rawTake(json: boolean, budget: RawBudget): Take<RawRecord> {
   const encode = (m: Message): RawRecord => {
     const buf = json ? Buffer.from(jsonText(m.value), 'utf8') : valueBytes(m)
     return { offset: m.offset, timestamp: m.timestamp, type: m.type, headers: m.headers, kind: json ? ValueKind.Json : ValueKind.Bytes, buf, start: 0, end: buf.length }
   }
-  return (reader, max) => (reader.readRaw ? reader.readRaw(max) : reader.read(max).then((ms) => ms.map(encode)))
+  return (reader, max) => (reader.readRaw ? reader.readRaw(max, budget) : reader.read(max).then((ms) => ms.map(encode)))
 }
