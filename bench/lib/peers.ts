@@ -1,11 +1,13 @@
 /**
  * The two servers of the gateway bench, each a child process on loopback over a fresh temp
  * directory: `twainmq serve` (src/cli/main.ts) and the Durable Streams reference server in its
- * file-backed mode (bench/children/reference-server.ts). Both run under `node --import tsx`.
+ * file-backed mode (bench/children/reference-server.ts). Both run under `node --import tsx`, with
+ * `--expose-gc` and a SIGUSR2 handler that collects garbage (for RSS readings of what is live).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { benchDir, repoRoot } from './child.js'
 import { makeTempDir, removeTempDir } from './tmp.js'
 
@@ -16,6 +18,8 @@ export interface Peer {
   proc: ChildProcess
   /** RSS of the server process now, in bytes (from /proc). */
   rss(): number
+  /** Run a full garbage collection in the server (SIGUSR2, bench/children/gc-on-signal.mjs) and give it `ms` to finish. */
+  collect(ms?: number): Promise<void>
   /** CPU seconds (user + system) the server process has used so far (from /proc). */
   cpuSeconds(): number
   stop(): Promise<void>
@@ -26,7 +30,8 @@ const TICKS = 100 // USER_HZ on Linux
 /** Start a server child and wait for its `listening on <url>` line. */
 async function start(label: string, prefix: string, args: (dir: string) => string[], env: NodeJS.ProcessEnv = {}): Promise<Peer> {
   const dir = makeTempDir(prefix)
-  const proc = spawn(process.execPath, ['--import', 'tsx', ...args(dir)], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } })
+  const gc = ['--expose-gc', '--import', pathToFileURL(join(benchDir, 'children', 'gc-on-signal.mjs')).href]
+  const proc = spawn(process.execPath, [...gc, '--import', 'tsx', ...args(dir)], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } })
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()))
   const streams = await new Promise<string>((resolve, reject) => {
     let out = ''
@@ -47,6 +52,10 @@ async function start(label: string, prefix: string, args: (dir: string) => strin
     label,
     streams,
     proc,
+    collect: async (ms = 300) => {
+      proc.kill('SIGUSR2')
+      await new Promise((r) => setTimeout(r, ms))
+    },
     rss: () => Number(/VmRSS:\s+([0-9]+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) * 1024,
     cpuSeconds: () => {
       // /proc/<pid>/stat: fields after the ")" of the command name; utime and stime are the 12th and 13th.
