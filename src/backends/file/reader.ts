@@ -92,8 +92,7 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
       let fresh = false
       if (!(this.pos >= this.winPos && this.pos < this.winPos + this.winLen)) {
         if (raw && out.length > 0) return out // raw records point into `buf`: no refill under them
-        // Synchronous: a page-cache read of at most 1 MiB costs less than a thread-pool round trip,
-        // and it leaves no idle gap between chunks.
+        // Synchronous: a page-cache read of at most 1 MiB costs less than a thread-pool round trip, and leaves no idle gap.
         if (this.grow && this.buf.length < CHUNK) this.buf = Buffer.allocUnsafe(Math.min(CHUNK, this.buf.length * 8))
         this.winLen = readSync(fd, this.buf, 0, this.buf.length, this.pos)
         this.winPos = this.pos
@@ -101,7 +100,7 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
         fresh = true
         this.grow = this.winLen === this.buf.length && this.buf.length < CHUNK // a backlog: read more at a time
         if (this.winLen === 0) {
-          if (this.endOfData(out, this.pos)) continue
+          if (out.length === 0 && this.endOfData(out, this.pos)) continue
           return out
         }
       }
@@ -156,7 +155,7 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
         // written); but if this window was just read and was short, that is the end of the data now.
         this.winLen = 0
         if (fresh && end < this.buf.length) {
-          if (this.endOfData(out, this.winPos + end)) continue
+          if (out.length === 0 && this.endOfData(out, this.winPos + end)) continue
           return out
         }
         if (!moved && fresh) return out
@@ -199,6 +198,8 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
    * The segment's bytes end at `seen` with no whole frame after `pos`: "no more data yet" only in
    * the last segment, and only if it did not shrink (see `segmentEndFault`). Checked once per end
    * position, so an idle tail costs nothing more. True when bytes arrived meanwhile (read again).
+   * Only a read with nothing to return checks: one with records returns them at once (a tail's
+   * latency), and its next read, finding no more, checks.
    */
   private endOfData(out: readonly unknown[], seen: number): boolean {
     if (this.verifying) return false
@@ -237,8 +238,7 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
   /** Continue at (segBase, pos) after `closeFds`, else find `next`. */
   private reopen(): boolean {
     if (this.segBase < 0) return this.locate()
-    // -1: another file now (rewritten by `twainmq repair`, the topic created again) or deleted by
-    // retention or trim: find `next` afresh.
+    // -1: another file now (rewritten by `twainmq repair`, the topic created again) or deleted by retention or trim: find `next` afresh.
     const size = sizeIfSame(segmentPath(this.dir, this.segBase), this.segId)
     if (size >= 0 && size < this.pos) throw this.fault(size, `the segment shrank to ${size} bytes, below byte ${this.pos} already read`)
     // An idle partition costs a stat, not an fd (a tail over 10,000 partitions polls them all).
