@@ -6,6 +6,14 @@ import type { MemberHost } from './host.js'
 /** Most messages one read of a partition takes. */
 const MAX_FETCH = 1024
 
+/**
+ * Hysteresis of the fetch loop: it refills once this much of `maxInFlight` is free, not one
+ * message per ack. Settlements wake it only when that much room is free (decision 166).
+ */
+export function lowWater(maxInFlight: number): number {
+  return Math.max(1, Math.floor(maxInFlight / 4))
+}
+
 /** What the fetch loop needs besides the member host. */
 export interface FetchHost extends MemberHost {
   readonly decode: ConsumerContext['decode']
@@ -68,13 +76,12 @@ export class FetchLoop {
       const parts = [...h.parts.values()]
       const share = Math.max(1, Math.ceil(max / Math.max(1, parts.length)))
       const start = parts.length ? this.rr % parts.length : 0
-      // Hysteresis: refill once a quarter of maxInFlight is free, not one message per ack.
-      const lowWater = Math.max(1, Math.floor(max / 4))
+      const low = lowWater(max)
       for (let k = 0; k < parts.length; k++) {
         const i = (start + k) % parts.length
         const p = parts[i] as OwnedPartition
         const room = max - h.outstanding()
-        if (room <= 0 || (room < lowWater && !progressed)) break
+        if (room <= 0 || (room < low && !progressed)) break
         if (p.revoking || p.lost || !p.dirty || !p.reader) continue
         p.dirty = false
         const want = Math.min(room, share, MAX_FETCH)

@@ -6,6 +6,7 @@ import type { Key, Message } from '../../core/types.js'
 import { GroupMessageImpl, type PartitionHandle, type PartitionMessage, type Settler } from '../group-message.js'
 import { MemberCore } from '../member-core.js'
 import { OwnedPartition } from '../owned-partition.js'
+import { lowWater } from './fetch-loop.js'
 
 /**
  * The partitioned mode's ledger (the member core's hooks for this mode): the partitions the
@@ -24,6 +25,8 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
   protected readonly redeliveries = new Set<NodeJS.Timeout>()
   /** How its messages settle: kept out of the consumer's API. */
   readonly #settler: Settler<PartitionHandle> = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
+  /** Room (`maxInFlight` less outstanding) from which a settlement wakes the fetch loop. */
+  readonly #lowWater = lowWater(this.opts.maxInFlight)
   /** Run a coordination step soon (a revoked partition drained). */
   protected abstract scheduleStep(): void
 
@@ -94,8 +97,8 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
     // A dropped partition's outstanding messages were all counted out when it was dropped (a
     // dead-letter write can complete after that).
     if (!part.dropped && part.ack(offset)) {
-      this.outstanding--
-      this.fetchWake.wake()
+      // The fetch loop reads nothing until lowWater is free: waking it on every ack only spins it.
+      if (this.opts.maxInFlight - --this.outstanding >= this.#lowWater) this.fetchWake.wake()
     }
     this.settleWake.wake()
     if (part.revoking && part.drained) this.scheduleStep()
