@@ -11,7 +11,7 @@ const MAX_FETCH = 1024
  * message per ack. Settlements wake it only when that much room is free (decision 166).
  */
 export function lowWater(maxInFlight: number): number {
-  return Math.max(1, Math.floor(maxInFlight / 4))
+  return Math.max(1, Math.floor(maxInFlight / 2))
 }
 
 /** What the fetch loop needs besides the member host. */
@@ -21,8 +21,8 @@ export interface FetchHost extends MemberHost {
   demand(): boolean
   /** Fetched and not settled, over every partition (bounded by `maxInFlight`). */
   outstanding(): number
-  /** Hand a fetched message of `p` to the ledger (counted outstanding, buffered). */
-  buffered(m: Message, p: OwnedPartition): void
+  /** Hand messages `p` fetched to the ledger (counted outstanding, buffered). */
+  buffered(msgs: readonly Message[], p: OwnedPartition): void
   /** New messages are buffered: waiting views take them. */
   wakeViews(): void
   /** Start `p` over at `offset`: nothing of it outstanding, the new position committed next. */
@@ -119,8 +119,8 @@ export class FetchLoop {
       return false
     }
     if (msgs.length === want) p.dirty = true
-    for (const m of msgs) h.buffered(m, p)
     if (msgs.length === 0) return false
+    h.buffered(msgs, p)
     h.wakeViews()
     return true
   }

@@ -30,11 +30,16 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
   /** Run a coordination step soon (a revoked partition drained). */
   protected abstract scheduleStep(): void
 
-  /** A fetched message of `p`, counted outstanding and buffered. */
-  protected buffered(m: Message, p: OwnedPartition): void {
-    p.track(m.offset)
-    this.buffer.push(new GroupMessageImpl<V, PartitionHandle>(m, 0, this.#settler, { part: p, generation: p.generation, settled: false, delivered: false }))
-    this.outstanding++
+  /** Messages `p` fetched (in offset order), counted outstanding and buffered. */
+  protected buffered(msgs: readonly Message[], p: OwnedPartition): void {
+    const buffer = this.buffer
+    const generation = p.generation
+    for (let i = 0; i < msgs.length; i++) {
+      const m = msgs[i] as Message
+      p.track(m.offset)
+      buffer.push(new GroupMessageImpl<V, PartitionHandle>(m, 0, this.#settler, { part: p, generation, settled: false, delivered: false }))
+    }
+    this.outstanding += msgs.length
   }
 
   protected deliverable(m: PartitionMessage<V>): boolean {
