@@ -50,7 +50,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends PartitionedLedge
       forgetBuffered: (p) => this.forgetBuffered(p),
       restart: (p, offset) => this.restart(p, offset),
       acquire: (lease, offsets) => this.acquire(lease, offsets),
-      buffered: (m, p) => this.buffered(m, p),
+      buffered: (msgs, p) => this.buffered(msgs, p),
       wakeViews: () => this.wakeViews(),
     }
     this.#commits = new Commits(host)

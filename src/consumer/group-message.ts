@@ -26,14 +26,13 @@ export interface Settler<H> {
   release(m: GroupMessageImpl<unknown, H>): void
 }
 
-/** Where a partitioned-mode message stands (its handle). */
+/**
+ * Where a partitioned-mode message was fetched (its handle): one object for the messages of one
+ * read. Whether a message is settled or delivered is in its flags (partitioned/message-flags.ts).
+ */
 export interface PartitionHandle {
-  part: OwnedPartition
-  generation: number
-  /** Acked or termed (no further settlement counts). */
-  settled: boolean
-  /** Handed to the application and not settled. */
-  delivered: boolean
+  readonly part: OwnedPartition
+  readonly generation: number
 }
 
 /** A message of a partitioned group. */
@@ -60,6 +59,8 @@ export class GroupMessageImpl<V, H, K extends Key = any> implements GroupMessage
   deliveryCount: number
   readonly #settler: Settler<H>
   readonly #handle: H
+  /** The mode's per-message state bits (partitioned: settled, delivered), beside the handle it may share. */
+  #flags = 0
 
   constructor(m: Message, deliveryCount: number, settler: Settler<H>, handle: H) {
     this.topic = m.topic
@@ -97,5 +98,15 @@ export class GroupMessageImpl<V, H, K extends Key = any> implements GroupMessage
   /** @internal What the member keeps on the message. */
   static handle<H>(m: GroupMessageImpl<unknown, H>): H {
     return m.#handle
+  }
+
+  /** @internal The mode's state bits of the message. */
+  static flags(m: GroupMessageImpl<unknown, unknown>): number {
+    return m.#flags
+  }
+
+  /** @internal Set the mode's state bits of the message. */
+  static setFlags(m: GroupMessageImpl<unknown, unknown>, flags: number): void {
+    m.#flags = flags
   }
 }

@@ -21,8 +21,12 @@ export function sizeIfSame(path: string, id: string): number {
 export class PartitionChanges {
   private dirId = ''
   private startId = ''
+  /** The trim mark's path (joined once: every read of a reader stats it). */
+  private readonly start: string
 
-  constructor(private readonly dir: string) {}
+  constructor(private readonly dir: string) {
+    this.start = startFile(dir)
+  }
 
   /** `'gone'` without a directory, `'new'` when it was created again since the last call, else `'same'`. */
   directory(): 'gone' | 'new' | 'same' {
@@ -36,7 +40,7 @@ export class PartitionChanges {
 
   /** The partition's start when the trim mark changed since the last call (one stat otherwise). */
   trimmedTo(): number | undefined {
-    const st = statSync(startFile(this.dir), { throwIfNoEntry: false })
+    const st = statSync(this.start, { throwIfNoEntry: false })
     const id = st === undefined ? '' : `${st.ino}:${st.mtimeMs}`
     if (id === this.startId) return undefined
     this.startId = id

@@ -6,6 +6,14 @@ import type { MemberHost } from './host.js'
 /** Most messages one read of a partition takes. */
 const MAX_FETCH = 1024
 
+/**
+ * Hysteresis of the fetch loop: it refills once this much of `maxInFlight` is free, not one
+ * message per ack. Settlements wake it only when that much room is free (decision 166).
+ */
+export function lowWater(maxInFlight: number): number {
+  return Math.max(1, Math.floor(maxInFlight / 2))
+}
+
 /** What the fetch loop needs besides the member host. */
 export interface FetchHost extends MemberHost {
   readonly decode: ConsumerContext['decode']
@@ -13,8 +21,8 @@ export interface FetchHost extends MemberHost {
   demand(): boolean
   /** Fetched and not settled, over every partition (bounded by `maxInFlight`). */
   outstanding(): number
-  /** Hand a fetched message of `p` to the ledger (counted outstanding, buffered). */
-  buffered(m: Message, p: OwnedPartition): void
+  /** Hand messages `p` fetched to the ledger (counted outstanding, buffered). */
+  buffered(msgs: readonly Message[], p: OwnedPartition): void
   /** New messages are buffered: waiting views take them. */
   wakeViews(): void
   /** Start `p` over at `offset`: nothing of it outstanding, the new position committed next. */
@@ -68,13 +76,12 @@ export class FetchLoop {
       const parts = [...h.parts.values()]
       const share = Math.max(1, Math.ceil(max / Math.max(1, parts.length)))
       const start = parts.length ? this.rr % parts.length : 0
-      // Hysteresis: refill once a quarter of maxInFlight is free, not one message per ack.
-      const lowWater = Math.max(1, Math.floor(max / 4))
+      const low = lowWater(max)
       for (let k = 0; k < parts.length; k++) {
         const i = (start + k) % parts.length
         const p = parts[i] as OwnedPartition
         const room = max - h.outstanding()
-        if (room <= 0 || (room < lowWater && !progressed)) break
+        if (room <= 0 || (room < low && !progressed)) break
         if (p.revoking || p.lost || !p.dirty || !p.reader) continue
         p.dirty = false
         const want = Math.min(room, share, MAX_FETCH)
@@ -112,8 +119,8 @@ export class FetchLoop {
       return false
     }
     if (msgs.length === want) p.dirty = true
-    for (const m of msgs) h.buffered(m, p)
     if (msgs.length === 0) return false
+    h.buffered(msgs, p)
     h.wakeViews()
     return true
   }

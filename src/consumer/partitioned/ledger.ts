@@ -6,6 +6,8 @@ import type { Key, Message } from '../../core/types.js'
 import { GroupMessageImpl, type PartitionHandle, type PartitionMessage, type Settler } from '../group-message.js'
 import { MemberCore } from '../member-core.js'
 import { OwnedPartition } from '../owned-partition.js'
+import { isDelivered, isSettled, setDelivered, setSettled } from './message-flags.js'
+import { lowWater } from './fetch-loop.js'
 
 /**
  * The partitioned mode's ledger (the member core's hooks for this mode): the partitions the
@@ -24,14 +26,21 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
   protected readonly redeliveries = new Set<NodeJS.Timeout>()
   /** How its messages settle: kept out of the consumer's API. */
   readonly #settler: Settler<PartitionHandle> = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
+  /** Room (`maxInFlight` less outstanding) from which a settlement wakes the fetch loop. */
+  readonly #lowWater = lowWater(this.opts.maxInFlight)
   /** Run a coordination step soon (a revoked partition drained). */
   protected abstract scheduleStep(): void
 
-  /** A fetched message of `p`, counted outstanding and buffered. */
-  protected buffered(m: Message, p: OwnedPartition): void {
-    p.track(m.offset)
-    this.buffer.push(new GroupMessageImpl<V, PartitionHandle>(m, 0, this.#settler, { part: p, generation: p.generation, settled: false, delivered: false }))
-    this.outstanding++
+  /** Messages `p` fetched (in offset order), counted outstanding and buffered. */
+  protected buffered(msgs: readonly Message[], p: OwnedPartition): void {
+    const buffer = this.buffer
+    const handle: PartitionHandle = { part: p, generation: p.generation } // shared by the read's messages
+    for (let i = 0; i < msgs.length; i++) {
+      const m = msgs[i] as Message
+      p.track(m.offset)
+      buffer.push(new GroupMessageImpl<V, PartitionHandle>(m, 0, this.#settler, handle))
+    }
+    this.outstanding += msgs.length
   }
 
   protected deliverable(m: PartitionMessage<V>): boolean {
@@ -46,7 +55,7 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
   protected deliver(m: PartitionMessage<V>): void {
     const h = GroupMessageImpl.handle(m)
     m.deliveryCount++
-    h.delivered = true
+    setDelivered(m, true)
     h.part.inFlight++
   }
 
@@ -54,8 +63,8 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
     const back: PartitionMessage<V>[] = []
     for (const m of items) {
       const h = GroupMessageImpl.handle(m)
-      if (!h.delivered || h.settled) continue
-      h.delivered = false
+      if (!isDelivered(m) || isSettled(m)) continue
+      setDelivered(m, false)
       h.part.inFlight--
       m.deliveryCount--
       back.push(m)
@@ -71,13 +80,13 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
 
   protected live(m: PartitionMessage<unknown>): boolean {
     const h = GroupMessageImpl.handle(m)
-    return !h.settled && !h.part.lost && !h.part.dropped && h.generation === h.part.generation
+    return !isSettled(m) && !h.part.lost && !h.part.dropped && h.generation === h.part.generation
   }
 
   protected undeliver(m: PartitionMessage<unknown>): void {
     const h = GroupMessageImpl.handle(m)
-    if (h.delivered) {
-      h.delivered = false
+    if (isDelivered(m)) {
+      setDelivered(m, false)
       h.part.inFlight--
     }
   }
@@ -85,7 +94,7 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
   #ack(m: PartitionMessage<unknown>): void {
     if (!this.live(m)) return
     const h = GroupMessageImpl.handle(m)
-    h.settled = true
+    setSettled(m, true)
     this.undeliver(m)
     this.settled(h.part, m.offset)
   }
@@ -94,8 +103,8 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
     // A dropped partition's outstanding messages were all counted out when it was dropped (a
     // dead-letter write can complete after that).
     if (!part.dropped && part.ack(offset)) {
-      this.outstanding--
-      this.fetchWake.wake()
+      // The fetch loop reads nothing until lowWater is free: waking it on every ack only spins it.
+      if (this.opts.maxInFlight - --this.outstanding >= this.#lowWater) this.fetchWake.wake()
     }
     this.settleWake.wake()
     if (part.revoking && part.drained) this.scheduleStep()
@@ -123,8 +132,8 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
 
   #release(m: PartitionMessage<unknown>): void {
     const h = GroupMessageImpl.handle(m)
-    if (!this.live(m) || !h.delivered) return
-    h.delivered = false
+    if (!this.live(m) || !isDelivered(m)) return
+    setDelivered(m, false)
     h.part.inFlight--
     m.deliveryCount--
     this.putBack(m as PartitionMessage<V>)
@@ -137,7 +146,7 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
   #term(m: PartitionMessage<unknown>, reason: string): void {
     if (!this.live(m)) return
     const h = GroupMessageImpl.handle(m)
-    h.settled = true
+    setSettled(m, true)
     this.undeliver(m)
     const part = h.part
     if (!this.dlq) return this.settled(part, m.offset)
@@ -152,7 +161,7 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
       },
       (e) => {
         part.pendingTerms--
-        h.settled = false
+        setSettled(m, false)
         this.settleWake.wake()
         this.emitError(e)
         this.#nack(m, 1000)
@@ -181,7 +190,7 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
     for (const m of this.buffer) {
       const h = GroupMessageImpl.handle(m)
       if (p === undefined || h.part === p) {
-        if (!h.settled && h.generation === h.part.generation) {
+        if (!isSettled(m) && h.generation === h.part.generation) {
           const list = dropped.get(h.part) ?? []
           list.push(m.offset)
           dropped.set(h.part, list)
