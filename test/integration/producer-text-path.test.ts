@@ -1,22 +1,6 @@
-import fs from 'node:fs'
-import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { readFrameHeader } from '../../src/backends/file/batch-format.js'
 import { InvalidKeyError, MessageTooLargeError, TopicNotFoundError, open, type Twain } from '../../src/index.js'
-import { collect, makeTmp, rmTmp, segmentFiles } from '../unit/helpers.js'
-
-/** Record counts of the frames in partition `p`'s first segment. */
-function frameCounts(root: string, topic: string, p: number): number[] {
-  const buf = fs.readFileSync(path.join(root, topic, String(p), segmentFiles(root, topic, p)[0]!))
-  const counts: number[] = []
-  for (let pos = 0; pos < buf.length; ) {
-    const h = readFrameHeader(buf, pos, buf.length)
-    if (h === undefined || h === 'short' || h === 'bad') throw new Error(`bad frame at ${pos}`)
-    counts.push(h.count)
-    pos += h.length
-  }
-  return counts
-}
+import { collect, frameCounts, makeTmp, rmTmp } from '../unit/helpers.js'
 
 // Plain text sends (string value, no headers, no type) are encoded straight into frames
 // (src/producer/text-flush.ts); everything else takes the general path. Both must behave the same.
