@@ -80,4 +80,26 @@ describe('producer: plain text sends', () => {
     expect(await p.send(1, 'after')).toEqual({ partition: 0, offset: 0 })
     expect((await collect(twain.history<string>('d'))).map((m) => m.value)).toEqual(['after'])
   })
+
+  it('with each fsync policy, flushes in flight at once keep their own frames and the send order', async () => {
+    for (const fsync of ['batch', 'always', 50] as const) {
+      const t = await open(`${dir}-${String(fsync)}`, { fsync })
+      try {
+        await t.createTopic('f')
+        const p = t.producer<string>('f')
+        const ticks: Array<Promise<unknown>> = []
+        for (let tick = 0; tick < 4; tick++) {
+          ticks.push(Promise.all(Array.from({ length: 30 }, (_, i) => p.send(i, `${tick}-${i}`))))
+          await Promise.resolve() // the next tick's sends queue while this flush may still be writing
+        }
+        await Promise.all(ticks)
+        const read = await collect(t.history<string>('f'))
+        expect(read.map((m) => m.value)).toEqual([0, 1, 2, 3].flatMap((tick) => Array.from({ length: 30 }, (_, i) => `${tick}-${i}`)))
+        expect(read.map((m) => m.offset)).toEqual(read.map((_, i) => i))
+      } finally {
+        await t.close()
+        rmTmp(`${dir}-${String(fsync)}`)
+      }
+    }
+  })
 })
