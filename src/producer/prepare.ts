@@ -114,7 +114,9 @@ export class Preparer {
       length = v.length
     }
     const hb = headers === undefined ? 0 : headerBytes(headers)
-    if (length < 0) length = this.checkText(keyBytes + hb, bytes as string, hb)
+    if (length < 0) {
+      if (keyBytes + hb + (bytes as string).length * 3 > meta.maxMessageBytes) length = this.checkText(keyBytes + hb, bytes as string, hb)
+    }
     else if (keyBytes + hb + length > meta.maxMessageBytes) throw tooLarge(meta, keyBytes, hb, length)
     const partition = this.partitionOf(rawKey, pinned)
     if (target === undefined) return { key, keyBytes, timestamp: this.now, kind, value: bytes, valueBytes: length, type, headers, partition, offset: -1 }

@@ -5,7 +5,7 @@ import { cachedHash64, type Partitioner } from '../core/hash64.js'
 import { checkInt, checkNonNegative } from '../core/names.js'
 import type { Key, RecordMetadata } from '../core/types.js'
 import { Preparer, type TypeCheck } from './prepare.js'
-import { SendRecord, type PreparedRecord, type SendItem } from './send-record.js'
+import { SendRecord, settleSend, type PreparedRecord, type SendItem } from './send-record.js'
 import { TextFlusher } from './text-flush.js'
 
 /** Options of `twain.producer()`. */
@@ -58,12 +58,6 @@ function place(r: PreparedRecord, only: PreparedRecord[] | undefined, byPartitio
     else byPartition.set(r.partition, [r])
   }
   return frameBytes(r)
-}
-
-/** Settle a single send once its partition's writes are done: written (offset set) or failed. */
-function settle(r: SendRecord, failures: Map<PreparedRecord, unknown>): void {
-  if (r.offset >= 0) r.resolve({ partition: r.partition, offset: r.offset })
-  else if (failures.has(r)) r.reject(failures.get(r))
 }
 
 /**
@@ -188,12 +182,14 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     const byPartition = new Map<number, PreparedRecord[]>()
     const only: PreparedRecord[] | undefined = meta.partitions === 1 ? [] : undefined
     let bytes = 0
+    let singles = 0
     for (const pending of batch) {
       try {
         if (pending instanceof SendRecord) {
           let r = prep.send(pending)
           if (r instanceof Promise) r = await r
           bytes += place(r, only, byPartition)
+          singles++
           continue
         }
         const items = pending.items
@@ -217,9 +213,11 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     const writes = Promise.all(
       [...byPartition].map(async ([partition, records]) => {
         await this.writePartition(partition, records, failures)
-        for (let i = 0; i < records.length; i++) {
-          const r = records[i] as PreparedRecord
-          if (r instanceof SendRecord) settle(r, failures)
+        if (singles > 0) {
+          for (let i = 0; i < records.length; i++) {
+            const r = records[i] as PreparedRecord
+            if (r instanceof SendRecord) settleSend(r, failures)
+          }
         }
       }),
     )
