@@ -29,6 +29,22 @@ export interface AppendOptions {
   expectedEnd?: number
 }
 
+/**
+ * One partition's next batch, encoded as its records are added (the producer's path for plain
+ * text sends: no record objects, one pass). Records have text values, no type and no headers, and
+ * share the timestamp given to `start`.
+ */
+export interface TextFrame {
+  /** Records added since `start`. */
+  readonly count: number
+  /** Bytes of the frame so far. */
+  readonly bytes: number
+  /** Empty the frame; its records will have this timestamp (ms since the epoch). */
+  start(timestamp: number): void
+  /** Add a record: the key as `RecordInput.key` gives it (`keyBytes` stored bytes), a text value. */
+  add(key: Buffer | number, keyBytes: number, value: string): void
+}
+
 /** First retained and next-to-be-written offset of a partition. */
 export interface PartitionOffsets {
   partition: number
@@ -115,6 +131,17 @@ export interface TopicStore {
    * `AppendConflictError` (`options.expectedEnd` is not the end).
    */
   append(topic: string, partition: number, records: readonly RecordInput[], producerId: string, options?: AppendOptions): Promise<number>
+  /**
+   * Optional: an empty frame for `appendFrame`, when `topic` is stored in frames that take
+   * {@link TextFrame}s (the file backend's native topics); undefined otherwise. One per flush and
+   * partition; it may be reused (`start`) once the append it was given to has settled.
+   */
+  textFrame?(topic: string, producerId: string): TextFrame | undefined
+  /**
+   * Optional, with `textFrame`: append the frame's records to a partition as one batch, as `append`
+   * does (same guarantees and errors); resolves with the first record's offset.
+   */
+  appendFrame?(topic: string, partition: number, frame: TextFrame): Promise<number>
   /** A forward reader of one partition positioned at `from`. @throws `TopicNotFoundError`, `InvalidArgumentError`. */
   openReader(topic: string, partition: number, from: number): Promise<PartitionReader>
   /** The offset of the first message with `timestamp >= time` (the end offset if none). */

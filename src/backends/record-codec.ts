@@ -1,6 +1,6 @@
 import type { KeyCodec } from '../core/keys.js'
 import type { Message } from '../core/types.js'
-import { decodeValue } from '../core/values.js'
+import { ValueKind, decodeValue } from '../core/values.js'
 import { valueBound, type RawRecord, type RecordInput } from './record.js'
 
 /*
@@ -71,30 +71,12 @@ export function writeRecord(buf: Buffer, pos: number, r: RecordInput, type: Buff
   buf.writeDoubleLE(r.timestamp - tsBase, pos + 4)
   buf[pos + 12] = r.kind
   buf[pos + 13] = type ? type.length : 0
-  const key = r.key
   const keyBytes = r.keyBytes
   put16(buf, pos + 14, keyBytes)
   let hc = 0
   if (r.headers) for (const _ in r.headers) hc++
   put16(buf, pos + 16, hc)
-  pos += 18
-  if (typeof key === 'number') {
-    // An integer key, big-endian (u8/u16/u32 unrolled).
-    if (keyBytes === 4) {
-      buf[pos] = key >>> 24
-      buf[pos + 1] = (key >>> 16) & 0xff
-      buf[pos + 2] = (key >>> 8) & 0xff
-      buf[pos + 3] = key & 0xff
-    } else if (keyBytes === 2) {
-      buf[pos] = key >>> 8
-      buf[pos + 1] = key & 0xff
-    } else if (keyBytes === 1) buf[pos] = key
-    else for (let j = keyBytes - 1, k = key; j >= 0; j--, k = Math.floor(k / 256)) buf[pos + j] = k & 0xff
-    pos += keyBytes
-  } else if (keyBytes <= 16) {
-    // Keys are short: a byte loop beats Buffer#copy's call overhead.
-    for (let j = 0; j < keyBytes; j++) buf[pos++] = key[j] as number
-  } else pos += key.copy(buf, pos)
+  pos = writeKey(buf, pos + 18, r.key, keyBytes)
   if (type) pos += type.copy(buf, pos)
   if (r.headers) {
     for (const k in r.headers) {
@@ -109,6 +91,48 @@ export function writeRecord(buf: Buffer, pos: number, r: RecordInput, type: Buff
   pos += typeof r.value === 'string' ? writeUtf8(buf, r.value, pos) : r.value.copy(buf, pos)
   put32(buf, start, pos - start - 4)
   return pos
+}
+
+/**
+ * Write a text record with no type and no headers at `pos`, its timestamp the base's (delta 0):
+ * the same bytes `writeRecord` writes for it (room for `RECORD_FIXED + keyBytes + 3 × value.length`
+ * must be there); returns the position after it.
+ */
+export function writeTextRecord(buf: Buffer, pos: number, key: Buffer | number, keyBytes: number, value: string): number {
+  const start = pos
+  for (let i = 4; i < 12; i++) buf[pos + i] = 0 // f64 +0: the timestamp delta
+  buf[pos + 12] = ValueKind.Text
+  buf[pos + 13] = 0
+  put16(buf, pos + 14, keyBytes)
+  put16(buf, pos + 16, 0)
+  pos = writeKey(buf, pos + 18, key, keyBytes)
+  pos += writeUtf8(buf, value, pos)
+  put32(buf, start, pos - start - 4)
+  return pos
+}
+
+/** Write a record's key (see `RecordInput.key`) at `pos`; returns the position after it. */
+function writeKey(buf: Buffer, pos: number, key: Buffer | number, keyBytes: number): number {
+  if (typeof key === 'number') {
+    // An integer key, big-endian (u8/u16/u32 unrolled).
+    if (keyBytes === 4) {
+      buf[pos] = key >>> 24
+      buf[pos + 1] = (key >>> 16) & 0xff
+      buf[pos + 2] = (key >>> 8) & 0xff
+      buf[pos + 3] = key & 0xff
+    } else if (keyBytes === 2) {
+      buf[pos] = key >>> 8
+      buf[pos + 1] = key & 0xff
+    } else if (keyBytes === 1) buf[pos] = key
+    else for (let j = keyBytes - 1, k = key; j >= 0; j--, k = Math.floor(k / 256)) buf[pos + j] = k & 0xff
+    return pos + keyBytes
+  }
+  // Keys are short: a byte loop beats Buffer#copy's call overhead.
+  if (keyBytes <= 16) {
+    for (let j = 0; j < keyBytes; j++) buf[pos + j] = key[j] as number
+    return pos + keyBytes
+  }
+  return pos + key.copy(buf, pos)
 }
 
 /** One record encoded on its own (timestamp absolute). */

@@ -28,6 +28,20 @@ function checkHeaders(headers: unknown): Record<string, string> | undefined {
  */
 export type TypeCheck = Pick<TypeRegistry, 'validate'>
 
+/** Stored bytes of a record key (at most 65535). */
+function keyBytesOf(key: Buffer | number, codec: KeyCodec): number {
+  const keyBytes = typeof key === 'number' ? codec.width : key.length
+  if (keyBytes > 65535) throw new InvalidArgumentError(`Key is ${keyBytes} bytes; at most 65535 are allowed`)
+  return keyBytes
+}
+
+function tooLarge(meta: TopicMeta, keyBytes: number, hb: number, length: number): MessageTooLargeError {
+  return new MessageTooLargeError(
+    `Message of ${keyBytes + hb + length} bytes (key ${keyBytes} + headers ${hb} + value ${length}) is larger than maxMessageBytes ${meta.maxMessageBytes} of topic "${meta.name}"`,
+    { size: keyBytes + hb + length, limit: meta.maxMessageBytes },
+  )
+}
+
 const codecs = new WeakMap<TopicMeta, KeyCodec>()
 /** The key codec of a topic, made once per topic configuration. */
 function codecOf(meta: TopicMeta): KeyCodec {
@@ -49,7 +63,7 @@ export class Preparer {
     private readonly partitioner: Partitioner,
     private readonly types: TypeCheck,
     /** The timestamp of every record of the flush. */
-    private readonly now: number,
+    readonly now: number,
   ) {
     this.codec = codecOf(meta)
   }
@@ -84,8 +98,7 @@ export class Preparer {
     const pinned = item.partition
     const type = item.type
     const key = codec.recordKey(rawKey)
-    const keyBytes = typeof key === 'number' ? codec.width : key.length
-    if (keyBytes > 65535) throw new InvalidArgumentError(`Key is ${keyBytes} bytes; at most 65535 are allowed`)
+    const keyBytes = keyBytesOf(key, codec)
     const headers = item.headers === undefined ? undefined : checkHeaders(item.headers)
     let kind: ValueKind
     let bytes: Buffer | string
@@ -100,16 +113,11 @@ export class Preparer {
       bytes = v.bytes
       length = v.length
     }
-    // A string's UTF-8 length is measured here only when its bound (3 bytes per UTF-16 unit) could
-    // break the limit.
     const hb = headers === undefined ? 0 : headerBytes(headers)
-    if (length < 0 && keyBytes + hb + (bytes as string).length * 3 > meta.maxMessageBytes) length = Buffer.byteLength(bytes as string, 'utf8')
-    if (length >= 0 && keyBytes + hb + length > meta.maxMessageBytes) {
-      throw new MessageTooLargeError(
-        `Message of ${keyBytes + hb + length} bytes (key ${keyBytes} + headers ${hb} + value ${length}) is larger than maxMessageBytes ${meta.maxMessageBytes} of topic "${meta.name}"`,
-        { size: keyBytes + hb + length, limit: meta.maxMessageBytes },
-      )
+    if (length < 0) {
+      if (keyBytes + hb + (bytes as string).length * 3 > meta.maxMessageBytes) length = this.checkText(keyBytes + hb, bytes as string, hb)
     }
+    else if (keyBytes + hb + length > meta.maxMessageBytes) throw tooLarge(meta, keyBytes, hb, length)
     const partition = this.partitionOf(rawKey, pinned)
     if (target === undefined) return { key, keyBytes, timestamp: this.now, kind, value: bytes, valueBytes: length, type, headers, partition, offset: -1 }
     target.key = key
@@ -121,6 +129,34 @@ export class Preparer {
     target.headers = headers
     target.partition = partition
     return target
+  }
+
+  /**
+   * A plain text send (string value, no type, no headers; see `TextFlusher`), checked as `send`
+   * checks it and prepared in place only as far as a frame needs: its key encoded (`key`,
+   * `keyBytes`) and its partition chosen.
+   */
+  text(r: SendRecord): void {
+    const rawKey = r.key as unknown
+    const key = this.codec.recordKey(rawKey)
+    const keyBytes = keyBytesOf(key, this.codec)
+    this.checkText(keyBytes, r.value as string, 0)
+    r.partition = this.partitionOf(rawKey, r.partition as number | undefined)
+    r.key = key
+    r.keyBytes = keyBytes
+  }
+
+  /**
+   * `maxMessageBytes` against a text value and `fixed` other bytes (`headerBytes` of them headers):
+   * the UTF-8 length is measured only when the bound (3 bytes per UTF-16 unit) could break it.
+   * Returns the length measured, or -1 (see `RecordInput.valueBytes`).
+   */
+  private checkText(fixed: number, value: string, headerBytes: number): number {
+    const max = this.meta.maxMessageBytes
+    if (fixed + value.length * 3 <= max) return -1
+    const length = Buffer.byteLength(value, 'utf8')
+    if (fixed + length > max) throw tooLarge(this.meta, fixed - headerBytes, headerBytes, length)
+    return length
   }
 
   private partitionOf(rawKey: unknown, pinned: number | undefined): number {

@@ -5,7 +5,8 @@ import { cachedHash64, type Partitioner } from '../core/hash64.js'
 import { checkInt, checkNonNegative } from '../core/names.js'
 import type { Key, RecordMetadata } from '../core/types.js'
 import { Preparer, type TypeCheck } from './prepare.js'
-import { SendRecord, type PreparedRecord, type SendItem } from './send-record.js'
+import { SendRecord, settleSend, type PreparedRecord, type SendItem } from './send-record.js'
+import { TextFlusher } from './text-flush.js'
 
 /** Options of `twain.producer()`. */
 export interface ProducerOptions {
@@ -67,6 +68,11 @@ function place(r: PreparedRecord, only: PreparedRecord[] | undefined, byPartitio
  */
 export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposable {
   private queue: Pending[] = []
+  /** Every queued send is a plain text send (see `TextFlusher`); with the UTF-16 units of their values. */
+  private textOnly = true
+  private textUnits = 0
+  /** The backend's frame path, when it has one. */
+  private readonly text: TextFlusher | undefined
   /** Resolves when the previous flush has issued its appends. */
   private order: Promise<void> = Promise.resolve()
   private scheduled = false
@@ -87,6 +93,7 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     options: ProducerOptions = {},
     private readonly onClose: (p: Producer<V, K>) => void = () => undefined,
   ) {
+    this.text = backend.textFrame && backend.appendFrame ? new TextFlusher(backend as ConstructorParameters<typeof TextFlusher>[0], topic, producerId) : undefined
     this.partitioner = options.partitioner ?? cachedHash64()
     this.lingerMs = checkNonNegative('lingerMs', options.lingerMs ?? 0)
     this.maxBatch = checkInt('maxBatch', options.maxBatch ?? 10_000, 1, 1_000_000)
@@ -120,6 +127,10 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
   /** Queue a send for the next flush. */
   private push(p: Pending): void {
     this.queue.push(p)
+    if (this.textOnly) {
+      if (p instanceof SendRecord && typeof p.value === 'string' && p.headers === undefined && p.type === undefined) this.textUnits += p.value.length
+      else this.textOnly = false
+    }
     if (!this.scheduled) {
       this.scheduled = true
       if (this.lingerMs > 0) setTimeout(() => this.startFlush(), this.lingerMs)
@@ -130,13 +141,17 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
   private startFlush(): void {
     this.scheduled = false
     const batch = this.queue
+    const text = this.textOnly && batch.length <= this.maxBatch && this.textUnits * 3 + batch.length * 64 < MAX_BATCH_BYTES
     this.queue = []
+    this.textOnly = true
+    this.textUnits = 0
     if (batch.length === 0) return
-    const p = this.write(batch).finally(() => this.inflight.delete(p))
+    const p = this.write(batch, text).finally(() => this.inflight.delete(p))
     this.inflight.add(p)
   }
 
-  private async write(batch: Pending[]): Promise<void> {
+  /** Write a flush (`text`: only plain text sends, within one batch's limits). */
+  private async write(batch: Pending[], text: boolean): Promise<void> {
     // Flushes issue their appends in flush order (a flush with an async validator must not be
     // overtaken by a later one), while their writes may still overlap.
     const turn = this.order
@@ -144,13 +159,13 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     this.order = new Promise<void>((r) => (issued = r))
     try {
       await turn
-      await this.writeInTurn(batch, issued)
+      await this.writeInTurn(batch, text, issued)
     } finally {
       issued()
     }
   }
 
-  private async writeInTurn(batch: Pending[], issued: () => void): Promise<void> {
+  private async writeInTurn(batch: Pending[], text: boolean, issued: () => void): Promise<void> {
     let meta: TopicMeta
     try {
       this.meta ??= this.backend.getTopic(this.topic)
@@ -162,17 +177,19 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     }
     // Prepare every record; a send with a bad item fails alone and writes nothing.
     const prep = new Preparer(meta, this.partitioner, this.types, Date.now())
+    const framed = text && this.text?.write(batch as SendRecord[], prep, issued, () => (this.meta = undefined))
+    if (framed) return framed
     const byPartition = new Map<number, PreparedRecord[]>()
     const only: PreparedRecord[] | undefined = meta.partitions === 1 ? [] : undefined
-    const singles: SendRecord[] = []
     let bytes = 0
+    let singles = 0
     for (const pending of batch) {
       try {
         if (pending instanceof SendRecord) {
           let r = prep.send(pending)
           if (r instanceof Promise) r = await r
           bytes += place(r, only, byPartition)
-          singles.push(pending)
+          singles++
           continue
         }
         const items = pending.items
@@ -190,22 +207,18 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     if (only?.length) byPartition.set(0, only)
     // Write each partition's records in send order; offsets are written back into the records. A
     // send settles when its partition's write does: a slow partition (a master failing over) holds
-    // up only the sends to it, and batches spanning it.
+    // up only the sends to it, and batches spanning it. Its single sends are found in its records
+    // (a `SendRecord` is its own prepared record), in send order.
     const failures = new Map<PreparedRecord, unknown>()
-    const sendsOf = new Map<number, SendRecord[]>()
-    for (const r of singles) {
-      const list = sendsOf.get(r.partition)
-      if (list) list.push(r)
-      else sendsOf.set(r.partition, [r])
-    }
-    const settle = (r: SendRecord): void => {
-      if (r.offset >= 0) r.resolve({ partition: r.partition, offset: r.offset })
-      else if (failures.has(r)) r.reject(failures.get(r))
-    }
     const writes = Promise.all(
       [...byPartition].map(async ([partition, records]) => {
         await this.writePartition(partition, records, failures)
-        for (const r of sendsOf.get(partition) ?? []) settle(r)
+        if (singles > 0) {
+          for (let i = 0; i < records.length; i++) {
+            const r = records[i] as PreparedRecord
+            if (r instanceof SendRecord) settleSend(r, failures)
+          }
+        }
       }),
     )
     // Every first append is issued now; a partition written in several batches keeps the turn until done.
@@ -270,6 +283,8 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
   private abort(e: unknown): void {
     const queued = this.queue
     this.queue = []
+    this.textOnly = true
+    this.textUnits = 0
     this.scheduled = false
     for (const q of queued) q.reject(e)
     void this.close()

@@ -67,3 +67,9 @@ export class SendRecord implements PreparedRecord {
     this.reject = captured.reject
   }
 }
+
+/** Settle a single send once its partition's writes are done: written (offset set) or failed (in `failures`). */
+export function settleSend(r: SendRecord, failures: Map<PreparedRecord, unknown>): void {
+  if (r.offset >= 0) r.resolve({ partition: r.partition, offset: r.offset })
+  else if (failures.has(r)) r.reject(failures.get(r))
+}

@@ -2,24 +2,9 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { readFrameHeader } from '../../src/backends/file/batch-format.js'
 import { AbortError, ClosedError, InvalidArgumentError, open, type Twain } from '../../src/index.js'
-import { collect, makeTmp, rmTmp, segmentFiles } from '../unit/helpers.js'
+import { collect, frameCounts, makeTmp, rmTmp } from '../unit/helpers.js'
 import { sleep } from '../helpers/wait.js'
-
-/** Record counts of the frames in partition `p`'s first segment. */
-function frameCounts(root: string, topic: string, p: number): number[] {
-  const file = path.join(root, topic, String(p), segmentFiles(root, topic, p)[0]!)
-  const buf = fs.readFileSync(file)
-  const counts: number[] = []
-  for (let pos = 0; pos < buf.length; ) {
-    const h = readFrameHeader(buf, pos, buf.length)
-    if (h === undefined || h === 'short' || h === 'bad') throw new Error(`bad frame at ${pos}`)
-    counts.push(h.count)
-    pos += h.length
-  }
-  return counts
-}
 
 describe('producer', () => {
   let dir: string

@@ -4,6 +4,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { readFrameHeader } from '../../src/backends/file/batch-format.js'
 
 /** A fresh temporary directory under the OS temp dir. */
 export function makeTmp(): string {
@@ -65,4 +66,17 @@ export function segmentFiles(root: string, topic: string, partition: number): st
     .readdirSync(path.join(root, topic, String(partition)))
     .filter((n) => n.endsWith('.seg'))
     .sort()
+}
+
+/** Record counts of the frames in partition `p`'s first segment. */
+export function frameCounts(root: string, topic: string, p: number): number[] {
+  const buf = fs.readFileSync(path.join(root, topic, String(p), segmentFiles(root, topic, p)[0]!))
+  const counts: number[] = []
+  for (let pos = 0; pos < buf.length; ) {
+    const h = readFrameHeader(buf, pos, buf.length)
+    if (h === undefined || h === 'short' || h === 'bad') throw new Error(`bad frame at ${pos}`)
+    counts.push(h.count)
+    pos += h.length
+  }
+  return counts
 }

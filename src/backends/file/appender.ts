@@ -7,6 +7,7 @@ import type { RecordInput } from '../record.js'
 import { closeSegment, refresh, roll, writeFrame, type ActiveSegment } from './active-segment.js'
 import { encodeBatch } from './batch-format.js'
 import { HeldLock } from './held-lock.js'
+import type { NativeTextFrame } from './text-frame.js'
 import { lockFile } from './layout.js'
 import { isRealDir } from './safe-fs.js'
 
@@ -61,6 +62,16 @@ export class PartitionAppender {
    * With `expectedEnd`, only if the partition's end is that under the lock (else `AppendConflictError`).
    */
   append(records: readonly RecordInput[], producerId: string, expectedEnd?: number): Promise<number> {
+    return this.appendWith(records.length, (base) => this.encode(records, base, producerId), producerId, expectedEnd)
+  }
+
+  /** Append a frame built by the producer (see `NativeTextFrame`) as `append` does. */
+  appendFrame(frame: NativeTextFrame): Promise<number> {
+    return this.appendWith(frame.count, (base) => frame.frame(base), frame.producerId, undefined)
+  }
+
+  /** Append the frame `encode` makes for `count` records at a base offset (called under the lock, written at once). */
+  private appendWith(count: number, encode: (base: number) => Buffer, producerId: string, expectedEnd: number | undefined): Promise<number> {
     // Fast path: nothing queued in this process and the lock is ours or free: write now, no promise chain.
     if (this.pending === 0 && (this.options.fsync === 'never' || typeof this.options.fsync === 'number')) {
       let got = false
@@ -71,7 +82,7 @@ export class PartitionAppender {
       }
       if (got) {
         try {
-          const base = this.writeLocked(records, producerId, expectedEnd)
+          const base = this.writeLocked(count, encode, producerId, expectedEnd)
           if (typeof this.options.fsync === 'number') this.dirty = true
           return Promise.resolve(base)
         } catch (e) {
@@ -80,12 +91,12 @@ export class PartitionAppender {
       }
     }
     this.pending++
-    const run = this.tail.then(() => this.appendLocked(records, producerId, expectedEnd)).finally(() => this.pending--)
+    const run = this.tail.then(() => this.appendLocked(count, encode, producerId, expectedEnd)).finally(() => this.pending--)
     this.tail = run.catch(() => undefined)
     return run
   }
 
-  private async appendLocked(records: readonly RecordInput[], producerId: string, expectedEnd: number | undefined): Promise<number> {
+  private async appendLocked(count: number, encode: (base: number) => Buffer, producerId: string, expectedEnd: number | undefined): Promise<number> {
     try {
       this.checkDir()
       await this.lock.take()
@@ -96,7 +107,7 @@ export class PartitionAppender {
       this.close()
       throw e
     }
-    const base = this.writeLocked(records, producerId, expectedEnd)
+    const base = this.writeLocked(count, encode, producerId, expectedEnd)
     const policy = this.options.fsync
     if (policy === 'batch' || policy === 'always') {
       const seg = this.seg as ActiveSegment
@@ -120,8 +131,17 @@ export class PartitionAppender {
     this.checked = true
   }
 
+  /** Encode records into the reused scratch buffer (written synchronously after, so reuse is safe). */
+  private encode(records: readonly RecordInput[], base: number, producerId: string): Buffer {
+    const frame = encodeBatch(records, base, producerId, 0, this.scratch)
+    // Keep a buffer as large as this batch's bound for the next one; a frame built outside the
+    // scratch buffer was allocated at its bound.
+    if (frame.buffer !== this.scratch?.buffer && frame.buffer.byteLength <= SCRATCH_MAX) this.scratch = Buffer.allocUnsafe(Math.max(frame.buffer.byteLength, 256 * 1024))
+    return frame
+  }
+
   /** Write one frame with the lock held; then keeps the lock briefly or releases it on failure. */
-  private writeLocked(records: readonly RecordInput[], producerId: string, expectedEnd: number | undefined): number {
+  private writeLocked(count: number, encode: (base: number) => Buffer, producerId: string, expectedEnd: number | undefined): number {
     let base: number
     try {
       this.checkDir()
@@ -131,16 +151,13 @@ export class PartitionAppender {
         this.lock.written() // nothing written, nothing wrong: the lock is kept or yielded as after a write
         throw new AppendConflictError(`Append to "${this.topic}" partition ${basename(this.dir)} expected its end at ${expectedEnd}, found ${base}: another writer appended first`, { end: base })
       }
-      const frame = encodeBatch(records, base, producerId, 0, this.scratch)
-      // Keep a buffer as large as this batch's bound for the next one (written synchronously below,
-      // so reuse is safe); a frame built outside the scratch buffer was allocated at its bound.
-      if (frame.buffer !== this.scratch?.buffer && frame.buffer.byteLength <= SCRATCH_MAX) this.scratch = Buffer.allocUnsafe(Math.max(frame.buffer.byteLength, 256 * 1024))
+      const frame = encode(base)
       if (seg.size > 0 && seg.size + frame.length > this.options.segmentBytes) {
         this.seg = undefined // on failure, start from the files next time
         seg = this.seg = roll(seg, this.dir, this.topic, producerId, this.options.fsync === 'always')
         this.rolled = true
       }
-      writeFrame(seg, frame, records.length)
+      writeFrame(seg, frame, count)
     } catch (e) {
       if (!(e instanceof AppendConflictError)) this.close()
       throw e

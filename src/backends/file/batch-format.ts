@@ -67,19 +67,26 @@ export function encodeBatch(records: readonly RecordInput[], baseOffset: number,
   }
   // Encode into the caller's scratch buffer when it is big enough (the appender writes it at once).
   const buf = scratch && scratch.length >= size ? scratch.subarray(0, size) : Buffer.allocUnsafe(size)
-  buf.writeUInt32LE(MAGIC, 0)
-  buf.writeUInt8(VERSION, 12)
-  buf.writeUInt8(flags, 13)
-  buf.writeUInt16LE(pid.length, 14)
-  buf.writeDoubleLE(baseOffset, 16)
-  buf.writeUInt32LE(records.length, 24)
-  buf.writeDoubleLE(first, 28)
-  buf.writeDoubleLE(max, 36)
   pid.copy(buf, HEADER_BYTES)
   let pos = HEADER_BYTES + pid.length
   for (let i = 0; i < records.length; i++) pos = writeRecord(buf, pos, records[i] as RecordInput, types[i], first)
-  const frame = pos === size ? buf : buf.subarray(0, pos)
-  frame.writeUInt32LE(pos, 4)
+  return sealFrame(pos === size ? buf : buf.subarray(0, pos), flags, pid.length, baseOffset, records.length, first, max)
+}
+
+/**
+ * Write the header of the frame whose producer id (`producerIdLength` bytes at `HEADER_BYTES`)
+ * and records are already in `frame` (exactly the frame's bytes), then its CRCs; returns `frame`.
+ */
+export function sealFrame(frame: Buffer, flags: number, producerIdLength: number, baseOffset: number, count: number, first: number, max: number): Buffer {
+  frame.writeUInt32LE(MAGIC, 0)
+  frame.writeUInt32LE(frame.length, 4)
+  frame.writeUInt8(VERSION, 12)
+  frame.writeUInt8(flags, 13)
+  frame.writeUInt16LE(producerIdLength, 14)
+  frame.writeDoubleLE(baseOffset, 16)
+  frame.writeUInt32LE(count, 24)
+  frame.writeDoubleLE(first, 28)
+  frame.writeDoubleLE(max, 36)
   frame.writeUInt32LE(headerCrc(frame, 0), 44)
   frame.writeUInt32LE(crc32(frame.subarray(12)), 8)
   return frame

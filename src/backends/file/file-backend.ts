@@ -1,7 +1,8 @@
 import { access } from 'node:fs/promises'
 import { makeDirs } from './make-dirs.js'
 import type { FsyncPolicy } from '../../core/types.js'
-import type { AppendOptions, Backend, PartitionOffsets, PartitionReader, TopicMeta, TopicStore } from '../backend.js'
+import { TopicNotFoundError } from '../../core/errors.js'
+import type { AppendOptions, Backend, PartitionOffsets, PartitionReader, TextFrame, TopicMeta, TopicStore } from '../backend.js'
 import type { RecordInput } from '../record.js'
 import { closedError, closedGuard } from '../closed-guard.js'
 import type { GroupAdmin } from '../group-admin.js'
@@ -100,6 +101,16 @@ export class FileBackend implements Backend {
   }
   async append(topic: string, partition: number, records: readonly RecordInput[], producerId: string, options?: AppendOptions): Promise<number> {
     return this.at(topic).append(topic, partition, records, producerId, options)
+  }
+  /** Native topics take frames built by the producer; a foreign format's do not. */
+  textFrame(topic: string, producerId: string): TextFrame | undefined {
+    const s = this.at(topic)
+    return s === this.native ? this.native.textFrame(topic, producerId) : undefined
+  }
+  async appendFrame(topic: string, partition: number, frame: TextFrame): Promise<number> {
+    const s = this.at(topic)
+    if (s !== this.native) throw new TopicNotFoundError(`Topic "${topic}" is no longer a native topic`)
+    return this.native.appendFrame(topic, partition, frame)
   }
   async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
     return this.at(topic).openReader(topic, partition, from)

@@ -1,15 +1,17 @@
 import { existsSync, readFileSync } from 'node:fs'
-import { TopicNotFoundError } from '../../core/errors.js'
+import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import { keyCodec } from '../../core/keys.js'
 import type { FsyncPolicy } from '../../core/types.js'
-import type { AppendOptions, PartitionOffsets, PartitionReader, TopicMeta, TopicStore } from '../backend.js'
+import type { AppendOptions, PartitionOffsets, PartitionReader, TextFrame, TopicMeta, TopicStore } from '../backend.js'
 import type { RecordInput } from '../record.js'
 import { lastAccessSync, markAccessSync } from './access-time.js'
 import { FdPool } from './fd-pool.js'
 import { partitionDir, topicFile } from './layout.js'
 import { applyPartitionRetention, partitionEndSync, partitionSpanSync, trimPartition } from './partition-span.js'
+import type { PartitionAppender } from './appender.js'
 import { PooledAppenders } from './pooled-appenders.js'
 import { FilePartitionReader } from './reader.js'
+import { NativeTextFrame } from './text-frame.js'
 import { offsetForTime } from './time-seek.js'
 import { createTopicDir, deleteTopicDir, listTopicDirs, parseTopicMeta, readTopicMeta } from './topic-store.js'
 import type { WatchHub } from './watch-hub.js'
@@ -130,9 +132,23 @@ export class NativeStore implements TopicStore {
   }
 
   async append(topic: string, partition: number, records: readonly RecordInput[], producerId: string, options: AppendOptions = {}): Promise<number> {
+    return this.appendVia(topic, partition, (a) => a.append(records, producerId, options.expectedEnd))
+  }
+
+  textFrame(_topic: string, producerId: string): NativeTextFrame {
+    return new NativeTextFrame(producerId)
+  }
+
+  async appendFrame(topic: string, partition: number, frame: TextFrame): Promise<number> {
+    if (!(frame instanceof NativeTextFrame)) throw new InvalidArgumentError(`appendFrame to topic "${topic}" was given a frame it did not make`)
+    return this.appendVia(topic, partition, (a) => a.appendFrame(frame))
+  }
+
+  /** Run one append on the partition's appender; wake local tails, apply retention after a roll. */
+  private async appendVia(topic: string, partition: number, write: (a: PartitionAppender) => Promise<number>): Promise<number> {
     try {
       return await this.appenders.run(partitionDir(this.root, topic, partition), topic, partition, async (a) => {
-        const base = await a.append(records, producerId, options.expectedEnd)
+        const base = await write(a)
         this.hub.notify(a.dir)
         if (a.rolled) {
           a.rolled = false

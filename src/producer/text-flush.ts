@@ -1,0 +1,84 @@
+import type { Backend, TextFrame } from '../backends/backend.js'
+import { TopicNotFoundError } from '../core/errors.js'
+import type { Preparer } from './prepare.js'
+import type { SendRecord } from './send-record.js'
+
+/** Largest frame kept for reuse. */
+const KEEP_BYTES = 8 * 1024 * 1024
+
+/** One partition's part of a text flush: its frame and its sends, in send order. */
+interface Part {
+  partition: number
+  frame: TextFrame
+  sends: SendRecord[]
+}
+
+/**
+ * The producer's path for a flush of plain text sends (string values, no headers, no type) on a
+ * backend that builds frames (`Backend.textFrame`): each send is checked as any other and its
+ * record encoded straight into its partition's frame, one pass, no record objects; each frame is
+ * one append. A send settles with its partition's append, as on the general path. Frames are
+ * reused once their append has settled.
+ */
+export class TextFlusher {
+  private readonly free: TextFrame[] = []
+
+  constructor(
+    private readonly backend: Backend & Required<Pick<Backend, 'textFrame' | 'appendFrame'>>,
+    private readonly topic: string,
+    private readonly producerId: string,
+  ) {}
+
+  /** An empty frame, or undefined when the topic takes none (then the general path writes). */
+  private take(timestamp: number): TextFrame | undefined {
+    const f = this.free.pop() ?? this.backend.textFrame(this.topic, this.producerId)
+    f?.start(timestamp)
+    return f
+  }
+
+  /**
+   * Write `batch`; false (nothing done) when the topic takes no frames. `issued` is called once
+   * every append is issued; `onNotFound` when the topic turned out missing.
+   */
+  write(batch: SendRecord[], prep: Preparer, issued: () => void, onNotFound: () => void): Promise<void> | false {
+    const first = this.take(prep.now)
+    if (first === undefined) return false
+    const parts = new Map<number, Part>()
+    let last: Part | undefined
+    for (const r of batch) {
+      try {
+        prep.text(r)
+      } catch (e) {
+        r.reject(e)
+        continue
+      }
+      const partition = r.partition
+      let part = last !== undefined && last.partition === partition ? last : parts.get(partition)
+      if (part === undefined) {
+        const frame = parts.size === 0 ? first : (this.take(prep.now) as TextFrame)
+        parts.set(partition, (part = { partition, frame, sends: [] }))
+      }
+      last = part
+      part.frame.add(r.key, r.keyBytes, r.value as string)
+      part.sends.push(r)
+    }
+    if (parts.size === 0) this.free.push(first)
+    const writes: Array<Promise<void>> = []
+    for (const part of parts.values()) writes.push(this.append(part, onNotFound))
+    issued()
+    return Promise.all(writes).then(() => undefined)
+  }
+
+  private async append(part: Part, onNotFound: () => void): Promise<void> {
+    const { partition, frame, sends } = part
+    try {
+      const base = await this.backend.appendFrame(this.topic, partition, frame)
+      for (let i = 0; i < sends.length; i++) (sends[i] as SendRecord).resolve({ partition, offset: base + i })
+    } catch (e) {
+      if (e instanceof TopicNotFoundError) onNotFound()
+      for (const r of sends) r.reject(e)
+    } finally {
+      if (frame.bytes <= KEEP_BYTES) this.free.push(frame)
+    }
+  }
+}
