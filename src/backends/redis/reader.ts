@@ -14,6 +14,8 @@ import type { RollbackNotice } from './incarnations.js'
 const EMPTY = Buffer.alloc(0)
 /** Most entries one read script call returns. */
 const READ_MAX = 1024
+/** Reads made again when a rollback notice arrives during each (one is enough unless failovers follow each other). */
+const ROLLBACK_REREADS = 4
 /** Attempts of a read cut by dropped connections (about 15 s in all). */
 const READ_ATTEMPTS = 20
 
@@ -106,18 +108,19 @@ export class RedisPartitionReader implements PartitionReader {
   }
 
   private async readAs(max: number, raw: boolean): Promise<Array<Message | RawRecord>> {
-    if (this.closed || max <= 0) return []
-    this.checkRollback()
-    const before = this.next
-    const out = await this.readOn(max, raw)
-    const rb = this.watcher.rollback()
-    if (rb && rb.seq !== this.rollbackSeq && rb.from < this.next) {
-      // A rollback found while this read was under way: what it returned may lie past the gap.
-      this.next = before
+    for (let attempt = 0; attempt < ROLLBACK_REREADS; attempt++) {
+      if (this.closed || max <= 0) return []
       this.checkRollback()
-      return []
+      const before = this.next
+      const out = await this.readOn(max, raw)
+      const rb = this.watcher.rollback()
+      if (!rb || rb.seq === this.rollbackSeq || rb.from >= this.next) return out
+      // A rollback found while this read was under way: what it returned may lie past the gap. Go
+      // back and read again (an empty answer would end a history there, short of what the log holds).
+      this.next = before
     }
-    return out
+    this.checkRollback()
+    return [] // rollback after rollback: a caller that reads on gets the records then
   }
 
   private async readOn(max: number, raw: boolean): Promise<Array<Message | RawRecord>> {
