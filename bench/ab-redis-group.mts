@@ -5,7 +5,7 @@
 // shared group's consume+ack (ack each, one member, default options). Besides msgs/s it reports
 // the CPU time per message of this process and of the server (`INFO cpu`) per phase, which the
 // machine's load disturbs less than wall time. With env STATS=1 it also prints the server's
-// `INFO commandstats` per phase (calls and µs per call).
+// `INFO commandstats` per phase (calls and µs per call). Env PHASES (e.g. `shared`) limits the phases run.
 // usage: npx tsx bench/ab-redis-group.mts <tree>   (run it alternately for two trees, fresh processes, compare medians)
 const [tree] = process.argv.slice(2) as [string]
 const { open } = await import(`${tree}/src/index.ts`)
@@ -64,8 +64,10 @@ async function consume(group: string, mode: 'partitioned' | 'shared'): Promise<n
 const hist: number[] = []
 const part: number[] = []
 const shared: number[] = []
+const phases = new Set((process.env.PHASES ?? 'history,partitioned,shared').split(','))
 for (let r = 0; r < Number(process.env.R ?? 3); r++) {
-  hist.push(
+  if (phases.has('history'))
+    hist.push(
     await measured('history', async () => {
       const t0 = performance.now()
       let n = 0
@@ -74,12 +76,12 @@ for (let r = 0; r < Number(process.env.R ?? 3); r++) {
     }),
   )
   await phaseStats('history')
-  part.push(await measured('partitioned', () => consume(`p${r}`, 'partitioned')))
+  if (phases.has('partitioned')) part.push(await measured('partitioned', () => consume(`p${r}`, 'partitioned')))
   await phaseStats('partitioned')
-  shared.push(await measured('shared', () => consume(`s${r}`, 'shared')))
+  if (phases.has('shared')) shared.push(await measured('shared', () => consume(`s${r}`, 'shared')))
   await phaseStats('shared')
 }
-const med = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1] as number
+const med = (a: number[]) => ([...a].sort((x, y) => x - y)[a.length >> 1] ?? 0) as number
 console.log(JSON.stringify({ tree: tree.split('/').pop(), history: med(hist), partitioned: med(part), shared: med(shared), partOverHist: +(med(part) / med(hist)).toFixed(2), hist, part, sharedAll: shared, cpuUsPerMsg: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, { client: med(v.client), server: med(v.server) }])) }))
 await twain.close()
 admin.disconnect()
