@@ -121,14 +121,31 @@ export function parseHeader(b: Buffer): PackedHeader {
   return { count, first, last, changes, body: at.p, ids: false }
 }
 
-/** Decode the packed reply's entries into messages (`codec` given), or into raw records (`codec` null). */
-export function decodePacked(b: Buffer, h: PackedHeader, codec: KeyCodec | null, topic: string, partition: number, out: Array<Message | RawRecord>): void {
-  let p = h.body
-  let producerId = ''
+/** Where a partial decode of a packed reply stands: the next entry's index and byte position. */
+export interface PackedCursor {
+  index: number
+  pos: number
+  /** The producer id in force at `index`. */
+  producerId: string
+}
+
+/** A cursor at the packed reply's first entry. */
+export const packedStart = (h: PackedHeader): PackedCursor => ({ index: 0, pos: h.body, producerId: '' })
+
+/**
+ * Decode up to `max` of the packed reply's entries from `cur` (moved past them) into messages
+ * (`codec` given), or into raw records (`codec` null). Returns the offset after the last one decoded.
+ */
+export function decodePackedFrom(b: Buffer, h: PackedHeader, cur: PackedCursor, max: number, codec: KeyCodec | null, topic: string, partition: number, out: Array<Message | RawRecord>): number {
+  let p = cur.pos
+  let producerId = cur.producerId
+  let offset = h.first + cur.index - 1
   const ids = h.ids
-  for (let i = 0; i < h.count; i++) {
+  const stop = Math.min(h.count, cur.index + max)
+  let i = cur.index
+  for (; i < stop; i++) {
     producerId = h.changes.get(i) ?? producerId
-    let offset = h.first + i
+    offset = h.first + i
     if (ids) {
       offset = 0
       let c = b[p++] as number
@@ -141,6 +158,15 @@ export function decodePacked(b: Buffer, h: PackedHeader, codec: KeyCodec | null,
     out.push(codec ? readRecord(b, p, end, 0, codec, topic, partition, offset, producerId) : readRawRecord(b, p, end, 0, offset))
     p = end
   }
+  cur.index = i
+  cur.pos = p
+  cur.producerId = producerId
+  return i >= h.count ? h.last + 1 : offset + 1
+}
+
+/** Decode the packed reply's entries into messages (`codec` given), or into raw records (`codec` null). */
+export function decodePacked(b: Buffer, h: PackedHeader, codec: KeyCodec | null, topic: string, partition: number, out: Array<Message | RawRecord>): void {
+  decodePackedFrom(b, h, packedStart(h), h.count, codec, topic, partition, out)
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Message } from '../../core/types.js'
 import type { PartitionReader } from '../backend.js'
 import { readRawRecord, recordEnd } from '../record-codec.js'
 import { fits, type RawBudget, type RawRecord } from '../record.js'
-import { decodeEntry, decodePacked, parseHeader } from './entry-codec.js'
+import { decodeEntry, decodePackedFrom, packedStart, parseHeader, type PackedCursor, type PackedHeader } from './entry-codec.js'
 import { isConnectionError, redisError, sleep } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
@@ -26,6 +26,14 @@ export interface RawEntry {
   producerId: string
 }
 
+/** A fetched reply not yet all returned: its header, and where decoding stands (at offset `next`). */
+interface Held {
+  blob: Buffer
+  h: PackedHeader
+  cur: PackedCursor
+  next: number
+}
+
 /** The entries a partition watcher received last (contiguous offsets). */
 export interface RecentEntries {
   first: number
@@ -43,8 +51,11 @@ export interface WatcherView {
 /**
  * Reads one partition forward: from the entries its partition watcher just received when they
  * cover the next offset (no round trip), else with the `read` script (XRANGE packed into one reply).
- * After two full reads in a row it asks for the next chunk before decoding the current one, so Redis
- * works on it while this process decodes (history, catching up); a seek drops that read-ahead.
+ * After a full read it asks for {@link READ_MAX} entries whatever the caller wants, and keeps what it
+ * did not return for the next reads (a group member refilling 250 at a time costs the server per
+ * entry what `history` does, decision 167). After two full reads in a row it asks for the next chunk
+ * before decoding the current one, so Redis works on it while this process decodes (history,
+ * catching up); a seek drops that read-ahead and what is kept.
  * When the watcher found a rollback below `next`, it reads on from there and holds the report for
  * {@link takeRollback} (decision 112).
  */
@@ -54,6 +65,8 @@ export class RedisPartitionReader implements PartitionReader {
   /** Consecutive full reads without a seek. */
   private streak = 0
   private ahead: { from: number; count: number; blob: Promise<Buffer> } | undefined
+  /** The last reply's entries not yet returned. */
+  private held: Held | undefined
   /** The watcher's last rollback notice this reader took, and the report not yet taken. */
   private rollbackSeq: number
   private rolledBack: LogRollbackError | undefined
@@ -83,7 +96,12 @@ export class RedisPartitionReader implements PartitionReader {
     const rb = this.watcher.rollback()
     if (!rb || rb.seq === this.rollbackSeq) return
     this.rollbackSeq = rb.seq
-    if (rb.from >= this.next) return
+    if (rb.from >= this.next) {
+      // What was fetched past `next` may be the entries the rollback removed: fetch it again.
+      this.held = undefined
+      this.ahead = undefined
+      return
+    }
     const to = Math.max(this.next - 1, this.rolledBack?.to ?? 0)
     this.rolledBack = new LogRollbackError(this.topic, this.partition, Math.min(rb.from, this.rolledBack?.from ?? Infinity), to, 'a reader (a tail or a group member)')
     this.seek(rb.from)
@@ -124,16 +142,29 @@ export class RedisPartitionReader implements PartitionReader {
   }
 
   private async readOn(max: number, raw: boolean): Promise<Array<Message | RawRecord>> {
-    const hit = this.fromRecent(max, raw)
-    if (hit) return hit
-    const count = Math.min(max, READ_MAX)
+    // What is kept first; when it runs out before `max`, fetch the rest (fewer than `max` means
+    // the end was reached, as callers such as the group's fetch loop take it).
+    const kept = this.fromHeld(max, raw)
+    if (kept === undefined) return this.fromRecent(max, raw) ?? (await this.fetchOn(max, raw))
+    if (kept.length >= max || this.held) return kept
+    const rest = this.fromRecent(max - kept.length, raw) ?? (await this.fetchOn(max - kept.length, raw))
+    return rest.length ? kept.concat(rest) : kept
+  }
+
+  /** Fetch from `next` with the `read` script (or take a full read-ahead), then return up to `max`. */
+  private async fetchOn(max: number, raw: boolean): Promise<Array<Message | RawRecord>> {
+    const count = this.streak >= 1 ? READ_MAX : Math.min(max, READ_MAX)
     const a = this.ahead
     this.ahead = undefined
     const from = this.next
     // A read-ahead is used only when it came back full: one that found the end was issued before
     // later appends (it would hide them, and a caller can take [] for a gap), so ask again.
-    let blob = a && a.from === from && a.count === count ? await a.blob.catch(() => EMPTY) : EMPTY
-    if (blob.length === 0 || parseHeader(blob).count < count) blob = await this.fetch(from, count, false)
+    let blob = a && a.from === from ? await a.blob.catch(() => EMPTY) : EMPTY
+    let asked = a?.count ?? count
+    if (blob.length === 0 || parseHeader(blob).count < asked) {
+      asked = count
+      blob = await this.fetch(from, count, false)
+    }
     if (this.closed || blob.length === 0) {
       this.streak = 0
       return []
@@ -141,19 +172,28 @@ export class RedisPartitionReader implements PartitionReader {
     let h = parseHeader(blob)
     if (h.last - h.first + 1 !== h.count) {
       // Not dense (only if someone deleted entries by hand): ask for an offset per entry.
-      blob = await this.fetch(from, count, true)
+      blob = await this.fetch(from, asked, true)
       if (this.closed || blob.length === 0) return []
       h = { ...parseHeader(blob), ids: true }
     }
-    this.streak = h.count >= count ? this.streak + 1 : 0
+    this.streak = h.count >= asked ? this.streak + 1 : 0
     if (this.streak >= 2) {
-      const ahead = { from: h.last + 1, count, blob: this.fetch(h.last + 1, count, false) }
+      const ahead = { from: h.last + 1, count: READ_MAX, blob: this.fetch(h.last + 1, READ_MAX, false) }
       ahead.blob.catch(() => undefined) // used (or dropped) by the next read
       this.ahead = ahead
     }
+    this.held = { blob, h, cur: packedStart(h), next: from }
+    return this.fromHeld(max, raw) ?? []
+  }
+
+  /** Up to `max` entries of the kept reply, when it goes on at `next`. */
+  private fromHeld(max: number, raw: boolean): Array<Message | RawRecord> | undefined {
+    const k = this.held
+    if (!k || k.next !== this.next) return undefined
     const out: Array<Message | RawRecord> = []
-    decodePacked(blob, h, raw ? null : this.codec, this.topic, this.partition, out)
-    this.next = h.last + 1
+    k.next = decodePackedFrom(k.blob, k.h, k.cur, max, raw ? null : this.codec, this.topic, this.partition, out)
+    this.next = k.next
+    if (k.cur.index >= k.h.count) this.held = undefined
     return out
   }
 
@@ -189,12 +229,14 @@ export class RedisPartitionReader implements PartitionReader {
     this.next = Math.max(0, offset)
     this.streak = 0
     this.ahead = undefined
+    this.held = undefined
   }
 
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
     this.ahead = undefined
+    this.held = undefined
     this.onClose(this)
   }
 }

@@ -25,14 +25,16 @@ end
 -- Entries ({id, fields}, each with a record) packed into one bulk string: `<count> <first id>
 -- <last id> <producer id changes> `, then each change as `<entry index>:<length>:<producer id>`,
 -- then the records back to back (self-delimiting: each starts with its u32 length), each preceded
--- by `<offset>:` when `ids` is true.
+-- by `<offset>:` when `ids` is true. Nil when an entry has no record (one twainmq did not write, or
+-- a pending entry whose fields were trimmed).
 local function pack_entries(items, ids)
   local n = #items
   local out, pids, prev, sub = {}, {}, nil, string.sub
   for i = 1, n do
     local f = items[i][2]
     local r, p
-    if f[1] == 'r' and f[3] == 'p' then r, p = f[2], f[4] else r, p = entry_fields(f) end -- the hot path inline
+    if f and f[1] == 'r' and f[3] == 'p' then r, p = f[2], f[4] elseif f then r, p = entry_fields(f) end -- the hot path inline
+    if not r then return nil end
     p = p or ''
     if p ~= prev then
       pids[#pids + 1] = (i - 1) .. ':' .. #p .. ':' .. p

@@ -9,4 +9,5 @@
 -- #include entry.lua
 local res = redis.call('XRANGE', KEYS[1], ARGV[1] .. '-1', '+', 'COUNT', ARGV[2])
 if #res == 0 then return '' end
-return pack_entries(res, ARGV[3] == '1')
+-- An entry without a record (only a foreign writer makes one) cannot be read.
+return pack_entries(res, ARGV[3] == '1') or error('ERR an entry of ' .. KEYS[1] .. ' has no record (not written by twainmq)')

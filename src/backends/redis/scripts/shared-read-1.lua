@@ -10,22 +10,20 @@
 local res = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', ARGV[3], 'STREAMS', KEYS[1], '>')
 local items = res and res[1] and res[1][2]
 if not items or #items == 0 then return '' end
--- Entries without a record (not written by twainmq) are acknowledged and skipped.
-local foreign = {}
+local function dense(list)
+  local n = #list
+  return tonumber(string.match(list[n][1], '^(%d+)')) - tonumber(string.match(list[1][1], '^(%d+)')) + 1 == n
+end
+-- Packed in one pass; pack_entries gives up (nil) on an entry without a record (not written by
+-- twainmq): those are acknowledged and skipped, and the rest packed.
+local ids = not dense(items)
+local packed = pack_entries(items, ids)
+if packed then return (ids and 'i' or 'd') .. packed end
+local foreign, kept = {}, {}
 for _, e in ipairs(items) do
-  if not (e[2] and entry_fields(e[2])) then foreign[#foreign + 1] = e[1] end
+  if e[2] and entry_fields(e[2]) then kept[#kept + 1] = e else foreign[#foreign + 1] = e[1] end
 end
-if #foreign > 0 then
-  redis.call('XACK', KEYS[1], ARGV[1], unpack(foreign))
-  local kept, skip = {}, {}
-  for _, id in ipairs(foreign) do skip[id] = true end
-  for _, e in ipairs(items) do
-    if not skip[e[1]] then kept[#kept + 1] = e end
-  end
-  items = kept
-end
-local n = #items
-if n == 0 then return '' end
-local first, last = items[1][1], items[n][1]
-local ids = tonumber(string.match(last, '^(%d+)')) - tonumber(string.match(first, '^(%d+)')) + 1 ~= n
-return (ids and 'i' or 'd') .. pack_entries(items, ids)
+redis.call('XACK', KEYS[1], ARGV[1], unpack(foreign))
+if #kept == 0 then return '' end
+ids = not dense(kept)
+return (ids and 'i' or 'd') .. pack_entries(kept, ids)

@@ -1,0 +1,68 @@
+// The Redis backend's packed reads (decision 167): a partition reader fetches 1024 entries once its
+// reads fill and hands them out over later reads (a group refilling a few at a time), and the
+// shared-read script packs a backlog in one pass, skipping an entry twainmq did not write.
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { open, type Twain } from '../../src/index.js'
+import { RedisServer } from '../helpers/redis-server.js'
+import { streamKeyOf } from '../helpers/redis-keys.js'
+
+let server: RedisServer
+let admin: Redis
+let twain: Twain
+
+beforeAll(async () => {
+  server = await RedisServer.start()
+  admin = new Redis({ port: server.port, host: '127.0.0.1', protocol: 2 })
+  twain = await open(server.url, { prefix: 'packed:' })
+})
+afterAll(async () => {
+  await twain.close()
+  admin.disconnect()
+  await server.destroy()
+})
+
+async function fill(topic: string, from: number, count: number): Promise<void> {
+  await twain.producer<string>(topic).sendBatch(Array.from({ length: count }, (_, i) => ({ key: from + i, value: `m${from + i}` })))
+}
+
+describe('packed Redis reads', () => {
+  it('a partitioned member refilling a few at a time gets every offset once, in order, and what is appended later', async () => {
+    await twain.createTopic('p')
+    await fill('p', 0, 3000)
+    const c = twain.consumer<string>('p', { group: 'g', maxInFlight: 40 })
+    const seen: number[] = []
+    for await (const m of c) {
+      expect(m.value).toBe(`m${m.offset}`)
+      seen.push(m.offset)
+      m.ack()
+      if (seen.length === 2990) await fill('p', 3000, 500) // appended while the reader keeps a fetched reply
+      if (seen.length >= 3500) break
+    }
+    await c.commit()
+    await c.close()
+    expect(seen).toEqual(Array.from({ length: 3500 }, (_, i) => i))
+    expect((await twain.describeGroup('g')).topics[0]?.committed).toBe(3500)
+  })
+
+  it('a shared member working through a backlog skips (and acknowledges) an entry twainmq did not write', async () => {
+    await twain.createTopic('s')
+    await fill('s', 0, 300)
+    const key = await streamKeyOf(twain, 's', 0)
+    await admin.xadd(key, '300-1', 'x', 'not ours')
+    await admin.incr(`${key}:end`)
+    await fill('s', 301, 300)
+    const c = twain.consumer<string>('s', { group: 'sg', mode: 'shared', maxInFlight: 50 })
+    const seen: number[] = []
+    for await (const m of c) {
+      expect(m.value).toBe(`m${m.offset}`)
+      seen.push(m.offset)
+      m.ack()
+      if (seen.length >= 600) break
+    }
+    await c.commit()
+    expect(seen.sort((a, b) => a - b)).toEqual([...Array.from({ length: 300 }, (_, i) => i), ...Array.from({ length: 300 }, (_, i) => 301 + i)])
+    expect((await admin.xpending(key, 'sg'))[0]).toBe(0)
+    await c.close()
+  })
+})
