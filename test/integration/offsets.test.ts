@@ -208,8 +208,9 @@ describe('segments (tiny segmentBytes)', () => {
     await store.twain.createTopic('ret', { retention: { maxMessages: 40 } })
     const p = store.twain.producer('ret')
     for (let i = 0; i < 300; i++) await p.send(i, `r-${i}-${'z'.repeat(60)}`)
-    // retention runs in the background after a roll
-    await until(async () => (await store.twain.describeTopic('ret')).offsets[0]!.start > 0, 5000, 'retention to move the start')
+    // Retention runs in the background after each roll: wait for it to have caught up with the rolls
+    // (the start moved and old segments are gone), not just for its first pass.
+    await until(async () => (await store.twain.describeTopic('ret')).offsets[0]!.start > 0 && segmentFiles(store.dir, 'ret', 0).length < 20, 5000, 'retention to move the start and remove old segments')
     await p.send(300, 'one more to trigger a last retention pass if a roll happens')
     const info = (await store.twain.describeTopic('ret')).offsets[0]!
     expect(info.end).toBe(301)
