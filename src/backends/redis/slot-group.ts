@@ -43,7 +43,8 @@ function fire(w: Watched): void {
  * the subscribers, and blocks again. A partition added while the read waits unblocks it (`CLIENT
  * UNBLOCK`), so the next read includes it. After a dropped connection or a restart the read is
  * re-issued from the same offsets. After each reply, before its entries are taken, one pipelined
- * look at the members' ends and incarnations (one round trip: they share the slot) finds
+ * look at the members' ends and incarnations (written behind the read on its connection, so it
+ * costs no round trip of its own: they share the slot) finds
  * rollbacks (partition-look.ts, decision 112): such a partition reads on from the rollback point.
  */
 export class SlotGroup {
@@ -122,15 +123,19 @@ export class SlotGroup {
         const ids = members.map((w) => ((w.cursor as number) < 0 ? '0-0' : `${w.cursor as number}-1`))
         const closes = lane.closes
         const cancel = this.lanes.guard(lane, BLOCK_MS + 1000)
-        const res = (await this.lanes.run(lane, lane.conn.xreadBuffer('COUNT', BLOCK_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', ...members.map((w) => w.streamKey), ...ids)).finally(cancel)) as XReadReply
+        const read = this.lanes.run(lane, lane.conn.xreadBuffer('COUNT', BLOCK_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', ...members.map((w) => w.streamKey), ...ids))
+        // Before the entries are taken (they may lie past a rollback), a look at the ends and
+        // incarnations: written behind the read on its connection, the server runs it as soon as
+        // the read returns, and its replies come with the read's (no round trip of its own).
+        const looked = this.lanes.run(lane, look(lane.conn, members))
+        looked.catch(() => undefined) // a failed read is handled below, its look is not awaited
+        const res = (await read.finally(cancel)) as XReadReply
+        const looks = await looked
         if (lane.closes !== closes) this.broken = true
         this.lane = undefined
         this.lanes.release(lane, !this.stopped)
         if (this.stopped) return
         failures = 0
-        // Before the entries are taken: they may lie past a rollback (one more round trip per reply).
-        const looks = await look(this.base, members)
-        if (this.stopped) return
         const broken = this.broken
         this.broken = false
         const rolled = new Set<Watched>()
