@@ -1,7 +1,7 @@
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
 import { readRawRecord, readRecord, recordEnd, utf8 } from '../record-codec.js'
-import type { RawRecord } from '../record.js'
+import { fits, type RawBudget, type RawRecord } from '../record.js'
 
 /**
  * The one decoder of Redis stream entries, in the three shapes they reach this process: an entry's
@@ -134,9 +134,10 @@ export const packedStart = (h: PackedHeader): PackedCursor => ({ index: 0, pos: 
 
 /**
  * Decode up to `max` of the packed reply's entries from `cur` (moved past them) into messages
- * (`codec` given), or into raw records (`codec` null). Returns the offset after the last one decoded.
+ * (`codec` given), or into raw records (`codec` null), stopping before a raw record the `budget`
+ * has no room for (the cursor is left at it). Returns the offset after the last one decoded.
  */
-export function decodePackedFrom(b: Buffer, h: PackedHeader, cur: PackedCursor, max: number, codec: KeyCodec | null, topic: string, partition: number, out: Array<Message | RawRecord>): number {
+export function decodePackedFrom(b: Buffer, h: PackedHeader, cur: PackedCursor, max: number, codec: KeyCodec | null, topic: string, partition: number, out: Array<Message | RawRecord>, budget?: RawBudget): number {
   let p = cur.pos
   let producerId = cur.producerId
   let offset = h.first + cur.index - 1
@@ -144,18 +145,29 @@ export function decodePackedFrom(b: Buffer, h: PackedHeader, cur: PackedCursor, 
   const stop = Math.min(h.count, cur.index + max)
   let i = cur.index
   for (; i < stop; i++) {
-    producerId = h.changes.get(i) ?? producerId
-    offset = h.first + i
+    const at = p
+    const pid = h.changes.get(i) ?? producerId
+    let o = h.first + i
     if (ids) {
-      offset = 0
+      o = 0
       let c = b[p++] as number
       while (c !== 58) {
-        offset = offset * 10 + (c - 48)
+        o = o * 10 + (c - 48)
         c = b[p++] as number
       }
     }
     const end = recordEnd(b, p)
-    out.push(codec ? readRecord(b, p, end, 0, codec, topic, partition, offset, producerId) : readRawRecord(b, p, end, 0, offset))
+    if (codec) out.push(readRecord(b, p, end, 0, codec, topic, partition, o, pid))
+    else {
+      const r = readRawRecord(b, p, end, 0, o)
+      if (!fits(budget, r.end - r.start)) {
+        p = at
+        break
+      }
+      out.push(r)
+    }
+    producerId = pid
+    offset = o
     p = end
   }
   cur.index = i

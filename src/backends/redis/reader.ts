@@ -112,47 +112,45 @@ export class RedisPartitionReader implements PartitionReader {
   }
 
   /**
-   * Like `read`, without decoding (each reply is its own buffer, so the records stay valid). Past
-   * the `budget` the rest of the reply is dropped and read again next time.
+   * Like `read`, without decoding (each reply is its own buffer, so the records stay valid). Stops
+   * before the first record the `budget` has no room for; the kept reply's cursor is left at it, so
+   * the next read goes on from there without fetching it again.
    */
   async readRaw(max: number, budget?: RawBudget): Promise<RawRecord[]> {
     if (budget?.full === true) return []
-    const out = (await this.readAs(max, true)) as RawRecord[]
-    if (budget === undefined) return out
-    const n = out.findIndex((r) => !fits(budget, r.end - r.start))
-    if (n < 0) return out
-    this.seek((out[n] as RawRecord).offset)
-    return out.slice(0, n)
+    return (await this.readAs(max, true, budget)) as RawRecord[]
   }
 
-  private async readAs(max: number, raw: boolean): Promise<Array<Message | RawRecord>> {
+  private async readAs(max: number, raw: boolean, budget?: RawBudget): Promise<Array<Message | RawRecord>> {
     for (let attempt = 0; attempt < ROLLBACK_REREADS; attempt++) {
       if (this.closed || max <= 0) return []
       this.checkRollback()
       const before = this.next
-      const out = await this.readOn(max, raw)
+      const spent = budget && { ...budget }
+      const out = await this.readOn(max, raw, budget)
       const rb = this.watcher.rollback()
       if (!rb || rb.seq === this.rollbackSeq || rb.from >= this.next) return out
       // A rollback found while this read was under way: what it returned may lie past the gap. Go
       // back and read again (an empty answer would end a history there, short of what the log holds).
       this.next = before
+      if (budget && spent) Object.assign(budget, spent)
     }
     this.checkRollback()
     return [] // rollback after rollback: a caller that reads on gets the records then
   }
 
-  private async readOn(max: number, raw: boolean): Promise<Array<Message | RawRecord>> {
+  private async readOn(max: number, raw: boolean, budget: RawBudget | undefined): Promise<Array<Message | RawRecord>> {
     // What is kept first; when it runs out before `max`, fetch the rest (fewer than `max` means
-    // the end was reached, as callers such as the group's fetch loop take it).
-    const kept = this.fromHeld(max, raw)
-    if (kept === undefined) return this.fromRecent(max, raw) ?? (await this.fetchOn(max, raw))
-    if (kept.length >= max || this.held) return kept
-    const rest = this.fromRecent(max - kept.length, raw) ?? (await this.fetchOn(max - kept.length, raw))
+    // the end was reached, as callers such as the group's fetch loop take it, or a full budget).
+    const kept = this.fromHeld(max, raw, budget)
+    if (kept === undefined) return this.fromRecent(max, raw, budget) ?? (await this.fetchOn(max, raw, budget))
+    if (kept.length >= max || this.held || budget?.full === true) return kept
+    const rest = this.fromRecent(max - kept.length, raw, budget) ?? (await this.fetchOn(max - kept.length, raw, budget))
     return rest.length ? kept.concat(rest) : kept
   }
 
   /** Fetch from `next` with the `read` script (or take a full read-ahead), then return up to `max`. */
-  private async fetchOn(max: number, raw: boolean): Promise<Array<Message | RawRecord>> {
+  private async fetchOn(max: number, raw: boolean, budget: RawBudget | undefined): Promise<Array<Message | RawRecord>> {
     const count = this.streak >= 1 ? READ_MAX : Math.min(max, READ_MAX)
     const a = this.ahead
     this.ahead = undefined
@@ -183,16 +181,16 @@ export class RedisPartitionReader implements PartitionReader {
       this.ahead = ahead
     }
     this.held = { blob, h, cur: packedStart(h), next: from }
-    return this.fromHeld(max, raw) ?? []
+    return this.fromHeld(max, raw, budget) ?? []
   }
 
-  /** Up to `max` entries of the kept reply, when it goes on at `next`. */
-  private fromHeld(max: number, raw: boolean): Array<Message | RawRecord> | undefined {
+  /** Up to `max` entries of the kept reply (within the budget), when it goes on at `next`. */
+  private fromHeld(max: number, raw: boolean, budget?: RawBudget): Array<Message | RawRecord> | undefined {
     const k = this.held
     if (!k || k.next !== this.next) return undefined
     const out: Array<Message | RawRecord> = []
-    k.next = decodePackedFrom(k.blob, k.h, k.cur, max, raw ? null : this.codec, this.topic, this.partition, out)
-    this.next = k.next
+    const next = decodePackedFrom(k.blob, k.h, k.cur, max, raw ? null : this.codec, this.topic, this.partition, out, budget)
+    if (out.length > 0) this.next = k.next = next
     if (k.cur.index >= k.h.count) this.held = undefined
     return out
   }
@@ -210,7 +208,7 @@ export class RedisPartitionReader implements PartitionReader {
     }
   }
 
-  private fromRecent(max: number, raw: boolean): Array<Message | RawRecord> | undefined {
+  private fromRecent(max: number, raw: boolean, budget?: RawBudget): Array<Message | RawRecord> | undefined {
     const r = this.watcher.recent()
     if (!r) return undefined
     const i = this.next - r.first
@@ -219,7 +217,11 @@ export class RedisPartitionReader implements PartitionReader {
     for (let k = i; k < r.entries.length && out.length < max; k++) {
       const e = r.entries[k] as RawEntry
       if (e.offset !== this.next) break
-      out.push(raw ? readRawRecord(e.record, 0, recordEnd(e.record, 0), 0, e.offset) : decodeEntry(e.record, this.codec, this.topic, this.partition, e.offset, e.producerId))
+      if (raw) {
+        const rec = readRawRecord(e.record, 0, recordEnd(e.record, 0), 0, e.offset)
+        if (!fits(budget, rec.end - rec.start)) break
+        out.push(rec)
+      } else out.push(decodeEntry(e.record, this.codec, this.topic, this.partition, e.offset, e.producerId))
       this.next = e.offset + 1
     }
     return out
