@@ -103,7 +103,11 @@ describe('SIGKILL storm over producers and group members', () => {
     let killedWorking = 0
     let killedWorkingProducers = 0
     let killedWorkingMembers = 0
-    while (Date.now() < stormEnd) {
+    // On a loaded machine processes start slowly and few kills may hit working ones in STORM_MS:
+    // the storm goes on (up to STORM_MS more) until it has hit what the checks below ask for.
+    const enough = () => kills >= 20 && killedWorking >= 3 && killedWorkingProducers >= 1 && killedWorkingMembers >= 1
+    const hardEnd = stormEnd + STORM_MS
+    while (Date.now() < stormEnd || (!enough() && Date.now() < hardEnd)) {
       await sleep(150 + Math.floor(Math.random() * 250))
       // A random child, preferring processes already working (producers that acked, members holding partitions), and
       // every other kill a working member when there is one; else one running its script; else any.
@@ -192,5 +196,5 @@ describe('SIGKILL storm over producers and group members', () => {
       const r = await within(p.send(1, `fresh-${partition}`, { partition }), 5_000, `a fresh send to partition ${partition}`).catch((e: unknown) => e)
       expect(r, describeErr(r)).toMatchObject({ partition, offset: back.offsets.find((o) => o.partition === partition)!.end })
     }
-  }, 90_000)
+  }, 120_000)
 })
