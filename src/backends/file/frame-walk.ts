@@ -1,8 +1,9 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { FLAG_SEAL, HEADER_BYTES, readFrameHeader } from './batch-format.js'
-import { indexPath, segmentPath } from './layout.js'
+import { indexPath, segmentPath, timeIndexPath } from './layout.js'
 import { indexLookup } from './segment-index.js'
 import { segmentFor } from './segment-list.js'
+import { timeLookup } from './time-index.js'
 
 /** Bytes read at a time while walking headers: several small frames' headers, or one big frame's. */
 const WINDOW = 16 * 1024
@@ -15,6 +16,9 @@ const WINDOW = 16 * 1024
  * headers alone (the header CRC is checked, the body's is not: their records are not read).
  * Without `end` the walk stopped unsure (the end of the data, a damaged or incomplete header, a
  * segment missing): the caller reads forward from `offset` as a reader does, which also reports damage.
+ * In each segment the walk starts at the time index's entry for `time` (time-index.ts: every
+ * frame before it is below `time`) when that is past the sparse index's entry for `from`, so it
+ * reads the headers of at most ~64 KiB of frames; without a time index, from the sparse index's.
  */
 export function frameForTime(dir: string, bases: readonly number[], from: number, time: number): { offset: number; end?: number } {
   const buf = Buffer.allocUnsafe(WINDOW)
@@ -28,7 +32,15 @@ export function frameForTime(dir: string, bases: readonly number[], from: number
     }
     try {
       const size = fstatSync(fd).size
-      let pos = indexLookup(indexPath(dir, base), from, fd, size)
+      let pos: number
+      const t = timeLookup(timeIndexPath(dir, base), time, fd, size)
+      if (t && t.offset >= from) {
+        pos = t.position
+        from = t.offset
+      } else {
+        pos = indexLookup(indexPath(dir, base), from, fd, size)
+        if (t && t.position > pos) pos = t.position
+      }
       let prevEnd = -1
       let winPos = 0
       let winLen = 0

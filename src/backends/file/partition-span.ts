@@ -3,7 +3,7 @@ import { basename } from 'node:path'
 import { rm, stat } from 'node:fs/promises'
 import { backendError } from '../../core/errors.js'
 import type { Retention } from '../../core/types.js'
-import { indexPath, lockFile, segmentPath, startFile } from './layout.js'
+import { indexPath, lockFile, segmentPath, startFile, timeIndexPath } from './layout.js'
 import { PartitionLock } from './partition-lock.js'
 import { basesOf, listPartitionSync, listSegments, listSegmentsSync, readStartOffsetSync } from './segment-list.js'
 import { lastIndexedFrame } from './segment-index.js'
@@ -95,6 +95,7 @@ async function deleteSegmentsBelow(dir: string, topic: string, offset: number): 
     const b = bases[i] as number
     await rm(segmentPath(dir, b), { force: true })
     await rm(indexPath(dir, b), { force: true })
+    await rm(timeIndexPath(dir, b), { force: true })
   }
 }
 

@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises'
+import { closeSync, openSync, readSync } from 'node:fs'
 import type { KeyCodec } from '../../core/keys.js'
 import { HEADER_BYTES, readFrameHeader } from './batch-format.js'
 import { segmentPath } from './layout.js'
@@ -8,31 +8,33 @@ import { FilePartitionReader } from './reader.js'
 import { listSegments } from './segment-list.js'
 import { partitionSpanSync } from './partition-span.js'
 
-async function firstTimestamp(dir: string, base: number): Promise<number | undefined> {
-  let fh
+/** The first timestamp of segment `base`'s first frame (synchronous: a few page-cache reads per segment probed). */
+function firstTimestamp(dir: string, base: number): number | undefined {
+  let fd: number
   try {
-    fh = await open(segmentPath(dir, base), 'r')
+    fd = openSync(segmentPath(dir, base), 'r')
   } catch {
     return undefined
   }
   try {
     const b = Buffer.alloc(HEADER_BYTES)
-    const { bytesRead } = await fh.read(b, 0, HEADER_BYTES, 0)
+    const bytesRead = readSync(fd, b, 0, HEADER_BYTES, 0)
     // Only the header is needed; pretend the frame fits so 'short' does not hide it.
     const h = readFrameHeader(b, 0, bytesRead < HEADER_BYTES ? bytesRead : Number.MAX_SAFE_INTEGER)
     // A damaged first header must not read as "no timestamp": the search would quietly skip it.
     if (h === 'bad') throw damageError(segmentPath(dir, base), { position: 0, offset: base, reason: 'not a valid frame header' })
     return typeof h === 'object' && h.count > 0 ? h.firstTimestamp : undefined
   } finally {
-    await fh.close()
+    closeSync(fd)
   }
 }
 
 /**
  * Offset of the first message with `timestamp >= time`: binary search over segments by their first
- * timestamp, then, from the chosen segment on, a walk over frame headers to the first frame whose
- * max timestamp reaches `time` (`frameForTime`), and a decode of that frame only (of the next such
- * frame when its records at or after `time` lie below the partition's start).
+ * timestamp, then, from the chosen segment on, a walk over frame headers (from the segment's time
+ * index entry for `time`) to the first frame whose max timestamp reaches `time` (`frameForTime`),
+ * and a decode of that frame only (of the next such frame when its records at or after `time` lie
+ * below the partition's start).
  */
 export async function offsetForTime(dir: string, topic: string, partition: number, keys: KeyCodec, time: number): Promise<number> {
   const bases = await listSegments(dir, topic)
@@ -41,7 +43,7 @@ export async function offsetForTime(dir: string, topic: string, partition: numbe
   let from = 0
   while (lo <= hi) {
     const mid = (lo + hi) >> 1
-    const t = await firstTimestamp(dir, bases[mid] as number)
+    const t = firstTimestamp(dir, bases[mid] as number)
     if (t !== undefined && t < time) {
       from = mid
       lo = mid + 1
@@ -56,7 +58,7 @@ export async function offsetForTime(dir: string, topic: string, partition: numbe
       reader.seek(frame.offset)
       const end = frame.end ?? Infinity // unsure: read forward to the end, as a history does
       while (reader.next < end) {
-        const batch = await reader.read(Math.min(4096, end - reader.next))
+        const batch = await reader.readRaw(Math.min(4096, end - reader.next))
         if (batch.length === 0) return reader.next
         for (const m of batch) if (m.timestamp >= time) return m.offset
       }
