@@ -5,6 +5,7 @@
  */
 import { closeSync, existsSync, openSync, readFileSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
+import { TopicCorruptError } from '../../src/core/errors.js'
 import { checkPartition } from '../../src/backends/file/check.js'
 import { FileBackend } from '../../src/backends/file/file-backend.js'
 import { partitionDir, segmentPath, timeIndexPath } from '../../src/backends/file/layout.js'
@@ -157,6 +158,22 @@ describe('file time index', () => {
     writeFileSync(timeIndexPath(dir, 0), stale)
     await expectExact(b2, dir, [...someTimes(rnd), ...someTimes(rnd).map((t) => t + 2000)])
     expect(checkPartition(dir, 0, 't').damage.some((d) => d.file.endsWith('.tix') && /those bytes/.test(d.reason))).toBe(true)
+  })
+
+  it('a seek landing on a frame whose body fails its CRC reports the damage, as reads do', async () => {
+    const { b, dir } = await backend()
+    await append(
+      b,
+      Array.from({ length: 40 }, (_, i) => [{ size: 30_000, at: T0 + i * 10 }]),
+    )
+    const seg = segmentPath(dir, 0)
+    const f = segmentFrames(seg)[25] as { pos: number; h: { length: number } }
+    const bytes = readFileSync(seg)
+    bytes[f.pos + f.h.length - 100] = (bytes[f.pos + f.h.length - 100] as number) ^ 0x40 // inside a value
+    writeFileSync(seg, bytes)
+    await expect(b.offsetForTime('t', 0, T0 + 245)).rejects.toBeInstanceOf(TopicCorruptError)
+    await expect(referenceOffsetForTime(b, dir, 't', T0 + 245)).rejects.toBeInstanceOf(TopicCorruptError)
+    expect(await b.offsetForTime('t', 0, T0 + 235)).toBe(24) // frames before it are passed by their headers
   })
 
   it('a segment written before the time index gets none from a later writer; the next segment does', async () => {

@@ -1,9 +1,11 @@
 import { closeSync, openSync, readSync } from 'node:fs'
 import type { KeyCodec } from '../../core/keys.js'
-import { HEADER_BYTES, readFrameHeader } from './batch-format.js'
+import type { RawRecord } from '../record.js'
+import { HEADER_BYTES, frameCrcOk, rawBatch, readFrameHeader } from './batch-format.js'
 import { segmentPath } from './layout.js'
+import { readFull } from './safe-fs.js'
 import { damageError } from './segment-scan.js'
-import { frameForTime } from './frame-walk.js'
+import { frameForTime, type FramePlace } from './frame-walk.js'
 import { FilePartitionReader } from './reader.js'
 import { listSegments } from './segment-list.js'
 import { partitionSpanSync } from './partition-span.js'
@@ -24,6 +26,33 @@ function firstTimestamp(dir: string, base: number): number | undefined {
     // A damaged first header must not read as "no timestamp": the search would quietly skip it.
     if (h === 'bad') throw damageError(segmentPath(dir, base), { position: 0, offset: base, reason: 'not a valid frame header' })
     return typeof h === 'object' && h.count > 0 ? h.firstTimestamp : undefined
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/**
+ * The first offset ≥ `offset` of a record at or after `time` in the frame the walk found at
+ * `at`, 'none' when it has none; undefined when that frame is not there as the walk saw it or
+ * fails its CRC: the caller then reads it with a reader, which reports damage as every read does.
+ * Reads the frame alone and decodes no value.
+ */
+function firstInFrame(dir: string, at: FramePlace, offset: number, end: number, time: number): number | 'none' | undefined {
+  let fd: number
+  try {
+    fd = openSync(segmentPath(dir, at.base), 'r')
+  } catch {
+    return undefined
+  }
+  try {
+    const buf = Buffer.allocUnsafe(at.length)
+    if (readFull(fd, buf, at.length, at.position) < at.length) return undefined
+    const h = readFrameHeader(buf, 0, at.length)
+    if (typeof h !== 'object' || h.length !== at.length || h.baseOffset + h.count !== end || !frameCrcOk(buf, 0, h.length)) return undefined
+    const records: RawRecord[] = []
+    rawBatch(buf, 0, h, offset, h.count, records)
+    for (const r of records) if (r.timestamp >= time) return r.offset
+    return 'none'
   } finally {
     closeSync(fd)
   }
@@ -51,20 +80,25 @@ export async function offsetForTime(dir: string, topic: string, partition: numbe
   }
   const start = partitionSpanSync(dir, topic).start
   let at = Math.max(start, bases[from] ?? 0)
-  const reader = new FilePartitionReader(dir, topic, partition, keys, at)
+  let reader: FilePartitionReader | undefined
   try {
     for (;;) {
       const frame = frameForTime(dir, bases, at, time)
-      reader.seek(frame.offset)
       const end = frame.end ?? Infinity // unsure: read forward to the end, as a history does
-      while (reader.next < end) {
-        const batch = await reader.readRaw(Math.min(4096, end - reader.next))
-        if (batch.length === 0) return reader.next
-        for (const m of batch) if (m.timestamp >= time) return m.offset
+      const got = frame.at && firstInFrame(dir, frame.at, frame.offset, end, time)
+      if (typeof got === 'number') return got
+      if (got === undefined) {
+        reader ??= new FilePartitionReader(dir, topic, partition, keys, at)
+        reader.seek(frame.offset)
+        while (reader.next < end) {
+          const batch = await reader.readRaw(Math.min(4096, end - reader.next))
+          if (batch.length === 0) return reader.next
+          for (const m of batch) if (m.timestamp >= time) return m.offset
+        }
       }
       at = end
     }
   } finally {
-    await reader.close()
+    await reader?.close()
   }
 }
