@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { TopicCorruptError } from '../../src/core/errors.js'
 import { checkPartition } from '../../src/backends/file/check.js'
 import { FileBackend } from '../../src/backends/file/file-backend.js'
-import { partitionDir, segmentPath, timeIndexPath } from '../../src/backends/file/layout.js'
+import { partitionDir, segmentPath, startFile, timeIndexPath } from '../../src/backends/file/layout.js'
+import { partitionSpanSync, partitionStartSync } from '../../src/backends/file/partition-span.js'
 import { repairPartition } from '../../src/backends/file/repair.js'
 import { listSegmentsSync } from '../../src/backends/file/segment-list.js'
 import { encodeTimeEntry, readTimeIndex, timeEntries, timeEntryAt, timeLookup } from '../../src/backends/file/time-index.js'
@@ -206,5 +207,17 @@ describe('file time index', () => {
     expect(left.every((n) => Number(n.slice(0, 20)) >= (bases[2] as number))).toBe(true)
     expect(left.length).toBeGreaterThan(0)
     expect(readdirSync(dir).filter((n) => /^\d{20}\.(seg|idx|tix)$/.test(n) && Number(n.slice(0, 20)) < (bases[2] as number))).toEqual([])
+  })
+
+  it('a time seek starts where the partition span starts: no trim mark, one inside, one past the end', async () => {
+    const { b, dir } = await backend(256 * 1024)
+    await randomLog(b, 40, prng(8))
+    const same = () => expect(partitionStartSync(dir, 't', readdirSync(dir))).toBe(partitionSpanSync(dir, 't').start)
+    same()
+    await b.trimBefore('t', 0, 30)
+    same()
+    writeFileSync(startFile(dir), String(1_000_000)) // a mark past the end (check calls it damage): the end
+    same()
+    expect(partitionSpanSync(dir, 't').start).toBe(partitionSpanSync(dir, 't').end)
   })
 })

@@ -63,6 +63,18 @@ export function partitionSpanSync(dir: string, topic: string): { start: number; 
   return { start: Math.min(Math.max(mark, bases[0] ?? 0), end), end }
 }
 
+/**
+ * The start of `partitionSpanSync` from the partition directory's `names`: the end (a scan of the
+ * last frames) is read only when there is a trim mark past the first segment's base, the one case
+ * where it can clamp the start (the end is never below the last segment's base).
+ */
+export function partitionStartSync(dir: string, topic: string, names: string[]): number {
+  const bases = basesOf(names)
+  const first = bases[0] ?? 0
+  const mark = names.includes(basename(startFile(dir))) ? readStartOffsetSync(dir) : 0
+  return mark <= first ? first : Math.min(mark, partitionEndSync(dir, topic, bases))
+}
+
 function writeStart(dir: string, offset: number): void {
   replaceFile(startFile(dir), String(offset))
 }

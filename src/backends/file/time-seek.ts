@@ -7,8 +7,8 @@ import { readFull } from './safe-fs.js'
 import { damageError } from './segment-scan.js'
 import { frameForTime, type FramePlace } from './frame-walk.js'
 import { FilePartitionReader } from './reader.js'
-import { listSegments } from './segment-list.js'
-import { partitionSpanSync } from './partition-span.js'
+import { basesOf, listPartitionSync } from './segment-list.js'
+import { partitionStartSync } from './partition-span.js'
 
 /** The first timestamp of segment `base`'s first frame (synchronous: a few page-cache reads per segment probed). */
 function firstTimestamp(dir: string, base: number): number | undefined {
@@ -66,7 +66,9 @@ function firstInFrame(dir: string, at: FramePlace, offset: number, end: number, 
  * below the partition's start).
  */
 export async function offsetForTime(dir: string, topic: string, partition: number, keys: KeyCodec, time: number): Promise<number> {
-  const bases = await listSegments(dir, topic)
+  // One listing, synchronously (a thread-pool round trip cost more than the few names).
+  const names = listPartitionSync(dir, topic)
+  const bases = basesOf(names)
   let lo = 0
   let hi = bases.length - 1
   let from = 0
@@ -78,7 +80,7 @@ export async function offsetForTime(dir: string, topic: string, partition: numbe
       lo = mid + 1
     } else hi = mid - 1
   }
-  const start = partitionSpanSync(dir, topic).start
+  const start = partitionStartSync(dir, topic, names)
   let at = Math.max(start, bases[from] ?? 0)
   let reader: FilePartitionReader | undefined
   try {
