@@ -182,6 +182,7 @@ export function roll(seg: ActiveSegment, dir: string, topic: string, producerId:
 export function closeSegment(seg: ActiveSegment): void {
   closeQuietly(seg.fd)
   closeQuietly(seg.idxFd)
+  seg.times.close()
 }
 
 /** An index entry is an optimisation: when it cannot be written, the index only lags (longer scans). */
