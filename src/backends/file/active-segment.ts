@@ -1,10 +1,11 @@
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, lstatSync, openSync, readSync, readdirSync } from 'node:fs'
 import { TopicCorruptError, TopicNotFoundError, backendError } from '../../core/errors.js'
-import { encodeSeal, HEADER_BYTES } from './batch-format.js'
-import { indexPath, segmentBase, segmentPath } from './layout.js'
+import { encodeSeal, frameIdAt, HEADER_BYTES } from './batch-format.js'
+import { indexPath, segmentBase, segmentPath, timeIndexPath } from './layout.js'
 import { APPEND_FLAGS, closeQuietly, isRealDir, syncDirSync, writeAll } from './safe-fs.js'
 import { INDEX_ENTRY_BYTES, INDEX_INTERVAL_BYTES, encodeIndexEntry, lastIndexedFrame } from './segment-index.js'
 import { damageError, scanSegmentSync } from './segment-scan.js'
+import { TimeIndexWriter } from './time-index-writer.js'
 
 /** A writer's view of a partition's active segment, brought up to date under the partition lock. */
 export interface ActiveSegment {
@@ -21,6 +22,8 @@ export interface ActiveSegment {
   lastFrameStart: number
   /** Bytes of whole index entries. */
   idxSize: number
+  /** The time index: entries go with the sparse index's, after the segment's first frame. */
+  times: TimeIndexWriter
 }
 
 const notFound = (topic: string, dir: string) => new TopicNotFoundError(`Topic "${topic}" does not exist (no ${dir})`)
@@ -51,28 +54,23 @@ export function openSegment(dir: string, topic: string, base: number): ActiveSeg
   try {
     fd = openSync(path, APPEND_FLAGS, 0o644)
     idxFd = openSync(indexPath(dir, base), APPEND_FLAGS, 0o644)
-    const seg: ActiveSegment = { base, path, fd, idxFd, ino: fstatSync(fd).ino, size: 0, nextOffset: base, lastFrameStart: 0, idxSize: 0 }
     // A torn index entry would misalign every later one.
-    seg.idxSize = fstatSync(idxFd).size
-    if (seg.idxSize % INDEX_ENTRY_BYTES !== 0) {
-      seg.idxSize -= seg.idxSize % INDEX_ENTRY_BYTES
-      ftruncateSync(idxFd, seg.idxSize)
+    let idxSize = fstatSync(idxFd).size
+    if (idxSize % INDEX_ENTRY_BYTES !== 0) {
+      idxSize -= idxSize % INDEX_ENTRY_BYTES
+      ftruncateSync(idxFd, idxSize)
     }
-    startFromIndex(seg)
-    return seg
+    // The first scan starts at the last valid index entry rather than at byte 0 of a large segment.
+    const hit = lastIndexedFrame(fd, idxFd, idxSize)
+    const at = hit?.position ?? 0
+    // What the frames before the scan's start hold: nothing at byte 0, else what the time index says.
+    const st = fstatSync(fd)
+    const times = TimeIndexWriter.resume(timeIndexPath(dir, base), fd, st.size, at)
+    return { base, path, fd, idxFd, ino: st.ino, size: at, nextOffset: hit?.offset ?? base, lastFrameStart: at, idxSize, times }
   } catch (e) {
     for (const f of [fd, idxFd]) if (f >= 0) closeSync(f)
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(topic, dir)
     throw backendError(`Cannot open segment ${path}`, e)
-  }
-}
-
-/** Start the first scan at the last valid index entry rather than at byte 0 of a large segment. */
-function startFromIndex(seg: ActiveSegment): void {
-  const hit = lastIndexedFrame(seg.fd, seg.idxFd, seg.idxSize)
-  if (hit) {
-    seg.size = seg.lastFrameStart = hit.position
-    seg.nextOffset = hit.offset
   }
 }
 
@@ -112,6 +110,7 @@ export function refresh(seg: ActiveSegment | undefined, dir: string, topic: stri
     seg.size = scan.end
     seg.nextOffset = scan.nextOffset
     seg.lastFrameStart = scan.lastFrameStart
+    seg.times.saw(scan.maxTimestamp)
     if (scan.damage) {
       closeSegment(seg)
       throw damageError(seg.path, scan.damage)
@@ -146,7 +145,11 @@ export function writeFrame(seg: ActiveSegment, frame: Buffer, records: number): 
   if (fstatSync(seg.fd).size !== at + frame.length && !landedAt(seg.fd, frame, at)) {
     throw backendError(`Append to ${seg.path} raced with another writer`, Object.assign(new Error('frame not at its position'), { code: 'EAGAIN' }))
   }
-  if (at === 0 || Math.floor(seg.lastFrameStart / INDEX_INTERVAL_BYTES) < Math.floor(at / INDEX_INTERVAL_BYTES)) addIndexEntry(seg, seg.nextOffset, at)
+  if (at === 0 || Math.floor(seg.lastFrameStart / INDEX_INTERVAL_BYTES) < Math.floor(at / INDEX_INTERVAL_BYTES)) {
+    if (at > 0) seg.times.add(seg.nextOffset, at, frameIdAt(frame, 0))
+    addIndexEntry(seg, seg.nextOffset, at)
+  }
+  if (records > 0) seg.times.saw(frame.readDoubleLE(36))
   seg.lastFrameStart = at
   seg.size = at + frame.length
   seg.nextOffset += records
@@ -179,6 +182,7 @@ export function roll(seg: ActiveSegment, dir: string, topic: string, producerId:
 export function closeSegment(seg: ActiveSegment): void {
   closeQuietly(seg.fd)
   closeQuietly(seg.idxFd)
+  seg.times.close()
 }
 
 /** An index entry is an optimisation: when it cannot be written, the index only lags (longer scans). */

@@ -35,6 +35,8 @@ export interface FrameHeader {
   count: number
   firstTimestamp: number
   maxTimestamp: number
+  /** What identifies the frame's bytes (see {@link frameIdAt}). */
+  id: number
   producerIdLength: number
   /** Bytes of header before the producer id (44 for version 1, 48 for version 2). */
   headerBytes: number
@@ -131,8 +133,20 @@ export function readFrameHeader(buf: Buffer, pos: number, end: number): FrameHea
     count: buf.readUInt32LE(pos + 24),
     firstTimestamp: buf.readDoubleLE(pos + 28),
     maxTimestamp: buf.readDoubleLE(pos + 36),
+    id: frameIdAt(buf, pos),
     headerBytes,
   }
+}
+
+/**
+ * What identifies the bytes of the frame whose header is at `pos` (version 2: its CRC xor its header
+ * CRC; version 1: its CRC). The CRC alone does not change with the header's fields: the header CRC
+ * inside the bytes it covers cancels them out, so two frames that differ in their timestamps only
+ * have the same CRC (and different header CRCs).
+ */
+export function frameIdAt(buf: Buffer, pos: number): number {
+  const crc = buf.readUInt32LE(pos + 8)
+  return buf.readUInt8(pos + 12) === 2 ? (crc ^ buf.readUInt32LE(pos + 44)) >>> 0 : crc
 }
 
 /** Whether `have` (< a header) bytes at `pos` can be the start of a frame: magic prefix and version. */

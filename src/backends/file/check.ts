@@ -1,11 +1,12 @@
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
 import { RECORD_FIXED } from '../record-codec.js'
 import { FLAG_SEAL, HEADER_BYTES, MAGIC, frameCrcOk, readFrameHeader, type FrameHeader } from './batch-format.js'
 import { checkTopicName } from '../../core/names.js'
-import { indexPath, partitionDir, segmentPath, startFile } from './layout.js'
+import { indexPath, partitionDir, segmentPath, startFile, timeIndexPath } from './layout.js'
 import { READ_FLAGS } from './safe-fs.js'
-import { INDEX_ENTRY_BYTES } from './segment-index.js'
+import { INDEX_ENTRY_BYTES, readIndexEntries } from './segment-index.js'
 import { listSegmentsSync, readStartOffsetSync } from './segment-list.js'
+import { TimeIndexAudit } from './time-index-check.js'
 import { readTopicMeta } from './topic-store.js'
 
 /*
@@ -47,6 +48,8 @@ export interface SegmentCheck {
   needsSeal: boolean
   /** The index has entries that do not point at a frame of the offset they name. */
   indexDamaged: boolean
+  /** The time index has entries that do not hold (time-index-check.ts). */
+  timeIndexDamaged: boolean
   records: number
   /** First record offset seen (undefined: none). */
   first: number | undefined
@@ -141,21 +144,6 @@ class Bytes {
   }
 }
 
-/** Index entries of segment `base`: [offset, position] pairs, or undefined without an index file. */
-function readIndex(dir: string, base: number, notes: string[]): Array<[number, number]> | undefined {
-  let buf: Buffer
-  try {
-    buf = readFileSync(indexPath(dir, base))
-  } catch {
-    notes.push(`no index ${indexPath(dir, base)} (readers scan from the segment's start)`)
-    return undefined
-  }
-  if (buf.length % INDEX_ENTRY_BYTES) notes.push(`index ${indexPath(dir, base)} ends in a partial entry (the next append removes it)`)
-  const out: Array<[number, number]> = []
-  for (let p = 0; p + INDEX_ENTRY_BYTES <= buf.length; p += INDEX_ENTRY_BYTES) out.push([buf.readDoubleLE(p), buf.readDoubleLE(p + 8)])
-  return out
-}
-
 /**
  * Walk segment `base` of `dir` frame by frame. `following` is the base of the segment after it
  * (undefined for the last one). Every byte ends up kept (whole valid frames), damaged (with where
@@ -167,8 +155,9 @@ export function checkSegment(dir: string, base: number, following: number | unde
   const fd = openSync(path, READ_FLAGS)
   try {
     const size = fstatSync(fd).size
-    const seg: SegmentCheck = { base, path, size, keep: [], damage: [], needsSeal: false, indexDamaged: false, records: 0, first: undefined, next: base, keptEnd: base, reserve: base, notes: [] }
-    const entries = readIndex(dir, base, seg.notes)
+    const seg: SegmentCheck = { base, path, size, keep: [], damage: [], needsSeal: false, indexDamaged: false, timeIndexDamaged: false, records: 0, first: undefined, next: base, keptEnd: base, reserve: base, notes: [] }
+    const entries = readIndexEntries(indexPath(dir, base), seg.notes)
+    const times = new TimeIndexAudit(timeIndexPath(dir, base), seg.notes)
     const good = new Set<number>() // indexes of entries found pointing at their frame
     const at = new Map<number, number[]>()
     entries?.forEach(([, p], i) => at.set(p, [...(at.get(p) ?? []), i]))
@@ -196,6 +185,7 @@ export function checkSegment(dir: string, base: number, following: number | unde
         }
         const misplaced = h.baseOffset < seg.next
         visit?.(pos, h, misplaced)
+        times.frame(pos, h, misplaced)
         if (misplaced) seg.notes.push(`misplaced frame at byte ${pos} (offsets ${range(h.baseOffset, h.baseOffset + h.count)}, from a writer whose lock was broken; readers skip it)`)
         else {
           if (h.baseOffset > seg.next) seg.notes.push(`gap: offsets ${range(seg.next, h.baseOffset)} missing (before byte ${pos})`)
@@ -244,6 +234,9 @@ export function checkSegment(dir: string, base: number, following: number | unde
       const file = indexPath(dir, base)
       seg.damage.push({ kind: 'index', file, from: i * INDEX_ENTRY_BYTES, to: (i + 1) * INDEX_ENTRY_BYTES, reason: `entry ${i} (offset ${o} at byte ${p}) does not point at a frame of that offset` })
     })
+    const badTimes = times.report()
+    seg.damage.push(...badTimes)
+    seg.timeIndexDamaged = badTimes.length > 0
     return seg
   } finally {
     closeSync(fd)

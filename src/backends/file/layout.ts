@@ -4,7 +4,7 @@ import { join } from 'node:path'
  * Where things live under a file-backend root (docs/format.md):
  *   <root>/<topic>/topic.json
  *   <root>/<topic>/accessed                               empty; its mtime is the topic's last access (markAccess)
- *   <root>/<topic>/<partition>/<baseOffset 20 digits>.seg   (+ .idx sparse index)
+ *   <root>/<topic>/<partition>/<baseOffset 20 digits>.seg   (+ .idx sparse index, .tix time index)
  *   <root>/<topic>/<partition>/start   logical start offset after a trim
  *   <root>/<topic>/<partition>.lock    append lock (pid, token, time); outside the partition
  *                                      directory so taking it does not wake that directory's watchers
@@ -13,6 +13,7 @@ import { join } from 'node:path'
 export const TOPIC_FILE = 'topic.json'
 export const SEGMENT_EXT = '.seg'
 export const INDEX_EXT = '.idx'
+export const TIME_INDEX_EXT = '.tix'
 
 export const topicDir = (root: string, topic: string) => join(root, topic)
 export const topicFile = (root: string, topic: string) => join(root, topic, TOPIC_FILE)
@@ -27,6 +28,7 @@ export function segmentName(base: number): string {
 }
 export const segmentPath = (dir: string, base: number) => join(dir, segmentName(base))
 export const indexPath = (dir: string, base: number) => join(dir, String(base).padStart(20, '0') + INDEX_EXT)
+export const timeIndexPath = (dir: string, base: number) => join(dir, String(base).padStart(20, '0') + TIME_INDEX_EXT)
 
 /** Base offset of a segment file name, or undefined for any other file. */
 export function segmentBase(name: string): number | undefined {

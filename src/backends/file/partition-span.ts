@@ -3,7 +3,7 @@ import { basename } from 'node:path'
 import { rm, stat } from 'node:fs/promises'
 import { backendError } from '../../core/errors.js'
 import type { Retention } from '../../core/types.js'
-import { indexPath, lockFile, segmentPath, startFile } from './layout.js'
+import { indexPath, lockFile, segmentPath, startFile, timeIndexPath } from './layout.js'
 import { PartitionLock } from './partition-lock.js'
 import { basesOf, listPartitionSync, listSegments, listSegmentsSync, readStartOffsetSync } from './segment-list.js'
 import { lastIndexedFrame } from './segment-index.js'
@@ -63,6 +63,18 @@ export function partitionSpanSync(dir: string, topic: string): { start: number; 
   return { start: Math.min(Math.max(mark, bases[0] ?? 0), end), end }
 }
 
+/**
+ * The start of `partitionSpanSync` from the partition directory's `names`: the end (a scan of the
+ * last frames) is read only when there is a trim mark past the first segment's base, the one case
+ * where it can clamp the start (the end is never below the last segment's base).
+ */
+export function partitionStartSync(dir: string, topic: string, names: string[]): number {
+  const bases = basesOf(names)
+  const first = bases[0] ?? 0
+  const mark = names.includes(basename(startFile(dir))) ? readStartOffsetSync(dir) : 0
+  return mark <= first ? first : Math.min(mark, partitionEndSync(dir, topic, bases))
+}
+
 function writeStart(dir: string, offset: number): void {
   replaceFile(startFile(dir), String(offset))
 }
@@ -95,6 +107,7 @@ async function deleteSegmentsBelow(dir: string, topic: string, offset: number): 
     const b = bases[i] as number
     await rm(segmentPath(dir, b), { force: true })
     await rm(indexPath(dir, b), { force: true })
+    await rm(timeIndexPath(dir, b), { force: true })
   }
 }
 

@@ -5,8 +5,8 @@ import { PartitionAppender } from './appender.js'
 import type { FdHolder, FdPool } from './fd-pool.js'
 import { indexPath, segmentBase, segmentPath } from './layout.js'
 
-/** An appender with its segment open holds it and its index. */
-const APPENDER_FDS = 2
+/** An appender with its segment open holds it, its index and (once it has written an entry) its time index. */
+const APPENDER_FDS = 3
 
 /** One partition's appender as the fd pool sees it. */
 class Slot implements FdHolder {

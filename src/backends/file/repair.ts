@@ -3,10 +3,11 @@ import { BackendError, backendError } from '../../core/errors.js'
 import { encodeBatch, encodeSeal } from './batch-format.js'
 import { checkPartition, checkSegment, describeDamage, range, type SegmentCheck } from './check.js'
 import { checkTopicName } from '../../core/names.js'
-import { indexPath, lockFile, partitionDir, startFile } from './layout.js'
+import { indexPath, lockFile, partitionDir, startFile, timeIndexPath } from './layout.js'
 import { PartitionLock } from './partition-lock.js'
 import { CREATE_FLAGS, READ_FLAGS, createFileWith, readFull, replaceFile, syncDirSync, tempBeside, writeAll } from './safe-fs.js'
 import { INDEX_INTERVAL_BYTES, encodeIndexEntry } from './segment-index.js'
+import { encodeTimeEntry } from './time-index.js'
 import { readTopicMeta } from './topic-store.js'
 
 /*
@@ -40,7 +41,7 @@ export async function repairPartition(dir: string, partition: number, topic: str
       const following = r.segments[i + 1]?.base
       const rewrite = seg.damage.some((d) => d.kind === 'frames')
       if (rewrite) rewriteSegment(dir, seg, following, lock, stamp, actions)
-      if (rewrite || seg.indexDamaged) rebuildIndex(dir, seg.base, following, seg.indexDamaged, stamp, actions)
+      if (rewrite || seg.indexDamaged || seg.timeIndexDamaged) rebuildIndexes(dir, seg, following, stamp, actions)
     })
     if (r.damage.some((d) => d.kind === 'start')) {
       const first = r.segments[0]?.base ?? 0
@@ -115,21 +116,29 @@ function rewriteSegment(dir: string, seg: SegmentCheck, following: number | unde
   }
 }
 
-/** Rebuild the sparse index of segment `base` from its frames (the old one is quarantined if it was damaged). */
-function rebuildIndex(dir: string, base: number, following: number | undefined, damaged: boolean, stamp: string, actions: string[]): void {
-  const idx = indexPath(dir, base)
-  if (damaged) quarantineFile(idx, stamp, actions)
+/** Rebuild the sparse and time indexes of segment `seg` from its frames (a damaged old one is quarantined first). */
+function rebuildIndexes(dir: string, seg: SegmentCheck, following: number | undefined, stamp: string, actions: string[]): void {
+  const idx = indexPath(dir, seg.base)
+  const tix = timeIndexPath(dir, seg.base)
+  if (seg.indexDamaged) quarantineFile(idx, stamp, actions)
+  if (seg.timeIndexDamaged) quarantineFile(tix, stamp, actions)
   const entries: Buffer[] = []
+  const times: Buffer[] = []
   let prevStart = -1
-  // The same rule as the writers: the first records frame, then the first frame starting in each new 64 KiB.
-  const check = checkSegment(dir, base, following, (pos, h, misplaced) => {
+  let max = -Infinity
+  // The same rule as the writers: the first records frame, then the first frame starting in each
+  // new 64 KiB; a time index entry with each past byte 0, bounding the records frames before it.
+  const check = checkSegment(dir, seg.base, following, (pos, h, misplaced) => {
     if (!misplaced && h.count > 0 && (entries.length === 0 || Math.floor(prevStart / INDEX_INTERVAL_BYTES) < Math.floor(pos / INDEX_INTERVAL_BYTES))) {
+      if (pos > 0) times.push(encodeTimeEntry({ offset: h.baseOffset, position: pos, maxBefore: max, frameId: h.id }))
       entries.push(encodeIndexEntry(h.baseOffset, pos))
     }
+    if (!misplaced && h.count > 0 && h.maxTimestamp > max) max = h.maxTimestamp
     prevStart = pos
   })
   replaceFile(idx, Buffer.concat(entries), true)
-  actions.push(`rebuilt the index ${idx} (${entries.length} entries)`)
+  replaceFile(tix, Buffer.concat(times), true)
+  actions.push(`rebuilt the index ${idx} (${entries.length} entries) and the time index ${tix} (${times.length} entries)`)
   const left = check.damage.filter((d) => d.kind === 'frames')
   if (left.length > 0) throw new BackendError(`Repair of ${check.path} left damage: ${left.map(describeDamage).join('; ')}`, { retriable: false })
 }

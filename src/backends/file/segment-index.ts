@@ -1,5 +1,5 @@
 import { fstatSync, readFileSync, readSync } from 'node:fs'
-import { FLAG_SEAL, HEADER_BYTES, readFrameHeader } from './batch-format.js'
+import { FLAG_SEAL, HEADER_BYTES, frameIdAt, readFrameHeader } from './batch-format.js'
 
 /** Sparse index entry: the first offset of a frame and the frame's byte position in its segment. */
 export const INDEX_ENTRY_BYTES = 16
@@ -50,19 +50,20 @@ export function indexLookup(idxPath: string, offset: number, fd: number, segment
 }
 
 /** How many entries before the one wanted are tried when it is bad (then the scan starts at 0). */
-const FALLBACKS = 8
+export const FALLBACKS = 8
 
 /**
  * Whether byte `position` of segment `fd` (`size` bytes) starts a records frame (not a seal) whose
- * first offset is `offset`: what every index entry must point at. `head` is scratch space.
+ * first offset is `offset` (and, when given, whose bytes are those of frame `id`, see `frameIdAt`):
+ * what every index entry must point at. `head` is scratch space.
  */
-export function isFrameOf(fd: number, position: number, offset: number, size: number, head: Buffer = Buffer.allocUnsafe(HEADER_BYTES)): boolean {
+export function isFrameOf(fd: number, position: number, offset: number, size: number, head: Buffer = Buffer.allocUnsafe(HEADER_BYTES), id?: number): boolean {
   if (!Number.isSafeInteger(position) || position < 0 || position >= size) return false
   const got = readSync(fd, head, 0, HEADER_BYTES, position)
   // A valid header of a frame longer than these bytes reads as 'short'; a whole one as an object.
   const h = readFrameHeader(head, 0, got)
   if (!((h === 'short' && got === HEADER_BYTES) || typeof h === 'object')) return false
-  return head.readDoubleLE(16) === offset && (head.readUInt8(13) & FLAG_SEAL) === 0
+  return head.readDoubleLE(16) === offset && (head.readUInt8(13) & FLAG_SEAL) === 0 && (id === undefined || frameIdAt(head, 0) === id)
 }
 
 /**
@@ -83,4 +84,19 @@ export function lastIndexedFrame(fd: number, idxFd: number, idxBytes: number): {
     if (isFrameOf(fd, position, offset, size, head)) return { position, offset }
   }
   return undefined
+}
+
+/** `twainmq check`: the entries of index `path` as [offset, position] pairs, or undefined without an index file (noted). */
+export function readIndexEntries(path: string, notes: string[]): Array<[number, number]> | undefined {
+  let buf: Buffer
+  try {
+    buf = readFileSync(path)
+  } catch {
+    notes.push(`no index ${path} (readers scan from the segment's start)`)
+    return undefined
+  }
+  if (buf.length % INDEX_ENTRY_BYTES) notes.push(`index ${path} ends in a partial entry (the next append removes it)`)
+  const out: Array<[number, number]> = []
+  for (let p = 0; p + INDEX_ENTRY_BYTES <= buf.length; p += INDEX_ENTRY_BYTES) out.push([buf.readDoubleLE(p), buf.readDoubleLE(p + 8)])
+  return out
 }

@@ -30,6 +30,8 @@ export interface ScanResult {
   tornBytes: number
   /** Set when the bytes at `end` are damaged (anything but a clean torn write). */
   damage?: SegmentDamage
+  /** The largest `maxTimestamp` of the records frames seen, misplaced ones included (-Infinity: none). */
+  maxTimestamp: number
 }
 
 const CHUNK = 1 << 20
@@ -44,7 +46,7 @@ const CHUNK = 1 << 20
  *   damage, reported in `damage`. Nothing after damage is trusted or counted.
  */
 export function scanSegmentSync(fd: number, from: number, size: number, nextOffset: number): ScanResult {
-  const res: ScanResult = { end: from, nextOffset, lastFrameStart: from, tornBytes: 0 }
+  const res: ScanResult = { end: from, nextOffset, lastFrameStart: from, tornBytes: 0, maxTimestamp: -Infinity }
   let buf = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(size - from, 64)))
   let bufStart = from
   let bufLen = 0
@@ -78,6 +80,7 @@ export function scanSegmentSync(fd: number, from: number, size: number, nextOffs
     // A frame behind the offsets already seen was misplaced by a writer whose lock was broken
     // (it detected that and failed its send): skip it.
     if (h.baseOffset >= res.nextOffset) res.nextOffset = h.baseOffset + h.count
+    if (h.count > 0 && h.maxTimestamp > res.maxTimestamp) res.maxTimestamp = h.maxTimestamp
   }
   return res
 }
