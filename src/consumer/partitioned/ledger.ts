@@ -1,5 +1,6 @@
 import type { TopicPartition } from '../../backends/assign.js'
 import type { PartitionOffsets } from '../../backends/backend.js'
+import type { MessageFactory } from '../../backends/record.js'
 import type { Lease } from '../../backends/group.js'
 import { partitionKey, type PartitionKey } from '../../core/partition-key.js'
 import type { Key, Message } from '../../core/types.js'
@@ -31,12 +32,22 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
   /** Run a coordination step soon (a revoked partition drained). */
   protected abstract scheduleStep(): void
 
+  /** What `p`'s next read builds its messages with: this mode's messages, sharing one handle (partition, generation). */
+  protected messageFactory(p: OwnedPartition): MessageFactory {
+    return GroupMessageImpl.factory<PartitionHandle>(this.#settler, { part: p, generation: p.generation })
+  }
+
   /** Messages `p` fetched (in offset order), counted outstanding and buffered. */
   protected buffered(msgs: readonly Message[], p: OwnedPartition): void {
-    const handle: PartitionHandle = { part: p, generation: p.generation } // shared by the read's messages
-    const settler = this.#settler
-    // `map` allocates the array at its size; pushing a read onto an emptied buffer grew it step by step.
-    const made = msgs.map((m) => new GroupMessageImpl<V, PartitionHandle>(m, 0, settler, handle))
+    let made: PartitionMessage<V>[]
+    // Built by the read's `messageFactory` (a reader that takes one builds all of a read with it) …
+    if (msgs.length > 0 && msgs[0] instanceof GroupMessageImpl) made = msgs as PartitionMessage<V>[]
+    else {
+      // … or plain: copied. `map` allocates the array at its size (pushing grows it step by step).
+      const handle: PartitionHandle = { part: p, generation: p.generation }
+      const settler = this.#settler
+      made = msgs.map((m) => GroupMessageImpl.from<V, PartitionHandle>(m, 0, settler, handle))
+    }
     this.buffer = this.buffer.length === 0 ? made : this.buffer.concat(made)
     for (let i = 0; i < msgs.length; i++) p.track((msgs[i] as Message).offset)
     this.outstanding += msgs.length
