@@ -4,8 +4,9 @@ import type { ValueKind } from '../core/values.js'
 /**
  * Builds read messages from their decoded fields (`type` undefined when there is none): a reader
  * given one returns the objects it makes instead of plain ones, so a consumer group's message
- * class is made once, not made plain and copied (decision 173). An object with a method rather
- * than a closure: one class of factory keeps the call site monomorphic, so it is inlined.
+ * class is made once, not made plain and copied (decision 173). What it returns must be a
+ * `Message` with those fields (the reader goes on from its `offset`). An object with a method
+ * rather than a closure: one class of factory keeps the call site monomorphic, so it is inlined.
  */
 export interface MessageFactory {
   message(
