@@ -2,7 +2,7 @@ import type { LogRollbackError } from '../core/errors.js'
 import type { KeyType, Message, Retention } from '../core/types.js'
 import type { GroupAdmin } from './group-admin.js'
 import type { GroupCoordinator } from './group.js'
-import type { RawBudget, RawRecord, RecordInput } from './record.js'
+import type { MessageFactory, RawBudget, RawRecord, RecordInput } from './record.js'
 import type { SharedGroups } from './shared.js'
 
 /** A topic's stored configuration. */
@@ -64,9 +64,11 @@ export interface PartitionReader {
    * Up to `max` messages from `next` on, in offset order, or `[]` when none are available now.
    * @remarks Never blocks waiting for new data: callers combine it with {@link Backend.watch}.
    * Offsets below the partition's start resume at the start, also when a trim moves the start past
-   * a reader that is already reading.
+   * a reader that is already reading. A reader may build its messages with `make` (a consumer
+   * group's message class); one that does builds every message of the read with it, one that does
+   * not returns plain messages (the caller then copies them).
    */
-  read(max: number): Promise<Message[]>
+  read(max: number, make?: MessageFactory): Promise<Message[]>
   /**
    * Optional: like `read`, without decoding keys or values (the gateway's catch-up path copies
    * stored JSON and text bytes into responses as they are). The records and their bytes may be the

@@ -1,7 +1,7 @@
 import type { KeyCodec } from '../core/keys.js'
 import type { Message } from '../core/types.js'
 import { ValueKind, decodeValue } from '../core/values.js'
-import { valueBound, type RawRecord, type RecordInput } from './record.js'
+import { valueBound, type MessageFactory, type RawRecord, type RecordInput } from './record.js'
 
 /*
  * One stored record (shared by the file backend's batch frames and the Redis backend's stream
@@ -159,7 +159,7 @@ function readHeaders(buf: Buffer, q: number, count: number, headers: Record<stri
   return q
 }
 
-/** Decode the record at `p` (ending at `next`, see `recordEnd`) into a message. */
+/** Decode the record at `p` (ending at `next`, see `recordEnd`) into a message (made by `make` when given). */
 export function readRecord(
   buf: Buffer,
   p: number,
@@ -170,6 +170,7 @@ export function readRecord(
   partition: number,
   offset: number,
   producerId: string,
+  make?: MessageFactory,
 ): Message {
   const timestamp = tsBase + buf.readDoubleLE(p + 4)
   const kind = buf[p + 12] as number
@@ -184,6 +185,7 @@ export function readRecord(
   const headers: Record<string, string> = {}
   q = readHeaders(buf, q, headerCount, headers)
   const value = kind === 0 ? utf8(buf, q, next) : decodeValue(kind, buf, q, next)
+  if (make !== undefined) return make.message(topic, partition, offset, key, timestamp, value, headers, producerId, type)
   const m: Message = { topic, partition, offset, key, timestamp, value, headers, producerId }
   if (type !== undefined) m.type = type
   return m

@@ -1,4 +1,26 @@
+import type { Key, Message } from '../core/types.js'
 import type { ValueKind } from '../core/values.js'
+
+/**
+ * Builds read messages from their decoded fields (`type` undefined when there is none): a reader
+ * given one returns the objects it makes instead of plain ones, so a consumer group's message
+ * class is made once, not made plain and copied (decision 173). What it returns must be a
+ * `Message` with those fields (the reader goes on from its `offset`). An object with a method
+ * rather than a closure: one class of factory keeps the call site monomorphic, so it is inlined.
+ */
+export interface MessageFactory {
+  message(
+    topic: string,
+    partition: number,
+    offset: number,
+    key: Key,
+    timestamp: number,
+    value: unknown,
+    headers: Record<string, string>,
+    producerId: string,
+    type: string | undefined,
+  ): Message
+}
 
 /**
  * A record ready to be appended: key and value already encoded and checked. Backends store these

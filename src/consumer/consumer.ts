@@ -50,6 +50,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends PartitionedLedge
       forgetBuffered: (p) => this.forgetBuffered(p),
       restart: (p, offset) => this.restart(p, offset),
       acquire: (lease, offsets) => this.acquire(lease, offsets),
+      messageFactory: (p) => this.messageFactory(p),
       buffered: (msgs, p) => this.buffered(msgs, p),
       wakeViews: () => this.wakeViews(),
     }

@@ -1,3 +1,4 @@
+import type { MessageFactory } from '../backends/record.js'
 import type { Key, Message } from '../core/types.js'
 import type { OwnedPartition } from './owned-partition.js'
 
@@ -62,20 +63,45 @@ export class GroupMessageImpl<V, H, K extends Key = any> implements GroupMessage
   /** The mode's per-message state bits (partitioned: settled, delivered), beside the handle it may share. */
   #flags = 0
 
-  constructor(m: Message, deliveryCount: number, settler: Settler<H>, handle: H) {
-    this.topic = m.topic
-    this.partition = m.partition
-    this.offset = m.offset
-    this.key = m.key as K
-    this.timestamp = m.timestamp
-    this.value = m.value as V
-    if (m.type !== undefined) this.type = m.type
-    this.headers = m.headers
-    this.producerId = m.producerId
-    if (m.error !== undefined) this.error = m.error
+  /** The fields one by one: a reader given a `MessageFactory` calls this as it decodes (no copy). */
+  constructor(
+    topic: string,
+    partition: number,
+    offset: number,
+    key: Key,
+    timestamp: number,
+    value: unknown,
+    headers: Record<string, string>,
+    producerId: string,
+    type: string | undefined,
+    error: Error | undefined,
+    deliveryCount: number,
+    settler: Settler<H>,
+    handle: H,
+  ) {
+    this.topic = topic
+    this.partition = partition
+    this.offset = offset
+    this.key = key as K
+    this.timestamp = timestamp
+    this.value = value as V
+    this.type = type // own properties either way: they are class fields
+    this.headers = headers
+    this.producerId = producerId
+    this.error = error
     this.deliveryCount = deliveryCount
     this.#settler = settler
     this.#handle = handle
+  }
+
+  /** A copy of a read message (from a reader that builds plain messages). */
+  static from<V, H>(m: Message, deliveryCount: number, settler: Settler<H>, handle: H): GroupMessageImpl<V, H> {
+    return new GroupMessageImpl<V, H>(m.topic, m.partition, m.offset, m.key, m.timestamp, m.value, m.headers, m.producerId, m.type, m.error, deliveryCount, settler, handle)
+  }
+
+  /** What a reader calls to build the messages of one read as this class (see `MessageFactory`). */
+  static factory<H>(settler: Settler<H>, handle: H): MessageFactory {
+    return new GroupMessageFactory(settler, handle)
   }
 
   ack(): void {
@@ -108,5 +134,17 @@ export class GroupMessageImpl<V, H, K extends Key = any> implements GroupMessage
   /** @internal Set the mode's state bits of the message. */
   static setFlags(m: GroupMessageImpl<unknown, unknown>, flags: number): void {
     m.#flags = flags
+  }
+}
+
+/** Builds a read's messages, first delivery, sharing `settler` and `handle` (`GroupMessageImpl.factory`). */
+class GroupMessageFactory<H> implements MessageFactory {
+  constructor(
+    private readonly settler: Settler<H>,
+    private readonly handle: H,
+  ) {}
+
+  message(topic: string, partition: number, offset: number, key: Key, timestamp: number, value: unknown, headers: Record<string, string>, producerId: string, type: string | undefined): GroupMessageImpl<unknown, H> {
+    return new GroupMessageImpl(topic, partition, offset, key, timestamp, value, headers, producerId, type, undefined, 0, this.settler, this.handle)
   }
 }

@@ -72,13 +72,26 @@ export abstract class MemberCore<V, H, K extends Key = Key> extends MemberStream
   protected abstract deliver(m: GroupMessageImpl<V, H>): void
 
   /**
+   * Deliver the first of the `n` buffered messages that need no decision (a mode's fast path);
+   * returns how many it delivered, which `take` then hands out as they are.
+   */
+  protected deliverPrefix(_n: number): number {
+    return 0
+  }
+
+  /**
    * Hand up to `n` buffered messages to the application, in buffer order. A message already
    * delivered `maxDeliveries` times is termed instead (its `deliveryCount` the deliveries made).
    */
   protected take(n: number): GroupMessageImpl<V, H>[] {
-    const out: GroupMessageImpl<V, H>[] = []
     const max = this.opts.maxDeliveries
-    let i = 0
+    let i = this.deliverPrefix(Math.min(n, this.buffer.length))
+    if (i === this.buffer.length) {
+      const all = this.buffer // all of it delivered: hand out the array itself
+      this.buffer = []
+      return all
+    }
+    const out = i > 0 ? this.buffer.slice(0, i) : []
     for (; i < this.buffer.length && out.length < n; i++) {
       const m = this.buffer[i] as GroupMessageImpl<V, H>
       if (!this.deliverable(m)) continue

@@ -15,9 +15,15 @@ export class OwnedPartition {
   committed: number
   /** Changes on seek, so acks of messages from before the seek are ignored. */
   generation = 0
-  /** Fetched offsets not yet acked, in fetch order, from `head`. */
-  private outstanding: number[] = []
+  /**
+   * Fetched offsets not passed by in-order acks, from `head`, as runs of consecutive offsets:
+   * `[start, end)` pairs, flat (a backlog read is one run however long, so fetching and acking a
+   * message is an increment, not an array element; decision 173).
+   */
+  private runs: number[] = []
   private head = 0
+  /** Outstanding: fetched, not acked, not forgotten (offsets acked out of order stay in `runs`, not here). */
+  private count = 0
   /** Outstanding offsets acked out of order. */
   private readonly acked = new Set<number>()
   /** Delivered to the application and not settled. */
@@ -49,52 +55,86 @@ export class OwnedPartition {
   /** No longer held by the consumer (released, lost or closed). */
   dropped = false
 
-  /** Record fetched offsets (increasing). */
+  /** Record a fetched offset (increasing). */
   track(offset: number): void {
-    this.outstanding.push(offset)
+    const runs = this.runs
+    const n = runs.length
+    if (n > this.head && runs[n - 1] === offset) runs[n - 1] = offset + 1
+    else runs.push(offset, offset + 1)
+    this.count++
     this.position = offset + 1
   }
 
   /** Mark an offset acked; returns true when it was outstanding. */
   ack(offset: number): boolean {
-    if (this.head >= this.outstanding.length) return false
-    const first = this.outstanding[this.head] as number
+    const runs = this.runs
+    if (this.head >= runs.length) return false
+    const first = runs[this.head] as number
     if (offset === first) {
-      this.head++ // in order: the common case, no set work
-      if (this.acked.size > 0) while (this.head < this.outstanding.length && this.acked.delete(this.outstanding[this.head] as number)) this.head++
+      this.passFirst() // in order: the common case, no set work
+      if (this.acked.size > 0) while (this.head < runs.length && this.acked.delete(runs[this.head] as number)) this.passFirst()
     } else {
-      if (offset < first || this.acked.has(offset)) return false
+      if (offset < first || this.acked.has(offset) || !this.holds(offset)) return false
       this.acked.add(offset)
     }
-    if (this.head > 4096 && this.head * 2 > this.outstanding.length) {
-      this.outstanding = this.outstanding.slice(this.head)
+    this.count--
+    if (this.head > 4096 && this.head * 2 > runs.length) {
+      this.runs = runs.slice(this.head)
       this.head = 0
     }
     return true
+  }
+
+  /** `offset` is in a run (fetched, not forgotten, not passed). */
+  private holds(offset: number): boolean {
+    const runs = this.runs
+    let lo = this.head >> 1
+    let hi = runs.length >> 1 // runs lo..hi-1 (pairs)
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (offset >= (runs[2 * mid + 1] as number)) lo = mid + 1
+      else hi = mid
+    }
+    return lo < runs.length >> 1 && offset >= (runs[2 * lo] as number)
+  }
+
+  /** The first outstanding offset is passed (acked in order, or acked before out of order). */
+  private passFirst(): void {
+    const runs = this.runs
+    const h = this.head
+    const start = (runs[h] as number) + 1
+    runs[h] = start
+    if (start === runs[h + 1]) this.head = h + 2
   }
 
   /** Forget fetched-but-undelivered offsets (revocation): they will be fetched again by whoever owns the partition next. */
   forget(offsets: readonly number[]): void {
     if (offsets.length === 0) return
     const drop = new Set(offsets)
+    const old = this.runs
     const keep: number[] = []
-    for (let i = this.head; i < this.outstanding.length; i++) {
-      const o = this.outstanding[i] as number
-      if (!drop.has(o)) keep.push(o)
+    for (let i = this.head; i < old.length; i += 2) {
+      for (let o = old[i] as number; o < (old[i + 1] as number); o++) {
+        if (!drop.has(o)) {
+          const n = keep.length
+          if (n > 0 && keep[n - 1] === o) keep[n - 1] = o + 1
+          else keep.push(o, o + 1)
+        } else if (!this.acked.delete(o)) this.count--
+      }
     }
-    this.outstanding = keep
+    this.runs = keep
     this.head = 0
     // The new first ones may have been acked out of order already: the commit point passes them.
-    while (this.head < keep.length && this.acked.delete(keep[this.head] as number)) this.head++
+    while (this.head < keep.length && this.acked.delete(keep[this.head] as number)) this.passFirst()
     let low = this.position
     for (const o of offsets) if (o < low) low = o
     this.position = low
     this.reader?.seek(low)
   }
 
-  /** Number of outstanding offsets. */
+  /** Number of outstanding offsets (fetched, not acked, not forgotten). */
   get outstandingCount(): number {
-    return this.outstanding.length - this.head
+    return this.count
   }
 
   /**
@@ -102,13 +142,14 @@ export class OwnedPartition {
    * that is lower (messages handed back — e.g. nacked, then forgotten on revocation — move it back).
    */
   commitPoint(): number {
-    return this.head < this.outstanding.length ? Math.min(this.outstanding[this.head] as number, this.position) : this.position
+    return this.head < this.runs.length ? Math.min(this.runs[this.head] as number, this.position) : this.position
   }
 
   /** Start over at `offset` (seek): nothing outstanding; older messages' acks are ignored. */
   reset(offset: number): void {
-    this.outstanding = []
+    this.runs = []
     this.head = 0
+    this.count = 0
     this.acked.clear()
     this.position = offset
     this.inFlight = 0

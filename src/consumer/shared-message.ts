@@ -20,7 +20,7 @@ export type SharedMessage<V> = GroupMessageImpl<V, SharedHandle>
 
 /** A fetched message, `buffered`. */
 export const sharedMessage = <V>(m: Message, deliveryCount: number, settler: Settler<SharedHandle>): SharedMessage<V> =>
-  new GroupMessageImpl<V, SharedHandle>(m, deliveryCount, settler, { state: 'buffered' })
+  GroupMessageImpl.from<V, SharedHandle>(m, deliveryCount, settler, { state: 'buffered' })
 
 export const state = (m: SharedMessage<unknown>): SharedState => GroupMessageImpl.handle(m).state
 

@@ -1,9 +1,10 @@
 /**
  * Backend contract, PartitionReader: bounded reads in offset order, never blocking at the end,
- * seeks, reads below the partition's start, `next`, and close.
+ * seeks, reads below the partition's start, `next`, messages built by a factory, and close.
  */
 import { describe, expect, it } from 'vitest'
 import type { Backend } from '../../src/backends/backend.js'
+import type { MessageFactory } from '../../src/backends/record.js'
 import { InvalidArgumentError } from '../../src/core/errors.js'
 import { texts, topicMeta, within } from './fixture.js'
 import { kinds, perTest } from './kinds.js'
@@ -122,6 +123,24 @@ describe.each(kinds())('$name: reader', (kind) => {
       expect((await early.read(3)).map((m) => m.offset)).toEqual([12, 13, 14])
     }
     await early.close()
+  })
+
+  it('read(max, make) builds every message of a read with the factory or none (plain ones), with the same fields', async () => {
+    const b = await ctx.fresh()
+    await written(b)
+    class Made {}
+    const make: MessageFactory = {
+      message: (topic, partition, offset, key, timestamp, value, headers, producerId, type) =>
+        Object.assign(new Made(), { topic, partition, offset, key, timestamp, value, headers, producerId, ...(type === undefined ? {} : { type }) }),
+    }
+    const plain = await (await b.openReader('t', 0, 3)).read(12)
+    const r = await b.openReader('t', 0, 3)
+    const got = [...(await r.read(5, make)), ...(await r.read(7, make))]
+    expect(got).toHaveLength(12)
+    const made = got.filter((m) => m instanceof Made).length
+    expect(made === 0 || made === 12, `${made} of 12 made by the factory`).toBe(true)
+    expect(got.map((m) => ({ ...m }))).toEqual(plain.map((m) => ({ ...m })))
+    await r.close()
   })
 
   it('close is idempotent and a closed reader returns []', async () => {

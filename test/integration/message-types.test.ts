@@ -87,6 +87,34 @@ describe('registered message types', () => {
     expect(msgs[1]?.value).toEqual({ id: 2, total: 3 })
   })
 
+  it('a consumer group delivers a value that fails validation with `error`, the fields as read, and goes on', async () => {
+    const writer = await open(store.dir)
+    writer.registerType('Order')
+    await writer.createTopic('orders')
+    await writer.producer('orders').sendBatch([
+      { key: 1, value: { id: 1, total: -5 }, type: 'Order', headers: { h: 'v' } },
+      { key: 1, value: { id: 2, total: 3 }, type: 'Order' },
+    ])
+    await writer.close()
+    store.twain.registerType('Order', orderSchema)
+    const c = store.twain.consumer<Order>('orders', { group: 'g' })
+    const got = []
+    for await (const m of c) {
+      got.push(m)
+      m.ack()
+      if (got.length === 2) break
+    }
+    const [bad, good] = got
+    expect(bad?.error).toBeInstanceOf(ValidationError)
+    expect(bad?.error?.message).toMatch(/orders\/0@0/)
+    expect(bad).toMatchObject({ topic: 'orders', partition: 0, offset: 0, key: 1, type: 'Order', headers: { h: 'v' }, value: { id: 1, total: -5 }, deliveryCount: 1 })
+    expect(good?.error).toBeUndefined()
+    expect(good).toMatchObject({ offset: 1, value: { id: 2, total: 3 }, headers: {}, deliveryCount: 1 })
+    // The same own fields, in the same order, as group messages always had (made by the reader now, not copied).
+    expect(Object.keys(good as object)).toEqual(['topic', 'partition', 'offset', 'key', 'timestamp', 'value', 'type', 'headers', 'producerId', 'error', 'deliveryCount'])
+    await c.close()
+  })
+
   it('a function validator runs on read for tails and consumers too (on send and read: it must be idempotent)', async () => {
     let calls = 0
     store.twain.registerType('Celsius', (v) => {

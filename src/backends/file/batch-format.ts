@@ -2,7 +2,7 @@ import { crc32 } from 'node:zlib'
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
 import { RECORD_FIXED, readRawRecord, readRecord, recordBytes, recordEnd, typeBytes, writeRecord } from '../record-codec.js'
-import { fits, valueBound, type RawBudget, type RawRecord, type RecordInput } from '../record.js'
+import { fits, valueBound, type MessageFactory, type RawBudget, type RawRecord, type RecordInput } from '../record.js'
 
 export { setHeader } from '../record-codec.js'
 
@@ -180,9 +180,10 @@ function startOf(pos: number, h: FrameHeader, cursor: RecordCursor | undefined):
 }
 
 /**
- * Decode the records of the frame at `pos` into messages, skipping offsets below `fromOffset`
- * and stopping after `limit` messages. Pushes into `out`; returns how many were pushed. With a
- * `cursor` it starts there (when known) and leaves it after the last record pushed.
+ * Decode the records of the frame at `pos` into messages (made by `make` when given), skipping
+ * offsets below `fromOffset` and stopping after `limit` messages. Pushes into `out`; returns how
+ * many were pushed. With a `cursor` it starts there (when known) and leaves it after the last
+ * record pushed.
  */
 export function decodeBatch(
   buf: Buffer,
@@ -195,6 +196,7 @@ export function decodeBatch(
   limit: number,
   out: Message[],
   cursor?: RecordCursor,
+  make?: MessageFactory,
 ): number {
   const producerId = buf.toString('utf8', pos + h.headerBytes, pos + h.headerBytes + h.producerIdLength)
   let { at: p, index: i } = startOf(pos, h, cursor)
@@ -203,7 +205,7 @@ export function decodeBatch(
     const next = recordEnd(buf, p)
     const offset = h.baseOffset + i
     if (offset >= fromOffset) {
-      out.push(readRecord(buf, p, next, h.firstTimestamp, keys, topic, partition, offset, producerId))
+      out.push(readRecord(buf, p, next, h.firstTimestamp, keys, topic, partition, offset, producerId, make))
       pushed++
     }
     p = next

@@ -1,6 +1,6 @@
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
-import type { RawBudget, RawRecord } from '../record.js'
+import type { MessageFactory, RawBudget, RawRecord } from '../record.js'
 import { FLAG_SEAL, HEADER_BYTES, decodeBatch, rawBatch, type FrameHeader, type RecordCursor } from './batch-format.js'
 
 /**
@@ -52,7 +52,8 @@ export class FrameResume {
 
   /**
    * Decode the records of frame `h` (at buffer position `rel`) from offset `next`, at most `limit`,
-   * into `out`: messages with `keys`, else `RawRecord`s (within `budget`). Returns the offset after
+   * into `out`: messages with `keys` (made by `make` when given), else `RawRecord`s (within
+   * `budget`). Returns the offset after
    * the last one pushed (`next` when none); when `limit` or `budget` stopped it inside the frame,
    * remembers where (see `continues`).
    */
@@ -66,9 +67,10 @@ export class FrameResume {
     keys: KeyCodec | undefined,
     at: { readonly topic: string; readonly partition: number },
     budget?: RawBudget,
+    make?: MessageFactory,
   ): number {
     const n = keys
-      ? decodeBatch(buf, rel, h, at.topic, at.partition, keys, next, limit, out as Message[], this.cursor)
+      ? decodeBatch(buf, rel, h, at.topic, at.partition, keys, next, limit, out as Message[], this.cursor, make)
       : rawBatch(buf, rel, h, next, limit, out as RawRecord[], this.cursor, budget, this.slots)
     const after = n > 0 ? (out[out.length - 1] as Message | RawRecord).offset + 1 : next
     if ((n === limit || budget?.full === true) && after < h.baseOffset + h.count) this.stopped(rel, after)

@@ -3,7 +3,7 @@ import type { TopicCorruptError } from '../../core/errors.js'
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
 import type { PartitionReader } from '../backend.js'
-import type { RawBudget, RawRecord } from '../record.js'
+import type { MessageFactory, RawBudget, RawRecord } from '../record.js'
 import { FLAG_SEAL, frameCrcOk, readFrameHeader } from './batch-format.js'
 import { openSegmentFd, type FdHolder, type FdPool } from './fd-pool.js'
 import { FrameResume } from './frame-resume.js'
@@ -68,15 +68,15 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
   }
 
   /** Synchronous inside (page-cache reads): `seek` and `close` never interleave with a read half-way. */
-  async read(max: number): Promise<Message[]> {
-    return this.readSync(max, false) as Message[]
+  async read(max: number, make?: MessageFactory): Promise<Message[]> {
+    return this.readSync(max, false, undefined, make) as Message[]
   }
   /** Like `read`, without decoding (`readSync(…, raw)`): the records point into this reader's buffer until its next call. */
   async readRaw(max: number, budget?: RawBudget): Promise<RawRecord[]> {
     return this.readSync(max, true, budget) as RawRecord[]
   }
 
-  private readSync(max: number, raw: boolean, budget?: RawBudget): Array<Message | RawRecord> {
+  private readSync(max: number, raw: boolean, budget?: RawBudget, make?: MessageFactory): Array<Message | RawRecord> {
     const out: Array<Message | RawRecord> = []
     if (this.closed) return out
     if (this.fh !== undefined) {
@@ -137,7 +137,7 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
           break
         }
         if (wanted) {
-          this.next = this.resume.decode(this.buf, rel, h, this.next, max - out.length, out, raw ? undefined : this.keys, this, budget)
+          this.next = this.resume.decode(this.buf, rel, h, this.next, max - out.length, out, raw ? undefined : this.keys, this, budget, make)
           if (budget?.full === true) max = out.length // the byte budget ends this read where `resume` stopped
           if (this.next < frameEnd) {
             if (out.length >= max) break // limit reached inside this frame (`resume` knows where)

@@ -1,3 +1,4 @@
+import type { MessageFactory } from '../../backends/record.js'
 import type { Message } from '../../core/types.js'
 import type { ConsumerContext } from '../member-core.js'
 import type { OwnedPartition } from '../owned-partition.js'
@@ -21,6 +22,8 @@ export interface FetchHost extends MemberHost {
   demand(): boolean
   /** Fetched and not settled, over every partition (bounded by `maxInFlight`). */
   outstanding(): number
+  /** What `p`'s next read builds its messages with (the ledger's message class, no copy). */
+  messageFactory(p: OwnedPartition): MessageFactory
   /** Hand messages `p` fetched to the ledger (counted outstanding, buffered). */
   buffered(msgs: readonly Message[], p: OwnedPartition): void
   /** New messages are buffered: waiting views take them. */
@@ -98,7 +101,7 @@ export class FetchLoop {
     const gen = p.generation
     let msgs: Message[]
     try {
-      msgs = await (p.reader as NonNullable<OwnedPartition['reader']>).read(want)
+      msgs = await (p.reader as NonNullable<OwnedPartition['reader']>).read(want, h.messageFactory(p))
       if (h.decode && msgs.length) msgs = await h.decode(msgs)
     } catch (e) {
       h.emitError(e)

@@ -1,12 +1,13 @@
 import type { TopicPartition } from '../../backends/assign.js'
 import type { PartitionOffsets } from '../../backends/backend.js'
+import type { MessageFactory } from '../../backends/record.js'
 import type { Lease } from '../../backends/group.js'
 import { partitionKey, type PartitionKey } from '../../core/partition-key.js'
 import type { Key, Message } from '../../core/types.js'
 import { GroupMessageImpl, type PartitionHandle, type PartitionMessage, type Settler } from '../group-message.js'
 import { MemberCore } from '../member-core.js'
 import { OwnedPartition } from '../owned-partition.js'
-import { isDelivered, isSettled, setDelivered, setSettled } from './message-flags.js'
+import { DELIVERED, SETTLED, isDelivered, isSettled, setDelivered, setSettled } from './message-flags.js'
 import { lowWater } from './fetch-loop.js'
 
 /**
@@ -31,16 +32,56 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
   /** Run a coordination step soon (a revoked partition drained). */
   protected abstract scheduleStep(): void
 
+  /** What `p`'s next read builds its messages with: this mode's messages, sharing one handle (partition, generation). */
+  protected messageFactory(p: OwnedPartition): MessageFactory {
+    return GroupMessageImpl.factory<PartitionHandle>(this.#settler, { part: p, generation: p.generation })
+  }
+
   /** Messages `p` fetched (in offset order), counted outstanding and buffered. */
   protected buffered(msgs: readonly Message[], p: OwnedPartition): void {
-    const buffer = this.buffer
-    const handle: PartitionHandle = { part: p, generation: p.generation } // shared by the read's messages
-    for (let i = 0; i < msgs.length; i++) {
-      const m = msgs[i] as Message
-      p.track(m.offset)
-      buffer.push(new GroupMessageImpl<V, PartitionHandle>(m, 0, this.#settler, handle))
+    let made: PartitionMessage<V>[]
+    // Built by the read's `messageFactory` (a reader that takes one builds all of a read with it) …
+    if (msgs.length > 0 && msgs[0] instanceof GroupMessageImpl) made = msgs as PartitionMessage<V>[]
+    else {
+      // … or plain: copied. `map` allocates the array at its size (pushing grows it step by step).
+      const handle: PartitionHandle = { part: p, generation: p.generation }
+      const settler = this.#settler
+      made = msgs.map((m) => GroupMessageImpl.from<V, PartitionHandle>(m, 0, settler, handle))
     }
+    this.buffer = this.buffer.length === 0 ? made : this.buffer.concat(made)
+    for (let i = 0; i < msgs.length; i++) p.track((msgs[i] as Message).offset)
     this.outstanding += msgs.length
+  }
+
+  /**
+   * Deliver the buffer's first messages while nothing about them needs a decision: live (same
+   * generation, partition held), never handed out or settled, under `maxDeliveries`. The rest of
+   * `take` starts where this stops. One check of the partition per read's messages (they share a
+   * handle), and its `inFlight` is added per run.
+   */
+  protected override deliverPrefix(n: number): number {
+    const buf = this.buffer
+    const max = this.opts.maxDeliveries ?? Infinity
+    let handle: PartitionHandle | undefined
+    let run = 0
+    let i = 0
+    for (; i < n; i++) {
+      const m = buf[i] as PartitionMessage<V>
+      const h = GroupMessageImpl.handle(m)
+      if (h !== handle) {
+        const part = h.part
+        if (part.lost || part.dropped || h.generation !== part.generation) break
+        if (handle !== undefined) handle.part.inFlight += run
+        handle = h
+        run = 0
+      }
+      if (GroupMessageImpl.flags(m) !== 0 || m.deliveryCount >= max) break
+      m.deliveryCount++
+      GroupMessageImpl.setFlags(m, DELIVERED)
+      run++
+    }
+    if (handle !== undefined) handle.part.inFlight += run
+    return i
   }
 
   protected deliverable(m: PartitionMessage<V>): boolean {
@@ -92,11 +133,14 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
   }
 
   #ack(m: PartitionMessage<unknown>): void {
-    if (!this.live(m)) return
+    // `live` and `undeliver` written out: this runs once per message.
     const h = GroupMessageImpl.handle(m)
-    setSettled(m, true)
-    this.undeliver(m)
-    this.settled(h.part, m.offset)
+    const part = h.part
+    const f = GroupMessageImpl.flags(m)
+    if ((f & SETTLED) !== 0 || part.lost || part.dropped || h.generation !== part.generation) return
+    GroupMessageImpl.setFlags(m, SETTLED)
+    if ((f & DELIVERED) !== 0) part.inFlight--
+    this.settled(part, m.offset)
   }
 
   protected settled(part: OwnedPartition, offset: number): void {

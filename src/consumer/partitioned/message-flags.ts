@@ -1,9 +1,9 @@
 import { GroupMessageImpl } from '../group-message.js'
 
 /** Acked or termed: no further settlement counts. */
-const SETTLED = 1
+export const SETTLED = 1
 /** Handed to the application and not settled. */
-const DELIVERED = 2
+export const DELIVERED = 2
 
 type AnyMessage = GroupMessageImpl<unknown, unknown>
 
