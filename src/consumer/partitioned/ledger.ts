@@ -69,8 +69,7 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
       const m = buf[i] as PartitionMessage<V>
       const h = GroupMessageImpl.handle(m)
       if (h !== handle) {
-        const part = h.part
-        if (part.lost || part.dropped || h.generation !== part.generation) break
+        if (!current(h)) break
         if (handle !== undefined) handle.part.inFlight += run
         handle = h
         run = 0
@@ -120,8 +119,7 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
   // ---- settlement ---------------------------------------------------------------------
 
   protected live(m: PartitionMessage<unknown>): boolean {
-    const h = GroupMessageImpl.handle(m)
-    return !isSettled(m) && !h.part.lost && !h.part.dropped && h.generation === h.part.generation
+    return !isSettled(m) && current(GroupMessageImpl.handle(m))
   }
 
   protected undeliver(m: PartitionMessage<unknown>): void {
@@ -137,7 +135,7 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
     const h = GroupMessageImpl.handle(m)
     const part = h.part
     const f = GroupMessageImpl.flags(m)
-    if ((f & SETTLED) !== 0 || part.lost || part.dropped || h.generation !== part.generation) return
+    if ((f & SETTLED) !== 0 || !current(h)) return
     GroupMessageImpl.setFlags(m, SETTLED)
     if ((f & DELIVERED) !== 0) part.inFlight--
     this.settled(part, m.offset)
@@ -271,4 +269,9 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
     this.fetchWake.wake()
     this.settleWake.wake()
   }
+}
+
+/** Whether a message's partition is still this member's, in the generation it was read in. */
+function current(h: PartitionHandle): boolean {
+  return !h.part.lost && !h.part.dropped && h.generation === h.part.generation
 }
