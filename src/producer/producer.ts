@@ -1,9 +1,10 @@
 import type { Backend, TopicMeta } from '../backends/backend.js'
-import { valueBound } from '../backends/record.js'
 import { ClosedError, InvalidArgumentError, TopicNotFoundError, abortErrorFrom } from '../core/errors.js'
 import { cachedHash64, type Partitioner } from '../core/hash64.js'
 import { checkInt, checkNonNegative } from '../core/names.js'
 import type { Key, RecordMetadata } from '../core/types.js'
+import { IssueOrder } from './issue-order.js'
+import { MAX_BATCH_BYTES, chunkEnd, place } from './partition-batches.js'
 import { Preparer, type TypeCheck } from './prepare.js'
 import { SendRecord, settleSend, type PreparedRecord, type SendItem } from './send-record.js'
 import { TextFlusher } from './text-flush.js'
@@ -39,26 +40,6 @@ interface BatchPending {
 }
 type Pending = BatchPending | SendRecord
 
-const MAX_BATCH_BYTES = 8 * 1024 * 1024
-
-/** Estimated frame bytes of a record: what writes are split by. */
-function frameBytes(r: PreparedRecord): number {
-  return r.keyBytes + valueBound(r) + 64
-}
-
-/**
- * File a prepared record under its partition (`only` holds a single-partition topic's records, so
- * no map work per record); returns its estimated frame bytes.
- */
-function place(r: PreparedRecord, only: PreparedRecord[] | undefined, byPartition: Map<number, PreparedRecord[]>): number {
-  if (only) only.push(r)
-  else {
-    const g = byPartition.get(r.partition)
-    if (g) g.push(r)
-    else byPartition.set(r.partition, [r])
-  }
-  return frameBytes(r)
-}
 
 /**
  * Writes messages to one topic. Sends issued in the same tick (or within `lingerMs`) are written
@@ -73,12 +54,14 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
   private textUnits = 0
   /** The backend's frame path, when it has one. */
   private readonly text: TextFlusher | undefined
-  /** Resolves when the previous flush has issued its appends. */
-  private order: Promise<void> = Promise.resolve()
+  private readonly order = new IssueOrder()
   private scheduled = false
   private inflight = new Set<Promise<void>>()
   private closed = false
   private meta: Promise<TopicMeta> | undefined
+  /** What `meta` resolved to, so a flush after the first reads it without awaiting. */
+  private metaNow: TopicMeta | undefined
+  private readonly forgetMeta = (): void => void (this.meta = this.metaNow = undefined)
   private readonly partitioner: Partitioner
   private readonly lingerMs: number
   private readonly maxBatch: number
@@ -152,13 +135,9 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
 
   /** Write a flush (`text`: only plain text sends, within one batch's limits). */
   private async write(batch: Pending[], text: boolean): Promise<void> {
-    // Flushes issue their appends in flush order (a flush with an async validator must not be
-    // overtaken by a later one), while their writes may still overlap.
-    const turn = this.order
-    let issued!: () => void
-    this.order = new Promise<void>((r) => (issued = r))
+    const { ahead, issued } = this.order.take()
     try {
-      await turn
+      if (ahead !== undefined) await ahead
       await this.writeInTurn(batch, text, issued)
     } finally {
       issued()
@@ -166,19 +145,23 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
   }
 
   private async writeInTurn(batch: Pending[], text: boolean, issued: () => void): Promise<void> {
-    let meta: TopicMeta
-    try {
-      this.meta ??= this.backend.getTopic(this.topic)
-      meta = await this.meta
-    } catch (e) {
-      this.meta = undefined
-      for (const b of batch) b.reject(e)
-      return
+    let meta = this.metaNow
+    if (meta === undefined) {
+      const lookup = (this.meta ??= this.backend.getTopic(this.topic))
+      try {
+        meta = await lookup
+      } catch (e) {
+        if (this.meta === lookup) this.forgetMeta()
+        for (const b of batch) b.reject(e)
+        return
+      }
+      if (this.meta === lookup) this.metaNow = meta
     }
     // Prepare every record; a send with a bad item fails alone and writes nothing.
     const prep = new Preparer(meta, this.partitioner, this.types, Date.now())
-    const framed = text && this.text?.write(batch as SendRecord[], prep, issued, () => (this.meta = undefined))
+    const framed = text && this.text?.write(batch as SendRecord[], prep, issued, this.forgetMeta)
     if (framed) return framed
+    if (batch.length === 1 && batch[0] instanceof SendRecord) return this.writeOne(batch[0], prep, issued)
     const byPartition = new Map<number, PreparedRecord[]>()
     const only: PreparedRecord[] | undefined = meta.partitions === 1 ? [] : undefined
     let bytes = 0
@@ -242,22 +225,36 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     }
   }
 
+  /** A flush of one `send`: no grouping by partition, one append. */
+  private async writeOne(send: SendRecord, prep: Preparer, issued: () => void): Promise<void> {
+    let append: Promise<number>
+    try {
+      const r = prep.send(send)
+      if (r instanceof Promise) await r
+      append = this.backend.append(this.topic, send.partition, [send], this.producerId)
+    } catch (e) {
+      return send.reject(e)
+    } finally {
+      issued()
+    }
+    try {
+      send.resolve({ partition: send.partition, offset: await append })
+    } catch (e) {
+      if (e instanceof TopicNotFoundError) this.forgetMeta()
+      send.reject(e)
+    }
+  }
+
   /** Write one partition's records in order, in batches of at most `maxBatch` records / 8 MiB. */
   private async writePartition(partition: number, records: PreparedRecord[], failures: Map<PreparedRecord, unknown>): Promise<void> {
     for (let start = 0; start < records.length; ) {
-      let end = start
-      let bytes = 0
-      while (end < records.length && end - start < this.maxBatch && (end === start || bytes < MAX_BATCH_BYTES)) {
-        const r = records[end] as PreparedRecord
-        bytes += frameBytes(r)
-        end++
-      }
+      const end = chunkEnd(records, start, this.maxBatch)
       const chunk = start === 0 && end === records.length ? records : records.slice(start, end)
       try {
         const base = await this.backend.append(this.topic, partition, chunk, this.producerId)
         for (let k = 0; k < chunk.length; k++) (chunk[k] as PreparedRecord).offset = base + k
       } catch (e) {
-        if (e instanceof TopicNotFoundError) this.meta = undefined // deleted (maybe re-created): look it up again
+        if (e instanceof TopicNotFoundError) this.forgetMeta() // deleted (maybe re-created): look it up again
         for (const r of chunk) failures.set(r, e)
       }
       start = end

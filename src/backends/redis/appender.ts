@@ -52,11 +52,10 @@ export class RedisAppender {
   /** Append as one contiguous run of offsets; resolves with the first. `expectedEnd`: only at that end (compare-and-append). */
   append(topic: string, partition: number, records: readonly RecordInput[], producerId: string, maxMessages: number, expectedEnd?: number): Promise<number> {
     const id = `${topic}\0${partition}`
-    const prev = this.tails.get(id) ?? Promise.resolve()
-    const run = prev.then(
-      () => this.write(topic, partition, id, records, producerId, maxMessages, expectedEnd),
-      () => this.write(topic, partition, id, records, producerId, maxMessages, expectedEnd),
-    )
+    const prev = this.tails.get(id)
+    // Nothing in flight to this partition: the script call goes now, in this task.
+    const go = () => this.write(topic, partition, id, records, producerId, maxMessages, expectedEnd)
+    const run = prev === undefined ? go() : prev.then(go, go)
     const tail = run.catch(() => undefined)
     this.tails.set(id, tail)
     void tail.then(() => {
@@ -84,7 +83,8 @@ export class RedisAppender {
         try {
           // One pipeline: the calls are issued in one tick and written back to back without waiting for replies.
           const now = Date.now()
-          const replies = await Promise.all(window.map((c, k) => this.scripts.call('append', keys, [this.token, first + from + k, part(from + k), maxMessages, producerId, now, c, from + k === 0 && expectedEnd !== undefined ? String(expectedEnd) : ''])))
+          const call = (c: Buffer, k: number) => this.scripts.call('append', keys, [this.token, first + from + k, part(from + k), maxMessages, producerId, now, c, from + k === 0 && expectedEnd !== undefined ? String(expectedEnd) : ''])
+          const replies = window.length === 1 ? [await call(window[0] as Buffer, 0)] : await Promise.all(window.map(call))
           if (from === 0) base = Number((replies[0] as (typeof replies)[number])[0])
           if (this.acks) {
             // The window's last part stands for it: the script applies parts in order, so a node holding it holds them all.

@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto'
 import { readFileSync, readdirSync } from 'node:fs'
-import type { Cluster, Redis } from 'ioredis'
+import { Command, type Cluster, type Redis } from 'ioredis'
 import { BackendError } from '../../core/errors.js'
 import { BUFFER_REPLY, SCRIPT_KEYS, type ScriptArgs, type ScriptKeys, type ScriptName, type ScriptReply } from './script-specs.js'
 
@@ -51,8 +52,18 @@ function load(): Map<string, ScriptSource> {
 /** The method name a script gets on the client. */
 const method = (name: string): string => `twainmq_${name.replace(/-/g, '_')}`
 
+/** A script as `call` sends it: EVALSHA of its SHA-1. */
+interface Loaded {
+  sha: string
+  numberOfKeys: number
+}
+
+const isNoScript = (e: unknown): boolean => e instanceof Error && e.message.startsWith('NOSCRIPT')
+
 /** Run the backend's scripts on one client. */
 export class Scripts {
+  private readonly loaded = new Map<string, Loaded>()
+
   constructor(private readonly client: Redis | Cluster) {
     const found = load()
     for (const name of Object.keys(SCRIPT_KEYS) as ScriptName[]) {
@@ -60,12 +71,26 @@ export class Scripts {
       if (!s) throw new BackendError(`Lua script "${name}" is missing from ${new URL('./scripts/', import.meta.url).pathname} (a broken install)`, { retriable: false })
       if (s.numberOfKeys !== SCRIPT_KEYS[name]) throw new BackendError(`Lua script "${name}" takes ${s.numberOfKeys} keys by its file name, script-specs.ts says ${SCRIPT_KEYS[name]}`, { retriable: false })
     }
-    for (const [name, s] of found) client.defineCommand(method(name), { numberOfKeys: s.numberOfKeys, lua: s.lua })
+    for (const [name, s] of found) {
+      client.defineCommand(method(name), { numberOfKeys: s.numberOfKeys, lua: s.lua })
+      this.loaded.set(name, { sha: createHash('sha1').update(s.lua).digest('hex'), numberOfKeys: s.numberOfKeys })
+    }
   }
 
-  /** Run a script with the keys, arguments and reply `script-specs.ts` declares for it. */
+  /**
+   * Run a script with the keys, arguments and reply `script-specs.ts` declares for it: one EVALSHA
+   * command handed to the client as it is (decision 174); a server without the script (restarted,
+   * failed over, flushed) answers NOSCRIPT, and the call goes again through the command defined
+   * on the client, which sends the script's text with EVAL.
+   */
   call<N extends ScriptName>(name: N, keys: ScriptKeys<N>, args: ScriptArgs<N>): Promise<ScriptReply<N>> {
-    const run = BUFFER_REPLY.has(name) ? this.runBuffer(name, keys as unknown as readonly string[], args as readonly Arg[]) : this.run(name, keys as unknown as readonly string[], args as readonly Arg[])
+    const { sha, numberOfKeys } = this.loaded.get(name) as Loaded
+    const buffers = BUFFER_REPLY.has(name)
+    const k = keys as unknown as readonly string[]
+    const a = args as readonly Arg[]
+    const cmd = new Command('evalsha', [sha, numberOfKeys, ...k, ...a], { replyEncoding: buffers ? null : 'utf8' })
+    const sent = this.client.sendCommand(cmd) as Promise<unknown>
+    const run = sent.catch((e: unknown) => (isNoScript(e) ? (buffers ? this.runBuffer(name, k, a) : this.run(name, k, a)) : Promise.reject(e)))
     return run as Promise<ScriptReply<N>>
   }
 

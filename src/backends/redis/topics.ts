@@ -166,8 +166,17 @@ export class RedisTopics {
    * metadata's node. A topic found missing or corrupt is never served from the cache.
    */
   async cached(name: string): Promise<TopicMeta> {
+    return this.fresh(name) ?? this.refreshed(name)
+  }
+
+  /** The configuration when the cache has one read within the last second (no await for callers on the send path). */
+  fresh(name: string): TopicMeta | undefined {
     const hit = this.cache.get(name)
-    if (hit && Date.now() - hit.at < CACHE_MS) return hit.meta
+    return hit && Date.now() - hit.at < CACHE_MS ? hit.meta : undefined
+  }
+
+  private async refreshed(name: string): Promise<TopicMeta> {
+    const hit = this.cache.get(name)
     if (!hit) return this.get(name)
     let refresh = this.refreshing.get(name)
     if (!refresh) {
