@@ -144,6 +144,13 @@ export interface TopicStore {
    * does (same guarantees and errors); resolves with the first record's offset.
    */
   appendFrame?(topic: string, partition: number, frame: TextFrame): Promise<number>
+  /**
+   * Optional, with `appendFrame`: append the frame now, synchronously, when that needs no waiting
+   * (nothing of this process queued on the partition, no sync awaited, its lock at hand); returns
+   * the first record's offset, or undefined when it cannot go now (then `appendFrame`). Throws what
+   * `appendFrame` rejects with.
+   */
+  appendFrameNow?(topic: string, partition: number, frame: TextFrame): number | undefined
   /** A forward reader of one partition positioned at `from`. @throws `TopicNotFoundError`, `InvalidArgumentError`. */
   openReader(topic: string, partition: number, from: number): Promise<PartitionReader>
   /** The offset of the first message with `timestamp >= time` (the end offset if none). */

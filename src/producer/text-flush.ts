@@ -5,6 +5,8 @@ import type { SendRecord } from './send-record.js'
 
 /** Largest frame kept for reuse. */
 const KEEP_BYTES = 8 * 1024 * 1024
+/** What a part written at once returns (its sends are settled already). */
+const DONE: Promise<void> = Promise.resolve()
 
 /** One partition's part of a text flush: its frame and its sends, in send order. */
 interface Part {
@@ -63,22 +65,59 @@ export class TextFlusher {
       part.sends.push(r)
     }
     if (parts.size === 0) this.free.push(first)
+    if (parts.size === 1) {
+      const only = this.append(parts.values().next().value as Part, onNotFound)
+      issued()
+      return only
+    }
     const writes: Array<Promise<void>> = []
     for (const part of parts.values()) writes.push(this.append(part, onNotFound))
     issued()
     return Promise.all(writes).then(() => undefined)
   }
 
-  private async append(part: Part, onNotFound: () => void): Promise<void> {
-    const { partition, frame, sends } = part
+  /**
+   * Append one part: written at once when the backend can (`appendFrameNow`), its sends resolved
+   * right after the write, in the same task; else through `appendFrame`. Settling at once matters
+   * for latency beyond this process: a reader woken by the write often waits for this CPU until
+   * the writer blocks again (bench/RESULTS.md, decision 175).
+   */
+  private append(part: Part, onNotFound: () => void): Promise<void> {
+    let base: number | undefined
     try {
-      const base = await this.backend.appendFrame(this.topic, partition, frame)
-      for (let i = 0; i < sends.length; i++) (sends[i] as SendRecord).resolve({ partition, offset: base + i })
+      base = this.backend.appendFrameNow?.(this.topic, part.partition, part.frame)
     } catch (e) {
-      if (e instanceof TopicNotFoundError) onNotFound()
-      for (const r of sends) r.reject(e)
-    } finally {
-      if (frame.bytes <= KEEP_BYTES) this.free.push(frame)
+      this.failed(part, e, onNotFound)
+      return DONE
     }
+    if (base === undefined) return this.appendLater(part, onNotFound)
+    this.written(part, base)
+    return DONE
+  }
+
+  private async appendLater(part: Part, onNotFound: () => void): Promise<void> {
+    let base: number
+    try {
+      base = await this.backend.appendFrame(this.topic, part.partition, part.frame)
+    } catch (e) {
+      return this.failed(part, e, onNotFound)
+    }
+    this.written(part, base)
+  }
+
+  private written(part: Part, base: number): void {
+    const { partition, sends } = part
+    this.release(part.frame)
+    for (let i = 0; i < sends.length; i++) (sends[i] as SendRecord).resolve({ partition, offset: base + i })
+  }
+
+  private failed(part: Part, e: unknown, onNotFound: () => void): void {
+    this.release(part.frame)
+    if (e instanceof TopicNotFoundError) onNotFound()
+    for (const r of part.sends) r.reject(e)
+  }
+
+  private release(frame: TextFrame): void {
+    if (frame.bytes <= KEEP_BYTES) this.free.push(frame)
   }
 }

@@ -70,25 +70,37 @@ export class PartitionAppender {
     return this.appendWith(frame.count, (base) => frame.frame(base), frame.producerId, undefined)
   }
 
+  /** Append a frame now, synchronously, if nothing needs waiting for (see `writeNow`); else undefined. */
+  appendFrameNow(frame: NativeTextFrame): number | undefined {
+    return this.writeNow(frame.count, (base) => frame.frame(base), frame.producerId, undefined)
+  }
+
+  /**
+   * Write now when nothing of this process is queued here, the fsync policy awaits no sync and the
+   * lock is ours or free: the offset, or undefined when the append must queue. Throws a failed write.
+   */
+  private writeNow(count: number, encode: (base: number) => Buffer, producerId: string, expectedEnd: number | undefined): number | undefined {
+    if (this.pending !== 0 || !(this.options.fsync === 'never' || typeof this.options.fsync === 'number')) return undefined
+    let got = false
+    try {
+      got = this.lock.tryNow()
+    } catch {
+      got = false // the queued path reports it properly
+    }
+    if (!got) return undefined
+    const base = this.writeLocked(count, encode, producerId, expectedEnd)
+    if (typeof this.options.fsync === 'number') this.dirty = true
+    return base
+  }
+
   /** Append the frame `encode` makes for `count` records at a base offset (called under the lock, written at once). */
   private appendWith(count: number, encode: (base: number) => Buffer, producerId: string, expectedEnd: number | undefined): Promise<number> {
     // Fast path: nothing queued in this process and the lock is ours or free: write now, no promise chain.
-    if (this.pending === 0 && (this.options.fsync === 'never' || typeof this.options.fsync === 'number')) {
-      let got = false
-      try {
-        got = this.lock.tryNow()
-      } catch {
-        got = false // the slow path reports it properly
-      }
-      if (got) {
-        try {
-          const base = this.writeLocked(count, encode, producerId, expectedEnd)
-          if (typeof this.options.fsync === 'number') this.dirty = true
-          return Promise.resolve(base)
-        } catch (e) {
-          return Promise.reject(e)
-        }
-      }
+    try {
+      const base = this.writeNow(count, encode, producerId, expectedEnd)
+      if (base !== undefined) return Promise.resolve(base)
+    } catch (e) {
+      return Promise.reject(e)
     }
     this.pending++
     const run = this.tail.then(() => this.appendLocked(count, encode, producerId, expectedEnd)).finally(() => this.pending--)

@@ -112,6 +112,10 @@ export class FileBackend implements Backend {
     if (s !== this.native) throw new TopicNotFoundError(`Topic "${topic}" is no longer a native topic`)
     return this.native.appendFrame(topic, partition, frame)
   }
+  appendFrameNow(topic: string, partition: number, frame: TextFrame): number | undefined {
+    const s = this.at(topic)
+    return s === this.native ? this.native.appendFrameNow(topic, partition, frame) : undefined
+  }
   async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
     return this.at(topic).openReader(topic, partition, from)
   }

@@ -144,25 +144,43 @@ export class NativeStore implements TopicStore {
     return this.appendVia(topic, partition, (a) => a.appendFrame(frame))
   }
 
-  /** Run one append on the partition's appender; wake local tails, apply retention after a roll. */
-  private async appendVia(topic: string, partition: number, write: (a: PartitionAppender) => Promise<number>): Promise<number> {
+  /** `appendFrame` written at once when nothing needs waiting for; undefined when it must queue. */
+  appendFrameNow(topic: string, partition: number, frame: TextFrame): number | undefined {
+    if (!(frame instanceof NativeTextFrame)) throw new InvalidArgumentError(`appendFrame to topic "${topic}" was given a frame it did not make`)
     try {
-      return await this.appenders.run(partitionDir(this.root, topic, partition), topic, partition, async (a) => {
-        const base = await write(a)
-        this.hub.notify(a.dir)
-        if (a.rolled) {
-          a.rolled = false
-          // Retention runs after a roll, off the send path; a failure here must not fail the send.
-          void this.getTopic(topic)
-            .then((m) => applyPartitionRetention(a.dir, topic, m.retention))
-            .catch(() => undefined)
-        }
+      return this.appenders.runNow(partitionDir(this.root, topic, partition), topic, partition, (a) => {
+        const base = a.appendFrameNow(frame)
+        if (base !== undefined) this.written(topic, a)
         return base
       })
     } catch (e) {
       if (e instanceof TopicNotFoundError) this.forget(topic)
       throw e
     }
+  }
+
+  /** Run one append on the partition's appender; wake local tails, apply retention after a roll. */
+  private async appendVia(topic: string, partition: number, write: (a: PartitionAppender) => Promise<number>): Promise<number> {
+    try {
+      return await this.appenders.run(partitionDir(this.root, topic, partition), topic, partition, async (a) => {
+        const base = await write(a)
+        this.written(topic, a)
+        return base
+      })
+    } catch (e) {
+      if (e instanceof TopicNotFoundError) this.forget(topic)
+      throw e
+    }
+  }
+
+  /** After an append: wake local tails; after a roll, apply retention (off the send path: a failure there must not fail the send). */
+  private written(topic: string, a: PartitionAppender): void {
+    this.hub.notify(a.dir)
+    if (!a.rolled) return
+    a.rolled = false
+    void this.getTopic(topic)
+      .then((m) => applyPartitionRetention(a.dir, topic, m.retention))
+      .catch(() => undefined)
   }
 
   async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {

@@ -48,22 +48,41 @@ export class PooledAppenders {
 
   /** Run `op` on the partition's appender, its fds counted in the pool meanwhile. */
   async run<T>(dir: string, topic: string, partition: number, op: (a: PartitionAppender) => Promise<T>): Promise<T> {
+    const s = this.enter(dir, topic, partition)
+    try {
+      return await op(s.a)
+    } finally {
+      this.leave(s)
+    }
+  }
+
+  /** `run` of a synchronous operation (an append written at once or not at all). */
+  runNow<T>(dir: string, topic: string, partition: number, op: (a: PartitionAppender) => T): T {
+    const s = this.enter(dir, topic, partition)
+    try {
+      return op(s.a)
+    } finally {
+      this.leave(s)
+    }
+  }
+
+  /** The partition's slot, its fds counted before the append opens anything (so the room is made first). */
+  private enter(dir: string, topic: string, partition: number): Slot {
     const id = partitionKey(topic, partition)
     let s = this.slots.get(id)
     if (!s) {
       s = new Slot(id, new PartitionAppender(dir, topic, this.options), (x) => this.evict(x))
       this.slots.set(id, s)
     }
-    // Counted before the append opens anything, so the room is made first.
     this.pool.hold(s, APPENDER_FDS)
     s.inflight++
-    try {
-      return await op(s.a)
-    } finally {
-      s.inflight--
-      // Exact again: evicted while it waited for the lock it reopened its files; a failed append closed them.
-      if (this.slots.get(id) === s) this.pool.hold(s, s.a.hasOpenFiles ? APPENDER_FDS : 0)
-    }
+    return s
+  }
+
+  private leave(s: Slot): void {
+    s.inflight--
+    // Exact again: evicted while it waited for the lock it reopened its files; a failed append closed them.
+    if (this.slots.get(s.id) === s) this.pool.hold(s, s.a.hasOpenFiles ? APPENDER_FDS : 0)
   }
 
   private evict(s: Slot): void {
