@@ -26,6 +26,12 @@ export interface NativeStoreOptions {
   maxOpenFiles?: number
 }
 
+/** The frame as this store made it (`textFrame`); another backend's frame is refused. */
+function ownFrame(topic: string, frame: TextFrame): NativeTextFrame {
+  if (!(frame instanceof NativeTextFrame)) throw new InvalidArgumentError(`appendFrame to topic "${topic}" was given a frame it did not make`)
+  return frame
+}
+
 /** Topics in twainmq's native format: partitions of CRC-framed segments with sparse indexes (docs/format.md). */
 export class NativeStore implements TopicStore {
   /** Every reader and appender of this store keeps its fds under this cap. */
@@ -140,22 +146,21 @@ export class NativeStore implements TopicStore {
   }
 
   async appendFrame(topic: string, partition: number, frame: TextFrame): Promise<number> {
-    if (!(frame instanceof NativeTextFrame)) throw new InvalidArgumentError(`appendFrame to topic "${topic}" was given a frame it did not make`)
-    return this.appendVia(topic, partition, (a) => a.appendFrame(frame))
+    const own = ownFrame(topic, frame)
+    return this.appendVia(topic, partition, (a) => a.appendFrame(own))
   }
 
   /** `appendFrame` written at once when nothing needs waiting for; undefined when it must queue. */
   appendFrameNow(topic: string, partition: number, frame: TextFrame): number | undefined {
-    if (!(frame instanceof NativeTextFrame)) throw new InvalidArgumentError(`appendFrame to topic "${topic}" was given a frame it did not make`)
+    const own = ownFrame(topic, frame)
     try {
       return this.appenders.runNow(partitionDir(this.root, topic, partition), topic, partition, (a) => {
-        const base = a.appendFrameNow(frame)
+        const base = a.appendFrameNow(own)
         if (base !== undefined) this.written(topic, a)
         return base
       })
     } catch (e) {
-      if (e instanceof TopicNotFoundError) this.forget(topic)
-      throw e
+      throw this.missing(topic, e)
     }
   }
 
@@ -168,9 +173,14 @@ export class NativeStore implements TopicStore {
         return base
       })
     } catch (e) {
-      if (e instanceof TopicNotFoundError) this.forget(topic)
-      throw e
+      throw this.missing(topic, e)
     }
+  }
+
+  /** An append's error, after forgetting the topic when it was found missing. */
+  private missing(topic: string, e: unknown): unknown {
+    if (e instanceof TopicNotFoundError) this.forget(topic)
+    return e
   }
 
   /** After an append: wake local tails; after a roll, apply retention (off the send path: a failure there must not fail the send). */
