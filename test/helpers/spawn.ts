@@ -7,9 +7,9 @@ export { until } from './wait.js'
 const here = dirname(fileURLToPath(import.meta.url))
 export const repoRoot = join(here, '..', '..')
 
-/** Start a TypeScript child script from test/helpers/children with tsx. */
-export function spawnChild(script: string, args: string[]): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', join(here, 'children', script), ...args], {
+/** Start a TypeScript child script from test/helpers/children with tsx (`nodeArgs`: flags for node, e.g. `--expose-gc`). */
+export function spawnChild(script: string, args: string[], nodeArgs: string[] = []): ChildProcess {
+  return spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(here, 'children', script), ...args], {
     cwd: repoRoot,
     stdio: ['ignore', 'pipe', 'pipe'],
   })

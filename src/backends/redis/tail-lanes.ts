@@ -24,9 +24,10 @@ export interface Lane {
   /** `prune()` calls that found it idle in a row. */
   idleTicks: number
   readonly keepAlive: KeepAlive
-  /** Rejects when the lane is dropped (see {@link TailLanes.run}). */
-  readonly dropped: Promise<never>
-  readonly abort: (e: Error) => void
+  /** Settle the commands in flight on it with this error (it was dropped, see {@link TailLanes.run}). */
+  readonly waiting: Set<(e: Error) => void>
+  /** Set once the lane was dropped: commands given to `run` after that fail with it at once. */
+  dropped: Error | undefined
 }
 
 /**
@@ -75,10 +76,7 @@ export class TailLanes {
       conn = new Redis({ host: node.slice(0, at), port: Number(node.slice(at + 1)), username, password, protocol, connectTimeout, disableClientInfo, connectionName: name, maxRetriesPerRequest: null, retryStrategy, enableAutoPipelining: false })
     } else conn = this.base.duplicate({ lazyConnect: false, enableAutoPipelining: false, maxRetriesPerRequest: null, connectionName: name })
     conn.on('error', () => undefined) // failures surface as rejected reads
-    let abort: (e: Error) => void = () => undefined
-    const dropped = new Promise<never>((_, reject) => (abort = reject))
-    dropped.catch(() => undefined)
-    const lane: Lane = { node, conn, name, id: undefined, busy: false, closes: 0, idleTicks: 0, keepAlive: new KeepAlive(conn), dropped, abort }
+    const lane: Lane = { node, conn, name, id: undefined, busy: false, closes: 0, idleTicks: 0, keepAlive: new KeepAlive(conn), waiting: new Set(), dropped: undefined }
     lane.keepAlive.pin(this.pinned)
     conn.on('close', () => {
       lane.id = undefined
@@ -103,10 +101,27 @@ export class TailLanes {
    * queued on a connection that `disconnect()` finds between two reconnect attempts (to a node
    * killed or gone), so a read or `CLIENT ID` there would wait for ever (a tail stalled after a
    * master was killed: its slot group waited on a `CLIENT ID` to the dead node).
+   * Not a `Promise.race` with a promise of the lane's life: every race would leave a reaction on it
+   * holding its reply until the lane closes (a tail on a quiet topic kept every reply it read).
    */
   run<T>(lane: Lane, command: Promise<T>): Promise<T> {
-    command.catch(() => undefined)
-    return Promise.race([command, lane.dropped])
+    if (lane.dropped) {
+      command.catch(() => undefined)
+      return Promise.reject(lane.dropped)
+    }
+    return new Promise<T>((resolve, reject) => {
+      lane.waiting.add(reject)
+      command.then(
+        (v) => {
+          lane.waiting.delete(reject)
+          resolve(v)
+        },
+        (e: unknown) => {
+          lane.waiting.delete(reject)
+          reject(e)
+        },
+      )
+    })
   }
 
   /** Ask a lane's `CLIENT ID` (before a read is written on it). */
@@ -123,7 +138,9 @@ export class TailLanes {
   /** Close a lane at once (a read on it ends). */
   drop(lane: Lane): void {
     lane.conn.disconnect()
-    lane.abort(new Error(`The blocking connection to ${lane.node} was closed`))
+    lane.dropped ??= new Error(`The blocking connection to ${lane.node} was closed`)
+    for (const reject of lane.waiting) reject(lane.dropped)
+    lane.waiting.clear()
     const list = this.lanes.get(lane.node)
     const i = list?.indexOf(lane) ?? -1
     if (list && i >= 0) list.splice(i, 1)
