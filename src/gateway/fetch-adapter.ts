@@ -59,8 +59,15 @@ export function toFetch(r: GwResponse, req: GwRequest, done: (p: Promise<void>) 
           (controller.desiredSize ?? 1) > 0 || signal.aborted
             ? Promise.resolve()
             : new Promise<void>((resolve) => {
-                pulled = resolve
-                signal.addEventListener('abort', () => resolve(), { once: true })
+                // Taken by the reader or aborted, whichever comes first; the other is removed (a
+                // listener left per wait would pile up on a long response to a slow reader).
+                const done = (): void => {
+                  signal.removeEventListener('abort', done)
+                  if (pulled === done) pulled = undefined
+                  resolve()
+                }
+                pulled = done
+                signal.addEventListener('abort', done, { once: true })
               }),
       }).finally(() => {
         try {

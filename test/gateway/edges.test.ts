@@ -1,7 +1,10 @@
 // The gateway's edges: hostile stream names, body limits, CORS, the Fetch handler, and live reads
 // released at once by a client disconnect and ended by gateway.close().
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { getEventListeners } from 'node:events'
 import { createGateway } from '../../src/gateway/index.js'
+import { toFetch } from '../../src/gateway/fetch-adapter.js'
+import type { GwRequest } from '../../src/gateway/http.js'
 import { open } from '../../src/index.js'
 import { tempDir } from '../helpers/tmp.js'
 import { until } from '../helpers/wait.js'
@@ -98,5 +101,41 @@ describe('gateway as a Fetch handler', () => {
       await twain.close()
       dir.remove()
     }
+  })
+  it('a streamed response waiting for a slow reader adds no abort listener per wait', async () => {
+    // The Fetch adapter's backpressure: a stream of 25 events, each waited for until the reader takes
+    // it (the reader yields a task before each read, so every event finds no read pending).
+    const listeners: number[] = []
+    const req = { method: 'GET', signal: new AbortController().signal } as GwRequest
+    let run: Promise<void> | undefined
+    const res = toFetch(
+      {
+        status: 200,
+        headers: {},
+        stream: async (sink) => {
+          for (let i = 0; i < 25; i++) {
+            sink.write(`e${i}\n`)
+            await sink.drained()
+            listeners.push(getEventListeners(sink.signal, 'abort').length)
+          }
+        },
+      },
+      req,
+      (p) => {
+        run = p
+      },
+    )
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader()
+    const decoder = new TextDecoder()
+    let text = ''
+    for (;;) {
+      await new Promise<void>((r) => setImmediate(r))
+      const { done, value } = await reader.read()
+      if (done) break
+      text += decoder.decode(value, { stream: true })
+    }
+    await run
+    expect(text).toBe(Array.from({ length: 25 }, (_, i) => `e${i}\n`).join(''))
+    expect(listeners).toEqual(listeners.map(() => listeners[0]))
   })
 })
