@@ -41,6 +41,11 @@ const SUITES: Record<string, { description: string; defaults?: Partial<typeof DE
     defaults: { messages: 200_000, repeat: 3 },
     load: () => import('./suites/peers.js'),
   },
+  floors: {
+    description: 'how far the missed rows of issue 15 can go: a promise-per-send producer vs the plain log; raw ioredis XREADGROUP + XACK and its reply decoder vs JetStream AckPolicy.All; a raw ioredis tail vs JetStream\'s (defaults: --messages 200000 --repeat 3)',
+    defaults: { messages: 200_000, repeat: 3 },
+    load: () => import('./suites/floors.js'),
+  },
   scale: {
     description: 'per-message produce/read/consume cost and RSS at 10k..10M messages (file; Redis to --redis-max), seek by offset and time, group join with deep history (defaults: --repeat 1 --min 10000 --max 10000000 --redis-max 1000000)',
     defaults: { repeat: 1 },

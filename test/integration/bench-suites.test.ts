@@ -1,4 +1,4 @@
-// `npm run bench -- peers` and `npm run bench -- scale` at tiny sizes: each runs to the end, prints
+// `npm run bench -- peers`, `floors` and `scale` at tiny sizes: each runs to the end, prints
 // its table with a value in every cell, and leaves no temp directory or server behind (the bench
 // runs with TMPDIR set to a directory of its own, which must be empty at the end).
 import { spawn } from 'node:child_process'
@@ -54,6 +54,25 @@ describe('bench suites', () => {
       expect(rows.some((row) => row.startsWith(phase)), phase).toBe(true)
     }
     expect(tableRows(r.stdout, 'send → other process')).toHaveLength(4)
+    expect(await canConnect(Number(ports?.[1]))).toBe(false)
+    expect(await canConnect(Number(ports?.[2]))).toBe(false)
+    expect(leftovers(tmp.dir)).toEqual([])
+    tmp.remove()
+  }, 180_000)
+
+  it('floors: send, shared and tail rows with a value each, ratios against their baselines; servers stopped', async () => {
+    const tmp = tempDir()
+    const r = await bench(tmp.dir, ['floors', '--messages', '2000', '--repeat', '1', '--tail-messages', '20'])
+    expect(r.code, r.stderr).toBe(0)
+    const ports = /servers: private nats-server: v\S+ -js on 127\.0\.0\.1:(\d+); private redis-server \S+ on 127\.0\.0\.1:(\d+)/.exec(r.stdout)
+    expect(ports, r.stdout).not.toBeNull()
+    const rows = tableRows(r.stdout, 'row ')
+    expect(rows).toHaveLength(19)
+    // A baseline row has a value; every other row a ratio (and, where a goal applies, the goal).
+    for (const row of rows) expect(row).toMatch(/^(send|shared|tail p50|tail p99): \S.*( [0-9][0-9,]*| [0-9.]+ ms| [0-9.]+×( +[≤≥] [0-9.]+×)?)$/)
+    for (const phase of ['send: floor (plain log + a promise per send, Promise.all)', 'shared: raw ioredis, two reads in flight', 'shared: ioredis reply decoder alone', 'tail p50: raw ioredis XADD → XREAD BLOCK', 'tail p99: twainmq Redis tail']) {
+      expect(rows.some((row) => row.startsWith(phase)), phase).toBe(true)
+    }
     expect(await canConnect(Number(ports?.[1]))).toBe(false)
     expect(await canConnect(Number(ports?.[2]))).toBe(false)
     expect(leftovers(tmp.dir)).toEqual([])
