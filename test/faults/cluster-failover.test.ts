@@ -105,5 +105,5 @@ describe.each(cases)('a master %s under load, replicaAcks: %d', (fault, replicaA
       process.off('warning', onWarning)
       await twain.close()
     }
-  }, 150_000)
+  }, 240_000)
 })

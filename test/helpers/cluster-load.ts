@@ -11,8 +11,16 @@ export interface Load {
   settled: Array<{ partition: number; start: number; end: number }>
   /** Appended to every value (after a space) from now on ('' = none). */
   padding: string
-  stop(): Promise<void>
+  /**
+   * Stop sending and wait for the sends under way. Every send settles (acknowledged, or failed once
+   * the appender's retry window of 30 s has passed): one still open `settleWithinMs` after the stop
+   * fails the test with the sends that never settled (partition, how long since each started).
+   */
+  stop(settleWithinMs?: number): Promise<void>
 }
+
+/** Longer than the appender's retry window (RETRY_FOR_MS, 30 s), after which a send fails. */
+const SETTLE_WITHIN_MS = 40_000
 
 /** Sends with unique ids (`<tag><n>`) from one loop per entry of `lanes` (the partition it sends to) until stopped. */
 export function sendLoad(twain: Twain, topic: string, lanes: readonly number[], tag = 'm'): Load {
@@ -20,10 +28,13 @@ export function sendLoad(twain: Twain, topic: string, lanes: readonly number[], 
   const out: Load = { acked: [], failures: [], latencies: [], settled: [], padding: '', stop: async () => undefined }
   let stopped = false
   let n = 0
-  const loops = lanes.map(async (partition) => {
+  /** The send each lane is waiting on, if any: its id and when it started. */
+  const open: Array<{ id: string; start: number } | undefined> = lanes.map(() => undefined)
+  const loops = lanes.map(async (partition, lane) => {
     while (!stopped) {
       const id = `${tag}${n++}`
       const t0 = performance.now()
+      open[lane] = { id, start: t0 }
       try {
         const r = await producer.send(partition, out.padding ? `${id} ${out.padding}` : id, { partition })
         out.latencies.push({ partition, ms: performance.now() - t0 })
@@ -31,12 +42,20 @@ export function sendLoad(twain: Twain, topic: string, lanes: readonly number[], 
       } catch (e) {
         out.failures.push(e)
       }
+      open[lane] = undefined
       out.settled.push({ partition, start: t0, end: performance.now() })
     }
   })
-  out.stop = async () => {
+  out.stop = async (settleWithinMs = SETTLE_WITHIN_MS) => {
     stopped = true
-    await Promise.all(loops)
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), settleWithinMs)))
+    const done = await Promise.race([Promise.all(loops), late])
+    clearTimeout(timer)
+    if (done !== 'late') return
+    const now = performance.now()
+    const stuck = open.flatMap((o, lane) => (o ? [`${o.id} to partition ${lanes[lane]} (started ${Math.round(now - o.start)} ms ago)`] : []))
+    throw new Error(`${stuck.length} send(s) did not settle within ${settleWithinMs} ms of the load's stop: ${stuck.join(', ')}`)
   }
   return out
 }
