@@ -104,14 +104,17 @@ describe.each(['file', 'redis'] as const)('dashboard over %s', (kind) => {
     await until(() => liveReadOpen(s, 'orders~0', before), 10_000, 'the tail to reach the gateway')
     await s.producer.send(1, { n: 1000, tag: 'live' }, { partition: 0 })
     const log = page.locator('#tail-log li pre')
-    await expect.poll(() => log.allTextContents()).toEqual([JSON.stringify({ n: 1000, tag: 'live' }, null, 2)])
+    // A tail joining the gateway's waiting Redis read is served once that read is re-issued: at once
+    // when CLIENT UNBLOCK reaches it, else when its BLOCK time (5 s) ends. expect.poll's default 1 s
+    // was too short under load (a CI run failed here with the value not yet shown).
+    await expect.poll(() => log.allTextContents(), { timeout: 10_000 }).toEqual([JSON.stringify({ n: 1000, tag: 'live' }, null, 2)])
     await page.click('#tail-pause')
     await page.locator('#tail-state[data-state="paused"]').waitFor()
     await until(() => !liveReadOpen(s, 'orders~0', before), 10_000, 'the paused tail to end its request')
     await s.producer.send(1, { n: 1001 }, { partition: 0 })
     await s.producer.send(1, { n: 1002 }, { partition: 0 })
     await page.click('#tail-pause')
-    await expect.poll(() => log.allTextContents()).toHaveLength(3)
+    await expect.poll(() => log.allTextContents(), { timeout: 10_000 }).toHaveLength(3)
     await page.uncheck('#tail-pretty')
     expect(await log.allTextContents()).toEqual(['{"n":1002}', '{"n":1001}', '{"n":1000,"tag":"live"}'])
     await page.check('#tail-pretty')

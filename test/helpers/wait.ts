@@ -29,3 +29,16 @@ export async function until(check: () => boolean | Promise<boolean>, ms = 10_000
     await sleep(10)
   }
 }
+
+/** `p`, or a rejection naming `what` when `ms` pass first (the timer is removed either way). */
+export async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Timed out after ${ms} ms waiting for ${what}`)), ms)
+  })
+  try {
+    return await Promise.race([p, late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
