@@ -45,7 +45,7 @@ type Entries = unknown[]
 /** Per script: ARGV (as a tuple) and the reply. */
 export interface ScriptSpecs {
   append: { args: [instance: string, sequence: number, part: 'one' | 'first' | 'next' | 'last', maxMessages: number, producerId: string, now: number, records: Buffer, expectedEnd: string]; reply: [base: number, duplicate: number] }
-  read: { args: [from: number, count: number, ids: '0' | '1']; reply: Buffer }
+  read: { args: [from: number, count: number, ids: '0' | '1', maxBytes: number | '']; reply: Buffer }
   'offset-for-time': { args: [time: number]; reply: number }
   trim: { args: [before: number]; reply: number }
   'create-topic': { args: [token: string, now: number, abandonedMs: number, ...fields: string[]]; reply: number }
