@@ -3,7 +3,7 @@
 // entries past the budget are never converted, and a partition reader fetches page after page until
 // it has what was asked for (fewer means the end, as a group's fetch loop takes it). Before, a page
 // of 1024 records of 32 KiB was one 32 MiB reply: seconds of Lua and decoding, past a Redis Cluster
-// client's command timeout (1.5 s) on a loaded machine, so a history read failed part-way.
+// client's command timeout (1.5 s) on a loaded machine, so a history read could fail part-way.
 import { describe, expect, it } from 'vitest'
 import { Scripts } from '../../src/backends/redis/scripts.js'
 import { useRedisTwain } from '../helpers/redis-twain.js'
