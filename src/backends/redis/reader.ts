@@ -76,8 +76,6 @@ export class RedisPartitionReader implements PartitionReader {
   private held: Held | undefined
   /** The last page fetched was cut by its byte budget: the partition goes on past it. */
   private cut = false
-  /** Bytes per entry of the last page fetched (undefined: none yet). */
-  private entryBytes: number | undefined
   /** The watcher's last rollback notice this reader took, and the report not yet taken. */
   private rollbackSeq: number
   private rolledBack: LogRollbackError | undefined
@@ -201,7 +199,6 @@ export class RedisPartitionReader implements PartitionReader {
       h = { ...parseHeader(blob), ids: true }
     }
     this.cut = h.count < asked && blob.length >= PAGE_BYTES
-    this.entryBytes = blob.length / h.count
     this.streak = isFull(blob, h.count, asked) ? this.streak + 1 : 0
     if (this.streak >= 2) {
       const ahead = { from: h.last + 1, count: READ_MAX, blob: this.fetch(h.last + 1, READ_MAX, false) }
@@ -227,10 +224,7 @@ export class RedisPartitionReader implements PartitionReader {
   private async fetch(from: number, count: number, ids: boolean): Promise<Buffer> {
     for (let attempt = 1; ; attempt++) {
       try {
-        // Small records, judging by the last page: one XRANGE of `count` as before the budget
-        // (its steps and byte count cost the server ~0.5 µs an entry); else the budgeted read.
-        const small = this.entryBytes !== undefined && this.entryBytes * count <= PAGE_BYTES / 2
-        return await this.scripts.call('read', [this.keys.stream(this.topic, this.partition)], [from, count, ids ? '1' : '0', small ? '' : PAGE_BYTES])
+        return await this.scripts.call('read', [this.keys.stream(this.topic, this.partition)], [from, count, ids ? '1' : '0', PAGE_BYTES])
       } catch (e) {
         if (this.closed) return Buffer.alloc(0)
         if (!isConnectionError(e) || attempt >= READ_ATTEMPTS) throw redisError(`Read of "${this.topic}" partition ${this.partition} at offset ${from} failed`, e)

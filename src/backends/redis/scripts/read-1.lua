@@ -17,7 +17,7 @@ if not budget then
   res = redis.call('XRANGE', KEYS[1], ARGV[1] .. '-1', '+', 'COUNT', want)
 else
   res = {}
-  local from, bytes, step = ARGV[1] .. '-1', 0, math.min(want, 64)
+  local from, bytes, step = ARGV[1] .. '-1', 0, math.min(want, 16)
   while true do
     local part = redis.call('XRANGE', KEYS[1], from, '+', 'COUNT', step)
     for i = 1, #part do
