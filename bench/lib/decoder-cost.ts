@@ -7,6 +7,7 @@
  * its own.
  */
 import { createRequire } from 'node:module'
+import { median } from './stats.js'
 
 interface DecoderModule {
   Decoder: new (config: { getTypeMapping: () => object; onReply: (r: unknown) => void; onErrorReply: (e: unknown) => void; onPush: (r: unknown) => void }) => { write(chunk: Buffer): void }
@@ -44,5 +45,5 @@ export function decoderMicrosPerEntry(size: number, rounds = 5): number {
     times.push(((performance.now() - t0) * 1000) / (200 * ENTRIES))
   }
   if (replies !== 300 + 200 * rounds) throw new Error(`the decoder returned ${replies} replies, expected ${300 + 200 * rounds}`)
-  return [...times].sort((a, b) => a - b)[Math.floor((rounds - 1) / 2)] as number
+  return median(times)
 }

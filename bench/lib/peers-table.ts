@@ -4,7 +4,7 @@
  */
 import { rate, type Throughput } from './phases.js'
 import { log } from './report.js'
-import { fmtInt, fmtNum, type LatencySummary } from './stats.js'
+import { fmtInt, fmtNum, median, type LatencySummary } from './stats.js'
 import { renderTable } from './table.js'
 
 interface TwainSide {
@@ -21,7 +21,6 @@ export interface PeersRound {
   redis: TwainSide & { shared: Throughput }
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1] as number
 const x = (v: number): string => `${fmtNum(v, 2)}×`
 const ms = (v: number): string => `${fmtNum(v, 3)} ms`
 

@@ -29,6 +29,9 @@ export function summarise(samples: readonly number[]): LatencySummary {
   }
 }
 
+/** The median (the lower one of an even count). */
+export const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1] as number
+
 export const MiB = 1024 * 1024
 export const MB = 1_000_000
 

@@ -9,6 +9,7 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { open } from '../../src/index.js'
+import { within } from '../../test/helpers/wait.js'
 import { plainTail } from '../baselines/plain-tail.js'
 import { spawnBenchChild, type BenchChild } from './child.js'
 import { progress } from './progress.js'
@@ -26,16 +27,6 @@ export interface TailResult {
   sent: number
   received: number
   summary: LatencySummary
-}
-
-export function deadline<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  return Promise.race([
-    p,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what}: timed out after ${ms} ms`)), ms)
-    }),
-  ]).finally(() => clearTimeout(timer))
 }
 
 export async function stopChild(child: BenchChild): Promise<void> {
@@ -57,7 +48,7 @@ export async function tailAcross(label: string, child: BenchChild, total: number
   const bar = progress(label, total)
   const tick = setInterval(() => bar.update(latencies.length), 100)
   try {
-    await deadline(r.done, total * TAIL_INTERVAL_MS * 4 + 20_000, label)
+    await within(r.done, total * TAIL_INTERVAL_MS * 4 + 20_000, label)
   } finally {
     clearInterval(tick)
     bar.stop()
@@ -81,7 +72,7 @@ export async function tailBaseline(count: number, label = 'baseline: fs.watch + 
     const bar = progress('e. baseline tail (fs.watch + fs.read)', total)
     const tick = setInterval(() => bar.update(tail.latencies.length), 100)
     try {
-      await deadline(tail.done, total * TAIL_INTERVAL_MS * 4 + 20_000, 'baseline tail')
+      await within(tail.done, total * TAIL_INTERVAL_MS * 4 + 20_000, 'baseline tail')
     } finally {
       clearInterval(tick)
       bar.stop()

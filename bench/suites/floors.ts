@@ -31,7 +31,7 @@ import { createStream, jsConsume, jsProduce, jsTail } from '../lib/jetstream.js'
 import { NatsServer } from '../lib/nats-server.js'
 import { consumeGroup, produceBatch } from '../lib/phases.js'
 import { log, machine, makeValue, revision } from '../lib/report.js'
-import { fmtInt, fmtNum } from '../lib/stats.js'
+import { fmtInt, fmtNum, median } from '../lib/stats.js'
 import type { Suite, SuiteOptions } from '../lib/suite.js'
 import { renderTable } from '../lib/table.js'
 import { logTail, tailTwain } from '../lib/tail.js'
@@ -149,7 +149,6 @@ async function tailRound(nats: NatsServer, redis: Redis, url: string, r: number,
   return out
 }
 
-const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] as number
 /** Median over rounds of `a / b` in the same round. */
 const ratio = (rounds: readonly Rates[], a: string, b: string): string => `${median(rounds.map((x) => (x[a] as number) / (x[b] as number))).toFixed(2)}×`
 /** A row: its label, its rounds and key, how its value shows, and the same-round baseline and goal of its ratio. */

@@ -1,5 +1,6 @@
 // Load and delivery checks shared by the Redis Cluster fault tests (test/faults/cluster-*.test.ts).
 import type { Acked } from './checker.js'
+import { within } from './wait.js'
 import type { Message, Twain } from '../../src/index.js'
 
 export interface Load {
@@ -48,11 +49,11 @@ export function sendLoad(twain: Twain, topic: string, lanes: readonly number[], 
   })
   out.stop = async (settleWithinMs = SETTLE_WITHIN_MS) => {
     stopped = true
-    let timer: NodeJS.Timeout | undefined
-    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), settleWithinMs)))
-    const done = await Promise.race([Promise.all(loops), late])
-    clearTimeout(timer)
-    if (done !== 'late') return
+    const settled = await within(Promise.all(loops), settleWithinMs, 'the sends').then(
+      () => true,
+      () => false,
+    )
+    if (settled) return
     const now = performance.now()
     const stuck = open.flatMap((o, lane) => (o ? [`${o.id} to partition ${lanes[lane]} (started ${Math.round(now - o.start)} ms ago)`] : []))
     throw new Error(`${stuck.length} send(s) did not settle within ${settleWithinMs} ms of the load's stop: ${stuck.join(', ')}`)
