@@ -74,8 +74,6 @@ export class RedisPartitionReader implements PartitionReader {
   private ahead: { from: number; count: number; blob: Promise<Buffer> } | undefined
   /** The last reply's entries not yet returned. */
   private held: Held | undefined
-  /** The last page fetched was cut by its byte budget: the partition goes on past it. */
-  private cut = false
   /** The watcher's last rollback notice this reader took, and the report not yet taken. */
   private rollbackSeq: number
   private rolledBack: LogRollbackError | undefined
@@ -163,18 +161,21 @@ export class RedisPartitionReader implements PartitionReader {
    * than `max` means the end was reached, as callers such as the group's fetch loop take it).
    */
   private async fetchOn(max: number, raw: boolean, budget: RawBudget | undefined): Promise<Array<Message | RawRecord>> {
-    let out = await this.fetchPage(max, raw, budget)
-    while (this.cut && out.length < max && !this.held && !this.closed && budget?.full !== true) {
-      const more = await this.fetchPage(max - out.length, raw, budget)
-      if (more.length === 0) break
-      out = out.concat(more)
+    let page = await this.fetchPage(max, raw, budget)
+    let out = page.out
+    while (page.cut && out.length < max && !this.held && !this.closed && budget?.full !== true) {
+      page = await this.fetchPage(max - out.length, raw, budget)
+      if (page.out.length === 0) break
+      out = out.concat(page.out)
     }
     return out
   }
 
-  /** Fetch from `next` with the `read` script (or take a full read-ahead), then return up to `max`. */
-  private async fetchPage(max: number, raw: boolean, budget: RawBudget | undefined): Promise<Array<Message | RawRecord>> {
-    this.cut = false
+  /**
+   * Fetch from `next` with the `read` script (or take a full read-ahead), then return up to `max`,
+   * and whether the page was cut by its byte budget (the partition goes on past it).
+   */
+  private async fetchPage(max: number, raw: boolean, budget: RawBudget | undefined): Promise<{ out: Array<Message | RawRecord>; cut: boolean }> {
     const count = this.streak >= 1 ? READ_MAX : Math.min(max, READ_MAX)
     const a = this.ahead
     this.ahead = undefined
@@ -189,16 +190,15 @@ export class RedisPartitionReader implements PartitionReader {
     }
     if (this.closed || blob.length === 0) {
       this.streak = 0
-      return []
+      return { out: [], cut: false }
     }
     let h = parseHeader(blob)
     if (h.last - h.first + 1 !== h.count) {
       // Not dense (only if someone deleted entries by hand): ask for an offset per entry.
       blob = await this.fetch(from, asked, true)
-      if (this.closed || blob.length === 0) return []
+      if (this.closed || blob.length === 0) return { out: [], cut: false }
       h = { ...parseHeader(blob), ids: true }
     }
-    this.cut = h.count < asked && blob.length >= PAGE_BYTES
     this.streak = isFull(blob, h.count, asked) ? this.streak + 1 : 0
     if (this.streak >= 2) {
       const ahead = { from: h.last + 1, count: READ_MAX, blob: this.fetch(h.last + 1, READ_MAX, false) }
@@ -206,7 +206,7 @@ export class RedisPartitionReader implements PartitionReader {
       this.ahead = ahead
     }
     this.held = { blob, h, cur: packedStart(h), next: from }
-    return this.fromHeld(max, raw, budget) ?? []
+    return { out: this.fromHeld(max, raw, budget) ?? [], cut: h.count < asked && blob.length >= PAGE_BYTES }
   }
 
   /** Up to `max` entries of the kept reply (within the budget), when it goes on at `next`. */
