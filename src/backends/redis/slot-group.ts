@@ -94,30 +94,51 @@ export class SlotGroup {
     if (lane?.busy && this.lanes.nodeOf(this.slot) !== lane.node) this.lanes.drop(lane)
   }
 
+  private hasFresh(): boolean {
+    for (const w of this.members.values()) if (w.cursor === undefined) return true
+    return false
+  }
+
+  /**
+   * Look at the ends of the members not looked at yet (added since the last read was written), until
+   * none is left: everything below each end is visible to readers that read after the wake-up;
+   * everything from the end on comes through the next blocking read, which covers every member.
+   */
+  private async lookFresh(): Promise<void> {
+    for (;;) {
+      const fresh = [...this.members.values()].filter((w) => w.cursor === undefined)
+      if (fresh.length === 0 || this.stopped) return
+      const looks = await look(this.base, fresh)
+      if (this.stopped) return
+      fresh.forEach((w, i) => {
+        if (this.members.get(w.streamKey) !== w) return
+        const now = looks[i] as { end: number; inc: string }
+        // A member watched again keeps its notices' count; its first look sets what it has seen.
+        w.seen = now
+        w.cursor = now.end - 1
+        fire(w)
+      })
+    }
+  }
+
   private async loop(): Promise<void> {
     let failures = 0
     while (!this.stopped) {
       let lane: Lane | undefined
       try {
-        const fresh = [...this.members.values()].filter((w) => w.cursor === undefined)
-        if (fresh.length > 0) {
-          // Everything below the end now is visible to readers that read after the wake-up below;
-          // everything from the end on comes through the blocking read.
-          const looks = await look(this.base, fresh)
-          if (this.stopped) return
-          fresh.forEach((w, i) => {
-            const now = looks[i] as { end: number; inc: string }
-            // A member watched again keeps its notices' count; its first look sets what it has seen.
-            w.seen = now
-            w.cursor = now.end - 1
-            fire(w)
-          })
-        }
+        await this.lookFresh()
+        if (this.stopped) return
         const node = this.lanes.nodeOf(this.slot)
         if (node === undefined) throw new Error(`no node serves slot ${this.slot}`)
         lane = this.lane = this.lanes.acquire(node)
         await this.lanes.identify(lane)
         if (this.stopped) return
+        if (this.hasFresh()) {
+          // A member added while the lane was asked for: look at its end first, so the read covers it.
+          this.lane = undefined
+          this.lanes.release(lane, true)
+          continue
+        }
         this.dirty = false
         const members = [...this.members.values()].filter((w) => w.cursor !== undefined)
         const ids = members.map((w) => ((w.cursor as number) < 0 ? '0-0' : `${w.cursor as number}-1`))
