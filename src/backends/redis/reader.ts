@@ -157,13 +157,16 @@ export class RedisPartitionReader implements PartitionReader {
   }
 
   /**
-   * Up to `max` entries from `next`, page after page while a page was cut by its byte budget (fewer
-   * than `max` means the end was reached, as callers such as the group's fetch loop take it).
+   * Up to `max` entries from `next`, page after page while a page came back full (cut by its count
+   * or its byte budget: the partition may go on past it). Fewer than `max` means the end was
+   * reached, as callers such as a tail or the group's fetch loop take it: a reader that stopped at
+   * one script call's {@link READ_MAX} would leave a tail catching up waiting for a wake-up that
+   * never comes for records already stored.
    */
   private async fetchOn(max: number, raw: boolean, budget: RawBudget | undefined): Promise<Array<Message | RawRecord>> {
     let page = await this.fetchPage(max, raw, budget)
     let out = page.out
-    while (page.cut && out.length < max && !this.held && !this.closed && budget?.full !== true) {
+    while (page.more && out.length < max && !this.held && !this.closed && budget?.full !== true) {
       page = await this.fetchPage(max - out.length, raw, budget)
       if (page.out.length === 0) break
       out = out.concat(page.out)
@@ -173,9 +176,9 @@ export class RedisPartitionReader implements PartitionReader {
 
   /**
    * Fetch from `next` with the `read` script (or take a full read-ahead), then return up to `max`,
-   * and whether the page was cut by its byte budget (the partition goes on past it).
+   * and whether the page came back full (the partition may go on past it).
    */
-  private async fetchPage(max: number, raw: boolean, budget: RawBudget | undefined): Promise<{ out: Array<Message | RawRecord>; cut: boolean }> {
+  private async fetchPage(max: number, raw: boolean, budget: RawBudget | undefined): Promise<{ out: Array<Message | RawRecord>; more: boolean }> {
     const count = this.streak >= 1 ? READ_MAX : Math.min(max, READ_MAX)
     const a = this.ahead
     this.ahead = undefined
@@ -190,13 +193,13 @@ export class RedisPartitionReader implements PartitionReader {
     }
     if (this.closed || blob.length === 0) {
       this.streak = 0
-      return { out: [], cut: false }
+      return { out: [], more: false }
     }
     let h = parseHeader(blob)
     if (h.last - h.first + 1 !== h.count) {
       // Not dense (only if someone deleted entries by hand): ask for an offset per entry.
       blob = await this.fetch(from, asked, true)
-      if (this.closed || blob.length === 0) return { out: [], cut: false }
+      if (this.closed || blob.length === 0) return { out: [], more: false }
       h = { ...parseHeader(blob), ids: true }
     }
     this.streak = isFull(blob, h.count, asked) ? this.streak + 1 : 0
@@ -206,7 +209,7 @@ export class RedisPartitionReader implements PartitionReader {
       this.ahead = ahead
     }
     this.held = { blob, h, cur: packedStart(h), next: from }
-    return { out: this.fromHeld(max, raw, budget) ?? [], cut: h.count < asked && blob.length >= PAGE_BYTES }
+    return { out: this.fromHeld(max, raw, budget) ?? [], more: isFull(blob, h.count, asked) }
   }
 
   /** Up to `max` entries of the kept reply (within the budget), when it goes on at `next`. */
