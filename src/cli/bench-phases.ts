@@ -22,6 +22,8 @@ export interface PhaseResult {
   mbPerSec?: number
   p50Ms?: number
   p99Ms?: number
+  /** The slowest delivery (tail latency): a stall cannot hide behind a percentile. */
+  maxMs?: number
 }
 
 /** Progress of a running phase: `start` once with the total, `tick` with the count done. */
@@ -97,7 +99,7 @@ export async function consumePhase(twain: Twain, topic: string, plan: BenchPlan,
   return result('consume+ack', n, ms)
 }
 
-/** Send one message at a time and time it until a live tail delivers it: p50 and p99. */
+/** Send one message at a time and time it until a live tail delivers it: p50, p99 and the slowest. */
 export async function tailPhase(twain: Twain, topic: string, plan: BenchPlan, progress: Progress): Promise<PhaseResult> {
   const producer = twain.producer<string>(topic)
   const tail = twain.tail<string>(topic, { from: 'end' })
@@ -123,5 +125,5 @@ export async function tailPhase(twain: Twain, topic: string, plan: BenchPlan, pr
   const ms = performance.now() - t0
   latencies.sort((a, b) => a - b)
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] as number
-  return { ...result('tail latency', latencies.length, ms), p50Ms: at(0.5), p99Ms: at(0.99) }
+  return { ...result('tail latency', latencies.length, ms), p50Ms: at(0.5), p99Ms: at(0.99), maxMs: latencies[latencies.length - 1] as number }
 }

@@ -28,7 +28,7 @@ const KINDS = ['file', 'redis', 'cluster'] as const
 export function registerBench(program: Command): void {
   program
     .command('bench')
-    .description('benchmark a store: produce, read, consume+ack msgs/s and tail latency p50/p99, on a temporary topic')
+    .description('benchmark a store: produce, read, consume+ack msgs/s and tail latency p50/p99/max, on a temporary topic')
     .addArgument(program.createArgument('[kind]', 'file, redis or cluster (default: the kind of --url; file in a temporary directory without --url)').choices(KINDS))
     .addOption(new Option('--messages <n>', 'messages to produce, read and consume').argParser(intOption(1, 100_000_000)).default(100_000))
     .addOption(new Option('--size <bytes>', 'value size in bytes').argParser(intOption(1, 1_000_000)).default(100))
@@ -103,9 +103,9 @@ function progressBar(): Progress {
 const num = (v: number, digits = 0) => v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
 
 function table(label: string, plan: BenchPlan, results: PhaseResult[]): string {
-  const rows = [['phase', 'messages', 'seconds', 'msgs/s', 'MB/s', 'p50 ms', 'p99 ms']]
+  const rows = [['phase', 'messages', 'seconds', 'msgs/s', 'MB/s', 'p50 ms', 'p99 ms', 'max ms']]
   for (const r of results) {
-    rows.push([r.phase, num(r.messages), num(r.seconds, 2), num(r.rate), r.mbPerSec === undefined ? '' : num(r.mbPerSec, 1), r.p50Ms === undefined ? '' : num(r.p50Ms, 2), r.p99Ms === undefined ? '' : num(r.p99Ms, 2)])
+    rows.push([r.phase, num(r.messages), num(r.seconds, 2), num(r.rate), r.mbPerSec === undefined ? '' : num(r.mbPerSec, 1), r.p50Ms === undefined ? '' : num(r.p50Ms, 2), r.p99Ms === undefined ? '' : num(r.p99Ms, 2), r.maxMs === undefined ? '' : num(r.maxMs, 2)])
   }
   const widths = (rows[0] as string[]).map((_, c) => Math.max(...rows.map((r) => (r[c] as string).length)))
   const line = (r: string[]) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c] as number) : cell.padStart(widths[c] as number))).join('  ').trimEnd()

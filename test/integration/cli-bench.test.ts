@@ -12,7 +12,7 @@ import { tempDir } from '../helpers/tmp.js'
 
 interface Report {
   store: string
-  results: Array<{ phase: string; messages: number; rate: number; p50Ms?: number; p99Ms?: number }>
+  results: Array<{ phase: string; messages: number; rate: number; p50Ms?: number; p99Ms?: number; maxMs?: number }>
 }
 
 function checkReport(stdout: string, messages: number, tailMessages: number): Report {
@@ -25,6 +25,7 @@ function checkReport(stdout: string, messages: number, tailMessages: number): Re
   const tail = r.results[3] as Report['results'][number]
   expect(tail.p50Ms).toBeGreaterThan(0)
   expect(tail.p99Ms).toBeGreaterThanOrEqual(tail.p50Ms as number)
+  expect(tail.maxMs).toBeGreaterThanOrEqual(tail.p99Ms as number)
   return r
 }
 
