@@ -16,8 +16,7 @@
  * The walk builds no path on the way down; the path is put together only when a problem is found.
  */
 
-/** Deeper than this the walk stops and leaves the rest to `JSON.stringify` (which reports cycles). */
-const MAX_DEPTH = 1000
+import { MAX_JSON_DEPTH, tooDeep } from './json-depth.js'
 
 const OBJECT_PROTO = Object.prototype
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/
@@ -31,12 +30,15 @@ export interface JsonProblem {
   path: string
   /** e.g. `is NaN, which JSON stores as null`. */
   what: string
+  /** The value nests deeper than `MAX_JSON_DEPTH` (then `what` is the whole message, `path` is `$`). */
+  tooDeep?: true
 }
 
 /** The first place in `value` that JSON would not store as it is, or `undefined`. */
 export function jsonProblem(value: unknown): JsonProblem | undefined {
   const found = check(value, 0, false)
   if (found === undefined) return undefined
+  if (found === TOO_DEEP) return { path: '$', what: tooDeep('The value'), tooDeep: true }
   return { path: pathText(found.path), what: found.what }
 }
 
@@ -44,6 +46,9 @@ interface Found {
   path: Path
   what: string
 }
+
+/** Found past `MAX_JSON_DEPTH` (also how a cycle ends): no path is built for it on the way out. */
+const TOO_DEEP: Found = { path: [], what: '' }
 
 function check(v: unknown, depth: number, inArray: boolean): Found | undefined {
   switch (typeof v) {
@@ -64,11 +69,11 @@ function check(v: unknown, depth: number, inArray: boolean): Found | undefined {
 }
 
 function checkObject(o: object, depth: number): Found | undefined {
-  if (depth >= MAX_DEPTH) return undefined
+  if (depth >= MAX_JSON_DEPTH) return TOO_DEEP
   if (Array.isArray(o)) {
     for (let i = 0; i < o.length; i++) {
       const f = check(o[i], depth + 1, true)
-      if (f) return (f.path.unshift(i), f)
+      if (f) return (f !== TOO_DEEP && f.path.unshift(i), f)
     }
     return undefined
   }
@@ -85,7 +90,7 @@ function checkFields(o: Record<string, unknown>, depth: number): Found | undefin
     const v = o[k]
     if (v === undefined) continue // left out, as JSON does
     const f = check(v, depth + 1, false)
-    if (f) return (f.path.unshift(k), f)
+    if (f) return (f !== TOO_DEEP && f.path.unshift(k), f)
   }
   return undefined
 }

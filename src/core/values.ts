@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from './errors.js'
+import { tooDeep } from './json-depth.js'
 import { jsonProblem } from './json-value.js'
 
 /**
@@ -25,6 +26,7 @@ function toJson(value: unknown, what: string): string {
   // At the top level, JSON has no text at all for these (the check below would call them "dropped").
   if (value !== undefined && typeof value !== 'function' && typeof value !== 'symbol') {
     const problem = jsonProblem(value)
+    if (problem?.tooDeep) throwDeep(value, what)
     if (problem) throw new InvalidArgumentError(`${what} is not JSON as it is: ${problem.path} ${problem.what}`)
   }
   let text: string | undefined
@@ -37,6 +39,19 @@ function toJson(value: unknown, what: string): string {
     throw new InvalidArgumentError(`${what} of type ${typeof value} is not JSON-serialisable: send a string, bytes or JSON value`)
   }
   return text
+}
+
+/**
+ * A value the walk found deeper than `MAX_JSON_DEPTH`: a cycle (JSON.stringify says so, and that
+ * is the reason given) or nesting past the limit.
+ */
+function throwDeep(value: unknown, what: string): never {
+  try {
+    JSON.stringify(value)
+  } catch (cause) {
+    if (!(cause instanceof RangeError)) throw new InvalidArgumentError(`${what} is not JSON-serialisable: ${(cause as Error).message}`, { cause })
+  }
+  throw new InvalidArgumentError(tooDeep(what))
 }
 
 function text(kind: ValueKind, s: string): EncodedValue {

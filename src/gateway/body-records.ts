@@ -1,4 +1,5 @@
 import type { RecordInput } from '../backends/record.js'
+import { jsonTextDepth, MAX_JSON_DEPTH, tooDeep } from '../core/json-depth.js'
 import { ValueKind } from '../core/values.js'
 import { isJson, mediaType } from './content.js'
 import { HttpError } from './http.js'
@@ -8,13 +9,19 @@ import { H_BATCH, record } from './records.js'
  * The records of one append body. JSON mode: the body is one value or an array whose items are
  * one message each (flattened one level), each a JSON value; `[]` is empty. Text mode (`text/*`):
  * one message with a string value (bytes when the body is not UTF-8). Byte mode: one message of
- * bytes. 400 for invalid JSON.
+ * bytes. 400 for invalid JSON, and for a value nested deeper than `MAX_JSON_DEPTH` (as `send`
+ * refuses it; an array body's items are the values).
  */
 export function bodyRecords(contentType: string, body: Buffer): RecordInput[] {
   if (isJson(contentType)) {
+    const text = body.toString('utf8')
+    // Checked before parsing: JSON.parse recurses, and a body nested thousands deep overflows the stack.
+    const depth = jsonTextDepth(text)
+    const batch = /^\s*\[/.test(text)
+    if (depth > MAX_JSON_DEPTH + (batch ? 1 : 0)) throw new HttpError(400, tooDeep(batch ? 'An item of the body' : 'The body', batch ? depth - 1 : depth))
     let value: unknown
     try {
-      value = JSON.parse(body.toString('utf8'))
+      value = JSON.parse(text)
     } catch (e) {
       throw new HttpError(400, `The body is not valid JSON: ${(e as Error).message}`)
     }

@@ -99,6 +99,23 @@ describe.each(kinds)('gateway mapping (%s)', (kind) => {
     expect(await (await fetch(url('trimmed', '?offset=-1'))).json()).toEqual([3, 4])
   })
 
+  it('refuses a JSON body nested deeper than 1000 levels with 400 naming the limit, as send() does', async () => {
+    await fetch(url('deep'), { method: 'PUT', headers: { 'content-type': 'application/json' } })
+    const post = (body: string) => fetch(url('deep'), { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+    const nested = (n: number) => '['.repeat(n) + ']'.repeat(n)
+    for (const levels of [1001, 5000, 100_000]) {
+      // As one value in an object (not flattened), and as an array body whose one item nests that deep.
+      for (const body of [`{"v":${nested(levels - 1)}}`, `[${nested(levels)}]`]) {
+        const res = await post(body)
+        expect(res.status).toBe(400)
+        expect(await res.text()).toMatch(/nests arrays and objects \d+ levels deep; twainmq stores JSON values up to 1000 levels/)
+      }
+    }
+    expect((await post(`[${nested(1000)}]`)).status).toBe(204) // an array body: its items are the values
+    expect((await post(`{"v":${nested(999)}}`)).status).toBe(204)
+    expect(await (await fetch(url('deep', '?offset=-1'))).json()).toEqual([JSON.parse(nested(1000)), { v: JSON.parse(nested(999)) }])
+  })
+
   it('refuses the offsets of a stream that was deleted and created again', async () => {
     await fetch(url('again'), { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: 'one' })
     const old = (await fetch(url('again'))).headers.get('stream-next-offset')!

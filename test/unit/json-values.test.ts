@@ -3,6 +3,7 @@
 // where it is in the value.
 import { describe, expect, it } from 'vitest'
 import { encodeValue } from '../../src/core/values.js'
+import { jsonTextDepth, MAX_JSON_DEPTH } from '../../src/core/json-depth.js'
 import { InvalidArgumentError } from '../../src/index.js'
 
 class Customer {
@@ -67,5 +68,30 @@ describe('JSON values: silent coercions are refused (src/core/values.ts)', () =>
     o.self = o
     expect(() => encodeValue(o)).toThrow(InvalidArgumentError)
     expect(() => encodeValue(o)).toThrow(/circular/i)
+  })
+})
+
+describe(`JSON values nest at most ${MAX_JSON_DEPTH} levels (src/core/json-depth.ts)`, () => {
+  const nested = (levels: number): unknown => JSON.parse('['.repeat(levels) + ']'.repeat(levels))
+
+  it(`stores a value nested ${MAX_JSON_DEPTH} levels and refuses ${MAX_JSON_DEPTH + 1} and 100,000 with InvalidArgumentError naming the limit`, () => {
+    expect(encodeValue(nested(MAX_JSON_DEPTH)).bytes).toBe('['.repeat(MAX_JSON_DEPTH) + ']'.repeat(MAX_JSON_DEPTH))
+    for (const levels of [MAX_JSON_DEPTH + 1, 5000, 100_000]) {
+      expect(() => encodeValue(nested(levels))).toThrow(InvalidArgumentError)
+      expect(() => encodeValue(nested(levels))).toThrow(`The value nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep; twainmq stores JSON values up to ${MAX_JSON_DEPTH} levels`)
+      expect(() => encodeValue(nested(levels), true)).toThrow(/The typed value nests arrays and objects more than 1000 levels deep/)
+    }
+  })
+
+  it('objects count as levels as arrays do', () => {
+    let v: unknown = 1
+    for (let i = 0; i < MAX_JSON_DEPTH + 1; i++) v = i % 2 ? { a: v } : [v]
+    expect(() => encodeValue(v)).toThrow(/more than 1000 levels deep/)
+  })
+
+  it('jsonTextDepth counts brackets outside strings only', () => {
+    expect(jsonTextDepth('1')).toBe(0)
+    expect(jsonTextDepth('[[{"a":[]}],[]]')).toBe(4)
+    expect(jsonTextDepth('["[[[[", "\\"[[[", {"}": "]"}]')).toBe(2)
   })
 })
