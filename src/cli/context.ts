@@ -8,6 +8,13 @@ export interface GlobalOptions {
   prefix?: string
 }
 
+/** A runtime error already printed on stderr (by an 'error' listener): exit code 1, not printed again. */
+export class ReportedError extends Error {
+  constructor(readonly reported: unknown) {
+    super(reported instanceof Error ? reported.message : String(reported))
+  }
+}
+
 /** A mistake in how the CLI was called: printed as `ERR_USAGE: …`, exit code 2. */
 export class UsageError extends Error {
   readonly code = 'ERR_USAGE'

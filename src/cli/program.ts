@@ -2,7 +2,7 @@ import { Command, CommanderError, InvalidArgumentError as CommanderArgError, Opt
 import { TwainError } from '../index.js'
 import { registerBench } from './bench.js'
 import { registerCheck } from './check.js'
-import { UsageError } from './context.js'
+import { ReportedError, UsageError } from './context.js'
 import { registerGroupsDelete } from './groups-delete.js'
 import { registerGroupsDescribe } from './groups-describe.js'
 import { registerGroupsList } from './groups-list.js'
@@ -78,6 +78,7 @@ export function reportError(e: unknown): number {
     process.stderr.write(`ERR_USAGE: ${message}\n`)
     return EXIT_USAGE
   }
+  if (e instanceof ReportedError) return EXIT_RUNTIME
   if (e instanceof UsageError) {
     process.stderr.write(`${e.code}: ${e.message}\n`)
     return EXIT_USAGE

@@ -1,4 +1,5 @@
 import type { Consumer, TopicPartition, Twain } from '../index.js'
+import { ReportedError } from './context.js'
 import { formatter, type Format } from './format.js'
 import { LineWriter } from './output.js'
 
@@ -27,9 +28,12 @@ export async function tailGroup(twain: Twain, topic: string, opts: TailGroupOpti
     ...(opts.from === undefined ? {} : { from: opts.from }),
   })
   onConsumer(consumer)
+  // A fatal failure comes as an 'error' event and is then thrown by the loop: printed once, exit 1.
+  const printed = new WeakSet<Error>()
   const offs = [
     consumer.on('error', (e) => {
       const code = (e as { code?: unknown }).code
+      printed.add(e)
       process.stderr.write(`${typeof code === 'string' ? code : 'ERR_CONSUMER'}: ${e.message}\n`)
     }),
   ]
@@ -53,6 +57,8 @@ export async function tailGroup(twain: Twain, topic: string, opts: TailGroupOpti
       await out.line(print(m), (ok) => (ok ? m.ack() : m.nack()))
       if (out.broken) break
     }
+  } catch (e) {
+    throw e instanceof Error && printed.has(e) ? new ReportedError(e) : e
   } finally {
     // Hand the last lines to stdout (which acks them), then commit and leave the group.
     await out.end()

@@ -42,6 +42,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends PartitionedLedge
       pendingSeeks: this.pendingSeeks,
       decode: this.decode,
       state: () => this.state,
+      failed: () => this.failed,
       keepAlive: () => this.views > 0,
       demand: () => this.demand,
       outstanding: () => this.outstanding,
@@ -57,8 +58,11 @@ export class Consumer<V = unknown, K extends Key = Key> extends PartitionedLedge
     this.#commits = new Commits(host)
     this.#fetch = new FetchLoop(host)
     this.#coordination = new Coordination(host, this.#commits, this.#fetch)
-    void this.start()
+    this.#started = this.start()
   }
+
+  /** Settles when the member has started (its first coordination step scheduled) or failed to. */
+  readonly #started: Promise<void>
 
   /** This member's id in the group. */
   get memberId(): string {
@@ -94,7 +98,8 @@ export class Consumer<V = unknown, K extends Key = Key> extends PartitionedLedge
   }
 
   protected scheduleStep(): void {
-    this.#coordination.schedule()
+    // Before the start the first step is not due yet (the start schedules it).
+    void this.#started.then(() => this.#coordination.schedule())
   }
 
   protected flushCommits(): Promise<void> {
@@ -108,6 +113,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends PartitionedLedge
 
   /** Run a coordination step now (join, release, acquire) and wait for it. */
   async rebalance(): Promise<void> {
+    await this.#started // a step before the start would meet what the start meets (and report it again)
     this.#coordination.schedule()
     await this.#coordination.idle()
   }

@@ -114,8 +114,12 @@ export abstract class MemberStream<T> extends MessageStream<T> implements AsyncD
 
   protected emitError(e: unknown): void {
     if (this.state === 'closed') return
+    // After a fatal failure, what its shutdown meets (a leave on a store that cannot be written) is its consequence.
+    if (this.failure !== undefined && e !== this.failure) return
     const err = e instanceof Error ? e : new Error(String(e))
     if (this.events.has('error')) return this.events.emit('error', err)
+    // A fatal failure that iterations throw is reported there, not also as a warning.
+    if (e === this.failure && this.views > 0) return
     // Nobody listens: say it once per kind of failure rather than drop it (consumer.on('error') handles them).
     const code = (err as { code?: string }).code ?? err.name
     if (this.warned.has(code)) return
@@ -135,12 +139,28 @@ export abstract class MemberStream<T> extends MessageStream<T> implements AsyncD
     return `twainmq consumer ${this.memberId} of group "${this.group}"`
   }
 
-  /** A fatal failure (e.g. a topic that does not exist): every iteration throws it, 'error' reports it, the member closes. */
+  /**
+   * A fatal failure (e.g. a topic that does not exist), reported once: to the 'error' listeners if
+   * there are any, else to the iterations under way (each throws it), else as a process warning.
+   * Every iteration, also one begun later, throws it; the member closes, and its closing reports
+   * nothing more.
+   */
   protected fail(e: unknown): void {
+    if (this.failure !== undefined) return
     this.failure = e
     this.emitError(e)
     this.failIterations(e)
     void this.close().catch(() => undefined)
+  }
+
+  protected override sourceAfterClose(): BatchSource<T> | undefined {
+    const f = this.failure
+    return f === undefined ? undefined : { next: () => Promise.reject(f), close: () => undefined }
+  }
+
+  /** Whether a fatal failure ended the member. */
+  protected get failed(): boolean {
+    return this.failure !== undefined
   }
 
   /** Leave the group (the mode's shutdown runs once). Idempotent. */

@@ -40,6 +40,14 @@ export class MessageStream<T> extends IxIterable implements AsyncIterable<T> {
     super()
   }
 
+  /**
+   * The source of an iteration begun after `close()`: none, so it ends at once; a consumer that
+   * failed gives one that throws its failure, so a loop begun late still learns why.
+   */
+  protected sourceAfterClose(): BatchSource<T> | undefined {
+    return undefined
+  }
+
   /** The source of one iteration; subclasses (consumers) provide their own. */
   protected openSource(): BatchSource<T> {
     if (!this.open) throw new TypeError('MessageStream has no source')
@@ -51,16 +59,18 @@ export class MessageStream<T> extends IxIterable implements AsyncIterable<T> {
    * @param signal ends this iteration only (with `AbortError`), as the stream's own `signal` does.
    */
   iterate(signal?: AbortSignal): BatchIterator<T> {
+    const after = this.isClosed ? this.sourceAfterClose() : undefined
     const it = new BatchIterator<T>(
-      this.isClosed ? { next: async () => undefined, close: () => undefined } : this.openSource(),
+      after ?? (this.isClosed ? { next: async () => undefined, close: () => undefined } : this.openSource()),
       [this.signal, signal],
       (done) => {
         this.active.delete(done)
         this.registry?.delete(done)
       },
     )
-    if (this.isClosed) void it.finish()
-    else {
+    if (this.isClosed) {
+      if (after === undefined) void it.finish()
+    } else {
       this.active.add(it as BatchIterator<unknown>)
       this.registry?.add(it as BatchIterator<unknown>)
     }

@@ -69,7 +69,7 @@ export class Coordination {
 
   /** Run a step soon (one at a time; a request during a step runs another after it). */
   schedule(): void {
-    if (this.halted || this.host.state() === 'closed') return
+    if (this.halted || this.host.state() === 'closed' || this.host.failed()) return
     if (this.stepping) {
       this.stepAgain = true
       return
@@ -78,7 +78,7 @@ export class Coordination {
       do {
         this.stepAgain = false
         await this.step().catch((e) => this.host.emitError(e))
-      } while (this.stepAgain && !this.halted && this.host.state() !== 'closed')
+      } while (this.stepAgain && !this.halted && this.host.state() !== 'closed' && !this.host.failed())
       this.stepping = undefined
     })()
   }

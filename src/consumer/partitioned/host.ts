@@ -22,6 +22,8 @@ export interface MemberHost {
   /** Room to fetch may have appeared, or a partition was added (the fetch loop's wake-up). */
   readonly fetchWake: Wake
   state(): 'running' | 'closing' | 'closed'
+  /** A fatal failure ended the member: no coordination step runs after it. */
+  failed(): boolean
   /** Something iterates the member: its timers and watches keep the process alive. */
   keepAlive(): boolean
   emitError(e: unknown): void
