@@ -123,8 +123,11 @@ export interface OpenOptions {
    */
   replicaAcks?: number
   /**
-   * Redis only: how long a send waits for `replicaAcks` replicas; when fewer acknowledge it in
-   * time it rejects with a retriable `TimeoutError` (the batch is on the master, not yet safe).
+   * Redis only: how long a send waits for `replicaAcks` replicas, counted from when the backend
+   * takes its batch; when fewer acknowledge it in time it rejects with a retriable `TimeoutError`
+   * (the batch may be on the master, not yet safe). The bound holds through a failover: retries
+   * after connection failures stop at it, and a master that does not answer is not waited for
+   * past it (+0.1 s for the last `WAIT`'s reply).
    * @default 2000
    */
   replicaAckTimeoutMs?: number

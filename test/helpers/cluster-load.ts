@@ -12,6 +12,8 @@ export interface Load {
   settled: Array<{ partition: number; start: number; end: number }>
   /** Appended to every value (after a space) from now on ('' = none). */
   padding: string
+  /** The sends under way now: their partition, and when each started (performance.now()). */
+  open(): Array<{ partition: number; start: number }>
   /**
    * Stop sending and wait for the sends under way. Every send settles (acknowledged, or failed once
    * the appender's retry window of 30 s has passed): one still open `settleWithinMs` after the stop
@@ -26,7 +28,7 @@ const SETTLE_WITHIN_MS = 40_000
 /** Sends with unique ids (`<tag><n>`) from one loop per entry of `lanes` (the partition it sends to) until stopped. */
 export function sendLoad(twain: Twain, topic: string, lanes: readonly number[], tag = 'm'): Load {
   const producer = twain.producer<string>(topic)
-  const out: Load = { acked: [], failures: [], latencies: [], settled: [], padding: '', stop: async () => undefined }
+  const out: Load = { acked: [], failures: [], latencies: [], settled: [], padding: '', open: () => [], stop: async () => undefined }
   let stopped = false
   let n = 0
   /** The send each lane is waiting on, if any: its id and when it started. */
@@ -47,6 +49,7 @@ export function sendLoad(twain: Twain, topic: string, lanes: readonly number[], 
       out.settled.push({ partition, start: t0, end: performance.now() })
     }
   })
+  out.open = () => open.flatMap((o, lane) => (o ? [{ partition: lanes[lane] as number, start: o.start }] : []))
   out.stop = async (settleWithinMs = SETTLE_WITHIN_MS) => {
     stopped = true
     const settled = await within(Promise.all(loops), settleWithinMs, 'the sends').then(

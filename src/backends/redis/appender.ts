@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { AppendConflictError, ClosedError, LogRollbackError, TopicNotFoundError } from '../../core/errors.js'
 import { recordBytes, typeBytes, writeRecord } from '../record-codec.js'
 import type { RecordInput } from '../record.js'
+import { byDeadline } from './ack-deadline.js'
 import { isConnectionError, redisError, sleep } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import type { ReplicaAcks } from './replica-acks.js'
@@ -16,6 +17,12 @@ const RETRY_FOR_MS = 30_000
 const MAX_BACKOFF_MS = 250
 /** Parts of one append in flight at once (the script remembers 32 batches per instance). */
 const WINDOW = 16
+/**
+ * With replicaAcks, how long after a window's deadline its commands still have for a reply: the
+ * last WAIT slice ends at the deadline, and the master's own answer (how many replicas acknowledged)
+ * is the better error than "did not answer in time".
+ */
+const REPLY_GRACE_MS = 100
 /** How long to wait for another instance's multi-part append to finish before giving up. */
 const BUSY_WAIT_MS = 15_000
 
@@ -30,6 +37,10 @@ type Part = 'one' | 'first' | 'next' | 'last'
  * With `replicaAcks`, each window of parts is also waited on until that many replicas hold it; a
  * connection lost meanwhile (the master failed over) re-sends the window with the same numbers,
  * which the new master applies if the old one's copy never reached it, or recognises if it did.
+ * Such a window settles by its deadline, `replicaAckTimeoutMs` after the backend took the append
+ * (decision 179): acknowledged, or rejected with a retriable `TimeoutError` — retries after
+ * connection failures included, so a send to a partition whose master failed over settles within
+ * that time even when the promoted master has no replica and the old one never comes back.
  */
 export class RedisAppender {
   /** Identifies this instance's batches (the clientId alone may be shared by several instances). */
@@ -53,8 +64,9 @@ export class RedisAppender {
   append(topic: string, partition: number, records: readonly RecordInput[], producerId: string, maxMessages: number, expectedEnd?: number): Promise<number> {
     const id = `${topic}\0${partition}`
     const prev = this.tails.get(id)
+    const takenAt = Date.now()
     // Nothing in flight to this partition: the script call goes now, in this task.
-    const go = () => this.write(topic, partition, id, records, producerId, maxMessages, expectedEnd)
+    const go = () => this.write(topic, partition, id, records, producerId, maxMessages, expectedEnd, takenAt)
     const run = prev === undefined ? go() : prev.then(go, go)
     const tail = run.catch(() => undefined)
     this.tails.set(id, tail)
@@ -64,7 +76,7 @@ export class RedisAppender {
     return run
   }
 
-  private async write(topic: string, partition: number, id: string, records: readonly RecordInput[], producerId: string, maxMessages: number, expectedEnd: number | undefined): Promise<number> {
+  private async write(topic: string, partition: number, id: string, records: readonly RecordInput[], producerId: string, maxMessages: number, expectedEnd: number | undefined, takenAt: number): Promise<number> {
     if (this.closed) throw new ClosedError(`The Redis backend is closed: cannot append to "${topic}"`)
     if (records.length === 0) throw new Error('append of no records')
     const { parts: chunks, counts } = encodeParts(records)
@@ -72,6 +84,8 @@ export class RedisAppender {
     this.seqs.set(id, first + chunks.length - 1)
     const keys = [this.keys.stream(topic, partition), this.keys.end(topic, partition), this.keys.start(topic, partition), this.keys.producers(topic, partition), this.keys.reservation(topic, partition)] as const
     const part = (i: number): Part => (chunks.length === 1 ? 'one' : i === 0 ? 'first' : i === chunks.length - 1 ? 'last' : 'next')
+    const what = `Append to "${topic}" partition ${partition}`
+    const acks = this.acks
     let base = -1
     // At most WINDOW parts in flight: the script remembers the last 32 batches of an instance, so
     // every part a retry re-sends is still recognised.
@@ -79,19 +93,29 @@ export class RedisAppender {
       const window = chunks.slice(from, from + WINDOW)
       let attempt = 0
       const since = Date.now()
+      // With replicaAcks, when this window must have settled: the first one replicaAckTimeoutMs
+      // after the append was taken (time spent queued behind earlier appends to the partition
+      // counts), a later one after its turn came.
+      const ackBy = acks && (from === 0 ? takenAt : since) + acks.policy.timeoutMs
+      const tryWindow = async () => {
+        // One pipeline: the calls are issued in one tick and written back to back without waiting for replies.
+        const now = Date.now()
+        const call = (c: Buffer, k: number) => this.scripts.call('append', keys, [this.token, first + from + k, part(from + k), maxMessages, producerId, now, c, from + k === 0 && expectedEnd !== undefined ? String(expectedEnd) : ''])
+        const replies = window.length === 1 ? [await call(window[0] as Buffer, 0)] : await Promise.all(window.map(call))
+        if (acks && ackBy !== undefined) {
+          // The window's last part stands for it: the script applies parts in order, so a node holding it holds them all.
+          const seq = first + from + window.length - 1
+          const mark = { field: `${this.token}:${seq % 32}`, value: `${seq}:${Number((replies[window.length - 1] as (typeof replies)[number])[0])}` }
+          await acks.wait(keys[3], mark, what, ackBy)
+        }
+        return replies
+      }
       for (;;) {
         try {
-          // One pipeline: the calls are issued in one tick and written back to back without waiting for replies.
-          const now = Date.now()
-          const call = (c: Buffer, k: number) => this.scripts.call('append', keys, [this.token, first + from + k, part(from + k), maxMessages, producerId, now, c, from + k === 0 && expectedEnd !== undefined ? String(expectedEnd) : ''])
-          const replies = window.length === 1 ? [await call(window[0] as Buffer, 0)] : await Promise.all(window.map(call))
+          // Past the deadline (queued too long, or retried up to it): rejected without another try.
+          if (acks && ackBy !== undefined && Date.now() >= ackBy) throw acks.late(what)
+          const replies = acks && ackBy !== undefined ? await byDeadline(tryWindow(), ackBy + REPLY_GRACE_MS, () => acks.late(what)) : await tryWindow()
           if (from === 0) base = Number((replies[0] as (typeof replies)[number])[0])
-          if (this.acks) {
-            // The window's last part stands for it: the script applies parts in order, so a node holding it holds them all.
-            const seq = first + from + window.length - 1
-            const mark = { field: `${this.token}:${seq % 32}`, value: `${seq}:${Number((replies[window.length - 1] as (typeof replies)[number])[0])}` }
-            await this.acks.wait(keys[3], mark, `Append to "${topic}" partition ${partition}`)
-          }
           // Only offsets now acknowledged count as given (a window whose WAIT failed is sent again).
           replies.forEach((r, k) => this.checkTold(topic, partition, id, Number(r[0]), Number(r[1]) === 1, counts[from + k] as number))
           break
@@ -104,9 +128,10 @@ export class RedisAppender {
           }
           const busy = msg.startsWith('BUSY') || msg.startsWith('SEQGAP')
           const retry = Date.now() - since < (busy ? BUSY_WAIT_MS : RETRY_FOR_MS) && (busy || isConnectionError(e))
-          if (!retry || this.closed) throw redisError(`Append to "${topic}" partition ${partition} failed`, e)
+          if (!retry || this.closed) throw redisError(`${what} failed`, e)
           attempt++
-          await sleep(busy ? 2 : Math.min(20 * 2 ** attempt, MAX_BACKOFF_MS))
+          const pause = busy ? 2 : Math.min(20 * 2 ** attempt, MAX_BACKOFF_MS)
+          await sleep(ackBy === undefined ? pause : Math.max(0, Math.min(pause, ackBy - Date.now())))
         }
       }
     }

@@ -28,7 +28,7 @@ export interface RedisBackendOptions {
   clientId: string
   /** A send resolves once this many replicas hold its batch (`WAIT`). @default 0 */
   replicaAcks?: number
-  /** How long a send waits for `replicaAcks` replicas before it rejects with a `TimeoutError`. @default 2000 */
+  /** How long a send waits for `replicaAcks` replicas, from when its append is taken, before it rejects with a `TimeoutError` (failovers included). @default 2000 */
   replicaAckTimeoutMs?: number
 }
 

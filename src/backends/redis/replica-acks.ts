@@ -43,14 +43,14 @@ export class ReplicaAcks {
   /**
    * Resolve once `policy.replicas` replicas acknowledged `batch`, written to the partition whose
    * producers hash is `key`; reject with a retriable `TimeoutError` naming `what` when fewer did
-   * within `policy.timeoutMs`, with a retriable `ConnectionError` when the node serving the
-   * partition does not hold the batch.
+   * by `deadline` (ms since the epoch: the send's own, `policy.timeoutMs` after the backend took
+   * it), with a retriable `ConnectionError` when the node serving the partition does not hold the
+   * batch. A deadline already passed still gets one check and the shortest `WAIT` (1 ms).
    */
-  async wait(key: string, batch: BatchMark, what: string): Promise<void> {
+  async wait(key: string, batch: BatchMark, what: string, deadline: number): Promise<void> {
     const { replicas, timeoutMs } = this.policy
     // In slices of at most WAIT_SLICE_MS, so no command on the writer waits longer than a Cluster
     // command may: a reply from a master that was frozen and replaced is never waited for.
-    const deadline = Date.now() + timeoutMs
     let acked = 0
     for (;;) {
       const slice = Math.max(1, Math.min(WAIT_SLICE_MS, deadline - Date.now()))
@@ -60,6 +60,16 @@ export class ReplicaAcks {
     if (acked < replicas) {
       throw new TimeoutError(`${what}: written to the master, but acknowledged by ${acked} of ${replicaWord(replicas)} within ${timeoutMs} ms (replicaAcks): a failover now could lose it, so the send is not acknowledged; it may still be in the log, and a send again may store it twice`)
     }
+  }
+
+  /**
+   * The error of a send whose deadline passed before its replicas were heard from: the master
+   * serving its partition did not answer in time (failing over, frozen, killed), or its `WAIT`
+   * queued behind others on the writer's connection to that master.
+   */
+  late(what: string): InstanceType<typeof TimeoutError> {
+    const { replicas, timeoutMs } = this.policy
+    return new TimeoutError(`${what}: not acknowledged by ${replicaWord(replicas)} within ${timeoutMs} ms (replicaAcks): the partition's master did not answer in time (a failover under way?), so the send is not acknowledged; it may still be in the log, and a send again may store it twice`)
   }
 
   /** One `replica-check` + `WAIT` pipeline; the number of replicas that acknowledged. */
