@@ -19,23 +19,21 @@ export class TwainError extends Error {
 
 type Opts = { cause?: unknown }
 
-function subclass(name: string, code: string, retriable = false) {
-  const cls = class extends TwainError {
-    constructor(message: string, options: Opts = {}) {
-      super(message, { code, retriable, cause: options.cause })
-      this.name = name
-    }
-  }
-  Object.defineProperty(cls, 'name', { value: name })
-  return cls
-}
 
 /** A topic name that is not `^[A-Za-z0-9_.-]{1,200}$`, is `.`/`..`, or starts with `__`. */
-export const InvalidTopicNameError = /* @__PURE__ */ subclass('InvalidTopicNameError', 'ERR_INVALID_TOPIC_NAME')
-export type InvalidTopicNameError = InstanceType<typeof InvalidTopicNameError>
+export class InvalidTopicNameError extends TwainError {
+  constructor(message: string, options: Opts = {}) {
+    super(message, { code: 'ERR_INVALID_TOPIC_NAME', cause: options.cause })
+    this.name = 'InvalidTopicNameError'
+  }
+}
 /** A key type other than `u8|u16|u32|u64|charN|string`. */
-export const InvalidKeyTypeError = /* @__PURE__ */ subclass('InvalidKeyTypeError', 'ERR_INVALID_KEY_TYPE')
-export type InvalidKeyTypeError = InstanceType<typeof InvalidKeyTypeError>
+export class InvalidKeyTypeError extends TwainError {
+  constructor(message: string, options: Opts = {}) {
+    super(message, { code: 'ERR_INVALID_KEY_TYPE', cause: options.cause })
+    this.name = 'InvalidKeyTypeError'
+  }
+}
 /** A key that does not fit the topic's key type; the key is in `key`. */
 export class InvalidKeyError extends TwainError {
   /** The key that was refused. */
@@ -47,11 +45,19 @@ export class InvalidKeyError extends TwainError {
   }
 }
 /** `createTopic` of a name that exists. */
-export const TopicExistsError = /* @__PURE__ */ subclass('TopicExistsError', 'ERR_TOPIC_EXISTS')
-export type TopicExistsError = InstanceType<typeof TopicExistsError>
+export class TopicExistsError extends TwainError {
+  constructor(message: string, options: Opts = {}) {
+    super(message, { code: 'ERR_TOPIC_EXISTS', cause: options.cause })
+    this.name = 'TopicExistsError'
+  }
+}
 /** An operation on a topic that does not exist. */
-export const TopicNotFoundError = /* @__PURE__ */ subclass('TopicNotFoundError', 'ERR_TOPIC_NOT_FOUND')
-export type TopicNotFoundError = InstanceType<typeof TopicNotFoundError>
+export class TopicNotFoundError extends TwainError {
+  constructor(message: string, options: Opts = {}) {
+    super(message, { code: 'ERR_TOPIC_NOT_FOUND', cause: options.cause })
+    this.name = 'TopicNotFoundError'
+  }
+}
 /** Key + headers + encoded value larger than the topic's `maxMessageBytes`; the sizes are in `size` and `limit`. */
 export class MessageTooLargeError extends TwainError {
   /** Bytes of key + headers + encoded value. */
@@ -66,11 +72,26 @@ export class MessageTooLargeError extends TwainError {
   }
 }
 /** `registerType` of a name already registered. */
-export const TypeAlreadyRegisteredError = /* @__PURE__ */ subclass('TypeAlreadyRegisteredError', 'ERR_TYPE_ALREADY_REGISTERED')
-export type TypeAlreadyRegisteredError = InstanceType<typeof TypeAlreadyRegisteredError>
+export class TypeAlreadyRegisteredError extends TwainError {
+  constructor(message: string, options: Opts = {}) {
+    super(message, { code: 'ERR_TYPE_ALREADY_REGISTERED', cause: options.cause })
+    this.name = 'TypeAlreadyRegisteredError'
+  }
+}
 /** A message type that is not registered (or not allowed on the topic). */
-export const UnknownMessageTypeError = /* @__PURE__ */ subclass('UnknownMessageTypeError', 'ERR_UNKNOWN_MESSAGE_TYPE')
-export type UnknownMessageTypeError = InstanceType<typeof UnknownMessageTypeError>
+export class UnknownMessageTypeError extends TwainError {
+  /** The unknown type id (a typed Python TwainMQ record read back), when that is what was refused. */
+  typeId?: number
+  /** The file of that record (Python TwainMQ topics), when known. */
+  file?: string
+  /** Its 1-based line in that file, when known. */
+  line?: number
+  constructor(message: string, options: Opts & { typeId?: number; file?: string; line?: number } = {}) {
+    super(message, { code: 'ERR_UNKNOWN_MESSAGE_TYPE', cause: options.cause })
+    this.name = 'UnknownMessageTypeError'
+    for (const k of ['typeId', 'file', 'line'] as const) if (options[k] !== undefined) (this as Record<typeof k, unknown>)[k] = options[k]
+  }
+}
 /** One problem a schema found, as Standard Schema reports it (`path`: keys from the root of the value). */
 export interface ValidationIssue {
   readonly message: string
@@ -97,8 +118,6 @@ export interface CorruptionSite {
   offset?: number
   /** Line number (Python TwainMQ chunk files). */
   line?: number
-  /** Message type id that is unknown (Python TwainMQ typed payloads). */
-  typeId?: number
 }
 
 /**
@@ -110,19 +129,26 @@ export class TopicCorruptError extends TwainError implements CorruptionSite {
   position?: number
   offset?: number
   line?: number
-  typeId?: number
   constructor(message: string, options: Opts & CorruptionSite = {}) {
     super(message, { code: 'ERR_TOPIC_CORRUPT', retriable: false, cause: options.cause })
     this.name = 'TopicCorruptError'
-    for (const k of ['file', 'position', 'offset', 'line', 'typeId'] as const) if (options[k] !== undefined) (this as CorruptionSite)[k] = options[k] as never
+    for (const k of ['file', 'position', 'offset', 'line'] as const) if (options[k] !== undefined) (this as CorruptionSite)[k] = options[k] as never
   }
 }
 /** An admin operation (`describeGroup`, `resetGroup`, `deleteGroup`) on a group that does not exist. */
-export const GroupNotFoundError = /* @__PURE__ */ subclass('GroupNotFoundError', 'ERR_GROUP_NOT_FOUND')
-export type GroupNotFoundError = InstanceType<typeof GroupNotFoundError>
+export class GroupNotFoundError extends TwainError {
+  constructor(message: string, options: Opts = {}) {
+    super(message, { code: 'ERR_GROUP_NOT_FOUND', cause: options.cause })
+    this.name = 'GroupNotFoundError'
+  }
+}
 /** A commit by a group member that no longer owns the partition. */
-export const FencedError = /* @__PURE__ */ subclass('FencedError', 'ERR_FENCED')
-export type FencedError = InstanceType<typeof FencedError>
+export class FencedError extends TwainError {
+  constructor(message: string, options: Opts = {}) {
+    super(message, { code: 'ERR_FENCED', cause: options.cause })
+    this.name = 'FencedError'
+  }
+}
 /**
  * A partition's log moved back below offsets a reader or group had already seen (a failover to a
  * replica that lagged, a server restored from an older snapshot): the offsets `from`..`to` now hold
@@ -146,8 +172,12 @@ export class LogRollbackError extends TwainError {
   }
 }
 /** An option or argument out of its range. */
-export const InvalidArgumentError = /* @__PURE__ */ subclass('InvalidArgumentError', 'ERR_INVALID_ARGUMENT')
-export type InvalidArgumentError = InstanceType<typeof InvalidArgumentError>
+export class InvalidArgumentError extends TwainError {
+  constructor(message: string, options: Opts = {}) {
+    super(message, { code: 'ERR_INVALID_ARGUMENT', cause: options.cause })
+    this.name = 'InvalidArgumentError'
+  }
+}
 /**
  * The backend could not be reached, or refused who connected. Retriable, except when the server
  * refused the credentials or their rights (NOAUTH, WRONGPASS, NOPERM): retrying cannot help.
@@ -184,17 +214,29 @@ export class AppendConflictError extends TwainError {
   }
 }
 /** An operation did not finish in time (e.g. a partition lock could not be taken). */
-export const TimeoutError = /* @__PURE__ */ subclass('TimeoutError', 'ERR_TIMEOUT', true)
-export type TimeoutError = InstanceType<typeof TimeoutError>
+export class TimeoutError extends TwainError {
+  constructor(message: string, options: Opts = {}) {
+    super(message, { code: 'ERR_TIMEOUT', retriable: true, cause: options.cause })
+    this.name = 'TimeoutError'
+  }
+}
 /** Use of a closed `Twain`, producer, stream or consumer. */
-export const ClosedError = /* @__PURE__ */ subclass('ClosedError', 'ERR_CLOSED')
-export type ClosedError = InstanceType<typeof ClosedError>
+export class ClosedError extends TwainError {
+  constructor(message: string, options: Opts = {}) {
+    super(message, { code: 'ERR_CLOSED', cause: options.cause })
+    this.name = 'ClosedError'
+  }
+}
 /** An `AbortSignal` fired. */
-export const AbortError = /* @__PURE__ */ subclass('AbortError', 'ERR_ABORTED')
-export type AbortError = InstanceType<typeof AbortError>
+export class AbortError extends TwainError {
+  constructor(message: string, options: Opts = {}) {
+    super(message, { code: 'ERR_ABORTED', cause: options.cause })
+    this.name = 'AbortError'
+  }
+}
 
 /** The error to throw for an aborted signal: its reason when that is already an `AbortError`. */
-export function abortErrorFrom(signal: AbortSignal): InstanceType<typeof AbortError> {
+export function abortErrorFrom(signal: AbortSignal): AbortError {
   const reason: unknown = signal.reason
   if (reason instanceof AbortError) return reason
   return new AbortError('The operation was aborted', { cause: reason })

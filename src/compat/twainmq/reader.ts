@@ -125,10 +125,8 @@ export class TwainmqPartitionReader implements PartitionReader {
       if (d.type !== undefined) m.type = d.type
       if (d.unknownTypeId !== undefined) {
         const where = { file: this.dir.path(c), line: offset - c.start + 1, typeId: d.unknownTypeId }
-        m.error = Object.assign(
-          new UnknownMessageTypeError(
-            `Message at offset ${offset} of TwainMQ topic "${this.topic}" partition ${this.partition} (line ${where.line} of ${where.file}) has type id ${d.unknownTypeId}, which is not in the topic's message_types`,
-          ),
+        m.error = new UnknownMessageTypeError(
+          `Message at offset ${offset} of TwainMQ topic "${this.topic}" partition ${this.partition} (line ${where.line} of ${where.file}) has type id ${d.unknownTypeId}, which is not in the topic's message_types`,
           where,
         )
         this.onProblem?.(m.error, m)
