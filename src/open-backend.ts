@@ -10,6 +10,20 @@ import { parseTarget } from './open-target.js'
 import type { FileOpenOptions } from './twain-options.js'
 
 const OPEN_KEYS = ['prefix', 'fsync', 'clientId', 'format', 'segmentBytes', 'pollMs', 'maxOpenFiles', 'replicaAcks', 'replicaAckTimeoutMs']
+/** Options that only one kind of target takes: given to the other, they would do nothing. */
+const ONLY: Record<'file' | 'redis', readonly string[]> = {
+  file: ['fsync', 'format', 'segmentBytes', 'pollMs', 'maxOpenFiles'],
+  redis: ['prefix', 'replicaAcks', 'replicaAckTimeoutMs'],
+}
+
+/** `InvalidArgumentError` naming the options of the other backend that were given (not undefined). */
+function refuseOtherBackends(kind: 'file' | 'redis', options: FileOpenOptions): void {
+  const other = kind === 'file' ? 'redis' : 'file'
+  const given = ONLY[other].filter((k) => (options as Record<string, unknown>)[k] !== undefined)
+  if (given.length === 0) return
+  const shown = given.map((k) => `${k}: ${JSON.stringify((options as Record<string, unknown>)[k])}`).join(', ')
+  throw new InvalidArgumentError(`open() of a ${kind === 'file' ? 'directory' : 'Redis'} target does not take ${given.length === 1 ? 'the option' : 'the options'} ${shown}: ${given.length === 1 ? 'it is' : 'they are'} for ${other === 'file' ? 'the file backend (a directory)' : 'Redis targets'}`)
+}
 
 /**
  * What `open()` does before there is a `Twain`: check the options (unknown keys and bad values are
@@ -24,13 +38,13 @@ export async function openBackend(target: string | undefined, options: FileOpenO
   }
   const replicaAcks = checkInt('replicaAcks', options.replicaAcks ?? 0, 0, 64)
   const replicaAckTimeoutMs = checkInt('replicaAckTimeoutMs', options.replicaAckTimeoutMs ?? 2000, 1, 600_000)
+  refuseOtherBackends(t.kind, options)
   if (t.kind === 'redis') {
     const prefix = options.prefix ?? 'twainmq:'
     // Loaded only for a Redis target: a file-backend app never loads ioredis (decision 59).
     const { RedisBackend } = await import('./backends/redis/redis-backend.js')
     return { backend: await RedisBackend.connect({ url: t.url, cluster: t.cluster }, { prefix, clientId, replicaAcks, replicaAckTimeoutMs }), clientId }
   }
-  if (replicaAcks > 0) throw new InvalidArgumentError(`replicaAcks is for Redis targets (replicas acknowledging a send); the file backend's durability is fsync, got replicaAcks ${replicaAcks}`)
   const fsync = options.fsync ?? 'never'
   if (!(fsync === 'never' || fsync === 'batch' || fsync === 'always' || (typeof fsync === 'number' && fsync > 0 && Number.isFinite(fsync)))) {
     throw new InvalidArgumentError(`fsync must be 'never', 'batch', 'always' or an interval in ms, got ${JSON.stringify(fsync)}`)

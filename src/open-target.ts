@@ -29,8 +29,9 @@ export function parseTarget(target: string | undefined): Target {
       throw new InvalidArgumentError(`open() target ${JSON.stringify(t)} is not a valid file: URL`, { cause })
     }
   }
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(t)) {
-    throw new InvalidArgumentError(`open() target ${JSON.stringify(t)} has an unsupported scheme: use a path, file:, redis://, rediss:// or redis+cluster://`)
+  // A scheme (two letters or more: `C:` is a drive) of any other kind, `mailto:x` as much as `ftp://x`.
+  if (/^[a-z][a-z0-9+.-]+:/i.test(t)) {
+    throw new InvalidArgumentError(`open() target ${JSON.stringify(t)} has an unsupported scheme: use a path, file:, redis://, rediss:// or redis+cluster:// (a directory whose name has a colon: ./${t})`)
   }
   return { kind: 'file', root: resolve(t) }
 }

@@ -37,7 +37,7 @@ export interface GroupDescription {
   topics: Array<{ topic: string; partition: number; committed: number; end: number; lag: number; pending?: number }>
 }
 
-/** Extra options of the file backend. */
+/** Extra options of the file backend (given with a Redis target, `open()` refuses them with `InvalidArgumentError`). */
 export interface FileOpenOptions extends OpenOptions {
   /** Roll to a new segment when the active one would exceed this many bytes. @default 67108864 (64 MiB) */
   segmentBytes?: number

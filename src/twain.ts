@@ -2,6 +2,7 @@ import type { Backend } from './backends/backend.js'
 import { ClosedError, InvalidArgumentError, TopicNotFoundError } from './core/errors.js'
 import { TypeRegistry, type TypeValidator } from './core/message-types.js'
 import { checkInt, checkKnownKeys, checkTopicName } from './core/names.js'
+import { checkHistoryRange } from './history-range.js'
 import type { Consumer } from './consumer/consumer.js'
 import { ConsumerSet } from './consumer/consumer-set.js'
 import type { SharedConsumer } from './consumer/shared-consumer.js'
@@ -223,7 +224,7 @@ export class Twain implements AsyncDisposable {
     this.live()
     checkTopicName(topic)
     checkKnownKeys('history()', options, ['partition', 'from', 'to', 'limit', 'reverse', 'signal'])
-    if (options.limit !== undefined) checkInt('limit', options.limit, 0, Number.MAX_SAFE_INTEGER)
+    checkHistoryRange(options)
     return this.stream(() => new HistorySource(this.store, { topic, ...options, decode: this.decoder() }) as BatchSource<Message> as BatchSource<Message<V, K>>, options.signal)
   }
 

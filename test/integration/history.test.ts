@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { InvalidArgumentError, TopicNotFoundError, type Message } from '../../src/index.js'
+import { InvalidArgumentError, TopicNotFoundError, type HistoryOptions, type Message } from '../../src/index.js'
 import { collect } from '../unit/helpers.js'
 import { sleep } from '../helpers/wait.js'
 import { useFileStore } from '../helpers/file-store.js'
@@ -127,9 +127,31 @@ describe('history options', () => {
 
   it('rejects a partition that does not exist and a bad limit with InvalidArgumentError', async () => {
     await expect(collect(store.twain.history('h', { partition: 2 }))).rejects.toBeInstanceOf(InvalidArgumentError)
-    await expect(collect(store.twain.history('h', { partition: -1 }))).rejects.toThrow(/-1/)
+    expect(() => store.twain.history('h', { partition: -1 })).toThrow(/option partition must be an integer 0\.\.\d+, got -1/)
     expect(() => store.twain.history('h', { limit: -1 })).toThrow(InvalidArgumentError)
     expect(() => store.twain.history('h', { limit: 1.5 })).toThrow(InvalidArgumentError)
+  })
+
+  it('refuses offsets that are not whole numbers from 0, a bad time, and to before from, naming the value', () => {
+    const refused: Array<[HistoryOptions, RegExp]> = [
+      [{ from: -3 }, /option from must be an integer 0\.\.\d+, got -3/],
+      [{ from: 1.5 }, /option from must be an integer 0\.\.\d+, got 1\.5/],
+      [{ from: '2' as unknown as number }, /option from must be an offset .* or \{ time \}, got "2"/],
+      [{ to: -1 }, /option to must be an integer 0\.\.\d+, got -1/],
+      [{ to: 2.5 }, /option to must be an integer 0\.\.\d+, got 2\.5/],
+      [{ from: 5, to: 2 }, /option to \(2\) is before from \(5\)/],
+      [{ from: { time: new Date('nope') } }, /option from\.time must be a valid Date or finite milliseconds since the epoch, got Invalid Date/],
+      [{ from: { time: Number.NaN } }, /option from\.time must be .*, got NaN/],
+    ]
+    for (const [options, text] of refused) {
+      expect(() => store.twain.history('h', options), JSON.stringify(options)).toThrow(InvalidArgumentError)
+      expect(() => store.twain.history('h', options), JSON.stringify(options)).toThrow(text)
+    }
+  })
+
+  it('to === from is an empty range, to > from reads from..to-1', async () => {
+    expect(await collect(store.twain.history('h', { partition: 0, from: 2, to: 2 }))).toEqual([])
+    expect((await collect(store.twain.history('h', { partition: 0, from: 1, to: 3 }))).map((m) => m.offset)).toEqual([1, 2])
   })
 
   it('rejects a missing topic with TopicNotFoundError', async () => {

@@ -34,6 +34,27 @@ describe('open() targets', () => {
     }
   })
 
+  it('any other scheme is refused, with or without slashes (mailto:x is not a directory); a drive letter and ./name:x are paths', () => {
+    for (const t of ['mailto:x', 'http://h/x', 'ftp://h', 'data:text', 'urn:isbn:1']) {
+      expect(() => parseTarget(t), t).toThrow(InvalidArgumentError)
+      expect(() => parseTarget(t), t).toThrow(new RegExp(`target "${t.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}" has an unsupported scheme: .* \\(a directory whose name has a colon: \\./`))
+    }
+    expect(parseTarget('./mailto:x')).toEqual({ kind: 'file', root: join(process.cwd(), 'mailto:x') })
+    expect(parseTarget('C:data')).toEqual({ kind: 'file', root: join(process.cwd(), 'C:data') })
+  })
+
+  it("the other backend's options are refused, naming them (they would do nothing)", async () => {
+    const tmp = tempDir()
+    try {
+      await expect(open(tmp.dir, { prefix: 'app:' })).rejects.toThrow(/open\(\) of a directory target does not take the option prefix: "app:": it is for Redis targets/)
+      await expect(open(tmp.dir, { replicaAckTimeoutMs: 500 })).rejects.toThrow(InvalidArgumentError)
+      await expect(open('redis://127.0.0.1:1', { segmentBytes: 4096, fsync: 'always' })).rejects.toThrow(/open\(\) of a Redis target does not take the options fsync: "always", segmentBytes: 4096: they are for the file backend/)
+      await expect(open('redis://127.0.0.1:1', { pollMs: 50 })).rejects.toThrow(InvalidArgumentError)
+    } finally {
+      tmp.remove()
+    }
+  })
+
   it('a bad port or database in a Redis URL is an InvalidArgumentError naming it', () => {
     expect(() => parseTarget('redis://localhost:99999')).toThrow(InvalidArgumentError)
     expect(() => parseTarget('redis://localhost:abc')).toThrow(InvalidArgumentError)

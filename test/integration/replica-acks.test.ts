@@ -84,7 +84,7 @@ describe('replicaAcks', () => {
     const tmp = tempDir()
     try {
       await expect(open(tmp.dir, { replicaAcks: 1 })).rejects.toBeInstanceOf(InvalidArgumentError)
-      await expect(open(tmp.dir, { replicaAcks: 1 })).rejects.toThrow(/replicaAcks is for Redis targets/)
+      await expect(open(tmp.dir, { replicaAcks: 1 })).rejects.toThrow(/does not take the option replicaAcks: 1: it is for Redis targets/)
     } finally {
       tmp.remove()
     }

@@ -6,7 +6,7 @@ import { AbortError, open } from '../../../src/index.js'
 import { sleep } from '../wait.js'
 
 const [target, prefix, mode] = process.argv.slice(2) as [string, string, string]
-const twain = await open(target, { prefix, pollMs: 50 })
+const twain = await open(target, prefix ? { prefix } : { pollMs: 50 }) // a prefix is for Redis, pollMs for a directory
 await twain.createTopic('t', { partitions: 2 }).catch(() => undefined)
 const producer = twain.producer<string>('t')
 const opts = { group: 'g', sessionTimeoutMs: 2000, heartbeatIntervalMs: 100, commitIntervalMs: 100 }
