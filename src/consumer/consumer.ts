@@ -58,7 +58,9 @@ export class Consumer<V = unknown, K extends Key = Key> extends PartitionedLedge
     this.#commits = new Commits(host)
     this.#fetch = new FetchLoop(host)
     this.#coordination = new Coordination(host, this.#commits, this.#fetch)
-    this.#started = this.start()
+    // 'end' is fixed now: what is sent after consumer() returns is delivered.
+    const ends = opts.from === 'end' ? topics.map((t): [string, number[] | Promise<number[]> | undefined] => [t, this.backend.endOffsetsSnapshot(t)]) : []
+    this.#started = this.start(ends)
   }
 
   /** Settles when the member has started (its first coordination step scheduled) or failed to. */
@@ -69,8 +71,12 @@ export class Consumer<V = unknown, K extends Key = Key> extends PartitionedLedge
     return this.#member.id
   }
 
-  private async start(): Promise<void> {
+  private async start(ends: Array<[string, number[] | Promise<number[]> | undefined]>): Promise<void> {
     try {
+      for (const [topic, e] of ends) {
+        const got = await Promise.resolve(e).catch(() => undefined) // a missing topic fails below, where it is reported
+        if (got) this.endsAtCreation.set(topic, got)
+      }
       await this.retention.load(this.topics)
       if (this.state !== 'running') return
       this.#coordination.start() // watching creates the group's state: a store it cannot write fails the consumer

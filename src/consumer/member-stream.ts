@@ -112,6 +112,15 @@ export abstract class MemberStream<T> extends MessageStream<T> implements AsyncD
     return this.events.on(event, listener)
   }
 
+  /** Like {@link on}, for the next event only; returns a function that removes the listener if it has not run. */
+  once<E extends keyof ConsumerEventMap>(event: E, listener: (payload: ConsumerEventMap[E]) => void): () => void {
+    const off = this.events.on(event, (payload) => {
+      off()
+      listener(payload)
+    })
+    return off
+  }
+
   protected emitError(e: unknown): void {
     if (this.state === 'closed') return
     // After a fatal failure, what its shutdown meets (a leave on a store that cannot be written) is its consequence.

@@ -13,8 +13,10 @@ export interface ConsumerOptions {
    */
   name?: string
   /**
-   * Where to start where the group has no commit: `'start'` (TwainMQ's default) or `'end'`, which is
-   * resolved when the group first owns the partition and committed at once. @default 'start'
+   * Where to start where the group has no commit: `'start'` (TwainMQ's default) or `'end'`. A
+   * partitioned member takes `'end'` as the partition's end when `consumer()` was called (so a
+   * message sent right after it is delivered, as for `tail()`), and commits that position as soon
+   * as it owns the partition. @default 'start'
    */
   from?: 'start' | 'end'
   /**

@@ -23,6 +23,12 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
   protected outstanding = 0
   /** Seeks of partitions not owned now, applied when they are acquired. */
   protected readonly pendingSeeks = new Map<PartitionKey, number>()
+  /**
+   * With `from: 'end'`: each topic's end offsets when `consumer()` was called, so a partition the
+   * group has no commit for starts there, and a message sent right after `consumer()` is delivered
+   * (as a tail's `'end'` is fixed when `tail()` is called).
+   */
+  protected readonly endsAtCreation = new Map<string, number[]>()
   /** Re-delivery timers of nacked messages. */
   protected readonly redeliveries = new Set<NodeJS.Timeout>()
   /** How its messages settle: kept out of the consumer's API. */
@@ -211,13 +217,20 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
     )
   }
 
+  /** Where `from: 'end'` starts a partition: its end when `consumer()` was called (not past today's end), else today's. */
+  private endFrom(lease: Lease, offsets: PartitionOffsets | undefined): number {
+    const now = offsets?.end ?? 0
+    const then = this.endsAtCreation.get(lease.topic)?.[lease.partition]
+    return then === undefined ? now : Math.min(then, now)
+  }
+
   /** Open a newly leased partition (not yet visible to the fetch loop), given its offsets as this step found them. */
   protected async acquire(lease: Lease, offsets: PartitionOffsets | undefined): Promise<OwnedPartition> {
     const key = partitionKey(lease.topic, lease.partition)
     const start = offsets?.start ?? 0
     const seek = this.pendingSeeks.get(key)
     this.pendingSeeks.delete(key)
-    let position = seek ?? lease.committed ?? (this.opts.from === 'end' ? (offsets?.end ?? 0) : start)
+    let position = seek ?? lease.committed ?? (this.opts.from === 'end' ? this.endFrom(lease, offsets) : start)
     if (position < start) position = start
     const p = new OwnedPartition(lease.topic, lease.partition, lease.epoch, position)
     if (seek !== undefined || lease.committed === undefined) p.committed = -1 // commit the start position at once ('end' must stick)
