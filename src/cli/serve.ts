@@ -72,7 +72,7 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--host <host>', 'address to listen on').argParser(hostOption).default('127.0.0.1'))
     .addOption(new Option('--port <port>', 'TCP port (0: any free port, printed)').argParser(intOption(0, 65_535)).default(4437))
     .addOption(new Option('--long-poll-ms <ms>', 'how long a long-poll read waits for data before answering 204').argParser(intOption(1, 3_600_000)).default(20_000))
-    .addOption(new Option('--cors <origins>', "allow these origins (comma-separated, or '*'); default: CORS off").argParser(corsOption))
+    .addOption(new Option('--cors <origins>', "let browser pages of these origins use the gateway (comma-separated, or '*'); default: same origin only").argParser(corsOption))
     .addOption(new Option('--no-ui', 'do not serve the dashboard at / (docs/dashboard.md)'))
     .addOption(new Option('--auth <file>', 'bearer tokens and their read/write grants (docs/gateway.md, "Auth"); default: no token check'))
     .action(async (opts: ServeCliOptions, cmd: Command) => {

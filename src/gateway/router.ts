@@ -25,13 +25,15 @@ async function route(ctx: GatewayContext, req: GwRequest): Promise<GwResponse> {
   const base = ctx.options.basePath
   const path = req.rawPath
   if (req.method === 'OPTIONS') {
-    const h: Record<string, string> = { allow: ALLOW_METHODS }
-    if (ctx.options.cors) {
-      h['access-control-allow-methods'] = ALLOW_METHODS
-      h['access-control-allow-headers'] = req.header('access-control-request-headers') ?? '*'
-      h['access-control-max-age'] = '600'
-    }
-    return reply(204, h)
+    // A preflight is answered with the methods and headers the protocol uses, with or without
+    // `cors`; which origins may use them is said only by access-control-allow-origin, added (by
+    // `handle`) for the `cors` origins alone. Without it a browser refuses another origin's request.
+    return reply(204, {
+      allow: ALLOW_METHODS,
+      'access-control-allow-methods': ALLOW_METHODS,
+      'access-control-allow-headers': req.header('access-control-request-headers') ?? '*',
+      'access-control-max-age': '600',
+    })
   }
   if (OVERVIEW_PATHS.has(path)) return overviewRequest(ctx, req, path)
   if (ctx.options.ui !== false && isUiPath(path)) return uiRequest(ctx.options.ui === true ? undefined : ctx.options.ui, req.method, path)
