@@ -41,10 +41,10 @@ export function corsOption(value: string): '*' | string[] {
 }
 
 /** The base URL of the streams on a listening server (IPv6 hosts in brackets). */
-function streamsUrl(server: Server, host: string): string {
+function baseUrl(server: Server, host: string): string {
   const { port } = server.address() as AddressInfo
   const shown = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host
-  return `http://${shown}:${port}/v1/stream/`
+  return `http://${shown}:${port}/`
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {
@@ -60,7 +60,8 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 /**
  * `twainmq serve [--host h] [--port p] [--long-poll-ms ms] [--cors origins] [--auth file] [--no-ui]`: serve the store over
  * HTTP with the Durable Streams protocol (docs/gateway.md) and the dashboard at `/` (docs/dashboard.md) until SIGINT/SIGTERM. Prints one line,
- * `twainmq gateway listening on http://<host>:<port>/v1/stream/`, once it accepts connections. On a
+ * `twainmq gateway listening on http://<host>:<port>/v1/stream/ (dashboard: http://<host>:<port>/)`
+ * (without the dashboard part under `--no-ui`), once it accepts connections. On a
  * signal it stops accepting, closes the gateway (open SSE and long-poll responses end; in-flight
  * appends finish), closes the idle keep-alive connections and the store, and exits 0. A second
  * signal while stopping gives up waiting (exit 130).
@@ -97,7 +98,8 @@ export function registerServe(program: Command): void {
           const stopped = new Promise<void>((resolve) => (stop = resolve))
           if (signals > 0) return
           await listen(server, opts.port, opts.host)
-          process.stdout.write(`twainmq gateway listening on ${streamsUrl(server, opts.host)}\n`)
+          const base = baseUrl(server, opts.host)
+          process.stdout.write(`twainmq gateway listening on ${base}v1/stream/${opts.ui ? ` (dashboard: ${base})` : ''}\n`)
           if (signals === 0) await stopped
           const closed = new Promise<void>((resolve) => server.close(() => resolve()))
           await gateway.close()

@@ -6,6 +6,8 @@
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { raw } from '../gateway/http.js'
+import { serve } from '../gateway/serve.js'
+import { tempDir } from '../helpers/tmp.js'
 import { until } from '../helpers/wait.js'
 import { ARTIFACTS, buildUi, launchChromium, READER, startStore, WRITER, type DashboardStore } from './dashboard-fixture.js'
 
@@ -50,6 +52,25 @@ describe('dashboard files', () => {
     expect((await js.text()).length).toBeGreaterThan(1000)
     for (const bad of ['/assets/nope.js', '/assets/..%2Fpackage.json', '/assets/../../package.json', '/assets/.env']) expect((await raw(s.gw.url, 'GET', bad)).status).toBe(404)
     expect((await fetch(`${s.gw.url}/`, { method: 'POST' })).status).toBe(405)
+  })
+
+  it('with no consumer group, say there is nothing to chart instead of drawing empty axes', async () => {
+    // Before: an empty uPlot chart over a time axis of uPlot's own choosing (2027 to 2029).
+    const dir = tempDir('twainmq-dashboard-empty-')
+    const gw = await serve(dir.dir, { ui: ui.dir, statsIntervalMs: 100 })
+    await gw.twain.createTopic('orders')
+    const page = await browser.newPage()
+    try {
+      await page.goto(`${gw.url}/`)
+      await page.locator('#status[data-state="live"]').waitFor()
+      await expect.poll(() => page.locator('#lag-chart').getAttribute('data-points'), { timeout: 10_000 }).not.toBe('0')
+      expect(await page.locator('#lag-chart .empty').textContent()).toMatch(/^Nothing to chart: no consumer group/)
+      expect(await page.locator('#lag-chart canvas').count()).toBe(0)
+    } finally {
+      await page.close()
+      await gw.stop()
+      dir.remove()
+    }
   })
 })
 

@@ -10,7 +10,7 @@ import { finished, startCli, waitFor, type CliChild } from '../helpers/cli.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { tempDir } from '../helpers/tmp.js'
 
-const LINE = /twainmq gateway listening on (http:\/\/127\.0\.0\.1:[0-9]+)\/v1\/stream\/\n/
+const LINE = /twainmq gateway listening on (http:\/\/127\.0\.0\.1:[0-9]+)\/v1\/stream\/ \(dashboard: \1\/\)\n/
 
 describe.each(['file', 'redis'] as const)('Durable Streams conformance: twainmq serve over %s, as a user starts it', (kind) => {
   const config = { baseUrl: '', longPollTimeoutMs: 500 }

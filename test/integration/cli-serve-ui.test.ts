@@ -5,7 +5,7 @@ import { startCli, waitFor, type CliChild } from '../helpers/cli.js'
 import { killChildren } from '../helpers/spawn.js'
 import { tempDir } from '../helpers/tmp.js'
 
-const LINE = /^twainmq gateway listening on http:\/\/127\.0\.0\.1:([0-9]+)\/v1\/stream\/\n$/
+const LINE = /^twainmq gateway listening on http:\/\/127\.0\.0\.1:([0-9]+)\/v1\/stream\/( \(dashboard: http:\/\/127\.0\.0\.1:\1\/\))?\n$/
 const children: CliChild[] = []
 const tmp = tempDir('twainmq-serve-ui-')
 
@@ -15,6 +15,8 @@ async function serve(extra: string[]): Promise<string> {
   await waitFor('serve to print its URL', () => LINE.test(child.out.stdout) || child.exitCode !== null, 30_000)
   const m = LINE.exec(child.out.stdout)
   if (!m) throw new Error(`serve did not start: ${child.out.stderr}`)
+  // Its one line names the dashboard where there is one.
+  expect(m[2] !== undefined).toBe(!extra.includes('--no-ui'))
   return `http://127.0.0.1:${m[1]}`
 }
 

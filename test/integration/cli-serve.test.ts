@@ -9,7 +9,7 @@ import { killChildren } from '../helpers/spawn.js'
 import { readSse } from '../helpers/sse.js'
 import { tempDir } from '../helpers/tmp.js'
 
-const LINE = /^twainmq gateway listening on (http:\/\/127\.0\.0\.1:([0-9]+)\/v1\/stream\/)\n$/
+const LINE = /^twainmq gateway listening on (http:\/\/127\.0\.0\.1:([0-9]+)\/v1\/stream\/) \(dashboard: http:\/\/127\.0\.0\.1:\2\/\)\n$/
 const children: CliChild[] = []
 
 /** Start `twainmq serve` on a free port and wait for its one line; `streams` is the printed URL. */

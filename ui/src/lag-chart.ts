@@ -31,11 +31,22 @@ export class LagChart {
     }
     for (const [k, arr] of this.values) if (arr.every((v) => v === null)) this.values.delete(k)
     const keys = [...this.values.keys()].sort()
+    this.box.dataset.points = String(this.times.length)
+    this.box.dataset.series = keys.join(',')
+    if (keys.length === 0) {
+      // No group has a partition: say so, rather than draw axes over nothing (uPlot picks a time
+      // range of its own for an empty chart, years away from now).
+      this.plot?.destroy()
+      this.plot = undefined
+      this.keys = []
+      this.box.dataset.last = '{}'
+      this.box.replaceChildren(Object.assign(document.createElement('p'), { className: 'empty', textContent: 'Nothing to chart: no consumer group has committed or owns a partition yet.' }))
+      return
+    }
+    if (!this.plot) this.box.replaceChildren()
     const data: uPlot.AlignedData = [this.times, ...keys.map((k) => this.values.get(k) as Array<number | null>)]
     if (!this.plot || keys.join('\n') !== this.keys.join('\n')) this.create(keys, data)
     else this.plot.setData(data)
-    this.box.dataset.points = String(this.times.length)
-    this.box.dataset.series = keys.join(',')
     this.box.dataset.last = JSON.stringify(Object.fromEntries(keys.map((k) => [k, now.get(k) ?? null])))
   }
 
