@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { open, parseTarget, TwainError, type Key, type KeyType, type Target, type Twain } from '../index.js'
+import { InvalidKeyError, open, parseTarget, TwainError, type Key, type KeyType, type Target, type Twain } from '../index.js'
 import { keyCodec } from '../core/keys.js'
 
 /** Options every command accepts (before or after the command name). */
@@ -72,6 +72,12 @@ export function parseKey(keyType: KeyType, raw: string | undefined): Key {
     if (!/^[0-9]+$/.test(raw)) throw new UsageError(`--key ${JSON.stringify(raw)} is not valid for key type ${keyType}: use a non-negative integer`)
     key = keyType === 'u64' ? BigInt(raw) : Number(raw)
   } else key = raw ?? ''
-  keyCodec(keyType).recordKey(key)
+  try {
+    keyCodec(keyType).recordKey(key)
+  } catch (e) {
+    // Said in the user's words: the library shows a u64 key as a bigint (`…n`), which was not typed.
+    if (e instanceof InvalidKeyError && typeof key === 'bigint') throw new InvalidKeyError(`--key ${raw ?? ''} is out of range for key type u64: use an integer 0..18446744073709551615`, { key: raw })
+    throw e
+  }
   return key
 }

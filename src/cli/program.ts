@@ -46,7 +46,7 @@ export function buildProgram(version: string): Command {
     .configureOutput({ outputError: () => undefined }) // `run` prints usage errors as `ERR_USAGE: …`
     .showSuggestionAfterError(true)
 
-  const topics = program.command('topics').description('list, create, describe and delete topics')
+  const topics = program.command('topics').description('list, create, describe and delete topics (default: list)')
   registerTopicsList(topics)
   registerTopicsCreate(topics)
   registerTopicsDescribe(topics)

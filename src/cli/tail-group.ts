@@ -13,7 +13,7 @@ export interface TailGroupOptions {
   quiet: boolean
 }
 
-const list = (tps: TopicPartition[]): string => (tps.length === 0 ? 'none' : tps.map((tp) => `${tp.topic}/${tp.partition}`).join(', '))
+const list = (tps: TopicPartition[], none = 'none'): string => (tps.length === 0 ? none : tps.map((tp) => `${tp.topic}/${tp.partition}`).join(', '))
 
 /**
  * `tail --group`: consume `topic` as a member of a consumer group (partitioned mode). Each message is
@@ -45,7 +45,7 @@ export async function tailGroup(twain: Twain, topic: string, opts: TailGroupOpti
     await consumer.rebalance()
     if (!opts.quiet && !consumer.closed) {
       const from = opts.from === undefined ? '' : `, from ${opts.from} where nothing is committed`
-      const parts = list(consumer.assignments())
+      const parts = list(consumer.assignments(), 'none yet')
       process.stderr.write(`tailing ${topic} as a member of group ${opts.group} (member ${consumer.memberId}, partitions: ${parts}${from}; Ctrl-C to stop)\n`)
       offs.push(
         // Not the partitions given up by close() on the way out.

@@ -132,7 +132,6 @@ describe('produce: a bad line', { timeout: 120_000 }, () => {
 describe('exit codes: 2 (ERR_USAGE) for how the CLI was called, 1 for what failed when it ran', { timeout: 180_000 }, () => {
   const cases: Array<[string[], number, RegExp]> = [
     [['frobnicate'], 2, /^ERR_USAGE: unknown command 'frobnicate'/m],
-    [['topics'], 2, /^ERR_USAGE: missing command/m],
     [['topics', 'list', '--bogus'], 2, /^ERR_USAGE: unknown option '--bogus'/m],
     [['topics', 'create'], 2, /^ERR_USAGE: missing required argument 'name'/m],
     [['topics', 'create', 'x', '--partitions', 'many'], 2, /^ERR_USAGE: .*'many' is invalid/m],
@@ -164,6 +163,9 @@ describe('exit codes: 2 (ERR_USAGE) for how the CLI was called, 1 for what faile
     [['history', 'nope'], 1, /^ERR_TOPIC_NOT_FOUND: /m],
     [['history', 't', '--partition', '5'], 1, /^ERR_INVALID_ARGUMENT: Partition 5 /m],
     [['produce', 't', '--key', '99999'], 1, /^ERR_INVALID_KEY: .*99999/m],
+    [['produce', 'big', '--key', '18446744073709551616'], 1, /^ERR_INVALID_KEY: --key 18446744073709551616 is out of range for key type u64: use an integer 0\.\.18446744073709551615$/m],
+    [['topics'], 0, /^$/],
+    [['--url', 'mailto:x', 'topics', 'list'], 2, /^ERR_USAGE: --url: open\(\) target "mailto:x" has an unsupported scheme/m],
     [['produce', 't', '--partition', '7'], 1, /^ERR_INVALID_ARGUMENT: Partition 7 /m],
     [['produce', 'typed', '--type', 'Other'], 1, /^ERR_UNKNOWN_MESSAGE_TYPE: .*"Other"/m],
     [['groups', 'describe', 'nope'], 1, /^ERR_GROUP_NOT_FOUND: /m],
@@ -176,6 +178,7 @@ describe('exit codes: 2 (ERR_USAGE) for how the CLI was called, 1 for what faile
     await library(dir, async (t) => {
       await t.createTopic('t', { partitions: 2 })
       await t.createTopic('typed', { messageTypes: ['Order'] })
+      await t.createTopic('big', { keyType: 'u64' })
     })
     const results: Array<[string, number | null, string]> = []
     for (let i = 0; i < cases.length; i += 4) {
