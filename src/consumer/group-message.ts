@@ -2,7 +2,7 @@ import type { MessageFactory } from '../backends/record.js'
 import type { Key, Message } from '../core/types.js'
 import type { OwnedPartition } from './owned-partition.js'
 
-/** A message delivered by a consumer group, with its settlement methods (nats' ack vocabulary). */
+/** A message delivered by a consumer group, with its settlement methods: `ack`, `nack` (redeliver, optionally after a delay), `term` (give up: to the dead-letter topic if there is one). */
 export interface GroupMessage<V = unknown, K extends Key = Key> extends Message<V, K> {
   /** How many times this message has been delivered (1 on first delivery). */
   deliveryCount: number

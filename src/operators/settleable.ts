@@ -2,8 +2,8 @@ import type { AsyncIterableX } from 'ix/asynciterable/asynciterablex'
 import './stream-pipe-options.js'
 
 /**
- * What the operators need from a message: the settlement vocabulary of `GroupMessage` (nats'
- * `ack / nak(delay) / term(reason)`) and, for per-key ordering, its key. Any object with these
+ * What the operators need from a message: the settlement methods of `GroupMessage` (`ack`,
+ * `nack(delay)`, `term(reason)`) and, for per-key ordering, its key. Any object with these
  * methods works, so the operators also run over fakes in tests or over other brokers' messages.
  *
  * @example

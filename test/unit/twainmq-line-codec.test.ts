@@ -282,3 +282,11 @@ describe('lossless JSON (Python json.loads / json.dumps)', () => {
     expect(b85decode('0{{')).toHaveLength(2)
   })
 })
+
+describe('microsOf is exported by the package (docs/twainmq.md, "Timestamps")', () => {
+  it('is the same function as the codec uses', async () => {
+    const api = await import('../../src/index.js')
+    expect(api.microsOf).toBe(microsOf)
+    expect(api.microsOf(1733000000123.456)).toBe(1733000000123456)
+  })
+})

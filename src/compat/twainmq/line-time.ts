@@ -17,7 +17,13 @@ function roundHalfEven(x: number): number {
 /**
  * The microsecond of a ms timestamp: `ms × 1000` rounded to the nearest integer, with the product
  * computed exactly (a float product would be off by one for some timestamps after 2041).
- * For a message read from a TwainMQ topic this is the microsecond Python stored.
+ * For a message read from a Python TwainMQ topic this is the microsecond Python stored.
+ *
+ * @example
+ * ```ts
+ * import { microsOf } from 'twainmq'
+ * const us = microsOf(message.timestamp) // as Python's datetime has it
+ * ```
  */
 export function microsOf(ms: number): number {
   if (Number.isInteger(ms)) return ms * 1000
