@@ -14,8 +14,20 @@ export function finalError(error: unknown, url: string): Error | undefined {
   const status = statusOf(error)
   if (status === undefined) return undefined
   if (status === 408 || status === 429 || status >= 500) return undefined
-  const detail = error instanceof Error ? error.message : String(error)
-  return new HttpError(`HTTP ${status} from ${url}: ${detail}`, { status, url, cause: error })
+  return new HttpError(`HTTP ${status} from ${url}: ${detailOf(error, status)}`, { status, url, cause: error })
+}
+
+/**
+ * What the server said, without what the message already says: the client's errors carry the
+ * body (`text`, or `json`) and a message of their own that repeats the status and the URL
+ * (`HTTP Error 404 at …?offset=-1: …`).
+ */
+function detailOf(error: unknown, status: number): string {
+  const e = error as { text?: unknown; json?: unknown; message?: unknown } | null
+  if (typeof e?.text === 'string' && e.text.trim() !== '') return e.text.trim()
+  if (e?.json !== undefined && e.json !== null) return JSON.stringify(e.json)
+  const message = typeof e?.message === 'string' ? e.message : String(error)
+  return message.replace(new RegExp(`^HTTP Error ${status} at \\S+: `), '')
 }
 
 /** The wait before retry `attempt` (0-based): 100 ms doubling to at most 2 s. */

@@ -19,10 +19,16 @@ function isStandard(v: TypeValidator): v is StandardSchemaV1 {
   return typeof (v as Partial<StandardSchemaV1>)['~standard']?.validate === 'function'
 }
 
-/** `path.to.field: message; …` (path segments may be keys or `{ key }` objects, as valibot gives them). */
+/** `path.to.field: message; …` (path segments may be keys or `{ key }` objects, as valibot gives them); a message that starts with its path is not given it twice. */
 function describeIssues(issues: readonly ValidationIssue[]): string {
   const seg = (p: ValidationIssue['path'] extends ReadonlyArray<infer S> | undefined ? S : never) => String(typeof p === 'object' && p !== null ? p.key : p)
-  return issues.map((i) => (i.path?.length ? `${i.path.map(seg).join('.')}: ` : '') + i.message).join('; ')
+  return issues
+    .map((i) => {
+      const path = i.path?.length ? i.path.map(seg).join('.') : ''
+      // Some libraries (arktype) start the message with the path already: "id must be an integer".
+      return path === '' || i.message.startsWith(`${path} `) ? i.message : `${path}: ${i.message}`
+    })
+    .join('; ')
 }
 
 /** A validator: a Standard Schema, or a function that returns the (possibly transformed) value or throws. */

@@ -137,6 +137,16 @@ describe('twainmq/browser in Node against the gateway (file store)', () => {
     await expect(collect(connect(served.url).history('prices'), 1)).rejects.toMatchObject({ status: 401 })
   })
 
+  it("an HttpError says the status and the URL once, then the server's words", async () => {
+    const failure = (await collect(connect(served.url, { token: READER }).history('secret'), 1).catch((e: unknown) => e)) as HttpError
+    expect(failure).toBeInstanceOf(HttpError)
+    expect(failure.status).toBe(404)
+    // Before: "HTTP 404 from …/secret: HTTP Error 404 at …/secret?offset=-1: Stream "secret" does not exist"
+    expect(failure.message).toMatch(/^HTTP 404 from \S+\/secret: [^:]*"secret"/)
+    expect(failure.message.match(/404/g)).toHaveLength(1)
+    expect(failure.message.match(/\/secret/g)).toHaveLength(1)
+  })
+
   it('RxJS take() unsubscribes and the gateway sees its live read end at once', async () => {
     const client = connect(served.url, { token: READER })
     await until(() => served.watches() === 0, 5000, 'no live reads before')

@@ -32,6 +32,8 @@ describe('registerType with real Standard Schema validators', () => {
       expect(path).toEqual(['customer', 'name'])
       expect((err as Error).message).toContain('customer.name')
       expect((err as Error).message).not.toContain('[object Object]')
+      // The path once: arktype's own message starts with it ("customer.name must be a string").
+      expect((err as Error).message.match(/customer\.name/g), (err as Error).message).toHaveLength(1)
       const got = []
       for await (const m of store.twain.history('orders')) got.push([m.type, m.value])
       expect(got).toEqual([['Order', { id: 7, customer: { name: 'ada' } }]])
