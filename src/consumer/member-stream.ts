@@ -75,7 +75,10 @@ export abstract class MemberStream<T> extends MessageStream<T> implements AsyncD
     return {
       next: async (signal) => {
         for (;;) {
-          if (this.failure !== undefined) throw this.failure
+          if (this.failure !== undefined) {
+            this.failureTaken = true
+            throw this.failure
+          }
           if (this.state !== 'running') return undefined
           const batch = this.take(MAX_DELIVER)
           if (batch.length > 0) return batch
@@ -127,9 +130,22 @@ export abstract class MemberStream<T> extends MessageStream<T> implements AsyncD
     if (this.failure !== undefined && e !== this.failure) return
     const err = e instanceof Error ? e : new Error(String(e))
     if (this.events.has('error')) return this.events.emit('error', err)
-    // A fatal failure that iterations throw is reported there, not also as a warning.
-    if (e === this.failure && this.views > 0) return
-    // Nobody listens: say it once per kind of failure rather than drop it (consumer.on('error') handles them).
+    if (e === this.failure) {
+      // A fatal failure that iterations throw is reported there, not also as a warning: one under
+      // way now, or one begun by the code that runs next (`consumer(…)`, an await, then `for await`).
+      if (this.views > 0) return
+      this.failureTaken = false
+      setImmediate(() => this.failureTaken || this.warn(err))
+      return
+    }
+    this.warn(err)
+  }
+
+  /** A fatal failure was thrown by an iteration (so it needs no warning). */
+  private failureTaken = false
+
+  /** Nobody listens: say it once per kind of failure rather than drop it (consumer.on('error') handles them). */
+  private warn(err: Error): void {
     const code = (err as { code?: string }).code ?? err.name
     if (this.warned.has(code)) return
     this.warned.add(code)
@@ -164,7 +180,9 @@ export abstract class MemberStream<T> extends MessageStream<T> implements AsyncD
 
   protected override sourceAfterClose(): BatchSource<T> | undefined {
     const f = this.failure
-    return f === undefined ? undefined : { next: () => Promise.reject(f), close: () => undefined }
+    if (f === undefined) return undefined
+    this.failureTaken = true
+    return { next: () => Promise.reject(f), close: () => undefined }
   }
 
   /** Whether a fatal failure ended the member. */

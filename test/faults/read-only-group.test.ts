@@ -114,6 +114,25 @@ describe('a group member of a topic that does not exist', () => {
     }
   })
 
+  it('a loop begun after the failure (consumer(), an await, then for await) throws it, and no warning is printed', async () => {
+    const tmp = tempDir()
+    const twain: Twain = await open(tmp.dir)
+    try {
+      const c = twain.consumer<string>('missing', { group: 'g' })
+      await c.rebalance() // the member has failed by now
+      const thrown = await (async () => {
+        for await (const _ of c) return undefined
+      })().catch((e: unknown) => e)
+      expect(thrown).toBeInstanceOf(TopicNotFoundError)
+      await new Promise((resolve) => setImmediate(resolve))
+      await c.close()
+      expect(warnings).toEqual([])
+    } finally {
+      await twain.close()
+      tmp.remove()
+    }
+  })
+
   it('a consumer that nobody iterates or listens to warns once', async () => {
     const tmp = tempDir()
     const twain: Twain = await open(tmp.dir)
