@@ -26,7 +26,7 @@ export class SharedAcks {
   /** Acknowledge an entry the member holds (one it does not hold was claimed or trimmed: its XACK would acknowledge someone else's delivery). */
   ack(p: MemberPartition, offset: number): void {
     const h = p.held.get(offset)
-    if (!h || h.acked) return
+    if (!h || h.acked || h.given) return
     h.acked = true
     p.acks.push(offset)
     if (p.acks.length >= ACK_BATCH) this.track(this.flushPart(p)).catch((e) => this.error(e as Error))
