@@ -23,7 +23,8 @@ end
 local from = ARGV[3] == '' and '-' or '(' .. ARGV[3]
 local pend = redis.call('XPENDING', KEYS[1], ARGV[1], from, '+', ARGV[4], ARGV[2])
 local least, most = tonumber(ARGV[5]), tonumber(ARGV[6])
-local out, trimmed, taken, last = {}, {}, {}, ''
+local out, trimmed, last = {}, {}, ''
+local taken = {'XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0}
 for _, p in ipairs(pend) do
   local id, idle, count = p[1], p[3], p[4]
   last = id
@@ -37,7 +38,10 @@ for _, p in ipairs(pend) do
     end
   end
 end
-if #taken > 0 then redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, unpack(taken), 'JUSTID') end
+if #taken > 5 then
+  taken[#taken + 1] = 'JUSTID'
+  redis.call(unpack(taken))
+end
 if #trimmed > 0 then redis.call('XACK', KEYS[1], ARGV[1], unpack(trimmed)) end
 if #pend < tonumber(ARGV[4]) then last = '' end
 return {last, out, trimmed}
