@@ -16,6 +16,7 @@ import { RedisKeys } from './keys.js'
 import { RedisPartitionReader } from './reader.js'
 import { RedisRetention } from './retention.js'
 import { Scripts } from './scripts.js'
+import { DeliveryConfirm } from './shared-confirm.js'
 import { RedisSharedGroups } from './shared-group.js'
 import { RedisTopics } from './topics.js'
 import { RedisWatchers } from './watcher.js'
@@ -77,7 +78,8 @@ export class RedisBackend implements Backend {
     this.watchers = new RedisWatchers(client, this.keys)
     this.retention = new RedisRetention(client, this.scripts, this.keys)
     this.notifier = new GroupNotifier(client)
-    this.shared = new RedisSharedGroups(client, this.scripts, this.keys, (t) => this.topics.get(t))
+    const confirm = options.replicaAcks ? new DeliveryConfirm(client, { replicas: options.replicaAcks, timeoutMs: options.replicaAckTimeoutMs ?? 2000 }) : undefined
+    this.shared = new RedisSharedGroups(client, this.scripts, this.keys, (t) => this.topics.get(t), confirm)
     const groups = new RedisGroupStore(client, this.scripts, this.keys, this.notifier, async (t) => {
       try {
         return (await this.topics.cached(t)).partitions

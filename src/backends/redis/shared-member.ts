@@ -6,6 +6,7 @@ import { redisError, type Client } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
 import { SharedAcks } from './shared-acks.js'
+import type { DeliveryConfirm } from './shared-confirm.js'
 import type { MemberPartition } from './shared-entries.js'
 import { SharedHolds } from './shared-holds.js'
 import { SharedReads } from './shared-reads.js'
@@ -25,6 +26,8 @@ export interface SharedContext {
   claimMode(): ClaimMode
   claimModeFailed(): void
   onLeft(member: RedisSharedMember): void
+  /** With `replicaAcks`: confirms deliveries with replicas before they are handed out. */
+  confirm?: DeliveryConfirm
 }
 
 /**
@@ -70,7 +73,7 @@ export class RedisSharedMember implements SharedMember {
       claimMode: () => ctx.claimMode(),
       claimModeFailed: () => ctx.claimModeFailed(),
       giveBack: (refs) => this.giveBack(refs, false),
-    })
+    }, ctx.confirm)
     this.timers.push(setInterval(() => void this.heartbeat(), options.heartbeatIntervalMs))
     this.timers.push(setInterval(() => void this.flush().catch((e) => this.events.error(e as Error)), options.ackIntervalMs))
     if (options.claimAfterMs > 0) this.timers.push(setInterval(() => void this.holds.touch(false), this.holds.touchEveryMs))

@@ -1,6 +1,7 @@
 import type { EntryRef, SharedDelivery } from '../shared.js'
 import { isConnectionError, redisError, type Client } from './connection.js'
 import type { ScriptReply } from './script-specs.js'
+import type { DeliveryConfirm } from './shared-confirm.js'
 import { takeScripted, type MemberPartition } from './shared-entries.js'
 import { NewEntryReads, READ_MAX } from './shared-new-entries.js'
 import type { ClaimMode, MemberState } from './shared-state.js'
@@ -53,12 +54,62 @@ export class SharedReads {
     client: Client,
     cluster: boolean,
     private readonly hooks: ReadHooks,
+    /** With `replicaAcks`: entries are handed out once replicas hold their delivery. */
+    private readonly confirm?: DeliveryConfirm,
   ) {
     this.fresh = new NewEntryReads(s, client, cluster, (refs) => hooks.giveBack(refs))
     this.scanEveryMs = Math.max(MIN_PERIOD_MS, Math.floor(s.options.claimAfterMs / 2))
   }
 
+  /** Entries for `max` deliveries at most; with `replicaAcks`, only those whose delivery replicas hold. */
   async fetch(max: number, signal: AbortSignal): Promise<SharedDelivery[]> {
+    const got = await this.take(max, signal)
+    return this.confirm && got.length > 0 ? this.confirmed(got) : got
+  }
+
+  /**
+   * Deliveries whose delivery to this member replicas hold (decision 180). The others are not
+   * handed out and no longer held: entries the node serving the partition does not hold as this
+   * member's are read again by whichever member comes next; when that is not known in time, the
+   * partition is looked at again for its own pending entries.
+   */
+  private async confirmed(got: SharedDelivery[]): Promise<SharedDelivery[]> {
+    const s = this.s
+    const confirm = this.confirm as DeliveryConfirm
+    const by = new Map<MemberPartition, SharedDelivery[]>()
+    for (const d of got) {
+      const p = s.part(d.message)
+      if (!p) continue
+      const list = by.get(p)
+      if (list) list.push(d)
+      else by.set(p, [d])
+    }
+    const out: SharedDelivery[] = []
+    await Promise.all(
+      [...by].map(async ([p, list]) => {
+        let mine: Set<number>
+        try {
+          mine = await confirm.confirm(p.key, s.group, s.name, list.map((d) => d.message.offset), `Shared group "${s.group}": delivery to member "${s.name}" of ${list.length} entries of "${p.topic}" partition ${p.partition}`)
+        } catch (e) {
+          mine = new Set()
+          p.doubt()
+          if (!s.stopped) s.events.error(redisError(`Shared group "${s.group}": member "${s.name}" could not confirm its delivery of ${list.length} entries of "${p.topic}" partition ${p.partition} with replicas; they are read again`, e))
+        }
+        for (const d of list) {
+          const o = d.message.offset
+          if (mine.has(o)) out.push(d)
+          else if (!p.held.get(o)?.acked) {
+            p.held.delete(o)
+            // Read again by `>` if the group lost them: not a rollback.
+            if (o <= p.newest) p.newest = o - 1
+          }
+        }
+      }),
+    )
+    return out
+  }
+
+  private async take(max: number, signal: AbortSignal): Promise<SharedDelivery[]> {
     const s = this.s
     if (s.stopped || signal.aborted) return []
     this.fresh.resume()

@@ -1,0 +1,49 @@
+import { TimeoutError } from '../../core/errors.js'
+import type { Client } from './connection.js'
+import { idOf, offsetOf } from './entry-codec.js'
+import type { ReplicaAckPolicy } from './replica-acks.js'
+import { Scripts } from './scripts.js'
+
+/** Longest single `WAIT`: below the Cluster command timeout (1.5 s). */
+const WAIT_SLICE_MS = 1000
+
+type PipelineReply = Array<[Error | null, unknown]> | null
+
+/**
+ * With `replicaAcks`, a shared member hands an entry out only once replicas hold its delivery to
+ * the member (decision 180): XREADGROUP's effect on the group is replicated like any write, and a
+ * failover to a replica it had not reached gave the entry out again, to whichever member read next.
+ * One pipeline per partition: the `shared-confirm` script on the node serving the partition now
+ * (which entries it holds as the member's; each claimed again, a write), then `WAIT` on the same
+ * connection, in slices, until `policy.replicas` replicas acknowledged or `policy.timeoutMs` passed.
+ */
+export class DeliveryConfirm {
+  private readonly lua = Scripts.source('shared-confirm')
+
+  constructor(
+    private readonly client: Client,
+    readonly policy: ReplicaAckPolicy,
+  ) {}
+
+  /**
+   * The offsets, of those given, whose delivery to `member` replicas hold; rejects (a retriable
+   * `TimeoutError` or the connection's failure) when that is not known within the policy's time.
+   */
+  async confirm(key: string, group: string, member: string, offsets: readonly number[], what: string): Promise<Set<number>> {
+    const { replicas, timeoutMs } = this.policy
+    const deadline = Date.now() + timeoutMs
+    const ids = offsets.map(idOf)
+    for (;;) {
+      const slice = Math.max(1, Math.min(WAIT_SLICE_MS, deadline - Date.now()))
+      const res: PipelineReply = await this.client.pipeline().eval(this.lua, 1, key, group, member, ...ids).call('WAIT', String(replicas), String(slice)).exec()
+      const [check, wait] = res ?? []
+      if (!check || !wait) throw new TimeoutError(`${what}: no reply to the delivery check`)
+      if (check[0]) throw check[0]
+      if (wait[0]) throw wait[0]
+      if (Number(wait[1]) >= replicas) return new Set((check[1] as Array<string | Buffer>).map((id) => offsetOf(id)))
+      if (Date.now() >= deadline) {
+        throw new TimeoutError(`${what}: acknowledged by ${Number(wait[1])} of ${replicas} replica(s) within ${timeoutMs} ms (replicaAcks)`)
+      }
+    }
+  }
+}
