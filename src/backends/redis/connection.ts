@@ -94,7 +94,7 @@ export function refreshSlots(cluster: Cluster): Cluster {
  * `blockingTimeout` (Cluster only, default true): a blocked read on a node that stopped answering
  * resolves empty once its BLOCK time and a grace have passed (ioredis's `blockingTimeout`). Only for
  * reads that may be repeated (XREAD): the command is still sent and run when it resolved empty
- * while queued, so an `XREADGROUP` could take entries whose reply is thrown away (decision 179).
+ * while queued, so an `XREADGROUP` could take entries whose reply is thrown away (decision 180).
  */
 export function createDedicated(base: Client, name: string, options: { blockingTimeout?: boolean } = {}): Client {
   if (base instanceof Cluster) {

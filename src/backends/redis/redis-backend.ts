@@ -27,7 +27,7 @@ export interface RedisBackendOptions {
   prefix?: string
   /** The owning instance's clientId (its appends' idempotency token starts with it). */
   clientId: string
-  /** A send resolves once this many replicas hold its batch (`WAIT`). @default 0 */
+  /** A send resolves once this many replicas hold its batch (`WAIT`); shared members hand entries out and finish acknowledgements once they hold them. @default 0 */
   replicaAcks?: number
   /** How long a send waits for `replicaAcks` replicas before it rejects with a `TimeoutError`. @default 2000 */
   replicaAckTimeoutMs?: number

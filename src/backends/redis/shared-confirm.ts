@@ -11,11 +11,12 @@ type PipelineReply = Array<[Error | null, unknown]> | null
 
 /**
  * With `replicaAcks`, a shared member hands an entry out only once replicas hold its delivery to
- * the member (decision 180): XREADGROUP's effect on the group is replicated like any write, and a
+ * the member (decision 181): XREADGROUP's effect on the group is replicated like any write, and a
  * failover to a replica it had not reached gave the entry out again, to whichever member read next.
  * One pipeline per partition: the `shared-confirm` script on the node serving the partition now
  * (which entries it holds as the member's; each claimed again, a write), then `WAIT` on the same
  * connection, in slices, until `policy.replicas` replicas acknowledged or `policy.timeoutMs` passed.
+ * Acknowledgements wait the same way (`run`), so one a failover lost is not taken for done.
  */
 export class DeliveryConfirm {
   private readonly lua = Scripts.source('shared-confirm')
@@ -30,17 +31,30 @@ export class DeliveryConfirm {
    * `TimeoutError` or the connection's failure) when that is not known within the policy's time.
    */
   async confirm(key: string, group: string, member: string, offsets: readonly number[], what: string): Promise<Set<number>> {
+    const mine = (await this.run(this.lua, [key], [group, member, ...offsets.map(idOf)], what)) as Array<string | Buffer>
+    return new Set(mine.map((id) => offsetOf(id)))
+  }
+
+  /**
+   * Run a script that writes (`lua`, on the node serving `keys`), then wait until the replicas
+   * hold what it wrote; the script runs again before each slice of the wait, so it must be
+   * idempotent (XACK is). Resolves with its last reply.
+   */
+  async run(lua: string, keys: readonly string[], args: ReadonlyArray<string | number>, what: string): Promise<unknown> {
     const { replicas, timeoutMs } = this.policy
     const deadline = Date.now() + timeoutMs
-    const ids = offsets.map(idOf)
     for (;;) {
       const slice = Math.max(1, Math.min(WAIT_SLICE_MS, deadline - Date.now()))
-      const res: PipelineReply = await this.client.pipeline().eval(this.lua, 1, key, group, member, ...ids).call('WAIT', String(replicas), String(slice)).exec()
-      const [check, wait] = res ?? []
-      if (!check || !wait) throw new TimeoutError(`${what}: no reply to the delivery check`)
-      if (check[0]) throw check[0]
+      const res: PipelineReply = await this.client
+        .pipeline()
+        .eval(lua, keys.length, ...keys, ...args)
+        .call('WAIT', String(replicas), String(slice))
+        .exec()
+      const [script, wait] = res ?? []
+      if (!script || !wait) throw new TimeoutError(`${what}: no reply`)
+      if (script[0]) throw script[0]
       if (wait[0]) throw wait[0]
-      if (Number(wait[1]) >= replicas) return new Set((check[1] as Array<string | Buffer>).map((id) => offsetOf(id)))
+      if (Number(wait[1]) >= replicas) return script[1]
       if (Date.now() >= deadline) {
         throw new TimeoutError(`${what}: acknowledged by ${Number(wait[1])} of ${replicas} replica(s) within ${timeoutMs} ms (replicaAcks)`)
       }

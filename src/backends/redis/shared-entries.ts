@@ -28,7 +28,7 @@ export class MemberPartition {
   recoverFrom: string | undefined = '0'
   /**
    * Own pending entries after this ID are to be looked at for ones the member does not hold ('' =
-   * from the start; undefined = none to look at): a reply that may have been lost (decision 179).
+   * from the start; undefined = none to look at): a reply that may have been lost (decision 180).
    */
   adoptFrom: string | undefined = undefined
   /** Where the next XAUTOCLAIM continues. */

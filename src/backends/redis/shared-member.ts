@@ -66,7 +66,7 @@ export class RedisSharedMember implements SharedMember {
   ) {
     this.partitions = parts.map((p) => ({ topic: p.topic, partition: p.partition }))
     this.s = new MemberState(ctx.scripts, options, parts, events)
-    this.acks = new SharedAcks(ctx.scripts, options.group, parts, (o) => events.committed(o), (e) => events.error(e))
+    this.acks = new SharedAcks(ctx.scripts, options.group, parts, (o) => events.committed(o), (e) => events.error(e), ctx.confirm)
     this.holds = new SharedHolds(this.s, this.acks)
     this.reads = new SharedReads(this.s, ctx.client, cluster, {
       rejoin: () => ctx.rejoin(this),

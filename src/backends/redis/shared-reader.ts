@@ -25,7 +25,7 @@ export const READ_GRACE_MS = 1000
  * whose reply may have been executed by Redis and not reached the member — it failed, the
  * connection dropped or reconnected, or it went unanswered {@link READ_GRACE_MS} past its BLOCK
  * time (the connection is then replaced) — is reported through `doubt`: Redis may count entries as
- * the member's that it never saw (decision 179). Unlike ioredis's `blockingTimeout`, the reader
+ * the member's that it never saw (decision 180). Unlike ioredis's `blockingTimeout`, the reader
  * never ends a read whose connection is still there: a reply answered late is still taken.
  */
 export class GroupReader {

@@ -68,7 +68,7 @@ export class SharedReads {
   }
 
   /**
-   * Deliveries whose delivery to this member replicas hold (decision 180). The others are not
+   * Deliveries whose delivery to this member replicas hold (decision 181). The others are not
    * handed out and no longer held: entries the node serving the partition does not hold as this
    * member's are read again by whichever member comes next; when that is not known in time, the
    * partition is looked at again for its own pending entries.
