@@ -1,8 +1,11 @@
 import { TimeoutError } from '../../core/errors.js'
-import type { Client } from './connection.js'
+import type { SharedDelivery } from '../shared.js'
+import { redisError, type Client } from './connection.js'
 import { idOf, offsetOf } from './entry-codec.js'
 import type { ReplicaAckPolicy } from './replica-acks.js'
 import { Scripts } from './scripts.js'
+import type { MemberPartition } from './shared-entries.js'
+import type { MemberState } from './shared-state.js'
 
 /** Longest single `WAIT`: below the Cluster command timeout (1.5 s). */
 const WAIT_SLICE_MS = 1000
@@ -60,4 +63,44 @@ export class DeliveryConfirm {
       }
     }
   }
+}
+
+/**
+ * Deliveries whose delivery to the member replicas hold (decision 181). The others are not handed
+ * out and no longer held: entries the node serving the partition does not hold as the member's
+ * are read again by whichever member comes next; when that is not known in time, the partition is
+ * looked at again for the member's own pending entries.
+ */
+export async function confirmDeliveries(s: MemberState, confirm: DeliveryConfirm, got: readonly SharedDelivery[]): Promise<SharedDelivery[]> {
+  const by = new Map<MemberPartition, SharedDelivery[]>()
+  for (const d of got) {
+    const p = s.part(d.message)
+    if (!p) continue
+    const list = by.get(p)
+    if (list) list.push(d)
+    else by.set(p, [d])
+  }
+  const out: SharedDelivery[] = []
+  await Promise.all(
+    [...by].map(async ([p, list]) => {
+      let mine: Set<number>
+      try {
+        mine = await confirm.confirm(p.key, s.group, s.name, list.map((d) => d.message.offset), `Shared group "${s.group}": delivery to member "${s.name}" of ${list.length} entries of "${p.topic}" partition ${p.partition}`)
+      } catch (e) {
+        mine = new Set()
+        p.doubt()
+        if (!s.stopped) s.events.error(redisError(`Shared group "${s.group}": member "${s.name}" could not confirm its delivery of ${list.length} entries of "${p.topic}" partition ${p.partition} with replicas; they are read again`, e))
+      }
+      for (const d of list) {
+        const o = d.message.offset
+        if (mine.has(o)) out.push(d)
+        else if (!p.held.get(o)?.acked) {
+          p.held.delete(o)
+          // Read again by `>` if the group lost them: not a rollback.
+          if (o <= p.newest) p.newest = o - 1
+        }
+      }
+    }),
+  )
+  return out
 }

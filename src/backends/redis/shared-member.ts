@@ -35,8 +35,9 @@ export interface SharedContext {
  * partition stream of its topics, under the Redis consumer group named after the twainmq group.
  * It is made of four parts, one concern each:
  *
- * - **Reads** ({@link SharedReads}): recovery of its own pending entries first, then claims of
- *   entries idle longer than `claimAfterMs` (those of members that died or stalled), then new entries.
+ * - **Reads** ({@link SharedReads}): recovery of its own pending entries first, then its own pending
+ *   entries it never got (a read whose reply was lost), then claims of entries idle longer than
+ *   `claimAfterMs` (those of members that died or stalled), then new entries.
  * - **Holds** ({@link SharedHolds}): every entry it handed out or buffered is held until
  *   acknowledged or given back, and refreshed so others cannot claim it while it works.
  * - **Acknowledgements** ({@link SharedAcks}), batched, flushed every `ackIntervalMs` and when leaving.

@@ -1,7 +1,7 @@
 import type { EntryRef, SharedDelivery } from '../shared.js'
 import { isConnectionError, redisError, type Client } from './connection.js'
 import type { ScriptReply } from './script-specs.js'
-import type { DeliveryConfirm } from './shared-confirm.js'
+import { confirmDeliveries, type DeliveryConfirm } from './shared-confirm.js'
 import { takeScripted, type MemberPartition } from './shared-entries.js'
 import { NewEntryReads, READ_MAX } from './shared-new-entries.js'
 import type { ClaimMode, MemberState } from './shared-state.js'
@@ -34,13 +34,16 @@ export interface ReadHooks {
  * - **Recovery first.** Its own pending entries (`XREADGROUP` with an ID, a restart), moving a
  *   cursor past every entry returned, so an entry it never acknowledges cannot make it read the same
  *   entries forever (a livelock).
+ * - **Entries it does not know of.** Where a read may have run without its reply reaching the
+ *   member, its own pending entries it does not hold (`shared-adopt`, count kept; decision 180).
  * - **Claims.** At least every `claimAfterMs / 2` it scans the group's pending list (XAUTOCLAIM,
  *   keeping the cursor, or `XREADGROUP … CLAIM` on Redis ≥ 8.4) for entries idle longer than
  *   `claimAfterMs`: those of members that died or stalled.
  * - **New entries** ({@link NewEntryReads}), blocking at the latest until the next claim scan is due.
  *
  * Every entry it returns is held from then on; one already held is never returned again (a claim
- * that returns one is dropped).
+ * that returns one is dropped). With `replicaAcks`, entries are returned once replicas hold their
+ * delivery ({@link confirmDeliveries}).
  */
 export class SharedReads {
   private readonly fresh: NewEntryReads
@@ -64,49 +67,7 @@ export class SharedReads {
   /** Entries for `max` deliveries at most; with `replicaAcks`, only those whose delivery replicas hold. */
   async fetch(max: number, signal: AbortSignal): Promise<SharedDelivery[]> {
     const got = await this.take(max, signal)
-    return this.confirm && got.length > 0 ? this.confirmed(got) : got
-  }
-
-  /**
-   * Deliveries whose delivery to this member replicas hold (decision 181). The others are not
-   * handed out and no longer held: entries the node serving the partition does not hold as this
-   * member's are read again by whichever member comes next; when that is not known in time, the
-   * partition is looked at again for its own pending entries.
-   */
-  private async confirmed(got: SharedDelivery[]): Promise<SharedDelivery[]> {
-    const s = this.s
-    const confirm = this.confirm as DeliveryConfirm
-    const by = new Map<MemberPartition, SharedDelivery[]>()
-    for (const d of got) {
-      const p = s.part(d.message)
-      if (!p) continue
-      const list = by.get(p)
-      if (list) list.push(d)
-      else by.set(p, [d])
-    }
-    const out: SharedDelivery[] = []
-    await Promise.all(
-      [...by].map(async ([p, list]) => {
-        let mine: Set<number>
-        try {
-          mine = await confirm.confirm(p.key, s.group, s.name, list.map((d) => d.message.offset), `Shared group "${s.group}": delivery to member "${s.name}" of ${list.length} entries of "${p.topic}" partition ${p.partition}`)
-        } catch (e) {
-          mine = new Set()
-          p.doubt()
-          if (!s.stopped) s.events.error(redisError(`Shared group "${s.group}": member "${s.name}" could not confirm its delivery of ${list.length} entries of "${p.topic}" partition ${p.partition} with replicas; they are read again`, e))
-        }
-        for (const d of list) {
-          const o = d.message.offset
-          if (mine.has(o)) out.push(d)
-          else if (!p.held.get(o)?.acked) {
-            p.held.delete(o)
-            // Read again by `>` if the group lost them: not a rollback.
-            if (o <= p.newest) p.newest = o - 1
-          }
-        }
-      }),
-    )
-    return out
+    return this.confirm && got.length > 0 ? confirmDeliveries(this.s, this.confirm, got) : got
   }
 
   private async take(max: number, signal: AbortSignal): Promise<SharedDelivery[]> {
