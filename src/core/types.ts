@@ -119,7 +119,10 @@ export interface OpenOptions {
   /**
    * Redis only: a send resolves only once this many replicas of the partition's master hold its
    * batch (`WAIT`), so a failover to one of them keeps every acknowledged send. 0: a send resolves
-   * when the master has it (a failover can lose the last few). @default 0
+   * when the master has it (a failover can lose the last few). Shared-group members of this
+   * instance likewise hand an entry out, and count an acknowledgement done, only once that many
+   * replicas hold it (a failover neither delivers it twice nor brings an acknowledged one back).
+   * @default 0
    */
   replicaAcks?: number
   /**

@@ -209,6 +209,39 @@ describe('connection kills', () => {
   }, 40_000)
 })
 
+describe('lost replies', () => {
+  it('entries Redis counts as a member\'s that it never got are delivered once its read connection drops, not after claimAfterMs, their count kept', async () => {
+    const { twain, prefix } = await fresh()
+    await twain.createTopic('t', { partitions: 1 })
+    const key = `${prefix}{t:0}`
+    const c = twain.consumer<number>('t', { group: 'g', name: 'm', mode: 'shared', claimAfterMs: 60_000 })
+    c.on('error', () => undefined) // the killed read is retried
+    const p = twain.producer<number>('t')
+    for (let i = 0; i < 3; i++) await p.send(i, i)
+    // Another consumer name reads them (the group exists once the member joined), before the member reads.
+    await until(async () => (await admin.exists(key)) === 1 && ((await admin.xinfo('GROUPS', key)) as unknown[]).length === 1, 5000, 'the group')
+    const taken = (await admin.call('XREADGROUP', 'GROUP', 'g', 'x', 'COUNT', '3', 'STREAMS', key, '>')) as Array<[string, Array<[string, string[]]>]>
+    const ids = (taken[0]?.[1] ?? []).map(([id]) => id)
+    expect(ids).toHaveLength(3)
+    const got: Array<{ value: number; deliveryCount: number }> = []
+    const loop = (async () => {
+      for await (const m of c) {
+        got.push({ value: m.value, deliveryCount: m.deliveryCount })
+        m.ack()
+      }
+    })()
+    await blockedInRead()
+    // Now they are the member's in Redis (count kept, as a read whose reply was lost leaves them),
+    // and its blocked read's connection drops.
+    await admin.call('XCLAIM', key, 'g', 'm', '0', ...ids, 'JUSTID')
+    await admin.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes')
+    await until(() => got.length >= 3, 10_000, `the 3 entries (got ${got.length})`)
+    expect(got.sort((a, b) => a.value - b.value)).toEqual([0, 1, 2].map((value) => ({ value, deliveryCount: 1 })))
+    await c.close()
+    await loop
+  }, 30_000)
+})
+
 describe('process lifetime', () => {
   for (const mode of ['break-no-close', 'never-iterated', 'iterate-close']) {
     it(`a process with a shared member exits by itself (${mode})`, async () => {

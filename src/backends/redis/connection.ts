@@ -90,12 +90,16 @@ export function refreshSlots(cluster: Cluster): Cluster {
 /**
  * A dedicated connection for blocking reads or pub/sub: commands wait through reconnects (no retry
  * limit) so a blocked read resumes by itself; `disconnect()` ends it at once.
+ *
+ * `blockingTimeout` (Cluster only, default true): a blocked read on a node that stopped answering
+ * resolves empty once its BLOCK time and a grace have passed (ioredis's `blockingTimeout`). Only for
+ * reads that may be repeated (XREAD): the command is still sent and run when it resolved empty
+ * while queued, so an `XREADGROUP` could take entries whose reply is thrown away (decision 181).
  */
-export function createDedicated(base: Client, name: string): Client {
+export function createDedicated(base: Client, name: string, options: { blockingTimeout?: boolean } = {}): Client {
   if (base instanceof Cluster) {
-    // No command timeout on a blocking connection (a blocked read waits by design); a blocked read
-    // on a node that stopped answering resolves empty once its BLOCK time and a grace have passed.
-    const redisOptions = { ...base.options.redisOptions, connectionName: name, commandTimeout: undefined, blockingTimeout: 1000 }
+    // No command timeout on a blocking connection (a blocked read waits by design).
+    const redisOptions = { ...base.options.redisOptions, connectionName: name, commandTimeout: undefined, blockingTimeout: options.blockingTimeout === false ? undefined : 1000 }
     return base.duplicate(undefined, { lazyConnect: false, enableAutoPipelining: false, redisOptions })
   }
   return base.duplicate({ lazyConnect: false, enableAutoPipelining: false, maxRetriesPerRequest: null, connectionName: name })

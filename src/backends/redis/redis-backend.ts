@@ -16,6 +16,7 @@ import { RedisKeys } from './keys.js'
 import { RedisPartitionReader } from './reader.js'
 import { RedisRetention } from './retention.js'
 import { Scripts } from './scripts.js'
+import { DeliveryConfirm } from './shared-confirm.js'
 import { RedisSharedGroups } from './shared-group.js'
 import { RedisTopics } from './topics.js'
 import { RedisWatchers } from './watcher.js'
@@ -26,7 +27,7 @@ export interface RedisBackendOptions {
   prefix?: string
   /** The owning instance's clientId (its appends' idempotency token starts with it). */
   clientId: string
-  /** A send resolves once this many replicas hold its batch (`WAIT`). @default 0 */
+  /** A send resolves once this many replicas hold its batch (`WAIT`); shared members hand entries out and finish acknowledgements once they hold them. @default 0 */
   replicaAcks?: number
   /** How long a send waits for `replicaAcks` replicas, from when its append is taken, before it rejects with a `TimeoutError` (failovers included). @default 2000 */
   replicaAckTimeoutMs?: number
@@ -77,7 +78,8 @@ export class RedisBackend implements Backend {
     this.watchers = new RedisWatchers(client, this.keys)
     this.retention = new RedisRetention(client, this.scripts, this.keys)
     this.notifier = new GroupNotifier(client)
-    this.shared = new RedisSharedGroups(client, this.scripts, this.keys, (t) => this.topics.get(t))
+    const confirm = options.replicaAcks ? new DeliveryConfirm(client, { replicas: options.replicaAcks, timeoutMs: options.replicaAckTimeoutMs ?? 2000 }) : undefined
+    this.shared = new RedisSharedGroups(client, this.scripts, this.keys, (t) => this.topics.get(t), confirm)
     const groups = new RedisGroupStore(client, this.scripts, this.keys, this.notifier, async (t) => {
       try {
         return (await this.topics.cached(t)).partitions

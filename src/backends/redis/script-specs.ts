@@ -20,6 +20,8 @@ export const SCRIPT_KEYS = {
   'shared-join': 2,
   'shared-member-join': 3,
   'shared-recover': 1,
+  'shared-adopt': 1,
+  'shared-confirm': 1,
   'shared-claim': 1,
   'shared-read': 1,
   'shared-touch': 1,
@@ -33,7 +35,7 @@ export const SCRIPT_KEYS = {
 export type ScriptName = keyof typeof SCRIPT_KEYS
 
 /** The scripts whose replies carry records: called with ioredis's `…Buffer` variant. */
-export const BUFFER_REPLY: ReadonlySet<ScriptName> = new Set<ScriptName>(['read', 'shared-recover', 'shared-claim', 'shared-read', 'shared-touch', 'shared-redeliver'])
+export const BUFFER_REPLY: ReadonlySet<ScriptName> = new Set<ScriptName>(['read', 'shared-recover', 'shared-adopt', 'shared-claim', 'shared-read', 'shared-touch', 'shared-redeliver'])
 
 /** A number or its decimal text (Redis takes both). */
 type Num = number | string
@@ -58,6 +60,8 @@ export interface ScriptSpecs {
   'shared-join': { args: [group: string, from: '0' | '$', forgetIdleMs: number]; reply: number }
   'shared-member-join': { args: [name: string, spec: string, now: number, expiry: number, token: string, replace: string, ...topics: string[]]; reply: [ok: number, other?: string] }
   'shared-recover': { args: [group: string, member: string, cursor: string, count: number]; reply: [last: Buffer, entries: Entries, trimmed: Buffer[]] }
+  'shared-adopt': { args: [group: string, member: string, cursor: string, count: number, minIdleMs: number, maxIdleMs: number, known: number]; reply: [last: Buffer, entries: Entries, trimmed: Buffer[]] }
+  'shared-confirm': { args: [group: string, member: string, ...ids: Id[]]; reply: string[] }
   'shared-claim': { args: [group: string, member: string, minIdleMs: number, cursor: string, count: number, mode: 'autoclaim' | 'readgroup']; reply: [cursor: Buffer, entries: Entries, trimmed: Buffer[]] }
   'shared-read': { args: [group: string, member: string, count: number]; reply: Buffer }
   'shared-touch': { args: [group: string, member: string, ...ids: Id[]]; reply: [gone: Buffer[], trimmed: Buffer[]] }

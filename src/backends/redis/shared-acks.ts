@@ -1,6 +1,7 @@
 import type { EntryRef } from '../shared.js'
 import { redisError } from './connection.js'
-import type { Scripts } from './scripts.js'
+import { Scripts } from './scripts.js'
+import type { DeliveryConfirm } from './shared-confirm.js'
 import { idOf } from './entry-codec.js'
 import type { MemberPartition } from './shared-entries.js'
 
@@ -15,18 +16,30 @@ const ACK_BATCH = 1000
 export class SharedAcks {
   private readonly flushes = new Set<Promise<void>>()
 
+  private readonly ackLua = Scripts.source('shared-ack')
+
   constructor(
     private readonly scripts: Scripts,
     private readonly group: string,
     private readonly parts: readonly MemberPartition[],
     private readonly committed: (offsets: EntryRef[]) => void,
     private readonly error: (e: Error) => void,
+    /** With `replicaAcks`: an acknowledgement is done once replicas hold it (decision 182). */
+    private readonly replicas?: DeliveryConfirm,
   ) {}
+
+  /** One `shared-ack` call; with `replicaAcks`, resolved once replicas hold it. */
+  private send(p: MemberPartition, chunk: number[]): Promise<[acked: number, committed: string]> {
+    const args = [this.group, ...chunk.map(idOf)] as const
+    if (!this.replicas) return this.scripts.call('shared-ack', [p.key, p.stateKey], args)
+    const what = `Shared group "${this.group}": acknowledgement of ${chunk.length} entries of "${p.topic}" partition ${p.partition}`
+    return this.replicas.run(this.ackLua, [p.key, p.stateKey], args, what) as Promise<[number, string]>
+  }
 
   /** Acknowledge an entry the member holds (one it does not hold was claimed or trimmed: its XACK would acknowledge someone else's delivery). */
   ack(p: MemberPartition, offset: number): void {
     const h = p.held.get(offset)
-    if (!h || h.acked) return
+    if (!h || h.acked || h.given) return
     h.acked = true
     p.acks.push(offset)
     if (p.acks.length >= ACK_BATCH) this.track(this.flushPart(p)).catch((e) => this.error(e as Error))
@@ -50,7 +63,7 @@ export class SharedAcks {
     try {
       while (sent < offsets.length) {
         const chunk = offsets.slice(sent, sent + ACK_BATCH)
-        const [, c] = await this.scripts.call('shared-ack', [p.key, p.stateKey], [this.group, ...chunk.map(idOf)])
+        const [, c] = await this.send(p, chunk)
         for (const o of chunk) p.held.delete(o)
         sent += chunk.length
         if (c !== '') committed = c

@@ -11,6 +11,8 @@ export interface Held {
   refreshed: number
   /** Acknowledged; the XACK is waiting or under way. */
   acked?: boolean
+  /** Being given back: held until the release is done, so a look for unknown entries skips it. */
+  given?: boolean
 }
 
 /**
@@ -24,6 +26,11 @@ export class MemberPartition {
   readonly stateKey: string
   /** Own pending entries after this ID are still to be re-read (a restart); undefined = done. */
   recoverFrom: string | undefined = '0'
+  /**
+   * Own pending entries after this ID are to be looked at for ones the member does not hold ('' =
+   * from the start; undefined = none to look at): a reply that may have been lost (decision 181).
+   */
+  adoptFrom: string | undefined = undefined
   /** Where the next XAUTOCLAIM continues. */
   claimCursor = '0-0'
   /** Entries held, by offset. */
@@ -44,6 +51,11 @@ export class MemberPartition {
   ) {
     this.key = keys.stream(topic, partition)
     this.stateKey = keys.partitionGroup(topic, partition, group)
+  }
+
+  /** A read of this partition may have been answered without the member getting the reply: look at its own pending entries. */
+  doubt(): void {
+    this.adoptFrom = ''
   }
 
   /** An entry without a twainmq record (written by something else): acknowledged with the next batch, never delivered. */

@@ -11,6 +11,7 @@ import { redisError, type Client } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
 import { idOf } from './entry-codec.js'
+import type { DeliveryConfirm } from './shared-confirm.js'
 import { MemberPartition } from './shared-entries.js'
 import { RedisSharedMember, type SharedContext } from './shared-member.js'
 import type { ClaimMode } from './shared-state.js'
@@ -57,6 +58,8 @@ export class RedisSharedGroups implements SharedGroups {
     private readonly keys: RedisKeys,
     /** A topic's configuration (`TopicNotFoundError` when absent). */
     private readonly topic: (name: string) => Promise<TopicMeta>,
+    /** With `replicaAcks`: members hand entries out once replicas hold their delivery. */
+    private readonly confirm?: DeliveryConfirm,
   ) {}
 
   /** `XREADGROUP … CLAIM` exists from Redis 8.4; older servers (and Valkey, which reports 7.x) use XAUTOCLAIM. */
@@ -117,6 +120,7 @@ export class RedisSharedGroups implements SharedGroups {
       claimModeFailed: () => {
         this.mode = 'autoclaim'
       },
+      ...(this.confirm ? { confirm: this.confirm } : {}),
       onLeft: (m) => {
         this.members.delete(m)
         this.names.delete(`${group}\0${m.name}`)

@@ -77,10 +77,21 @@ export class SharedHolds {
     if (s.replaced) return // the name's entries are the other member's now
     if (this.touchRun) await this.touchRun.catch(() => undefined) // a refresh under way would make them fresh again
     for (const [p, offsets] of s.byPartition(entries)) {
-      for (const o of offsets) p.held.delete(o)
-      for (let i = 0; i < offsets.length; i += RELEASE_BATCH) {
-        const chunk = offsets.slice(i, i + RELEASE_BATCH)
-        await s.scripts.call('shared-release', [p.key], [s.group, s.name, s.options.claimAfterMs, delivered ? '0' : '1', ...chunk.map(idOf)])
+      // Held (as given) until released: a look for entries the member does not know of meanwhile
+      // must not take them up again; never refreshed nor acknowledged from now on.
+      const now = Date.now()
+      for (const o of offsets) {
+        const h = p.held.get(o)
+        if (h) h.given = true
+        else p.held.set(o, { count: 1, refreshed: now, given: true })
+      }
+      try {
+        for (let i = 0; i < offsets.length; i += RELEASE_BATCH) {
+          const chunk = offsets.slice(i, i + RELEASE_BATCH)
+          await s.scripts.call('shared-release', [p.key], [s.group, s.name, s.options.claimAfterMs, delivered ? '0' : '1', ...chunk.map(idOf)])
+        }
+      } finally {
+        for (const o of offsets) if (p.held.get(o)?.given) p.held.delete(o)
       }
     }
   }

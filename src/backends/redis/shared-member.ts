@@ -6,6 +6,7 @@ import { redisError, type Client } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
 import { SharedAcks } from './shared-acks.js'
+import type { DeliveryConfirm } from './shared-confirm.js'
 import type { MemberPartition } from './shared-entries.js'
 import { SharedHolds } from './shared-holds.js'
 import { SharedReads } from './shared-reads.js'
@@ -25,6 +26,8 @@ export interface SharedContext {
   claimMode(): ClaimMode
   claimModeFailed(): void
   onLeft(member: RedisSharedMember): void
+  /** With `replicaAcks`: confirms deliveries with replicas before they are handed out. */
+  confirm?: DeliveryConfirm
 }
 
 /**
@@ -32,8 +35,9 @@ export interface SharedContext {
  * partition stream of its topics, under the Redis consumer group named after the twainmq group.
  * It is made of four parts, one concern each:
  *
- * - **Reads** ({@link SharedReads}): recovery of its own pending entries first, then claims of
- *   entries idle longer than `claimAfterMs` (those of members that died or stalled), then new entries.
+ * - **Reads** ({@link SharedReads}): recovery of its own pending entries first, then its own pending
+ *   entries it never got (a read whose reply was lost), then claims of entries idle longer than
+ *   `claimAfterMs` (those of members that died or stalled), then new entries.
  * - **Holds** ({@link SharedHolds}): every entry it handed out or buffered is held until
  *   acknowledged or given back, and refreshed so others cannot claim it while it works.
  * - **Acknowledgements** ({@link SharedAcks}), batched, flushed every `ackIntervalMs` and when leaving.
@@ -63,14 +67,14 @@ export class RedisSharedMember implements SharedMember {
   ) {
     this.partitions = parts.map((p) => ({ topic: p.topic, partition: p.partition }))
     this.s = new MemberState(ctx.scripts, options, parts, events)
-    this.acks = new SharedAcks(ctx.scripts, options.group, parts, (o) => events.committed(o), (e) => events.error(e))
+    this.acks = new SharedAcks(ctx.scripts, options.group, parts, (o) => events.committed(o), (e) => events.error(e), ctx.confirm)
     this.holds = new SharedHolds(this.s, this.acks)
     this.reads = new SharedReads(this.s, ctx.client, cluster, {
       rejoin: () => ctx.rejoin(this),
       claimMode: () => ctx.claimMode(),
       claimModeFailed: () => ctx.claimModeFailed(),
       giveBack: (refs) => this.giveBack(refs, false),
-    })
+    }, ctx.confirm)
     this.timers.push(setInterval(() => void this.heartbeat(), options.heartbeatIntervalMs))
     this.timers.push(setInterval(() => void this.flush().catch((e) => this.events.error(e as Error)), options.ackIntervalMs))
     if (options.claimAfterMs > 0) this.timers.push(setInterval(() => void this.holds.touch(false), this.holds.touchEveryMs))

@@ -50,7 +50,12 @@ export class NewEntryReads {
     cluster: boolean,
     private readonly giveBack: (refs: EntryRef[]) => Promise<void>,
   ) {
-    this.readers = cluster ? bySlot(s.parts).map((parts) => new GroupReader(client, parts)) : [new GroupReader(client, s.parts)]
+    const reader = (parts: readonly MemberPartition[]) =>
+      new GroupReader(client, parts, () => {
+        for (const p of parts) p.doubt()
+        this.readDone?.() // a fetch waiting on the reads looks at them now
+      })
+    this.readers = cluster ? bySlot(s.parts).map(reader) : [reader(s.parts)]
   }
 
   /** A fetch is asking again: entries of a read that ends now are its own. */
@@ -67,7 +72,7 @@ export class NewEntryReads {
       if (got.length > 0 || s.stopped) return got
     }
     const block = Math.max(1, Math.min(BLOCK_MS, until() - Date.now()))
-    for (const r of this.readers) if (!r.pending) r.start(s.group, s.name, per, block, () => this.readEnded(r))
+    for (const r of this.readers) if (!r.pending) r.start(s.group, s.name, per, block, (reply, reader) => this.takeRead(reader, reply), () => this.readEnded(r))
     if (!this.readers.some((r) => r.done)) {
       await new Promise<void>((resolve) => {
         const done = () => {
@@ -85,8 +90,9 @@ export class NewEntryReads {
     this.backlog = false
     for (const r of this.readers) {
       if (!r.done) continue
+      if (r.full) this.backlog = true
       try {
-        this.takeRead(r, r.collect(), out)
+        for (const d of r.collect()) out.push(d)
       } catch (e) {
         failure ??= e
       }
@@ -101,14 +107,23 @@ export class NewEntryReads {
    */
   private async readPacked(per: number): Promise<SharedDelivery[]> {
     const s = this.s
-    const blobs = await Promise.all(s.parts.map((p) => s.scripts.call('shared-read', [p.key], [s.group, s.name, per])))
+    // Every partition's reply is taken, whatever the others': a failed call may have run (its
+    // partition is looked at for entries it read), the replies that came are this member's entries.
+    const settled = await Promise.allSettled(s.parts.map((p) => s.scripts.call('shared-read', [p.key], [s.group, s.name, per])))
     const now = Date.now()
     const out: SharedDelivery[] = []
     const msgs: Message[] = []
     let full = false
-    blobs.forEach((blob, i) => {
-      if (blob.length === 0) return
+    let failure: unknown
+    settled.forEach((r, i) => {
       const p = s.parts[i] as MemberPartition
+      if (r.status === 'rejected') {
+        p.doubt()
+        failure ??= r.reason
+        return
+      }
+      const blob = r.value
+      if (blob.length === 0) return
       msgs.length = 0
       if (decodeFlaggedPacked(blob, p.codec, p.topic, p.partition, msgs) >= per) full = true
       for (const m of msgs) {
@@ -119,6 +134,7 @@ export class NewEntryReads {
       }
     })
     this.backlog = full
+    if (failure !== undefined && out.length === 0) throw failure
     return out
   }
 
@@ -136,24 +152,23 @@ export class NewEntryReads {
   private async giveBackRead(r: GroupReader): Promise<void> {
     const refs: EntryRef[] = []
     try {
-      for (const [key, items] of r.collect() ?? []) {
-        const p = r.parts.length === 1 ? r.parts[0] : this.s.partByKey(key)
-        for (const [id] of p ? items : []) if (!p?.held.has(offsetOf(id))) refs.push({ topic: p?.topic as string, partition: p?.partition as number, offset: offsetOf(id) })
-      }
+      for (const d of r.collect()) refs.push({ topic: d.message.topic, partition: d.message.partition, offset: d.message.offset })
       await this.giveBack(refs)
     } catch (e) {
       if (!this.s.stopped) this.s.events.error(redisError(`Shared group "${this.s.group}": member "${this.s.name}" could not give back ${refs.length} entries read while idle`, e))
     }
   }
 
-  private takeRead(r: GroupReader, reply: XReadGroupReply, out: SharedDelivery[]): void {
-    if (!reply) return
+  /** A blocking read's reply, as it arrives: its new entries are held from now on and become deliveries. */
+  private takeRead(r: GroupReader, reply: XReadGroupReply): SharedDelivery[] {
+    const out: SharedDelivery[] = []
+    if (!reply || this.s.stopped) return out
     const now = Date.now()
     const f: EntryFields = { record: undefined, producer: undefined }
     for (const [key, items] of reply) {
       const p = r.parts.length === 1 ? (r.parts[0] as MemberPartition) : this.s.partByKey(key)
       if (!p) continue
-      if (items.length >= r.count) this.backlog = true
+      if (items.length >= r.count) r.full = true
       for (const [id, fields] of items) {
         const offset = offsetOf(id)
         this.checkNew(p, offset)
@@ -167,6 +182,7 @@ export class NewEntryReads {
         out.push(delivery(p, offset, record, producer ? this.s.ids.of(producer) : '', 1))
       }
     }
+    return out
   }
 
   /** New entries come in increasing offsets: one at or below the newest seen means a rollback. */

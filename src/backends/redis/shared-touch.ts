@@ -17,7 +17,7 @@ const TOUCH_BATCH = 1000
 export async function refreshHeld(scripts: Scripts, group: string, name: string, p: MemberPartition, stale: number, now: number, onError: (e: Error) => void): Promise<EntryRef[]> {
   const lost: EntryRef[] = []
   const offsets: number[] = []
-  for (const [o, h] of p.held) if (!h.acked && h.refreshed <= stale) offsets.push(o)
+  for (const [o, h] of p.held) if (!h.acked && !h.given && h.refreshed <= stale) offsets.push(o)
   for (let i = 0; i < offsets.length; i += TOUCH_BATCH) {
     const chunk = offsets.slice(i, i + TOUCH_BATCH)
     try {
@@ -28,7 +28,7 @@ export async function refreshHeld(scripts: Scripts, group: string, name: string,
       }
       for (const o of offsetsOf(gone)) {
         const h = p.held.get(o)
-        if (!h || h.acked) continue // acknowledged meanwhile
+        if (!h || h.acked || h.given) continue // acknowledged or given back meanwhile
         p.held.delete(o)
         lost.push(p.ref(o))
       }
