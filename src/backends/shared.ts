@@ -19,6 +19,11 @@ export interface SharedMemberOptions {
   /** Where a group that does not exist yet starts on each partition. */
   from: 'start' | 'end'
   /**
+   * With `from: 'end'`: each topic's end offsets when the member was asked for (`consumer()`), so
+   * a group created later starts there; where a topic has none, at the end when the group is created.
+   */
+  ends?: ReadonlyMap<string, readonly number[]> | undefined
+  /**
    * Entries pending this long without being refreshed by their holder are claimed from it (its
    * process died or stalled). Live members refresh what they hold well within this time.
    */

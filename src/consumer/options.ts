@@ -13,10 +13,10 @@ export interface ConsumerOptions {
    */
   name?: string
   /**
-   * Where to start where the group has no commit: `'start'` (TwainMQ's default) or `'end'`. A
-   * partitioned member takes `'end'` as the partition's end when `consumer()` was called (so a
-   * message sent right after it is delivered, as for `tail()`), and commits that position as soon
-   * as it owns the partition. @default 'start'
+   * Where to start where the group has no commit: `'start'` (TwainMQ's default) or `'end'`, the
+   * partition's end when `consumer()` was called (so a message sent right after it is delivered,
+   * as for `tail()`). A partitioned member commits that position as soon as it owns the
+   * partition; a shared member creates the group there. @default 'start'
    */
   from?: 'start' | 'end'
   /**

@@ -43,7 +43,9 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends SharedLedg
     if (!ctx.store.shared) throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${ctx.store.kind}: use mode 'partitioned'`)
     super(ctx, topics, opts, onClosed as (c: unknown) => void)
     this.name = opts.name ?? `member-${randomBytes(5).toString('hex')}`
-    this.starting = this.start()
+    // 'end' is fixed now, as for a partitioned member: what is sent after consumer() returns is delivered.
+    const ends = opts.from === 'end' ? topics.map((t): [string, number[] | Promise<number[]> | undefined] => [t, this.backend.endOffsetsSnapshot(t)]) : []
+    this.starting = this.start(ends)
   }
 
   /** This member's id in the group: its name (shared members are identified by name). */
@@ -51,9 +53,14 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends SharedLedg
     return this.name
   }
 
-  private async start(): Promise<void> {
+  private async start(snapshot: Array<[string, number[] | Promise<number[]> | undefined]>): Promise<void> {
     let member: SharedMember
     try {
+      const ends = new Map<string, number[]>()
+      for (const [topic, e] of snapshot) {
+        const got = await Promise.resolve(e).catch(() => undefined) // a missing topic fails below, where it is reported
+        if (got) ends.set(topic, got)
+      }
       await this.retention.load(this.topics)
       member = await (this.backend.shared as NonNullable<Backend['shared']>).join(
         {
@@ -61,6 +68,7 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends SharedLedg
           name: this.name,
           topics: this.topics,
           from: this.opts.from,
+          ends,
           claimAfterMs: this.opts.claimAfterMs,
           ackIntervalMs: this.opts.commitIntervalMs,
           sessionTimeoutMs: this.opts.sessionTimeoutMs,

@@ -1,7 +1,8 @@
 // Conformance: a consumer group member with `from: 'end'` takes the end as it was when `consumer()`
 // was called, as `tail()` does: "start a consumer, then produce" delivers the first message, also
 // when it is sent before the member owns its partitions. Before, a partitioned member took the
-// end when it first owned the partition, so that message was skipped for the group.
+// end when it first owned the partition, and a shared member created its group at '$' when it
+// joined, so that message was skipped for the group.
 import { describe, expect, it } from 'vitest'
 import type { GroupMessage } from '../../src/index.js'
 import { within } from '../helpers/wait.js'
@@ -11,11 +12,12 @@ describe.each(backends())("consumer from: 'end' on $name", (kind) => {
   kind.hooks()
   const ctx = perTest(kind)
 
-  it("delivers a message sent right after consumer() returned, and none sent before; 'once' listens once", async () => {
+  const modes = kind.caps.shared ? (['partitioned', 'shared'] as const) : (['partitioned'] as const)
+  it.each(modes)("%s: delivers a message sent right after consumer() returned, and none sent before; 'once' listens once", async (mode) => {
     await ctx.twain.createTopic('t', { partitions: 2 })
     const p = ctx.twain.producer<string>('t')
     await p.sendBatch([{ key: 1, value: 'old-0', partition: 0 }, { key: 2, value: 'old-1', partition: 1 }])
-    const c = ctx.twain.consumer<string>('t', { group: 'g', from: 'end' })
+    const c = ctx.twain.consumer<string>('t', { group: 'g', from: 'end', mode })
     const assigned: unknown[] = []
     c.once('assigned', (tps) => assigned.push(tps))
     await p.sendBatch([{ key: 1, value: 'new-0', partition: 0 }, { key: 2, value: 'new-1', partition: 1 }])

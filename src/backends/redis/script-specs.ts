@@ -57,7 +57,7 @@ export interface ScriptSpecs {
   'lease-acquire': { args: [id: string, seen: string, now: number, expiry: number]; reply: [epoch: number, committed: string] | [] }
   'lease-release': { args: [id: string]; reply: number }
   commit: { args: [id: string, epoch: Num, offset: Num]; reply: number }
-  'shared-join': { args: [group: string, from: '0' | '$', forgetIdleMs: number]; reply: number }
+  'shared-join': { args: [group: string, from: string, forgetIdleMs: number]; reply: number }
   'shared-member-join': { args: [name: string, spec: string, now: number, expiry: number, token: string, replace: string, ...topics: string[]]; reply: [ok: number, other?: string] }
   'shared-recover': { args: [group: string, member: string, cursor: string, count: number]; reply: [last: Buffer, entries: Entries, trimmed: Buffer[]] }
   'shared-adopt': { args: [group: string, member: string, cursor: string, count: number, minIdleMs: number, maxIdleMs: number, known: number]; reply: [last: Buffer, entries: Entries, trimmed: Buffer[]] }

@@ -147,7 +147,7 @@ export class RedisSharedGroups implements SharedGroups {
   /** Create the partition groups where missing (and record `committed`). */
   private async ensure(parts: readonly MemberPartition[], options: SharedMemberOptions): Promise<void> {
     try {
-      await Promise.all(parts.map((p) => this.scripts.call('shared-join', [p.key, p.stateKey], [options.group, options.from === 'end' ? '$' : '0', FORGET_IDLE_MS])))
+      await Promise.all(parts.map((p) => this.scripts.call('shared-join', [p.key, p.stateKey], [options.group, startId(p, options), FORGET_IDLE_MS])))
     } catch (e) {
       throw redisError(`Cannot create shared group "${options.group}" on ${options.topics.map((t) => `"${t}"`).join(', ')}`, e)
     }
@@ -299,4 +299,16 @@ export class RedisSharedGroups implements SharedGroups {
     this.members.clear()
     this.names.clear()
   }
+}
+
+/**
+ * Where a new group starts on a partition: '0' (every retained entry) for `from: 'start'`; for
+ * `'end'`, after the last entry below the end when `consumer()` was called (entry IDs are
+ * `<offset>-1`), so a message sent right after is delivered; '$' where that end is not known.
+ */
+function startId(p: MemberPartition, options: SharedMemberOptions): string {
+  if (options.from !== 'end') return '0'
+  const end = options.ends?.get(p.topic)?.[p.partition]
+  if (end === undefined) return '$'
+  return end === 0 ? '0' : `${end - 1}-1`
 }

@@ -1,7 +1,8 @@
 -- Join a shared group on a partition: create the stream's consumer group if it does not exist,
 -- record the group's committed offset, and delete members long idle that hold nothing.
 -- KEYS[1] partition stream  KEYS[2] the group's state of the partition (hash; `committed` is written)
--- ARGV[1] group  ARGV[2] where a new group starts: '0' (every retained entry) or '$' (new entries only)
+-- ARGV[1] group  ARGV[2] where a new group starts: '0' (every retained entry), '$' (new entries only), or
+--   '<offset>-1' (the entries after that one: the end when the consumer was created, from: 'end')
 -- ARGV[3] members idle longer than this (ms) with no pending entries are deleted
 -- Returns 1 when the group was created, 0 when it existed.
 -- `committed` = the offset of the oldest pending entry, else the one after the last delivered entry.
