@@ -85,7 +85,7 @@ describe('one Redis restored from an older AOF', () => {
       await until(() => tailed.length >= 18 && grouped.length >= 18, 15_000, `18 tailed and grouped (have ${tailed.map((m) => m.value).join()} | ${grouped.map((m) => m.value).join()})`)
       expect(tailed.map((m) => m.value)).toEqual(want)
       expect(tailed.slice(10).map((m) => m.offset)).toEqual([5, 6, 7, 8, 9, 10, 11, 12])
-      expect(grouped.map((m) => m.value)).toEqual(want)
+      expect(grouped.map((m) => m.value), `group errors: ${groupErrors.map((e) => `${(e as { code?: string }).code}: ${e.message}`).join(' | ')}`).toEqual(want)
       await until(() => sharedGot.length >= 18, 10_000, `18 in the shared group (have ${sharedGot.map((m) => m.value).join()})`)
       expect(sharedGot.map((m) => m.value)).toEqual(want)
       const srb = sharedErrors.filter((e) => (e as { code?: string }).code === 'ERR_LOG_ROLLBACK')

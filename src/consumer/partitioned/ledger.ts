@@ -29,6 +29,13 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
    * (as a tail's `'end'` is fixed when `tail()` is called).
    */
   protected readonly endsAtCreation = new Map<string, number[]>()
+  /**
+   * Where each partition this member dropped stood (its acked prefix). A lease acquired again
+   * where the group has no commit (its state was lost: a Redis restored from an older snapshot, a
+   * failover to a replica that lagged) goes on from there rather than from `from`: the group's
+   * commits vanished, not the member's knowledge of what it processed.
+   */
+  private readonly droppedAt = new Map<PartitionKey, number>()
   /** Re-delivery timers of nacked messages. */
   protected readonly redeliveries = new Set<NodeJS.Timeout>()
   /** How its messages settle: kept out of the consumer's API. */
@@ -230,7 +237,11 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
     const start = offsets?.start ?? 0
     const seek = this.pendingSeeks.get(key)
     this.pendingSeeks.delete(key)
-    let position = seek ?? lease.committed ?? (this.opts.from === 'end' ? this.endFrom(lease, offsets) : start)
+    // Not past today's end: offsets from there on (a log that moved back) are records still to read.
+    const at = this.droppedAt.get(key)
+    const before = at === undefined ? undefined : Math.min(at, offsets?.end ?? at)
+    this.droppedAt.delete(key)
+    let position = seek ?? lease.committed ?? before ?? (this.opts.from === 'end' ? this.endFrom(lease, offsets) : start)
     if (position < start) position = start
     const p = new OwnedPartition(lease.topic, lease.partition, lease.epoch, position)
     if (seek !== undefined || lease.committed === undefined) p.committed = -1 // commit the start position at once ('end' must stick)
@@ -261,6 +272,7 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
   }
 
   protected dropPartition(p: OwnedPartition): TopicPartition {
+    this.droppedAt.set(p.key, p.commitPoint())
     this.forgetBuffered(p)
     this.outstanding -= p.outstandingCount
     this.parts.delete(p.key)
