@@ -137,6 +137,18 @@ export class MessageStream<T> extends IxIterable implements AsyncIterable<T> {
   }
 }
 
+// IxJS gives AsyncIterableX a static Symbol.hasInstance that answers true for any of its
+// iterables (by their toStringTag), and subclasses inherit statics: `consumer instanceof
+// SharedConsumer` was true for a partitioned consumer. MessageStream and its subclasses use the
+// ordinary prototype check; IxJS's own `x instanceof AsyncIterableX` is unchanged.
+Object.defineProperty(MessageStream, Symbol.hasInstance, {
+  value: function (this: abstract new (...args: never[]) => unknown, x: unknown): boolean {
+    return Function.prototype[Symbol.hasInstance].call(this, x)
+  },
+  writable: true,
+  configurable: true,
+})
+
 // The RxJS interop key is `Symbol.observable` where defined, else '@@observable'; rxjs exports it.
 Object.defineProperty(MessageStream.prototype, observableKey, {
   value: function (this: MessageStream<unknown>) {

@@ -263,3 +263,24 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
     expect(values.map((m) => m.value)).toEqual(['m0', 'm1', 'm2', 'm3', 'm4'])
   })
 })
+
+describe('instanceof (IxJS gives its base class a static Symbol.hasInstance that subclasses inherit)', () => {
+  it('a partitioned consumer is a Consumer and not a SharedConsumer; a tail is a MessageStream, not a Consumer; IxJS still sees them as its own', async () => {
+    const { Consumer, SharedConsumer } = await import('../../src/index.js')
+    const { AsyncIterableX } = await import('ix/asynciterable/asynciterablex')
+    const dir = makeTmp()
+    const twain = await open(dir)
+    try {
+      await twain.createTopic('t')
+      const c = twain.consumer('t', { group: 'g' })
+      const tail = twain.tail('t')
+      expect([c instanceof Consumer, c instanceof SharedConsumer, c instanceof MessageStream]).toEqual([true, false, true])
+      expect([tail instanceof MessageStream, tail instanceof Consumer, ({}) instanceof MessageStream]).toEqual([true, false, false])
+      expect([c instanceof AsyncIterableX, tail instanceof AsyncIterableX]).toEqual([true, true])
+      await c.close()
+    } finally {
+      await twain.close()
+      rmTmp(dir)
+    }
+  })
+})
