@@ -102,7 +102,8 @@ function describeObject(o: object): string {
     return `is a ${o.constructor.name}, which JSON stores as an object of indices: send bytes as the whole value, or encode them (e.g. base64)`
   }
   const name = (o.constructor as { name?: unknown } | undefined)?.name
-  return `is a ${typeof name === 'string' && name !== '' ? name : 'non-plain'} object, which JSON stores as a plain object of its own fields: send a plain object, or give its class a toJSON()`
+  const shown = typeof name === 'string' && name !== '' ? name : 'non-plain'
+  return `is ${/^[AEIOU]/i.test(shown) ? 'an' : 'a'} ${shown} object, which JSON stores as a plain object of its own fields: send a plain object, or give its class a toJSON()`
 }
 
 function pathText(path: Path): string {

@@ -24,7 +24,7 @@ const REFUSED: Array<[string, unknown, RegExp]> = [
   ['a hole in a sparse array', [1, , 3], /\$\[1\] is undefined, which JSON stores as null/],
   ['a class instance without toJSON', { customer: new Customer('alice') }, /\$\.customer is a Customer object, which JSON stores as a plain object/],
   ['a RegExp', { re: /x/ }, /\$\.re is a RegExp object/],
-  ['an Error', { err: new Error('boom') }, /\$\.err is a Error object/],
+  ['an Error', { err: new Error('boom') }, /\$\.err is an Error object/],
   ['bytes inside an object', { data: new Uint8Array([1, 2]) }, /\$\.data is a Uint8Array, which JSON stores as an object of indices/],
   ['a Buffer inside an array (its toJSON gives { type, data })', [Buffer.from('x')], /\$\[0\] is a Buffer/],
   ['a BigInt, with its path', { order: { n: 12n } }, /\$\.order\.n is a bigint \(12n\), which JSON cannot store/],

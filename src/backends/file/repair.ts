@@ -138,7 +138,8 @@ function rebuildIndexes(dir: string, seg: SegmentCheck, following: number | unde
   })
   replaceFile(idx, Buffer.concat(entries), true)
   replaceFile(tix, Buffer.concat(times), true)
-  actions.push(`rebuilt the index ${idx} (${entries.length} entries) and the time index ${tix} (${times.length} entries)`)
+  const count = (n: number) => `${n} ${n === 1 ? 'entry' : 'entries'}`
+  actions.push(`rebuilt the index ${idx} (${count(entries.length)}) and the time index ${tix} (${count(times.length)})`)
   const left = check.damage.filter((d) => d.kind === 'frames')
   if (left.length > 0) throw new BackendError(`Repair of ${check.path} left damage: ${left.map(describeDamage).join('; ')}`, { retriable: false })
 }
