@@ -46,7 +46,10 @@ export async function resetGroup(store: Backend, group: string, topic: string, t
     for (const [p, off] of Object.entries(to)) {
       const o = byPartition.get(Number(p))
       if (!o) throw new InvalidArgumentError(`Partition ${p} does not exist in topic "${topic}"`)
-      target.set(o.partition, checkInt(`offset of partition ${p}`, off, 0, Number.MAX_SAFE_INTEGER))
+      const at = checkInt(`offset of partition ${p}`, off, 0, Number.MAX_SAFE_INTEGER)
+      // Past the end the group would skip what is sent next, without a sign: refused.
+      if (at > o.end) throw new InvalidArgumentError(`Offset ${at} of partition ${p} is past the end of topic "${topic}"'s partition (${o.end}): the group would skip the next ${at - o.end} messages sent to it; use 'end' or an offset ${o.start}..${o.end}`)
+      target.set(o.partition, at) // below the start (trimmed): the store sets the start
     }
   } else throw new InvalidArgumentError(`resetGroup() takes 'start', 'end' or { partition: offset }, got ${JSON.stringify(to)}`)
   await store.admin.resetGroup(group, topic, target)

@@ -256,7 +256,11 @@ export class Twain implements AsyncDisposable {
     return listGroups(this.store)
   }
 
-  /** Set a group's committed offsets of a topic: to its start, its end, or given offsets per partition. */
+  /**
+   * Set a group's committed offsets of a topic: to its start, its end, or given offsets per
+   * partition (an offset below a partition's start, trimmed, sets the start; one past its end is
+   * refused with `InvalidArgumentError`). A group that does not exist is created.
+   */
   resetGroup(group: string, topic: string, to: 'start' | 'end' | Record<number, number>): Promise<void> {
     this.live()
     return resetGroup(this.store, group, topic, to)

@@ -35,6 +35,12 @@ export function registerGroupsReset(groups: Command): void {
         return twain.describeGroup(group)
       })
       const rows = d.topics.filter((t) => t.topic === topic)
-      process.stdout.write(`reset group ${group} on topic ${topic} to ${describeTo(opts.to)}\n\n${offsetsTable(rows).join('\n')}\n`)
+      // An offset below a partition's start (trimmed) is set to the start: say so.
+      const raised = typeof opts.to === 'string' ? [] : Object.entries(opts.to).flatMap(([p, o]) => {
+        const row = rows.find((r) => r.partition === Number(p))
+        return row && row.committed !== o ? [`partition ${p}: ${o} is below its start, set to ${row.committed}`] : []
+      })
+      const notes = raised.length ? `${raised.join('\n')}\n` : ''
+      process.stdout.write(`reset group ${group} on topic ${topic} to ${describeTo(opts.to)}\n${notes}\n${offsetsTable(rows).join('\n')}\n`)
     })
 }

@@ -124,6 +124,15 @@ describe('twainmq CLI: consumer groups', { timeout: 60_000 }, () => {
     const byOffset = await cli(['--url', dir, 'groups', 'reset', 'billing', 'orders', '--to', `0=${p0.end - 1},1=0`])
     expect(byOffset.code, byOffset.stderr).toBe(0)
     expect((await describeJson('billing')).topics.map((t) => t.committed)).toEqual([p0.end - 1, 0])
+    expect(byOffset.stdout).not.toMatch(/below its start/)
+    // Past the end: refused (exit 1); below a trimmed start: set to the start, and said so.
+    const past = await cli(['--url', dir, 'groups', 'reset', 'billing', 'orders', '--to', `0=${p0.end + 40}`])
+    expect(past.code).toBe(1)
+    expect(past.stderr).toMatch(new RegExp(`^ERR_INVALID_ARGUMENT: Offset ${p0.end + 40} of partition 0 is past the end`, 'm'))
+    expect((await cli(['--url', dir, 'trim', 'orders', '--before', '0=1'])).code).toBe(0)
+    const below = await cli(['--url', dir, 'groups', 'reset', 'billing', 'orders', '--to', '0=0'])
+    expect(below.code, below.stderr).toBe(0)
+    expect(below.stdout).toMatch(/^partition 0: 0 is below its start, set to 1$/m)
 
     // Delete: a wrong answer keeps the group, --yes deletes it.
     const wrong = await cli(['--url', dir, 'groups', 'delete', 'billing'], 'nope\n')

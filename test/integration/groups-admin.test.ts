@@ -98,6 +98,10 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
       expect(await committed('g', 't')).toEqual([5, 4])
       await twain.resetGroup('g', 't', { 1: 2 })
       expect(await committed('g', 't')).toEqual([5, 2])
+      // Past the end the group would skip what is sent next: refused, nothing changed. The end itself is fine.
+      await expect(twain.resetGroup('g', 't', { 0: 50 })).rejects.toThrow(/Offset 50 of partition 0 is past the end of topic "t"'s partition \(5\): the group would skip the next 45 messages/)
+      await twain.resetGroup('g', 't', { 0: 5 })
+      expect(await committed('g', 't')).toEqual([5, 2])
       const c = twain.consumer<string>('t', { group: 'g', ...FAST })
       const got = await pollN(c, 2)
       expect(got.map((m) => [m.partition, m.offset])).toEqual([
