@@ -43,6 +43,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends PartitionedLedge
       decode: this.decode,
       state: () => this.state,
       failed: () => this.failed,
+      fail: (e) => this.fail(e),
       keepAlive: () => this.views > 0,
       demand: () => this.demand,
       outstanding: () => this.outstanding,

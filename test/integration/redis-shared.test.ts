@@ -508,6 +508,29 @@ describe('options and admin', () => {
     await p.close()
   })
 
+  it('a shared group refuses partitioned members (before: both read offset 0, duplicate processing with no error)', async () => {
+    const { twain } = await fresh()
+    await twain.createTopic('jobs')
+    await twain.producer<string>('jobs').send(1, 'job-0')
+    const s = twain.consumer<string>('jobs', { group: 'g', mode: 'shared' })
+    const first = await (async () => {
+      for await (const m of s) return m
+    })()
+    expect(first?.offset).toBe(0)
+    const p = twain.consumer<string>('jobs', { group: 'g' })
+    const errors: Error[] = []
+    p.on('error', (e) => errors.push(e))
+    const got = await (async () => {
+      for await (const m of p) return m
+    })().catch((e: unknown) => e)
+    expect(got).toBeInstanceOf(InvalidArgumentError)
+    expect((got as Error).message).toMatch(/Group "g" is a shared group \(member \S+ is live\): use mode 'shared' or another group name/)
+    expect(errors).toEqual([got])
+    expect((await twain.describeGroup('g')).members.map((m) => m.name)).toEqual([s.memberId]) // the refused member left
+    first?.ack()
+    await s.close()
+  })
+
   it('a member name in use by a live member is refused (two readers of one name would re-read each other)', async () => {
     const { twain } = await fresh()
     await twain.createTopic('t')

@@ -78,6 +78,12 @@ export class RedisGroupStore implements GroupCoordinator {
       const [changedFlag, ...flat] = reply
       let changed = Number(changedFlag) === 1
       let members = parseMembers(flat)
+      // A group is either partitioned or shared (a shared member refuses to join a partitioned group likewise).
+      const shared = members.find((m) => m.id !== member.id && (m as { mode?: unknown }).mode === 'shared' && !goneHere(m))
+      if (shared) {
+        await this.scripts.call('member-leave', [gk[0], gk[1]], [member.id])
+        throw new InvalidArgumentError(`Group "${group}" is a shared group (member ${shared.id} is live): use mode 'shared' or another group name; a group is either partitioned or shared`)
+      }
       const gone = members.filter((m) => m.id !== member.id && goneHere(m))
       if (gone.length) {
         await this.scripts.call('member-leave', [gk[0], gk[1]], gone.map((m) => m.id))

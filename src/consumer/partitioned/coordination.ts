@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from '../../core/errors.js'
 import type { TopicPartition } from '../../backends/assign.js'
 import type { PartitionOffsets } from '../../backends/backend.js'
 import type { Lease } from '../../backends/group.js'
@@ -77,7 +78,8 @@ export class Coordination {
     this.stepping = (async () => {
       do {
         this.stepAgain = false
-        await this.step().catch((e) => this.host.emitError(e))
+        // A step the store refuses for its arguments (a shared group of that name) cannot succeed later.
+        await this.step().catch((e) => (e instanceof InvalidArgumentError ? this.host.fail(e) : this.host.emitError(e)))
       } while (this.stepAgain && !this.halted && this.host.state() !== 'closed' && !this.host.failed())
       this.stepping = undefined
     })()

@@ -27,6 +27,8 @@ export interface MemberHost {
   /** Something iterates the member: its timers and watches keep the process alive. */
   keepAlive(): boolean
   emitError(e: unknown): void
+  /** A fatal failure: every iteration throws it, the member closes. */
+  fail(e: unknown): void
   /** Stop holding `p`: its undelivered messages are forgotten, its reader and watch closed. */
   dropPartition(p: OwnedPartition): TopicPartition
 }
