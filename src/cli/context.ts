@@ -69,7 +69,8 @@ export function parseKey(keyType: KeyType, raw: string | undefined): Key {
   let key: Key
   if (keyType === 'u64' || INT_TYPES.has(keyType)) {
     if (raw === undefined) return keyType === 'u64' ? 0n : 0
-    if (!/^[0-9]+$/.test(raw)) throw new UsageError(`--key ${JSON.stringify(raw)} is not valid for key type ${keyType}: use a non-negative integer`)
+    // Valid or not depending on the topic's key type: a runtime error (exit 1), as an out-of-range key is.
+    if (!/^[0-9]+$/.test(raw)) throw new InvalidKeyError(`--key ${JSON.stringify(raw)} is not valid for key type ${keyType}: use a non-negative integer`, { key: raw })
     key = keyType === 'u64' ? BigInt(raw) : Number(raw)
   } else key = raw ?? ''
   try {

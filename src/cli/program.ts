@@ -26,6 +26,8 @@ export const EXIT_USAGE = 2
 
 function prefixOption(value: string): string {
   if (value.length > 1000) throw new CommanderArgError(`expected at most 1000 characters, got ${value.length}`)
+  // Wrong whatever the store holds (the library's check is at open): a usage error.
+  if (/[{}]/.test(value)) throw new CommanderArgError(`${JSON.stringify(value)} has a { or }: Redis Cluster hash tags are twainmq's own`)
   return value
 }
 

@@ -515,6 +515,7 @@ describe('options and admin', () => {
     const s = twain.consumer<string>('jobs', { group: 'g', mode: 'shared' })
     const first = await (async () => {
       for await (const m of s) return m
+      return undefined
     })()
     expect(first?.offset).toBe(0)
     const p = twain.consumer<string>('jobs', { group: 'g' })
@@ -522,6 +523,7 @@ describe('options and admin', () => {
     p.on('error', (e) => errors.push(e))
     const got = await (async () => {
       for await (const m of p) return m
+      return undefined
     })().catch((e: unknown) => e)
     expect(got).toBeInstanceOf(InvalidArgumentError)
     expect((got as Error).message).toMatch(/Group "g" is a shared group \(member \S+ is live\): use mode 'shared' or another group name/)
