@@ -31,7 +31,8 @@ export function parseTarget(target: string | undefined): Target {
   }
   // A scheme (two letters or more: `C:` is a drive) of any other kind, `mailto:x` as much as `ftp://x`.
   if (/^[a-z][a-z0-9+.-]+:/i.test(t)) {
-    throw new InvalidArgumentError(`open() target ${JSON.stringify(t)} has an unsupported scheme: use a path, file:, redis://, rediss:// or redis+cluster:// (a directory whose name has a colon: ./${t})`)
+    const dir = t.includes('//') ? '' : ` (a directory whose name has a colon: ./${t})`
+    throw new InvalidArgumentError(`open() target ${JSON.stringify(t)} has an unsupported scheme: use a path, file:, redis://, rediss:// or redis+cluster://${dir}`)
   }
   return { kind: 'file', root: resolve(t) }
 }

@@ -65,7 +65,7 @@ export class BrowserProducer<V = unknown> {
       body: body as NonNullable<RequestInit['body']>,
     })
     if (!res.ok) {
-      const text = await res.text().catch(() => '')
+      const text = (await res.text().catch(() => '')).trim()
       throw new HttpError(`HTTP ${res.status} from POST ${this.url}${text ? `: ${text}` : ''}`, { status: res.status, url: this.url })
     }
     await res.body?.cancel()

@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import { InvalidArgumentError as CommanderArgError } from 'commander'
+import { InvalidArgumentError as CommanderArgError, Option } from 'commander'
 import { InvalidArgumentError, UnknownMessageTypeError, type Key } from '../index.js'
 import { intOption, topicArg, typeNameOption } from './arguments.js'
 import { InvalidJsonError, LineError, LinesSkippedError, sendUntilBad } from './bad-lines.js'
@@ -51,7 +51,7 @@ export function registerProduce(program: Command): void {
     .option('-k, --key <key>', 'key of every message: an integer for u8/u16/u32/u64 topics, a string for char/string topics (default 0 or "")')
     .option('--json', 'parse each line as JSON (otherwise each line is sent as a text value)')
     .option('-t, --type <type>', 'send each line (as JSON) as a message of this registered type name', typeNameOption)
-    .option('-H, --header <name=value>', 'add a header to every message (repeatable)', collectHeader, {})
+    .addOption(new Option('-H, --header <name=value>', 'add a header to every message (repeatable)').argParser(collectHeader).default({}, 'none'))
     .option('-p, --partition <p>', "write to this partition instead of the key's", intOption(0))
     .option('--skip-bad', 'report a bad line (not JSON, too large) on stderr and go on; exit 1 at the end if any was skipped')
     .action(async (topic: string, opts: ProduceOptions, cmd: Command) => {

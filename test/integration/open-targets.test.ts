@@ -37,7 +37,9 @@ describe('open() targets', () => {
   it('any other scheme is refused, with or without slashes (mailto:x is not a directory); a drive letter and ./name:x are paths', () => {
     for (const t of ['mailto:x', 'http://h/x', 'ftp://h', 'data:text', 'urn:isbn:1']) {
       expect(() => parseTarget(t), t).toThrow(InvalidArgumentError)
-      expect(() => parseTarget(t), t).toThrow(new RegExp(`target "${t.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}" has an unsupported scheme: .* \\(a directory whose name has a colon: \\./`))
+      expect(() => parseTarget(t), t).toThrow(new RegExp(`target "${t.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}" has an unsupported scheme`))
+      // A name like mailto:x may be a directory someone meant; one with // is not.
+      expect(() => parseTarget(t), t).toThrow(t.includes('//') ? /redis\+cluster:\/\/$/ : new RegExp(`\\(a directory whose name has a colon: \\./${t}\\)$`))
     }
     expect(parseTarget('./mailto:x')).toEqual({ kind: 'file', root: join(process.cwd(), 'mailto:x') })
     expect(parseTarget('C:data')).toEqual({ kind: 'file', root: join(process.cwd(), 'C:data') })
