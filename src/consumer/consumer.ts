@@ -6,6 +6,7 @@ import { FencedError } from '../core/errors.js'
 import type { Key } from '../core/types.js'
 import type { ConsumerContext } from './member-core.js'
 import type { ResolvedConsumerOptions } from './options.js'
+import { endsAtCreation } from './ends-at-creation.js'
 import { Commits, type CommitHost } from './partitioned/commits.js'
 import { Coordination, type CoordinationHost } from './partitioned/coordination.js'
 import { FetchLoop, type FetchHost } from './partitioned/fetch-loop.js'
@@ -59,9 +60,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends PartitionedLedge
     this.#commits = new Commits(host)
     this.#fetch = new FetchLoop(host)
     this.#coordination = new Coordination(host, this.#commits, this.#fetch)
-    // 'end' is fixed now: what is sent after consumer() returns is delivered.
-    const ends = opts.from === 'end' ? topics.map((t): [string, number[] | Promise<number[]> | undefined] => [t, this.backend.endOffsetsSnapshot(t)]) : []
-    this.#started = this.start(ends)
+    this.#started = this.start(endsAtCreation(this.backend, topics, opts.from))
   }
 
   /** Settles when the member has started (its first coordination step scheduled) or failed to. */
@@ -72,12 +71,9 @@ export class Consumer<V = unknown, K extends Key = Key> extends PartitionedLedge
     return this.#member.id
   }
 
-  private async start(ends: Array<[string, number[] | Promise<number[]> | undefined]>): Promise<void> {
+  private async start(ends: Promise<Map<string, number[]>>): Promise<void> {
     try {
-      for (const [topic, e] of ends) {
-        const got = await Promise.resolve(e).catch(() => undefined) // a missing topic fails below, where it is reported
-        if (got) this.endsAtCreation.set(topic, got)
-      }
+      for (const [topic, e] of await ends) this.endsAtCreation.set(topic, e)
       await this.retention.load(this.topics)
       if (this.state !== 'running') return
       this.#coordination.start() // watching creates the group's state: a store it cannot write fails the consumer

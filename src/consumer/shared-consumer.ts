@@ -7,6 +7,7 @@ import type { Key, Message } from '../core/types.js'
 import type { ConsumerContext } from './member-core.js'
 import { SharedLedger } from './shared-ledger.js'
 import type { ResolvedConsumerOptions } from './options.js'
+import { endsAtCreation } from './ends-at-creation.js'
 import { entryList as refs } from './shared-message.js'
 
 /**
@@ -43,9 +44,7 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends SharedLedg
     if (!ctx.store.shared) throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${ctx.store.kind}: use mode 'partitioned'`)
     super(ctx, topics, opts, onClosed as (c: unknown) => void)
     this.name = opts.name ?? `member-${randomBytes(5).toString('hex')}`
-    // 'end' is fixed now, as for a partitioned member: what is sent after consumer() returns is delivered.
-    const ends = opts.from === 'end' ? topics.map((t): [string, number[] | Promise<number[]> | undefined] => [t, this.backend.endOffsetsSnapshot(t)]) : []
-    this.starting = this.start(ends)
+    this.starting = this.start(endsAtCreation(this.backend, topics, opts.from))
   }
 
   /** This member's id in the group: its name (shared members are identified by name). */
@@ -53,14 +52,10 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends SharedLedg
     return this.name
   }
 
-  private async start(snapshot: Array<[string, number[] | Promise<number[]> | undefined]>): Promise<void> {
+  private async start(endsAsked: Promise<Map<string, number[]>>): Promise<void> {
     let member: SharedMember
     try {
-      const ends = new Map<string, number[]>()
-      for (const [topic, e] of snapshot) {
-        const got = await Promise.resolve(e).catch(() => undefined) // a missing topic fails below, where it is reported
-        if (got) ends.set(topic, got)
-      }
+      const ends = await endsAsked
       await this.retention.load(this.topics)
       member = await (this.backend.shared as NonNullable<Backend['shared']>).join(
         {
