@@ -19,7 +19,8 @@ export interface BatchMark {
   value: string
 }
 
-type PipelineReply = Array<[Error | null, unknown]> | null
+/** A pipeline's replies, as ioredis gives them. */
+export type PipelineReply = Array<[Error | null, unknown]> | null
 
 /**
  * Waits until replicas hold a batch this client appended. `WAIT` counts the writes of the connection
@@ -49,14 +50,7 @@ export class ReplicaAcks {
    */
   async wait(key: string, batch: BatchMark, what: string, deadline: number): Promise<void> {
     const { replicas, timeoutMs } = this.policy
-    // In slices of at most WAIT_SLICE_MS, so no command on the writer waits longer than a Cluster
-    // command may: a reply from a master that was frozen and replaced is never waited for.
-    let acked = 0
-    for (;;) {
-      const slice = Math.max(1, Math.min(WAIT_SLICE_MS, deadline - Date.now()))
-      acked = await this.checkAndWait(key, batch, slice, what)
-      if (acked >= replicas || Date.now() >= deadline) break
-    }
+    const acked = await waitInSlices(replicas, deadline, (slice) => this.checkAndWait(key, batch, slice, what))
     if (acked < replicas) {
       throw new TimeoutError(`${what}: written to the master, but acknowledged by ${acked} of ${replicaWord(replicas)} within ${timeoutMs} ms (replicaAcks): a failover now could lose it, so the send is not acknowledged; it may still be in the log, and a send again may store it twice`)
     }
@@ -103,5 +97,19 @@ export class ReplicaAcks {
 
 /** Longest single `WAIT`: below the Cluster command timeout (1.5 s). */
 const WAIT_SLICE_MS = 1000
+
+/**
+ * Run `attempt` (a write and a `WAIT` of at most the given ms, on one connection; it resolves with
+ * how many replicas acknowledged) until `replicas` did or `deadline` (ms since the epoch) passed;
+ * the last count. In slices of at most WAIT_SLICE_MS, so no command waits longer than a Cluster
+ * command may: a reply from a master that was frozen and replaced is never waited for. A deadline
+ * already passed still gets one attempt, with the shortest `WAIT` (1 ms).
+ */
+export async function waitInSlices(replicas: number, deadline: number, attempt: (sliceMs: number) => Promise<number>): Promise<number> {
+  for (;;) {
+    const acked = await attempt(Math.max(1, Math.min(WAIT_SLICE_MS, deadline - Date.now())))
+    if (acked >= replicas || Date.now() >= deadline) return acked
+  }
+}
 
 const replicaWord = (n: number): string => `${n} replica${n === 1 ? '' : 's'}`

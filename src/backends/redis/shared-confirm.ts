@@ -2,15 +2,10 @@ import { TimeoutError } from '../../core/errors.js'
 import type { SharedDelivery } from '../shared.js'
 import { redisError, type Client } from './connection.js'
 import { idOf, offsetOf } from './entry-codec.js'
-import type { ReplicaAckPolicy } from './replica-acks.js'
+import { waitInSlices, type PipelineReply, type ReplicaAckPolicy } from './replica-acks.js'
 import { Scripts } from './scripts.js'
 import type { MemberPartition } from './shared-entries.js'
 import type { MemberState } from './shared-state.js'
-
-/** Longest single `WAIT`: below the Cluster command timeout (1.5 s). */
-const WAIT_SLICE_MS = 1000
-
-type PipelineReply = Array<[Error | null, unknown]> | null
 
 /**
  * With `replicaAcks`, a shared member hands an entry out only once replicas hold its delivery to
@@ -45,9 +40,8 @@ export class DeliveryConfirm {
    */
   async run(lua: string, keys: readonly string[], args: ReadonlyArray<string | number>, what: string): Promise<unknown> {
     const { replicas, timeoutMs } = this.policy
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const slice = Math.max(1, Math.min(WAIT_SLICE_MS, deadline - Date.now()))
+    let reply: unknown
+    const acked = await waitInSlices(replicas, Date.now() + timeoutMs, async (slice) => {
       const res: PipelineReply = await this.client
         .pipeline()
         .eval(lua, keys.length, ...keys, ...args)
@@ -57,11 +51,11 @@ export class DeliveryConfirm {
       if (!script || !wait) throw new TimeoutError(`${what}: no reply`)
       if (script[0]) throw script[0]
       if (wait[0]) throw wait[0]
-      if (Number(wait[1]) >= replicas) return script[1]
-      if (Date.now() >= deadline) {
-        throw new TimeoutError(`${what}: acknowledged by ${Number(wait[1])} of ${replicas} replica(s) within ${timeoutMs} ms (replicaAcks)`)
-      }
-    }
+      reply = script[1]
+      return Number(wait[1])
+    })
+    if (acked < replicas) throw new TimeoutError(`${what}: acknowledged by ${acked} of ${replicas} replica(s) within ${timeoutMs} ms (replicaAcks)`)
+    return reply
   }
 }
 
