@@ -97,10 +97,9 @@ export class SharedReads {
       // failure revealed), taking those idle for a while.
       if (Date.now() >= this.nextScan) {
         this.nextScan = Date.now() + this.scanEveryMs
-        const adopted: SharedDelivery[] = []
-        for (const p of s.parts) {
-          if (p.adoptFrom === undefined) adopted.push(...(await this.adopt(p, max, '', Math.min(AUDIT_MIN_IDLE_MS, this.scanEveryMs), p.held.size)))
-        }
+        // One call per partition, all in flight at once (a member over many partitions).
+        const minIdle = Math.min(AUDIT_MIN_IDLE_MS, this.scanEveryMs)
+        const adopted = (await Promise.all(s.parts.filter((p) => p.adoptFrom === undefined).map((p) => this.adopt(p, max, '', minIdle, p.held.size)))).flat()
         if (adopted.length) return adopted
         const got = await this.claim(max)
         if (got.length) return got
