@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto'
 import { Cluster, Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import { open, type FileOpenOptions, type Twain } from '../../src/index.js'
+import { selectKinds } from '../helpers/backend-filter.js'
 import { RedisCluster } from '../helpers/redis-cluster.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -155,13 +156,13 @@ const cluster = (): BackendKind => {
 }
 
 /** Every backend kind, for `describe.each(backends())('… on $name', (kind) => …)`. */
-export const backends = (): BackendKind[] => [file(), redis(), cluster()]
+export const backends = (): BackendKind[] => selectKinds([file(), redis(), cluster()])
 
 /**
  * Every store kind: both backends and the Python TwainMQ store (a file root in TwainMQ 0.1.9
  * format). The consumer-core suites (test/integration/groups-*.test.ts) run on these.
  */
-export const everyStore = (): BackendKind[] => [file(), redis(), file('twainmq-v1')]
+export const everyStore = (): BackendKind[] => selectKinds([file(), redis(), file('twainmq-v1')])
 
 /**
  * Per-test store and a first instance on it, closed after each test (with any extra instances the

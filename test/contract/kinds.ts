@@ -10,6 +10,7 @@ import type { Backend } from '../../src/backends/backend.js'
 import { FileBackend } from '../../src/backends/file/file-backend.js'
 import { RedisBackend } from '../../src/backends/redis/redis-backend.js'
 import { twainmqFormat } from '../../src/compat/twainmq/twainmq-store.js'
+import { selectKinds } from '../helpers/backend-filter.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { tempDir } from '../helpers/tmp.js'
 
@@ -119,7 +120,7 @@ function redisKind(): Kind {
 }
 
 /** Every implementation, for `describe.each(kinds())('$name', (kind) => …)`. */
-export const kinds = (): Kind[] => [fileKind('file'), fileKind('twainmq-v1'), redisKind()]
+export const kinds = (): Kind[] => selectKinds([fileKind('file'), fileKind('twainmq-v1'), redisKind()])
 
 /**
  * Per test: `fresh()` makes a new store and opens a first instance on it, `open()` another instance

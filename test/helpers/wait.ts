@@ -21,11 +21,24 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   })
 }
 
-/** Poll `check` every 10 ms until it is true; rejects naming `what` when `ms` pass first. */
+/**
+ * Poll `check` every 10 ms until it is true; rejects naming `what` when `ms` pass first. A check
+ * that throws counts as "not yet" (state read in the middle of a change, such as a Cluster promoting
+ * a replica, may not be readable for a moment); the timeout's message carries its last failure.
+ */
 export async function until(check: () => boolean | Promise<boolean>, ms = 10_000, what = 'condition'): Promise<void> {
   const deadline = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out after ${ms} ms waiting for ${what}`)
+  for (;;) {
+    let failure: unknown
+    try {
+      if (await check()) return
+    } catch (e) {
+      failure = e
+    }
+    if (Date.now() > deadline) {
+      const last = failure === undefined ? '' : ` (last check failed: ${failure instanceof Error ? failure.message : String(failure)})`
+      throw new Error(`Timed out after ${ms} ms waiting for ${what}${last}`, failure === undefined ? undefined : { cause: failure })
+    }
     await sleep(10)
   }
 }

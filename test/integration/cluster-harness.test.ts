@@ -46,7 +46,7 @@ describe('RedisCluster harness', () => {
     const [replica] = await cluster.replicasOf(master)
     if (!replica) throw new Error('no replica')
     await cluster.failover(replica)
-    await until(async () => (await cluster.masterOf(slot)) === replica, 10_000, 'the new master in the topology')
+    await until(async () => (await cluster.servingMaster(slot)) === replica, 10_000, 'the new master in the topology')
     await cluster.waitHealthy()
     expect(await client.get('{h}a')).toBe('1')
   })

@@ -25,13 +25,3 @@ describe('docs/errors.md', () => {
     })
   }
 })
-
-describe('the published declarations (dist/core/errors.d.ts, made by npm run build)', () => {
-  it('declare every exported error as a class extending TwainError, none as an anonymous constructor shape', () => {
-    const dts = readFileSync(join(repoRoot, 'dist', 'core', 'errors.d.ts'), 'utf8')
-    for (const [name] of classes.filter(([n]) => n !== 'TwainError')) {
-      expect(dts, name).toMatch(new RegExp(`export declare class ${name} extends TwainError\\b`))
-    }
-    expect(dts).not.toMatch(/declare const \w+Error\b/)
-  })
-})
