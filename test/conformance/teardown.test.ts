@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { AbortError, ClosedError } from '../../src/index.js'
 import { exited, lines, spawnChild } from '../helpers/spawn.js'
 import { backends, perTest } from './backends.js'
-import { until } from '../helpers/wait.js'
+import { PROMPT_MS, until } from '../helpers/wait.js'
 
 /** Time for `fn` to settle, in ms. */
 async function timed(fn: () => Promise<unknown>): Promise<number> {
@@ -20,7 +20,7 @@ describe.each(backends())('teardown on $name', (kind) => {
   /** Resolves once `n` more reads wait for data than `before` (see `waitingReads`). */
   const blocked = async (before: number, n = 1): Promise<void> => until(async () => (await kind.waitingReads()) >= before + n, 5000, `${n} more waiting reads than ${before}`)
 
-  it('abort of a waiting tail ends it with AbortError within 200 ms', async () => {
+  it('abort of a waiting tail ends it with AbortError at once', async () => {
     await ctx.twain.createTopic('t', { partitions: 3 })
     const ctrl = new AbortController()
     const before = await kind.waitingReads()
@@ -30,7 +30,7 @@ describe.each(backends())('teardown on $name', (kind) => {
     const t0 = performance.now()
     ctrl.abort()
     await expect(pending).rejects.toBeInstanceOf(AbortError)
-    expect(performance.now() - t0).toBeLessThan(200)
+    expect(performance.now() - t0).toBeLessThan(PROMPT_MS)
   })
 
   it('return(), close() and unsubscribe end a waiting tail at once and quietly', async () => {
@@ -42,7 +42,7 @@ describe.each(backends())('teardown on $name', (kind) => {
     const it = stream[Symbol.asyncIterator]()
     const pending = it.next()
     await blocked(before)
-    expect(await timed(() => it.return!())).toBeLessThan(200)
+    expect(await timed(() => it.return!())).toBeLessThan(PROMPT_MS)
     expect(await pending).toEqual({ done: true, value: undefined })
 
     const s2 = ctx.twain.tail('t')
@@ -54,13 +54,13 @@ describe.each(backends())('teardown on $name', (kind) => {
     expect(await timed(async () => {
       await s2.close()
       await loop
-    })).toBeLessThan(200)
+    })).toBeLessThan(PROMPT_MS)
 
     let completed = false
     await released()
     const sub = from(ctx.twain.tail('t')).subscribe({ complete: () => (completed = true) })
     await blocked(before)
-    expect(await timed(async () => sub.unsubscribe())).toBeLessThan(50)
+    expect(await timed(async () => sub.unsubscribe())).toBeLessThan(PROMPT_MS)
     expect(completed).toBe(false)
   })
 
@@ -71,13 +71,13 @@ describe.each(backends())('teardown on $name', (kind) => {
     const loops = tails.map(async (s) => {
       for await (const _ of s) throw new Error('unexpected')
     })
-    const c = ctx.twain.consumer('t', { group: 'g', sessionTimeoutMs: 2000, heartbeatIntervalMs: 100 })
+    const c = ctx.twain.consumer('t', { group: 'g', sessionTimeoutMs: 10_000, heartbeatIntervalMs: 100 })
     const cl = (async () => {
       for await (const _ of c) throw new Error('unexpected')
     })()
     await blocked(before) // the tails wait (on Redis both share one read per slot; the consumer's read may be a poll between heartbeats)
     await until(() => c.assignments().length === 2, 5000, 'the consumer to own both partitions')
-    expect(await timed(() => ctx.twain.close())).toBeLessThan(1000)
+    expect(await timed(() => ctx.twain.close())).toBeLessThan(PROMPT_MS)
     await Promise.all([...loops, cl])
     expect(() => ctx.twain.tail('t')).toThrow(ClosedError)
   })

@@ -98,7 +98,8 @@ describe.each(cases)('a master %s under load, replicaAcks: %d', (fault, replicaA
       }
       if (!replicaAcks) {
         expect(longest).toBeLessThan(3000)
-        expect(percentile(healthy, 99)).toBeLessThan(250)
+        // The goal (p99 < 100 ms) is the bench's; this tells healthy-master sends held up behind the failed one (seconds) from load.
+        expect(percentile(healthy, 99)).toBeLessThan(1000)
       }
       if (replicaAcks) expect(rollbacks.map((w) => w.message)).toEqual([])
     } finally {

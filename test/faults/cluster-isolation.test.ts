@@ -14,8 +14,12 @@ import { until } from '../helpers/wait.js'
 const PARTITIONS = 12
 /** The window measured after the kill: several expiries of the 1 s configuration cache. */
 const WINDOW_MS = 3500
-/** The goal is p99 < 100 ms; the bound is generous for a machine shared with other work. */
-const P99_BOUND_MS = 250
+/**
+ * The goal is p99 < 100 ms (the bench's figure). The bound only has to tell that apart from sends
+ * held up by the dead master (a configuration read waiting out its 1.5 s command timeout at each
+ * expiry of the cache), and must not be broken by a loaded machine.
+ */
+const P99_BOUND_MS = 1000
 
 let cluster: RedisCluster
 beforeAll(async () => {

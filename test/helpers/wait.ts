@@ -3,6 +3,14 @@
 // happen within a while.
 
 /**
+ * "At once", as a bound a loaded machine cannot break. Tests that check something ends or answers
+ * promptly compare with it; what they catch waits out a long timer (a blocking read's 5 s, a backoff
+ * or session timeout of 10 s and more) or never ends. The product's own latency goals are the
+ * benchmarks' business (`npm run bench`), not a test's.
+ */
+export const PROMPT_MS = 2500
+
+/**
  * Resolve after `ms` milliseconds; rejects with the signal's reason when `signal` aborts first (the
  * timer and the listener are removed either way).
  */

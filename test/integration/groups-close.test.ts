@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest'
 import { AbortError } from '../../src/index.js'
 import type { Backend } from '../../src/backends/backend.js'
-import { sleep, until } from '../helpers/wait.js'
+import { PROMPT_MS, sleep, until } from '../helpers/wait.js'
 import { FAST, committed, fill, iterN, openOther, pollN, twain, useGroupStore, waitAssigned } from './groups-fixtures.js'
 import { everyStore } from '../conformance/backends.js'
 
@@ -50,7 +50,7 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
       ms[0]!.ack()
       const t0 = Date.now()
       await c.close()
-      expect(Date.now() - t0).toBeLessThan(2000)
+      expect(Date.now() - t0).toBeLessThan(PROMPT_MS)
       expect(await committed('g', 't')).toEqual([1])
     })
 

@@ -1,6 +1,6 @@
 // Consumer groups in one process: what is committed, when, and never past an un-acked message. Public API only (DESIGN §3.6); shared fixtures in groups-fixtures.ts.
 import { describe, expect, it } from 'vitest'
-import { sleep, until } from '../helpers/wait.js'
+import { PROMPT_MS, sleep, until } from '../helpers/wait.js'
 import { FAST, committed, fill, pollN, twain, useGroupStore, waitAssigned } from './groups-fixtures.js'
 import { everyStore } from '../conformance/backends.js'
 
@@ -44,7 +44,7 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
       ms.filter((m) => m.partition === 1 && m.offset < 2).forEach((m) => m.ack())
       const t0 = Date.now()
       await c.close() // waits up to the drain timeout for the rest
-      expect(Date.now() - t0).toBeLessThan(1500)
+      expect(Date.now() - t0).toBeLessThan(PROMPT_MS)
       expect(await committed('g', 't')).toEqual([0, 2])
     })
 

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { open, type Twain } from '../../src/index.js'
 import { ack, batch, pipe, retry } from '../../src/operators/index.js'
 import { tempDir } from '../helpers/tmp.js'
-import { sleep, until } from '../helpers/wait.js'
+import { PROMPT_MS, sleep, until } from '../helpers/wait.js'
 
 let tmp: ReturnType<typeof tempDir>
 let twain: Twain
@@ -36,7 +36,7 @@ describe('operators hand back messages they pulled but never emitted', () => {
     expect([...seen].sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i))
     const t0 = Date.now()
     await c.close()
-    expect(Date.now() - t0).toBeLessThan(2000)
+    expect(Date.now() - t0).toBeLessThan(PROMPT_MS)
     const g = await twain.describeGroup('g')
     expect(g.topics[0]?.committed).toBe(60)
   })
@@ -59,7 +59,7 @@ describe('operators hand back messages they pulled but never emitted', () => {
     expect(counts.every((n) => n === 1)).toBe(true)
     const t0 = Date.now()
     await c.close()
-    expect(Date.now() - t0).toBeLessThan(2000)
+    expect(Date.now() - t0).toBeLessThan(PROMPT_MS)
   })
 
   it('retry stopped during a handler hands its message back', async () => {
@@ -79,6 +79,6 @@ describe('operators hand back messages they pulled but never emitted', () => {
     m?.ack()
     const t0 = Date.now()
     await c.close()
-    expect(Date.now() - t0).toBeLessThan(2000)
+    expect(Date.now() - t0).toBeLessThan(PROMPT_MS)
   })
 })

@@ -5,7 +5,7 @@ import { describe, expect, expectTypeOf, it } from 'vitest'
 import { AbortError, InvalidArgumentError, type GroupMessage } from '../../../src/index.js'
 import { ack, pipe } from '../../../src/operators/index.js'
 import { deferred, fakeMessage, fakeMessages, fromArray, ManualSource, settle, settlements, within, type Deferred, type FakeMessage } from './fakes.js'
-import { sleep } from '../../helpers/wait.js'
+import { PROMPT_MS, sleep } from '../../helpers/wait.js'
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = []
@@ -259,11 +259,11 @@ describe('ack()', () => {
     await settle()
     expect(src.pending).toBe(true)
     const t0 = performance.now()
-    const r = await within(it.return!(), 200)
+    const r = await within(it.return!(), PROMPT_MS)
     expect(r).toEqual({ value: { done: true, value: undefined } })
-    expect(performance.now() - t0).toBeLessThan(200)
+    expect(performance.now() - t0).toBeLessThan(PROMPT_MS)
     expect(src.returnCalls).toBe(1)
-    expect(await within(pendingNext, 200)).toEqual({ value: { done: true, value: undefined } })
+    expect(await within(pendingNext, PROMPT_MS)).toEqual({ value: { done: true, value: undefined } })
     const late = fakeMessage(9)
     src.push(late)
     await settle()
@@ -299,8 +299,8 @@ describe('ack()', () => {
     await settle()
     const t0 = performance.now()
     ac.abort()
-    const r = await within(next, 200)
-    expect(performance.now() - t0).toBeLessThan(200)
+    const r = await within(next, PROMPT_MS)
+    expect(performance.now() - t0).toBeLessThan(PROMPT_MS)
     expect(r).not.toBe('pending')
     expect((r as { error: unknown }).error).toBeInstanceOf(AbortError)
     expect(src.returnCalls).toBe(1)
@@ -360,7 +360,7 @@ describe('ack()', () => {
       .forEach((m) => void seen.push(m.id), undefined, ac.signal)
     await settle()
     ac.abort()
-    const r = await within(done, 200)
+    const r = await within(done, PROMPT_MS)
     expect((r as { error: unknown }).error).toBeInstanceOf(AbortError)
     expect(seen).toEqual([0])
   })

@@ -1,9 +1,9 @@
 import { from } from 'ix/asynciterable'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { AbortError, InvalidArgumentError } from '../../../src/index.js'
 import { batch, pipe, type MessageBatch } from '../../../src/operators/index.js'
 import { fakeMessage, fakeMessages, fromArray, ManualSource, settle, settlements, within, type FakeMessage } from './fakes.js'
-import { sleep } from '../../helpers/wait.js'
+import { PROMPT_MS } from '../../helpers/wait.js'
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = []
@@ -70,7 +70,7 @@ describe('batch()', () => {
     const waited = performance.now() - t0
     expect(ids(first.value as MessageBatch<FakeMessage>)).toEqual([0, 1])
     expect(waited).toBeGreaterThanOrEqual(25)
-    expect(waited).toBeLessThan(500)
+    expect(waited).toBeLessThan(PROMPT_MS)
     expect(src.pending).toBe(true) // the read that lost to the timer is still waiting
     const calls = src.nextCalls
     const second = it.next()
@@ -83,19 +83,25 @@ describe('batch()', () => {
   })
 
   it('counts maxWaitMs from the first message of the batch, not from the last', async () => {
-    const src = new ManualSource<FakeMessage>()
-    const it = pipe(src, batch({ size: 10, maxWaitMs: 100 }))[Symbol.asyncIterator]()
-    const t0 = performance.now()
-    const next = it.next()
-    src.push(fakeMessage(0))
-    await sleep(60) // time is the subject: the second message comes 60 ms in, within maxWaitMs
-    src.push(fakeMessage(1))
-    const r = await next
-    const waited = performance.now() - t0
-    expect(ids(r.value as MessageBatch<FakeMessage>)).toEqual([0, 1])
-    expect(waited).toBeGreaterThanOrEqual(95)
-    expect(waited).toBeLessThan(155) // would be ≥ 160 if the timer restarted at message 1
-    await it.return!()
+    // Time is the subject: on a fake clock, so a loaded machine cannot move the bounds.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] })
+    try {
+      const src = new ManualSource<FakeMessage>()
+      const it = pipe(src, batch({ size: 10, maxWaitMs: 100 }))[Symbol.asyncIterator]()
+      let emitted = false
+      const next = it.next().then((r) => ((emitted = true), r))
+      src.push(fakeMessage(0))
+      await vi.advanceTimersByTimeAsync(60) // the second message comes 60 ms in, within maxWaitMs
+      src.push(fakeMessage(1))
+      await vi.advanceTimersByTimeAsync(39)
+      expect(emitted).toBe(false) // 99 ms after the first message
+      await vi.advanceTimersByTimeAsync(1)
+      expect(emitted).toBe(true) // 100 ms after the first (a timer restarted at message 1 would wait until 160)
+      expect(ids((await next).value as MessageBatch<FakeMessage>)).toEqual([0, 1])
+      await it.return!()
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('emits no empty batches while the source is idle', async () => {
@@ -112,7 +118,7 @@ describe('batch()', () => {
     const src = new ManualSource<FakeMessage>()
     const it = pipe(src, batch({ size: 2, maxWaitMs: 10_000 }))[Symbol.asyncIterator]()
     src.push(fakeMessage(0), fakeMessage(1), fakeMessage(2))
-    const r = await within(it.next(), 100)
+    const r = await within(it.next(), PROMPT_MS)
     expect(r).not.toBe('pending')
     expect(ids((r as { value: IteratorResult<MessageBatch<FakeMessage>> }).value.value as MessageBatch<FakeMessage>)).toEqual([0, 1])
     expect(src.nextCalls).toBe(2) // reads only what it needs
@@ -123,7 +129,7 @@ describe('batch()', () => {
     const src = new ManualSource<FakeMessage>()
     const it = pipe(src, batch({ size: 10, maxWaitMs: 0 }))[Symbol.asyncIterator]()
     src.push(fakeMessage(0), fakeMessage(1))
-    const r = await within(it.next(), 50)
+    const r = await within(it.next(), PROMPT_MS)
     expect(ids((r as { value: IteratorResult<MessageBatch<FakeMessage>> }).value.value as MessageBatch<FakeMessage>)).toEqual([0, 1])
     await it.return!()
   })
@@ -160,9 +166,9 @@ describe('batch()', () => {
     await settle()
     expect(src.pending).toBe(true)
     const t0 = performance.now()
-    expect(await within(it.return!(), 200)).toEqual({ value: { done: true, value: undefined } })
-    expect(performance.now() - t0).toBeLessThan(200)
-    expect(await within(next, 200)).toEqual({ value: { done: true, value: undefined } })
+    expect(await within(it.return!(), PROMPT_MS)).toEqual({ value: { done: true, value: undefined } })
+    expect(performance.now() - t0).toBeLessThan(PROMPT_MS)
+    expect(await within(next, PROMPT_MS)).toEqual({ value: { done: true, value: undefined } })
     expect(src.returnCalls).toBe(1)
     expect(settlements(m)).toBe(0)
   })
@@ -174,7 +180,7 @@ describe('batch()', () => {
     const next = it.next()
     await settle()
     setTimeout(() => ac.abort(), 10)
-    const r = await within(next, 200)
+    const r = await within(next, PROMPT_MS)
     expect((r as { error: unknown }).error).toBeInstanceOf(AbortError)
     expect(src.returnCalls).toBe(1)
     await expect(pipe(src, batch({ size: 1, signal: AbortSignal.abort() }))[Symbol.asyncIterator]().next()).rejects.toBeInstanceOf(AbortError)

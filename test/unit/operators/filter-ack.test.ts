@@ -4,6 +4,7 @@ import { AbortError, InvalidArgumentError } from '../../../src/index.js'
 import { filterAck, pipe } from '../../../src/operators/index.js'
 import { filterAckRx } from '../../../src/operators/rx/index.js'
 import { deferred, fakeMessages, fromArray, ManualSource, settle, settlements, within, type FakeMessage } from './fakes.js'
+import { PROMPT_MS } from '../../helpers/wait.js'
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = []
@@ -63,8 +64,8 @@ describe('filterAck (twainmq/operators)', () => {
     const next = it.next()
     source.push(m)
     await settle()
-    expect(await within(it.return!(), 1000)).toEqual({ value: { done: true, value: undefined } })
-    expect(await within(next, 1000)).toEqual({ value: { done: true, value: undefined } })
+    expect(await within(it.return!(), PROMPT_MS)).toEqual({ value: { done: true, value: undefined } })
+    expect(await within(next, PROMPT_MS)).toEqual({ value: { done: true, value: undefined } })
     gate.resolve(false)
     await settle()
     expect(settlements(m)).toBe(0)
@@ -76,7 +77,7 @@ describe('filterAck (twainmq/operators)', () => {
     const source = new ManualSource<FakeMessage>()
     const next = filterAck(even, { signal: ctrl.signal })(source)[Symbol.asyncIterator]().next()
     ctrl.abort()
-    const r = await within(next, 1000)
+    const r = await within(next, PROMPT_MS)
     expect(r !== 'pending' && 'error' in r && r.error).toBeInstanceOf(AbortError)
   })
 

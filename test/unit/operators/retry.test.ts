@@ -1,10 +1,10 @@
 import { from } from 'ix/asynciterable'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { AbortError, InvalidArgumentError } from '../../../src/index.js'
 import { backoffDelay, resolveBackoff } from '../../../src/operators/backoff.js'
 import { pipe, retry, type RetryResult } from '../../../src/operators/index.js'
 import { deferred, fakeMessage, fakeMessages, fromArray, ManualSource, settle, settlements, within, type FakeMessage } from './fakes.js'
-import { sleep } from '../../helpers/wait.js'
+import { PROMPT_MS } from '../../helpers/wait.js'
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = []
@@ -141,34 +141,43 @@ describe('retry()', () => {
   })
 
   it('return() during a backoff wait resolves at once, clears the timer and leaves the message unsettled', async () => {
-    const m = fakeMessage(0)
-    let calls = 0
-    const src = new ManualSource<FakeMessage>({ hangingReturn: true })
-    src.push(m)
-    const it = pipe(
-      src,
-      retry(
-        () => {
-          calls++
-          throw new Error('no')
-        },
-        { attempts: 5, backoff: { initialMs: 40, jitter: 0 } },
-      ),
-    )[Symbol.asyncIterator]()
-    const next = it.next()
-    await settle()
-    expect(calls).toBe(1) // now in the 40 ms backoff
-    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length
-    const before = timers()
-    const t0 = performance.now()
-    await it.return!()
-    expect(performance.now() - t0).toBeLessThan(50)
-    expect(timers()).toBe(before - 1) // the backoff timer is cleared
-    expect(await within(next, 100)).toEqual({ value: { done: true, value: undefined } })
-    await sleep(80) // past the backoff: no retry after return()
-    expect(calls).toBe(1)
-    expect(settlements(m)).toBe(0)
-    expect(src.returnCalls).toBe(1)
+    // On a fake clock: "at once" means before the clock moves, so load cannot blur it with the 40 ms backoff.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    try {
+      const m = fakeMessage(0)
+      let calls = 0
+      const src = new ManualSource<FakeMessage>({ hangingReturn: true })
+      src.push(m)
+      const it = pipe(
+        src,
+        retry(
+          () => {
+            calls++
+            throw new Error('no')
+          },
+          { attempts: 5, backoff: { initialMs: 40, jitter: 0 } },
+        ),
+      )[Symbol.asyncIterator]()
+      const next = it.next()
+      await settle()
+      expect(calls).toBe(1) // now in the 40 ms backoff
+      const before = vi.getTimerCount()
+      let returned = false
+      void it.return!().then(() => (returned = true))
+      await settle()
+      expect(returned).toBe(true) // the clock has not moved: it did not wait out the backoff
+      expect(vi.getTimerCount()).toBe(before - 1) // the backoff timer is cleared
+      let ended: IteratorResult<unknown> | undefined
+      void next.then((r) => (ended = r))
+      await settle()
+      expect(ended).toEqual({ done: true, value: undefined })
+      await vi.advanceTimersByTimeAsync(80) // past the backoff: no retry after return()
+      expect(calls).toBe(1)
+      expect(settlements(m)).toBe(0)
+      expect(src.returnCalls).toBe(1)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('return() while the source next() is pending resolves promptly and calls the source return()', async () => {
@@ -176,8 +185,8 @@ describe('retry()', () => {
     const it = pipe(src, retry(() => undefined, { attempts: 1 }))[Symbol.asyncIterator]()
     const next = it.next()
     await settle()
-    expect(await within(it.return!(), 200)).toEqual({ value: { done: true, value: undefined } })
-    expect(await within(next, 200)).toEqual({ value: { done: true, value: undefined } })
+    expect(await within(it.return!(), PROMPT_MS)).toEqual({ value: { done: true, value: undefined } })
+    expect(await within(next, PROMPT_MS)).toEqual({ value: { done: true, value: undefined } })
     expect(src.returnCalls).toBe(1)
   })
 
@@ -189,7 +198,7 @@ describe('retry()', () => {
     const next = it.next()
     await settle()
     ac.abort()
-    const r = await within(next, 200)
+    const r = await within(next, PROMPT_MS)
     expect((r as { error: unknown }).error).toBeInstanceOf(AbortError)
     gate.resolve()
     await settle()

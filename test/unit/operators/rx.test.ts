@@ -1,5 +1,5 @@
 import { Subject, firstValueFrom, from, lastValueFrom, of, take, toArray, type Observable } from 'rxjs'
-import { describe, expect, expectTypeOf, it } from 'vitest'
+import { describe, expect, expectTypeOf, it, vi } from 'vitest'
 import { AbortError, InvalidArgumentError, type GroupMessage } from '../../../src/index.js'
 import * as rx from '../../../src/operators/rx/index.js'
 import { ackRx, batchRx, retryRx, type MessageBatch, type RetryResult } from '../../../src/operators/rx/index.js'
@@ -260,21 +260,35 @@ describe('retryRx()', () => {
   })
 
   it('waits the backoff between attempts', async () => {
-    const times: number[] = []
-    await lastValueFrom(
-      of(fakeMessage(0)).pipe(
-        retryRx(
-          () => {
-            times.push(performance.now())
-            throw new Error('x')
-          },
-          { attempts: 3, backoff: { initialMs: 30, multiplier: 2, jitter: 0 } },
+    // Time is the subject: on a fake clock (RxJS schedules with setInterval and Date.now), so the
+    // waits are exact and a loaded machine cannot stretch them.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date', 'performance'] })
+    try {
+      const times: number[] = []
+      const done = lastValueFrom(
+        of(fakeMessage(0)).pipe(
+          retryRx(
+            () => {
+              times.push(performance.now())
+              throw new Error('x')
+            },
+            { attempts: 3, backoff: { initialMs: 30, multiplier: 2, jitter: 0 } },
+          ),
         ),
-      ),
-    )
-    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(28)
-    expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(58)
-    expect(times[2]! - times[0]!).toBeLessThan(90 + 200)
+      )
+      await vi.advanceTimersByTimeAsync(29)
+      expect(times).toHaveLength(1)
+      await vi.advanceTimersByTimeAsync(1)
+      expect(times).toHaveLength(2) // 30 ms after the first attempt
+      await vi.advanceTimersByTimeAsync(59)
+      expect(times).toHaveLength(2)
+      await vi.advanceTimersByTimeAsync(1)
+      expect(times).toHaveLength(3) // 60 ms after the second
+      await done
+      expect([times[1]! - times[0]!, times[2]! - times[1]!]).toEqual([30, 60])
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('take(1) unsubscribes during a backoff wait: the timer is cleared, no more calls, message unsettled', async () => {
