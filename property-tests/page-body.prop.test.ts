@@ -8,7 +8,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { RawRecord } from '../src/backends/record.js'
 import { ValueKind } from '../src/core/values.js'
-import { PageBody } from '../src/gateway/page-body.js'
+import { PageBody } from '../src/gateway/reads/page-body.js'
 
 /** One source buffer: values (JSON strings of ASCII letters) with random gaps before each. */
 const sourceArb = fc.array(fc.record({ gap: fc.integer({ min: 1, max: 40 }), text: fc.string({ unit: fc.constantFrom('a', 'b', 'é', 'z'), maxLength: 30 }) }), { minLength: 1, maxLength: 25 })

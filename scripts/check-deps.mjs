@@ -33,6 +33,29 @@ const MAY_USE = {
   browser: ['core'],
 }
 
+/**
+ * The rooms of the gateway (src/gateway/<room>/; its root holds the entry point, `gateway.ts` and
+ * the router, which may use every room) → the rooms each may import besides itself. `config` is
+ * the options and the handlers' context: it names the services the context carries (types of
+ * auth, reads, overview), and every room takes the context. Keep in step with docs/architecture.md.
+ */
+const GATEWAY_ROOMS = {
+  transport: [],
+  stream: ['transport', 'config'],
+  auth: ['stream', 'transport', 'config'],
+  reads: ['stream', 'transport', 'config'],
+  overview: ['reads', 'auth', 'stream', 'transport', 'config'],
+  handlers: ['reads', 'auth', 'stream', 'transport', 'config'],
+  config: ['auth', 'reads', 'overview', 'transport'],
+}
+
+/** The gateway room of a file under src/gateway ('' for its root), or undefined outside it. */
+function gatewayRoom(file) {
+  const parts = relative(src, file).split(sep)
+  if (parts[0] !== 'gateway') return undefined
+  return parts.length === 2 ? '' : parts[1]
+}
+
 /** The only files outside src/browser that the browser layer may import (they import nothing). */
 const BROWSER_SAFE = ['core/errors.ts']
 
@@ -98,6 +121,12 @@ for (const file of files) {
     if (to !== from && !(MAY_USE[from] ?? []).includes(to)) problems.push(`${rel}: layer "${from}" may not import "${to}" (${spec})`)
     else if (from === 'browser' && to !== 'browser' && !BROWSER_SAFE.includes(relative(src, target).split(sep).join('/'))) {
       problems.push(`${rel}: the browser layer may import only ${BROWSER_SAFE.join(', ')} outside src/browser, not ${spec}`)
+    }
+    const fromRoom = gatewayRoom(file)
+    const toRoom = gatewayRoom(target)
+    if (fromRoom !== undefined && toRoom !== undefined && fromRoom !== '' && toRoom !== fromRoom) {
+      if (!(fromRoom in GATEWAY_ROOMS)) problems.push(`${rel}: gateway room "${fromRoom}" is not in GATEWAY_ROOMS (scripts/check-deps.mjs, docs/architecture.md)`)
+      else if (toRoom === '' || !GATEWAY_ROOMS[fromRoom].includes(toRoom)) problems.push(`${rel}: gateway room "${fromRoom}" may not import ${toRoom === '' ? "the gateway's root" : `room "${toRoom}"`} (${spec})`)
     }
     const eager = m[2] === undefined && !/^\s*(import|export)\s+type\s/.test(m[0])
     if (eager && (DYNAMIC_ONLY[from] ?? []).includes(to)) problems.push(`${rel}: layer "${from}" may load "${to}" only with a dynamic import() (${spec})`)

@@ -3,6 +3,6 @@
  * (docs/gateway.md).
  */
 export { createGateway, type Gateway } from './gateway.js'
-export type { GatewayOptions } from './options.js'
-export { TokenAuth, type AuthDecision, type AuthFile, type GatewayOperation, type TokenEntry } from './auth-tokens.js'
-export type { AuthorizeHook, AuthorizeRequest } from './authorize.js'
+export type { GatewayOptions } from './config/options.js'
+export { TokenAuth, type AuthDecision, type AuthFile, type GatewayOperation, type TokenEntry } from './auth/auth-tokens.js'
+export type { AuthorizeHook, AuthorizeRequest } from './auth/authorize.js'

@@ -1,14 +1,14 @@
 import { InvalidArgumentError, MessageTooLargeError, TwainError } from '../core/errors.js'
-import type { GatewayContext } from './context.js'
-import { checkAccess } from './access.js'
-import { deleteStreamRequest, headStream } from './head-delete.js'
-import { errorReply, HttpError, reply, type GwRequest, type GwResponse } from './http.js'
-import { getStream } from './get.js'
-import { parseStreamName } from './names.js'
-import { OVERVIEW_PATHS, overviewRequest } from './overview-routes.js'
-import { postStream } from './post.js'
-import { putStream } from './put.js'
-import { isUiPath, uiRequest } from './ui-assets.js'
+import type { GatewayContext } from './config/context.js'
+import { checkAccess } from './auth/access.js'
+import { deleteStreamRequest, headStream } from './handlers/head-delete.js'
+import { errorReply, HttpStatusError, reply, type GwRequest, type GwResponse } from './transport/http.js'
+import { getStream } from './handlers/get.js'
+import { parseStreamName } from './stream/names.js'
+import { OVERVIEW_PATHS, overviewRequest } from './overview/overview-routes.js'
+import { postStream } from './handlers/post.js'
+import { putStream } from './handlers/put.js'
+import { isUiPath, uiRequest } from './overview/ui-assets.js'
 
 const ALLOW_METHODS = 'GET, HEAD, POST, PUT, DELETE, OPTIONS'
 const EXPOSE = 'Stream-Next-Offset, Stream-Cursor, Stream-Up-To-Date, Stream-Closed, Stream-TTL, Stream-Expires-At, Stream-SSE-Data-Encoding, Producer-Epoch, Producer-Seq, Producer-Expected-Seq, Producer-Received-Seq, ETag, Location, Content-Type'
@@ -37,7 +37,7 @@ async function route(ctx: GatewayContext, req: GwRequest): Promise<GwResponse> {
   }
   if (OVERVIEW_PATHS.has(path)) return overviewRequest(ctx, req, path)
   if (ctx.options.ui !== false && isUiPath(path)) return uiRequest(ctx.options.ui === true ? undefined : ctx.options.ui, req.method, path)
-  if (!path.startsWith(`${base}/`) || path.length === base.length + 1) throw new HttpError(404, `No stream at ${JSON.stringify(path)}: streams live at ${base}/<name>`)
+  if (!path.startsWith(`${base}/`) || path.length === base.length + 1) throw new HttpStatusError(404, `No stream at ${JSON.stringify(path)}: streams live at ${base}/<name>`)
   const target = parseStreamName(path.slice(base.length + 1))
   await checkAccess(ctx, req, target)
   switch (req.method) {
@@ -52,17 +52,17 @@ async function route(ctx: GatewayContext, req: GwRequest): Promise<GwResponse> {
     case 'DELETE':
       return deleteStreamRequest(ctx, target)
     default:
-      throw new HttpError(405, `Method ${req.method} is not allowed on a stream`, { allow: ALLOW_METHODS })
+      throw new HttpStatusError(405, `Method ${req.method} is not allowed on a stream`, { allow: ALLOW_METHODS })
   }
 }
 
-/** Map a thrown error to a response (HttpError as is, bad input 400, too large 413, others 500/503). */
+/** Map a thrown error to a response (HttpStatusError as is, bad input 400, too large 413, others 500/503). */
 function failure(e: unknown): GwResponse {
-  if (e instanceof HttpError) return errorReply(e)
-  if (e instanceof MessageTooLargeError) return errorReply(new HttpError(413, e.message))
-  if (e instanceof InvalidArgumentError) return errorReply(new HttpError(400, e.message))
-  if (e instanceof TwainError && e.retriable) return errorReply(new HttpError(503, e.message, { 'retry-after': '1' }))
-  return errorReply(new HttpError(500, `Internal error: ${(e as Error)?.message ?? String(e)}`))
+  if (e instanceof HttpStatusError) return errorReply(e)
+  if (e instanceof MessageTooLargeError) return errorReply(new HttpStatusError(413, e.message))
+  if (e instanceof InvalidArgumentError) return errorReply(new HttpStatusError(400, e.message))
+  if (e instanceof TwainError && e.retriable) return errorReply(new HttpStatusError(503, e.message, { 'retry-after': '1' }))
+  return errorReply(new HttpStatusError(500, `Internal error: ${(e as Error)?.message ?? String(e)}`))
 }
 
 /** Handle one request: route it, and add the security (and CORS) headers to every answer. */

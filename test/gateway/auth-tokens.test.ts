@@ -1,11 +1,11 @@
-// The gateway's bearer-token auth (src/gateway/auth-tokens.ts): an auth file's grants on stream-name
+// The gateway's bearer-token auth (src/gateway/auth/auth-tokens.ts): an auth file's grants on stream-name
 // patterns, 401 without a valid token, 403 outside the grants, and files that are refused with the
 // entry and the fault named.
 import { createHash } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { TokenAuth } from '../../src/gateway/auth-tokens.js'
+import { TokenAuth } from '../../src/gateway/auth/auth-tokens.js'
 import { InvalidArgumentError } from '../../src/index.js'
 import { tempDir } from '../helpers/tmp.js'
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { coalescing } from '../../src/gateway/coalesce.js'
+import { coalescing } from '../../src/gateway/stream/coalesce.js'
 
 /** A run whose end the test controls; it resolves with the counter value when it started. */
 function controlled() {

@@ -3,8 +3,8 @@
 // readable topics/partitions/groups shown), and the live SSE /v1/live (a snapshot at once, another
 // when offsets change, rates; the sampler runs only while a viewer is connected), file and Redis.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { GroupOverview, StoreOverview, TopicOverview } from '../../src/gateway/overview.js'
-import { StatsHub } from '../../src/gateway/stats-hub.js'
+import type { GroupOverview, StoreOverview, TopicOverview } from '../../src/gateway/overview/overview.js'
+import { StatsHub } from '../../src/gateway/overview/stats-hub.js'
 import { backendOf } from '../../src/twain-backend.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { tempDir } from '../helpers/tmp.js'

@@ -1,10 +1,10 @@
-// Catch-up read-ahead (src/gateway/read-ahead.ts, decision 164): after a full page the gateway
+// Catch-up read-ahead (src/gateway/reads/read-ahead.ts, decision 164): after a full page the gateway
 // reads the next one before it is asked for. A page read ahead must answer only what a read at
 // the time of the request gives: the appends made meanwhile are in it, a deleted and created
 // again stream is read afresh, and paging through a stream that grows gives every item once.
 // Over a file store and over Redis.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { readAheadSettled } from '../../src/gateway/read-ahead.js'
+import { readAheadSettled } from '../../src/gateway/reads/read-ahead.js'
 import { backendOf } from '../../src/twain-backend.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { tempDir } from '../helpers/tmp.js'

@@ -1,5 +1,5 @@
 // A live reader costs no new partition reader per append: the fold of the stream's state and the
-// data read each keep their own parked reader (src/gateway/reader-pool.ts lanes). With one pool
+// data read each keep their own parked reader (src/gateway/reads/reader-pool.ts lanes). With one pool
 // keyed by offset alone, both wanted the reader at the same offset after every append, so one of
 // them opened a new reader (segment listing, start file, opens) on every wake-up.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -1,5 +1,6 @@
 // The layering of src/ (docs/architecture.md) holds, and the checker that enforces it catches a
-// backend import from a stream module, a package in the wrong layer and an import cycle.
+// backend import from a stream module, a package in the wrong layer, a gateway room importing a
+// room above it and an import cycle.
 import { spawnSync } from 'node:child_process'
 import { cpSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -16,7 +17,7 @@ describe('layering', () => {
     expect(r.status).toBe(0)
   })
 
-  it('the checker reports a wrong-way import, a misplaced package, an eager Redis import and a cycle', () => {
+  it('the checker reports a wrong-way import, a misplaced package, an eager Redis import, a gateway room importing upward and a cycle', () => {
     const tmp = tempDir()
     try {
       const src = join(tmp.dir, 'src')
@@ -26,13 +27,15 @@ describe('layering', () => {
       writeFileSync(join(src, 'core', 'cycle-a.ts'), "import { b } from './cycle-b.js'\nexport const a = () => b\n")
       writeFileSync(join(src, 'core', 'cycle-b.ts'), "import { a } from './cycle-a.js'\nexport const b = () => a\n")
       writeFileSync(join(src, 'eager-redis.ts'), "import { RedisBackend } from './backends/redis/redis-backend.js'\nexport const z = RedisBackend\n")
+      writeFileSync(join(src, 'gateway', 'stream', 'up.ts'), "import { readFrom } from '../reads/read.js'\nexport const w = readFrom\n")
       const r = check(src)
       expect(r.status).toBe(1)
       expect(r.stderr).toMatch(/eager-redis\.ts: layer "facade" may load "backends\/redis" only with a dynamic import\(\)/)
       expect(r.stderr).toMatch(/stream\/bad\.ts: layer "stream" may not import "backends\/file"/)
       expect(r.stderr).toMatch(/core\/uses-redis\.ts: layer "core" may not import the package "ioredis"/)
       expect(r.stderr).toMatch(/import cycle: core\/cycle-a\.ts -> core\/cycle-b\.ts -> core\/cycle-a\.ts/)
-      expect(r.stderr).toMatch(/4 violations/)
+      expect(r.stderr).toMatch(/gateway\/stream\/up\.ts: gateway room "stream" may not import room "reads"/)
+      expect(r.stderr).toMatch(/5 violations/)
     } finally {
       tmp.remove()
     }

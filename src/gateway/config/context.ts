@@ -1,0 +1,22 @@
+import type { Backend } from '../../backends/backend.js'
+import type { LiveLimit } from '../reads/live-limit.js'
+import type { ResolvedGatewayOptions } from './options.js'
+import type { StatsHub } from '../overview/stats-hub.js'
+
+/** What every handler gets: the store, the options, this gateway's producer id and its shutdown signal. */
+export interface GatewayContext {
+  store: Backend
+  options: ResolvedGatewayOptions
+  /** Stored as `producerId` of every record the gateway writes. */
+  clientId: string
+  /** Aborted by `gateway.close()`: open SSE and long-poll responses end. */
+  closing: AbortSignal
+  /** Last access (ms) per stream incarnation known to this gateway, for sliding TTLs (shared through the store: access-time.ts). */
+  access: Map<string, number>
+  /** Live reads open per client (`maxLivePerClient`). */
+  live: LiveLimit
+  /** The store sampler of the overview endpoints (runs only while a `/v1/live` viewer is connected). */
+  stats: StatsHub
+  /** Work begun for no request (a page read ahead): `gateway.close()` waits for it too. */
+  background: (work: Promise<unknown>) => void
+}

@@ -1,0 +1,96 @@
+import { InvalidArgumentError } from '../../core/errors.js'
+import { checkInt, checkKnownKeys } from '../../core/names.js'
+import type { AuthorizeHook, AuthorizeRequest } from '../auth/authorize.js'
+import { TokenAuth, type AuthFile } from '../auth/auth-tokens.js'
+
+/** Options of `createGateway`. */
+export interface GatewayOptions {
+  /** How long a long-poll read waits for new data before answering 204, in ms. @default 20000 */
+  longPollMs?: number
+  /** URL path under which streams live: `<basePath>/<name>`. @default '/v1/stream' */
+  basePath?: string
+  /** Largest request body accepted; a larger one is refused with 413. @default 8 MiB (8388608) */
+  maxBodyBytes?: number
+  /** Most value bytes in one catch-up response or SSE data event (reads are paged by it; a larger single message is sent alone). @default 1 MiB (1048576) */
+  maxReadBytes?: number
+  /** An SSE response is ended after this many ms (the client reconnects from its last offset). @default 60000 */
+  sseMaxMs?: number
+  /**
+   * Origins allowed by CORS: `'*'` or a list of exact origins (`'https://app.example'`). CORS
+   * headers are sent only when this is set. @default undefined (CORS off)
+   */
+  cors?: string | readonly string[]
+  /**
+   * Bearer tokens and what each may read and write (docs/gateway.md, "Auth"): a `TokenAuth`
+   * (`TokenAuth.load(file)`) or the content of an auth file. Requests without a valid token get
+   * 401, outside the token's grants 403. @default undefined (no token check)
+   */
+  auth?: TokenAuth | AuthFile
+  /** A custom check after the token check: resolve false to answer 403. @default undefined */
+  authorize?: AuthorizeHook
+  /** Live reads (long-poll, SSE) one client may have open at once; one more gets 429. @default 64 */
+  maxLivePerClient?: number
+  /**
+   * Who a request comes from, for `maxLivePerClient` (e.g. a user id from your own auth, or a
+   * trusted proxy's `X-Forwarded-For`); undefined: not counted. @default the token's name with
+   * `auth`, else the peer address (Node handler; a Fetch handler has none: not counted)
+   */
+  clientKey?: (request: AuthorizeRequest) => string | undefined
+  /**
+   * Serve the dashboard at `/` and `/assets/…` (docs/dashboard.md): `true` the one `npm run build`
+   * bundled into dist/ui/, or a directory holding another build of it (`index.html`, `assets/`).
+   * `twainmq serve` turns it on unless `--no-ui`. @default false
+   */
+  ui?: boolean | string
+  /**
+   * How often the store is sampled for the live overview (`GET /v1/live`: rates, lag), in ms; the
+   * sampling runs only while a viewer is connected. @default 1000
+   */
+  statsIntervalMs?: number
+}
+
+export interface ResolvedGatewayOptions {
+  longPollMs: number
+  basePath: string
+  maxBodyBytes: number
+  maxReadBytes: number
+  sseMaxMs: number
+  cors: '*' | ReadonlySet<string> | undefined
+  auth: TokenAuth | undefined
+  authorize: AuthorizeHook | undefined
+  maxLivePerClient: number
+  clientKey: ((request: AuthorizeRequest) => string | undefined) | undefined
+  ui: boolean | string
+  statsIntervalMs: number
+}
+
+/** Check the options and fill in the defaults; throws `InvalidArgumentError` naming a bad one. */
+export function resolveGatewayOptions(o: GatewayOptions = {}): ResolvedGatewayOptions {
+  checkKnownKeys('createGateway()', o, ['longPollMs', 'basePath', 'maxBodyBytes', 'maxReadBytes', 'sseMaxMs', 'cors', 'auth', 'authorize', 'maxLivePerClient', 'clientKey', 'ui', 'statsIntervalMs'])
+  if (o.ui !== undefined && typeof o.ui !== 'boolean' && (typeof o.ui !== 'string' || o.ui === '')) throw new InvalidArgumentError(`ui must be a boolean or a directory, got ${JSON.stringify(o.ui)}`)
+  if (o.clientKey !== undefined && typeof o.clientKey !== 'function') throw new InvalidArgumentError(`clientKey must be a function, got ${typeof o.clientKey}`)
+  if (o.authorize !== undefined && typeof o.authorize !== 'function') throw new InvalidArgumentError(`authorize must be a function, got ${typeof o.authorize}`)
+  const basePath = (o.basePath ?? '/v1/stream').replace(/\/+$/, '')
+  if (!/^(\/[A-Za-z0-9_.~-]+)*$/.test(basePath)) throw new InvalidArgumentError(`basePath must be a path like "/v1/stream", got ${JSON.stringify(o.basePath)}`)
+  let cors: ResolvedGatewayOptions['cors']
+  if (o.cors === '*') cors = '*'
+  else if (o.cors !== undefined) {
+    const list = typeof o.cors === 'string' ? [o.cors] : o.cors
+    if (!Array.isArray(list) || list.some((x) => typeof x !== 'string' || x === '')) throw new InvalidArgumentError(`cors must be '*' or a list of origins, got ${JSON.stringify(o.cors)}`)
+    cors = new Set(list)
+  }
+  return {
+    longPollMs: checkInt('longPollMs', o.longPollMs ?? 20_000, 1, 3_600_000),
+    basePath,
+    maxBodyBytes: checkInt('maxBodyBytes', o.maxBodyBytes ?? 8 * 1024 * 1024, 1, 256 * 1024 * 1024),
+    maxReadBytes: checkInt('maxReadBytes', o.maxReadBytes ?? 1024 * 1024, 1, 256 * 1024 * 1024),
+    sseMaxMs: checkInt('sseMaxMs', o.sseMaxMs ?? 60_000, 1, 24 * 3_600_000),
+    cors,
+    auth: o.auth === undefined || o.auth instanceof TokenAuth ? o.auth : TokenAuth.from(o.auth, 'createGateway() auth'),
+    authorize: o.authorize,
+    maxLivePerClient: checkInt('maxLivePerClient', o.maxLivePerClient ?? 64, 1, 1_000_000),
+    clientKey: o.clientKey,
+    ui: o.ui ?? false,
+    statsIntervalMs: checkInt('statsIntervalMs', o.statsIntervalMs ?? 1000, 10, 3_600_000),
+  }
+}

@@ -1,0 +1,45 @@
+import { HttpStatusError, type GwResponse } from '../transport/http.js'
+
+/**
+ * Live reads (long-poll and SSE) open at once per client: a client past the cap gets 429 with
+ * `Retry-After`. A client is its token's name with `auth`, else the `clientKey` option's answer,
+ * else the remote address (Node handler); a request with no client key is not counted.
+ */
+export class LiveLimit {
+  private readonly counts = new Map<string, number>()
+
+  constructor(private readonly max: number) {}
+
+  /** Take a slot for `key` (nothing when undefined); returns its release, which is idempotent. */
+  enter(key: string | undefined): () => void {
+    if (key === undefined) return () => undefined
+    const n = this.counts.get(key) ?? 0
+    if (n >= this.max) throw new HttpStatusError(429, `Too many live reads from ${key}: at most ${this.max} at once (maxLivePerClient)`, { 'retry-after': '1' })
+    this.counts.set(key, n + 1)
+    let done = false
+    return () => {
+      if (done) return
+      done = true
+      const left = (this.counts.get(key) ?? 1) - 1
+      if (left <= 0) this.counts.delete(key)
+      else this.counts.set(key, left)
+    }
+  }
+
+  /** Live reads open now for `key` (tests, diagnostics). */
+  count(key: string): number {
+    return this.counts.get(key) ?? 0
+  }
+}
+
+/** `res` with `release` run when its streamed body ends (at once when it has none). */
+export function releasedWith(res: GwResponse, release: () => void, signal: AbortSignal): GwResponse {
+  const stream = res.stream
+  if (!stream) {
+    release()
+    return res
+  }
+  // Also when the response is never streamed (the client left before it started).
+  signal.addEventListener('abort', release, { once: true })
+  return { ...res, stream: (sink) => stream(sink).finally(release) }
+}

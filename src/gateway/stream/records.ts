@@ -1,0 +1,28 @@
+import type { RecordInput } from '../../backends/record.js'
+import { ValueKind } from '../../core/values.js'
+
+/** Message type of the stream's configuration record (offset 0 of a gateway-created topic). */
+export const CONFIG_TYPE = 'ds.config'
+/** Message type of the close marker: the stream is closed at its offset; nothing after it is served. */
+export const CLOSE_TYPE = 'ds.close'
+/** Message type of the soft-delete marker: the stream answers 410 while forks still read it. */
+export const DELETE_TYPE = 'ds.delete'
+
+/** Header names the gateway writes on the first record of an append (Durable Streams producer / Stream-Seq). */
+export const H_PRODUCER = 'ds.producer-id'
+export const H_EPOCH = 'ds.producer-epoch'
+export const H_SEQ = 'ds.producer-seq'
+export const H_STREAM_SEQ = 'ds.stream-seq'
+/** On the first record of a JSON append: how many messages the append made (fork sub-offsets count within it). */
+export const H_BATCH = 'ds.batch'
+
+/** Whether a message is one of the gateway's control records (never served to HTTP readers). */
+export const isControl = (type: string | undefined): boolean => type !== undefined && type.startsWith('ds.')
+
+/** A record for partition 0 of a gateway topic (key 0 of the default `u16` key type). */
+export function record(kind: ValueKind, value: Buffer | string, type?: string, headers?: Record<string, string>): RecordInput {
+  return { key: 0, keyBytes: 2, timestamp: Date.now(), kind, value, valueBytes: typeof value === 'string' ? -1 : value.length, type, headers }
+}
+
+/** A control record (typed, JSON value). */
+export const controlRecord = (type: string, value: unknown, headers?: Record<string, string>): RecordInput => record(ValueKind.Typed, JSON.stringify(value ?? null), type, headers)
