@@ -12,6 +12,7 @@ import { redisError, type Client } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
 import { idOf } from './entry-codec.js'
+import { isNoGroup } from './no-group.js'
 import type { DeliveryConfirm } from './shared-confirm.js'
 import { MemberPartition } from './shared-entries.js'
 import { RedisSharedMember, type SharedContext } from './shared-member.js'
@@ -27,8 +28,6 @@ interface StoredSpec extends MemberProcess {
   topics?: string[]
   mode?: string
 }
-
-const isNoGroup = (e: unknown): boolean => e instanceof Error && /NOGROUP|requires the key to exist|no such key/i.test(e.message)
 
 /**
  * Shared groups on Redis (`mode: 'shared'`): on every partition stream of its topics a
