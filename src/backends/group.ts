@@ -8,6 +8,7 @@ export interface MemberSpec {
   name: string
   topics: string[]
   sessionTimeoutMs: number
+  /** The member's process: when it is this process, the backend records its whole identity (`memberProcess`). */
   pid: number
   host: string
   /** Closing: keeps its session and leases while it drains, but is assigned nothing new. */
@@ -41,7 +42,8 @@ export interface CommitRequest extends TopicPartition {
  *
  * @remarks
  * - Liveness: a member that has not heartbeated for its `sessionTimeoutMs` is dropped and its
- *   leases freed (the file backend also drops a member whose process is gone at once).
+ *   leases freed; one whose process is known to be gone is dropped at once (`memberGone` in
+ *   `member-liveness.ts`: the same identity check as the partition locks).
  * - A partition changes hands only when its owner releases it or is dropped; every new lease gets a
  *   fresh epoch from a counter, and a commit whose epoch is not the current lease's is rejected.
  * - Describing, listing, resetting and deleting groups is the `GroupAdmin` contract

@@ -155,6 +155,15 @@ describe.each(kinds())('$name: reader', (kind) => {
     expect(await r.read(10)).toEqual([])
   })
 
+  it('closing the store closes the readers still open', async () => {
+    const b = await ctx.fresh()
+    await written(b)
+    const [open, closed] = [await b.openReader('t', 0, 0), await b.openReader('t', 0, 0)]
+    await closed.close()
+    await b.close()
+    expect(await within(open.read(10), 1000, 'read of a reader of a closed store')).toEqual([])
+  })
+
   it('readers are independent: two readers of one partition on two instances', async () => {
     const b1 = await ctx.fresh()
     await written(b1)

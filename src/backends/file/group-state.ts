@@ -1,6 +1,7 @@
 import { TopicCorruptError } from '../../core/errors.js'
+import type { MemberProcess } from '../member-liveness.js'
 
-export interface StoredMember {
+export interface StoredMember extends MemberProcess {
   leaving?: boolean
   name: string
   topics: string[]
@@ -42,6 +43,8 @@ export function parseGroupState(text: string, file: string): GroupState {
   for (const [id, m] of Object.entries(s.members)) {
     const ok = isObject(m) && typeof m.name === 'string' && Array.isArray(m.topics) && isCount(m.pid) && typeof m.host === 'string'
     if (!ok || typeof m.lastSeen !== 'number' || typeof m.sessionTimeoutMs !== 'number') throw bad(`member ${JSON.stringify(id)} is malformed`)
+    // The process identity beyond pid and host is absent from members an older twainmq recorded.
+    if (!['boot', 'ns', 'start'].every((k) => m[k] === undefined || typeof m[k] === 'string')) throw bad(`member ${JSON.stringify(id)} has a malformed process identity`)
   }
   for (const [key, o] of Object.entries(s.owners)) {
     if (!isObject(o) || typeof o.member !== 'string' || !isCount(o.epoch)) throw bad(`lease of ${JSON.stringify(key)} is malformed`)

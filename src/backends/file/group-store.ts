@@ -4,7 +4,7 @@ import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { InvalidArgumentError, backendError, GroupNotFoundError } from '../../core/errors.js'
 import { checkGroupName } from '../../core/names.js'
-import { HOST, pidAlive } from '../liveness.js'
+import { memberGone, memberProcess } from '../member-liveness.js'
 import { assignPartitions, type TopicPartition } from '../assign.js'
 import { partitionKey, splitPartitionKey } from '../../core/partition-key.js'
 import type { CommitRequest, GroupCoordinator, HeartbeatResult, Lease, MemberSpec } from '../group.js'
@@ -17,10 +17,9 @@ import type { WatchHub } from './watch-hub.js'
 
 const STATE = 'state.json'
 
-/** Alive: heartbeated within its session timeout, and (on this host) its process still exists. */
+/** Alive: heartbeated within its session timeout, and its process not known to be gone (`memberGone`). */
 function alive(m: StoredMember, now: number): boolean {
-  if (now - m.lastSeen > m.sessionTimeoutMs) return false
-  return m.host !== HOST || pidAlive(m.pid)
+  return now - m.lastSeen <= m.sessionTimeoutMs && !memberGone(m)
 }
 
 /**
@@ -127,7 +126,7 @@ export class FileGroupStore implements GroupCoordinator, GroupAdmin {
       const topicsChanged = !prev || prev.topics.join('\0') !== member.topics.join('\0')
       if (topicsChanged || now - prev.lastSeen > member.sessionTimeoutMs / 6) changed = true
       if (!!prev?.leaving !== !!member.leaving) changed = true
-      s.members[member.id] = { name: member.name, topics: member.topics, pid: member.pid, host: member.host, lastSeen: now, sessionTimeoutMs: member.sessionTimeoutMs, leaving: member.leaving }
+      s.members[member.id] = { name: member.name, topics: member.topics, ...memberProcess(member.pid, member.host), lastSeen: now, sessionTimeoutMs: member.sessionTimeoutMs, leaving: member.leaving }
       for (const tp of release) {
         const key = partitionKey(tp.topic, tp.partition)
         if (s.owners[key]?.member === member.id) {

@@ -3,6 +3,7 @@ import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import { keyCodec } from '../../core/keys.js'
 import type { FsyncPolicy } from '../../core/types.js'
 import type { AppendOptions, PartitionOffsets, PartitionReader, TextFrame, TopicMeta, TopicStore } from '../backend.js'
+import { OpenReaders } from '../open-readers.js'
 import type { RecordInput } from '../record.js'
 import { lastAccessSync, markAccessSync } from './access-time.js'
 import { FdPool } from './fd-pool.js'
@@ -41,7 +42,7 @@ export class NativeStore implements TopicStore {
   private readonly fsync: FsyncPolicy
   private readonly segmentBytes: number
   private syncTimer: NodeJS.Timeout | undefined
-  private readonly readers = new Set<PartitionReader>()
+  private readonly readers = new OpenReaders()
 
   constructor(
     readonly root: string,
@@ -196,14 +197,7 @@ export class NativeStore implements TopicStore {
   async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
     const meta = await this.getTopic(topic)
     const rekey = () => keyCodec((this.metaNow(topic) ?? meta).keyType)
-    const r = new FilePartitionReader(partitionDir(this.root, topic, partition), topic, partition, keyCodec(meta.keyType), from, this.pool, rekey)
-    this.readers.add(r)
-    const close = r.close.bind(r)
-    r.close = async () => {
-      this.readers.delete(r)
-      await close()
-    }
-    return r
+    return this.readers.add((onClose) => new FilePartitionReader(partitionDir(this.root, topic, partition), topic, partition, keyCodec(meta.keyType), from, this.pool, rekey, onClose))
   }
 
   async offsetForTime(topic: string, partition: number, time: number): Promise<number> {
@@ -237,7 +231,7 @@ export class NativeStore implements TopicStore {
   async close(): Promise<void> {
     if (this.syncTimer) clearInterval(this.syncTimer)
     this.syncTimer = undefined
-    await Promise.all([...this.readers].map((r) => r.close()))
+    await this.readers.closeAll()
     await this.appenders.close()
   }
 }

@@ -58,6 +58,8 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
     private readonly pool?: FdPool,
     /** The key codec of the topic as it is now (called when the topic was created again). */
     private readonly rekey?: () => KeyCodec,
+    /** Called once, by the first `close()` (the store that opened it forgets it). */
+    private readonly onClose?: () => void,
   ) {
     this.changes = new PartitionChanges(dir)
   }
@@ -292,9 +294,11 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
   }
 
   async close(): Promise<void> {
+    const first = !this.closed
     this.closed = true
     this.release()
     this.buf = EMPTY
     this.pool?.forget(this)
+    if (first) this.onClose?.()
   }
 }

@@ -1,4 +1,4 @@
-import { HOST, pidAlive } from '../liveness.js'
+import { memberGone, memberProcess, type MemberProcess } from '../member-liveness.js'
 import { InvalidArgumentError, GroupNotFoundError } from '../../core/errors.js'
 import { checkGroupName } from '../../core/names.js'
 import { assignPartitions, type TopicPartition } from '../assign.js'
@@ -11,7 +11,7 @@ import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
 
 
-interface StoredMember {
+interface StoredMember extends MemberProcess {
   id: string
   name: string
   topics: string[]
@@ -21,9 +21,6 @@ interface StoredMember {
   /** Closing: keeps its session and leases while it drains, assigned nothing new. */
   leaving?: boolean
 }
-
-/** A member on this host whose process is gone is dead at once (as on the file backend). */
-const goneHere = (m: StoredMember): boolean => m.host === HOST && m.pid !== process.pid && !pidAlive(m.pid)
 
 function parseMembers(flat: readonly string[]): StoredMember[] {
   const out: StoredMember[] = []
@@ -72,19 +69,19 @@ export class RedisGroupStore implements GroupCoordinator {
     checkGroupName(group)
     try {
       const now = Date.now()
-      const spec = JSON.stringify({ name: member.name, topics: member.topics, pid: member.pid, host: member.host, sessionTimeoutMs: member.sessionTimeoutMs, leaving: member.leaving === true })
+      const spec = JSON.stringify({ name: member.name, topics: member.topics, ...memberProcess(member.pid, member.host), sessionTimeoutMs: member.sessionTimeoutMs, leaving: member.leaving === true })
       const gk = [this.keys.groupMembers(group), this.keys.groupAlive(group), this.keys.groupTopics(group)] as const
       const [reply] = await Promise.all([this.scripts.call('member-join', gk, [member.id, spec, now, now + member.sessionTimeoutMs, ...member.topics]), this.client.sadd(this.keys.groups(), group)])
       const [changedFlag, ...flat] = reply
       let changed = Number(changedFlag) === 1
       let members = parseMembers(flat)
       // A group is either partitioned or shared (a shared member refuses to join a partitioned group likewise).
-      const shared = members.find((m) => m.id !== member.id && (m as { mode?: unknown }).mode === 'shared' && !goneHere(m))
+      const shared = members.find((m) => m.id !== member.id && (m as { mode?: unknown }).mode === 'shared' && !memberGone(m))
       if (shared) {
         await this.scripts.call('member-leave', [gk[0], gk[1]], [member.id])
         throw new InvalidArgumentError(`Group "${group}" is a shared group (member ${shared.id} is live): use mode 'shared' or another group name; a group is either partitioned or shared`)
       }
-      const gone = members.filter((m) => m.id !== member.id && goneHere(m))
+      const gone = members.filter((m) => m.id !== member.id && memberGone(m))
       if (gone.length) {
         await this.scripts.call('member-leave', [gk[0], gk[1]], gone.map((m) => m.id))
         members = members.filter((m) => !gone.includes(m))
@@ -160,11 +157,11 @@ export class RedisGroupStore implements GroupCoordinator {
     return this.notifier.watch(this.keys.groupChannel(checkGroupName(group)), onChange, persistent)
   }
 
-  /** Live members (session not expired, process not gone on this host). */
+  /** Live members (session not expired, process not known to be gone: `memberGone`). */
   private async liveMembers(group: string): Promise<StoredMember[]> {
     const [flat, alive] = await Promise.all([this.client.hgetall(this.keys.groupMembers(group)), this.client.zrangebyscore(this.keys.groupAlive(group), Date.now(), '+inf')])
     const ids = new Set(alive)
-    return parseMembers(Object.entries(flat).flat()).filter((m) => ids.has(m.id) && !goneHere(m))
+    return parseMembers(Object.entries(flat).flat()).filter((m) => ids.has(m.id) && !memberGone(m))
   }
 
   /** The group as partitioned groups store it (shared groups write their `committed` there too); for `RedisGroupAdmin`. */

@@ -1,6 +1,7 @@
 import { partitionKey, type PartitionKey } from '../../core/partition-key.js'
 import { Cluster } from 'ioredis'
-import { HOST, pidAlive } from '../liveness.js'
+import { HOST } from '../liveness.js'
+import { memberGone, memberProcess, type MemberProcess } from '../member-liveness.js'
 import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import { keyCodec } from '../../core/keys.js'
 import { checkGroupName } from '../../core/names.js'
@@ -11,6 +12,7 @@ import { redisError, type Client } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
 import { idOf } from './entry-codec.js'
+import { isNoGroup } from './no-group.js'
 import type { DeliveryConfirm } from './shared-confirm.js'
 import { MemberPartition } from './shared-entries.js'
 import { RedisSharedMember, type SharedContext } from './shared-member.js'
@@ -19,17 +21,13 @@ import type { ClaimMode } from './shared-state.js'
 /** A partition's group forgets members idle this long that hold nothing (checked when a member joins). */
 const FORGET_IDLE_MS = 10 * 60_000
 
-interface StoredSpec {
+interface StoredSpec extends MemberProcess {
   name?: string
   /** Which consumer registered it (a random id per member). */
   token?: string
   topics?: string[]
-  pid?: number
-  host?: string
   mode?: string
 }
-
-const isNoGroup = (e: unknown): boolean => e instanceof Error && /NOGROUP|requires the key to exist|no such key/i.test(e.message)
 
 /**
  * Shared groups on Redis (`mode: 'shared'`): on every partition stream of its topics a
@@ -166,8 +164,7 @@ export class RedisSharedGroups implements SharedGroups {
       } catch {
         continue
       }
-      // A member on this host whose process is gone is dead at once (as for partitioned groups).
-      if (spec.host === HOST && spec.pid !== undefined && spec.pid !== process.pid && !pidAlive(spec.pid)) continue
+      if (memberGone(spec)) continue // dead at once, as for partitioned groups
       out.push([id, spec])
     }
     return out
@@ -175,7 +172,7 @@ export class RedisSharedGroups implements SharedGroups {
 
   /**
    * Refuse a group with live partitioned members. Returns the stored spec of a member under this
-   * name whose process is known dead (this host, pid gone), which registering may replace at once.
+   * name whose process is known to be gone (`memberGone`), which registering may replace at once.
    */
   private async checkMembers(o: SharedMemberOptions): Promise<string> {
     let specs: Array<[string, StoredSpec]>
@@ -200,7 +197,7 @@ export class RedisSharedGroups implements SharedGroups {
   private async register(o: SharedMemberOptions, token: string, replace = ''): Promise<StoredSpec | undefined> {
     const now = Date.now()
     // `leaving: true` keeps partitioned assignment from ever counting a shared member.
-    const spec = JSON.stringify({ name: o.name, topics: [...o.topics].sort(), pid: process.pid, host: HOST, sessionTimeoutMs: o.sessionTimeoutMs, leaving: true, mode: 'shared', token })
+    const spec = JSON.stringify({ name: o.name, topics: [...o.topics].sort(), ...memberProcess(process.pid, HOST), sessionTimeoutMs: o.sessionTimeoutMs, leaving: true, mode: 'shared', token })
     const gk = [this.keys.groupMembers(o.group), this.keys.groupAlive(o.group), this.keys.groupTopics(o.group)] as const
     const [[ok, other]] = await Promise.all([this.scripts.call('shared-member-join', gk, [o.name, spec, now, now + o.sessionTimeoutMs, token, replace, ...o.topics]), this.client.sadd(this.keys.groups(), o.group)])
     if (ok === 1) return undefined

@@ -1,5 +1,6 @@
 import type { EntryRef, SharedDelivery } from '../shared.js'
 import { isConnectionError, redisError, type Client } from './connection.js'
+import { isNoGroup } from './no-group.js'
 import type { ScriptReply } from './script-specs.js'
 import { confirmDeliveries, type DeliveryConfirm } from './shared-confirm.js'
 import { takeScripted, type MemberPartition } from './shared-entries.js'
@@ -13,8 +14,6 @@ const MIN_PERIOD_MS = 5
  * least this long: younger ones may be in a reply still on its way.
  */
 const AUDIT_MIN_IDLE_MS = 1000
-
-const isNoGroup = (e: unknown): boolean => e instanceof Error && /NOGROUP/.test(e.message)
 
 /** What the reads need from the member and its group. */
 export interface ReadHooks {

@@ -55,6 +55,8 @@ export class TwainmqPartitionReader implements PartitionReader {
     private readonly format: LineFormat,
     public next: number,
     private readonly onProblem?: LineProblemHook,
+    /** Called once, by the first `close()` (the store that opened it forgets it). */
+    private readonly onClose?: () => void,
   ) {}
 
   seek(offset: number): void {
@@ -207,8 +209,10 @@ export class TwainmqPartitionReader implements PartitionReader {
   }
 
   async close(): Promise<void> {
+    const first = !this.closed
     this.closed = true
     this.release()
+    if (first) this.onClose?.()
   }
 }
 

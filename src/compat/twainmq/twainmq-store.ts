@@ -6,6 +6,7 @@ import type { FsyncPolicy } from '../../core/types.js'
 import type { AppendOptions, PartitionOffsets, PartitionReader, TopicMeta, TopicStore } from '../../backends/backend.js'
 import type { ForeignFormat } from '../../backends/file/file-backend.js'
 import type { WatchHub } from '../../backends/file/watch-hub.js'
+import { OpenReaders } from '../../backends/open-readers.js'
 import type { RecordInput } from '../../backends/record.js'
 import { TwainmqAppender } from './appender.js'
 import { CHUNK_EXT, ChunkDirectory } from './chunks.js'
@@ -47,7 +48,7 @@ interface TopicState {
 export class TwainmqStore implements TopicStore {
   private readonly topics = new Map<string, TopicState>()
   private readonly appenders = new Map<string, TwainmqAppender>()
-  private readonly readers = new Set<PartitionReader>()
+  private readonly readers = new OpenReaders()
   private readonly lines = new LineIndexCache()
   /** Topics found not to be ours, until when (ms). */
   private readonly notOurs = new Map<string, number>()
@@ -200,14 +201,7 @@ export class TwainmqStore implements TopicStore {
 
   async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
     const s = this.state(topic)
-    const r = new TwainmqPartitionReader(s.dir, this.lines, topic, partition, s.format, from, this.options.onProblem)
-    this.readers.add(r)
-    const close = r.close.bind(r)
-    r.close = async () => {
-      this.readers.delete(r)
-      await close()
-    }
-    return r
+    return this.readers.add((onClose) => new TwainmqPartitionReader(s.dir, this.lines, topic, partition, s.format, from, this.options.onProblem, onClose))
   }
 
   async offsetForTime(topic: string, partition: number, time: number): Promise<number> {
@@ -247,7 +241,7 @@ export class TwainmqStore implements TopicStore {
   async close(): Promise<void> {
     if (this.syncTimer) clearInterval(this.syncTimer)
     this.syncTimer = undefined
-    await Promise.all([...this.readers].map((r) => r.close()))
+    await this.readers.closeAll()
     for (const a of this.appenders.values()) {
       a.syncIfDirty()
       a.close()
