@@ -1,3 +1,4 @@
+import type { KeyCodec } from '../core/keys.js'
 import type { Key, Message } from '../core/types.js'
 import type { ValueKind } from '../core/values.js'
 
@@ -49,6 +50,39 @@ export interface RecordInput {
   /** Registered message type name, for `ValueKind.Typed`. */
   type?: string | undefined
   headers?: Record<string, string> | undefined
+}
+
+/** `RecordInput.valueBytes` of a string value not measured yet: its encoder measures it as it writes it. */
+export const UNMEASURED = -1
+
+/** What {@link recordInput} takes besides the key and the value. */
+export interface RecordExtras {
+  /** Registered message type name, for `ValueKind.Typed`. Default: none. */
+  type?: string | undefined
+  /** Default: none. */
+  headers?: Record<string, string> | undefined
+  /** Milliseconds since the epoch. Default: `Date.now()`. */
+  timestamp?: number
+}
+
+/**
+ * A record for a topic whose keys `codec` encodes: the key checked and stored the codec's way (a
+ * number in the codec's width for `u8/u16/u32`, else its bytes), the value already encoded as
+ * `kind` (a string is left {@link UNMEASURED}). For writers other than the producer, such as the
+ * HTTP gateway; the producer builds its records in place (producer/prepare.ts).
+ */
+export function recordInput(codec: KeyCodec, key: unknown, kind: ValueKind, value: Buffer | string, extras: RecordExtras = {}): RecordInput {
+  const k = codec.recordKey(key)
+  return {
+    key: k,
+    keyBytes: typeof k === 'number' ? codec.width : k.length,
+    timestamp: extras.timestamp ?? Date.now(),
+    kind,
+    value,
+    valueBytes: typeof value === 'string' ? UNMEASURED : value.length,
+    type: extras.type,
+    headers: extras.headers,
+  }
 }
 
 /** Most bytes a record's value can take: `valueBytes`, or 3 per UTF-16 unit of an unmeasured string. */

@@ -1,5 +1,5 @@
 import type { TopicMeta } from '../backends/backend.js'
-import { headerBytes } from '../backends/record.js'
+import { headerBytes, UNMEASURED } from '../backends/record.js'
 import { InvalidArgumentError, MessageTooLargeError, UnknownMessageTypeError } from '../core/errors.js'
 import type { Partitioner } from '../core/hash64.js'
 import { keyCodec, type KeyCodec } from '../core/keys.js'
@@ -106,7 +106,7 @@ export class Preparer {
     if (typeof value === 'string' && type === undefined) {
       kind = ValueKind.Text
       bytes = value
-      length = -1 // measured by the encoder as it writes (see RecordInput.valueBytes)
+      length = UNMEASURED // measured by the encoder as it writes (see RecordInput.valueBytes)
     } else {
       const v = encodeValue(value, type !== undefined)
       kind = v.kind

@@ -7,7 +7,7 @@ import { HttpStatusError, reply, type GwRequest, type GwResponse } from '../tran
 import type { StreamTarget } from '../stream/names.js'
 import { formatToken } from '../stream/offsets.js'
 import { tailPosition, tokenOf } from '../reads/read.js'
-import { CLOSE_TYPE, controlRecord } from '../stream/records.js'
+import { CLOSE_TYPE, controlRecord, GATEWAY_KEY_TYPE } from '../stream/records.js'
 import { expiresAtHeader, storedContentType, uintHeader, wantsClose } from '../transport/request-headers.js'
 import { appendIf } from '../stream/stream-append.js'
 import { FIRST_DATA_OFFSET, configRecord, type StreamConfig } from '../stream/stream-config.js'
@@ -89,7 +89,7 @@ export async function putStream(ctx: GatewayContext, req: GwRequest, target: Str
     const newest = config.inherited.at(-1)?.incarnation ?? 0
     const createdAt = Math.max(Date.now(), newest + 1)
     try {
-      await ctx.store.createTopic({ name: target.topic, partitions: 1, keyType: 'u16', messageTypes: [], retention: {}, maxMessageBytes: Math.max(ctx.options.maxBodyBytes, 1024 * 1024), createdAt })
+      await ctx.store.createTopic({ name: target.topic, partitions: 1, keyType: GATEWAY_KEY_TYPE, messageTypes: [], retention: {}, maxMessageBytes: Math.max(ctx.options.maxBodyBytes, 1024 * 1024), createdAt })
     } catch (e) {
       if (e instanceof TopicExistsError && attempt < 5) continue // created meanwhile: answer as for an existing stream
       throw e

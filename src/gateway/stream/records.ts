@@ -1,4 +1,6 @@
-import type { RecordInput } from '../../backends/record.js'
+import { recordInput, type RecordInput } from '../../backends/record.js'
+import { keyCodec } from '../../core/keys.js'
+import type { KeyType } from '../../core/types.js'
 import { ValueKind } from '../../core/values.js'
 
 /** Message type of the stream's configuration record (offset 0 of a gateway-created topic). */
@@ -19,9 +21,13 @@ export const H_BATCH = 'ds.batch'
 /** Whether a message is one of the gateway's control records (never served to HTTP readers). */
 export const isControl = (type: string | undefined): boolean => type !== undefined && type.startsWith('ds.')
 
-/** A record for partition 0 of a gateway topic (key 0 of the default `u16` key type). */
+/** The key type of the topics the gateway creates: every record has key 0 (a stream has no keys). */
+export const GATEWAY_KEY_TYPE: KeyType = 'u16'
+const KEYS = keyCodec(GATEWAY_KEY_TYPE)
+
+/** A record for partition 0 of a gateway topic (key 0). */
 export function record(kind: ValueKind, value: Buffer | string, type?: string, headers?: Record<string, string>): RecordInput {
-  return { key: 0, keyBytes: 2, timestamp: Date.now(), kind, value, valueBytes: typeof value === 'string' ? -1 : value.length, type, headers }
+  return recordInput(KEYS, 0, kind, value, { type, headers })
 }
 
 /** A control record (typed, JSON value). */
