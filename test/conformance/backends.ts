@@ -160,7 +160,7 @@ export const backends = (): BackendKind[] => selectKinds([file(), redis(), clust
 
 /**
  * Every store kind: both backends and the Python TwainMQ store (a file root in TwainMQ 0.1.9
- * format). The consumer-core suites (test/integration/groups-*.test.ts) run on these.
+ * format). The consumer-core suites (test/integration/groups/groups-*.test.ts) run on these.
  */
 export const everyStore = (): BackendKind[] => selectKinds([file(), redis(), file('twainmq-v1')])
 

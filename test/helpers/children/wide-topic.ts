@@ -1,4 +1,4 @@
-// Child: a very wide topic end to end, for test/integration/wide-topic.test.ts (run under `ulimit -n`).
+// Child: a very wide topic end to end, for test/integration/file/wide-topic.test.ts (run under `ulimit -n`).
 //   node --import tsx wide-topic.ts <dir> <partitions> [optionsJSON]
 // Options: maxOpenFiles (passed to open), phases (default 'produce,history,tail,group'), reopen
 // (a fresh instance per phase: lets an old tree that keeps every fd open still be measured), group

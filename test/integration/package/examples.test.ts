@@ -1,0 +1,98 @@
+import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { repoRoot } from '../../helpers/spawn.js'
+import { tempDir } from '../../helpers/tmp.js'
+
+// The examples import 'twainmq' as users do, which resolves to dist/ (npm test builds first).
+function run(example: string, ...args: string[]): { code: number | null; out: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'examples', example), ...args], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+    timeout: 60_000,
+  })
+  return { code: r.status, out: `${r.stdout}\n${r.stderr}` }
+}
+
+describe('examples run as smoke tests', () => {
+  it('dist/ is built (npm test runs the build first)', () => {
+    expect(existsSync(join(repoRoot, 'dist', 'index.js'))).toBe(true)
+  })
+
+  it('quickstart produces, tails six messages and reads them back', () => {
+    const { code, out } = run('quickstart.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/tail received:/)
+    expect(out).toMatch(/\| length 6/)
+    expect(out).toMatch(/done/)
+  }, 60_000)
+
+  it('quickstart runs again on the same directory (ensureTopic), appending six more messages', () => {
+    const dir = tempDir('twainmq-quickstart-')
+    try {
+      const first = run('quickstart.ts', dir.dir)
+      expect(first.code, first.out).toBe(0)
+      expect(first.out).toMatch(/\| length 6/)
+      const second = run('quickstart.ts', dir.dir)
+      expect(second.code, second.out).toBe(0)
+      expect(second.out).toMatch(/tail received:/)
+      expect(second.out).toMatch(/\| length 12/)
+    } finally {
+      dir.remove()
+    }
+  }, 120_000)
+
+  it('tail-with-rxjs emits two hot pairs and counts the history', () => {
+    const { code, out } = run('tail-with-rxjs.ts')
+    expect(code, out).toBe(0)
+    expect(out.match(/hot pair:/g)).toHaveLength(2)
+    expect(out).toMatch(/history has 20 readings/)
+  }, 60_000)
+
+  it('multi-process-producers gets dense unique offsets from 4 processes', () => {
+    const { code, out } = run('multi-process-producers.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/4 processes wrote 2000 messages; offsets dense and unique: true/)
+  }, 60_000)
+
+  it('worker-pool spreads 600 jobs over 3 worker processes and ends with zero lag', () => {
+    const { code, out } = run('worker-pool.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/all 600 jobs committed; lag 0; members left: 0/)
+    const processed = [...out.matchAll(/processed (\d+) jobs/g)].reduce((n, m) => n + Number(m[1]), 0)
+    expect(processed).toBeGreaterThanOrEqual(600)
+  }, 60_000)
+
+  it('graceful-shutdown drains, commits what it processed and leaves the group on SIGTERM', () => {
+    const { code, out } = run('graceful-shutdown.ts')
+    expect(code, out).toBe(0)
+    const m = /sent (\d+) emails; committed (\d+); members left in the group: 0/.exec(out)
+    expect(m, out).not.toBeNull()
+    expect(Number(m![2])).toBe(Number(m![1]))
+  }, 60_000)
+
+  it('http-gateway serves a stream over HTTP: SSE sees Node and HTTP appends, a consumer group reads them', () => {
+    const { code, out } = run('http-gateway.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/PUT \/prices -> 201/)
+    expect(out).toMatch(/SSE received: \[\{"sku":"apple","cents":120\},\{"sku":"bread","cents":250\},\{"sku":"milk","cents":99\}\]/)
+    expect(out).toMatch(/GET \/prices -> 200 \[\{"sku":"apple"/)
+    expect(out).toMatch(/consumer group read: \[\{"sku":"apple","cents":120\},\{"sku":"bread","cents":250\},\{"sku":"milk","cents":99\}\]/)
+    expect(out).toMatch(/done/)
+  }, 60_000)
+
+  it('rxjs-pipeline retries, dead-letters the poison payment and ends with zero lag', () => {
+    const { code, out } = run('rxjs-pipeline.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/processed 30: 29 ok, 1 dead-lettered/)
+    expect(out).toMatch(/dead letter: payment 13 \(card declined\) from payments\/\d@\d+/)
+    expect(out).toMatch(/lag after close: 0/)
+  }, 60_000)
+
+  it('browser-rxjs: headless Chromium renders the RxJS pipeline (tail → filter → scan → bufferTime) over the Node producer', () => {
+    const { code, out } = run('browser-rxjs/serve.ts', '--check') // bounded: exits once the page shows the 20th price
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/page counted 20 prices >= 100 cents, total 2400, last tea at 139; error: ""/)
+  }, 60_000)
+})
