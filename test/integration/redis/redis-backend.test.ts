@@ -255,7 +255,7 @@ describe('the built package', () => {
     const dir = join(repoRoot, 'dist', 'backends', 'redis', 'scripts')
     expect(existsSync(dir), 'dist/ is built by npm test (npm run build)').toBe(true)
     expect(readdirSync(join(repoRoot, 'src', 'backends', 'redis', 'scripts')).sort()).toEqual(readdirSync(dir).sort())
-    const code = `const { open } = await import('../dist/index.js')
+    const code = `const { open } = await import('./dist/index.js')
       const t = await open(${JSON.stringify(server.url)}, { prefix: 'dist:' })
       await t.createTopic('d').catch(() => {})
       const r = await t.producer('d').send(1, 'hi')
