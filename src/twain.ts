@@ -45,7 +45,8 @@ export class Twain implements AsyncDisposable {
 
   /** Which backend this instance uses. */
   get backend(): 'file' | 'redis' {
-    return this.store.kind
+    // The contract lets a backend name itself (`Backend.kind: string`); the two this package opens are these.
+    return this.store.kind as 'file' | 'redis'
   }
 
   private live(): void {

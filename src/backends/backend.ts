@@ -45,6 +45,29 @@ export interface TextFrame {
   add(key: Buffer | number, keyBytes: number, value: string): void
 }
 
+/**
+ * The text-frame capability of a store ({@link TopicStore.frames}): plain text sends encoded
+ * straight into a partition's next batch, the producer's fast path where a store stores frames
+ * (the file backend's native topics). A send reaches the store through `append` (records) or
+ * through this (frames); nothing else.
+ */
+export interface TextFrames {
+  /**
+   * An empty frame for `append`, or undefined when `topic` is not stored in frames (a topic of
+   * another format under the same store). One per flush and partition; it may be reused (`start`)
+   * once the append it was given to has settled.
+   */
+  frame(topic: string, producerId: string): TextFrame | undefined
+  /** Append the frame's records to a partition as one batch, as `TopicStore.append` does (same guarantees and errors); resolves with the first offset. */
+  append(topic: string, partition: number, frame: TextFrame): Promise<number>
+  /**
+   * `append` done now, synchronously, when that needs no waiting (nothing of this process queued on
+   * the partition, no sync awaited, its lock at hand): the first offset, or undefined when it
+   * cannot go now (then `append`). Throws what `append` rejects with.
+   */
+  appendNow(topic: string, partition: number, frame: TextFrame): number | undefined
+}
+
 /** First retained and next-to-be-written offset of a partition. */
 export interface PartitionOffsets {
   partition: number
@@ -70,27 +93,30 @@ export interface PartitionReader {
    */
   read(max: number, make?: MessageFactory): Promise<Message[]>
   /**
-   * Optional: like `read`, without decoding keys or values (the gateway's catch-up path copies
-   * stored JSON and text bytes into responses as they are). The records and their bytes may be the
-   * reader's own (reused): they are valid only until this reader's next call. With a `budget` (see
+   * Like `read`, without decoding keys or values (the gateway's catch-up path copies stored JSON
+   * and text bytes into responses as they are; a store that keeps values in another form gives them
+   * encoded as the producer would store them). The records and their bytes may be the reader's own
+   * (reused): they are valid only until this reader's next call. With a `budget` (see
    * {@link RawBudget}; default none) the read stops before the first record it has no room for (the
    * next read starts there) and sets `budget.full`; a full budget gives `[]`.
    */
-  readRaw?(max: number, budget?: RawBudget): Promise<RawRecord[]>
+  readRaw(max: number, budget?: RawBudget): Promise<RawRecord[]>
   /** Continue from `offset` at the next `read`. */
   seek(offset: number): void
   /**
-   * Optional: throw if what follows `next` is damage rather than the end of the data (a file
-   * partition's end offset stops before damage). A history that read a partition to its end calls
-   * it, so damage ends the history with an error instead of a quietly short result.
+   * Throw if what follows `next` is damage rather than the end of the data (a file partition's end
+   * offset stops before damage; a store that cannot tell, or keeps no checksums, resolves). A history
+   * that read a partition to its end calls it, so damage ends the history with an error instead of
+   * a quietly short result.
    */
-  verifyEnd?(): Promise<void>
+  verifyEnd(): Promise<void>
   /**
-   * Optional: the rollback this reader found and went back over since the last call, once: the
-   * partition's log moved below offsets it had returned, so `next` moved back to the first of them
-   * and `read` returns the records now stored there (decision 112). Its caller reports it.
+   * The rollback this reader found and went back over since the last call, once: the partition's
+   * log moved below offsets it had returned, so `next` moved back to the first of them and `read`
+   * returns the records now stored there (decision 112). Its caller reports it. Undefined when
+   * none (always, for a store whose log never moves back, such as a directory).
    */
-  takeRollback?(): LogRollbackError | undefined
+  takeRollback(): LogRollbackError | undefined
   /** Release file handles / connections. Idempotent. */
   close(): Promise<void>
 }
@@ -134,35 +160,22 @@ export interface TopicStore {
    */
   append(topic: string, partition: number, records: readonly RecordInput[], producerId: string, options?: AppendOptions): Promise<number>
   /**
-   * Optional: an empty frame for `appendFrame`, when `topic` is stored in frames that take
-   * {@link TextFrame}s (the file backend's native topics); undefined otherwise. One per flush and
-   * partition; it may be reused (`start`) once the append it was given to has settled.
+   * The text-frame capability, where the store has one (the file backend); absent elsewhere (the
+   * producer then sends records through `append`).
    */
-  textFrame?(topic: string, producerId: string): TextFrame | undefined
-  /**
-   * Optional, with `textFrame`: append the frame's records to a partition as one batch, as `append`
-   * does (same guarantees and errors); resolves with the first record's offset.
-   */
-  appendFrame?(topic: string, partition: number, frame: TextFrame): Promise<number>
-  /**
-   * Optional, with `appendFrame`: append the frame now, synchronously, when that needs no waiting
-   * (nothing of this process queued on the partition, no sync awaited, its lock at hand); returns
-   * the first record's offset, or undefined when it cannot go now (then `appendFrame`). Throws what
-   * `appendFrame` rejects with.
-   */
-  appendFrameNow?(topic: string, partition: number, frame: TextFrame): number | undefined
+  readonly frames?: TextFrames
   /** A forward reader of one partition positioned at `from`. @throws `TopicNotFoundError`, `InvalidArgumentError`. */
   openReader(topic: string, partition: number, from: number): Promise<PartitionReader>
   /** The offset of the first message with `timestamp >= time` (the end offset if none). */
   offsetForTime(topic: string, partition: number, time: number): Promise<number>
   /**
-   * Optional: note that `topic` was used at `at` (ms since the epoch), so that idle expiry is the
-   * same for every process of the store (the gateway's sliding TTLs). The last call wins; a topic
-   * that does not exist is ignored.
+   * Note that `topic` was used at `at` (ms since the epoch), so that idle expiry is the same for
+   * every process of the store (the gateway's sliding TTLs). The last call wins; a topic that does
+   * not exist is ignored. A store with no place to keep it (a Python TwainMQ root) ignores it.
    */
-  markAccess?(topic: string, at: number): Promise<void>
-  /** Optional: the time last given to `markAccess` by any process; undefined when none (or no such topic). */
-  lastAccess?(topic: string): Promise<number | undefined>
+  markAccess(topic: string, at: number): Promise<void>
+  /** The time last given to `markAccess` by any process; undefined when none (or no such topic, or a store that keeps none). */
+  lastAccess(topic: string): Promise<number | undefined>
   /**
    * Call `onData` (possibly spuriously) when a partition may have new data: appends from this or
    * any other process, or a periodic safety-net tick. Returns the unsubscribe function.
@@ -191,7 +204,8 @@ export interface TopicStore {
  * `admin` part, one contract for both group modes (`group-admin.ts`).
  */
 export interface Backend extends TopicStore {
-  readonly kind: 'file' | 'redis'
+  /** The backend's name, as errors and the CLI show it: `'file'` and `'redis'` here; another backend names itself. */
+  readonly kind: string
   /** Partitioned consumer-group coordination (what a member drives). */
   readonly groups: GroupCoordinator
   /** Consumer-group administration (describe, list, reset, delete, commits per topic), both modes. */

@@ -1,6 +1,6 @@
 import type { KeyCodec } from '../core/keys.js'
 import type { Key, Message } from '../core/types.js'
-import type { ValueKind } from '../core/values.js'
+import { encodeValue, type ValueKind } from '../core/values.js'
 
 /**
  * Builds read messages from their decoded fields (`type` undefined when there is none): a reader
@@ -133,6 +133,16 @@ export interface RawBudget {
   /** Records counted so far. */
   given: number
   full: boolean
+}
+
+/**
+ * A decoded message as a raw record, its value encoded again the way the producer stores values:
+ * `readRaw` of a store whose values are kept in another form (a Python TwainMQ line).
+ */
+export function rawOf(m: Message): RawRecord {
+  const e = encodeValue(m.value, m.type !== undefined)
+  const buf = typeof e.bytes === 'string' ? Buffer.from(e.bytes, 'utf8') : e.bytes
+  return { offset: m.offset, timestamp: m.timestamp, type: m.type, headers: m.headers, kind: e.kind, buf, start: 0, end: buf.length }
 }
 
 /** A budget of `bytes` value bytes. */

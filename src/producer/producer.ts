@@ -76,7 +76,7 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     options: ProducerOptions = {},
     private readonly onClose: (p: Producer<V, K>) => void = () => undefined,
   ) {
-    this.text = backend.textFrame && backend.appendFrame ? new TextFlusher(backend as ConstructorParameters<typeof TextFlusher>[0], topic, producerId) : undefined
+    this.text = backend.frames ? new TextFlusher(backend.frames, topic, producerId) : undefined
     this.partitioner = options.partitioner ?? cachedHash64()
     this.lingerMs = checkNonNegative('lingerMs', options.lingerMs ?? 0)
     this.maxBatch = checkInt('maxBatch', options.maxBatch ?? 10_000, 1, 1_000_000)

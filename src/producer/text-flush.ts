@@ -1,4 +1,4 @@
-import type { Backend, TextFrame } from '../backends/backend.js'
+import type { TextFrame, TextFrames } from '../backends/backend.js'
 import { TopicNotFoundError } from '../core/errors.js'
 import type { Preparer } from './prepare.js'
 import type { SendRecord } from './send-record.js'
@@ -17,7 +17,7 @@ interface Part {
 
 /**
  * The producer's path for a flush of plain text sends (string values, no headers, no type) on a
- * backend that builds frames (`Backend.textFrame`): each send is checked as any other and its
+ * store with the text-frame capability (`TopicStore.frames`): each send is checked as any other and its
  * record encoded straight into its partition's frame, one pass, no record objects; each frame is
  * one append. A send settles with its partition's append, as on the general path. Frames are
  * reused once their append has settled.
@@ -26,14 +26,14 @@ export class TextFlusher {
   private readonly free: TextFrame[] = []
 
   constructor(
-    private readonly backend: Backend & Required<Pick<Backend, 'textFrame' | 'appendFrame'>>,
+    private readonly frames: TextFrames,
     private readonly topic: string,
     private readonly producerId: string,
   ) {}
 
   /** An empty frame, or undefined when the topic takes none (then the general path writes). */
   private take(timestamp: number): TextFrame | undefined {
-    const f = this.free.pop() ?? this.backend.textFrame(this.topic, this.producerId)
+    const f = this.free.pop() ?? this.frames.frame(this.topic, this.producerId)
     f?.start(timestamp)
     return f
   }
@@ -77,15 +77,15 @@ export class TextFlusher {
   }
 
   /**
-   * Append one part: written at once when the backend can (`appendFrameNow`), its sends resolved
-   * right after the write, in the same task; else through `appendFrame`. Settling at once matters
+   * Append one part: written at once when the store can (`frames.appendNow`), its sends resolved
+   * right after the write, in the same task; else through `frames.append`. Settling at once matters
    * for latency beyond this process: a reader woken by the write often waits for this CPU until
    * the writer blocks again (bench/RESULTS.md, decision 175).
    */
   private append(part: Part, onNotFound: () => void): Promise<void> {
     let base: number | undefined
     try {
-      base = this.backend.appendFrameNow?.(this.topic, part.partition, part.frame)
+      base = this.frames.appendNow(this.topic, part.partition, part.frame)
     } catch (e) {
       this.failed(part, e, onNotFound)
       return DONE
@@ -98,7 +98,7 @@ export class TextFlusher {
   private async appendLater(part: Part, onNotFound: () => void): Promise<void> {
     let base: number
     try {
-      base = await this.backend.appendFrame(this.topic, part.partition, part.frame)
+      base = await this.frames.append(this.topic, part.partition, part.frame)
     } catch (e) {
       return this.failed(part, e, onNotFound)
     }

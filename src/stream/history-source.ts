@@ -48,7 +48,7 @@ class ReverseCursor {
       }
       if (this.verify) {
         this.verify = false
-        await this.reader.verifyEnd?.()
+        await this.reader.verifyEnd()
       }
       this.buf = got.reverse()
       this.hi = from
@@ -162,7 +162,7 @@ export class HistorySource implements BatchSource<Message> {
         // Nothing below `to` came back: this partition is done (or has a trimmed gap to its end).
       }
       // Damage after the end offset ends the history with its error, not quietly short.
-      if (verify) await reader.verifyEnd?.()
+      if (verify) await reader.verifyEnd()
       // Done with it: release its file now, not when the whole history ends (10,000 partitions).
       void reader.close().catch(() => undefined)
       this.current++

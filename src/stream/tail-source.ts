@@ -117,7 +117,7 @@ export class TailSource implements BatchSource<Message> {
         const reader = this.readers[i] as PartitionReader
         const batch = await reader.read(MAX_BATCH)
         if (signal.aborted || this.closed) return undefined
-        const rolledBack = reader.takeRollback?.()
+        const rolledBack = reader.takeRollback()
         // A tail has no error channel: the rollback (its records are delivered again) is a process warning.
         if (rolledBack) process.emitWarning(rolledBack)
         if (batch.length === MAX_BATCH) this.dirty[i] = true

@@ -37,8 +37,6 @@ export interface Capabilities {
   endOffsets: 'now' | 'soon'
   /** `markAccess`/`lastAccess` keep a topic's last access for every instance (else lastAccess stays undefined). */
   accessTimes: boolean
-  /** Readers have `readRaw` (stored value bytes without decoding; the gateway's catch-up path). */
-  rawReads: boolean
   /** `Backend.shared` (shared groups) exists. */
   shared: boolean
 }
@@ -71,8 +69,8 @@ function fileKind(name: 'file' | 'twainmq-v1'): Kind {
   return {
     name,
     caps: twainmq
-      ? { trim: 'refused', retention: 'none', storesCreatedAt: false, headers: false, producerId: false, endOffsets: 'now', rawReads: false, accessTimes: false, shared: false }
-      : { trim: 'exact', retention: 'segments', storesCreatedAt: true, headers: true, producerId: true, endOffsets: 'now', rawReads: true, accessTimes: true, shared: false },
+      ? { trim: 'refused', retention: 'none', storesCreatedAt: false, headers: false, producerId: false, endOffsets: 'now', accessTimes: false, shared: false }
+      : { trim: 'exact', retention: 'segments', storesCreatedAt: true, headers: true, producerId: true, endOffsets: 'now', accessTimes: true, shared: false },
     hooks() {
       afterAll(() => {
         for (const rm of dirs.splice(0)) rm()
@@ -101,7 +99,7 @@ function redisKind(): Kind {
   let server: RedisServer | undefined
   return {
     name: 'redis',
-    caps: { trim: 'exact', retention: 'exact', storesCreatedAt: true, headers: true, producerId: true, endOffsets: 'soon', rawReads: true, accessTimes: true, shared: true },
+    caps: { trim: 'exact', retention: 'exact', storesCreatedAt: true, headers: true, producerId: true, endOffsets: 'soon', accessTimes: true, shared: true },
     hooks() {
       beforeAll(async () => {
         server = await RedisServer.start()

@@ -1,5 +1,5 @@
 /**
- * Backend contract, `PartitionReader.readRaw` (optional): the records `read` gives, undecoded —
+ * Backend contract, `PartitionReader.readRaw`: the records `read` gives, undecoded —
  * same offsets and types, and value bytes that decode to the same values — all of one call valid
  * together until the reader's next call, across read windows, segments, seeks and trims.
  */
@@ -36,7 +36,7 @@ const besides = (raw: readonly RawRecord[]): Array<[number, number, Record<strin
 async function readAllRaw(r: PartitionReader, max: number): Promise<Array<[number, unknown]>> {
   const out: Array<[number, unknown]> = []
   for (;;) {
-    const got = await r.readRaw!(max)
+    const got = await r.readRaw(max)
     if (got.length === 0) return out
     expect(got.length).toBeLessThanOrEqual(max)
     out.push(...decoded(got))
@@ -51,11 +51,6 @@ describe.each(kinds())('$name: readRaw', (kind) => {
     const b = await ctx.fresh({ segmentBytes: 1024 * 1024 })
     await written(b, kind.caps.headers)
     const r = await b.openReader('t', 0, 0)
-    if (!kind.caps.rawReads) {
-      expect(r.readRaw).toBeUndefined()
-      await r.close()
-      return
-    }
     const full = await b.openReader('t', 0, 0)
     const expected: Array<[number, unknown]> = []
     for (let got = await full.read(1000); got.length > 0; got = await full.read(1000)) expected.push(...got.map((m): [number, unknown] => [m.offset, shown(m.value)]))
@@ -64,7 +59,7 @@ describe.each(kinds())('$name: readRaw', (kind) => {
     expect(await readAllRaw(r, 100_000)).toEqual(expected)
     expect(r.next).toBe(3000)
     r.seek(0)
-    const firstRaw = besides(await r.readRaw!(300))
+    const firstRaw = besides(await r.readRaw(300))
     const firstRead = await b.openReader('t', 0, 0)
     expect(firstRaw).toEqual((await firstRead.read(300)).map((m) => [m.offset, m.timestamp, m.headers]))
     await firstRead.close()
@@ -75,7 +70,6 @@ describe.each(kinds())('$name: readRaw', (kind) => {
   })
 
   it('stops before the first record a budget has no room for, and continues with it', async () => {
-    if (!kind.caps.rawReads) return
     const b = await ctx.fresh({ segmentBytes: 1024 * 1024 })
     await written(b, kind.caps.headers)
     const all = await b.openReader('t', 0, 0)
@@ -89,7 +83,7 @@ describe.each(kinds())('$name: readRaw', (kind) => {
       const budget = rawBudget(20_000)
       const page: Array<[number, unknown]> = []
       let bytes = 0
-      for (let got = await r.readRaw!(37, budget); got.length > 0; got = await r.readRaw!(37, budget)) {
+      for (let got = await r.readRaw(37, budget); got.length > 0; got = await r.readRaw(37, budget)) {
         bytes += got.reduce((n, x) => n + x.end - x.start, 0)
         page.push(...decoded(got))
       }
@@ -107,30 +101,29 @@ describe.each(kinds())('$name: readRaw', (kind) => {
     // One record larger than the budget is still given, alone.
     r.seek(1)
     const small = rawBudget(10)
-    expect((await r.readRaw!(10, small)).map((x) => x.offset)).toEqual([1])
+    expect((await r.readRaw(10, small)).map((x) => x.offset)).toEqual([1])
     expect(small.full).toBe(true)
-    expect(await r.readRaw!(10, small)).toEqual([])
+    expect(await r.readRaw(10, small)).toEqual([])
     expect(r.next).toBe(2)
     await r.close()
   })
 
   it('follows trims and appends like read; types are given undecoded', async () => {
-    if (!kind.caps.rawReads) return
     const b = await ctx.fresh()
     const meta = topicMeta('t')
     await b.createTopic(meta)
     await b.append('t', 0, records(meta, ['a', 'b', 'c', 'd']), 'p')
     const r = await b.openReader('t', 0, 0)
-    expect(decoded(await r.readRaw!(1))).toEqual([[0, 'a']])
+    expect(decoded(await r.readRaw(1))).toEqual([[0, 'a']])
     if (kind.caps.trim === 'exact') {
       await b.trimBefore('t', 0, 3)
-      expect(decoded(await r.readRaw!(10))).toEqual([[3, 'd']])
+      expect(decoded(await r.readRaw(10))).toEqual([[3, 'd']])
     }
     await b.append('t', 0, records(meta, ['e']), 'p')
-    const tail = await r.readRaw!(10)
+    const tail = await r.readRaw(10)
     expect(decoded(tail).at(-1)).toEqual([4, 'e'])
     expect(tail.every((x) => x.type === undefined)).toBe(true)
-    expect(await r.readRaw!(10)).toEqual([])
+    expect(await r.readRaw(10)).toEqual([])
     await r.close()
   })
 })

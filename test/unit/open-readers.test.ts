@@ -25,6 +25,9 @@ class CountingReader implements PartitionReader {
   closes = 0
   constructor(private readonly onClose: () => void) {}
   read = () => Promise.resolve([])
+  readRaw = () => Promise.resolve([])
+  verifyEnd = () => Promise.resolve()
+  takeRollback = () => undefined
   seek(): void {}
   close(): Promise<void> {
     if (this.closes++ === 0) this.onClose()

@@ -2,7 +2,7 @@ import { access } from 'node:fs/promises'
 import { makeDirs } from './make-dirs.js'
 import type { FsyncPolicy } from '../../core/types.js'
 import { TopicNotFoundError } from '../../core/errors.js'
-import type { AppendOptions, Backend, PartitionOffsets, PartitionReader, TextFrame, TopicMeta, TopicStore } from '../backend.js'
+import type { AppendOptions, Backend, PartitionOffsets, PartitionReader, TextFrame, TextFrames, TopicMeta, TopicStore } from '../backend.js'
 import type { RecordInput } from '../record.js'
 import { closedError, closedGuard } from '../closed-guard.js'
 import type { GroupAdmin } from '../group-admin.js'
@@ -88,10 +88,10 @@ export class FileBackend implements Backend {
   }
   /** Topics of a foreign format keep no access time (the gateway's streams are native topics). */
   async markAccess(topic: string, at: number): Promise<void> {
-    return this.at(topic).markAccess?.(topic, at)
+    return this.at(topic).markAccess(topic, at)
   }
   async lastAccess(topic: string): Promise<number | undefined> {
-    return this.at(topic).lastAccess?.(topic)
+    return this.at(topic).lastAccess(topic)
   }
   async offsets(topic: string): Promise<PartitionOffsets[]> {
     return this.at(topic).offsets(topic)
@@ -103,18 +103,13 @@ export class FileBackend implements Backend {
     return this.at(topic).append(topic, partition, records, producerId, options)
   }
   /** Native topics take frames built by the producer; a foreign format's do not. */
-  textFrame(topic: string, producerId: string): TextFrame | undefined {
-    const s = this.at(topic)
-    return s === this.native ? this.native.textFrame(topic, producerId) : undefined
-  }
-  async appendFrame(topic: string, partition: number, frame: TextFrame): Promise<number> {
-    const s = this.at(topic)
-    if (s !== this.native) throw new TopicNotFoundError(`Topic "${topic}" is no longer a native topic`)
-    return this.native.appendFrame(topic, partition, frame)
-  }
-  appendFrameNow(topic: string, partition: number, frame: TextFrame): number | undefined {
-    const s = this.at(topic)
-    return s === this.native ? this.native.appendFrameNow(topic, partition, frame) : undefined
+  readonly frames: TextFrames = {
+    frame: (topic: string, producerId: string): TextFrame | undefined => (this.at(topic) === this.native ? this.native.frames.frame(topic, producerId) : undefined),
+    append: async (topic: string, partition: number, frame: TextFrame): Promise<number> => {
+      if (this.at(topic) !== this.native) throw new TopicNotFoundError(`Topic "${topic}" is no longer a native topic`)
+      return this.native.frames.append(topic, partition, frame)
+    },
+    appendNow: (topic: string, partition: number, frame: TextFrame): number | undefined => (this.at(topic) === this.native ? this.native.frames.appendNow(topic, partition, frame) : undefined),
   }
   async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
     return this.at(topic).openReader(topic, partition, from)

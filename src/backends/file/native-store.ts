@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import { keyCodec } from '../../core/keys.js'
 import type { FsyncPolicy } from '../../core/types.js'
-import type { AppendOptions, PartitionOffsets, PartitionReader, TextFrame, TopicMeta, TopicStore } from '../backend.js'
+import type { AppendOptions, PartitionOffsets, PartitionReader, TextFrame, TextFrames, TopicMeta, TopicStore } from '../backend.js'
 import { OpenReaders } from '../open-readers.js'
 import type { RecordInput } from '../record.js'
 import { lastAccessSync, markAccessSync } from './access-time.js'
@@ -27,7 +27,7 @@ export interface NativeStoreOptions {
   maxOpenFiles?: number
 }
 
-/** The frame as this store made it (`textFrame`); another backend's frame is refused. */
+/** The frame as this store made it (`frames.frame`); another store's frame is refused. */
 function ownFrame(topic: string, frame: TextFrame): NativeTextFrame {
   if (!(frame instanceof NativeTextFrame)) throw new InvalidArgumentError(`appendFrame to topic "${topic}" was given a frame it did not make`)
   return frame
@@ -142,17 +142,20 @@ export class NativeStore implements TopicStore {
     return this.appendVia(topic, partition, (a) => a.append(records, producerId, options.expectedEnd))
   }
 
-  textFrame(_topic: string, producerId: string): NativeTextFrame {
-    return new NativeTextFrame(producerId)
+  /** Every topic of this store takes frames (the producer's path for plain text sends). */
+  readonly frames: TextFrames = {
+    frame: (_topic: string, producerId: string): NativeTextFrame => new NativeTextFrame(producerId),
+    append: (topic: string, partition: number, frame: TextFrame): Promise<number> => this.appendFrame(topic, partition, frame),
+    appendNow: (topic: string, partition: number, frame: TextFrame): number | undefined => this.appendFrameNow(topic, partition, frame),
   }
 
-  async appendFrame(topic: string, partition: number, frame: TextFrame): Promise<number> {
+  private async appendFrame(topic: string, partition: number, frame: TextFrame): Promise<number> {
     const own = ownFrame(topic, frame)
     return this.appendVia(topic, partition, (a) => a.appendFrame(own))
   }
 
   /** `appendFrame` written at once when nothing needs waiting for; undefined when it must queue. */
-  appendFrameNow(topic: string, partition: number, frame: TextFrame): number | undefined {
+  private appendFrameNow(topic: string, partition: number, frame: TextFrame): number | undefined {
     const own = ownFrame(topic, frame)
     try {
       return this.appenders.runNow(partitionDir(this.root, topic, partition), topic, partition, (a) => {

@@ -1,5 +1,5 @@
 import { fstatSync, readSync } from 'node:fs'
-import type { TopicCorruptError } from '../../core/errors.js'
+import type { LogRollbackError, TopicCorruptError } from '../../core/errors.js'
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
 import type { PartitionReader } from '../backend.js'
@@ -173,6 +173,11 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
    * (writers refuse to append after it), so what follows `next` must be a clean end or a write in
    * progress, else this throws the `TopicCorruptError` rather than let the history end short.
    */
+  /** A directory's log never moves back (no replicas, no restore under a running reader). */
+  takeRollback(): LogRollbackError | undefined {
+    return undefined
+  }
+
   async verifyEnd(): Promise<void> {
     const at = this.next
     // The end offset lies in the last segment, so its seal need not be checked (`endOfData` skipped).

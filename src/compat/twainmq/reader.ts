@@ -1,7 +1,8 @@
 import { closeSync, openSync, readSync } from 'node:fs'
-import { TopicCorruptError, UnknownMessageTypeError, backendError } from '../../core/errors.js'
+import { TopicCorruptError, UnknownMessageTypeError, backendError, type LogRollbackError } from '../../core/errors.js'
 import type { Key, Message } from '../../core/types.js'
 import type { PartitionReader } from '../../backends/backend.js'
+import { fits, rawOf, type RawBudget, type RawRecord } from '../../backends/record.js'
 import { chunkFor, type Chunk, type ChunkDirectory } from './chunks.js'
 import type { LineIndexCache } from './line-index.js'
 import { LineError, decodeLine, type LineFormat } from './line-codec.js'
@@ -112,6 +113,32 @@ export class TwainmqPartitionReader implements PartitionReader {
       this.pos = this.winPos + rel
     }
     return out
+  }
+
+  /**
+   * `read`, its values encoded again as the producer stores them (a TwainMQ line keeps JSON text or
+   * base85 bytes, not twainmq's stored form). A record the budget has no room for is read again next time.
+   */
+  async readRaw(max: number, budget?: RawBudget): Promise<RawRecord[]> {
+    if (budget?.full === true) return []
+    const out: RawRecord[] = []
+    for (const m of await this.read(max)) {
+      const r = rawOf(m)
+      if (!fits(budget, r.end - r.start)) {
+        this.seek(m.offset)
+        break
+      }
+      out.push(r)
+    }
+    return out
+  }
+
+  /** Damage in a TwainMQ chunk is reported by `read` itself, where it meets it: nothing is left to check at the end. */
+  async verifyEnd(): Promise<void> {}
+
+  /** A directory's log never moves back. */
+  takeRollback(): LogRollbackError | undefined {
+    return undefined
   }
 
   private deliver(out: Message[], start: number, end: number, c: Chunk): void {

@@ -134,6 +134,12 @@ export class TwainmqStore implements TopicStore {
     return s
   }
 
+  /** A TwainMQ root has no place for access times (Python TwainMQ would not expect one): not kept. */
+  async markAccess(): Promise<void> {}
+  async lastAccess(): Promise<number | undefined> {
+    return undefined
+  }
+
   async offsets(topic: string): Promise<PartitionOffsets[]> {
     return this.offsetsSync(topic)
   }

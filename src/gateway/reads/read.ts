@@ -1,8 +1,6 @@
 import type { PartitionReader } from '../../backends/backend.js'
 import { rawBudget, type RawBudget, type RawRecord } from '../../backends/record.js'
 import type { Message } from '../../core/types.js'
-import { ValueKind } from '../../core/values.js'
-import { jsonText, valueBytes } from '../transport/content.js'
 import type { GatewayContext } from '../config/context.js'
 import { HttpStatusError } from '../transport/http.js'
 import { formatToken, parseOffset } from '../stream/offsets.js'
@@ -152,15 +150,11 @@ export async function readPage(ctx: GatewayContext, v: StreamView, from: Positio
     if (budget.full && page.count === 0) Object.assign(budget, rawBudget(maxBytes))
     return budget.full
   }
-  const end = await readRange(ctx, v, from, rawTake(page.json, budget), accept, afterBatch)
+  const end = await readRange(ctx, v, from, rawTake(budget), accept, afterBatch)
   return { body: page.finish(), count: page.count, ...end }
 }
 
-/** Raw records from a reader: its own raw read, else its messages encoded as the body needs them. */
-function rawTake(json: boolean, budget: RawBudget): Take<RawRecord> {
-  const encode = (m: Message): RawRecord => {
-    const buf = json ? Buffer.from(jsonText(m.value), 'utf8') : valueBytes(m)
-    return { offset: m.offset, timestamp: m.timestamp, type: m.type, headers: m.headers, kind: json ? ValueKind.Json : ValueKind.Bytes, buf, start: 0, end: buf.length }
-  }
-  return (reader, max) => (reader.readRaw ? reader.readRaw(max, budget) : reader.read(max).then((ms) => ms.map(encode)))
+/** Raw records from a reader, within the page's budget. */
+function rawTake(budget: RawBudget): Take<RawRecord> {
+  return (reader, max) => reader.readRaw(max, budget)
 }

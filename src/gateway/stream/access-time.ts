@@ -27,7 +27,7 @@ export function expired(ctx: GatewayContext, v: StreamView, now = Date.now()): b
 export async function isExpired(ctx: GatewayContext, v: StreamView): Promise<boolean> {
   if (!expired(ctx, v)) return false
   if (v.config?.expiresAtMs !== undefined && Date.now() >= v.config.expiresAtMs) return true
-  const others = await ctx.store.lastAccess?.(v.target.topic)
+  const others = await ctx.store.lastAccess(v.target.topic)
   if (others === undefined) return true
   const key = accessKey(v)
   ctx.access.set(key, Math.max(ctx.access.get(key) ?? 0, others))
@@ -44,7 +44,6 @@ export function touch(ctx: GatewayContext, v: StreamView): void {
   const now = Date.now()
   const key = accessKey(v)
   ctx.access.set(key, now)
-  if (!ctx.store.markAccess) return
   const sent = shared(ctx.store)
   if (now - (sent.get(key) ?? 0) < Math.min(SHARE_EVERY_MS, ttl * 100)) return
   sent.set(key, now)

@@ -1,6 +1,4 @@
 import type { TopicStore } from '../../backends/backend.js'
-import type { RawRecord } from '../../backends/record.js'
-import type { Message } from '../../core/types.js'
 import { perStore } from './per-store.js'
 import { closeParked, park, takeReader } from './reader-pool.js'
 import { CLOSE_TYPE, DELETE_TYPE, H_EPOCH, H_PRODUCER, H_SEQ, H_STREAM_SEQ } from './records.js'
@@ -47,7 +45,7 @@ async function fold(store: TopicStore, topic: string, incarnation: number, state
   try {
     for (;;) {
       // Offsets, times, types and headers are all a fold needs: a raw read decodes no key or value.
-      const batch: Array<Message | RawRecord> = reader.readRaw ? await reader.readRaw(1000) : await reader.read(1000)
+      const batch = await reader.readRaw(1000)
       if (batch.length === 0) break
       for (const m of batch) {
         state.lastWrite = Math.max(state.lastWrite, m.timestamp)
