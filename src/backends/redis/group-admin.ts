@@ -1,7 +1,7 @@
 import { checkGroupName } from '../../core/names.js'
 import type { GroupAdmin, GroupSnapshot } from '../group-admin.js'
 import type { RedisGroupStore } from './group-store.js'
-import type { RedisSharedGroups } from './shared-group.js'
+import type { RedisSharedGroups } from './shared/shared-group.js'
 
 /**
  * Group administration on Redis, for both modes: a group's members, leases and `committed` offsets

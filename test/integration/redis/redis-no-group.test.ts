@@ -2,7 +2,7 @@
 // every command the shared groups run where that means "nothing there" (and nothing else).
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { isNoGroup } from '../../../src/backends/redis/no-group.js'
+import { isNoGroup } from '../../../src/backends/redis/shared/no-group.js'
 import { RedisServer } from '../../helpers/redis-server.js'
 
 let server: RedisServer

@@ -1,8 +1,8 @@
-import type { EntryRef } from '../shared.js'
-import { redisError } from './connection.js'
-import { Scripts } from './scripts.js'
+import type { EntryRef } from '../../shared.js'
+import { redisError } from '../connection.js'
+import { Scripts } from '../scripts.js'
 import type { DeliveryConfirm } from './shared-confirm.js'
-import { idOf } from './entry-codec.js'
+import { idOf } from '../entry-codec.js'
 import type { MemberPartition } from './shared-entries.js'
 
 /** Acknowledgements sent in one XACK (and the batch size that sends them at once). */

@@ -1,7 +1,7 @@
-import type { EntryRef } from '../shared.js'
-import { redisError } from './connection.js'
-import type { Scripts } from './scripts.js'
-import { idOf, offsetsOf } from './entry-codec.js'
+import type { EntryRef } from '../../shared.js'
+import { redisError } from '../connection.js'
+import type { Scripts } from '../scripts.js'
+import { idOf, offsetsOf } from '../entry-codec.js'
 import type { MemberPartition } from './shared-entries.js'
 
 /** Entries per refresh script call. */

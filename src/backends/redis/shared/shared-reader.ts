@@ -1,7 +1,7 @@
 import { Cluster } from 'ioredis'
-import type { SharedDelivery } from '../shared.js'
-import { createDedicated, type Client } from './connection.js'
-import { KeepAlive } from './keep-alive.js'
+import type { SharedDelivery } from '../../shared.js'
+import { createDedicated, type Client } from '../connection.js'
+import { KeepAlive } from '../keep-alive.js'
 import type { MemberPartition } from './shared-entries.js'
 
 /** `XREADGROUP` reply (RESP2, Buffers): per stream, its entries. */

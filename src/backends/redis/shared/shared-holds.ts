@@ -1,6 +1,6 @@
-import type { EntryRef, SharedDelivery } from '../shared.js'
+import type { EntryRef, SharedDelivery } from '../../shared.js'
 import type { SharedAcks } from './shared-acks.js'
-import { eachScripted, idOf, offsetOf, offsetsOf } from './entry-codec.js'
+import { eachScripted, idOf, offsetOf, offsetsOf } from '../entry-codec.js'
 import { delivery } from './shared-entries.js'
 import type { MemberState } from './shared-state.js'
 import { refreshHeld } from './shared-touch.js'

@@ -1,7 +1,7 @@
-import type { KeyCodec } from '../../core/keys.js'
-import type { EntryRef, SharedDelivery } from '../shared.js'
-import { decodeEntry, eachScripted, isOffsetId, offsetOf } from './entry-codec.js'
-import type { RedisKeys } from './keys.js'
+import type { KeyCodec } from '../../../core/keys.js'
+import type { EntryRef, SharedDelivery } from '../../shared.js'
+import { decodeEntry, eachScripted, isOffsetId, offsetOf } from '../entry-codec.js'
+import type { RedisKeys } from '../keys.js'
 
 /** An entry a member holds: handed out (or buffered) and not yet acknowledged or given back. */
 export interface Held {

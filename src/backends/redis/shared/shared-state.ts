@@ -1,6 +1,6 @@
-import type { EntryRef, SharedMemberEvents, SharedMemberOptions } from '../shared.js'
-import type { Scripts } from './scripts.js'
-import { offsetsOf } from './entry-codec.js'
+import type { EntryRef, SharedMemberEvents, SharedMemberOptions } from '../../shared.js'
+import type { Scripts } from '../scripts.js'
+import { offsetsOf } from '../entry-codec.js'
 import { ProducerIds, type MemberPartition } from './shared-entries.js'
 
 /** How claims are made: XAUTOCLAIM with a cursor, or `XREADGROUP … CLAIM` (Redis ≥ 8.4). */
