@@ -5,7 +5,7 @@
 // `producer.send`, the wall time of each segment write recorded by wrapping `fs.writeSync`); with
 // `spinMicros` the raw writer keeps its CPU busy that long after each write, as a library's work
 // after the write syscall does. On these 2-vCPU machines the woken reader mostly waits for the
-// writer's CPU: write → callback 0.02 ms at spin 0, 0.1 ms at spin 60 (bench/RESULTS.md).
+// writer's CPU: write → callback 0.02 ms at spin 0, 0.1 ms at spin 60 (bench/history/2026-12-02.md, "Where the file tail's time goes").
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'

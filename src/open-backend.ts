@@ -41,7 +41,7 @@ export async function openBackend(target: string | undefined, options: FileOpenO
   refuseOtherBackends(t.kind, options)
   if (t.kind === 'redis') {
     const prefix = options.prefix ?? 'twainmq:'
-    // Loaded only for a Redis target: a file-backend app never loads ioredis (decision 59).
+    // Loaded only for a Redis target: a file-backend app never loads ioredis.
     const { RedisBackend } = await import('./backends/redis/redis-backend.js')
     return { backend: await RedisBackend.connect({ url: t.url, cluster: t.cluster }, { prefix, clientId, replicaAcks, replicaAckTimeoutMs }), clientId }
   }

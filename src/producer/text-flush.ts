@@ -80,7 +80,7 @@ export class TextFlusher {
    * Append one part: written at once when the store can (`frames.appendNow`), its sends resolved
    * right after the write, in the same task; else through `frames.append`. Settling at once matters
    * for latency beyond this process: a reader woken by the write often waits for this CPU until
-   * the writer blocks again (bench/RESULTS.md, decision 175).
+   * the writer blocks again (decision 175).
    */
   private append(part: Part, onNotFound: () => void): Promise<void> {
     let base: number | undefined

@@ -8,7 +8,7 @@ export class Wake {
   private waiter: (() => void) | undefined
 
   // A method, not a bound arrow per instance: every settled message wakes one, and calls to one
-  // shared function are inlined where calls to per-instance closures are not (decision 173).
+  // shared function are inlined where calls to per-instance closures are not.
   wake(): void {
     this.flag = true
     const w = this.waiter

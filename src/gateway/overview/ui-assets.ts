@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { HttpStatusError, reply, type GwResponse } from '../transport/http.js'
 
 /*
- * The dashboard's files (built by `npm run build` with vite into dist/ui/, decision 145), served at
+ * The dashboard's files (built by `npm run build` with vite into dist/ui/), served at
  * `/` and `/assets/<file>` when the gateway's `ui` option is on. Nothing is built at run time.
  */
 

@@ -33,10 +33,11 @@ export interface StreamConfig {
 }
 
 /**
- * The seam for a stream's configuration. **For now** it is the first record of the topic (offset
- * 0, message type `ds.config`, hidden from HTTP readers), written in the same append as the
- * stream's initial data, so every process over the store reads the same. To be replaced by topic
- * attributes (`CreateTopicOptions.attributes`) once the store has them.
+ * The seam for a stream's configuration: the first record of the topic (offset 0, message type
+ * `ds.config`, hidden from HTTP readers), written in the same append as the stream's initial data,
+ * so every process over the store reads the same and a stream never exists without it. Topic
+ * attributes (`CreateTopicOptions.attributes`) could hold it instead (decision 123); this is the one
+ * place that would change.
  */
 export function configRecord(config: StreamConfig): RecordInput {
   return controlRecord(CONFIG_TYPE, config)
