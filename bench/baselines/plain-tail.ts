@@ -6,7 +6,7 @@
  */
 import { close, open, read, watch } from 'node:fs'
 import { promisify } from 'node:util'
-import { wallNow } from '../lib/stats.js'
+import { machineNow } from '../lib/stats.js'
 
 const openAsync = promisify(open)
 const closeAsync = promisify(close)
@@ -46,7 +46,7 @@ export async function plainTail(path: string, count: number): Promise<PlainTail>
       reading = false
       if (err) return rejectDone(err)
       if (n > 0) {
-        const now = wallNow()
+        const now = machineNow()
         pos += n
         const text = partial + buf.toString('utf8', 0, n)
         const lines = text.split('\n')

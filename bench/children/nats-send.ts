@@ -5,7 +5,7 @@
  */
 import { connect, StringCodec } from 'nats'
 import { tellParent, waitForGo } from '../lib/child.js'
-import { sleep, wallNow } from '../lib/stats.js'
+import { sleep, machineNow } from '../lib/stats.js'
 
 const [url, subject, countText, intervalText] = process.argv.slice(2) as [string, string, string, string]
 try {
@@ -16,7 +16,7 @@ try {
   tellParent({ type: 'ready' })
   await waitForGo()
   for (let i = 0; i < Number(countText); i++) {
-    await js.publish(subject, sc.encode(String(wallNow())))
+    await js.publish(subject, sc.encode(String(machineNow())))
     await sleep(Number(intervalText))
   }
   await nc.drain()

@@ -5,7 +5,7 @@
  */
 import { closeSync, openSync, writeSync } from 'node:fs'
 import { tellParent, waitForGo } from '../lib/child.js'
-import { sleep, wallNow } from '../lib/stats.js'
+import { sleep, machineNow } from '../lib/stats.js'
 
 const [file, countText, intervalText] = process.argv.slice(2)
 try {
@@ -15,7 +15,7 @@ try {
   tellParent({ type: 'ready' })
   await waitForGo()
   for (let i = 0; i < count; i++) {
-    writeSync(fd, `${wallNow()}\n`)
+    writeSync(fd, `${machineNow()}\n`)
     await sleep(intervalMs)
   }
   closeSync(fd)

@@ -5,7 +5,7 @@
  */
 import { Redis } from 'ioredis'
 import { tellParent, waitForGo } from '../lib/child.js'
-import { sleep, wallNow } from '../lib/stats.js'
+import { sleep, machineNow } from '../lib/stats.js'
 
 const [url, key, countText, intervalText] = process.argv.slice(2) as [string, string, string, string]
 const redis = new Redis(url, { protocol: 2 })
@@ -14,7 +14,7 @@ try {
   tellParent({ type: 'ready' })
   await waitForGo()
   for (let i = 0; i < Number(countText); i++) {
-    await redis.xadd(key, '*', 't', String(wallNow()))
+    await redis.xadd(key, '*', 't', String(machineNow()))
     await sleep(Number(intervalText))
   }
   tellParent({ type: 'done', sent: Number(countText) })

@@ -5,7 +5,7 @@
  */
 import { open } from '../../src/index.js'
 import { tellParent, waitForGo } from '../lib/child.js'
-import { sleep, wallNow } from '../lib/stats.js'
+import { sleep, machineNow } from '../lib/stats.js'
 
 const [root, topic, countText, intervalText] = process.argv.slice(2)
 try {
@@ -18,7 +18,7 @@ try {
   tellParent({ type: 'ready' })
   await waitForGo()
   for (let i = 0; i < count; i++) {
-    await producer.send(i, String(wallNow()))
+    await producer.send(i, String(machineNow()))
     await sleep(intervalMs)
   }
   await twain.close()

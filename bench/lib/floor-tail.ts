@@ -8,7 +8,7 @@
 import { Redis } from 'ioredis'
 import { spawnBenchChild } from './child.js'
 import { TAIL_INTERVAL_MS, TAIL_WARMUP, tailAcross, type TailResult } from './tail.js'
-import { wallNow } from './stats.js'
+import { machineNow } from './stats.js'
 
 export async function rawRedisTail(url: string, key: string, count: number, label = 'raw ioredis XADD → XREAD BLOCK, other process'): Promise<TailResult> {
   const reader = new Redis(url, { protocol: 2 })
@@ -22,7 +22,7 @@ export async function rawRedisTail(url: string, key: string, count: number, labe
         let last = '$'
         while (!stopped && latencies.length < total) {
           const res = await reader.xread('BLOCK', 1000, 'STREAMS', key, last)
-          const now = wallNow()
+          const now = machineNow()
           for (const [id, fields] of res?.[0]?.[1] ?? []) {
             last = id
             const sent = Number(fields[1])

@@ -13,7 +13,7 @@ import { spawnBenchChild } from './child.js'
 import { progress } from './progress.js'
 import { CHUNK, phaseDone, timed, type Throughput } from './phases.js'
 import { log } from './report.js'
-import { wallNow } from './stats.js'
+import { machineNow } from './stats.js'
 import { TAIL_INTERVAL_MS, TAIL_WARMUP, tailAcross, type TailResult } from './tail.js'
 
 const sc = StringCodec()
@@ -101,7 +101,7 @@ export async function jsTail(url: string, jsm: JetStreamManager, stream: string,
         const it = await c.consume({ max_messages: 100 })
         close = async () => void it.close() // not awaited: see jsConsume
         for await (const m of it) {
-          const now = wallNow()
+          const now = machineNow()
           const sent = Number(m.string())
           if (!Number.isFinite(sent)) continue
           latencies.push(now - sent)

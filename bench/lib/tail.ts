@@ -13,7 +13,7 @@ import { within } from '../../test/helpers/wait.js'
 import { plainTail } from '../baselines/plain-tail.js'
 import { spawnBenchChild, type BenchChild } from './child.js'
 import { progress } from './progress.js'
-import { sleep, summarise, wallNow, type LatencySummary } from './stats.js'
+import { sleep, summarise, machineNow, type LatencySummary } from './stats.js'
 import { makeTempDir, removeTempDir } from './tmp.js'
 
 export const TAIL_INTERVAL_MS = 3
@@ -102,7 +102,7 @@ export async function tailTwain(count: number, url?: string, label = 'twain.tail
       const stream = twain.tail<string>(topic)
       const done = (async () => {
         for await (const m of stream) {
-          const now = wallNow()
+          const now = machineNow()
           const sent = Number(m.value)
           if (!Number.isFinite(sent)) continue
           latencies.push(now - sent)

@@ -18,7 +18,7 @@ import { makeValue, revision } from '../lib/report.js'
 import { RedisServer } from '../../test/helpers/redis-server.js'
 
 import { CHUNK, produceAll as ourProduceAll, produceBatch as ourProduceBatch, rate, readHistory as ourRead, timed, type Throughput } from '../lib/phases.js'
-import { MB, MiB, fmtInt, fmtNum, sleep, summarise, wallNow, type LatencySummary } from '../lib/stats.js'
+import { MB, MiB, fmtInt, fmtNum, sleep, summarise, machineNow, type LatencySummary } from '../lib/stats.js'
 import type { Suite, SuiteOptions } from '../lib/suite.js'
 import { renderTable } from '../lib/table.js'
 
@@ -84,7 +84,7 @@ async function rawTail(url: string, key: string, count: number): Promise<Latency
       let last = '$'
       while (latencies.length < total) {
         const res = await reader.xread('BLOCK', 5000, 'STREAMS', key, last)
-        const now = wallNow()
+        const now = machineNow()
         for (const [id, fields] of res?.[0]?.[1] ?? []) {
           latencies.push(now - Number(fields[1]))
           last = id
@@ -93,7 +93,7 @@ async function rawTail(url: string, key: string, count: number): Promise<Latency
     })()
     await sleep(100)
     for (let i = 0; i < total; i++) {
-      await sender.xadd(key, '*', 't', String(wallNow()))
+      await sender.xadd(key, '*', 't', String(machineNow()))
       await sleep(TAIL_INTERVAL_MS)
     }
     await reading
@@ -116,14 +116,14 @@ async function ourTail(url: string, prefix: string, count: number): Promise<Late
     const stream = reader.tail<number>('tail')
     const reading = (async () => {
       for await (const m of stream) {
-        latencies.push(wallNow() - m.value)
+        latencies.push(machineNow() - m.value)
         if (latencies.length >= total) break
       }
     })()
     await sleep(200)
     const p = writer.producer<number>('tail')
     for (let i = 0; i < total; i++) {
-      await p.send(i, wallNow())
+      await p.send(i, machineNow())
       await sleep(TAIL_INTERVAL_MS)
     }
     await reading
