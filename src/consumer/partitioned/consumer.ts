@@ -14,19 +14,9 @@ import type { ResolvedConsumerOptions } from '../options.js'
 import { Commits } from './commits.js'
 import { Coordination } from './coordination.js'
 import { PartitionedLedger, type PartitionedCore } from './ledger.js'
+import { exposeLedger } from './ledger-of.js'
 import type { PartitionHandle } from './partition-message.js'
 import { PartitionReads } from './partition-reads.js'
-
-/** Reads a consumer's ledger (set by the class's static block, which alone sees `#ledger`). */
-let ledgerOf: (c: Consumer<unknown>) => PartitionedLedger<unknown>
-
-/**
- * @internal A consumer's ledger, for tests that check its counts (the library never calls it):
- * the ledger is a private part, off the public API.
- */
-export function consumerLedger(c: Consumer<unknown>): PartitionedLedger<unknown> {
-  return ledgerOf(c)
-}
 
 /**
  * A member of a consumer group (partitioned mode). It is a `MessageStream` of `GroupMessage`s:
@@ -49,7 +39,7 @@ export class Consumer<V = unknown, K extends Key = Key> extends MessageStream<Gr
   readonly #started: Promise<void>
 
   static {
-    ledgerOf = (c) => c.#ledger
+    exposeLedger((c) => (c as Consumer<unknown>).#ledger)
   }
 
   /** @internal Use `twain.consumer()`. */
