@@ -6,7 +6,8 @@ import type { Wake } from '../stream/wake.js'
  * asks for about half of `maxInFlight` (500 by default), so the per-read costs (a `stat` of the
  * trim mark per file read, a round trip per Redis read) are paid half as often as with a quarter,
  * while at least half of `maxInFlight` is still buffered or in flight when a refill starts
- * (decisions 166 and 185).
+ * (decision 166; the shared mode, which refilled at a quarter, follows it since both modes run
+ * this loop).
  */
 export function refillAt(maxInFlight: number): number {
   return Math.max(1, Math.floor(maxInFlight / 2))
