@@ -6,7 +6,7 @@
 // offset handed back does not count.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { OwnedPartition } from '../src/consumer/owned-partition.js'
+import { OwnedPartition } from '../src/consumer/partitioned/owned-partition.js'
 
 type Op = { kind: 'fetch'; n: number } | { kind: 'ack'; pick: number } | { kind: 'ackForgotten'; pick: number } | { kind: 'forget'; count: number } | { kind: 'reset'; to: number }
 

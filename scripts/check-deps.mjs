@@ -74,6 +74,14 @@ const PACKAGES = {
   browser: ['@durable-streams/client'],
 }
 
+/**
+ * Inside the consumer layer: one folder per group mode beside the member core (the folder's root
+ * files). A mode uses the core and never the other mode; the core reaches into no mode, except
+ * the root files in MODE_PICKERS, which make a member of the mode asked for.
+ */
+const CONSUMER_MODES = ['partitioned', 'shared']
+const MODE_PICKERS = ['consumer/consumer-set.ts']
+
 const src = resolve(process.argv[2] ?? 'src')
 
 function filesUnder(dir) {
@@ -93,6 +101,13 @@ function layerOf(file) {
   return parts[0]
 }
 
+/** A consumer file's mode folder ('' for the member core at the root), or undefined outside src/consumer. */
+function consumerModeOf(file) {
+  const parts = relative(src, file).split(sep)
+  if (parts[0] !== 'consumer') return undefined
+  return parts.length > 2 ? parts[1] : ''
+}
+
 const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s+['"]([^'"]+)['"]/g
 const files = filesUnder(src)
 const graph = new Map()
@@ -102,6 +117,8 @@ for (const file of files) {
   const from = layerOf(file)
   const rel = relative(process.cwd(), file)
   if (!(from in MAY_USE)) problems.push(`${rel}: layer "${from}" is not in the layering table (scripts/check-deps.mjs, docs/architecture.md)`)
+  const mode = consumerModeOf(file)
+  if (mode && !CONSUMER_MODES.includes(mode)) problems.push(`${rel}: "consumer/${mode}" is not a group mode's folder (CONSUMER_MODES in scripts/check-deps.mjs, docs/architecture.md)`)
   const text = readFileSync(file, 'utf8')
   const deps = []
   for (const m of text.matchAll(IMPORT)) {
@@ -127,6 +144,10 @@ for (const file of files) {
     if (fromRoom !== undefined && toRoom !== undefined && fromRoom !== '' && toRoom !== fromRoom) {
       if (!(fromRoom in GATEWAY_ROOMS)) problems.push(`${rel}: gateway room "${fromRoom}" is not in GATEWAY_ROOMS (scripts/check-deps.mjs, docs/architecture.md)`)
       else if (toRoom === '' || !GATEWAY_ROOMS[fromRoom].includes(toRoom)) problems.push(`${rel}: gateway room "${fromRoom}" may not import ${toRoom === '' ? "the gateway's root" : `room "${toRoom}"`} (${spec})`)
+    }
+    const toMode = consumerModeOf(target)
+    if (mode !== undefined && toMode && toMode !== mode && !(mode === '' && MODE_PICKERS.includes(relative(src, file).split(sep).join('/')))) {
+      problems.push(`${rel}: ${mode ? `the consumer mode "${mode}"` : 'the member core (consumer/)'} may not import the mode "${toMode}" (${spec})`)
     }
     const eager = m[2] === undefined && !/^\s*(import|export)\s+type\s/.test(m[0])
     if (eager && (DYNAMIC_ONLY[from] ?? []).includes(to)) problems.push(`${rel}: layer "${from}" may load "${to}" only with a dynamic import() (${spec})`)

@@ -4,8 +4,8 @@
  */
 export { Twain, open } from './twain.js'
 export type { TailOptions, HistoryOptions, FileOpenOptions, GroupDescription } from './twain.js'
-export { Consumer } from './consumer/consumer.js'
-export { SharedConsumer } from './consumer/shared-consumer.js'
+export { Consumer } from './consumer/partitioned/consumer.js'
+export { SharedConsumer } from './consumer/shared/shared-consumer.js'
 export type { ConsumerOptions } from './consumer/options.js'
 export type { GroupMessage } from './consumer/group-message.js'
 export type { ConsumerEventMap } from './consumer/events.js'

@@ -3,9 +3,9 @@ import { ClosedError, InvalidArgumentError, TopicNotFoundError } from './core/er
 import { TypeRegistry, type TypeValidator } from './core/message-types.js'
 import { checkInt, checkKnownKeys, checkTopicName } from './core/names.js'
 import { checkHistoryRange } from './history-range.js'
-import type { Consumer } from './consumer/consumer.js'
+import type { Consumer } from './consumer/partitioned/consumer.js'
 import { ConsumerSet } from './consumer/consumer-set.js'
-import type { SharedConsumer } from './consumer/shared-consumer.js'
+import type { SharedConsumer } from './consumer/shared/shared-consumer.js'
 import { resolveConsumerOptions, type ConsumerOptions } from './consumer/options.js'
 import type { CreateTopicOptions, Key, Message, TopicInfo } from './core/types.js'
 import { ensureTopic } from './ensure-topic.js'
@@ -178,9 +178,11 @@ export class Twain implements AsyncDisposable {
   /** A stream whose iterations this instance ends on close; iterating after close throws `ClosedError`. */
   private stream<T>(open: () => BatchSource<T>, signal: AbortSignal | undefined): MessageStream<T> {
     return new MessageStream<T>(
-      () => {
-        this.live()
-        return open()
+      {
+        open: () => {
+          this.live()
+          return open()
+        },
       },
       signal,
       this.iterations,

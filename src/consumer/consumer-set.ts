@@ -1,9 +1,9 @@
 import { InvalidArgumentError } from '../core/errors.js'
 import type { Key } from '../core/types.js'
-import { Consumer } from './consumer.js'
+import { Consumer } from './partitioned/consumer.js'
 import type { ConsumerContext } from './member-core.js'
 import type { ResolvedConsumerOptions } from './options.js'
-import { SharedConsumer } from './shared-consumer.js'
+import { SharedConsumer } from './shared/shared-consumer.js'
 
 type Member = Consumer<any> | SharedConsumer<any>
 

@@ -27,6 +27,15 @@ export class ConsumerEvents {
     return () => void set?.delete(listener as (p: never) => void)
   }
 
+  /** Like `on`, for the next event only; returns a function that removes the listener if it has not run. */
+  once<E extends keyof ConsumerEventMap>(event: E, listener: (payload: ConsumerEventMap[E]) => void): () => void {
+    const off = this.on(event, (payload) => {
+      off()
+      listener(payload)
+    })
+    return off
+  }
+
   /** Whether anything listens for `event`. */
   has(event: keyof ConsumerEventMap): boolean {
     return (this.listeners.get(event)?.size ?? 0) > 0

@@ -1,6 +1,5 @@
 import type { MessageFactory } from '../backends/record.js'
 import type { Key, Message } from '../core/types.js'
-import type { OwnedPartition } from './owned-partition.js'
 
 /** A message delivered by a consumer group, with its settlement methods: `ack`, `nack` (redeliver, optionally after a delay), `term` (give up: to the dead-letter topic if there is one). */
 export interface GroupMessage<V = unknown, K extends Key = Key> extends Message<V, K> {
@@ -19,7 +18,7 @@ export interface GroupMessage<V = unknown, K extends Key = Key> extends Message<
   release(): void
 }
 
-/** What a message needs from its consumer to settle (each mode's member is one). */
+/** What a message needs from its member to settle (each mode's ledger has one). */
 export interface Settler<H> {
   ack(m: GroupMessageImpl<unknown, H>): void
   nack(m: GroupMessageImpl<unknown, H>, delayMs: number): void
@@ -28,22 +27,11 @@ export interface Settler<H> {
 }
 
 /**
- * Where a partitioned-mode message was fetched (its handle): one object for the messages of one
- * read. Whether a message is settled or delivered is in its flags (partitioned/message-flags.ts).
- */
-export interface PartitionHandle {
-  readonly part: OwnedPartition
-  readonly generation: number
-}
-
-/** A message of a partitioned group. */
-export type PartitionMessage<V> = GroupMessageImpl<V, PartitionHandle>
-
-/**
  * The one `GroupMessage` class of both modes: the message's fields, its delivery count, and its
- * settlement methods, which hand it to the member's `Settler`. `H` is what the member keeps on
- * it (partitioned: its partition and generation; shared: its state), reachable only through
- * `GroupMessageImpl.handle`, so none of it shows on the public object.
+ * settlement methods, which hand it to its ledger's `Settler`. `H` is what the ledger keeps on it
+ * (partitioned: its partition and generation, `partitioned/partition-message.ts`; shared: its
+ * state, `shared/shared-message.ts`), reachable only through `GroupMessageImpl.handle`, so none
+ * of it shows on the public object.
  */
 // K is the key type the application asserted (twain.consumer<V, K>); nothing here depends on it.
 export class GroupMessageImpl<V, H, K extends Key = any> implements GroupMessage<V, K> {

@@ -1,13 +1,16 @@
 import type { Backend } from '../backends/backend.js'
-import type { Key, Message } from '../core/types.js'
-import type { BatchIterator } from '../stream/batch-iterator.js'
+import type { Message } from '../core/types.js'
+import type { BatchIterator, BatchSource } from '../stream/batch-iterator.js'
+import type { StreamControl } from '../stream/message-stream.js'
 import { Wake } from '../stream/wake.js'
 import { ConsumedRetention } from './consumed-retention.js'
 import { DeadLetterWriter } from './dead-letter.js'
 import { drain } from './drain.js'
+import { ConsumerEvents } from './events.js'
 import { commitBeforeExit } from './exit-commit.js'
-import type { GroupMessage, GroupMessageImpl } from './group-message.js'
-import { MemberStream } from './member-stream.js'
+import type { GroupMessageImpl } from './group-message.js'
+import { FailureReport } from './failure-report.js'
+import { MemberViews, type ViewedMember } from './member-views.js'
 import type { ResolvedConsumerOptions } from './options.js'
 
 /** What every consumer of one `Twain` instance is made with. */
@@ -22,70 +25,167 @@ export interface ConsumerContext {
 }
 
 /**
- * What both group modes' members do the same way: the buffer and the order in which it is handed
- * out (with `maxDeliveries`), the dead-letter writer, consumed retention, the commit at a natural
- * exit, the drain wait and the shutdown's first and last steps. The mode (partitioned or shared)
- * supplies its ledger through the hooks: which buffered messages are deliverable, how a delivery
- * is recorded, how commits are flushed.
+ * What the member core asks of a mode's ledger: which buffered messages may be handed out, how a
+ * delivery is recorded and counted, and what becomes of messages a view took and never emitted.
  */
-export abstract class MemberCore<V, H, K extends Key = Key> extends MemberStream<GroupMessage<V, K>> {
-  /** Fetched, not handed out (in delivery order). */
-  protected buffer: GroupMessageImpl<V, H>[] = []
-  /** Room to fetch may have appeared (or the member is ending). */
-  protected readonly fetchWake = new Wake()
-  /** Something settled or was handed back: the drain re-checks. */
-  protected readonly settleWake = new Wake()
-  protected readonly dlq: DeadLetterWriter | undefined
-  protected readonly retention: ConsumedRetention
-  /** Cancels the commit at a natural process exit (exit-commit.ts). */
-  private readonly exitCommit: () => void
+export interface MemberLedger<V, H> {
+  /**
+   * Deliver the first of the `n` buffered messages that need no decision (the mode's fast path);
+   * returns how many it delivered, which `take` then hands out as they are.
+   */
+  deliverPrefix(n: number): number
+  /** A buffered message may still be handed out (not settled, lost or given back). */
+  deliverable(m: GroupMessageImpl<V, H>): boolean
+  /** Deliveries made before this one (the message's counter, as the mode keeps it). */
+  deliveriesMade(m: GroupMessageImpl<V, H>): number
+  /** Record that `m` is handed to the application. */
+  deliver(m: GroupMessageImpl<V, H>): void
+  /** Take back messages a view received but never emitted. */
+  unread(items: GroupMessageImpl<V, H>[]): void
+}
 
-  protected readonly backend: Backend
-  protected readonly decode: ConsumerContext['decode']
+/**
+ * The turns of a member's life that only its mode's wiring (the public class, which holds the
+ * parts) can take; the core calls them when its state asks for them.
+ */
+export interface MemberLife {
+  /** Whether something iterates changed: the parts ref or unref their timers and watches. */
+  keepAliveChanged(): void
+  /** `demand` changed: start reading, or stop (shared mode: hand back what was not handed out). */
+  demandChanged(): void
+  /** Commit what was acked (shared: send the waiting acknowledgements); at a natural exit. */
+  flushCommits(): Promise<void>
+  /** The mode's way of leaving: stop reading, drain, flush, leave. `close()` runs it once. */
+  shutdown(): Promise<void>
+}
+
+/** How a member's core is made, besides the context, topics and options. */
+export interface MemberWiring<V, H, L extends MemberLedger<V, H>> {
+  /** This member's id in the group. */
+  memberId: string
+  /** Control of the public stream's iterations (`StreamSource.attach`). */
+  stream: StreamControl
+  life: MemberLife
+  /** The mode's ledger, made with the core it records in. */
+  ledger: (core: MemberCore<V, H, L>) => L
+  /** The member closed (its instance forgets it). */
+  onClosed: () => void
+}
+
+/**
+ * What both group modes' members do the same way, owned by each mode's public class beside the
+ * mode's ledger: the membership's state, views and events, the buffer and the order in which it
+ * is handed out (with `maxDeliveries`), one release-ordering rule, the dead-letter writer,
+ * consumed retention, the commit at a natural exit, the drain wait, the fatal-failure path and
+ * the shutdown's first and last steps. It is the source of the public stream's iterations (each
+ * one a view of the membership).
+ */
+export class MemberCore<V, H, L extends MemberLedger<V, H> = MemberLedger<V, H>> implements ViewedMember<GroupMessageImpl<V, H>> {
+  readonly events = new ConsumerEvents()
+  state: 'running' | 'closing' | 'closed' = 'running'
+  /** Fetched, not handed out (in delivery order). */
+  buffer: GroupMessageImpl<V, H>[] = []
+  /** Room to fetch may have appeared (or the member is ending). */
+  readonly fetchWake = new Wake()
+  /** Something settled or was handed back: the drain re-checks. */
+  readonly settleWake = new Wake()
+  readonly dlq: DeadLetterWriter | undefined
+  readonly retention: ConsumedRetention
+  readonly backend: Backend
+  readonly decode: ConsumerContext['decode']
+  readonly memberId: string
+  readonly ledger: L
+  readonly views: MemberViews<GroupMessageImpl<V, H>>
+  readonly #report: FailureReport
+  readonly #stream: StreamControl
+  readonly #life: MemberLife
+  readonly #onClosed: () => void
+  /** Cancels the commit at a natural process exit (exit-commit.ts). */
+  readonly #exitCommit: () => void
+  /** Removes the listener on the user's `signal` (at close: a long-lived signal must not keep closed members). */
+  readonly #unlistenSignal: () => void
+  #closing: Promise<void> | undefined
 
   constructor(
     ctx: ConsumerContext,
     readonly topics: string[],
-    protected readonly opts: ResolvedConsumerOptions,
-    private readonly onClosed: (c: MemberCore<any, any>) => void,
+    readonly opts: ResolvedConsumerOptions,
+    wiring: MemberWiring<V, H, L>,
   ) {
-    super(opts.signal, ctx.iterations)
     this.backend = ctx.store
     this.decode = ctx.decode
+    this.memberId = wiring.memberId
+    this.#stream = wiring.stream
+    this.#life = wiring.life
+    this.#onClosed = wiring.onClosed
     this.dlq = opts.deadLetter ? new DeadLetterWriter(ctx.store, opts.deadLetter, ctx.clientId) : undefined
     this.retention = new ConsumedRetention(ctx.store, (e) => this.emitError(e))
-    this.exitCommit = commitBeforeExit(() => this.flushCommits().catch((e) => this.emitError(e)))
+    this.#report = new FailureReport(this.events, `twainmq consumer ${wiring.memberId} of group "${opts.group}"`)
+    this.views = new MemberViews(this, wiring.life)
+    this.ledger = wiring.ledger(this)
+    this.#exitCommit = commitBeforeExit(() => this.#life.flushCommits().catch((e) => this.emitError(e)))
+    // Deferred: the iterations' own abort listeners must end them with AbortError before close() ends them quietly.
+    const signal = opts.signal
+    const onAbort = () => queueMicrotask(() => void this.close().catch(() => undefined))
+    signal?.addEventListener('abort', onAbort, { once: true })
+    this.#unlistenSignal = () => signal?.removeEventListener('abort', onAbort)
   }
 
-  /** The group this member belongs to. */
-  get group(): string {
-    return this.opts.group
+  // ---- the public stream's source --------------------------------------------------------
+
+  /** A view: an iteration of the membership. */
+  open(): BatchSource<GroupMessageImpl<V, H>> {
+    return this.views.open()
   }
 
-  /** Commit what was acked (shared: send the waiting acknowledgements); at a natural exit. */
-  protected abstract flushCommits(): Promise<void>
-  /** A buffered message may still be handed out (not settled, lost or given back). */
-  protected abstract deliverable(m: GroupMessageImpl<V, H>): boolean
-  /** Deliveries made before this one (the message's counter, as the mode keeps it). */
-  protected abstract deliveriesMade(m: GroupMessageImpl<V, H>): number
-  /** Record that `m` is handed to the application. */
-  protected abstract deliver(m: GroupMessageImpl<V, H>): void
-
-  /**
-   * Deliver the first of the `n` buffered messages that need no decision (a mode's fast path);
-   * returns how many it delivered, which `take` then hands out as they are.
-   */
-  protected deliverPrefix(_n: number): number {
-    return 0
+  /** An iteration begun after the member closed: none, or one that throws its fatal failure. */
+  afterClose(): BatchSource<GroupMessageImpl<V, H>> | undefined {
+    const f = this.#report.failure
+    if (f === undefined) return undefined
+    this.failureSeen()
+    return { next: () => Promise.reject(f), close: () => undefined }
   }
+
+  /** A view threw the fatal failure (so it needs no warning). */
+  failureSeen(): void {
+    this.#report.taken()
+  }
+
+  /** Messages a view took and never emitted: the ledger takes them back. */
+  unread(items: GroupMessageImpl<V, H>[]): void {
+    this.ledger.unread(items)
+  }
+
+  /** The fatal failure that ended the member, if any. */
+  get failure(): unknown {
+    return this.#report.failure
+  }
+
+  /** Whether a fatal failure ended the member. */
+  get failed(): boolean {
+    return this.#report.failure !== undefined
+  }
+
+  /** Something iterates the member: its timers and watches keep the process alive. */
+  get keepAlive(): boolean {
+    return this.views.count > 0
+  }
+
+  /** Something wants messages: an iteration, or `poll()` was called. */
+  get demand(): boolean {
+    return this.views.demand
+  }
+
+  // ---- handing out ------------------------------------------------------------------------
 
   /**
    * Hand up to `n` buffered messages to the application, in buffer order. A message already
    * delivered `maxDeliveries` times is termed instead (its `deliveryCount` the deliveries made).
    */
-  protected take(n: number): GroupMessageImpl<V, H>[] {
+  take(n: number): GroupMessageImpl<V, H>[] {
     const max = this.opts.maxDeliveries
-    let i = this.deliverPrefix(Math.min(n, this.buffer.length))
+    const ledger = this.ledger
+    let i = ledger.deliverPrefix(Math.min(n, this.buffer.length))
     if (i === this.buffer.length) {
       const all = this.buffer // all of it delivered: hand out the array itself
       this.buffer = []
@@ -94,13 +194,13 @@ export abstract class MemberCore<V, H, K extends Key = Key> extends MemberStream
     const out = i > 0 ? this.buffer.slice(0, i) : []
     for (; i < this.buffer.length && out.length < n; i++) {
       const m = this.buffer[i] as GroupMessageImpl<V, H>
-      if (!this.deliverable(m)) continue
-      if (max !== undefined && this.deliveriesMade(m) >= max) {
-        m.deliveryCount = this.deliveriesMade(m)
+      if (!ledger.deliverable(m)) continue
+      if (max !== undefined && ledger.deliveriesMade(m) >= max) {
+        m.deliveryCount = ledger.deliveriesMade(m)
         m.term(`delivered ${m.deliveryCount} times (maxDeliveries ${max})`)
         continue
       }
-      this.deliver(m)
+      ledger.deliver(m)
       out.push(m)
     }
     this.buffer = i === this.buffer.length ? [] : this.buffer.slice(i)
@@ -112,7 +212,7 @@ export abstract class MemberCore<V, H, K extends Key = Key> extends MemberStream
    * among its partition's buffered messages, so released runs keep their order whatever order
    * they are released in, and ahead of other partitions' messages when it is the partition's last.
    */
-  protected putBack(m: GroupMessageImpl<V, H>): void {
+  putBack(m: GroupMessageImpl<V, H>): void {
     const same = (b: GroupMessageImpl<V, H>) => b.partition === m.partition && b.topic === m.topic
     let at = this.buffer.findIndex((b) => same(b) && b.offset > m.offset)
     if (at < 0) {
@@ -125,25 +225,66 @@ export abstract class MemberCore<V, H, K extends Key = Key> extends MemberStream
     this.buffer.splice(at, 0, m)
   }
 
+  /** Wake every view waiting for messages (new ones arrived, or the member is ending). */
+  wakeViews(): void {
+    this.views.wake()
+  }
+
+  // ---- failures ---------------------------------------------------------------------------
+
+  /** A background failure: an `'error'` event, else a process warning (once per code). */
+  emitError(e: unknown): void {
+    if (this.state === 'closed') return
+    this.#report.error(e, this.views.count > 0)
+  }
+
+  /**
+   * A fatal failure (e.g. a topic that does not exist), reported once: to the 'error' listeners if
+   * there are any, else to the iterations under way (each throws it), else as a process warning.
+   * Every iteration, also one begun later, throws it; the member closes, and its closing reports
+   * nothing more.
+   */
+  fail(e: unknown): void {
+    if (this.#report.failure !== undefined) return
+    this.#report.failure = e
+    this.emitError(e)
+    this.#stream.fail(e)
+    void this.close().catch(() => undefined)
+  }
+
+  // ---- leaving ----------------------------------------------------------------------------
+
+  /** Leave the group (the mode's shutdown runs once). Idempotent. */
+  close(): Promise<void> {
+    this.#unlistenSignal()
+    this.#closing ??= this.#life.shutdown()
+    return this.#closing
+  }
+
+  /** End every iteration quietly (the stream part of closing; shutdowns call it). */
+  endIterations(): Promise<void> {
+    return this.#stream.end()
+  }
+
   /** Wait (up to `drainTimeoutMs`) until `drained()`; settlements wake `settleWake`. */
-  protected drain(drained: () => boolean): Promise<void> {
+  drain(drained: () => boolean): Promise<void> {
     return drain(this.settleWake, drained, this.opts.drainTimeoutMs)
   }
 
   /** The shutdown's first step: `closing`, no exit commit, the fetch loop and views woken. False when already closed. */
-  protected beginShutdown(): boolean {
+  beginShutdown(): boolean {
     if (this.state === 'closed') return false
     this.state = 'closing'
-    this.exitCommit()
+    this.#exitCommit()
     this.fetchWake.wake()
     this.wakeViews()
     return true
   }
 
   /** The shutdown's last step. */
-  protected finishShutdown(): void {
+  finishShutdown(): void {
     this.state = 'closed'
     this.events.clear()
-    this.onClosed(this)
+    this.#onClosed()
   }
 }

@@ -18,6 +18,28 @@ import { BatchIterator, type BatchSource } from './batch-iterator.js'
 const IxIterable = AsyncIterableX as unknown as abstract new () => object
 
 /**
+ * Where a stream's iterations come from: a tail's or history's reader, a consumer's member core.
+ * `attach` hands the source the control of the stream's iterations, so a consumer ends them
+ * (quietly, or with its failure) without the stream carrying hooks for subclasses to override.
+ */
+export interface StreamSource<T> {
+  /** The source of one iteration. */
+  open(): BatchSource<T>
+  /** The source of an iteration begun after `close()`; none (the default) ends it at once. */
+  afterClose?(): BatchSource<T> | undefined
+  /** Called once, by the stream's constructor. */
+  attach?(control: StreamControl): void
+}
+
+/** What a stream's source may do to the stream's iterations. */
+export interface StreamControl {
+  /** End every live iteration with `error`. */
+  fail(error: unknown): void
+  /** End every iteration quietly (the stream's `close()`); later ones get the source's `afterClose`. */
+  end(): Promise<void>
+}
+
+/**
  * An `AsyncIterable<T>` that is also an RxJS interop Observable: `for await (const m of stream)`,
  * `from(stream)` (which uses our bridge, not rxjs's generic async-iterable one) or
  * `stream.asObservable()`.
@@ -34,31 +56,20 @@ const IxIterable = AsyncIterableX as unknown as abstract new () => object
  * ```
  */
 export class MessageStream<T> extends IxIterable implements AsyncIterable<T> {
-  private readonly active = new Set<BatchIterator<unknown>>()
-  private isClosed = false
+  readonly #source: StreamSource<T>
+  readonly #signal: AbortSignal | undefined
+  /** Every live iteration is also kept here (the owning `Twain` ends them all on close). */
+  readonly #registry: Set<BatchIterator<unknown>> | undefined
+  readonly #active = new Set<BatchIterator<unknown>>()
+  #closed = false
 
   /** @internal Streams are made by `Twain` (tail, history) and consumers. */
-  constructor(
-    private readonly open: (() => BatchSource<T>) | undefined,
-    private readonly signal?: AbortSignal,
-    /** Every live iteration is also kept here (the owning `Twain` ends them all on close). */
-    private readonly registry?: Set<BatchIterator<unknown>>,
-  ) {
+  constructor(source: StreamSource<T>, signal?: AbortSignal, registry?: Set<BatchIterator<unknown>>) {
     super()
-  }
-
-  /**
-   * The source of an iteration begun after `close()`: none, so it ends at once; a consumer that
-   * failed gives one that throws its failure, so a loop begun late still learns why.
-   */
-  protected sourceAfterClose(): BatchSource<T> | undefined {
-    return undefined
-  }
-
-  /** The source of one iteration; subclasses (consumers) provide their own. */
-  protected openSource(): BatchSource<T> {
-    if (!this.open) throw new TypeError('MessageStream has no source')
-    return this.open()
+    this.#source = source
+    this.#signal = signal
+    this.#registry = registry
+    source.attach?.({ fail: (e) => this.#fail(e), end: () => this.#end() })
   }
 
   /**
@@ -66,20 +77,21 @@ export class MessageStream<T> extends IxIterable implements AsyncIterable<T> {
    * @param signal ends this iteration only (with `AbortError`), as the stream's own `signal` does.
    */
   iterate(signal?: AbortSignal): BatchIterator<T> {
-    const after = this.isClosed ? this.sourceAfterClose() : undefined
+    const closed = this.#closed
+    const after = closed ? this.#source.afterClose?.() : undefined
     const it = new BatchIterator<T>(
-      after ?? (this.isClosed ? { next: async () => undefined, close: () => undefined } : this.openSource()),
-      [this.signal, signal],
+      after ?? (closed ? { next: async () => undefined, close: () => undefined } : this.#source.open()),
+      [this.#signal, signal],
       (done) => {
-        this.active.delete(done)
-        this.registry?.delete(done)
+        this.#active.delete(done)
+        this.#registry?.delete(done)
       },
     )
-    if (this.isClosed) {
+    if (closed) {
       if (after === undefined) void it.finish()
     } else {
-      this.active.add(it as BatchIterator<unknown>)
-      this.registry?.add(it as BatchIterator<unknown>)
+      this.#active.add(it as BatchIterator<unknown>)
+      this.#registry?.add(it as BatchIterator<unknown>)
     }
     return it
   }
@@ -120,20 +132,25 @@ export class MessageStream<T> extends IxIterable implements AsyncIterable<T> {
     })
   }
 
-  /** End every live iteration with `error` (subclasses use it for fatal failures). */
-  protected failIterations(error: unknown): void {
-    for (const it of [...this.active]) it.abortWith(error)
+  /** End every live iteration with `error` (a consumer's fatal failure). */
+  #fail(error: unknown): void {
+    for (const it of [...this.#active]) it.abortWith(error)
+  }
+
+  /** End every iteration quietly; later ones end at once (or get the source's `afterClose`). */
+  async #end(): Promise<void> {
+    this.#closed = true
+    await Promise.all([...this.#active].map((it) => it.finish()))
   }
 
   /** End every iteration and subscription of this stream quietly; later iterations end at once. */
-  async close(): Promise<void> {
-    this.isClosed = true
-    await Promise.all([...this.active].map((it) => it.finish()))
+  close(): Promise<void> {
+    return this.#end()
   }
 
   /** Whether `close()` was called. */
   get closed(): boolean {
-    return this.isClosed
+    return this.#closed
   }
 }
 

@@ -56,7 +56,7 @@ beforeAll(() => {
     const text = files.get(f)
     return text !== undefined ? ts.createSourceFile(f, text, lang, true) : getSourceFile.call(host, f, lang, onError, create)
   }
-  const consumerFiles = ['consumer.ts', 'shared-consumer.ts', 'member-stream.ts'].map((f) => join(root, 'src', 'consumer', f))
+  const consumerFiles = ['consumer/partitioned/consumer.ts', 'consumer/shared/shared-consumer.ts', 'stream/message-stream.ts'].map((f) => join(root, 'src', f))
   const program = ts.createProgram({ rootNames: [...files.keys(), ...consumerFiles], options, host })
   diagnostics = new Map()
   for (const f of files.keys()) {
@@ -84,10 +84,19 @@ describe('consumer types', () => {
   )
 
   it('the emitted declarations name no settle methods', () => {
-    expect([...declarations.keys()].sort()).toEqual(['consumer.d.ts', 'member-stream.d.ts', 'shared-consumer.d.ts'])
+    expect([...declarations.keys()].sort()).toEqual(['consumer.d.ts', 'message-stream.d.ts', 'shared-consumer.d.ts'])
     for (const [file, text] of declarations) {
       for (const name of ['ack', 'nack', 'term', 'release']) expect(text, file).not.toMatch(new RegExp(`^\\s*(private |protected )?${name}\\b`, 'm'))
       expect(text, file).not.toMatch(/implements (Shared)?Settler/)
+    }
+  })
+
+  it('the emitted declarations of both consumers and their stream show only the public API', () => {
+    // The parts (member core, ledger, coordination, commits, reads) are `#private` fields: none of
+    // their members, and no protected or TypeScript-private member, shows in the published types.
+    for (const [file, text] of declarations) {
+      expect(text, file).not.toMatch(/^\s*(protected|private)\b/m)
+      expect(text, file).not.toMatch(/\bextends (MemberCore|MemberStream|PartitionedLedger|SharedLedger)\b/)
     }
   })
 })

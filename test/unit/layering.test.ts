@@ -1,8 +1,8 @@
 // The layering of src/ (docs/architecture.md) holds, and the checker that enforces it catches a
 // backend import from a stream module, a package in the wrong layer, a gateway room importing a
-// room above it and an import cycle.
+// room above it, an import cycle and a consumer mode reaching into the other one.
 import { spawnSync } from 'node:child_process'
-import { cpSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { repoRoot } from '../helpers/spawn.js'
@@ -36,6 +36,26 @@ describe('layering', () => {
       expect(r.stderr).toMatch(/import cycle: core\/cycle-a\.ts -> core\/cycle-b\.ts -> core\/cycle-a\.ts/)
       expect(r.stderr).toMatch(/gateway\/stream\/up\.ts: gateway room "stream" may not import room "reads"/)
       expect(r.stderr).toMatch(/5 violations/)
+    } finally {
+      tmp.remove()
+    }
+  })
+
+  it('the checker reports a consumer mode importing the other mode, and the member core importing a mode', () => {
+    const tmp = tempDir()
+    try {
+      const src = join(tmp.dir, 'src')
+      cpSync(join(repoRoot, 'src'), src, { recursive: true })
+      writeFileSync(join(src, 'consumer', 'partitioned', 'uses-shared.ts'), "import { SharedLedger } from '../shared/ledger.js'\nexport const x = SharedLedger\n")
+      writeFileSync(join(src, 'consumer', 'core-uses-mode.ts'), "import { PartitionedLedger } from './partitioned/ledger.js'\nexport const y = PartitionedLedger\n")
+      mkdirSync(join(src, 'consumer', 'batching'))
+      writeFileSync(join(src, 'consumer', 'batching', 'z.ts'), 'export const z = 1\n')
+      const r = check(src)
+      expect(r.status).toBe(1)
+      expect(r.stderr).toMatch(/consumer\/partitioned\/uses-shared\.ts: the consumer mode "partitioned" may not import the mode "shared"/)
+      expect(r.stderr).toMatch(/consumer\/core-uses-mode\.ts: the member core \(consumer\/\) may not import the mode "partitioned"/)
+      expect(r.stderr).toMatch(/consumer\/batching\/z\.ts: "consumer\/batching" is not a group mode's folder/)
+      expect(r.stderr).toMatch(/3 violations/)
     } finally {
       tmp.remove()
     }

@@ -1,21 +1,13 @@
 import { InvalidArgumentError } from '../../core/errors.js'
 import type { TopicPartition } from '../../backends/assign.js'
 import type { PartitionOffsets } from '../../backends/backend.js'
-import type { Lease } from '../../backends/group.js'
+import type { Lease, MemberSpec } from '../../backends/group.js'
 import { FencedError } from '../../core/errors.js'
 import { partitionKey } from '../../core/partition-key.js'
-import type { OwnedPartition } from '../owned-partition.js'
 import type { Commits } from './commits.js'
-import type { FetchLoop } from './fetch-loop.js'
-import type { MemberHost } from './host.js'
-
-/** What the coordination needs besides the member host. */
-export interface CoordinationHost extends MemberHost {
-  /** Open a newly leased partition (not yet visible to the fetch loop). */
-  acquire(lease: Lease, offsets: PartitionOffsets | undefined): Promise<OwnedPartition>
-  /** Forget the undelivered buffered messages of `p`. */
-  forgetBuffered(p: OwnedPartition): void
-}
+import type { PartitionedLedger } from './ledger.js'
+import type { OwnedPartition } from './owned-partition.js'
+import type { PartitionReads } from './partition-reads.js'
 
 /**
  * The partitioned member's membership (kafkajs's consumer group): one step at a time — heartbeat,
@@ -32,26 +24,27 @@ export class Coordination {
   private halted = false
 
   constructor(
-    private readonly host: CoordinationHost,
+    private readonly ledger: PartitionedLedger<unknown>,
+    private readonly member: MemberSpec,
     private readonly commits: Commits,
-    private readonly fetch: FetchLoop,
+    private readonly reads: PartitionReads<unknown>,
   ) {}
 
   /** Join: watch the group's state (which creates it: a store it cannot write throws), start heartbeating. */
   start(): void {
-    const h = this.host
-    this.unwatchGroup = h.backend.groups.watchGroup(h.opts.group, () => this.schedule(), h.keepAlive())
-    this.heartbeat = setInterval(() => this.schedule(), h.opts.heartbeatIntervalMs)
+    const core = this.ledger.core
+    this.unwatchGroup = core.backend.groups.watchGroup(core.opts.group, () => this.schedule(), core.keepAlive)
+    this.heartbeat = setInterval(() => this.schedule(), core.opts.heartbeatIntervalMs)
   }
 
   /** Keep the process alive (heartbeat, group watch) only while `keepAlive()`. */
   rewatch(): void {
-    const h = this.host
-    const keep = h.keepAlive()
+    const core = this.ledger.core
+    const keep = core.keepAlive
     if (this.heartbeat) keep ? this.heartbeat.ref() : this.heartbeat.unref()
-    if (h.state() !== 'running' || !this.unwatchGroup) return
+    if (core.state !== 'running' || !this.unwatchGroup) return
     this.unwatchGroup()
-    this.unwatchGroup = h.backend.groups.watchGroup(h.opts.group, () => this.schedule(), keep)
+    this.unwatchGroup = core.backend.groups.watchGroup(core.opts.group, () => this.schedule(), keep)
   }
 
   /**
@@ -70,7 +63,8 @@ export class Coordination {
 
   /** Run a step soon (one at a time; a request during a step runs another after it). */
   schedule(): void {
-    if (this.halted || this.host.state() === 'closed' || this.host.failed()) return
+    const core = this.ledger.core
+    if (this.halted || core.state === 'closed' || core.failed) return
     if (this.stepping) {
       this.stepAgain = true
       return
@@ -79,8 +73,8 @@ export class Coordination {
       do {
         this.stepAgain = false
         // A step the store refuses for its arguments (a shared group of that name) cannot succeed later.
-        await this.step().catch((e) => (e instanceof InvalidArgumentError ? this.host.fail(e) : this.host.emitError(e)))
-      } while (this.stepAgain && !this.halted && this.host.state() !== 'closed' && !this.host.failed())
+        await this.step().catch((e) => (e instanceof InvalidArgumentError ? core.fail(e) : core.emitError(e)))
+      } while (this.stepAgain && !this.halted && core.state !== 'closed' && !core.failed)
       this.stepping = undefined
     })()
   }
@@ -91,38 +85,39 @@ export class Coordination {
   }
 
   private async step(): Promise<void> {
-    const h = this.host
-    if (h.state() === 'closing') return this.closingHeartbeat()
+    const { ledger, member } = this
+    const core = ledger.core
+    if (core.state === 'closing') return this.closingHeartbeat()
     const now = Date.now()
-    const release = [...h.parts.values()].filter((p) => p.revoking && (p.drained || now >= p.drainDeadline))
+    const release = [...ledger.parts.values()].filter((p) => p.revoking && (p.drained || now >= p.drainDeadline))
     if (release.length) await this.commits.commitParts(release).catch(() => undefined)
-    const res = await h.backend.groups.groupHeartbeat(h.opts.group, h.member, release.map((p) => ({ topic: p.topic, partition: p.partition })))
-    if (h.state() !== 'running') return
+    const res = await core.backend.groups.groupHeartbeat(core.opts.group, member, release.map((p) => ({ topic: p.topic, partition: p.partition })))
+    if (core.state !== 'running') return
     const revoked: TopicPartition[] = []
-    for (const p of release) if (h.parts.get(p.key) === p) revoked.push(h.dropPartition(p))
+    for (const p of release) if (ledger.parts.get(p.key) === p) revoked.push(ledger.dropPartition(p))
     const owned = new Map(res.owned.map((l) => [partitionKey(l.topic, l.partition), l]))
     const taken: TopicPartition[] = []
-    for (const p of [...h.parts.values()]) {
+    for (const p of [...ledger.parts.values()]) {
       if (!owned.has(p.key) || owned.get(p.key)?.epoch !== p.epoch) {
         // Not released by us: the lease was taken (we were silent past the session timeout).
         p.lost = true
-        const tp = h.dropPartition(p)
+        const tp = ledger.dropPartition(p)
         revoked.push(tp)
         taken.push(tp)
       }
     }
     if (taken.length) {
       this.commits.fenced.push(...taken)
-      h.emitError(new FencedError(`Member ${h.member.id} of group "${h.opts.group}" lost ${taken.map((t) => partitionKey(t.topic, t.partition)).join(', ')}: its lease was taken after the session timeout; acks of messages from it are ignored`))
+      core.emitError(new FencedError(`Member ${member.id} of group "${core.opts.group}" lost ${taken.map((t) => partitionKey(t.topic, t.partition)).join(', ')}: its lease was taken after the session timeout; acks of messages from it are ignored`))
     }
-    const assigned = await this.acquireNew(res.owned.filter((l) => !h.parts.has(partitionKey(l.topic, l.partition))))
+    const assigned = await this.acquireNew(res.owned.filter((l) => !ledger.parts.has(partitionKey(l.topic, l.partition))))
     for (const tp of res.revoke) {
-      const p = h.parts.get(partitionKey(tp.topic, tp.partition))
+      const p = ledger.parts.get(partitionKey(tp.topic, tp.partition))
       if (p && !p.revoking) this.beginRevoke(p)
     }
-    if (revoked.length) h.events.emit('revoked', revoked)
-    if (assigned.length) h.events.emit('assigned', assigned)
-    if ([...h.parts.values()].some((p) => p.revoking && p.drained)) this.stepAgain = true
+    if (revoked.length) core.events.emit('revoked', revoked)
+    if (assigned.length) core.events.emit('assigned', assigned)
+    if ([...ledger.parts.values()].some((p) => p.revoking && p.drained)) this.stepAgain = true
   }
 
   /**
@@ -130,27 +125,28 @@ export class Coordination {
    * one opened does not get a head start on a backlog); commit the start positions not committed.
    */
   private async acquireNew(leases: Lease[]): Promise<TopicPartition[]> {
-    const h = this.host
+    const ledger = this.ledger
+    const core = ledger.core
     // One offsets query per topic for the whole step: one per lease made a step over P new
     // partitions cost O(P²) (52 s to the first delivery at 1,000 partitions).
     const offsets = new Map<string, Map<number, PartitionOffsets>>()
     for (const topic of new Set(leases.map((l) => l.topic))) {
-      offsets.set(topic, new Map((await h.backend.offsets(topic)).map((o) => [o.partition, o])))
+      offsets.set(topic, new Map((await core.backend.offsets(topic)).map((o) => [o.partition, o])))
     }
-    const fresh = await Promise.all(leases.map((l) => h.acquire(l, offsets.get(l.topic)?.get(l.partition))))
+    const fresh = await Promise.all(leases.map((l) => ledger.acquire(l, offsets.get(l.topic)?.get(l.partition))))
     const assigned: TopicPartition[] = []
     for (const p of fresh) {
-      if (h.state() !== 'running') {
+      if (core.state !== 'running') {
         void p.reader?.close()
         continue
       }
-      h.parts.set(p.key, p)
-      this.fetch.watch(p)
+      ledger.parts.set(p.key, p)
+      this.reads.watch(p)
       assigned.push({ topic: p.topic, partition: p.partition })
     }
     const unsaved = fresh.filter((p) => p.committed < 0 && !p.dropped)
-    if (unsaved.length) await this.commits.commitParts(unsaved).catch((e) => h.emitError(e))
-    if (fresh.length) h.fetchWake.wake()
+    if (unsaved.length) await this.commits.commitParts(unsaved).catch((e) => core.emitError(e))
+    if (fresh.length) core.fetchWake.wake()
     return assigned
   }
 
@@ -159,16 +155,16 @@ export class Coordination {
    * assignment skips, so in-flight messages can still be acked and committed during the drain.
    */
   private async closingHeartbeat(): Promise<void> {
-    const h = this.host
-    const res = await h.backend.groups.groupHeartbeat(h.opts.group, h.member, [])
+    const core = this.ledger.core
+    const res = await core.backend.groups.groupHeartbeat(core.opts.group, this.member, [])
     const owned = new Map(res.owned.map((l) => [partitionKey(l.topic, l.partition), l.epoch]))
-    for (const p of h.parts.values()) if (owned.get(p.key) !== p.epoch) p.lost = true
+    for (const p of this.ledger.parts.values()) if (owned.get(p.key) !== p.epoch) p.lost = true
   }
 
   private beginRevoke(p: OwnedPartition): void {
     p.revoking = true
-    p.drainDeadline = Date.now() + this.host.opts.drainTimeoutMs
-    this.host.forgetBuffered(p)
+    p.drainDeadline = Date.now() + this.ledger.core.opts.drainTimeoutMs
+    this.ledger.forgetBuffered(p)
     if (p.drained) this.stepAgain = true
   }
 }

@@ -3,32 +3,35 @@ import type { PartitionOffsets } from '../../backends/backend.js'
 import type { MessageFactory } from '../../backends/record.js'
 import type { Lease } from '../../backends/group.js'
 import { partitionKey, type PartitionKey } from '../../core/partition-key.js'
-import type { Key, Message } from '../../core/types.js'
-import { GroupMessageImpl, type PartitionHandle, type PartitionMessage, type Settler } from '../group-message.js'
-import { MemberCore } from '../member-core.js'
-import { OwnedPartition } from '../owned-partition.js'
-import { DELIVERED, SETTLED, isDelivered, isSettled, setDelivered, setSettled } from './message-flags.js'
-import { lowWater } from './fetch-loop.js'
+import type { Message } from '../../core/types.js'
+import { refillAt } from '../fetch-loop.js'
+import { GroupMessageImpl, type Settler } from '../group-message.js'
+import type { MemberCore, MemberLedger } from '../member-core.js'
+import { OwnedPartition } from './owned-partition.js'
+import { DELIVERED, SETTLED, current, isDelivered, isSettled, setDelivered, setSettled, type PartitionHandle, type PartitionMessage } from './partition-message.js'
+
+/** The member core of a partitioned member. */
+export type PartitionedCore<V> = MemberCore<V, PartitionHandle, PartitionedLedger<V>>
 
 /**
- * The partitioned mode's ledger (the member core's hooks for this mode): the partitions the
- * member owns, what is fetched and not settled (`outstanding`, bounded by `maxInFlight`), how its
- * messages are handed out, settle and go back to the buffer, and how a partition is opened,
- * dropped or started over. Coordination, commits and the fetch loop (this folder's other files)
- * work on it through `Consumer`.
+ * The partitioned mode's ledger (what the member core asks of a mode, `MemberLedger`): the
+ * partitions the member owns, what is fetched and not settled (`outstanding`, bounded by
+ * `maxInFlight`), how its messages are handed out, settle and go back to the buffer, and how a
+ * partition is opened, dropped or started over. Coordination, commits and the partition reads
+ * (this folder's other files) take it, and reach the member's core through it.
  */
-export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extends MemberCore<V, PartitionHandle, K> {
-  protected readonly parts = new Map<PartitionKey, OwnedPartition>()
+export class PartitionedLedger<V = unknown> implements MemberLedger<V, PartitionHandle> {
+  readonly parts = new Map<PartitionKey, OwnedPartition>()
   /** Fetched (buffered or delivered) and not settled, over every partition. */
-  protected outstanding = 0
+  outstanding = 0
   /** Seeks of partitions not owned now, applied when they are acquired. */
-  protected readonly pendingSeeks = new Map<PartitionKey, number>()
+  readonly pendingSeeks = new Map<PartitionKey, number>()
   /**
    * With `from: 'end'`: each topic's end offsets when `consumer()` was called, so a partition the
    * group has no commit for starts there, and a message sent right after `consumer()` is delivered
    * (as a tail's `'end'` is fixed when `tail()` is called).
    */
-  protected readonly endsAtCreation = new Map<string, number[]>()
+  readonly endsAtCreation = new Map<string, number[]>()
   /**
    * Where each partition this member dropped stood (its acked prefix). A lease acquired again
    * where the group has no commit (its state was lost: a Redis restored from an older snapshot, a
@@ -37,21 +40,30 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
    */
   private readonly droppedAt = new Map<PartitionKey, number>()
   /** Re-delivery timers of nacked messages. */
-  protected readonly redeliveries = new Set<NodeJS.Timeout>()
+  readonly redeliveries = new Set<NodeJS.Timeout>()
   /** How its messages settle: kept out of the consumer's API. */
   readonly #settler: Settler<PartitionHandle> = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
-  /** Room (`maxInFlight` less outstanding) from which a settlement wakes the fetch loop. */
-  readonly #lowWater = lowWater(this.opts.maxInFlight)
-  /** Run a coordination step soon (a revoked partition drained). */
-  protected abstract scheduleStep(): void
+  readonly #maxInFlight: number
+  /** Room (`maxInFlight` less outstanding) from which a settlement wakes the fetch loop (the refill rule). */
+  readonly #refill: number
+
+  constructor(
+    /** The member core this ledger records in (buffer, wakes, state, dead letters). */
+    readonly core: PartitionedCore<V>,
+    /** A revoking partition drained: run a coordination step soon (it releases the partition). */
+    private readonly revokeDrained: () => void,
+  ) {
+    this.#maxInFlight = core.opts.maxInFlight
+    this.#refill = refillAt(this.#maxInFlight)
+  }
 
   /** What `p`'s next read builds its messages with: this mode's messages, sharing one handle (partition, generation). */
-  protected messageFactory(p: OwnedPartition): MessageFactory {
+  messageFactory(p: OwnedPartition): MessageFactory {
     return GroupMessageImpl.factory<PartitionHandle>(this.#settler, { part: p, generation: p.generation })
   }
 
   /** Messages `p` fetched (in offset order), counted outstanding and buffered. */
-  protected buffered(msgs: readonly Message[], p: OwnedPartition): void {
+  buffered(msgs: readonly Message[], p: OwnedPartition): void {
     let made: PartitionMessage<V>[]
     // Built by the read's `messageFactory` (a reader that takes one builds all of a read with it) …
     if (msgs.length > 0 && msgs[0] instanceof GroupMessageImpl) made = msgs as PartitionMessage<V>[]
@@ -61,7 +73,7 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
       const settler = this.#settler
       made = msgs.map((m) => GroupMessageImpl.from<V, PartitionHandle>(m, 0, settler, handle))
     }
-    this.buffer = this.buffer.length === 0 ? made : this.buffer.concat(made)
+    this.core.buffer = this.core.buffer.length === 0 ? made : this.core.buffer.concat(made)
     for (let i = 0; i < msgs.length; i++) p.track((msgs[i] as Message).offset)
     this.outstanding += msgs.length
   }
@@ -72,9 +84,9 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
    * `take` starts where this stops. One check of the partition per read's messages (they share a
    * handle), and its `inFlight` is added per run.
    */
-  protected override deliverPrefix(n: number): number {
-    const buf = this.buffer
-    const max = this.opts.maxDeliveries ?? Infinity
+  deliverPrefix(n: number): number {
+    const buf = this.core.buffer
+    const max = this.core.opts.maxDeliveries ?? Infinity
     let handle: PartitionHandle | undefined
     let run = 0
     let i = 0
@@ -96,23 +108,23 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
     return i
   }
 
-  protected deliverable(m: PartitionMessage<V>): boolean {
+  deliverable(m: PartitionMessage<V>): boolean {
     return this.live(m)
   }
 
   /** The member counts deliveries itself: `deliveryCount` is the deliveries made. */
-  protected deliveriesMade(m: PartitionMessage<V>): number {
+  deliveriesMade(m: PartitionMessage<V>): number {
     return m.deliveryCount
   }
 
-  protected deliver(m: PartitionMessage<V>): void {
+  deliver(m: PartitionMessage<V>): void {
     const h = GroupMessageImpl.handle(m)
     m.deliveryCount++
     setDelivered(m, true)
     h.part.inFlight++
   }
 
-  protected unread(items: PartitionMessage<V>[]): void {
+  unread(items: PartitionMessage<V>[]): void {
     const back: PartitionMessage<V>[] = []
     for (const m of items) {
       const h = GroupMessageImpl.handle(m)
@@ -123,19 +135,19 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
       back.push(m)
     }
     if (back.length) {
-      this.buffer = back.concat(this.buffer)
-      this.wakeViews()
-      this.settleWake.wake()
+      this.core.buffer = back.concat(this.core.buffer)
+      this.core.wakeViews()
+      this.core.settleWake.wake()
     }
   }
 
   // ---- settlement ---------------------------------------------------------------------
 
-  protected live(m: PartitionMessage<unknown>): boolean {
+  private live(m: PartitionMessage<unknown>): boolean {
     return !isSettled(m) && current(GroupMessageImpl.handle(m))
   }
 
-  protected undeliver(m: PartitionMessage<unknown>): void {
+  private undeliver(m: PartitionMessage<unknown>): void {
     const h = GroupMessageImpl.handle(m)
     if (isDelivered(m)) {
       setDelivered(m, false)
@@ -154,34 +166,34 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
     this.settled(part, m.offset)
   }
 
-  protected settled(part: OwnedPartition, offset: number): void {
+  private settled(part: OwnedPartition, offset: number): void {
     // A dropped partition's outstanding messages were all counted out when it was dropped (a
     // dead-letter write can complete after that).
     if (!part.dropped && part.ack(offset)) {
-      // The fetch loop reads nothing until lowWater is free: waking it on every ack only spins it.
-      if (this.opts.maxInFlight - --this.outstanding >= this.#lowWater) this.fetchWake.wake()
+      // The fetch loop reads nothing until the refill mark is free: waking it on every ack only spins it.
+      if (this.#maxInFlight - --this.outstanding >= this.#refill) this.core.fetchWake.wake()
     }
-    this.settleWake.wake()
-    if (part.revoking && part.drained) this.scheduleStep()
+    this.core.settleWake.wake()
+    if (part.revoking && part.drained) this.revokeDrained()
   }
 
   #nack(m: PartitionMessage<unknown>, delayMs: number): void {
     if (!this.live(m)) return
     this.undeliver(m)
     const h = GroupMessageImpl.handle(m)
-    this.settleWake.wake()
-    if (h.part.revoking && h.part.drained) this.scheduleStep()
+    this.core.settleWake.wake()
+    if (h.part.revoking && h.part.drained) this.revokeDrained()
     const again = () => {
-      if (!this.live(m) || h.part.revoking || this.state !== 'running') return
-      this.buffer.push(m as PartitionMessage<V>)
-      this.wakeViews()
+      if (!this.live(m) || h.part.revoking || this.core.state !== 'running') return
+      this.core.buffer.push(m as PartitionMessage<V>)
+      this.core.wakeViews()
     }
     if (delayMs <= 0) return again()
     const t = setTimeout(() => {
       this.redeliveries.delete(t)
       again()
     }, delayMs)
-    if (this.views === 0) t.unref()
+    if (!this.core.keepAlive) t.unref()
     this.redeliveries.add(t)
   }
 
@@ -191,11 +203,11 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
     setDelivered(m, false)
     h.part.inFlight--
     m.deliveryCount--
-    this.putBack(m as PartitionMessage<V>)
-    this.wakeViews()
-    this.settleWake.wake()
+    this.core.putBack(m as PartitionMessage<V>)
+    this.core.wakeViews()
+    this.core.settleWake.wake()
     const part = GroupMessageImpl.handle(m).part
-    if (part.revoking && part.drained) this.scheduleStep()
+    if (part.revoking && part.drained) this.revokeDrained()
   }
 
   #term(m: PartitionMessage<unknown>, reason: string): void {
@@ -204,21 +216,21 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
     setSettled(m, true)
     this.undeliver(m)
     const part = h.part
-    if (!this.dlq) return this.settled(part, m.offset)
+    if (!this.core.dlq) return this.settled(part, m.offset)
     part.pendingTerms++
-    this.dlq.send(
+    this.core.dlq.send(
       m,
       reason,
       () => {
         part.pendingTerms--
         if (h.generation === part.generation) this.settled(part, m.offset)
-        else this.settleWake.wake()
+        else this.core.settleWake.wake()
       },
       (e) => {
         part.pendingTerms--
         setSettled(m, false)
-        this.settleWake.wake()
-        this.emitError(e)
+        this.core.settleWake.wake()
+        this.core.emitError(e)
         this.#nack(m, 1000)
       },
     )
@@ -232,7 +244,7 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
   }
 
   /** Open a newly leased partition (not yet visible to the fetch loop), given its offsets as this step found them. */
-  protected async acquire(lease: Lease, offsets: PartitionOffsets | undefined): Promise<OwnedPartition> {
+  async acquire(lease: Lease, offsets: PartitionOffsets | undefined): Promise<OwnedPartition> {
     const key = partitionKey(lease.topic, lease.partition)
     const start = offsets?.start ?? 0
     const seek = this.pendingSeeks.get(key)
@@ -241,19 +253,19 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
     const at = this.droppedAt.get(key)
     const before = at === undefined ? undefined : Math.min(at, offsets?.end ?? at)
     this.droppedAt.delete(key)
-    let position = seek ?? lease.committed ?? before ?? (this.opts.from === 'end' ? this.endFrom(lease, offsets) : start)
+    let position = seek ?? lease.committed ?? before ?? (this.core.opts.from === 'end' ? this.endFrom(lease, offsets) : start)
     if (position < start) position = start
     const p = new OwnedPartition(lease.topic, lease.partition, lease.epoch, position)
     if (seek !== undefined || lease.committed === undefined) p.committed = -1 // commit the start position at once ('end' must stick)
-    p.reader = await this.backend.openReader(lease.topic, lease.partition, position)
+    p.reader = await this.core.backend.openReader(lease.topic, lease.partition, position)
     return p
   }
 
   /** Drop undelivered buffered messages of `p` (all partitions when undefined): they were never handed out. */
-  protected forgetBuffered(p?: OwnedPartition): void {
+  forgetBuffered(p?: OwnedPartition): void {
     const keep: PartitionMessage<V>[] = []
     const dropped = new Map<OwnedPartition, number[]>()
-    for (const m of this.buffer) {
+    for (const m of this.core.buffer) {
       const h = GroupMessageImpl.handle(m)
       if (p === undefined || h.part === p) {
         if (!isSettled(m) && h.generation === h.part.generation) {
@@ -263,7 +275,7 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
         }
       } else keep.push(m)
     }
-    this.buffer = keep
+    this.core.buffer = keep
     for (const [part, offsets] of dropped) {
       const before = part.outstandingCount
       part.forget(offsets)
@@ -271,7 +283,7 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
     }
   }
 
-  protected dropPartition(p: OwnedPartition): TopicPartition {
+  dropPartition(p: OwnedPartition): TopicPartition {
     this.droppedAt.set(p.key, p.commitPoint())
     this.forgetBuffered(p)
     this.outstanding -= p.outstandingCount
@@ -280,23 +292,18 @@ export abstract class PartitionedLedger<V = unknown, K extends Key = Key> extend
     p.unwatch?.()
     p.unwatch = undefined
     void p.reader?.close()
-    this.settleWake.wake()
+    this.core.settleWake.wake()
     return { topic: p.topic, partition: p.partition }
   }
 
   /** Start `p` over at `offset` (a seek): nothing of it is outstanding, and the new position is committed at the next commit. */
-  protected restart(p: OwnedPartition, offset: number): void {
+  restart(p: OwnedPartition, offset: number): void {
     this.forgetBuffered(p)
     this.outstanding -= p.outstandingCount
     p.reset(offset)
     p.committed = -1
     p.dirty = true
-    this.fetchWake.wake()
-    this.settleWake.wake()
+    this.core.fetchWake.wake()
+    this.core.settleWake.wake()
   }
-}
-
-/** Whether a message's partition is still this member's, in the generation it was read in. */
-function current(h: PartitionHandle): boolean {
-  return !h.part.lost && !h.part.dropped && h.generation === h.part.generation
 }

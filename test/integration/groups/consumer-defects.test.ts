@@ -3,7 +3,8 @@ import { getEventListeners } from 'node:events'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Backend } from '../../../src/backends/backend.js'
 import { FileBackend } from '../../../src/backends/file/file-backend.js'
-import { Consumer } from '../../../src/consumer/consumer.js'
+import { Consumer } from '../../../src/consumer/partitioned/consumer.js'
+import { ledgerOf } from '../../../src/consumer/partitioned/ledger-of.js'
 import type { GroupMessage } from '../../../src/consumer/group-message.js'
 import { resolveConsumerOptions, type ConsumerOptions } from '../../../src/consumer/options.js'
 import { open } from '../../../src/index.js'
@@ -75,7 +76,7 @@ describe('a dead-letter write that completes after its partition was dropped', (
     await until(() => written.length === 2, 10_000, 'both dead letters written')
     // Nothing is fetched and unsettled now: the member's count of such messages must say so (it
     // said -1, so the member could hold maxInFlight + 1).
-    expect((a as unknown as { outstanding: number }).outstanding).toBe(0)
+    expect(ledgerOf(a).outstanding).toBe(0)
   })
 })
 

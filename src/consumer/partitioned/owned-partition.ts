@@ -1,5 +1,5 @@
-import type { PartitionReader } from '../backends/backend.js'
-import { partitionKey, type PartitionKey } from '../core/partition-key.js'
+import type { PartitionReader } from '../../backends/backend.js'
+import { partitionKey, type PartitionKey } from '../../core/partition-key.js'
 
 /**
  * A partition a member owns: where it fetches, what is outstanding (fetched, not yet acked), and

@@ -1,6 +1,6 @@
-import type { EntryRef } from '../backends/shared.js'
-import type { Message } from '../core/types.js'
-import { GroupMessageImpl, type Settler } from './group-message.js'
+import type { EntryRef } from '../../backends/shared.js'
+import type { Message } from '../../core/types.js'
+import { GroupMessageImpl, type Settler } from '../group-message.js'
 
 /**
  * Where a shared-mode message stands: `buffered` (fetched, not handed out), `delivered` (handed out,

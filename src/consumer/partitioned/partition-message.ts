@@ -1,4 +1,17 @@
 import { GroupMessageImpl } from '../group-message.js'
+import type { OwnedPartition } from './owned-partition.js'
+
+/**
+ * Where a partitioned-mode message was fetched (its handle): one object for the messages of one
+ * read. Whether a message is settled or delivered is in its flags (below).
+ */
+export interface PartitionHandle {
+  readonly part: OwnedPartition
+  readonly generation: number
+}
+
+/** A message of a partitioned group. */
+export type PartitionMessage<V> = GroupMessageImpl<V, PartitionHandle>
 
 /** Acked or termed: no further settlement counts. */
 export const SETTLED = 1
@@ -21,3 +34,8 @@ function setFlag(m: AnyMessage, flag: number, on: boolean): void {
 export const setSettled = (m: AnyMessage, on: boolean): void => setFlag(m, SETTLED, on)
 
 export const setDelivered = (m: AnyMessage, on: boolean): void => setFlag(m, DELIVERED, on)
+
+/** Whether a message's partition is still this member's, in the generation it was read in. */
+export function current(h: PartitionHandle): boolean {
+  return !h.part.lost && !h.part.dropped && h.generation === h.part.generation
+}

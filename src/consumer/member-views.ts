@@ -1,0 +1,106 @@
+import type { BatchSource } from '../stream/batch-iterator.js'
+
+/** Most messages one view takes at a time. */
+const MAX_DELIVER = 256
+
+/** What the views need of their member (its core). */
+export interface ViewedMember<T> {
+  readonly state: 'running' | 'closing' | 'closed'
+  /** The fatal failure that ended the member, if any. */
+  readonly failure: unknown
+  /** A view throws the fatal failure (so it needs no warning). */
+  failureSeen(): void
+  /** Hand up to `n` buffered messages to the application (marking them delivered). */
+  take(n: number): T[]
+  /** Take back messages a view received but never emitted. */
+  unread(items: T[]): void
+}
+
+/** What the views tell the member's parts. */
+export interface ViewListener {
+  /** Whether something iterates changed (`count` went to or from 0, or by one). */
+  keepAliveChanged(): void
+  /** `demand` changed. */
+  demandChanged(): void
+}
+
+/**
+ * The views of a membership: each iteration of the consumer (and `poll()`) takes buffered
+ * messages from the one member. A view waits (abortably) for more; its end hands back what it
+ * took and never emitted. Until something iterates or polls, the member reads nothing.
+ */
+export class MemberViews<T> {
+  /** Live iterations (views) of this membership. */
+  count = 0
+  /** `poll()` was called: from then on the member reads ahead for polls, as for an iteration. */
+  #polled = false
+  readonly #waiting = new Set<() => void>()
+
+  constructor(
+    private readonly member: ViewedMember<T>,
+    private readonly listener: ViewListener,
+  ) {}
+
+  /**
+   * Whether anything wants messages: a live iteration, or `poll()` was called. Until then a member
+   * reads nothing (it is a member all the same), so an idle consumer holds nothing.
+   */
+  get demand(): boolean {
+    return this.count > 0 || this.#polled
+  }
+
+  /** Up to `n` buffered messages, without waiting (the first call starts reading ahead). */
+  poll(n: number): T[] {
+    if (!this.#polled && this.member.state === 'running') {
+      this.#polled = true
+      this.listener.demandChanged()
+    }
+    return this.member.take(Math.max(0, Math.floor(n)))
+  }
+
+  /** A view: takes buffered messages, waiting (abortably) for more; its end releases what it held. */
+  open(): BatchSource<T> {
+    const member = this.member
+    this.count++
+    this.listener.keepAliveChanged()
+    if (this.count === 1) this.listener.demandChanged()
+    let open = true
+    return {
+      next: async (signal) => {
+        for (;;) {
+          if (member.failure !== undefined) {
+            member.failureSeen()
+            throw member.failure
+          }
+          if (member.state !== 'running') return undefined
+          const batch = member.take(MAX_DELIVER)
+          if (batch.length > 0) return batch
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              this.#waiting.delete(done)
+              signal.removeEventListener('abort', done)
+              resolve()
+            }
+            this.#waiting.add(done)
+            signal.addEventListener('abort', done, { once: true })
+            if (signal.aborted) done()
+          })
+          if (signal.aborted) return undefined
+        }
+      },
+      unread: (items) => member.unread(items),
+      close: () => {
+        if (!open) return
+        open = false
+        this.count--
+        this.listener.keepAliveChanged()
+        if (this.count === 0) this.listener.demandChanged()
+      },
+    }
+  }
+
+  /** Wake every view waiting for messages (new ones arrived, or the member is ending). */
+  wake(): void {
+    for (const w of [...this.#waiting]) w()
+  }
+}
