@@ -78,7 +78,7 @@ export class PartitionReads<V> implements FetchRounds {
       core.emitError(e)
       return false
     }
-    const rolledBack = p.reader?.takeRollback?.()
+    const rolledBack = p.reader?.takeRollback()
     if (rolledBack && core.state === 'running' && !p.lost && !p.dropped) {
       // The log moved back below what was fetched (decision 112): start over where it changed, so
       // the records now stored there are delivered and the commit follows the new end.
