@@ -93,6 +93,9 @@ describe('time index properties', () => {
           await append(b, before)
           await b.close()
           const bad = harm(dir, how as Harm, cut)
+          // Before anyone writes again: a writer resuming on the index cuts entries at its end that
+          // do not hold (time-index-writer.ts, resume), so later the harm may be gone.
+          if (bad) expect(checkPartition(dir, 0, 't').damage.length).toBeGreaterThan(0)
           b = new FileBackend(t.dir, options)
           await b.init()
           try {
@@ -103,7 +106,6 @@ describe('time index properties', () => {
             await expectExact(b, dir, [...times, ...stamps.slice(-5)])
             const damage = checkPartition(dir, 0, 't').damage
             if (!bad) expect(damage).toEqual([])
-            if (bad && trim === 0) expect(damage.length).toBeGreaterThan(0)
             expect(damage.every((d) => d.kind === 'index' && d.file.endsWith('.tix'))).toBe(true)
             await repairPartition(dir, 0, 't')
             expect(checkPartition(dir, 0, 't').damage).toEqual([])
