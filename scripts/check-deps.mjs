@@ -91,11 +91,11 @@ function filesUnder(dir) {
   })
 }
 
-/** The layer of a source file: its top folder, or `backends/<x>`, `operators/rx`, `compat/<x>`; root files: `index` or `facade`. */
+/** The layer of a source file: its top folder, or `backends/<x>`, `operators/rx`, `compat/<x>`; at the root only `index.ts` (layer `index`). */
 function layerOf(file) {
   const parts = relative(src, file).split(sep)
-  // Files at the root: the public entry point, and the facade (Twain, opening, topic options).
-  if (parts.length === 1) return parts[0] === 'index.ts' ? 'index' : 'facade'
+  // The root holds only the public entry point; the facade (Twain, opening, topic options) is facade/.
+  if (parts.length === 1) return parts[0] === 'index.ts' ? 'index' : 'root (only index.ts belongs here)'
   if (parts[0] === 'operators' && parts.length === 2 && parts[1] === 'index.ts') return 'operators/index'
   if ((parts[0] === 'backends' || parts[0] === 'operators' || parts[0] === 'compat') && parts.length > 2) return `${parts[0]}/${parts[1]}`
   return parts[0]

@@ -2,8 +2,8 @@
  * twainmq: a partitioned, keyed message log with an embedded file backend, producers, tails and
  * history as AsyncIterables and RxJS Observables. See README.md and docs/.
  */
-export { Twain, open } from './twain.js'
-export type { TailOptions, HistoryOptions, FileOpenOptions, GroupDescription } from './twain.js'
+export { Twain, open } from './facade/twain.js'
+export type { TailOptions, HistoryOptions, FileOpenOptions, GroupDescription } from './facade/twain.js'
 export { Consumer } from './consumer/partitioned/consumer.js'
 export { SharedConsumer } from './consumer/shared/shared-consumer.js'
 export type { ConsumerOptions } from './consumer/options.js'
@@ -18,8 +18,8 @@ export { hash64 } from './core/hash64.js'
 export { importTwainmqTopic } from './compat/twainmq/import.js'
 export { microsOf } from './compat/twainmq/line-time.js'
 export type { ImportOptions, ImportResult } from './compat/twainmq/import.js'
-export { parseTarget } from './open-target.js'
-export type { Target } from './open-target.js'
+export { parseTarget } from './facade/open-target.js'
+export type { Target } from './facade/open-target.js'
 export type { Partitioner } from './core/hash64.js'
 export type { StandardSchemaV1, TypeValidator } from './core/message-types.js'
 export type {

@@ -84,7 +84,7 @@ function fileKind(name: 'file' | 'twainmq-v1'): Kind {
           const b = new FileBackend(t.dir, {
             pollMs: o.pollMs ?? 50,
             ...(o.segmentBytes === undefined ? {} : { segmentBytes: o.segmentBytes }),
-            // As open() builds it for format 'twainmq-v1' (src/twain.ts).
+            // As open() builds it for format 'twainmq-v1' (src/facade/twain.ts).
             ...(twainmq ? { foreign: { create: (root, hub) => twainmqFormat(root, hub, {}), createTopicsInIt: true } } : {}),
           })
           await b.init()

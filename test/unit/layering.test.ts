@@ -17,7 +17,7 @@ describe('layering', () => {
     expect(r.status).toBe(0)
   })
 
-  it('the checker reports a wrong-way import, a misplaced package, an eager Redis import, a gateway room importing upward and a cycle', () => {
+  it('the checker reports a wrong-way import, a misplaced package, an eager Redis import, a gateway room importing upward, a file at the root besides index.ts and a cycle', () => {
     const tmp = tempDir()
     try {
       const src = join(tmp.dir, 'src')
@@ -26,7 +26,8 @@ describe('layering', () => {
       writeFileSync(join(src, 'core', 'uses-redis.ts'), "import 'ioredis'\nexport const y = 1\n")
       writeFileSync(join(src, 'core', 'cycle-a.ts'), "import { b } from './cycle-b.js'\nexport const a = () => b\n")
       writeFileSync(join(src, 'core', 'cycle-b.ts'), "import { a } from './cycle-a.js'\nexport const b = () => a\n")
-      writeFileSync(join(src, 'eager-redis.ts'), "import { RedisBackend } from './backends/redis/redis-backend.js'\nexport const z = RedisBackend\n")
+      writeFileSync(join(src, 'facade', 'eager-redis.ts'), "import { RedisBackend } from '../backends/redis/redis-backend.js'\nexport const z = RedisBackend\n")
+      writeFileSync(join(src, 'stray.ts'), 'export const s = 1\n')
       writeFileSync(join(src, 'gateway', 'stream', 'up.ts'), "import { readFrom } from '../reads/read.js'\nexport const w = readFrom\n")
       const r = check(src)
       expect(r.status).toBe(1)
@@ -35,7 +36,8 @@ describe('layering', () => {
       expect(r.stderr).toMatch(/core\/uses-redis\.ts: layer "core" may not import the package "ioredis"/)
       expect(r.stderr).toMatch(/import cycle: core\/cycle-a\.ts -> core\/cycle-b\.ts -> core\/cycle-a\.ts/)
       expect(r.stderr).toMatch(/gateway\/stream\/up\.ts: gateway room "stream" may not import room "reads"/)
-      expect(r.stderr).toMatch(/5 violations/)
+      expect(r.stderr).toMatch(/stray\.ts: layer "root \(only index\.ts belongs here\)" is not in the layering table/)
+      expect(r.stderr).toMatch(/6 violations/)
     } finally {
       tmp.remove()
     }

@@ -1,6 +1,6 @@
 import type { Backend } from '../../backends/backend.js'
 import { GroupNotFoundError, TopicNotFoundError } from '../../core/errors.js'
-import { describeGroup } from '../../group-admin.js'
+import { describeGroup } from '../../facade/group-commands.js'
 
 /*
  * The store at a glance, for the gateway's read-only JSON endpoints and the dashboard

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { BackendError, InvalidArgumentError, open } from '../../../src/index.js'
-import { parseTarget } from '../../../src/open-target.js'
+import { parseTarget } from '../../../src/facade/open-target.js'
 import { RedisServer } from '../../helpers/redis-server.js'
 import { tempDir } from '../../helpers/tmp.js'
 

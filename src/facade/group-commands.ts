@@ -1,7 +1,7 @@
-import type { Backend } from './backends/backend.js'
-import { GroupNotFoundError, InvalidArgumentError, TopicNotFoundError } from './core/errors.js'
-import { checkGroupName, checkInt, checkTopicName } from './core/names.js'
-import { partitionKey } from './core/partition-key.js'
+import type { Backend } from '../backends/backend.js'
+import { GroupNotFoundError, InvalidArgumentError, TopicNotFoundError } from '../core/errors.js'
+import { checkGroupName, checkInt, checkTopicName } from '../core/names.js'
+import { partitionKey } from '../core/partition-key.js'
 import type { GroupDescription } from './twain-options.js'
 
 /*

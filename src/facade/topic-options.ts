@@ -1,8 +1,8 @@
-import type { TopicMeta } from './backends/backend.js'
-import { InvalidArgumentError } from './core/errors.js'
-import { keyCodec } from './core/keys.js'
-import { checkInt, checkKnownKeys, checkNonNegative, checkTopicName } from './core/names.js'
-import type { CreateTopicOptions, Retention } from './core/types.js'
+import type { TopicMeta } from '../backends/backend.js'
+import { InvalidArgumentError } from '../core/errors.js'
+import { keyCodec } from '../core/keys.js'
+import { checkInt, checkKnownKeys, checkNonNegative, checkTopicName } from '../core/names.js'
+import type { CreateTopicOptions, Retention } from '../core/types.js'
 
 const RETENTION_KEYS = new Set(['maxMessages', 'maxAgeMs', 'maxBytes', 'consumed'])
 

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { InvalidArgumentError } from './core/errors.js'
+import { InvalidArgumentError } from '../core/errors.js'
 
 /** What an `open()` target names. */
 export type Target = { kind: 'file'; root: string } | { kind: 'redis'; url: string; cluster: boolean }

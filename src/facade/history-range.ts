@@ -1,5 +1,5 @@
-import { InvalidArgumentError } from './core/errors.js'
-import { checkInt } from './core/names.js'
+import { InvalidArgumentError } from '../core/errors.js'
+import { checkInt } from '../core/names.js'
 import type { HistoryOptions } from './twain-options.js'
 
 const MAX = Number.MAX_SAFE_INTEGER

@@ -1,4 +1,4 @@
-import type { Backend } from './backends/backend.js'
+import type { Backend } from '../backends/backend.js'
 
 /** The store under each `Twain` (set by its constructor); keyed weakly so a closed Twain is collected. */
 const stores = new WeakMap<object, Backend>()

@@ -1,6 +1,6 @@
-import type { Backend, TopicMeta } from './backends/backend.js'
-import { InvalidArgumentError, TopicExistsError, TopicNotFoundError } from './core/errors.js'
-import type { CreateTopicOptions, Retention } from './core/types.js'
+import type { Backend, TopicMeta } from '../backends/backend.js'
+import { InvalidArgumentError, TopicExistsError, TopicNotFoundError } from '../core/errors.js'
+import type { CreateTopicOptions, Retention } from '../core/types.js'
 import { topicMetaFrom } from './topic-options.js'
 
 /** The options `ensureTopic` compares, in the order it reports them. */

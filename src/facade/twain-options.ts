@@ -1,6 +1,6 @@
-import type { TopicPartition } from './backends/assign.js'
-import type { OpenOptions } from './core/types.js'
-import type { TailFrom } from './stream/tail-source.js'
+import type { TopicPartition } from '../backends/assign.js'
+import type { OpenOptions } from '../core/types.js'
+import type { TailFrom } from '../stream/tail-source.js'
 
 /** Options of `twain.tail()`. */
 export interface TailOptions {

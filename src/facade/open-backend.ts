@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
-import type { Backend } from './backends/backend.js'
-import { FileBackend } from './backends/file/file-backend.js'
-import { isTwainmqRoot } from './compat/twainmq/detect.js'
-import { twainmqFormat } from './compat/twainmq/twainmq-store.js'
-import { InvalidArgumentError } from './core/errors.js'
-import { checkInt, checkKnownKeys } from './core/names.js'
+import type { Backend } from '../backends/backend.js'
+import { FileBackend } from '../backends/file/file-backend.js'
+import { isTwainmqRoot } from '../compat/twainmq/detect.js'
+import { twainmqFormat } from '../compat/twainmq/twainmq-store.js'
+import { InvalidArgumentError } from '../core/errors.js'
+import { checkInt, checkKnownKeys } from '../core/names.js'
 import { parseTarget } from './open-target.js'
 import type { FileOpenOptions } from './twain-options.js'
 
@@ -42,7 +42,7 @@ export async function openBackend(target: string | undefined, options: FileOpenO
   if (t.kind === 'redis') {
     const prefix = options.prefix ?? 'twainmq:'
     // Loaded only for a Redis target: a file-backend app never loads ioredis.
-    const { RedisBackend } = await import('./backends/redis/redis-backend.js')
+    const { RedisBackend } = await import('../backends/redis/redis-backend.js')
     return { backend: await RedisBackend.connect({ url: t.url, cluster: t.cluster }, { prefix, clientId, replicaAcks, replicaAckTimeoutMs }), clientId }
   }
   const fsync = options.fsync ?? 'never'
