@@ -9,7 +9,10 @@ const common = {
   eqeqeq: ['error', 'always', { null: 'ignore' }],
   'no-restricted-syntax': [
     'error',
-    { selector: 'ExportAllDeclaration', message: 'Entry points are curated: export each name explicitly, not `export *`.' },
+    {
+      selector: 'ExportAllDeclaration',
+      message: 'Entry points are curated: export each name explicitly, not `export *`.',
+    },
   ],
 }
 

@@ -17,5 +17,6 @@ const t1 = performance.now()
 let n = 0
 for await (const _ of t.history('t')) n++
 const r = performance.now() - t1
-console.log(JSON.stringify({ send: Math.round(500000 / w * 1000), read: Math.round(n / r * 1000) }))
-await t.close(); rmSync(dir, { recursive: true })
+console.log(JSON.stringify({ send: Math.round((500000 / w) * 1000), read: Math.round((n / r) * 1000) }))
+await t.close()
+rmSync(dir, { recursive: true })

@@ -24,7 +24,9 @@ const get = (path: string): Promise<{ body: Buffer; headers: Record<string, unkn
   new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port, path, agent }, (res) => {
       const parts: Buffer[] = []
-      res.on('data', (d: Buffer) => parts.push(d)).on('end', () => resolve({ body: Buffer.concat(parts), headers: res.headers }))
+      res
+        .on('data', (d: Buffer) => parts.push(d))
+        .on('end', () => resolve({ body: Buffer.concat(parts), headers: res.headers }))
     })
     req.on('error', reject).end()
   })
@@ -32,7 +34,8 @@ try {
   await twain.createTopic('s')
   const p = twain.producer('s')
   const v = { text: 'x'.repeat(88) }
-  for (let i = 0; i < n; i += 1000) await p.sendBatch(Array.from({ length: Math.min(1000, n - i) }, (_, j) => ({ key: (i + j) % 65536, value: v })))
+  for (let i = 0; i < n; i += 1000)
+    await p.sendBatch(Array.from({ length: Math.min(1000, n - i) }, (_, j) => ({ key: (i + j) % 65536, value: v })))
   await p.flush()
   const rates: number[] = []
   const calls: number[] = []
@@ -50,10 +53,15 @@ try {
     rates.push(items / ((performance.now() - t0) / 1000))
     if (items !== n) throw new Error(`catch-up read ${items} items, expected ${n}`)
     const stats = String(await admin.info('commandstats'))
-    calls.push(Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0) + Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0))
+    calls.push(
+      Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0) +
+        Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0),
+    )
   }
   const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1] as number
-  process.stdout.write(`${JSON.stringify({ tree, msgsPerS: Math.round(median(rates)), rates: rates.map(Math.round), readCalls: median(calls) })}\n`)
+  process.stdout.write(
+    `${JSON.stringify({ tree, msgsPerS: Math.round(median(rates)), rates: rates.map(Math.round), readCalls: median(calls) })}\n`,
+  )
 } finally {
   agent.destroy()
   await new Promise((r) => http.close(r))

@@ -46,6 +46,16 @@ for (let r = 0; r < Number(process.env.R ?? 3); r++) {
   await c.close()
 }
 const med = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1] as number
-console.log(JSON.stringify({ tree: tree.split('/').pop(), history: med(hist), group: med(group), ratio: +(med(group) / med(hist)).toFixed(2), cpuRatio: +med(cpuRatios).toFixed(2), hist, groups: group }))
+console.log(
+  JSON.stringify({
+    tree: tree.split('/').pop(),
+    history: med(hist),
+    group: med(group),
+    ratio: +(med(group) / med(hist)).toFixed(2),
+    cpuRatio: +med(cpuRatios).toFixed(2),
+    hist,
+    groups: group,
+  }),
+)
 await twain.close()
 rmSync(dir, { recursive: true })

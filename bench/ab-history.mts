@@ -12,7 +12,8 @@ for (let i = 0; i < N; i += 1000) await p.sendBatch(Array.from({ length: 1000 },
 await p.flush()
 const rates: number[] = []
 for (let r = 0; r < 5; r++) {
-  const t0 = performance.now(); let n = 0
+  const t0 = performance.now()
+  let n = 0
   for await (const _ of twain.history('t')) n++
   rates.push(Math.round(n / ((performance.now() - t0) / 1000)))
 }

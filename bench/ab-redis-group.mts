@@ -35,7 +35,11 @@ const serverCpu = async (): Promise<number> => {
   const info = await admin.info('cpu')
   return (Number(/used_cpu_user:([\d.]+)/.exec(info)?.[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)?.[1])) * 1e6
 }
-const cpu: Record<string, { client: number[]; server: number[] }> = { history: { client: [], server: [] }, partitioned: { client: [], server: [] }, shared: { client: [], server: [] } }
+const cpu: Record<string, { client: number[]; server: number[] }> = {
+  history: { client: [], server: [] },
+  partitioned: { client: [], server: [] },
+  shared: { client: [], server: [] },
+}
 async function measured<T>(phase: string, f: () => Promise<T>): Promise<T> {
   const c0 = process.cpuUsage()
   const s0 = await serverCpu()
@@ -68,13 +72,13 @@ const phases = new Set((process.env.PHASES ?? 'history,partitioned,shared').spli
 for (let r = 0; r < Number(process.env.R ?? 3); r++) {
   if (phases.has('history'))
     hist.push(
-    await measured('history', async () => {
-      const t0 = performance.now()
-      let n = 0
-      for await (const _ of twain.history('t')) n++
-      return rate(n, t0)
-    }),
-  )
+      await measured('history', async () => {
+        const t0 = performance.now()
+        let n = 0
+        for await (const _ of twain.history('t')) n++
+        return rate(n, t0)
+      }),
+    )
   await phaseStats('history')
   if (phases.has('partitioned')) part.push(await measured('partitioned', () => consume(`p${r}`, 'partitioned')))
   await phaseStats('partitioned')
@@ -82,7 +86,21 @@ for (let r = 0; r < Number(process.env.R ?? 3); r++) {
   await phaseStats('shared')
 }
 const med = (a: number[]) => ([...a].sort((x, y) => x - y)[a.length >> 1] ?? 0) as number
-console.log(JSON.stringify({ tree: tree.split('/').pop(), history: med(hist), partitioned: med(part), shared: med(shared), partOverHist: +(med(part) / med(hist)).toFixed(2), hist, part, sharedAll: shared, cpuUsPerMsg: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, { client: med(v.client), server: med(v.server) }])) }))
+console.log(
+  JSON.stringify({
+    tree: tree.split('/').pop(),
+    history: med(hist),
+    partitioned: med(part),
+    shared: med(shared),
+    partOverHist: +(med(part) / med(hist)).toFixed(2),
+    hist,
+    part,
+    sharedAll: shared,
+    cpuUsPerMsg: Object.fromEntries(
+      Object.entries(cpu).map(([k, v]) => [k, { client: med(v.client), server: med(v.server) }]),
+    ),
+  }),
+)
 await twain.close()
 admin.disconnect()
 await server.stop()

@@ -55,5 +55,12 @@ for (let r = 0; r < reps; r++) {
 await t.close()
 const all = (n * reps) / allMs
 const pl = (n * reps) / plainMs
-console.log(JSON.stringify({ all: Math.round(all * 1000), plain: Math.round(pl * 1000), ratio: Math.round((plainMs / allMs) * 1000) / 1000, cpuRatio: Math.round((plainCpu / allCpu) * 1000) / 1000 }))
+console.log(
+  JSON.stringify({
+    all: Math.round(all * 1000),
+    plain: Math.round(pl * 1000),
+    ratio: Math.round((plainMs / allMs) * 1000) / 1000,
+    cpuRatio: Math.round((plainCpu / allCpu) * 1000) / 1000,
+  }),
+)
 rmSync(dir, { recursive: true })

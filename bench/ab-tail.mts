@@ -8,13 +8,19 @@
 const root = process.argv[2]
 const backend = process.argv[3] ?? 'file'
 const n = Number(process.argv[4] ?? 1000)
-if (backend !== 'file' && backend !== 'redis') throw new Error(`backend must be file or redis, got ${JSON.stringify(backend)}`)
+if (backend !== 'file' && backend !== 'redis')
+  throw new Error(`backend must be file or redis, got ${JSON.stringify(backend)}`)
 const { tailTwain, tailBaseline } = await import(`${root}/bench/lib/tail.ts`)
 const { RedisServer } = await import(`${root}/test/helpers/redis-server.ts`)
 const server = backend === 'redis' ? await RedisServer.start() : undefined
 try {
   const t = (await tailTwain(n, server?.url, `${backend} tail`)).summary
-  const out: Record<string, unknown> = { backend, p50: +t.p50.toFixed(3), p99: +t.p99.toFixed(3), max: +t.max.toFixed(2) }
+  const out: Record<string, unknown> = {
+    backend,
+    p50: +t.p50.toFixed(3),
+    p99: +t.p99.toFixed(3),
+    max: +t.max.toFixed(2),
+  }
   if (backend === 'file') {
     const raw = (await tailBaseline(n)).summary
     out.rawP50 = +raw.p50.toFixed(3)

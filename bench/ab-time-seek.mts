@@ -20,7 +20,8 @@ async function write(): Promise<{ dir: string; first: number; last: number }> {
   const p = twain.producer('t')
   const v = 'x'.repeat(100)
   const first = Date.now()
-  for (let i = 0; i < N; i += 1000) await p.sendBatch(Array.from({ length: 1000 }, (_, j) => ({ key: i + j, value: v })))
+  for (let i = 0; i < N; i += 1000)
+    await p.sendBatch(Array.from({ length: 1000 }, (_, j) => ({ key: i + j, value: v })))
   await p.flush()
   const last = Date.now()
   await twain.close()
@@ -37,8 +38,9 @@ async function seeks(dir: string, first: number, last: number): Promise<string> 
   const ms: number[] = []
   const cpu: number[] = [] // user + system CPU of this process per seek: less noisy than wall time on a shared machine
   let seed = 7
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
-  for (let i = 0; i < Number(process.env.WARMUP ?? 0); i++) await b.offsetForTime('t', 0, first + Math.floor(rnd() * (last - first)))
+  const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
+  for (let i = 0; i < Number(process.env.WARMUP ?? 0); i++)
+    await b.offsetForTime('t', 0, first + Math.floor(rnd() * (last - first)))
   for (let i = 0; i < SEEKS; i++) {
     const time = first + Math.floor(rnd() * (last - first))
     const c0 = process.cpuUsage()
@@ -51,7 +53,14 @@ async function seeks(dir: string, first: number, last: number): Promise<string> 
   await b.close()
   const median = (xs: number[]) => +([...xs].sort((a, c) => a - c)[xs.length >> 1] as number).toFixed(2)
   const fresh = process.env.SEEK_IN !== undefined
-  return JSON.stringify({ tree: tree.split('/').pop(), n: N, ...(fresh ? { fresh } : {}), medianMs: median(ms), maxMs: +Math.max(...ms).toFixed(2), cpuMs: median(cpu) })
+  return JSON.stringify({
+    tree: tree.split('/').pop(),
+    n: N,
+    ...(fresh ? { fresh } : {}),
+    medianMs: median(ms),
+    maxMs: +Math.max(...ms).toFixed(2),
+    cpuMs: median(cpu),
+  })
 }
 
 const at = process.env.SEEK_IN // set for the fresh process: "<dir> <first> <last>"
@@ -61,7 +70,10 @@ if (at) {
 } else {
   const { dir, first, last } = await write()
   const env = { ...process.env, SEEK_IN: `${dir} ${first} ${last}` }
-  const child = () => execFileSync(process.execPath, [...process.execArgv, process.argv[1] as string, tree], { env }).toString().trim()
+  const child = () =>
+    execFileSync(process.execPath, [...process.execArgv, process.argv[1] as string, tree], { env })
+      .toString()
+      .trim()
   console.log(process.env.FRESH === '1' ? child() : await seeks(dir, first, last))
   rmSync(dir, { recursive: true })
 }

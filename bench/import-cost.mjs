@@ -30,5 +30,7 @@ for (let i = 0; i < repeat; i++) {
 entries.forEach((e, k) => {
   const ms = runs[k].map((x) => x.ms).sort((a, b) => a - b)
   const last = runs[k].at(-1)
-  console.log(`${args[k]}: median ${ms[Math.floor(ms.length / 2)].toFixed(0)} ms (min ${ms[0].toFixed(0)}), ${last.cjs} CommonJS modules, ioredis ${last.ioredis ? 'loaded' : 'not loaded'}`)
+  console.log(
+    `${args[k]}: median ${ms[Math.floor(ms.length / 2)].toFixed(0)} ms (min ${ms[0].toFixed(0)}), ${last.cjs} CommonJS modules, ioredis ${last.ioredis ? 'loaded' : 'not loaded'}`,
+  )
 })

@@ -10,13 +10,18 @@ import { RedisServer } from '../test/helpers/redis-server.js'
 
 const n = Number(process.argv[2] ?? 500)
 const rounds = Number(process.argv[3] ?? 3)
-if (!Number.isSafeInteger(n) || n < 20 || !Number.isSafeInteger(rounds) || rounds < 1) throw new Error(`usage: npx tsx bench/redis-tail-floor.mts [messages ≥ 20] [rounds ≥ 1], got ${process.argv.slice(2).join(' ')}`)
+if (!Number.isSafeInteger(n) || n < 20 || !Number.isSafeInteger(rounds) || rounds < 1)
+  throw new Error(
+    `usage: npx tsx bench/redis-tail-floor.mts [messages ≥ 20] [rounds ≥ 1], got ${process.argv.slice(2).join(' ')}`,
+  )
 const server = await RedisServer.start()
 try {
   for (let r = 1; r <= rounds; r++) {
     const raw = (await rawRedisTail(server.url, `floor{${r}}`, n)).summary
     const ours = (await tailTwain(n, server.url, 'twain.tail()')).summary
-    process.stdout.write(`round ${r}: raw XADD → XREAD BLOCK p50 ${raw.p50.toFixed(3)} ms p99 ${raw.p99.toFixed(3)} | twain.tail() p50 ${ours.p50.toFixed(3)} ms p99 ${ours.p99.toFixed(3)} max ${ours.max.toFixed(2)} | p50 ratio ${(ours.p50 / raw.p50).toFixed(2)}×\n`)
+    process.stdout.write(
+      `round ${r}: raw XADD → XREAD BLOCK p50 ${raw.p50.toFixed(3)} ms p99 ${raw.p99.toFixed(3)} | twain.tail() p50 ${ours.p50.toFixed(3)} ms p99 ${ours.p99.toFixed(3)} max ${ours.max.toFixed(2)} | p50 ratio ${(ours.p50 / raw.p50).toFixed(2)}×\n`,
+    )
   }
 } finally {
   await server.destroy()

@@ -10,13 +10,17 @@ import { parseArgs } from 'node:util'
 import type { Suite, SuiteOptions } from './lib/suite.js'
 
 /** Known suites, loaded on demand so one suite's dependencies never slow down another. */
-const SUITES: Record<string, { description: string; defaults?: Partial<typeof DEFAULTS>; load: () => Promise<{ default: Suite }> }> = {
+const SUITES: Record<
+  string,
+  { description: string; defaults?: Partial<typeof DEFAULTS>; load: () => Promise<{ default: Suite }> }
+> = {
   file: {
     description: 'file backend: write/read throughput, read memory, cross-process tail latency vs plain Node',
     load: () => import('./suites/file.js'),
   },
   cluster: {
-    description: 'Redis Cluster: produce/read and server CPU per message vs one redis-server, scale-out over 1-3 masters',
+    description:
+      'Redis Cluster: produce/read and server CPU per message vs one redis-server, scale-out over 1-3 masters',
     load: () => import('./suites/cluster.js'),
   },
   groups: {
@@ -28,31 +32,37 @@ const SUITES: Record<string, { description: string; defaults?: Partial<typeof DE
     load: () => import('./suites/redis.js'),
   },
   'redis-shared': {
-    description: 'Redis shared groups (competing consumers): consume+ack throughput vs BullMQ (addBulk + Worker, concurrency 50)',
+    description:
+      'Redis shared groups (competing consumers): consume+ack throughput vs BullMQ (addBulk + Worker, concurrency 50)',
     load: () => import('./suites/redis-shared.js'),
   },
   gateway: {
-    description: 'HTTP gateway (twainmq serve) vs @durable-streams/server file-backed: appends, catch-up read, append→SSE latency, SSE fan-out (defaults: --messages 100000 --repeat 3)',
+    description:
+      'HTTP gateway (twainmq serve) vs @durable-streams/server file-backed: appends, catch-up read, append→SSE latency, SSE fan-out (defaults: --messages 100000 --repeat 3)',
     defaults: { messages: 100_000, repeat: 3 },
     load: () => import('./suites/gateway.js'),
   },
   peers: {
-    description: 'twainmq (file, Redis) vs NATS JetStream (file storage) on private servers: produce, backlog read, consume+ack, send → other-process latency (defaults: --messages 200000 --repeat 3)',
+    description:
+      'twainmq (file, Redis) vs NATS JetStream (file storage) on private servers: produce, backlog read, consume+ack, send → other-process latency (defaults: --messages 200000 --repeat 3)',
     defaults: { messages: 200_000, repeat: 3 },
     load: () => import('./suites/peers.js'),
   },
   floors: {
-    description: 'how far the missed rows of issue 15 can go: a promise-per-send producer vs the plain log; raw ioredis XREADGROUP + XACK and its reply decoder vs JetStream AckPolicy.All; a raw ioredis tail vs JetStream\'s (defaults: --messages 200000 --repeat 3)',
+    description:
+      "how far the missed rows of issue 15 can go: a promise-per-send producer vs the plain log; raw ioredis XREADGROUP + XACK and its reply decoder vs JetStream AckPolicy.All; a raw ioredis tail vs JetStream's (defaults: --messages 200000 --repeat 3)",
     defaults: { messages: 200_000, repeat: 3 },
     load: () => import('./suites/floors.js'),
   },
   scale: {
-    description: 'per-message produce/read/consume cost and RSS at 10k..10M messages (file; Redis to --redis-max), seek by offset and time, group join with deep history (defaults: --repeat 1 --min 10000 --max 10000000 --redis-max 1000000)',
+    description:
+      'per-message produce/read/consume cost and RSS at 10k..10M messages (file; Redis to --redis-max), seek by offset and time, group join with deep history (defaults: --repeat 1 --min 10000 --max 10000000 --redis-max 1000000)',
     defaults: { repeat: 1 },
     load: () => import('./suites/scale.js'),
   },
   browser: {
-    description: 'twainmq/browser in headless Chromium: produce→render p50/p99 over loopback (file, Redis), gzipped bundle size vs @durable-streams/client + rxjs',
+    description:
+      'twainmq/browser in headless Chromium: produce→render p50/p99 over loopback (file, Redis), gzipped bundle size vs @durable-streams/client + rxjs',
     load: () => import('./suites/browser.js'),
   },
   twainmq: {
@@ -61,7 +71,17 @@ const SUITES: Record<string, { description: string; defaults?: Partial<typeof DE
   },
 }
 
-const DEFAULTS = { messages: 1_000_000, size: 100, tailMessages: 300, repeat: 3, posts: 1000, readers: 1000, min: 10_000, max: 10_000_000, redisMax: 1_000_000 }
+const DEFAULTS = {
+  messages: 1_000_000,
+  size: 100,
+  tailMessages: 300,
+  repeat: 3,
+  posts: 1000,
+  readers: 1000,
+  min: 10_000,
+  max: 10_000_000,
+  redisMax: 1_000_000,
+}
 
 function usage(): string {
   const suites = Object.entries(SUITES)
@@ -94,12 +114,20 @@ class UsageError extends Error {}
 function intOption(name: string, text: string | undefined, fallback: number, min: number, max: number): number {
   if (text === undefined) return fallback
   const v = Number(text.replace(/_/g, ''))
-  if (!Number.isInteger(v) || v < min || v > max) throw new UsageError(`--${name} must be an integer ${min}..${max}, got ${JSON.stringify(text)}`)
+  if (!Number.isInteger(v) || v < min || v > max)
+    throw new UsageError(`--${name} must be an integer ${min}..${max}, got ${JSON.stringify(text)}`)
   return v
 }
 
 /** What `parse` gives a suite: the common options, and the gateway suite's own (the others ignore them). */
-type ParsedOptions = Omit<SuiteOptions, 'command'> & { posts: number; readers: number; cpuProf: string | undefined; min: number; max: number; redisMax: number }
+type ParsedOptions = Omit<SuiteOptions, 'command'> & {
+  posts: number
+  readers: number
+  cpuProf: string | undefined
+  min: number
+  max: number
+  redisMax: number
+}
 
 function parse(argv: string[]): { suite: string | undefined; options: ParsedOptions; help: boolean } {
   let parsed
@@ -161,12 +189,15 @@ async function main(): Promise<number> {
   }
   const entry = args.suite === undefined ? undefined : SUITES[args.suite]
   if (!entry) {
-    process.stderr.write(`${args.suite === undefined ? 'error: no suite given' : `error: unknown suite ${JSON.stringify(args.suite)}`}\n\n${usage()}\n`)
+    process.stderr.write(
+      `${args.suite === undefined ? 'error: no suite given' : `error: unknown suite ${JSON.stringify(args.suite)}`}\n\n${usage()}\n`,
+    )
     return 2
   }
   const o = args.options
   const given = process.argv.slice(2).join(' ')
-  const via = process.env.npm_lifecycle_event === 'bench' ? `npm run bench -- ${given}` : `npx tsx bench/run.ts ${given}`
+  const via =
+    process.env.npm_lifecycle_event === 'bench' ? `npm run bench -- ${given}` : `npx tsx bench/run.ts ${given}`
   const own =
     args.suite === 'gateway'
       ? ` --posts ${o.posts} --readers ${o.readers}${o.cpuProf === undefined ? '' : ` --cpu-prof ${o.cpuProf}`}`
@@ -185,7 +216,8 @@ async function main(): Promise<number> {
  * command once more in a child node with the flag (and tsx's loader flags, kept in execArgv).
  */
 function reexecWithGc(): number | undefined {
-  if (typeof (globalThis as { gc?: unknown }).gc === 'function' || process.env.TWAINMQ_BENCH_REEXEC === '1') return undefined
+  if (typeof (globalThis as { gc?: unknown }).gc === 'function' || process.env.TWAINMQ_BENCH_REEXEC === '1')
+    return undefined
   const r = spawnSync(process.execPath, ['--expose-gc', ...process.execArgv, ...process.argv.slice(1)], {
     stdio: 'inherit',
     env: { ...process.env, TWAINMQ_BENCH_REEXEC: '1' },
@@ -196,12 +228,13 @@ function reexecWithGc(): number | undefined {
 
 const reexec = reexecWithGc()
 if (reexec !== undefined) process.exitCode = reexec
-else main().then(
-  (code) => {
-    process.exitCode = code
-  },
-  (e: unknown) => {
-    process.stderr.write(`bench failed: ${(e as Error)?.stack ?? String(e)}\n`)
-    process.exitCode = 1
-  },
-)
+else
+  main().then(
+    (code) => {
+      process.exitCode = code
+    },
+    (e: unknown) => {
+      process.stderr.write(`bench failed: ${(e as Error)?.stack ?? String(e)}\n`)
+      process.exitCode = 1
+    },
+  )

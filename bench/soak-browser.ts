@@ -17,12 +17,18 @@ import { tempDir } from '../test/helpers/tmp.js'
 import { sleep, until } from '../test/helpers/wait.js'
 
 const { values } = parseArgs({
-  options: { minutes: { type: 'string', default: '10' }, restarts: { type: 'string', default: '20' }, redis: { type: 'boolean', default: false }, 'interval-ms': { type: 'string', default: '20' } },
+  options: {
+    minutes: { type: 'string', default: '10' },
+    restarts: { type: 'string', default: '20' },
+    redis: { type: 'boolean', default: false },
+    'interval-ms': { type: 'string', default: '20' },
+  },
 })
 const minutes = Number(values.minutes)
 const restarts = Number(values.restarts)
 const intervalMs = Number(values['interval-ms'])
-if (!(minutes > 0) || !Number.isInteger(restarts) || restarts < 0 || !(intervalMs > 0)) throw new Error('usage: --minutes <n > 0> --restarts <integer ≥ 0> --interval-ms <n > 0> [--redis]')
+if (!(minutes > 0) || !Number.isInteger(restarts) || restarts < 0 || !(intervalMs > 0))
+  throw new Error('usage: --minutes <n > 0> --restarts <integer ≥ 0> --interval-ms <n > 0> [--redis]')
 
 const tmp = tempDir('twainmq-soak-browser-')
 const redis = values.redis ? await RedisServer.start() : undefined
@@ -65,22 +71,31 @@ try {
   producing = false
   await writing
   const count = async (): Promise<number> => (await page.$$('#out li')).length
-  await until(async () => (await count()) >= sent, 60_000, `all ${sent} messages in the page`).catch(async (e: unknown) => {
-    const last = await page.evaluate('document.querySelector("#out").lastChild?.textContent')
-    console.log(`STALLED: ${await count()} of ${sent} rendered, last ${String(last)}, live reads at the gateway ${gateway.watches()}, page error "${(await page.textContent('#error')) ?? ''}"`)
-    const values = await page.$$eval('#out li', (items) => items.map((li) => Number(li.textContent)))
-    const tokens = (await page.evaluate('window.tokens')) as [string, string][]
-    for (let i = 1; i < values.length; i++) {
-      if (values[i] !== values[i - 1]! + 1) console.log(`gap/repeat at ${i}: ${values[i - 1]} ${JSON.stringify(tokens[i - 1])} → ${values[i]} ${JSON.stringify(tokens[i])}`)
-    }
-    console.log(`in flight: ${[...inFlight.values()].join('\n  ') || 'none'}`)
-    console.log(`console: ${consoleLines.slice(-10).join('\n  ') || 'none'}`)
-    throw e
-  })
+  await until(async () => (await count()) >= sent, 60_000, `all ${sent} messages in the page`).catch(
+    async (e: unknown) => {
+      const last = await page.evaluate('document.querySelector("#out").lastChild?.textContent')
+      console.log(
+        `STALLED: ${await count()} of ${sent} rendered, last ${String(last)}, live reads at the gateway ${gateway.watches()}, page error "${(await page.textContent('#error')) ?? ''}"`,
+      )
+      const values = await page.$$eval('#out li', (items) => items.map((li) => Number(li.textContent)))
+      const tokens = (await page.evaluate('window.tokens')) as [string, string][]
+      for (let i = 1; i < values.length; i++) {
+        if (values[i] !== values[i - 1]! + 1)
+          console.log(
+            `gap/repeat at ${i}: ${values[i - 1]} ${JSON.stringify(tokens[i - 1])} → ${values[i]} ${JSON.stringify(tokens[i])}`,
+          )
+      }
+      console.log(`in flight: ${[...inFlight.values()].join('\n  ') || 'none'}`)
+      console.log(`console: ${consoleLines.slice(-10).join('\n  ') || 'none'}`)
+      throw e
+    },
+  )
   const got = await page.$$eval('#out li', (items) => items.map((li) => Number(li.textContent)))
   const inOrder = got.length === sent && got.every((v, i) => v === i)
   const error = (await page.textContent('#error')) ?? ''
-  console.log(`soak ${values.redis ? 'redis' : 'file'}: ${minutes} min, ${gateway.starts - 1} restarts, ${sent} sent, ${got.length} rendered, every message exactly once in order: ${inOrder}; page error: "${error}"`)
+  console.log(
+    `soak ${values.redis ? 'redis' : 'file'}: ${minutes} min, ${gateway.starts - 1} restarts, ${sent} sent, ${got.length} rendered, every message exactly once in order: ${inOrder}; page error: "${error}"`,
+  )
   process.exitCode = inOrder && error === '' ? 0 : 1
 } finally {
   await browser.close()

@@ -55,7 +55,11 @@ if (role === 'child') {
   fs.writeFileSync(`${dir}/writes.json`, JSON.stringify(times))
 } else {
   const watch = fs.watch
-  ;(fs as { watch: unknown }).watch = (path: fs.PathLike, options: fs.WatchOptions, listener: fs.WatchListener<string>) =>
+  ;(fs as { watch: unknown }).watch = (
+    path: fs.PathLike,
+    options: fs.WatchOptions,
+    listener: fs.WatchListener<string>,
+  ) =>
     watch(path, options, (...a) => {
       times.push(wall())
       listener(...a)
@@ -88,7 +92,11 @@ if (role === 'child') {
       await twain.close()
     }
   }
-  const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), mode, spinText, countText, 'child', dir], { stdio: 'inherit' })
+  const child = spawn(
+    process.execPath,
+    [...process.execArgv, fileURLToPath(import.meta.url), mode, spinText, countText, 'child', dir],
+    { stdio: 'inherit' },
+  )
   const exited = new Promise((r) => child.on('exit', r))
   await done
   await exited

@@ -39,7 +39,8 @@ const reading = (async () => {
       if (end < 0) break
       const event = text.slice(0, end)
       text = text.slice(end + 2)
-      if (event.startsWith('event: data\n')) seen.push(...(JSON.parse(event.slice('event: data\ndata:'.length)) as unknown[]))
+      if (event.startsWith('event: data\n'))
+        seen.push(...(JSON.parse(event.slice('event: data\ndata:'.length)) as unknown[]))
     }
   }
   await reader.cancel()
@@ -48,7 +49,14 @@ const reading = (async () => {
 
 // A Node producer's message and an HTTP append both reach the SSE reader.
 await twain.producer('prices').send(0, { sku: 'apple', cents: 120 })
-await fetch(`${base}/prices`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([{ sku: 'bread', cents: 250 }, { sku: 'milk', cents: 99 }]) })
+await fetch(`${base}/prices`, {
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify([
+    { sku: 'bread', cents: 250 },
+    { sku: 'milk', cents: 99 },
+  ]),
+})
 console.log('SSE received:', JSON.stringify(await reading))
 
 // A catch-up read, and the offset to resume from.

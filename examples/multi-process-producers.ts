@@ -21,7 +21,9 @@ if (process.argv[2] === 'child') {
   const dir = mkdtempSync(join(tmpdir(), 'twainmq-multi-'))
   const twain = await open(dir)
   await twain.createTopic('events', { keyType: 'u8' })
-  const children = Array.from({ length: PROCESSES }, (_, id) => fork(process.argv[1]!, ['child', dir, String(id)], { execArgv: process.execArgv }))
+  const children = Array.from({ length: PROCESSES }, (_, id) =>
+    fork(process.argv[1]!, ['child', dir, String(id)], { execArgv: process.execArgv }),
+  )
   await Promise.all(children.map((c) => new Promise((resolve) => c.on('exit', resolve))))
 
   const offsets: number[] = []

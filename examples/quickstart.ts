@@ -41,10 +41,16 @@ await tailing
 console.log('tail received:\n  ' + received.join('\n  '))
 
 console.log('history, partition by partition, oldest first:')
-for await (const m of twain.history<Order, string>('orders')) console.log(`  ${m.partition}@${m.offset} key=${m.key}`, m.value)
+for await (const m of twain.history<Order, string>('orders'))
+  console.log(`  ${m.partition}@${m.offset} key=${m.key}`, m.value)
 
 const info = await twain.describeTopic('orders')
-console.log('offsets:', info.offsets.map((o) => `${o.partition}:[${o.start},${o.end})`).join(' '), '| length', await twain.length('orders'))
+console.log(
+  'offsets:',
+  info.offsets.map((o) => `${o.partition}:[${o.start},${o.end})`).join(' '),
+  '| length',
+  await twain.length('orders'),
+)
 
 await twain.close()
 if (process.argv[2] === undefined) rmSync(dir, { recursive: true, force: true })

@@ -12,9 +12,15 @@ type Payment = { id: number; amount: number }
 const dir = mkdtempSync(join(tmpdir(), 'twainmq-rx-pipeline-'))
 const twain = await open(dir)
 await twain.createTopic('payments', { partitions: 2, keyType: 'u32' })
-await twain.producer<Payment>('payments').sendBatch(Array.from({ length: 30 }, (_, id) => ({ key: id, value: { id, amount: id * 10 } })))
+await twain
+  .producer<Payment>('payments')
+  .sendBatch(Array.from({ length: 30 }, (_, id) => ({ key: id, value: { id, amount: id * 10 } })))
 
-const consumer = twain.consumer<Payment>('payments', { group: 'ledger', deadLetter: 'payments.dlq', commitIntervalMs: 50 })
+const consumer = twain.consumer<Payment>('payments', {
+  group: 'ledger',
+  deadLetter: 'payments.dlq',
+  commitIntervalMs: 50,
+})
 
 // A handler that fails now and then (and always for payment 13).
 const attempts = new Map<number, number>()
@@ -35,12 +41,21 @@ const results = await lastValueFrom(
   ),
 )
 const flat = results.flat()
-console.log(`processed ${flat.length}: ${flat.filter((r) => r.ok).length} ok, ${flat.filter((r) => !r.ok).length} dead-lettered`)
-console.log(`retried: ${flat.filter((r) => r.ok && r.attempts > 1).map((r) => r.id).join(', ')}`)
+console.log(
+  `processed ${flat.length}: ${flat.filter((r) => r.ok).length} ok, ${flat.filter((r) => !r.ok).length} dead-lettered`,
+)
+console.log(
+  `retried: ${flat
+    .filter((r) => r.ok && r.attempts > 1)
+    .map((r) => r.id)
+    .join(', ')}`,
+)
 
 await consumer.close() // commits everything settled
 for await (const dead of twain.history<Payment>('payments.dlq')) {
-  console.log(`dead letter: payment ${dead.value.id} (${dead.headers['x-dead-letter-reason']}) from ${dead.headers['x-original-topic']}/${dead.headers['x-original-partition']}@${dead.headers['x-original-offset']}`)
+  console.log(
+    `dead letter: payment ${dead.value.id} (${dead.headers['x-dead-letter-reason']}) from ${dead.headers['x-original-topic']}/${dead.headers['x-original-partition']}@${dead.headers['x-original-offset']}`,
+  )
 }
 const g = await twain.describeGroup('ledger')
 console.log(`lag after close: ${g.topics.reduce((n, t) => n + t.lag, 0)}`)

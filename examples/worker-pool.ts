@@ -13,7 +13,11 @@ const JOBS = 600
 if (process.argv[2] === 'worker') {
   const [, , , dir, id] = process.argv
   const twain = await open(dir!)
-  const consumer = twain.consumer<{ n: number }>('jobs', { group: 'workers', name: `worker-${id}`, commitIntervalMs: 100 })
+  const consumer = twain.consumer<{ n: number }>('jobs', {
+    group: 'workers',
+    name: `worker-${id}`,
+    commitIntervalMs: 100,
+  })
   consumer.on('assigned', (tps) => console.log(`worker ${id} assigned ${tps.map((t) => t.partition).join(',')}`))
   // Graceful shutdown: close() stops fetching, waits for in-flight acks, commits and leaves the group.
   process.once('SIGTERM', () => void consumer.close())
@@ -43,7 +47,9 @@ if (process.argv[2] === 'worker') {
   }
   await Promise.all(workers.map((w) => new Promise((resolve) => (w.once('exit', resolve), w.kill('SIGTERM')))))
   const g = await twain.describeGroup('workers')
-  console.log(`all ${JOBS} jobs committed; lag ${g.topics.reduce((n, t) => n + t.lag, 0)}; members left: ${g.members.length}`)
+  console.log(
+    `all ${JOBS} jobs committed; lag ${g.topics.reduce((n, t) => n + t.lag, 0)}; members left: ${g.members.length}`,
+  )
   await twain.close()
   rmSync(dir, { recursive: true, force: true })
 }

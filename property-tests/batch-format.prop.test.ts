@@ -1,6 +1,12 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { decodeBatch, encodeBatch, frameCrcOk, readFrameHeader, type FrameHeader } from '../src/backends/file/batch-format.js'
+import {
+  decodeBatch,
+  encodeBatch,
+  frameCrcOk,
+  readFrameHeader,
+  type FrameHeader,
+} from '../src/backends/file/batch-format.js'
 import type { RecordInput } from '../src/backends/record.js'
 import { keyCodec } from '../src/core/keys.js'
 import { ValueKind } from '../src/core/values.js'
@@ -12,7 +18,9 @@ const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 40 }), fc.string({ 
 /** A stored value of each kind, as the producer would hand it to the backend, with what it reads back as. */
 const valueArb: fc.Arbitrary<{ kind: ValueKind; value: Buffer | string; expect: unknown }> = fc.oneof(
   text.map((s) => ({ kind: ValueKind.Text, value: s, expect: s as unknown })),
-  fc.uint8Array({ maxLength: 60 }).map((b) => ({ kind: ValueKind.Bytes, value: Buffer.from(b), expect: Buffer.from(b) as unknown })),
+  fc
+    .uint8Array({ maxLength: 60 })
+    .map((b) => ({ kind: ValueKind.Bytes, value: Buffer.from(b), expect: Buffer.from(b) as unknown })),
   fc.jsonValue({ maxDepth: 2 }).map((j) => {
     const s = JSON.stringify(j)
     return { kind: ValueKind.Json, value: s, expect: JSON.parse(s) as unknown }
@@ -37,11 +45,25 @@ const recordArb = fc.record({
 type GenRecord = typeof recordArb extends fc.Arbitrary<infer R> ? R : never
 
 function toInput(r: GenRecord): RecordInput {
-  const valueBytes = typeof r.value.value !== 'string' ? r.value.value.length : r.measured ? Buffer.byteLength(r.value.value, 'utf8') : -1
+  const valueBytes =
+    typeof r.value.value !== 'string'
+      ? r.value.value.length
+      : r.measured
+        ? Buffer.byteLength(r.value.value, 'utf8')
+        : -1
   // a typed record stores JSON; keep the generated kind otherwise
   const kind = r.type !== undefined && r.value.kind === ValueKind.Json ? ValueKind.Typed : r.value.kind
   const key = keys.encode(r.key)
-  return { key, keyBytes: key.length, timestamp: r.timestamp, kind, value: r.value.value, valueBytes, type: r.type, headers: r.headers }
+  return {
+    key,
+    keyBytes: key.length,
+    timestamp: r.timestamp,
+    kind,
+    value: r.value.value,
+    valueBytes,
+    type: r.type,
+    headers: r.headers,
+  }
 }
 
 const frameArb = fc.record({
@@ -93,7 +115,16 @@ describe('batch format properties', () => {
         examples: [
           [
             {
-              records: [{ key: 'k', timestamp: 1_700_000_000_000, value: { kind: ValueKind.Text, value: 'v', expect: 'v' }, type: undefined, headers: JSON.parse('{"__proto__":"p","a":"b"}') as Record<string, string>, measured: false }],
+              records: [
+                {
+                  key: 'k',
+                  timestamp: 1_700_000_000_000,
+                  value: { kind: ValueKind.Text, value: 'v', expect: 'v' },
+                  type: undefined,
+                  headers: JSON.parse('{"__proto__":"p","a":"b"}') as Record<string, string>,
+                  measured: false,
+                },
+              ],
               base: 0,
               producerId: 'p',
             },

@@ -9,7 +9,11 @@ const U64_MAX = (1n << 64n) - 1n
 
 /** Full-range Unicode strings (no lone surrogates, which UTF-8 cannot carry). */
 const unicode = (maxLength?: number) =>
-  fc.oneof(fc.string({ unit: 'binary', maxLength }), fc.string({ unit: 'grapheme', maxLength }), fc.string({ maxLength }))
+  fc.oneof(
+    fc.string({ unit: 'binary', maxLength }),
+    fc.string({ unit: 'grapheme', maxLength }),
+    fc.string({ maxLength }),
+  )
 
 function charKey(n: number): fc.Arbitrary<string> {
   return unicode(n).filter((s) => Buffer.byteLength(s, 'utf8') <= n)
@@ -28,7 +32,11 @@ const KEY_ARBS: Array<[KeyType, fc.Arbitrary<Key>]> = [
 ]
 
 /** Values of every kind: text (unicode), bytes, JSON. */
-const valueArb: fc.Arbitrary<unknown> = fc.oneof(unicode(), fc.uint8Array({ maxLength: 64 }), fc.jsonValue({ maxDepth: 3 }))
+const valueArb: fc.Arbitrary<unknown> = fc.oneof(
+  unicode(),
+  fc.uint8Array({ maxLength: 64 }),
+  fc.jsonValue({ maxDepth: 3 }),
+)
 
 /** What a value reads back as: strings and bytes unchanged, anything else as its JSON normalisation. */
 function expected(v: unknown): unknown {
@@ -99,7 +107,10 @@ describe('codec properties', () => {
       fc.asyncProperty(
         fc.integer({ min: 0, max: KEY_ARBS.length - 1 }).chain((i) => {
           const [type, keyArb] = KEY_ARBS[i]!
-          return fc.record({ type: fc.constant(type), items: fc.array(fc.record({ key: keyArb, value: valueArb }), { minLength: 1, maxLength: 15 }) })
+          return fc.record({
+            type: fc.constant(type),
+            items: fc.array(fc.record({ key: keyArb, value: valueArb }), { minLength: 1, maxLength: 15 }),
+          })
         }),
         async ({ type, items }) => {
           const dir = makeTmp()

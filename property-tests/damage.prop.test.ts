@@ -2,7 +2,16 @@ import fc from 'fast-check'
 import fs from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TopicCorruptError, open } from '../src/index.js'
-import { TOPIC, damageArb, damagedCopy, drain, essence, frames, makeTopic, type Damaged } from '../test/helpers/damage.js'
+import {
+  TOPIC,
+  damageArb,
+  damagedCopy,
+  drain,
+  essence,
+  frames,
+  makeTopic,
+  type Damaged,
+} from '../test/helpers/damage.js'
 
 /*
  * Whatever single byte of a segment is flipped, and wherever a segment is cut, a reader never

@@ -58,7 +58,8 @@ class Real {
     for (const m of s.consumer.pollMany(n)) {
       if (m.deliveryCount === 1) {
         const want = s.expectNext.get(m.partition)
-        if (want !== undefined && want !== m.offset) this.violations.push(`member ${i}: first delivery of ${m.partition}@${m.offset} after ${want - 1}`)
+        if (want !== undefined && want !== m.offset)
+          this.violations.push(`member ${i}: first delivery of ${m.partition}@${m.offset} after ${want - 1}`)
         s.expectNext.set(m.partition, m.offset + 1)
       }
       s.held.push(m)
@@ -94,9 +95,11 @@ class Real {
     if (!d) return
     for (const t of d.topics) {
       const p = t.partition
-      if (t.committed < (this.committedMax[p] as number)) this.violations.push(`partition ${p}: committed moved back from ${this.committedMax[p]} to ${t.committed}`)
+      if (t.committed < (this.committedMax[p] as number))
+        this.violations.push(`partition ${p}: committed moved back from ${this.committedMax[p]} to ${t.committed}`)
       for (let o = this.committedMax[p] as number; o < t.committed; o++) {
-        if (!this.acked.has(`${p}@${o}`)) this.violations.push(`partition ${p}: committed ${t.committed} passes un-acked offset ${o}`)
+        if (!this.acked.has(`${p}@${o}`))
+          this.violations.push(`partition ${p}: committed ${t.committed} passes un-acked offset ${o}`)
       }
       this.committedMax[p] = Math.max(this.committedMax[p] as number, t.committed)
     }
@@ -106,11 +109,18 @@ class Real {
 type Cmd = fc.AsyncCommand<Model, Real>
 
 class Produce implements Cmd {
-  constructor(readonly p: number, readonly n: number) {}
+  constructor(
+    readonly p: number,
+    readonly n: number,
+  ) {}
   check = () => true
   async run(m: Model, r: Real) {
     const base = m.produced[this.p] as number
-    await r.producer.producer<string>('t').sendBatch(Array.from({ length: this.n }, (_, i) => ({ key: i, value: `${this.p}:${base + i}`, partition: this.p })))
+    await r.producer
+      .producer<string>('t')
+      .sendBatch(
+        Array.from({ length: this.n }, (_, i) => ({ key: i, value: `${this.p}:${base + i}`, partition: this.p })),
+      )
     m.produced[this.p] = base + this.n
   }
   toString = () => `produce(${this.p}, ${this.n})`
@@ -127,7 +137,10 @@ class Join implements Cmd {
 }
 
 class Leave implements Cmd {
-  constructor(readonly i: number, readonly graceful: boolean) {}
+  constructor(
+    readonly i: number,
+    readonly graceful: boolean,
+  ) {}
   check = (m: Readonly<Model>) => !!m.live[this.i]
   async run(m: Model, r: Real) {
     await r.close(this.i, this.graceful)
@@ -138,7 +151,10 @@ class Leave implements Cmd {
 }
 
 class Poll implements Cmd {
-  constructor(readonly i: number, readonly n: number) {}
+  constructor(
+    readonly i: number,
+    readonly n: number,
+  ) {}
   check = (m: Readonly<Model>) => !!m.live[this.i]
   async run(_m: Model, r: Real) {
     r.poll(this.i, this.n)
@@ -147,7 +163,11 @@ class Poll implements Cmd {
 }
 
 class Settle implements Cmd {
-  constructor(readonly i: number, readonly k: number, readonly how: 'ack' | 'nack') {}
+  constructor(
+    readonly i: number,
+    readonly k: number,
+    readonly how: 'ack' | 'nack',
+  ) {}
   check = (m: Readonly<Model>) => !!m.live[this.i]
   async run(_m: Model, r: Real) {
     r.settle(this.i, this.k, this.how)
@@ -191,15 +211,44 @@ const slot = fc.oneof(fc.constant(0), fc.constant(0), fc.constant(0), fc.integer
 const w = <T>(weight: number, arbitrary: fc.Arbitrary<T>) => ({ weight, arbitrary })
 const commands = [
   fc.oneof(
-    w(4, fc.tuple(fc.integer({ min: 0, max: PARTITIONS - 1 }), fc.integer({ min: 1, max: 10 })).map(([p, n]) => new Produce(p, n) as Cmd)),
-    w(3, slot.map((i) => new Join(i) as Cmd)),
-    w(2, fc.tuple(slot, fc.boolean()).map(([i, g]) => new Leave(i, g) as Cmd)),
-    w(5, fc.tuple(slot, fc.integer({ min: 1, max: 5 })).map(([i, n]) => new Poll(i, n) as Cmd)),
-    w(5, fc.tuple(slot, fc.nat(20)).map(([i, k]) => new Settle(i, k, 'ack') as Cmd)),
-    w(3, fc.tuple(slot, fc.nat(20)).map(([i, k]) => new Settle(i, k, 'nack') as Cmd)),
-    w(1, slot.map((i) => new Commit(i) as Cmd)),
-    w(1, slot.map((i) => new Rebalance(i) as Cmd)),
-    w(2, fc.integer({ min: 20, max: 150 }).map((ms) => new Wait(ms) as Cmd)),
+    w(
+      4,
+      fc
+        .tuple(fc.integer({ min: 0, max: PARTITIONS - 1 }), fc.integer({ min: 1, max: 10 }))
+        .map(([p, n]) => new Produce(p, n) as Cmd),
+    ),
+    w(
+      3,
+      slot.map((i) => new Join(i) as Cmd),
+    ),
+    w(
+      2,
+      fc.tuple(slot, fc.boolean()).map(([i, g]) => new Leave(i, g) as Cmd),
+    ),
+    w(
+      5,
+      fc.tuple(slot, fc.integer({ min: 1, max: 5 })).map(([i, n]) => new Poll(i, n) as Cmd),
+    ),
+    w(
+      5,
+      fc.tuple(slot, fc.nat(20)).map(([i, k]) => new Settle(i, k, 'ack') as Cmd),
+    ),
+    w(
+      3,
+      fc.tuple(slot, fc.nat(20)).map(([i, k]) => new Settle(i, k, 'nack') as Cmd),
+    ),
+    w(
+      1,
+      slot.map((i) => new Commit(i) as Cmd),
+    ),
+    w(
+      1,
+      slot.map((i) => new Rebalance(i) as Cmd),
+    ),
+    w(
+      2,
+      fc.integer({ min: 20, max: 150 }).map((ms) => new Wait(ms) as Cmd),
+    ),
   ),
 ]
 
@@ -218,7 +267,9 @@ async function finish(m: Model, r: Real): Promise<void> {
     const d = (await r.producer.describeGroup('g').catch(() => undefined)) ?? { topics: [] }
     if (d.topics.length === PARTITIONS && d.topics.every((t) => t.committed === m.produced[t.partition])) break
     if (Date.now() > deadline) {
-      throw new Error(`not everything was committed: ${JSON.stringify(d.topics)} produced ${JSON.stringify(m.produced)}`)
+      throw new Error(
+        `not everything was committed: ${JSON.stringify(d.topics)} produced ${JSON.stringify(m.produced)}`,
+      )
     }
     await sleep(20)
   }
@@ -243,7 +294,10 @@ describe('consumer groups: model-based', () => {
         r.producer = await open(dir, { pollMs: 50 })
         try {
           await r.producer.createTopic('t', { partitions: PARTITIONS })
-          const model: Model = { produced: new Array<number>(PARTITIONS).fill(0), live: new Array<boolean>(SLOTS).fill(false) }
+          const model: Model = {
+            produced: new Array<number>(PARTITIONS).fill(0),
+            live: new Array<boolean>(SLOTS).fill(false),
+          }
           await fc.asyncModelRun(() => ({ model, real: r }), cmds)
           await finish(model, r)
           expect(r.violations).toEqual([])

@@ -29,7 +29,10 @@ function checkReader(name: string, msgs: Message[], sentAt: Map<string, string>,
     last[m.partition] = m.offset
     expect(m.value, `${name}: value at ${m.partition}/${m.offset}`).toBe(sentAt.get(`${m.partition}/${m.offset}`))
   }
-  expect(last.map((l) => l + 1), `${name}: messages per partition`).toEqual(counts)
+  expect(
+    last.map((l) => l + 1),
+    `${name}: messages per partition`,
+  ).toEqual(counts)
 }
 
 async function run(ops: Op[]): Promise<void> {
@@ -56,12 +59,18 @@ async function run(ops: Op[]): Promise<void> {
       })
       let done: Promise<void>
       if (op.kind === 'batch') {
-        done = p.sendBatch(entries.map(({ e, it }) => ({ key: it.key, value: e.value, partition: it.partition }))).then((metas) => {
-          metas.forEach((m, i) => (entries[i]!.e.meta = m))
-        })
+        done = p
+          .sendBatch(entries.map(({ e, it }) => ({ key: it.key, value: e.value, partition: it.partition })))
+          .then((metas) => {
+            metas.forEach((m, i) => (entries[i]!.e.meta = m))
+          })
       } else {
         done = Promise.all(
-          entries.map(({ e, it }) => p.send(it.key, e.value, it.partition === undefined ? {} : { partition: it.partition }).then((m) => void (e.meta = m))),
+          entries.map(({ e, it }) =>
+            p
+              .send(it.key, e.value, it.partition === undefined ? {} : { partition: it.partition })
+              .then((m) => void (e.meta = m)),
+          ),
         ).then(() => undefined)
       }
       pending.push(done)
@@ -78,7 +87,8 @@ async function run(ops: Op[]): Promise<void> {
       sentAt.set(`${m.partition}/${m.offset}`, s.value)
       counts[m.partition]!++
     }
-    for (let p = 0; p < PARTITIONS; p++) for (let o = 0; o < counts[p]!; o++) expect(sentAt.has(`${p}/${o}`), `hole at ${p}/${o}`).toBe(true)
+    for (let p = 0; p < PARTITIONS; p++)
+      for (let o = 0; o < counts[p]!; o++) expect(sentAt.has(`${p}/${o}`), `hole at ${p}/${o}`).toBe(true)
 
     // 2. within one producer, later-issued items to a partition get higher offsets
     for (const instance of [0, 1]) {
@@ -94,7 +104,8 @@ async function run(ops: Op[]): Promise<void> {
     checkReader('history A', await collect(twains[0]!.history<string>('prop')), sentAt, counts)
     checkReader('history B', await collect(twains[1]!.history<string>('prop')), sentAt, counts)
     const perPartition: Message[] = []
-    for (let p = 0; p < PARTITIONS; p++) perPartition.push(...(await collect(twains[0]!.history<string>('prop', { partition: p }))))
+    for (let p = 0; p < PARTITIONS; p++)
+      perPartition.push(...(await collect(twains[0]!.history<string>('prop', { partition: p }))))
     checkReader('history per partition', perPartition, sentAt, counts)
     checkReader('tail B from start', await takeN(tail, total, 10_000), sentAt, counts)
     const info = await twains[1]!.describeTopic('prop')

@@ -70,43 +70,54 @@ describe('operator laws', () => {
     /** Per message: how many attempts fail, and whether the failure is one retryIf rejects. */
     const planArb = fc.record({ failures: fc.integer({ min: 0, max: 6 }), fatal: fc.boolean(), async: fc.boolean() })
     await fc.assert(
-      fc.asyncProperty(fc.array(planArb, { maxLength: 12 }), fc.integer({ min: 1, max: 5 }), fc.boolean(), async (plans, attempts, deadLetter) => {
-        const msgs = plans.map((_, i) => fakeMessage(i))
-        const calls = new Map<number, number>()
-        const handler = async (m: FakeMessage, attempt: number) => {
-          calls.set(m.id, (calls.get(m.id) ?? 0) + 1)
-          expect(attempt).toBe(calls.get(m.id))
-          const plan = plans[m.id]!
-          if (plan.async) await Promise.resolve()
-          if (attempt <= plan.failures) throw Object.assign(new Error(`m${m.id} attempt ${attempt}`), { fatal: plan.fatal })
-        }
-        const results = await collect(
-          pipe(
-            paced(msgs, [0, 1, 2]),
-            retry(handler, { attempts, deadLetter, backoff: { initialMs: 0, maxMs: 0 }, retryIf: (e) => !(e as { fatal: boolean }).fatal }),
-          ),
-        )
-        expect(results.map((r) => r.message.id)).toEqual(msgs.map((m) => m.id))
-        for (const r of results) {
-          const plan = plans[r.message.id]!
-          const m = r.message
-          const n = calls.get(m.id) ?? 0
-          // model: the first success, or the first non-retryable failure, or the last allowed attempt
-          const expectedCalls = plan.failures === 0 ? 1 : plan.fatal ? 1 : Math.min(plan.failures + 1, attempts)
-          const expectedOk = plan.failures < expectedCalls
-          expect(n).toBeLessThanOrEqual(attempts)
-          expect(n).toBe(expectedCalls)
-          expect(r.attempts).toBe(n)
-          expect(r.ok).toBe(expectedOk)
-          expect(settlements(m)).toBe(1)
-          if (r.ok) expect(m.acks).toBe(1)
-          else {
-            expect(deadLetter ? m.terms : m.nacks).toBe(1)
-            expect((r as { error: Error }).error.message).toBe(`m${m.id} attempt ${n}`)
-            if (deadLetter) expect(m.termReasons).toEqual([`m${m.id} attempt ${n}`])
+      fc.asyncProperty(
+        fc.array(planArb, { maxLength: 12 }),
+        fc.integer({ min: 1, max: 5 }),
+        fc.boolean(),
+        async (plans, attempts, deadLetter) => {
+          const msgs = plans.map((_, i) => fakeMessage(i))
+          const calls = new Map<number, number>()
+          const handler = async (m: FakeMessage, attempt: number) => {
+            calls.set(m.id, (calls.get(m.id) ?? 0) + 1)
+            expect(attempt).toBe(calls.get(m.id))
+            const plan = plans[m.id]!
+            if (plan.async) await Promise.resolve()
+            if (attempt <= plan.failures)
+              throw Object.assign(new Error(`m${m.id} attempt ${attempt}`), { fatal: plan.fatal })
           }
-        }
-      }),
+          const results = await collect(
+            pipe(
+              paced(msgs, [0, 1, 2]),
+              retry(handler, {
+                attempts,
+                deadLetter,
+                backoff: { initialMs: 0, maxMs: 0 },
+                retryIf: (e) => !(e as { fatal: boolean }).fatal,
+              }),
+            ),
+          )
+          expect(results.map((r) => r.message.id)).toEqual(msgs.map((m) => m.id))
+          for (const r of results) {
+            const plan = plans[r.message.id]!
+            const m = r.message
+            const n = calls.get(m.id) ?? 0
+            // model: the first success, or the first non-retryable failure, or the last allowed attempt
+            const expectedCalls = plan.failures === 0 ? 1 : plan.fatal ? 1 : Math.min(plan.failures + 1, attempts)
+            const expectedOk = plan.failures < expectedCalls
+            expect(n).toBeLessThanOrEqual(attempts)
+            expect(n).toBe(expectedCalls)
+            expect(r.attempts).toBe(n)
+            expect(r.ok).toBe(expectedOk)
+            expect(settlements(m)).toBe(1)
+            if (r.ok) expect(m.acks).toBe(1)
+            else {
+              expect(deadLetter ? m.terms : m.nacks).toBe(1)
+              expect((r as { error: Error }).error.message).toBe(`m${m.id} attempt ${n}`)
+              if (deadLetter) expect(m.termReasons).toEqual([`m${m.id} attempt ${n}`])
+            }
+          }
+        },
+      ),
       { numRuns: 120 },
     )
   })
@@ -196,10 +207,7 @@ describe('operator laws', () => {
 
   it('KeyLanes runs at most `limit` items, never two of one lane at once, each lane in push order', () => {
     // commands: push an item of a lane, or finish the i-th running item
-    const cmdArb = fc.oneof(
-      fc.record({ push: fc.constantFrom('a', 'b', 'c', 'd') }),
-      fc.record({ finish: fc.nat() }),
-    )
+    const cmdArb = fc.oneof(fc.record({ push: fc.constantFrom('a', 'b', 'c', 'd') }), fc.record({ finish: fc.nat() }))
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 4 }), fc.array(cmdArb, { maxLength: 60 }), (limit, cmds) => {
         type Item = { lane: string; seq: number }

@@ -8,7 +8,12 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { OwnedPartition } from '../src/consumer/partitioned/owned-partition.js'
 
-type Op = { kind: 'fetch'; n: number } | { kind: 'ack'; pick: number } | { kind: 'ackForgotten'; pick: number } | { kind: 'forget'; count: number } | { kind: 'reset'; to: number }
+type Op =
+  | { kind: 'fetch'; n: number }
+  | { kind: 'ack'; pick: number }
+  | { kind: 'ackForgotten'; pick: number }
+  | { kind: 'forget'; count: number }
+  | { kind: 'reset'; to: number }
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('fetch' as const), n: fc.integer({ min: 1, max: 5 }) }) },
@@ -79,8 +84,7 @@ describe('OwnedPartition commit point (model)', () => {
           if (open.size === 0) {
             expect(point).toBe(position)
             expect(p.outstandingCount).toBe(0)
-          }
-          else expect(point).toBe(Math.min(lowestOpen, position))
+          } else expect(point).toBe(Math.min(lowestOpen, position))
         }
       }),
       { numRuns: 300 },

@@ -11,7 +11,13 @@ import { ValueKind } from '../src/core/values.js'
 import { PageBody } from '../src/gateway/reads/page-body.js'
 
 /** One source buffer: values (JSON strings of ASCII letters) with random gaps before each. */
-const sourceArb = fc.array(fc.record({ gap: fc.integer({ min: 1, max: 40 }), text: fc.string({ unit: fc.constantFrom('a', 'b', 'é', 'z'), maxLength: 30 }) }), { minLength: 1, maxLength: 25 })
+const sourceArb = fc.array(
+  fc.record({
+    gap: fc.integer({ min: 1, max: 40 }),
+    text: fc.string({ unit: fc.constantFrom('a', 'b', 'é', 'z'), maxLength: 30 }),
+  }),
+  { minLength: 1, maxLength: 25 },
+)
 
 function laidOut(values: Array<{ gap: number; text: string }>): { buf: Buffer; places: Array<[number, number]> } {
   const parts: Buffer[] = []
@@ -43,7 +49,16 @@ describe('PageBody', () => {
           for (const values of sources) {
             const { buf, places } = laidOut(values)
             for (const [start, end] of places) {
-              const raw: RawRecord = { offset: k, timestamp: 0, type: undefined, headers: undefined, kind: ValueKind.Json, buf, start, end }
+              const raw: RawRecord = {
+                offset: k,
+                timestamp: 0,
+                type: undefined,
+                headers: undefined,
+                kind: ValueKind.Json,
+                buf,
+                start,
+                end,
+              }
               body.addRaw(raw)
               expected.push(buf.toString('utf8', start, end))
               if (flushes[k++ % Math.max(1, flushes.length)] === true) body.flush()

@@ -13,10 +13,21 @@ import { records, topicMeta, type RecordSpec } from '../test/contract/fixture.js
 import { RedisServer } from '../test/helpers/redis-server.js'
 
 const specArb: fc.Arbitrary<RecordSpec> = fc.record({
-  value: fc.oneof(fc.string({ unit: 'binary', maxLength: 40 }), fc.uint8Array({ maxLength: 40 }).map((a) => Buffer.from(a))),
-  headers: fc.option(fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.string({ unit: 'grapheme', maxLength: 12 }), { maxKeys: 3 }), { nil: undefined }),
+  value: fc.oneof(
+    fc.string({ unit: 'binary', maxLength: 40 }),
+    fc.uint8Array({ maxLength: 40 }).map((a) => Buffer.from(a)),
+  ),
+  headers: fc.option(
+    fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.string({ unit: 'grapheme', maxLength: 12 }), {
+      maxKeys: 3,
+    }),
+    { nil: undefined },
+  ),
 })
-const batchArb = fc.record({ producer: fc.constantFrom('p1', 'producer-two', 'ü-3'), specs: fc.array(specArb, { minLength: 1, maxLength: 12 }) })
+const batchArb = fc.record({
+  producer: fc.constantFrom('p1', 'producer-two', 'ü-3'),
+  specs: fc.array(specArb, { minLength: 1, maxLength: 12 }),
+})
 
 describe('Redis packed reads (property, real redis-server)', () => {
   let server: RedisServer
@@ -34,15 +45,21 @@ describe('Redis packed reads (property, real redis-server)', () => {
         fc.array(fc.nat(), { maxLength: 4 }),
         fc.array(fc.record({ from: fc.nat(), max: fc.integer({ min: 1, max: 30 }) }), { minLength: 1, maxLength: 4 }),
         async (batches, deletions, reads) => {
-          const b = await RedisBackend.connect({ url: server.url, cluster: false }, { prefix: `pk${randomBytes(4).toString('hex')}:`, clientId: 'prop' })
+          const b = await RedisBackend.connect(
+            { url: server.url, cluster: false },
+            { prefix: `pk${randomBytes(4).toString('hex')}:`, clientId: 'prop' },
+          )
           try {
             const meta = topicMeta('t')
             await b.createTopic(meta)
-            const written: Array<{ value: string | Buffer; headers: Record<string, string>; producer: string } | undefined> = []
+            const written: Array<
+              { value: string | Buffer; headers: Record<string, string>; producer: string } | undefined
+            > = []
             for (const batch of batches) {
               const base = await b.append('t', 0, records(meta, batch.specs), batch.producer)
               expect(base).toBe(written.length)
-              for (const s of batch.specs) written.push({ value: s.value, headers: s.headers ?? {}, producer: batch.producer })
+              for (const s of batch.specs)
+                written.push({ value: s.value, headers: s.headers ?? {}, producer: batch.producer })
             }
             for (const d of deletions) {
               const o = d % written.length
@@ -80,9 +97,19 @@ describe('Redis packed reads (property, real redis-server)', () => {
       fc.asyncProperty(
         fc.array(batchArb, { minLength: 1, maxLength: 6 }),
         fc.array(fc.nat(), { maxLength: 3 }),
-        fc.array(fc.record({ raw: fc.boolean(), max: fc.integer({ min: 1, max: 2000 }), budget: fc.option(fc.integer({ min: 0, max: 120 }), { nil: undefined }) }), { minLength: 1, maxLength: 12 }),
+        fc.array(
+          fc.record({
+            raw: fc.boolean(),
+            max: fc.integer({ min: 1, max: 2000 }),
+            budget: fc.option(fc.integer({ min: 0, max: 120 }), { nil: undefined }),
+          }),
+          { minLength: 1, maxLength: 12 },
+        ),
         async (batches, deletions, steps) => {
-          const b = await RedisBackend.connect({ url: server.url, cluster: false }, { prefix: `pb${randomBytes(4).toString('hex')}:`, clientId: 'prop' })
+          const b = await RedisBackend.connect(
+            { url: server.url, cluster: false },
+            { prefix: `pb${randomBytes(4).toString('hex')}:`, clientId: 'prop' },
+          )
           try {
             const meta = topicMeta('t')
             await b.createTopic(meta)
@@ -108,7 +135,8 @@ describe('Redis packed reads (property, real redis-server)', () => {
                 const budget = step.budget === undefined ? undefined : rawBudget(step.budget)
                 const got = await reader.readRaw!(step.max, budget)
                 expect(got.length).toBeGreaterThan(0)
-                if (budget) expect(got.reduce((n, r) => n + r.end - r.start, 0) <= step.budget! || got.length === 1).toBe(true)
+                if (budget)
+                  expect(got.reduce((n, r) => n + r.end - r.start, 0) <= step.budget! || got.length === 1).toBe(true)
                 for (const r of got) {
                   const w = want[at++] as (typeof want)[number]
                   expect(r.offset).toBe(w.offset)

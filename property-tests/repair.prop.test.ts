@@ -4,7 +4,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { checkPartition } from '../src/backends/file/check.js'
 import { repairPartition } from '../src/backends/file/repair.js'
 import { open } from '../src/index.js'
-import { TOPIC, damageArb, damagedCopy, drain, essence, frames, makeTopic, type Damaged } from '../test/helpers/damage.js'
+import {
+  TOPIC,
+  damageArb,
+  damagedCopy,
+  drain,
+  essence,
+  frames,
+  makeTopic,
+  type Damaged,
+} from '../test/helpers/damage.js'
 
 /*
  * Repair after any single byte flip or cut of a segment: check is clean afterwards, every record
@@ -43,7 +52,9 @@ describe('repair properties', () => {
           expect(after.msgs.slice(0, before.msgs.length).map(essence)).toEqual(before.msgs.map(essence))
           if (dmg.kind === 'flip') {
             expect(after.msgs.length).toBeGreaterThanOrEqual(pristine.truth.length - 1)
-            expect((await twain.producer<string>(TOPIC).send(1, 'new')).offset).toBeGreaterThanOrEqual(pristine.truth.length)
+            expect((await twain.producer<string>(TOPIC).send(1, 'new')).offset).toBeGreaterThanOrEqual(
+              pristine.truth.length,
+            )
           } else {
             // A cut loses the records of the cut segment from the cut on, nothing else.
             const inSeg = recordFrames(i)

@@ -28,7 +28,10 @@ afterAll(() => {
 })
 
 type Batch = Array<{ dt: number; size: number }>
-const batchArb: fc.Arbitrary<Batch> = fc.array(fc.record({ dt: fc.integer({ min: 0, max: 1000 }), size: fc.constantFrom(8, 3000, 30_000, 70_000) }), { minLength: 1, maxLength: 5 })
+const batchArb: fc.Arbitrary<Batch> = fc.array(
+  fc.record({ dt: fc.integer({ min: 0, max: 1000 }), size: fc.constantFrom(8, 3000, 30_000, 70_000) }),
+  { minLength: 1, maxLength: 5 },
+)
 const harmArb = fc.constantFrom('none', 'truncate', 'flip', 'lag', 'missing', 'stale')
 type Harm = 'none' | 'truncate' | 'flip' | 'lag' | 'missing' | 'stale'
 
@@ -60,7 +63,11 @@ function harm(dir: string, how: Harm, cut: number): boolean {
     }
     if (how === 'stale' && n > 0) {
       // Entries that would skip everything if believed: they name another frame's bytes.
-      const out = Buffer.concat(Array.from({ length: n }, (_, i) => timeEntryAt(buf, i)).map((e) => encodeTimeEntry({ ...e!, maxBefore: -Infinity, frameId: (e!.frameId ^ 1) >>> 0 })))
+      const out = Buffer.concat(
+        Array.from({ length: n }, (_, i) => timeEntryAt(buf, i)).map((e) =>
+          encodeTimeEntry({ ...e!, maxBefore: -Infinity, frameId: (e!.frameId ^ 1) >>> 0 }),
+        ),
+      )
       writeFileSync(path, out)
       bad = true
     }
@@ -69,7 +76,8 @@ function harm(dir: string, how: Harm, cut: number): boolean {
 }
 
 async function expectExact(b: FileBackend, dir: string, times: number[]): Promise<void> {
-  for (const dt of times) expect(await b.offsetForTime('t', 0, T0 + dt)).toBe(await referenceOffsetForTime(b, dir, 't', T0 + dt))
+  for (const dt of times)
+    expect(await b.offsetForTime('t', 0, T0 + dt)).toBe(await referenceOffsetForTime(b, dir, 't', T0 + dt))
 }
 
 describe('time index properties', () => {

@@ -3,7 +3,16 @@ import { describe, expect, it } from 'vitest'
 import type { Key } from '../src/index.js'
 import { b85decode, b85encode, b85Length } from '../src/compat/twainmq/base85.js'
 import { parseJson, stringifyJson } from '../src/compat/twainmq/json64.js'
-import { decodeLine, encodeLine, keyBytes, lineFormat, microsOf, msToSeconds, payloadOf, secondsToMs } from '../src/compat/twainmq/line-codec.js'
+import {
+  decodeLine,
+  encodeLine,
+  keyBytes,
+  lineFormat,
+  microsOf,
+  msToSeconds,
+  payloadOf,
+  secondsToMs,
+} from '../src/compat/twainmq/line-codec.js'
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~'
 
@@ -24,7 +33,8 @@ function referenceB85(b: Uint8Array): string {
   return pad ? out.slice(0, out.length - pad) : out
 }
 
-const unicode = (maxLength?: number) => fc.oneof(fc.string({ unit: 'binary', maxLength }), fc.string({ unit: 'grapheme', maxLength }))
+const unicode = (maxLength?: number) =>
+  fc.oneof(fc.string({ unit: 'binary', maxLength }), fc.string({ unit: 'grapheme', maxLength }))
 
 /** JSON values with 64-bit integers, as TwainMQ typed payloads may hold. */
 const json64: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
@@ -34,11 +44,19 @@ const json64: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
     fc.boolean(),
     fc.integer(),
     // (an integral double beyond 2^53 reads back as a bigint, as Python reads it as an int)
-    fc.double({ noNaN: true, noDefaultInfinity: true }).filter((d) => !Object.is(d, -0) && !(Number.isInteger(d) && !Number.isSafeInteger(d) && Math.abs(d) < 1e21)),
-    fc.bigInt({ min: -(2n ** 64n), max: 2n ** 64n }).filter((b) => b > BigInt(Number.MAX_SAFE_INTEGER) || b < BigInt(Number.MIN_SAFE_INTEGER)),
+    fc
+      .double({ noNaN: true, noDefaultInfinity: true })
+      .filter((d) => !Object.is(d, -0) && !(Number.isInteger(d) && !Number.isSafeInteger(d) && Math.abs(d) < 1e21)),
+    fc
+      .bigInt({ min: -(2n ** 64n), max: 2n ** 64n })
+      .filter((b) => b > BigInt(Number.MAX_SAFE_INTEGER) || b < BigInt(Number.MIN_SAFE_INTEGER)),
     unicode(20),
     fc.array(tie('value'), { maxLength: 4 }),
-    fc.dictionary(unicode(8).filter((k) => k !== '__proto__'), tie('value'), { maxKeys: 4 }),
+    fc.dictionary(
+      unicode(8).filter((k) => k !== '__proto__'),
+      tie('value'),
+      { maxKeys: 4 },
+    ),
   ),
 })).value
 
@@ -105,9 +123,19 @@ describe('TwainMQ codecs (properties)', () => {
     it(`a line round-trips key, µs timestamp and value (key_width ${width})`, () => {
       const f = lineFormat(width, new Map([['T', 65535]]))
       const value = fc.oneof(
-        unicode(60).map((text) => ({ p: payloadOf({ text }), v: text as unknown, type: undefined as string | undefined })),
-        fc.uint8Array({ maxLength: 60 }).map((b) => ({ p: payloadOf({ bytes: b }), v: Buffer.from(b) as unknown, type: undefined })),
-        json64.map((j) => ({ p: payloadOf({ typeId: 65535, json: stringifyJson(j) }), v: j, type: 'T' as string | undefined })),
+        unicode(60).map((text) => ({
+          p: payloadOf({ text }),
+          v: text as unknown,
+          type: undefined as string | undefined,
+        })),
+        fc
+          .uint8Array({ maxLength: 60 })
+          .map((b) => ({ p: payloadOf({ bytes: b }), v: Buffer.from(b) as unknown, type: undefined })),
+        json64.map((j) => ({
+          p: payloadOf({ typeId: 65535, json: stringifyJson(j) }),
+          v: j,
+          type: 'T' as string | undefined,
+        })),
       )
       fc.assert(
         fc.property(keyArb(width), fc.integer({ min: 0, max: 4_102_444_800_000_000 }), value, (key, us, val) => {

@@ -12,9 +12,19 @@ type Op =
   | { kind: 'tear'; partition: number }
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('send' as const), partition: fc.integer({ min: 0, max: 2 }), values: fc.array(fc.string({ maxLength: 12 }), { minLength: 1, maxLength: 4 }) }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('send' as const),
+      partition: fc.integer({ min: 0, max: 2 }),
+      values: fc.array(fc.string({ maxLength: 12 }), { minLength: 1, maxLength: 4 }),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('day' as const), days: fc.integer({ min: 1, max: 3 }) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('tear' as const), partition: fc.integer({ min: 0, max: 2 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('tear' as const), partition: fc.integer({ min: 0, max: 2 }) }),
+  },
 )
 
 afterEach(() => {

@@ -97,7 +97,8 @@ function layerOf(file) {
   // The root holds only the public entry point; the facade (Twain, opening, topic options) is facade/.
   if (parts.length === 1) return parts[0] === 'index.ts' ? 'index' : 'root (only index.ts belongs here)'
   if (parts[0] === 'operators' && parts.length === 2 && parts[1] === 'index.ts') return 'operators/index'
-  if ((parts[0] === 'backends' || parts[0] === 'operators' || parts[0] === 'compat') && parts.length > 2) return `${parts[0]}/${parts[1]}`
+  if ((parts[0] === 'backends' || parts[0] === 'operators' || parts[0] === 'compat') && parts.length > 2)
+    return `${parts[0]}/${parts[1]}`
   return parts[0]
 }
 
@@ -108,7 +109,8 @@ function consumerModeOf(file) {
   return parts.length > 2 ? parts[1] : ''
 }
 
-const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s+['"]([^'"]+)['"]/g
+const IMPORT =
+  /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|(?:^|\n)\s*import\s+['"]([^'"]+)['"]/g
 const files = filesUnder(src)
 const graph = new Map()
 const nodeImports = new Map()
@@ -116,9 +118,13 @@ const problems = []
 for (const file of files) {
   const from = layerOf(file)
   const rel = relative(process.cwd(), file)
-  if (!(from in MAY_USE)) problems.push(`${rel}: layer "${from}" is not in the layering table (scripts/check-deps.mjs, docs/architecture.md)`)
+  if (!(from in MAY_USE))
+    problems.push(`${rel}: layer "${from}" is not in the layering table (scripts/check-deps.mjs, docs/architecture.md)`)
   const mode = consumerModeOf(file)
-  if (mode && !CONSUMER_MODES.includes(mode)) problems.push(`${rel}: "consumer/${mode}" is not a group mode's folder (CONSUMER_MODES in scripts/check-deps.mjs, docs/architecture.md)`)
+  if (mode && !CONSUMER_MODES.includes(mode))
+    problems.push(
+      `${rel}: "consumer/${mode}" is not a group mode's folder (CONSUMER_MODES in scripts/check-deps.mjs, docs/architecture.md)`,
+    )
   const text = readFileSync(file, 'utf8')
   const deps = []
   for (const m of text.matchAll(IMPORT)) {
@@ -129,28 +135,50 @@ for (const file of files) {
     }
     if (!spec.startsWith('.')) {
       const pkg = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]
-      if (!(PACKAGES[from] ?? []).includes(pkg)) problems.push(`${rel}: layer "${from}" may not import the package "${pkg}"`)
+      if (!(PACKAGES[from] ?? []).includes(pkg))
+        problems.push(`${rel}: layer "${from}" may not import the package "${pkg}"`)
       continue
     }
     const target = resolve(dirname(file), spec).replace(/\.js$/, '.ts')
     deps.push(target)
     const to = layerOf(target)
-    if (to !== from && !(MAY_USE[from] ?? []).includes(to)) problems.push(`${rel}: layer "${from}" may not import "${to}" (${spec})`)
-    else if (from === 'browser' && to !== 'browser' && !BROWSER_SAFE.includes(relative(src, target).split(sep).join('/'))) {
-      problems.push(`${rel}: the browser layer may import only ${BROWSER_SAFE.join(', ')} outside src/browser, not ${spec}`)
+    if (to !== from && !(MAY_USE[from] ?? []).includes(to))
+      problems.push(`${rel}: layer "${from}" may not import "${to}" (${spec})`)
+    else if (
+      from === 'browser' &&
+      to !== 'browser' &&
+      !BROWSER_SAFE.includes(relative(src, target).split(sep).join('/'))
+    ) {
+      problems.push(
+        `${rel}: the browser layer may import only ${BROWSER_SAFE.join(', ')} outside src/browser, not ${spec}`,
+      )
     }
     const fromRoom = gatewayRoom(file)
     const toRoom = gatewayRoom(target)
     if (fromRoom !== undefined && toRoom !== undefined && fromRoom !== '' && toRoom !== fromRoom) {
-      if (!(fromRoom in GATEWAY_ROOMS)) problems.push(`${rel}: gateway room "${fromRoom}" is not in GATEWAY_ROOMS (scripts/check-deps.mjs, docs/architecture.md)`)
-      else if (toRoom === '' || !GATEWAY_ROOMS[fromRoom].includes(toRoom)) problems.push(`${rel}: gateway room "${fromRoom}" may not import ${toRoom === '' ? "the gateway's root" : `room "${toRoom}"`} (${spec})`)
+      if (!(fromRoom in GATEWAY_ROOMS))
+        problems.push(
+          `${rel}: gateway room "${fromRoom}" is not in GATEWAY_ROOMS (scripts/check-deps.mjs, docs/architecture.md)`,
+        )
+      else if (toRoom === '' || !GATEWAY_ROOMS[fromRoom].includes(toRoom))
+        problems.push(
+          `${rel}: gateway room "${fromRoom}" may not import ${toRoom === '' ? "the gateway's root" : `room "${toRoom}"`} (${spec})`,
+        )
     }
     const toMode = consumerModeOf(target)
-    if (mode !== undefined && toMode && toMode !== mode && !(mode === '' && MODE_PICKERS.includes(relative(src, file).split(sep).join('/')))) {
-      problems.push(`${rel}: ${mode ? `the consumer mode "${mode}"` : 'the member core (consumer/)'} may not import the mode "${toMode}" (${spec})`)
+    if (
+      mode !== undefined &&
+      toMode &&
+      toMode !== mode &&
+      !(mode === '' && MODE_PICKERS.includes(relative(src, file).split(sep).join('/')))
+    ) {
+      problems.push(
+        `${rel}: ${mode ? `the consumer mode "${mode}"` : 'the member core (consumer/)'} may not import the mode "${toMode}" (${spec})`,
+      )
     }
     const eager = m[2] === undefined && !/^\s*(import|export)\s+type\s/.test(m[0])
-    if (eager && (DYNAMIC_ONLY[from] ?? []).includes(to)) problems.push(`${rel}: layer "${from}" may load "${to}" only with a dynamic import() (${spec})`)
+    if (eager && (DYNAMIC_ONLY[from] ?? []).includes(to))
+      problems.push(`${rel}: layer "${from}" may load "${to}" only with a dynamic import() (${spec})`)
   }
   graph.set(file, deps)
 }
@@ -162,7 +190,10 @@ for (const file of files.filter((f) => layerOf(f) === 'browser')) {
   const todo = [file]
   while (todo.length > 0) {
     const f = todo.pop()
-    if (nodeImports.has(f) && !reported.has(f) && reported.add(f)) problems.push(`${relative(process.cwd(), file)}: reaches ${relative(src, f)}, which imports ${nodeImports.get(f)} (the browser entry must not load Node built-ins)`)
+    if (nodeImports.has(f) && !reported.has(f) && reported.add(f))
+      problems.push(
+        `${relative(process.cwd(), file)}: reaches ${relative(src, f)}, which imports ${nodeImports.get(f)} (the browser entry must not load Node built-ins)`,
+      )
     for (const d of graph.get(f) ?? []) if (!seen.has(d)) seen.add(d) && todo.push(d)
   }
 }

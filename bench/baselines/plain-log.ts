@@ -25,7 +25,14 @@ export interface PlainWriteResult {
  * Write `count` records: key = `keyOf(i)`, timestamp = `Date.now()`, value = `value`.
  * `onProgress(i)` is called every 64 Ki records.
  */
-export function plainWrite(path: string, count: number, keyWidth: KeyWidth, keyOf: (i: number) => number, value: string, onProgress?: (i: number) => void): PlainWriteResult {
+export function plainWrite(
+  path: string,
+  count: number,
+  keyWidth: KeyWidth,
+  keyOf: (i: number) => number,
+  value: string,
+  onProgress?: (i: number) => void,
+): PlainWriteResult {
   const fd = openSync(path, 'w')
   const maxRecord = 4 + keyWidth + 8 + Buffer.byteLength(value, 'utf8')
   const buf = Buffer.allocUnsafe(Math.max(CHUNK, maxRecord))

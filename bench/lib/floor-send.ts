@@ -81,7 +81,11 @@ export class FloorProducer {
 }
 
 /** `n` sends with keys `i % 65536`, in windows of `WINDOW` awaited with `Promise.all`: msgs/s. */
-export async function sendWindows(n: number, value: string, send: (key: number, value: string) => Promise<unknown>): Promise<number> {
+export async function sendWindows(
+  n: number,
+  value: string,
+  send: (key: number, value: string) => Promise<unknown>,
+): Promise<number> {
   const sends = new Array<Promise<unknown>>(WINDOW)
   const t0 = performance.now()
   for (let i = 0; i < n; i += WINDOW) {

@@ -41,10 +41,18 @@ function take(reply: Reply, seen: { bytes: number }): Array<string | Buffer> {
 }
 
 /** Consume and ack all `n` entries of `key` as a new group, one read at a time: msgs/s from the first reply to the last ack. */
-export async function serialConsume(redis: Redis, key: string, group: string, n: number, buffers: boolean): Promise<number> {
+export async function serialConsume(
+  redis: Redis,
+  key: string,
+  group: string,
+  n: number,
+  buffers: boolean,
+): Promise<number> {
   await redis.xgroup('CREATE', key, group, '0')
   const read = (p: Redis | ReturnType<Redis['pipeline']>) =>
-    buffers ? p.xreadgroupBuffer('GROUP', group, 'c1', 'COUNT', FLOOR_COUNT, 'STREAMS', key, '>') : p.xreadgroup('GROUP', group, 'c1', 'COUNT', FLOOR_COUNT, 'STREAMS', key, '>')
+    buffers
+      ? p.xreadgroupBuffer('GROUP', group, 'c1', 'COUNT', FLOOR_COUNT, 'STREAMS', key, '>')
+      : p.xreadgroup('GROUP', group, 'c1', 'COUNT', FLOOR_COUNT, 'STREAMS', key, '>')
   const seen = { bytes: 0 }
   let got = 0
   let reply = (await read(redis)) as Reply
@@ -68,7 +76,13 @@ export async function serialConsume(redis: Redis, key: string, group: string, n:
 }
 
 /** As `serialConsume` (string replies) with `depth` reads in flight. */
-export async function aheadConsume(redis: Redis, key: string, group: string, n: number, depth: number): Promise<number> {
+export async function aheadConsume(
+  redis: Redis,
+  key: string,
+  group: string,
+  n: number,
+  depth: number,
+): Promise<number> {
   await redis.xgroup('CREATE', key, group, '0')
   const read = () => redis.xreadgroup('GROUP', group, 'c1', 'COUNT', FLOOR_COUNT, 'STREAMS', key, '>') as Promise<Reply>
   const inFlight: Array<Promise<Reply>> = []

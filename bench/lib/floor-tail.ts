@@ -10,7 +10,12 @@ import { spawnBenchChild } from './child.js'
 import { TAIL_INTERVAL_MS, TAIL_WARMUP, tailAcross, type TailResult } from './tail.js'
 import { machineNow } from './stats.js'
 
-export async function rawRedisTail(url: string, key: string, count: number, label = 'raw ioredis XADD → XREAD BLOCK, other process'): Promise<TailResult> {
+export async function rawRedisTail(
+  url: string,
+  key: string,
+  count: number,
+  label = 'raw ioredis XADD → XREAD BLOCK, other process',
+): Promise<TailResult> {
   const reader = new Redis(url, { protocol: 2 })
   const total = count + TAIL_WARMUP
   try {

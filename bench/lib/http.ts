@@ -14,23 +14,45 @@ export interface HttpAnswer {
 export const keepAlive = (sockets = 1): Agent => new Agent({ keepAlive: true, maxSockets: sockets })
 
 /** Send one request and read the whole answer. */
-export function send(agent: Agent, method: string, url: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<HttpAnswer> {
+export function send(
+  agent: Agent,
+  method: string,
+  url: string,
+  headers: Record<string, string> = {},
+  body?: string | Buffer,
+): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method, agent, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
-      const chunks: Buffer[] = []
-      res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))
-      res.on('error', reject)
-    })
+    const req = request(
+      url,
+      {
+        method,
+        agent,
+        headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      },
+      (res) => {
+        const chunks: Buffer[] = []
+        res.on('data', (c: Buffer) => chunks.push(c))
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }))
+        res.on('error', reject)
+      },
+    )
     req.on('error', reject)
     req.end(body)
   })
 }
 
 /** `send`, failing unless the status is one of `ok`. */
-export async function sendOk(agent: Agent, method: string, url: string, ok: number[], headers: Record<string, string> = {}, body?: string | Buffer): Promise<HttpAnswer> {
+export async function sendOk(
+  agent: Agent,
+  method: string,
+  url: string,
+  ok: number[],
+  headers: Record<string, string> = {},
+  body?: string | Buffer,
+): Promise<HttpAnswer> {
   const r = await send(agent, method, url, headers, body)
-  if (!ok.includes(r.status)) throw new Error(`${method} ${url}: status ${r.status} ${r.body.toString('utf8').slice(0, 200)}`)
+  if (!ok.includes(r.status))
+    throw new Error(`${method} ${url}: status ${r.status} ${r.body.toString('utf8').slice(0, 200)}`)
   return r
 }
 

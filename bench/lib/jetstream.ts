@@ -8,7 +8,15 @@
  *            1000th and the last); timed from the first message until the server confirmed the last ack
  *   tail     a child publishes (awaited) every ~3 ms; here an ordered consumer from DeliverPolicy.New
  */
-import { AckPolicy, DeliverPolicy, StorageType, StringCodec, connect, type JetStreamClient, type JetStreamManager } from 'nats'
+import {
+  AckPolicy,
+  DeliverPolicy,
+  StorageType,
+  StringCodec,
+  connect,
+  type JetStreamClient,
+  type JetStreamManager,
+} from 'nats'
 import { spawnBenchChild } from './child.js'
 import { progress } from './progress.js'
 import { CHUNK, phaseDone, timed, type Throughput } from './phases.js'
@@ -24,7 +32,13 @@ export async function createStream(jsm: JetStreamManager, name: string): Promise
   return subject
 }
 
-export async function jsProduce(js: JetStreamClient, subject: string, n: number, value: string, tag: string): Promise<Throughput> {
+export async function jsProduce(
+  js: JetStreamClient,
+  subject: string,
+  n: number,
+  value: string,
+  tag: string,
+): Promise<Throughput> {
   return timed('JetStream: 1000 × js.publish in flight', n, value.length, tag, async (tick) => {
     const acks = new Array<Promise<unknown>>(CHUNK)
     for (let i = 0; i < n; i += CHUNK) {
@@ -37,7 +51,13 @@ export async function jsProduce(js: JetStreamClient, subject: string, n: number,
   })
 }
 
-export async function jsRead(js: JetStreamClient, stream: string, n: number, size: number, tag: string): Promise<Throughput> {
+export async function jsRead(
+  js: JetStreamClient,
+  stream: string,
+  n: number,
+  size: number,
+  tag: string,
+): Promise<Throughput> {
   let count = 0
   const t = await timed('JetStream: ordered consumer', n, size, tag, async (tick) => {
     const c = await js.consumers.get(stream) // ordered, from the first message
@@ -55,9 +75,20 @@ export async function jsRead(js: JetStreamClient, stream: string, n: number, siz
   return t
 }
 
-export async function jsConsume(jsm: JetStreamManager, js: JetStreamClient, stream: string, policy: 'explicit' | 'all', n: number, tag: string): Promise<Throughput> {
+export async function jsConsume(
+  jsm: JetStreamManager,
+  js: JetStreamClient,
+  stream: string,
+  policy: 'explicit' | 'all',
+  n: number,
+  tag: string,
+): Promise<Throughput> {
   const durable = `bench-${policy}`
-  await jsm.consumers.add(stream, { durable_name: durable, ack_policy: policy === 'all' ? AckPolicy.All : AckPolicy.Explicit, max_ack_pending: 10 * CHUNK })
+  await jsm.consumers.add(stream, {
+    durable_name: durable,
+    ack_policy: policy === 'all' ? AckPolicy.All : AckPolicy.Explicit,
+    max_ack_pending: 10 * CHUNK,
+  })
   const label = `JetStream: durable pull, AckPolicy.${policy === 'all' ? 'All' : 'Explicit'}`
   const bar = progress(`${tag} ${label}`, n)
   const c = await js.consumers.get(stream, durable)
@@ -80,7 +111,8 @@ export async function jsConsume(jsm: JetStreamManager, js: JetStreamClient, stre
   bar.stop()
   void it.close() // breaking out already stopped it; awaiting close() after that never resolves (nats.js 2.29)
   const info = await c.info()
-  if (info.num_ack_pending !== 0 || info.ack_floor.stream_seq < n) throw new Error(`${label}: ${info.num_ack_pending} acks pending, ack floor ${info.ack_floor.stream_seq} of ${n}`)
+  if (info.num_ack_pending !== 0 || info.ack_floor.stream_seq < n)
+    throw new Error(`${label}: ${info.num_ack_pending} acks pending, ack floor ${info.ack_floor.stream_seq} of ${n}`)
   await jsm.consumers.delete(stream, durable)
   const t = { label, messages: got, seconds, payloadBytes: bytes }
   phaseDone(t)
@@ -88,7 +120,13 @@ export async function jsConsume(jsm: JetStreamManager, js: JetStreamClient, stre
 }
 
 /** Send → other-process latency: bench/children/nats-send.ts publishes, an ordered consumer here receives. */
-export async function jsTail(url: string, jsm: JetStreamManager, stream: string, count: number, label = 'JetStream: ordered consumer, other process'): Promise<TailResult> {
+export async function jsTail(
+  url: string,
+  jsm: JetStreamManager,
+  stream: string,
+  count: number,
+  label = 'JetStream: ordered consumer, other process',
+): Promise<TailResult> {
   const subject = await createStream(jsm, stream)
   const nc = await connect({ servers: url })
   const total = count + TAIL_WARMUP

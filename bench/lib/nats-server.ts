@@ -25,12 +25,17 @@ export function natsServerBinary(): string {
   process.stderr.write('== installing nats-server (apt-get install nats-server)\n')
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }
   const update = spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env })
-  const install = update.status === 0 ? spawnSync('apt-get', ['install', '-y', '-qq', 'nats-server'], { stdio: 'inherit', env }) : update
+  const install =
+    update.status === 0
+      ? spawnSync('apt-get', ['install', '-y', '-qq', 'nats-server'], { stdio: 'inherit', env })
+      : update
   const bin = which()
-  if (install.status !== 0 || !bin) throw new Error(`nats-server is not installed and apt-get install nats-server failed (status ${install.status ?? install.error?.message})`)
+  if (install.status !== 0 || !bin)
+    throw new Error(
+      `nats-server is not installed and apt-get install nats-server failed (status ${install.status ?? install.error?.message})`,
+    )
   return bin
 }
-
 
 export class NatsServer {
   private constructor(
@@ -54,13 +59,16 @@ export class NatsServer {
     const version = spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout.trim()
     const port = await freePort()
     const dir = makeTempDir('nats')
-    const proc = spawn(bin, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir], { stdio: ['ignore', 'ignore', 'pipe'] })
+    const proc = spawn(bin, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    })
     let err = ''
     proc.stderr?.on('data', (d: Buffer) => (err = (err + d.toString('utf8')).slice(-4000)))
     const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()))
     const t0 = performance.now()
     while (!(await canConnect(port))) {
-      if (proc.exitCode !== null || proc.signalCode !== null) throw new Error(`nats-server exited (${proc.exitCode ?? proc.signalCode}) before listening on ${port}: ${err}`)
+      if (proc.exitCode !== null || proc.signalCode !== null)
+        throw new Error(`nats-server exited (${proc.exitCode ?? proc.signalCode}) before listening on ${port}: ${err}`)
       if (performance.now() - t0 > 10_000) {
         proc.kill('SIGKILL')
         throw new Error(`nats-server did not listen on 127.0.0.1:${port} within 10 s: ${err}`)

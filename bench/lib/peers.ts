@@ -28,10 +28,19 @@ export interface Peer {
 const TICKS = 100 // USER_HZ on Linux
 
 /** Start a server child and wait for its `listening on <url>` line. */
-async function start(label: string, prefix: string, args: (dir: string) => string[], env: NodeJS.ProcessEnv = {}): Promise<Peer> {
+async function start(
+  label: string,
+  prefix: string,
+  args: (dir: string) => string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<Peer> {
   const dir = makeTempDir(prefix)
   const gc = ['--expose-gc', '--import', pathToFileURL(join(benchDir, 'children', 'gc-on-signal.mjs')).href]
-  const proc = spawn(process.execPath, [...gc, '--import', 'tsx', ...args(dir)], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } })
+  const proc = spawn(process.execPath, [...gc, '--import', 'tsx', ...args(dir)], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ...env },
+  })
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()))
   const streams = await new Promise<string>((resolve, reject) => {
     let out = ''
@@ -45,7 +54,9 @@ async function start(label: string, prefix: string, args: (dir: string) => strin
       }
     }
     proc.stdout?.on('data', onData)
-    proc.once('exit', (code, signal) => reject(new Error(`${label} exited (${code ?? signal}) before listening: ${out}`)))
+    proc.once('exit', (code, signal) =>
+      reject(new Error(`${label} exited (${code ?? signal}) before listening: ${out}`)),
+    )
   })
   const pid = proc.pid as number
   return {
@@ -76,10 +87,18 @@ async function start(label: string, prefix: string, args: (dir: string) => strin
 
 /** `twainmq serve --port 0` over a new temp directory; `nodeArgs` (e.g. `--cpu-prof`) go to its node. */
 export function startTwainmq(nodeArgs: string[] = []): Promise<Peer> {
-  return start('twainmq serve', 'gw-ours', (dir) => [...nodeArgs, join(repoRoot, 'src', 'cli', 'main.ts'), '--url', dir, 'serve', '--port', '0'], { TWAINMQ_URL: '' })
+  return start(
+    'twainmq serve',
+    'gw-ours',
+    (dir) => [...nodeArgs, join(repoRoot, 'src', 'cli', 'main.ts'), '--url', dir, 'serve', '--port', '0'],
+    { TWAINMQ_URL: '' },
+  )
 }
 
 /** `@durable-streams/server` (file-backed, compression off, its default 30 s long-poll) over a new temp directory. */
 export function startReference(): Promise<Peer> {
-  return start('reference (@durable-streams/server, file-backed)', 'gw-ref', (dir) => [join(benchDir, 'children', 'reference-server.ts'), dir])
+  return start('reference (@durable-streams/server, file-backed)', 'gw-ref', (dir) => [
+    join(benchDir, 'children', 'reference-server.ts'),
+    dir,
+  ])
 }

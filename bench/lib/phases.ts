@@ -20,11 +20,19 @@ export interface Throughput {
 export const rate = (t: Throughput): number => t.messages / t.seconds
 
 export function phaseDone(t: Throughput): void {
-  log(`  ${t.label.padEnd(44)} ${fmtNum(t.seconds, 2).padStart(7)} s  ${fmtInt(rate(t)).padStart(10)} msgs/s  ${fmtNum(t.payloadBytes / MB / t.seconds, 1).padStart(6)} MB/s`)
+  log(
+    `  ${t.label.padEnd(44)} ${fmtNum(t.seconds, 2).padStart(7)} s  ${fmtInt(rate(t)).padStart(10)} msgs/s  ${fmtNum(t.payloadBytes / MB / t.seconds, 1).padStart(6)} MB/s`,
+  )
 }
 
 /** Time `body`, with a progress bar (on a TTY) and a result line. */
-export async function timed(label: string, n: number, size: number, tag: string, body: (tick: (done: number) => void) => Promise<void>): Promise<Throughput> {
+export async function timed(
+  label: string,
+  n: number,
+  size: number,
+  tag: string,
+  body: (tick: (done: number) => void) => Promise<void>,
+): Promise<Throughput> {
   const bar = progress(`${tag} ${label}`, n)
   const t0 = performance.now()
   await body((d) => bar.update(d))
@@ -36,7 +44,14 @@ export async function timed(label: string, n: number, size: number, tag: string,
 }
 
 /** `producer.sendBatch` of 1000 items at a time, each awaited. */
-export async function produceBatch(twain: Twain, topic: string, n: number, value: string, tag: string, label = 'a. producer.sendBatch × 1000'): Promise<Throughput> {
+export async function produceBatch(
+  twain: Twain,
+  topic: string,
+  n: number,
+  value: string,
+  tag: string,
+  label = 'a. producer.sendBatch × 1000',
+): Promise<Throughput> {
   const p = twain.producer<string>(topic)
   const t = await timed(label, n, value.length, tag, async (tick) => {
     for (let i = 0; i < n; i += CHUNK) {
@@ -52,7 +67,14 @@ export async function produceBatch(twain: Twain, topic: string, n: number, value
 }
 
 /** `Promise.all` of 1000 `producer.send` calls at a time. */
-export async function produceAll(twain: Twain, topic: string, n: number, value: string, tag: string, label = 'b. Promise.all(1000 × producer.send)'): Promise<Throughput> {
+export async function produceAll(
+  twain: Twain,
+  topic: string,
+  n: number,
+  value: string,
+  tag: string,
+  label = 'b. Promise.all(1000 × producer.send)',
+): Promise<Throughput> {
   const p = twain.producer<string>(topic)
   const t = await timed(label, n, value.length, tag, async (tick) => {
     const sends = new Array<Promise<unknown>>(CHUNK)
@@ -69,7 +91,14 @@ export async function produceAll(twain: Twain, topic: string, n: number, value: 
 }
 
 /** `for await` over `twain.history(topic)`, touching each value; fails unless it saw `n` messages. */
-export async function readHistory(twain: Twain, topic: string, n: number, size: number, tag: string, label = 'c. for await (twain.history(topic))'): Promise<Throughput> {
+export async function readHistory(
+  twain: Twain,
+  topic: string,
+  n: number,
+  size: number,
+  tag: string,
+  label = 'c. for await (twain.history(topic))',
+): Promise<Throughput> {
   let count = 0
   const t = await timed(label, n, size, tag, async (tick) => {
     let bytes = 0
@@ -87,7 +116,15 @@ export async function readHistory(twain: Twain, topic: string, n: number, size: 
  * One group member (partitioned or shared) consumes and acks `n` messages, then commits. Timed from
  * the first message delivered (the join is not counted) until the commit of the last ack returned.
  */
-export async function consumeGroup(twain: Twain, topic: string, group: string, mode: 'partitioned' | 'shared', n: number, tag: string, label: string): Promise<Throughput> {
+export async function consumeGroup(
+  twain: Twain,
+  topic: string,
+  group: string,
+  mode: 'partitioned' | 'shared',
+  n: number,
+  tag: string,
+  label: string,
+): Promise<Throughput> {
   const bar = progress(`${tag} ${label}`, n)
   const c = twain.consumer<string>(topic, { group, mode, name: `${group}-1` })
   let got = 0

@@ -38,10 +38,20 @@ export function scaleTable(points: ScalePoint[]): string {
   ]
   const first = points[0] as ScalePoint
   const last = points[points.length - 1] as ScalePoint
-  const header = ['measure', ...points.map((p) => `${fmtInt(p.n)} msgs`), `growth ${fmtInt(first.n)} → ${fmtInt(last.n)}`, 'flag (> 20%)']
+  const header = [
+    'measure',
+    ...points.map((p) => `${fmtInt(p.n)} msgs`),
+    `growth ${fmtInt(first.n)} → ${fmtInt(last.n)}`,
+    'flag (> 20%)',
+  ]
   const body = rows.map(([label, f, digits]) => {
     const growth = f(last) / f(first)
-    return [label, ...points.map((p) => fmtNum(f(p), digits)), `${fmtNum(growth, 2)}×`, points.length > 1 && growth > FLAG_GROWTH ? 'FLAG' : '']
+    return [
+      label,
+      ...points.map((p) => fmtNum(f(p), digits)),
+      `${fmtNum(growth, 2)}×`,
+      points.length > 1 && growth > FLAG_GROWTH ? 'FLAG' : '',
+    ]
   })
   return renderTable([header, ...body], [false, ...points.map(() => true), true, false])
 }

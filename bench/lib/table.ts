@@ -1,5 +1,8 @@
 /** Render rows as a plain-text table (first row = header), columns padded; numbers right-aligned. */
-export function renderTable(rows: ReadonlyArray<ReadonlyArray<string>>, rightAlign: ReadonlyArray<boolean> = []): string {
+export function renderTable(
+  rows: ReadonlyArray<ReadonlyArray<string>>,
+  rightAlign: ReadonlyArray<boolean> = [],
+): string {
   const widths: number[] = []
   for (const r of rows) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length)))
   const line = (r: ReadonlyArray<string>) =>

@@ -39,7 +39,12 @@ export async function stopChild(child: BenchChild): Promise<void> {
  * Run one cross-process tail: `child` (already started) says ready, `receive` starts this side's
  * reader and resolves once it has `total` latencies (pushed into the array it is given).
  */
-export async function tailAcross(label: string, child: BenchChild, total: number, receive: (latencies: number[]) => { done: Promise<void>; stop: () => Promise<void> }): Promise<TailResult> {
+export async function tailAcross(
+  label: string,
+  child: BenchChild,
+  total: number,
+  receive: (latencies: number[]) => { done: Promise<void>; stop: () => Promise<void> },
+): Promise<TailResult> {
   await child.next('ready')
   const latencies: number[] = []
   const r = receive(latencies)
@@ -121,6 +126,8 @@ export async function tailTwain(count: number, url?: string, label = 'twain.tail
 /** Print a tail run's result line (p50 / p99 / max). */
 export function logTail(t: TailResult): TailResult {
   const s = t.summary
-  process.stdout.write(`  ${t.label.padEnd(44)} p50 ${s.p50.toFixed(3)} ms  p99 ${s.p99.toFixed(3)} ms  max ${s.max.toFixed(2)} ms\n`)
+  process.stdout.write(
+    `  ${t.label.padEnd(44)} p50 ${s.p50.toFixed(3)} ms  p99 ${s.p99.toFixed(3)} ms  max ${s.max.toFixed(2)} ms\n`,
+  )
   return t
 }

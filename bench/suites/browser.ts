@@ -24,7 +24,12 @@ import { renderTable } from '../lib/table.js'
 const INTERVAL_MS = 5
 const WARM_UP = 20
 
-async function latency(target: string, pageUrl: string, browser: Awaited<ReturnType<typeof launch>>, messages: number): Promise<LatencySummary> {
+async function latency(
+  target: string,
+  pageUrl: string,
+  browser: Awaited<ReturnType<typeof launch>>,
+  messages: number,
+): Promise<LatencySummary> {
   const gateway = await TestGateway.start(target)
   const twain = await open(target)
   const page = await openPage(browser, pageUrl)
@@ -38,8 +43,14 @@ async function latency(target: string, pageUrl: string, browser: Awaited<ReturnT
       await producer.send(0, { i, t: performance.timeOrigin + performance.now() })
       await sleep(INTERVAL_MS)
     }
-    await until(async () => (await page.evaluate('window.latencies.length')) === total, 20_000, `${total} values in the page`).catch(async (e: unknown) => {
-      throw new Error(`${(e as Error).message}: the page has ${String(await page.evaluate('window.latencies.length'))}, error "${(await page.textContent('#error')) ?? ''}", live reads ${gateway.watches()}, last rendered ${String(await page.evaluate('document.querySelector("#out").lastChild?.textContent'))}`)
+    await until(
+      async () => (await page.evaluate('window.latencies.length')) === total,
+      20_000,
+      `${total} values in the page`,
+    ).catch(async (e: unknown) => {
+      throw new Error(
+        `${(e as Error).message}: the page has ${String(await page.evaluate('window.latencies.length'))}, error "${(await page.textContent('#error')) ?? ''}", live reads ${gateway.watches()}, last rendered ${String(await page.evaluate('document.querySelector("#out").lastChild?.textContent'))}`,
+      )
     })
     const all = (await page.evaluate('window.latencies')) as number[]
     return summarise(all.slice(WARM_UP))
@@ -52,7 +63,8 @@ async function latency(target: string, pageUrl: string, browser: Awaited<ReturnT
 
 const suite: Suite = {
   name: 'browser',
-  description: 'twainmq/browser in headless Chromium: produce→render latency (file, Redis), bundle size vs @durable-streams/client + rxjs',
+  description:
+    'twainmq/browser in headless Chromium: produce→render latency (file, Redis), bundle size vs @durable-streams/client + rxjs',
   async run(o: SuiteOptions) {
     const tmp = tempDir('twainmq-bench-browser-')
     log(`twainmq bench: browser`)
@@ -60,7 +72,9 @@ const suite: Suite = {
     log(`date:    ${new Date().toISOString()}`)
     log(`machine: ${machine()}`)
     log(`source:  ${revision()}`)
-    log(`setup:   ${o.tailMessages} messages one every ~${INTERVAL_MS} ms (+${WARM_UP} warm-up not counted), headless Chromium, gateway in this process on 127.0.0.1`)
+    log(
+      `setup:   ${o.tailMessages} messages one every ~${INTERVAL_MS} ms (+${WARM_UP} warm-up not counted), headless Chromium, gateway in this process on 127.0.0.1`,
+    )
     const site = join(tmp.dir, 'site')
     await buildPage(site)
     const server = await servePage(site)
@@ -68,7 +82,10 @@ const suite: Suite = {
     const redis = await RedisServer.start()
     const rows: string[][] = [['a. produce → rendered', 'count', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms']]
     try {
-      for (const [name, target] of [['file', join(tmp.dir, 'store')], ['redis', redis.url]] as const) {
+      for (const [name, target] of [
+        ['file', join(tmp.dir, 'store')],
+        ['redis', redis.url],
+      ] as const) {
         const s = await latency(target, server.url, browser, o.tailMessages)
         rows.push([name, fmtInt(s.count), fmtNum(s.p50), fmtNum(s.p90), fmtNum(s.p99), fmtNum(s.max)])
       }
@@ -80,7 +97,9 @@ const suite: Suite = {
     log()
     log(renderTable(rows, [false, true, true, true, true, true]))
     const ours = sizes(await bundle(browserEntry, join(tmp.dir, 'size'), 'twainmq-browser'))
-    const direct = sizes(await bundle(join(import.meta.dirname, '..', 'lib', 'browser-direct.ts'), join(tmp.dir, 'size'), 'direct'))
+    const direct = sizes(
+      await bundle(join(import.meta.dirname, '..', 'lib', 'browser-direct.ts'), join(tmp.dir, 'size'), 'direct'),
+    )
     log()
     log(
       renderTable(

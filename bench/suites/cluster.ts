@@ -98,7 +98,12 @@ async function standalone(): Promise<Target> {
 
 async function cluster(masters: number): Promise<Target> {
   const c = await RedisCluster.start({ masters, replicas: 0, aof: false })
-  return { name: `cluster, ${masters} master${masters > 1 ? 's' : ''}`, url: c.url, ports: c.nodes.map((x) => x.port), stop: () => c.destroy() }
+  return {
+    name: `cluster, ${masters} master${masters > 1 ? 's' : ''}`,
+    url: c.url,
+    ports: c.nodes.map((x) => x.port),
+    stop: () => c.destroy(),
+  }
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1] as number
@@ -110,26 +115,61 @@ const suite: Suite = {
     log('twainmq bench: cluster')
     log(`command: ${o.command}`)
     log(`source:  ${revision()}`)
-    log(`machine: ${machine()}, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`)
-    log(`setup:   ${fmtInt(o.messages)} messages of ${o.size} B on ${PARTITIONS} partitions, sendBatch of ${CHUNK}; ${o.repeat} round(s) per target, median reported; servers without persistence or replicas`)
+    log(
+      `machine: ${machine()}, load average ${loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ')}`,
+    )
+    log(
+      `setup:   ${fmtInt(o.messages)} messages of ${o.size} B on ${PARTITIONS} partitions, sendBatch of ${CHUNK}; ${o.repeat} round(s) per target, median reported; servers without persistence or replicas`,
+    )
     const value = makeValue(o.size)
     const targets = [await standalone(), await cluster(1), await cluster(2), await cluster(3)]
     const results = new Map<Target, Round[]>(targets.map((t) => [t, []]))
     try {
       // Rounds alternate between the targets, so a change in machine load spreads over all of them.
-      for (let r = 0; r < o.repeat; r++) for (const t of targets) (results.get(t) as Round[]).push(await round(t, o.messages, value))
+      for (let r = 0; r < o.repeat; r++)
+        for (const t of targets) (results.get(t) as Round[]).push(await round(t, o.messages, value))
     } finally {
       await Promise.all(targets.map((t) => t.stop()))
     }
     const base = results.get(targets[0] as Target) as Round[]
-    const b = { produce: median(base.map((x) => x.produce)), read: median(base.map((x) => x.read)), cpu: median(base.map((x) => x.cpuPerM)), total: median(base.map((x) => x.total)) }
+    const b = {
+      produce: median(base.map((x) => x.produce)),
+      read: median(base.map((x) => x.read)),
+      cpu: median(base.map((x) => x.cpuPerM)),
+      total: median(base.map((x) => x.total)),
+    }
     const rows = targets.map((t) => {
       const rs = results.get(t) as Round[]
-      const m = { produce: median(rs.map((x) => x.produce)), read: median(rs.map((x) => x.read)), cpu: median(rs.map((x) => x.cpuPerM)), busiest: median(rs.map((x) => x.busiest)) }
-      return [t.name, fmtInt(m.produce), `${fmtNum(m.produce / b.produce, 2)}×`, fmtInt(m.read), `${fmtNum(m.read / b.read, 2)}×`, fmtNum(m.cpu, 2), `${fmtNum(m.cpu / b.cpu, 2)}×`, `${fmtNum((100 * m.busiest) / b.total, 0)} %`]
+      const m = {
+        produce: median(rs.map((x) => x.produce)),
+        read: median(rs.map((x) => x.read)),
+        cpu: median(rs.map((x) => x.cpuPerM)),
+        busiest: median(rs.map((x) => x.busiest)),
+      }
+      return [
+        t.name,
+        fmtInt(m.produce),
+        `${fmtNum(m.produce / b.produce, 2)}×`,
+        fmtInt(m.read),
+        `${fmtNum(m.read / b.read, 2)}×`,
+        fmtNum(m.cpu, 2),
+        `${fmtNum(m.cpu / b.cpu, 2)}×`,
+        `${fmtNum((100 * m.busiest) / b.total, 0)} %`,
+      ]
     })
     log()
-    const header = ['target', 'produce msgs/s', 'vs one', 'read msgs/s', 'vs one', 'server CPU s / M msgs', 'vs one', 'busiest server vs one']
+    const header = [
+      'target',
+      'produce msgs/s',
+      'vs one',
+      'read msgs/s',
+      'vs one',
+      'server CPU s / M msgs',
+      'vs one',
+      'busiest server vs one',
+    ]
     log(renderTable([header, ...rows], [false, true, true, true, true, true, true, true]))
   },
 }

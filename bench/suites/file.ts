@@ -74,7 +74,9 @@ function dirBytes(dir: string): number {
 }
 
 function phaseDone(label: string, t: Throughput): void {
-  log(`  ${label.padEnd(40)} ${fmtNum(t.seconds, 2).padStart(7)} s  ${fmtInt(msgsPerSec(t)).padStart(10)} msgs/s  ${fmtNum(mbPerSec(t), 1).padStart(6)} MB/s`)
+  log(
+    `  ${label.padEnd(40)} ${fmtNum(t.seconds, 2).padStart(7)} s  ${fmtInt(msgsPerSec(t)).padStart(10)} msgs/s  ${fmtNum(mbPerSec(t), 1).padStart(6)} MB/s`,
+  )
 }
 
 // ---------------------------------------------------------------- write / read throughput
@@ -83,10 +85,23 @@ function baselineWrite(dir: string, n: number, keyWidth: KeyWidth, value: string
   const path = join(dir, 'plain.log')
   const bar = progress(`${tag} baseline write`, n)
   const t0 = performance.now()
-  const r = plainWrite(path, n, keyWidth, (i) => i % 2 ** (keyWidth * 8), value, (i) => bar.update(i))
+  const r = plainWrite(
+    path,
+    n,
+    keyWidth,
+    (i) => i % 2 ** (keyWidth * 8),
+    value,
+    (i) => bar.update(i),
+  )
   const seconds = (performance.now() - t0) / 1000
   bar.stop()
-  return { label: 'baseline: frame + fs.writeSync 64 KiB', messages: n, seconds, payloadBytes: n * value.length, diskBytes: r.bytes }
+  return {
+    label: 'baseline: frame + fs.writeSync 64 KiB',
+    messages: n,
+    seconds,
+    payloadBytes: n * value.length,
+    diskBytes: r.bytes,
+  }
 }
 
 function baselineRead(dir: string, n: number, keyWidth: KeyWidth): { t: Throughput; mem: MemoryReport } {
@@ -118,7 +133,10 @@ function baselineRead(dir: string, n: number, keyWidth: KeyWidth): { t: Throughp
   report.peakHeapUsed = Math.max(report.peakHeapUsed, peak.heap)
   if (got !== n) throw new Error(`baseline read ${got} records, expected ${n}`)
   if (touched < 0) log('unreachable')
-  return { t: { label: 'baseline: readSync 64 KiB + decode', messages: got, seconds, payloadBytes: payload }, mem: report }
+  return {
+    t: { label: 'baseline: readSync 64 KiB + decode', messages: got, seconds, payloadBytes: payload },
+    mem: report,
+  }
 }
 
 async function writeSendBatch(twain: Twain, topic: string, n: number, value: string, tag: string): Promise<Throughput> {
@@ -160,7 +178,12 @@ async function writeSendAll(twain: Twain, topic: string, n: number, value: strin
   return { label: 'b. Promise.all(1000 × producer.send)', messages: n, seconds, payloadBytes: n * value.length }
 }
 
-async function readHistory(twain: Twain, topic: string, n: number, tag: string): Promise<{ t: Throughput; mem: MemoryReport }> {
+async function readHistory(
+  twain: Twain,
+  topic: string,
+  n: number,
+  tag: string,
+): Promise<{ t: Throughput; mem: MemoryReport }> {
   fullGc()
   const bar = progress(`${tag} c. for await twain.history()`, n)
   const mem = new MemorySampler(50).start()
@@ -178,7 +201,10 @@ async function readHistory(twain: Twain, topic: string, n: number, tag: string):
   bar.stop()
   if (count !== n) throw new Error(`history read ${count} messages, expected ${n}`)
   if (touched < 0) log('unreachable')
-  return { t: { label: 'c. for await (twain.history(topic))', messages: count, seconds, payloadBytes: payload }, mem: report }
+  return {
+    t: { label: 'c. for await (twain.history(topic))', messages: count, seconds, payloadBytes: payload },
+    mem: report,
+  }
 }
 
 // ---------------------------------------------------------------- tail latency
@@ -190,7 +216,9 @@ function ratio(ours: number, base: number): string {
 }
 
 function throughputTable(rows: Aggregate[]): string {
-  const out: string[][] = [['phase', 'messages', 'seconds', 'msgs/s', 'MB/s', 'msgs/s range', 'B/msg on disk', 'ours / baseline']]
+  const out: string[][] = [
+    ['phase', 'messages', 'seconds', 'msgs/s', 'MB/s', 'msgs/s range', 'B/msg on disk', 'ours / baseline'],
+  ]
   for (const a of rows) {
     const t = a.median
     const rates = a.runs.map(msgsPerSec)
@@ -209,7 +237,9 @@ function throughputTable(rows: Aggregate[]): string {
 }
 
 function memoryTable(rows: Array<{ label: string; mem: MemoryReport; timeline: boolean }>): string {
-  const out: string[][] = [['read phase', 'RSS start', 'RSS peak', 'RSS growth', 'heap start', 'heap peak', 'samples', 'RSS timeline (MiB)']]
+  const out: string[][] = [
+    ['read phase', 'RSS start', 'RSS peak', 'RSS growth', 'heap start', 'heap peak', 'samples', 'RSS timeline (MiB)'],
+  ]
   for (const { label, mem, timeline } of rows) {
     out.push([
       label,
@@ -226,7 +256,9 @@ function memoryTable(rows: Array<{ label: string; mem: MemoryReport; timeline: b
 }
 
 function latencyTable(rows: TailResult[], base: TailResult): string {
-  const out: string[][] = [['tail', 'received', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'mean ms', 'p50 ours / baseline']]
+  const out: string[][] = [
+    ['tail', 'received', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'mean ms', 'p50 ours / baseline'],
+  ]
   for (const r of rows) {
     const s = r.summary
     out.push([
@@ -246,7 +278,13 @@ function latencyTable(rows: TailResult[], base: TailResult): string {
 // ---------------------------------------------------------------- the suite
 
 /** One round of the throughput phases, each on a fresh temp dir removed afterwards. */
-async function throughputRound(n: number, keyType: 'u16' | 'u32', keyWidth: KeyWidth, value: string, tag: string): Promise<Round> {
+async function throughputRound(
+  n: number,
+  keyType: 'u16' | 'u32',
+  keyWidth: KeyWidth,
+  value: string,
+  tag: string,
+): Promise<Round> {
   // Baselines first in each round, so they never run in a heap our phases have just grown.
   const plainDir = makeTempDir('plain')
   let bw: Throughput
@@ -289,9 +327,15 @@ async function run(opts: SuiteOptions): Promise<void> {
   log(`twainmq bench: file`)
   log(`command: ${opts.command}`)
   log(`date:    ${new Date().toISOString()}`)
-  log(`machine: ${machine()}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  log(
+    `machine: ${machine()}, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  )
   log(`source:  ${revision()}`)
-  log(`setup:   ${opts.repeat} round(s) of ${fmtInt(n)} messages of ${size} B string values, ${keyType} keys, 1 partition, fsync 'never'; tail: ${opts.tailMessages} messages every ~${TAIL_INTERVAL_MS} ms (+${TAIL_WARMUP} warm-up not counted)`)
+  log(
+    `setup:   ${opts.repeat} round(s) of ${fmtInt(n)} messages of ${size} B string values, ${keyType} keys, 1 partition, fsync 'never'; tail: ${opts.tailMessages} messages every ~${TAIL_INTERVAL_MS} ms (+${TAIL_WARMUP} warm-up not counted)`,
+  )
   log('')
   log('phases:')
 
@@ -303,12 +347,22 @@ async function run(opts: SuiteOptions): Promise<void> {
   }
   const bw = aggregate(rounds.map((x) => x.bw))
   const br = aggregate(rounds.map((x) => x.br.t))
-  const wa = aggregate(rounds.map((x) => x.wa), bw)
-  const wb = aggregate(rounds.map((x) => x.wb), bw)
-  const rc = aggregate(rounds.map((x) => x.rc.t), br)
+  const wa = aggregate(
+    rounds.map((x) => x.wa),
+    bw,
+  )
+  const wb = aggregate(
+    rounds.map((x) => x.wb),
+    bw,
+  )
+  const rc = aggregate(
+    rounds.map((x) => x.rc.t),
+    br,
+  )
   // Memory: the round whose read grew RSS the most (the least flat one).
   const growth = (m: MemoryReport) => m.peakRss - m.start.rss
-  const worst = <K extends 'br' | 'rc'>(k: K) => rounds.map((x) => x[k].mem).reduce((a, b) => (growth(b) > growth(a) ? b : a))
+  const worst = <K extends 'br' | 'rc'>(k: K) =>
+    rounds.map((x) => x[k].mem).reduce((a, b) => (growth(b) > growth(a) ? b : a))
   const brMem = worst('br')
   const rcMem = worst('rc')
 
@@ -322,7 +376,9 @@ async function run(opts: SuiteOptions): Promise<void> {
   log(throughputTable([bw, wa, wb, br, rc]))
   log('')
   const gcNote = fullGc() ? 'after a full GC' : 'no --expose-gc, so without a GC first'
-  log(`memory while reading ${fmtInt(n)} messages (${fmtMiB(n * size)} of values; sampled every 50 ms ${gcNote}; the round with the largest RSS growth):`)
+  log(
+    `memory while reading ${fmtInt(n)} messages (${fmtMiB(n * size)} of values; sampled every 50 ms ${gcNote}; the round with the largest RSS growth):`,
+  )
   log(
     memoryTable([
       { label: 'baseline read', mem: brMem, timeline: false },
@@ -339,7 +395,11 @@ async function run(opts: SuiteOptions): Promise<void> {
     ['write sendBatch ≥ 0.5× baseline', rate(wa) >= 0.5 * rate(bw), ratio(rate(wa), rate(bw))],
     ['write Promise.all(send) ≥ 0.5× baseline', rate(wb) >= 0.5 * rate(bw), ratio(rate(wb), rate(bw))],
     ['read history ≥ 0.5× baseline', rate(rc) >= 0.5 * rate(br), ratio(rate(rc), rate(br))],
-    [`memory flat while reading (RSS growth < ${fmtMiB(FLAT_RSS_BYTES)})`, growth(rcMem) < FLAT_RSS_BYTES, `+${fmtMiB(growth(rcMem))}`],
+    [
+      `memory flat while reading (RSS growth < ${fmtMiB(FLAT_RSS_BYTES)})`,
+      growth(rcMem) < FLAT_RSS_BYTES,
+      `+${fmtMiB(growth(rcMem))}`,
+    ],
     [
       'tail p50 ≤ 2× fs.watch p50 (or < 1 ms)',
       tt.summary.p50 <= 2 * tb.summary.p50 || tt.summary.p50 < 1,
@@ -352,7 +412,8 @@ async function run(opts: SuiteOptions): Promise<void> {
 
 const suite: Suite = {
   name: 'file',
-  description: 'file backend: sendBatch / Promise.all(send) / history throughput, read memory, cross-process tail latency, vs plain-Node baselines',
+  description:
+    'file backend: sendBatch / Promise.all(send) / history throughput, read memory, cross-process tail latency, vs plain-Node baselines',
   run,
 }
 export default suite

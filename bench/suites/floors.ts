@@ -44,41 +44,59 @@ async function sendRound(r: number, n: number, value: string): Promise<Rates> {
   try {
     const out: Rates = {}
     const phases: Array<[string, () => Promise<number>]> = [
-      ['plain', async () => {
-        const t0 = performance.now()
-        plainWrite(join(dir, 'plain.log'), n, 2, (i) => i % 65536, value)
-        return n / ((performance.now() - t0) / 1000)
-      }],
-      ['floor', async () => {
-        const floor = new FloorProducer(join(dir, 'floor.log'))
-        try {
-          return await sendWindows(n, value, (k, v) => floor.send(k, v))
-        } finally {
-          floor.close()
-        }
-      }],
-      ['ours', async () => {
-        const twain = await open(join(dir, 'root'))
-        try {
-          await twain.createTopic('send')
-          const p = twain.producer<string>('send')
-          const rate = await sendWindows(n, value, (k, v) => p.send(k, v))
-          await p.close()
-          return rate
-        } finally {
-          await twain.close()
-        }
-      }],
+      [
+        'plain',
+        async () => {
+          const t0 = performance.now()
+          plainWrite(join(dir, 'plain.log'), n, 2, (i) => i % 65536, value)
+          return n / ((performance.now() - t0) / 1000)
+        },
+      ],
+      [
+        'floor',
+        async () => {
+          const floor = new FloorProducer(join(dir, 'floor.log'))
+          try {
+            return await sendWindows(n, value, (k, v) => floor.send(k, v))
+          } finally {
+            floor.close()
+          }
+        },
+      ],
+      [
+        'ours',
+        async () => {
+          const twain = await open(join(dir, 'root'))
+          try {
+            await twain.createTopic('send')
+            const p = twain.producer<string>('send')
+            const rate = await sendWindows(n, value, (k, v) => p.send(k, v))
+            await p.close()
+            return rate
+          } finally {
+            await twain.close()
+          }
+        },
+      ],
     ]
     for (const [name, run] of r % 2 === 0 ? phases : [...phases].reverse()) out[name] = await run()
-    log(`  send round ${r + 1}: plain ${fmtInt(out.plain as number)}, floor ${fmtInt(out.floor as number)}, twainmq ${fmtInt(out.ours as number)} msgs/s`)
+    log(
+      `  send round ${r + 1}: plain ${fmtInt(out.plain as number)}, floor ${fmtInt(out.floor as number)}, twainmq ${fmtInt(out.ours as number)} msgs/s`,
+    )
     return out
   } finally {
     removeTempDir(dir)
   }
 }
 
-async function sharedRound(nats: NatsServer, redis: Redis, url: string, r: number, n: number, value: string): Promise<Rates> {
+async function sharedRound(
+  nats: NatsServer,
+  redis: Redis,
+  url: string,
+  r: number,
+  n: number,
+  value: string,
+): Promise<Rates> {
   const out: Rates = {}
   const js = async () => {
     const nc = await connect({ servers: nats.url })
@@ -150,9 +168,17 @@ async function tailRound(nats: NatsServer, redis: Redis, url: string, r: number,
 }
 
 /** Median over rounds of `a / b` in the same round. */
-const ratio = (rounds: readonly Rates[], a: string, b: string): string => `${median(rounds.map((x) => (x[a] as number) / (x[b] as number))).toFixed(2)}×`
+const ratio = (rounds: readonly Rates[], a: string, b: string): string =>
+  `${median(rounds.map((x) => (x[a] as number) / (x[b] as number))).toFixed(2)}×`
 /** A row: its label, its rounds and key, how its value shows, and the same-round baseline and goal of its ratio. */
-type Row = [label: string, rounds: readonly Rates[], key: string, show: 'rate' | 'ms' | 'none', base?: [name: string, key: string], goal?: string]
+type Row = [
+  label: string,
+  rounds: readonly Rates[],
+  key: string,
+  show: 'rate' | 'ms' | 'none',
+  base?: [name: string, key: string],
+  goal?: string,
+]
 
 function report(send: Rates[], shared: Rates[], tail: Rates[]): void {
   const plain: [string, string] = ['plain', 'plain']
@@ -182,7 +208,16 @@ function report(send: Rates[], shared: Rates[], tail: Rates[]): void {
     const m = median(rounds.map((x) => x[key] as number))
     return show === 'rate' ? fmtInt(m) : show === 'ms' ? `${fmtNum(m, 3)} ms` : ''
   }
-  const rows = [['row', 'value', 'of', 'ratio', 'goal'], ...spec.map(([label, rounds, key, show, base, goal]) => [label, value(rounds, key, show), base?.[0] ?? '', base ? ratio(rounds, key, base[1]) : '', goal ?? ''])]
+  const rows = [
+    ['row', 'value', 'of', 'ratio', 'goal'],
+    ...spec.map(([label, rounds, key, show, base, goal]) => [
+      label,
+      value(rounds, key, show),
+      base?.[0] ?? '',
+      base ? ratio(rounds, key, base[1]) : '',
+      goal ?? '',
+    ]),
+  ]
   log('')
   log(`floors, median of ${send.length} round(s) (msgs/s or ms); ratio = median of the same-round ratios:`)
   log(renderTable(rows, [false, true, false, true, false]))
@@ -199,7 +234,9 @@ async function run(opts: SuiteOptions): Promise<void> {
   const server = await RedisServer.start()
   const redis = new Redis(server.url, { protocol: 2 })
   const redisVersion = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1] ?? '?'
-  log(`servers: private ${nats.version} -js on 127.0.0.1:${nats.port}; private redis-server ${redisVersion} on 127.0.0.1:${server.port}`)
+  log(
+    `servers: private ${nats.version} -js on 127.0.0.1:${nats.port}; private redis-server ${redisVersion} on 127.0.0.1:${server.port}`,
+  )
   const shared: Rates[] = []
   const tail: Rates[] = []
   try {
@@ -221,7 +258,8 @@ async function run(opts: SuiteOptions): Promise<void> {
 
 const suite: Suite = {
   name: 'floors',
-  description: 'the least the missed rows of issue 15 can reach: a promise-per-send producer vs the plain log; raw ioredis XREADGROUP + XACK and the reply decoder vs JetStream AckPolicy.All; a raw ioredis tail vs JetStream',
+  description:
+    'the least the missed rows of issue 15 can reach: a promise-per-send producer vs the plain log; raw ioredis XREADGROUP + XACK and the reply decoder vs JetStream AckPolicy.All; a raw ioredis tail vs JetStream',
   run,
 }
 export default suite

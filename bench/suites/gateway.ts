@@ -69,7 +69,14 @@ async function appendBatched(peer: Peer, name: string, messages: number, item: s
   const t0 = performance.now()
   for (let sent = 0; sent < messages; sent += BATCH) {
     const n = Math.min(BATCH, messages - sent)
-    await sendOk(agent, 'POST', url, [200, 204], JSON_TYPE, n === BATCH ? full : `[${Array.from({ length: n }, () => item).join(',')}]`)
+    await sendOk(
+      agent,
+      'POST',
+      url,
+      [200, 204],
+      JSON_TYPE,
+      n === BATCH ? full : `[${Array.from({ length: n }, () => item).join(',')}]`,
+    )
   }
   const s = (performance.now() - t0) / 1000
   agent.destroy()
@@ -141,7 +148,11 @@ async function latency(peer: Peer, count: number, item: string): Promise<Push> {
   return { push: summarise(samples), local: median(heads) }
 }
 
-async function fanOut(peer: Peer, readers: number, item: string): Promise<{ rssPerReader: number; delivery: LatencySummary }> {
+async function fanOut(
+  peer: Peer,
+  readers: number,
+  item: string,
+): Promise<{ rssPerReader: number; delivery: LatencySummary }> {
   const url = await create(peer, 'fanout')
   const offset = await tailOffset(url)
   await peer.collect() // what the phases before left to collect is not the readers' memory
@@ -150,7 +161,9 @@ async function fanOut(peer: Peer, readers: number, item: string): Promise<{ rssP
   const clients: SseClient[] = []
   for (let i = 0; i < readers; i += 100) {
     // 50 readers per loopback source address: under the gateway's 64 live reads per client.
-    const wave = Array.from({ length: Math.min(100, readers - i) }, (_, j) => openSse(agent, url, offset, `127.0.1.${1 + Math.floor((i + j) / 50)}`))
+    const wave = Array.from({ length: Math.min(100, readers - i) }, (_, j) =>
+      openSse(agent, url, offset, `127.0.1.${1 + Math.floor((i + j) / 50)}`),
+    )
     await Promise.all(wave.map((c) => c.ready))
     clients.push(...wave)
   }
@@ -176,7 +189,13 @@ async function fanOut(peer: Peer, readers: number, item: string): Promise<{ rssP
 const CATCH_UP_READS = 5
 
 /** Phases a–c of one round on one peer. */
-async function throughputRound(peer: Peer, o: SuiteOptions & GatewayExtras, item: string, r: number, f: Rounds): Promise<void> {
+async function throughputRound(
+  peer: Peer,
+  o: SuiteOptions & GatewayExtras,
+  item: string,
+  r: number,
+  f: Rounds,
+): Promise<void> {
   f.seq.push(await appendSequential(peer, `seq-${r}`, o.posts, item))
   f.bat.push(await appendBatched(peer, `batch-${r}`, o.messages, item))
   const reads: Array<[number, number]> = []
@@ -184,7 +203,9 @@ async function throughputRound(peer: Peer, o: SuiteOptions & GatewayExtras, item
   f.cold.push(reads[0]![0])
   f.cu.push(median(reads.map((x) => x[0])))
   f.cuMB.push(median(reads.map((x) => x[1])))
-  log(`  ${peer.label}, round ${r}: sequential ${fmtInt(f.seq.at(-1)!)} POSTs/s, batched ${fmtInt(f.bat.at(-1)!)} msgs/s, catch-up ${reads.map((x) => fmtInt(x[0])).join(' / ')} msgs/s`)
+  log(
+    `  ${peer.label}, round ${r}: sequential ${fmtInt(f.seq.at(-1)!)} POSTs/s, batched ${fmtInt(f.bat.at(-1)!)} msgs/s, catch-up ${reads.map((x) => fmtInt(x[0])).join(' / ')} msgs/s`,
+  )
 }
 
 interface Rounds {
@@ -199,24 +220,44 @@ interface Rounds {
  * Both servers run at once and every phase alternates between them (a–c round by round, then d,
  * then e), so a change in the machine's load meets both alike. Phase e runs on `fresh()` servers.
  */
-async function measureBoth(peers: readonly Peer[], fresh: () => Promise<readonly Peer[]>, o: SuiteOptions & GatewayExtras, item: string): Promise<Figures[]> {
+async function measureBoth(
+  peers: readonly Peer[],
+  fresh: () => Promise<readonly Peer[]>,
+  o: SuiteOptions & GatewayExtras,
+  item: string,
+): Promise<Figures[]> {
   const rounds = peers.map((): Rounds => ({ seq: [], bat: [], cold: [], cu: [], cuMB: [] }))
   const cpu0 = peers.map((p) => p.cpuSeconds())
-  for (let r = 1; r <= o.repeat; r++) for (const [i, peer] of peers.entries()) await throughputRound(peer, o, item, r, rounds[i]!)
+  for (let r = 1; r <= o.repeat; r++)
+    for (const [i, peer] of peers.entries()) await throughputRound(peer, o, item, r, rounds[i]!)
   const lat: Push[] = []
   for (const peer of peers) {
     lat.push(await latency(peer, o.tailMessages, item))
-    log(`  ${peer.label}: append→SSE p50 ${fmtNum(lat.at(-1)!.push.p50, 3)} ms, p99 ${fmtNum(lat.at(-1)!.push.p99, 3)} ms; HEAD round trip p50 ${fmtNum(lat.at(-1)!.local, 3)} ms`)
+    log(
+      `  ${peer.label}: append→SSE p50 ${fmtNum(lat.at(-1)!.push.p50, 3)} ms, p99 ${fmtNum(lat.at(-1)!.push.p99, 3)} ms; HEAD round trip p50 ${fmtNum(lat.at(-1)!.local, 3)} ms`,
+    )
   }
   const cpu = peers.map((p, i) => p.cpuSeconds() - cpu0[i]!)
   const fans: Array<{ rssPerReader: number; delivery: LatencySummary }> = []
   for (const peer of await fresh()) {
     fans.push(await fanOut(peer, o.readers, item))
-    log(`  ${peer.label}: ${fmtInt(o.readers)} SSE readers, ${fmtNum(fans.at(-1)!.rssPerReader / 1024, 1)} KiB RSS each, delivery p99 ${fmtNum(fans.at(-1)!.delivery.p99, 1)} ms`)
+    log(
+      `  ${peer.label}: ${fmtInt(o.readers)} SSE readers, ${fmtNum(fans.at(-1)!.rssPerReader / 1024, 1)} KiB RSS each, delivery p99 ${fmtNum(fans.at(-1)!.delivery.p99, 1)} ms`,
+    )
   }
   return peers.map((_peer, i) => {
     const f = rounds[i]!
-    return { sequential: median(f.seq), batched: median(f.bat), catchUpCold: median(f.cold), catchUp: median(f.cu), catchUpMBps: median(f.cuMB), latency: lat[i]!.push, local: lat[i]!.local, ...fans[i]!, cpuSeconds: cpu[i]! }
+    return {
+      sequential: median(f.seq),
+      batched: median(f.bat),
+      catchUpCold: median(f.cold),
+      catchUp: median(f.cu),
+      catchUpMBps: median(f.cuMB),
+      latency: lat[i]!.push,
+      local: lat[i]!.local,
+      ...fans[i]!,
+      cpuSeconds: cpu[i]!,
+    }
   })
 }
 
@@ -232,10 +273,16 @@ async function run(options: SuiteOptions): Promise<void> {
   const item = JSON.stringify(makeValue(o.size))
   log('twainmq bench: gateway (HTTP, Durable Streams protocol)')
   log(`command: ${o.command}`)
-  log(`date:    ${new Date().toISOString()}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  log(
+    `date:    ${new Date().toISOString()}, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  )
   log(`machine: ${machine()}`)
   log(`source:  ${revision()}`)
-  log(`setup:   ${fmtInt(o.posts)} sequential POSTs; ${fmtInt(o.messages)} messages in POSTs of ${BATCH}, read back from the start; ${fmtInt(o.tailMessages)} latency samples; ${fmtInt(o.readers)} SSE readers × ${FANOUT_APPENDS} appends; items: JSON strings of ${o.size} B; ${o.repeat} round(s) of a–c, median reported`)
+  log(
+    `setup:   ${fmtInt(o.posts)} sequential POSTs; ${fmtInt(o.messages)} messages in POSTs of ${BATCH}, read back from the start; ${fmtInt(o.tailMessages)} latency samples; ${fmtInt(o.readers)} SSE readers × ${FANOUT_APPENDS} appends; items: JSON strings of ${o.size} B; ${o.repeat} round(s) of a–c, median reported`,
+  )
   const peers: Peer[] = []
   const start = async () => {
     for (const p of peers.splice(0)) await p.stop()
@@ -252,31 +299,113 @@ async function run(options: SuiteOptions): Promise<void> {
   const [ours, ref] = figures as [Figures, Figures]
   const x = (a: number, b: number) => `${fmtNum(a / b, 2)}×`
   log('')
-  log(renderTable([
-    ['phase', 'twainmq serve', 'reference', 'ours / reference'],
-    ['a. sequential append (POSTs/s, 1 item each)', fmtInt(ours.sequential), fmtInt(ref.sequential), x(ours.sequential, ref.sequential)],
-    [`b. batched append (msgs/s, ${BATCH} per POST)`, fmtInt(ours.batched), fmtInt(ref.batched), x(ours.batched, ref.batched)],
-    [`c. catch-up read (msgs/s, median of ${CATCH_UP_READS} reads)`, fmtInt(ours.catchUp), fmtInt(ref.catchUp), x(ours.catchUp, ref.catchUp)],
-    ['c. catch-up read, first (cold) read (msgs/s)', fmtInt(ours.catchUpCold), fmtInt(ref.catchUpCold), x(ours.catchUpCold, ref.catchUpCold)],
-    ['c. catch-up read (MB/s of bodies)', fmtNum(ours.catchUpMBps, 1), fmtNum(ref.catchUpMBps, 1), x(ours.catchUpMBps, ref.catchUpMBps)],
-    ['d. append→SSE p50 (ms)', fmtNum(ours.latency.p50, 3), fmtNum(ref.latency.p50, 3), x(ours.latency.p50, ref.latency.p50)],
-    ['d. append→SSE p99 (ms)', fmtNum(ours.latency.p99, 3), fmtNum(ref.latency.p99, 3), x(ours.latency.p99, ref.latency.p99)],
-    ['d. local latency: HEAD round trip p50 (ms)', fmtNum(ours.local, 3), fmtNum(ref.local, 3), x(ours.local, ref.local)],
-    ['d. append→SSE p50 over local latency (ms)', fmtNum(ours.latency.p50 - ours.local, 3), fmtNum(ref.latency.p50 - ref.local, 3), ''],
-    [`e. RSS per SSE reader (KiB, ${fmtInt(o.readers)} readers)`, fmtNum(ours.rssPerReader / 1024, 1), fmtNum(ref.rssPerReader / 1024, 1), x(ours.rssPerReader, ref.rssPerReader)],
-    ['e. fan-out delivery p50 (ms)', fmtNum(ours.delivery.p50, 1), fmtNum(ref.delivery.p50, 1), x(ours.delivery.p50, ref.delivery.p50)],
-    ['e. fan-out delivery p99 (ms)', fmtNum(ours.delivery.p99, 1), fmtNum(ref.delivery.p99, 1), x(ours.delivery.p99, ref.delivery.p99)],
-    ['server CPU seconds, phases a–d', fmtNum(ours.cpuSeconds, 1), fmtNum(ref.cpuSeconds, 1), x(ours.cpuSeconds, ref.cpuSeconds)],
-  ], [false, true, true, true]))
+  log(
+    renderTable(
+      [
+        ['phase', 'twainmq serve', 'reference', 'ours / reference'],
+        [
+          'a. sequential append (POSTs/s, 1 item each)',
+          fmtInt(ours.sequential),
+          fmtInt(ref.sequential),
+          x(ours.sequential, ref.sequential),
+        ],
+        [
+          `b. batched append (msgs/s, ${BATCH} per POST)`,
+          fmtInt(ours.batched),
+          fmtInt(ref.batched),
+          x(ours.batched, ref.batched),
+        ],
+        [
+          `c. catch-up read (msgs/s, median of ${CATCH_UP_READS} reads)`,
+          fmtInt(ours.catchUp),
+          fmtInt(ref.catchUp),
+          x(ours.catchUp, ref.catchUp),
+        ],
+        [
+          'c. catch-up read, first (cold) read (msgs/s)',
+          fmtInt(ours.catchUpCold),
+          fmtInt(ref.catchUpCold),
+          x(ours.catchUpCold, ref.catchUpCold),
+        ],
+        [
+          'c. catch-up read (MB/s of bodies)',
+          fmtNum(ours.catchUpMBps, 1),
+          fmtNum(ref.catchUpMBps, 1),
+          x(ours.catchUpMBps, ref.catchUpMBps),
+        ],
+        [
+          'd. append→SSE p50 (ms)',
+          fmtNum(ours.latency.p50, 3),
+          fmtNum(ref.latency.p50, 3),
+          x(ours.latency.p50, ref.latency.p50),
+        ],
+        [
+          'd. append→SSE p99 (ms)',
+          fmtNum(ours.latency.p99, 3),
+          fmtNum(ref.latency.p99, 3),
+          x(ours.latency.p99, ref.latency.p99),
+        ],
+        [
+          'd. local latency: HEAD round trip p50 (ms)',
+          fmtNum(ours.local, 3),
+          fmtNum(ref.local, 3),
+          x(ours.local, ref.local),
+        ],
+        [
+          'd. append→SSE p50 over local latency (ms)',
+          fmtNum(ours.latency.p50 - ours.local, 3),
+          fmtNum(ref.latency.p50 - ref.local, 3),
+          '',
+        ],
+        [
+          `e. RSS per SSE reader (KiB, ${fmtInt(o.readers)} readers)`,
+          fmtNum(ours.rssPerReader / 1024, 1),
+          fmtNum(ref.rssPerReader / 1024, 1),
+          x(ours.rssPerReader, ref.rssPerReader),
+        ],
+        [
+          'e. fan-out delivery p50 (ms)',
+          fmtNum(ours.delivery.p50, 1),
+          fmtNum(ref.delivery.p50, 1),
+          x(ours.delivery.p50, ref.delivery.p50),
+        ],
+        [
+          'e. fan-out delivery p99 (ms)',
+          fmtNum(ours.delivery.p99, 1),
+          fmtNum(ref.delivery.p99, 1),
+          x(ours.delivery.p99, ref.delivery.p99),
+        ],
+        [
+          'server CPU seconds, phases a–d',
+          fmtNum(ours.cpuSeconds, 1),
+          fmtNum(ref.cpuSeconds, 1),
+          x(ours.cpuSeconds, ref.cpuSeconds),
+        ],
+      ],
+      [false, true, true, true],
+    ),
+  )
   log('')
   const goals: Array<[string, boolean, string]> = [
     ['sequential append ≥ 2× reference', ours.sequential >= 2 * ref.sequential, x(ours.sequential, ref.sequential)],
     ['batched append ≥ 2× reference', ours.batched >= 2 * ref.batched, x(ours.batched, ref.batched)],
     ['catch-up read ≥ 2× reference', ours.catchUp >= 2 * ref.catchUp, x(ours.catchUp, ref.catchUp)],
-    ['append→SSE p50 ≤ reference', ours.latency.p50 <= ref.latency.p50, `${fmtNum(ours.latency.p50, 3)} vs ${fmtNum(ref.latency.p50, 3)} ms`],
-    ['append→SSE p50 within 1 ms of local latency', ours.latency.p50 - ours.local < 1, `${fmtNum(ours.latency.p50, 3)} − ${fmtNum(ours.local, 3)} ms`],
+    [
+      'append→SSE p50 ≤ reference',
+      ours.latency.p50 <= ref.latency.p50,
+      `${fmtNum(ours.latency.p50, 3)} vs ${fmtNum(ref.latency.p50, 3)} ms`,
+    ],
+    [
+      'append→SSE p50 within 1 ms of local latency',
+      ours.latency.p50 - ours.local < 1,
+      `${fmtNum(ours.latency.p50, 3)} − ${fmtNum(ours.local, 3)} ms`,
+    ],
     ['append→SSE p50 < 1 ms (absolute)', ours.latency.p50 < 1, `${fmtNum(ours.latency.p50, 3)} ms`],
-    [`${fmtInt(o.readers)} SSE readers at < 50 KiB RSS each`, ours.rssPerReader < 50 * 1024, `${fmtNum(ours.rssPerReader / 1024, 1)} KiB`],
+    [
+      `${fmtInt(o.readers)} SSE readers at < 50 KiB RSS each`,
+      ours.rssPerReader < 50 * 1024,
+      `${fmtNum(ours.rssPerReader / 1024, 1)} KiB`,
+    ],
   ]
   log('goals:')
   log(renderTable([['goal', 'result', 'measured'], ...goals.map(([g, ok, m]) => [g, ok ? 'PASS' : 'MISS', m])]))
@@ -285,7 +414,8 @@ async function run(options: SuiteOptions): Promise<void> {
 
 const suite: Suite = {
   name: 'gateway',
-  description: 'HTTP gateway (twainmq serve) vs @durable-streams/server file-backed: appends, catch-up, SSE latency, 1,000-reader fan-out',
+  description:
+    'HTTP gateway (twainmq serve) vs @durable-streams/server file-backed: appends, catch-up, SSE latency, 1,000-reader fan-out',
   run,
 }
 export default suite

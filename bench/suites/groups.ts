@@ -33,11 +33,21 @@ interface Member {
 }
 
 function startMember(root: string, group: string, name: string): Member {
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(benchDir, 'children', 'group-member.ts'), root, 'jobs', group, name], {
-    cwd: repoRoot,
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  })
-  const m: Member = { proc, acked: 0, assigned: [], ready: Promise.resolve(), exited: new Promise((r) => proc.once('exit', r)) }
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(benchDir, 'children', 'group-member.ts'), root, 'jobs', group, name],
+    {
+      cwd: repoRoot,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  )
+  const m: Member = {
+    proc,
+    acked: 0,
+    assigned: [],
+    ready: Promise.resolve(),
+    exited: new Promise((r) => proc.once('exit', r)),
+  }
   m.ready = new Promise((resolve) => {
     proc.on('message', (msg: MemberMsg) => {
       if (msg.type === 'ready') resolve()
@@ -60,7 +70,9 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs: number,
 async function produce(twain: Twain, n: number, value: string): Promise<void> {
   const p = twain.producer<string>('jobs')
   for (let i = 0; i < n; i += 1000) {
-    await p.sendBatch(Array.from({ length: Math.min(1000, n - i) }, (_, j) => ({ key: i + j, value, partition: (i + j) % PARTITIONS })))
+    await p.sendBatch(
+      Array.from({ length: Math.min(1000, n - i) }, (_, j) => ({ key: i + j, value, partition: (i + j) % PARTITIONS })),
+    )
   }
 }
 
@@ -77,10 +89,16 @@ async function consumeWithGroup(root: string, twain: Twain, group: string, n: nu
   try {
     await Promise.all(members.map((m) => m.ready))
     // Let the group settle: every partition owned, counts balanced.
-    await until(async () => {
-      const g = await twain.describeGroup(group).catch(() => undefined)
-      return !!g && g.members.length === MEMBERS && g.members.every((x) => x.assignments.length === PARTITIONS / MEMBERS)
-    }, 20_000, 'a balanced group')
+    await until(
+      async () => {
+        const g = await twain.describeGroup(group).catch(() => undefined)
+        return (
+          !!g && g.members.length === MEMBERS && g.members.every((x) => x.assignments.length === PARTITIONS / MEMBERS)
+        )
+      },
+      20_000,
+      'a balanced group',
+    )
     const t0 = performance.now()
     for (const m of members) m.proc.send('go')
     await until(() => members.reduce((s, m) => s + m.acked, 0) >= n, 600_000, 'all messages acked')
@@ -97,10 +115,16 @@ async function failover(root: string, twain: Twain): Promise<{ reassignMs: numbe
   try {
     await Promise.all(members.map((m) => m.ready))
     for (const m of members) m.proc.send('go')
-    await until(async () => {
-      const g = await twain.describeGroup(group).catch(() => undefined)
-      return !!g && g.members.length === MEMBERS && g.members.every((x) => x.assignments.length === PARTITIONS / MEMBERS)
-    }, 20_000, 'a balanced group')
+    await until(
+      async () => {
+        const g = await twain.describeGroup(group).catch(() => undefined)
+        return (
+          !!g && g.members.length === MEMBERS && g.members.every((x) => x.assignments.length === PARTITIONS / MEMBERS)
+        )
+      },
+      20_000,
+      'a balanced group',
+    )
     const g = await twain.describeGroup(group)
     const victim = members[0] as Member
     const victimParts = (g.members.find((x) => x.name === 'f0')?.assignments ?? []).map((a) => a.partition)
@@ -110,11 +134,22 @@ async function failover(root: string, twain: Twain): Promise<{ reassignMs: numbe
     // One message to each of the victim's partitions, sent right after the kill.
     const p = twain.producer<string>('jobs')
     await Promise.all(victimParts.map((partition) => p.send(partition, 'after-kill', { partition })))
-    const reassignMs = await until(async () => {
-      const d = await twain.describeGroup(group)
-      return d.members.length === MEMBERS - 1 && victimParts.every((vp) => d.members.some((x) => x.assignments.some((a) => a.partition === vp)))
-    }, SESSION_TIMEOUT_MS + 30_000, 'reassignment')
-    await until(() => members.slice(1).reduce((s, m) => s + m.acked, 0) >= before + victimParts.length, SESSION_TIMEOUT_MS + 30_000, 'post-kill messages consumed')
+    const reassignMs = await until(
+      async () => {
+        const d = await twain.describeGroup(group)
+        return (
+          d.members.length === MEMBERS - 1 &&
+          victimParts.every((vp) => d.members.some((x) => x.assignments.some((a) => a.partition === vp)))
+        )
+      },
+      SESSION_TIMEOUT_MS + 30_000,
+      'reassignment',
+    )
+    await until(
+      () => members.slice(1).reduce((s, m) => s + m.acked, 0) >= before + victimParts.length,
+      SESSION_TIMEOUT_MS + 30_000,
+      'post-kill messages consumed',
+    )
     return { reassignMs, consumeMs: performance.now() - killedAt }
   } finally {
     for (const m of members) m.proc.kill('SIGTERM')
@@ -136,8 +171,14 @@ async function run(opts: SuiteOptions): Promise<void> {
   const value = 'v'.repeat(opts.size)
   log('twainmq bench: groups')
   log(`command: ${opts.command}`)
-  log(`date:    ${new Date().toISOString()}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
-  log(`setup:   ${fmtInt(n)} messages of ${opts.size} B on ${PARTITIONS} partitions; group of ${MEMBERS} member processes (commit every 200 ms, maxInFlight 1000); ${opts.repeat} round(s), median reported`)
+  log(
+    `date:    ${new Date().toISOString()}, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  )
+  log(
+    `setup:   ${fmtInt(n)} messages of ${opts.size} B on ${PARTITIONS} partitions; group of ${MEMBERS} member processes (commit every 200 ms, maxInFlight 1000); ${opts.repeat} round(s), median reported`,
+  )
   const root = makeTempDir('groups')
   const twain = await open(root)
   try {
@@ -148,7 +189,9 @@ async function run(opts: SuiteOptions): Promise<void> {
     for (let r = 1; r <= opts.repeat; r++) {
       hist.push(await readHistory(twain, n))
       grp.push(await consumeWithGroup(root, twain, `bench-${r}`, n))
-      log(`  round ${r}: history ${fmtInt(n / (hist[r - 1] as number))} msgs/s, group ${fmtInt(n / (grp[r - 1] as number))} msgs/s`)
+      log(
+        `  round ${r}: history ${fmtInt(n / (hist[r - 1] as number))} msgs/s, group ${fmtInt(n / (grp[r - 1] as number))} msgs/s`,
+      )
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1] as number
     const h = n / median(hist)
@@ -156,22 +199,36 @@ async function run(opts: SuiteOptions): Promise<void> {
     const fo = await failover(root, twain)
     const join = await joinIdle(twain)
     log('')
-    log(renderTable([
-      ['phase', 'msgs/s', 'ours / history'],
-      ['a. history (1 process)', fmtInt(h), '(baseline)'],
-      [`b. group consume+ack (${MEMBERS} processes)`, fmtInt(g), `${fmtNum(g / h)}×`],
-    ], [false, true, true]))
+    log(
+      renderTable(
+        [
+          ['phase', 'msgs/s', 'ours / history'],
+          ['a. history (1 process)', fmtInt(h), '(baseline)'],
+          [`b. group consume+ack (${MEMBERS} processes)`, fmtInt(g), `${fmtNum(g / h)}×`],
+        ],
+        [false, true, true],
+      ),
+    )
     log('')
-    log(renderTable([
-      ['event', 'ms'],
-      ['c. SIGKILL → partitions reassigned', fmtNum(fo.reassignMs, 0)],
-      ['c. SIGKILL → message sent after the kill consumed', fmtNum(fo.consumeMs, 0)],
-      ['d. join of an idle group → partitions owned', fmtNum(join, 0)],
-    ], [false, true]))
+    log(
+      renderTable(
+        [
+          ['event', 'ms'],
+          ['c. SIGKILL → partitions reassigned', fmtNum(fo.reassignMs, 0)],
+          ['c. SIGKILL → message sent after the kill consumed', fmtNum(fo.consumeMs, 0)],
+          ['d. join of an idle group → partitions owned', fmtNum(join, 0)],
+        ],
+        [false, true],
+      ),
+    )
     log('')
     const goals: Array<[string, boolean, string]> = [
       ['group consume+ack ≥ 0.5× history', g >= 0.5 * h, `${fmtNum(g / h)}×`],
-      [`failover within sessionTimeoutMs + 1 s (${SESSION_TIMEOUT_MS + 1000} ms)`, fo.consumeMs <= SESSION_TIMEOUT_MS + 1000, `${fmtNum(fo.consumeMs, 0)} ms`],
+      [
+        `failover within sessionTimeoutMs + 1 s (${SESSION_TIMEOUT_MS + 1000} ms)`,
+        fo.consumeMs <= SESSION_TIMEOUT_MS + 1000,
+        `${fmtNum(fo.consumeMs, 0)} ms`,
+      ],
       ['join of an idle group < 1 s', join < 1000, `${fmtNum(join, 0)} ms`],
     ]
     log('goals:')

@@ -32,7 +32,14 @@ import { makeTempDir, removeTempDir } from '../lib/tmp.js'
 
 type Side = 'js' | 'file' | 'redis'
 
-async function jetstreamRound(nats: NatsServer, r: number, n: number, value: string, tail: number, tag: string): Promise<PeersRound['js']> {
+async function jetstreamRound(
+  nats: NatsServer,
+  r: number,
+  n: number,
+  value: string,
+  tail: number,
+  tag: string,
+): Promise<PeersRound['js']> {
   const nc = await connect({ servers: nats.url })
   try {
     const jsm = await nc.jetstreamManager()
@@ -52,14 +59,31 @@ async function jetstreamRound(nats: NatsServer, r: number, n: number, value: str
 }
 
 /** Produce (both ways), history, a partitioned group and (Redis) a shared group on one store. */
-async function twainPhases(twain: Twain, n: number, value: string, tag: string, label: string, shared: boolean): Promise<{ batch: Throughput; all: Throughput; history: Throughput; group: Throughput; shared?: Throughput }> {
+async function twainPhases(
+  twain: Twain,
+  n: number,
+  value: string,
+  tag: string,
+  label: string,
+  shared: boolean,
+): Promise<{ batch: Throughput; all: Throughput; history: Throughput; group: Throughput; shared?: Throughput }> {
   await twain.createTopic('batch')
   await twain.createTopic('send')
   const batch = await produceBatch(twain, 'batch', n, value, tag, `${label}: producer.sendBatch × 1000`)
   const all = await produceAll(twain, 'send', n, value, tag, `${label}: Promise.all(1000 × send)`)
   const history = await readHistory(twain, 'batch', n, value.length, tag, `${label}: for await (history(topic))`)
-  const group = await consumeGroup(twain, 'batch', 'bench-p', 'partitioned', n, tag, `${label}: partitioned group, ack each`)
-  const sh = shared ? await consumeGroup(twain, 'batch', 'bench-s', 'shared', n, tag, `${label}: shared group, ack each`) : undefined
+  const group = await consumeGroup(
+    twain,
+    'batch',
+    'bench-p',
+    'partitioned',
+    n,
+    tag,
+    `${label}: partitioned group, ack each`,
+  )
+  const sh = shared
+    ? await consumeGroup(twain, 'batch', 'bench-s', 'shared', n, tag, `${label}: shared group, ack each`)
+    : undefined
   return { batch, all, history, group, ...(sh ? { shared: sh } : {}) }
 }
 
@@ -75,7 +99,12 @@ async function fileRound(n: number, value: string, tail: number, tag: string): P
     }
     const t0 = performance.now()
     plainWrite(join(root, 'plain.log'), n, 2, (i) => i % 65536, value)
-    const plain: Throughput = { label: 'plain Node: frame + fs.writeSync 64 KiB', messages: n, seconds: (performance.now() - t0) / 1000, payloadBytes: n * value.length }
+    const plain: Throughput = {
+      label: 'plain Node: frame + fs.writeSync 64 KiB',
+      messages: n,
+      seconds: (performance.now() - t0) / 1000,
+      payloadBytes: n * value.length,
+    }
     phaseDone(plain)
     const t = logTail(await tailTwain(tail, undefined, 'file: twain.tail(), other process'))
     const raw = logTail(await tailBaseline(tail, 'raw fs.watch + fs.read, other process'))
@@ -85,7 +114,15 @@ async function fileRound(n: number, value: string, tail: number, tag: string): P
   }
 }
 
-async function redisRound(server: RedisServer, admin: Redis, r: number, n: number, value: string, tail: number, tag: string): Promise<PeersRound['redis']> {
+async function redisRound(
+  server: RedisServer,
+  admin: Redis,
+  r: number,
+  n: number,
+  value: string,
+  tail: number,
+  tag: string,
+): Promise<PeersRound['redis']> {
   await admin.flushall()
   const twain = await open(server.url, { prefix: `peers${r}:` })
   let phases
@@ -107,16 +144,26 @@ async function run(opts: SuiteOptions): Promise<void> {
   const admin = new Redis(redis.url, { protocol: 2 })
   try {
     const redisVersion = /redis_version:(\S+)/.exec(await admin.info('server'))?.[1] ?? '?'
-    const natsVersion = ((await import('nats/package.json', { with: { type: 'json' } })) as { default: { version: string } }).default.version
+    const natsVersion = (
+      (await import('nats/package.json', { with: { type: 'json' } })) as { default: { version: string } }
+    ).default.version
     log('twainmq bench: peers')
     log(`command: ${opts.command}`)
     log(`date:    ${new Date().toISOString()}`)
     log(`machine: ${machine()}`)
     log(`source:  ${revision()}`)
-    log(`servers: private ${nats.version} -js on 127.0.0.1:${nats.port} (file storage, store in a temp dir), nats.js ${natsVersion}; private redis-server ${redisVersion} on 127.0.0.1:${redis.port}`)
-    log(`setup:   ${opts.repeat} round(s) of ${fmtInt(n)} messages of ${opts.size} B string values, 1 stream / 1-partition topics; tail: ${opts.tailMessages} messages every ~${TAIL_INTERVAL_MS} ms (+${TAIL_WARMUP} warm-up) per round; rounds alternate which peer runs first`)
-    log('durable: JetStream 2.9 file store: a publish is acked once written to the store file (page cache); fsync every 2 min (sync_interval, fixed in 2.9)')
-    log("         twainmq file: fsync 'never' (the default: page cache, survives a process crash, like JetStream's); Redis: the private server has no RDB and no AOF (memory only)")
+    log(
+      `servers: private ${nats.version} -js on 127.0.0.1:${nats.port} (file storage, store in a temp dir), nats.js ${natsVersion}; private redis-server ${redisVersion} on 127.0.0.1:${redis.port}`,
+    )
+    log(
+      `setup:   ${opts.repeat} round(s) of ${fmtInt(n)} messages of ${opts.size} B string values, 1 stream / 1-partition topics; tail: ${opts.tailMessages} messages every ~${TAIL_INTERVAL_MS} ms (+${TAIL_WARMUP} warm-up) per round; rounds alternate which peer runs first`,
+    )
+    log(
+      'durable: JetStream 2.9 file store: a publish is acked once written to the store file (page cache); fsync every 2 min (sync_interval, fixed in 2.9)',
+    )
+    log(
+      "         twainmq file: fsync 'never' (the default: page cache, survives a process crash, like JetStream's); Redis: the private server has no RDB and no AOF (memory only)",
+    )
     log('')
     log('phases:')
     const rounds: PeersRound[] = []
@@ -142,7 +189,8 @@ async function run(opts: SuiteOptions): Promise<void> {
 
 const suite: Suite = {
   name: 'peers',
-  description: 'twainmq (file, Redis) vs NATS JetStream (file storage): produce, backlog read, consume+ack, send → other-process latency',
+  description:
+    'twainmq (file, Redis) vs NATS JetStream (file storage): produce, backlog read, consume+ack, send → other-process latency',
   run,
 }
 export default suite

@@ -48,7 +48,13 @@ function done(r: Run): Run {
 
 // ---------------------------------------------------------------- ours
 
-async function produce(twain: Twain, topic: string, n: number, value: string, tick?: (d: number) => void): Promise<void> {
+async function produce(
+  twain: Twain,
+  topic: string,
+  n: number,
+  value: string,
+  tick?: (d: number) => void,
+): Promise<void> {
   const p = twain.producer<string>(topic)
   for (let i = 0; i < n; i += CHUNK) {
     const m = Math.min(CHUNK, n - i)
@@ -115,11 +121,21 @@ async function addJobs(queue: Queue, n: number, value: string, tick?: (d: number
 }
 
 /** A Worker (concurrency 50, no-op processor) until `n` jobs completed. */
-function work(name: string, port: number, prefix: string, n: number, tick: (d: number) => void): { worker: Worker; finished: Promise<void> } {
+function work(
+  name: string,
+  port: number,
+  prefix: string,
+  n: number,
+  tick: (d: number) => void,
+): { worker: Worker; finished: Promise<void> } {
   let completed = 0
   let resolve!: () => void
   const finished = new Promise<void>((r) => (resolve = r))
-  const worker = new Worker(name, async () => undefined, { connection: { host: '127.0.0.1', port, maxRetriesPerRequest: null }, prefix, concurrency: CONCURRENCY })
+  const worker = new Worker(name, async () => undefined, {
+    connection: { host: '127.0.0.1', port, maxRetriesPerRequest: null },
+    prefix,
+    concurrency: CONCURRENCY,
+  })
   worker.on('completed', () => {
     if ((++completed & 0x3ff) === 0) tick(completed)
     if (completed === n) resolve()
@@ -171,13 +187,21 @@ async function run(opts: SuiteOptions): Promise<void> {
   const admin = new Redis(server.url, { protocol: 2 })
   try {
     const version = /redis_version:(\S+)/.exec(await admin.info('server'))?.[1] ?? '?'
-    const bullVersion = ((await import('bullmq/package.json', { with: { type: 'json' } })) as { default: { version: string } }).default.version
+    const bullVersion = (
+      (await import('bullmq/package.json', { with: { type: 'json' } })) as { default: { version: string } }
+    ).default.version
     log('twainmq bench: redis-shared')
     log(`command: ${opts.command}`)
     log(`date:    ${new Date().toISOString()}`)
-    log(`machine: node ${process.version}, ${availableParallelism()} cpus (${cpus()[0]?.model ?? '?'}), ${fmtInt(totalmem() / MiB)} MiB RAM, ${process.platform} ${release()}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+    log(
+      `machine: node ${process.version}, ${availableParallelism()} cpus (${cpus()[0]?.model ?? '?'}), ${fmtInt(totalmem() / MiB)} MiB RAM, ${process.platform} ${release()}, load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    )
     log(`server:  private redis-server ${version} on 127.0.0.1:${server.port} (no persistence); BullMQ ${bullVersion}`)
-    log(`setup:   ${opts.repeat} round(s) of ${fmtInt(n)} messages of ${opts.size} B string values${opts.messages > n ? ` (--messages capped at ${fmtInt(MAX_MESSAGES)})` : ''}; ours: ${PARTITIONS} partitions, one shared member (maxInFlight 1000); BullMQ: one Worker, concurrency ${CONCURRENCY}, no-op processor, default job options`)
+    log(
+      `setup:   ${opts.repeat} round(s) of ${fmtInt(n)} messages of ${opts.size} B string values${opts.messages > n ? ` (--messages capped at ${fmtInt(MAX_MESSAGES)})` : ''}; ours: ${PARTITIONS} partitions, one shared member (maxInFlight 1000); BullMQ: one Worker, concurrency ${CONCURRENCY}, no-op processor, default job options`,
+    )
     log('')
     log('phases:')
     const rounds: Array<{ oursFlow: Run; bullFlow: Run; oursBacklog: Run; bullBacklog: Run }> = []
@@ -198,7 +222,14 @@ async function run(opts: SuiteOptions): Promise<void> {
     const row = (k: keyof (typeof rounds)[number], base?: Run) => {
       const x = m(k)
       const rates = rounds.map((y) => rate(y[k]))
-      rows.push([x.label, fmtInt(x.messages), fmtNum(x.seconds, 2), fmtInt(rate(x)), rounds.length > 1 ? `${fmtInt(Math.min(...rates))}–${fmtInt(Math.max(...rates))}` : '', base ? ratio(rate(x), rate(base)) : '(baseline)'])
+      rows.push([
+        x.label,
+        fmtInt(x.messages),
+        fmtNum(x.seconds, 2),
+        fmtInt(rate(x)),
+        rounds.length > 1 ? `${fmtInt(Math.min(...rates))}–${fmtInt(Math.max(...rates))}` : '',
+        base ? ratio(rate(x), rate(base)) : '(baseline)',
+      ])
     }
     row('bullFlow')
     row('oursFlow', m('bullFlow'))
@@ -209,8 +240,16 @@ async function run(opts: SuiteOptions): Promise<void> {
     log(renderTable(rows, [false, true, true, true, true, true]))
     log('')
     const goals: Array<[string, boolean, string]> = [
-      ['produce+consume+ack ≥ 10× BullMQ addBulk + Worker', rate(m('oursFlow')) >= 10 * rate(m('bullFlow')), ratio(rate(m('oursFlow')), rate(m('bullFlow')))],
-      ['consume+ack of a backlog ≥ 10× BullMQ Worker', rate(m('oursBacklog')) >= 10 * rate(m('bullBacklog')), ratio(rate(m('oursBacklog')), rate(m('bullBacklog')))],
+      [
+        'produce+consume+ack ≥ 10× BullMQ addBulk + Worker',
+        rate(m('oursFlow')) >= 10 * rate(m('bullFlow')),
+        ratio(rate(m('oursFlow')), rate(m('bullFlow'))),
+      ],
+      [
+        'consume+ack of a backlog ≥ 10× BullMQ Worker',
+        rate(m('oursBacklog')) >= 10 * rate(m('bullBacklog')),
+        ratio(rate(m('oursBacklog')), rate(m('bullBacklog'))),
+      ],
     ]
     log('goals:')
     log(renderTable([['goal', 'result', 'measured'], ...goals.map(([g, ok, x]) => [g, ok ? 'PASS' : 'MISS', x])]))
@@ -222,7 +261,8 @@ async function run(opts: SuiteOptions): Promise<void> {
 
 const suite: Suite = {
   name: 'redis-shared',
-  description: 'Redis shared groups: produce+consume+ack and backlog consume+ack vs BullMQ (addBulk + Worker, concurrency 50)',
+  description:
+    'Redis shared groups: produce+consume+ack and backlog consume+ack vs BullMQ (addBulk + Worker, concurrency 50)',
   run,
 }
 export default suite

@@ -17,7 +17,15 @@ import { open } from '../../src/index.js'
 import { makeValue, revision } from '../lib/report.js'
 import { RedisServer } from '../../test/helpers/redis-server.js'
 
-import { CHUNK, produceAll as ourProduceAll, produceBatch as ourProduceBatch, rate, readHistory as ourRead, timed, type Throughput } from '../lib/phases.js'
+import {
+  CHUNK,
+  produceAll as ourProduceAll,
+  produceBatch as ourProduceBatch,
+  rate,
+  readHistory as ourRead,
+  timed,
+  type Throughput,
+} from '../lib/phases.js'
 import { MB, MiB, fmtInt, fmtNum, sleep, summarise, machineNow, type LatencySummary } from '../lib/stats.js'
 import type { Suite, SuiteOptions } from '../lib/suite.js'
 import { renderTable } from '../lib/table.js'
@@ -60,7 +68,11 @@ async function rawRead(redis: Redis, key: string, n: number, size: number, tag: 
       const res = await redis.xrangeBuffer(key, from, '+', 'COUNT', CHUNK)
       if (res.length === 0) break
       for (const [id, f] of res) {
-        const m = { id: id.toString(), key: Number((f[1] as Buffer).toString()), value: (f[3] as Buffer).toString('utf8') }
+        const m = {
+          id: id.toString(),
+          key: Number((f[1] as Buffer).toString()),
+          value: (f[3] as Buffer).toString('utf8'),
+        }
         bytes += m.value.length
         count++
       }
@@ -160,12 +172,18 @@ async function run(opts: SuiteOptions): Promise<void> {
   log('twainmq bench: redis')
   log(`command: ${opts.command}`)
   log(`date:    ${new Date().toISOString()}`)
-  log(`machine: node ${process.version}, ${availableParallelism()} cpus (${cpus()[0]?.model ?? '?'}), ${fmtInt(totalmem() / MiB)} MiB RAM, ${process.platform} ${release()}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  log(
+    `machine: node ${process.version}, ${availableParallelism()} cpus (${cpus()[0]?.model ?? '?'}), ${fmtInt(totalmem() / MiB)} MiB RAM, ${process.platform} ${release()}, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  )
   log(`source:  ${revision()}`)
   const admin = new Redis(server.url, { protocol: 2 })
   const version = /redis_version:(\S+)/.exec(await admin.info('server'))?.[1] ?? '?'
   log(`server:  private redis-server ${version} on 127.0.0.1:${server.port} (no persistence); ioredis, RESP2`)
-  log(`setup:   ${opts.repeat} round(s) of ${fmtInt(n)} messages of ${opts.size} B string values, u16 keys, 1 partition; tail: ${opts.tailMessages} messages every ~${TAIL_INTERVAL_MS} ms (+${TAIL_WARMUP} warm-up not counted)`)
+  log(
+    `setup:   ${opts.repeat} round(s) of ${fmtInt(n)} messages of ${opts.size} B string values, u16 keys, 1 partition; tail: ${opts.tailMessages} messages every ~${TAIL_INTERVAL_MS} ms (+${TAIL_WARMUP} warm-up not counted)`,
+  )
   log('')
   log('phases:')
   const rounds: Array<Record<'raw' | 'a' | 'b' | 'rawRead' | 'c', Throughput>> = []
@@ -203,16 +221,41 @@ async function run(opts: SuiteOptions): Promise<void> {
     const c = agg('c')
     log('')
     log(`throughput, median of ${opts.repeat} round(s) (MB/s = value bytes; ours / baseline = ratio of median msgs/s):`)
-    log(throughputRows([[raw, undefined], [a, raw], [b, raw], [rawR, undefined], [c, rawR]]))
+    log(
+      throughputRows([
+        [raw, undefined],
+        [a, raw],
+        [b, raw],
+        [rawR, undefined],
+        [c, rawR],
+      ]),
+    )
     log('')
     log('tail latency (send → receive in the same process, wall clock):')
     const lat: string[][] = [['tail', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'mean ms', 'p50 ours / baseline']]
-    lat.push(['baseline: XADD → XREAD BLOCK', fmtNum(tb.p50, 3), fmtNum(tb.p90, 3), fmtNum(tb.p99, 3), fmtNum(tb.max, 3), fmtNum(tb.mean, 3), '(baseline)'])
-    lat.push(['d. send → twain.tail()', fmtNum(tt.p50, 3), fmtNum(tt.p90, 3), fmtNum(tt.p99, 3), fmtNum(tt.max, 3), fmtNum(tt.mean, 3), ratio(tt.p50, tb.p50)])
+    lat.push([
+      'baseline: XADD → XREAD BLOCK',
+      fmtNum(tb.p50, 3),
+      fmtNum(tb.p90, 3),
+      fmtNum(tb.p99, 3),
+      fmtNum(tb.max, 3),
+      fmtNum(tb.mean, 3),
+      '(baseline)',
+    ])
+    lat.push([
+      'd. send → twain.tail()',
+      fmtNum(tt.p50, 3),
+      fmtNum(tt.p90, 3),
+      fmtNum(tt.p99, 3),
+      fmtNum(tt.max, 3),
+      fmtNum(tt.mean, 3),
+      ratio(tt.p50, tb.p50),
+    ])
     log(renderTable(lat, [false, true, true, true, true, true, true]))
     log('')
     // Ratios per round (the two sides ran back to back), and their median: steadier than a ratio of medians.
-    const perRound = (ours: 'a' | 'b' | 'c', base: 'raw' | 'rawRead') => rounds.map((x) => rate(x[ours]) / rate(x[base]))
+    const perRound = (ours: 'a' | 'b' | 'c', base: 'raw' | 'rawRead') =>
+      rounds.map((x) => rate(x[ours]) / rate(x[base]))
     const mid = (xs: number[]) => [...xs].sort((p, q) => p - q)[(xs.length - 1) >> 1] as number
     const ra = perRound('a', 'raw')
     const rb = perRound('b', 'raw')
@@ -232,9 +275,17 @@ async function run(opts: SuiteOptions): Promise<void> {
     log('')
     const goals: Array<[string, boolean, string]> = [
       ['produce sendBatch ≥ 2× pipelined XADD', mid(ra) >= 2, `${fmtNum(mid(ra), 2)}× (median of same-round ratios)`],
-      ['produce Promise.all(send) ≥ 2× pipelined XADD', mid(rb) >= 2, `${fmtNum(mid(rb), 2)}× (median of same-round ratios)`],
+      [
+        'produce Promise.all(send) ≥ 2× pipelined XADD',
+        mid(rb) >= 2,
+        `${fmtNum(mid(rb), 2)}× (median of same-round ratios)`,
+      ],
       ['read history ≥ 1× XRANGE loop', mid(rc) >= 1, `${fmtNum(mid(rc), 2)}× (median of same-round ratios)`],
-      ['tail p50 ≤ 1.5× XREAD BLOCK p50 (or < 1 ms)', tt.p50 <= 1.5 * tb.p50 || tt.p50 < 1, `${fmtNum(tt.p50, 3)} ms vs ${fmtNum(tb.p50, 3)} ms = ${ratio(tt.p50, tb.p50)}`],
+      [
+        'tail p50 ≤ 1.5× XREAD BLOCK p50 (or < 1 ms)',
+        tt.p50 <= 1.5 * tb.p50 || tt.p50 < 1,
+        `${fmtNum(tt.p50, 3)} ms vs ${fmtNum(tb.p50, 3)} ms = ${ratio(tt.p50, tb.p50)}`,
+      ],
     ]
     log('goals:')
     log(renderTable([['goal', 'result', 'measured'], ...goals.map(([g, ok, m]) => [g, ok ? 'PASS' : 'MISS', m])]))
@@ -246,7 +297,8 @@ async function run(opts: SuiteOptions): Promise<void> {
 
 const suite: Suite = {
   name: 'redis',
-  description: 'Redis backend: sendBatch / Promise.all(send) / history throughput and tail latency vs raw ioredis (XADD pipeline, XRANGE, XREAD BLOCK)',
+  description:
+    'Redis backend: sendBatch / Promise.all(send) / history throughput and tail latency vs raw ioredis (XADD pipeline, XRANGE, XREAD BLOCK)',
   run,
 }
 export default suite

@@ -85,13 +85,21 @@ async function joinMs(twain: Twain, topic: string, group: string): Promise<{ sta
   return { start, end }
 }
 
-async function measure(url: string, opts: { prefix?: string }, n: number, value: string, tag: string): Promise<ScalePoint> {
+async function measure(
+  url: string,
+  opts: { prefix?: string },
+  n: number,
+  value: string,
+  tag: string,
+): Promise<ScalePoint> {
   const twain = await open(url, opts)
   try {
     await twain.createTopic('scale')
     const produce = await sampled(() => produceBatch(twain, 'scale', n, value, tag, `produce ${fmtInt(n)}`))
     const read = await sampled(() => readHistory(twain, 'scale', n, value.length, tag, `history ${fmtInt(n)}`))
-    const consume = await sampled(() => consumeGroup(twain, 'scale', 'scale-p', 'partitioned', n, tag, `group consume ${fmtInt(n)}`))
+    const consume = await sampled(() =>
+      consumeGroup(twain, 'scale', 'scale-p', 'partitioned', n, tag, `group consume ${fmtInt(n)}`),
+    )
     const offsets = Array.from({ length: SEEKS }, () => Math.floor(Math.random() * n))
     const stamp = async (reverse: boolean) => {
       for await (const m of twain.history<string>('scale', { partition: 0, limit: 1, reverse })) return m.timestamp
@@ -103,7 +111,9 @@ async function measure(url: string, opts: { prefix?: string }, n: number, value:
     const seekOffset = await seekMs(twain, 'scale', offsets)
     const seekTime = await seekMs(twain, 'scale', times)
     const join = await joinMs(twain, 'scale', 'scale-join')
-    log(`  ${tag} seek offset ${seekOffset.toFixed(2)} ms, seek time ${seekTime.toFixed(2)} ms, join from start → first message ${join.start.toFixed(1)} ms, from end → assigned ${join.end.toFixed(1)} ms`)
+    log(
+      `  ${tag} seek offset ${seekOffset.toFixed(2)} ms, seek time ${seekTime.toFixed(2)} ms, join from start → first message ${join.start.toFixed(1)} ms, from end → assigned ${join.end.toFixed(1)} ms`,
+    )
     return { n, produce, read, consume, seekOffset, seekTime, joinStart: join.start, joinEnd: join.end }
   } finally {
     await twain.close()
@@ -124,7 +134,9 @@ async function run(o: SuiteOptions): Promise<void> {
     log(`date:    ${new Date().toISOString()}`)
     log(`machine: ${machine()}`)
     log(`source:  ${revision()}`)
-    log(`setup:   ${opts.size} B string values, one 1-partition topic per size on a fresh store; file: ${fileSizes.map(fmtInt).join(', ')}; Redis (private redis-server, no persistence): ${redisSizes.map(fmtInt).join(', ')} (--redis-max ${fmtInt(opts.redisMax)}); ${opts.repeat} round(s) per size, median round; fsync 'never'`)
+    log(
+      `setup:   ${opts.size} B string values, one 1-partition topic per size on a fresh store; file: ${fileSizes.map(fmtInt).join(', ')}; Redis (private redis-server, no persistence): ${redisSizes.map(fmtInt).join(', ')} (--redis-max ${fmtInt(opts.redisMax)}); ${opts.repeat} round(s) per size, median round; fsync 'never'`,
+    )
     log('')
     const backends: Array<{ name: string; points: ScalePoint[] }> = []
     for (const backend of ['file', 'redis'] as const) {
@@ -156,7 +168,9 @@ async function run(o: SuiteOptions): Promise<void> {
             await admin.flushall()
           }
         }
-        points.push([...rounds].sort((a, b) => a.read.t.seconds - b.read.t.seconds)[(rounds.length - 1) >> 1] as ScalePoint)
+        points.push(
+          [...rounds].sort((a, b) => a.read.t.seconds - b.read.t.seconds)[(rounds.length - 1) >> 1] as ScalePoint,
+        )
       }
       backends.push({ name: backend, points })
     }
@@ -173,7 +187,8 @@ async function run(o: SuiteOptions): Promise<void> {
 
 const suite: Suite = {
   name: 'scale',
-  description: 'per-message produce/read/consume cost and RSS from 10k to 10M messages, seek time, group join with deep history',
+  description:
+    'per-message produce/read/consume cost and RSS from 10k to 10M messages, seek time, group join with deep history',
   run,
 }
 export default suite

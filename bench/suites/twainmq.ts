@@ -40,7 +40,9 @@ interface Throughput {
 const rate = (t: Throughput) => t.messages / t.seconds
 
 function phaseDone(t: Throughput): void {
-  log(`  ${t.label.padEnd(44)} ${fmtNum(t.seconds, 2).padStart(7)} s  ${fmtInt(rate(t)).padStart(10)} msgs/s  ${fmtNum(t.payloadBytes / MB / t.seconds, 1).padStart(6)} MB/s`)
+  log(
+    `  ${t.label.padEnd(44)} ${fmtNum(t.seconds, 2).padStart(7)} s  ${fmtInt(rate(t)).padStart(10)} msgs/s  ${fmtNum(t.payloadBytes / MB / t.seconds, 1).padStart(6)} MB/s`,
+  )
 }
 
 async function write(twain: Twain, topic: string, n: number, value: string, label: string): Promise<Throughput> {
@@ -202,8 +204,16 @@ else:
     print(json.dumps({"seconds": time.perf_counter() - t0, "count": count, "payload": payload}))
 `
 
-function python(mode: 'write' | 'read', n: number, size: number, path: string): { seconds: number; count: number } | string {
-  const r = spawnSync('python3', ['-c', PYTHON, mode, String(n), String(size), path], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 })
+function python(
+  mode: 'write' | 'read',
+  n: number,
+  size: number,
+  path: string,
+): { seconds: number; count: number } | string {
+  const r = spawnSync('python3', ['-c', PYTHON, mode, String(n), String(size), path], {
+    encoding: 'utf8',
+    maxBuffer: 16 * 1024 * 1024,
+  })
   if (r.error) return `python3 unavailable: ${r.error.message}`
   if (r.status !== 0) return `python3 failed: ${r.stderr.trim().split('\n').pop()}`
   return JSON.parse(r.stdout) as { seconds: number; count: number }
@@ -218,7 +228,13 @@ interface Round {
   pyRead?: Throughput
 }
 
-async function round(n: number, m: number, size: number, value: string, tag: string): Promise<{ round: Round; pythonNote?: string }> {
+async function round(
+  n: number,
+  m: number,
+  size: number,
+  value: string,
+  tag: string,
+): Promise<{ round: Round; pythonNote?: string }> {
   const root = makeTempDir('twainmq')
   const native = await open(join(root, 'native'))
   const tm = await open(join(root, 'tm'), { format: 'twainmq-v1' })
@@ -233,13 +249,33 @@ async function round(n: number, m: number, size: number, value: string, tag: str
     const pyFile = join(root, 'python-0-19700101_0.tmf')
     const w = python('write', m, size, pyFile)
     if (typeof w === 'string') return { round: r, pythonNote: w }
-    phaseDone((r.pyWrite = { label: 'python3: write_message (one append each)', messages: w.count, seconds: w.seconds, payloadBytes: w.count * size }))
-    const ours = readdirSync(join(root, 'tm', 't')).filter((f) => f.endsWith('.tmf')).sort()
-    if (ours.length !== 1) return { round: r, pythonNote: `expected one chunk file, found ${ours.join(', ')} (a UTC day roll-over during the run?)` }
+    phaseDone(
+      (r.pyWrite = {
+        label: 'python3: write_message (one append each)',
+        messages: w.count,
+        seconds: w.seconds,
+        payloadBytes: w.count * size,
+      }),
+    )
+    const ours = readdirSync(join(root, 'tm', 't'))
+      .filter((f) => f.endsWith('.tmf'))
+      .sort()
+    if (ours.length !== 1)
+      return {
+        round: r,
+        pythonNote: `expected one chunk file, found ${ours.join(', ')} (a UTC day roll-over during the run?)`,
+      }
     const rd = python('read', m, size, join(root, 'tm', 't', ours[0] as string))
     if (typeof rd === 'string') return { round: r, pythonNote: rd }
     if (rd.count !== m) throw new Error(`python3 read ${rd.count} lines of the file twainmq wrote, expected ${m}`)
-    phaseDone((r.pyRead = { label: "python3: consumerlet poll (twainmq's file)", messages: rd.count, seconds: rd.seconds, payloadBytes: rd.count * size }))
+    phaseDone(
+      (r.pyRead = {
+        label: "python3: consumerlet poll (twainmq's file)",
+        messages: rd.count,
+        seconds: rd.seconds,
+        payloadBytes: rd.count * size,
+      }),
+    )
     void tag
     return { round: r }
   } finally {
@@ -249,7 +285,8 @@ async function round(n: number, m: number, size: number, value: string, tag: str
   }
 }
 
-const median = (xs: Throughput[]): Throughput => [...xs].sort((a, b) => a.seconds / a.messages - b.seconds / b.messages)[(xs.length - 1) >> 1] as Throughput
+const median = (xs: Throughput[]): Throughput =>
+  [...xs].sort((a, b) => a.seconds / a.messages - b.seconds / b.messages)[(xs.length - 1) >> 1] as Throughput
 
 async function run(opts: SuiteOptions): Promise<void> {
   const n = opts.messages
@@ -259,9 +296,15 @@ async function run(opts: SuiteOptions): Promise<void> {
   log('twainmq bench: twainmq (Python TwainMQ 0.1.9 format)')
   log(`command: ${opts.command}`)
   log(`date:    ${new Date().toISOString()}`)
-  log(`machine: ${machine()}, ${py.status === 0 ? py.stdout.trim() : 'no python3'}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  log(
+    `machine: ${machine()}, ${py.status === 0 ? py.stdout.trim() : 'no python3'}, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  )
   log(`source:  ${revision()}`)
-  log(`setup:   ${opts.repeat} round(s); native ${fmtInt(n)} messages, twainmq-v1 and python3 ${fmtInt(m)} messages; ${opts.size} B string values, u16 keys, 1 partition, fsync 'never'`)
+  log(
+    `setup:   ${opts.repeat} round(s); native ${fmtInt(n)} messages, twainmq-v1 and python3 ${fmtInt(m)} messages; ${opts.size} B string values, u16 keys, 1 partition, fsync 'never'`,
+  )
   log('')
   log('phases:')
   const rounds: Round[] = []
@@ -289,7 +332,14 @@ async function run(opts: SuiteOptions): Promise<void> {
   const table: string[][] = [['phase', 'messages', 'seconds', 'msgs/s', 'MB/s', '× python3']]
   for (const [t, base] of rows) {
     if (!t) continue
-    table.push([t.label, fmtInt(t.messages), fmtNum(t.seconds, 2), fmtInt(rate(t)), fmtNum(t.payloadBytes / MB / t.seconds, 1), base ? `${fmtNum(rate(t) / rate(base), 1)}×` : '(python3)'])
+    table.push([
+      t.label,
+      fmtInt(t.messages),
+      fmtNum(t.seconds, 2),
+      fmtInt(rate(t)),
+      fmtNum(t.payloadBytes / MB / t.seconds, 1),
+      base ? `${fmtNum(rate(t) / rate(base), 1)}×` : '(python3)',
+    ])
   }
   log(renderTable(table, [false, true, true, true, true, true]))
   log('')
@@ -300,15 +350,24 @@ async function run(opts: SuiteOptions): Promise<void> {
   const perRound = rounds.filter((r) => r.pyWrite).map((r) => rate(r.nativeWrite) / rate(r.pyWrite as Throughput))
   if (perRound.length) {
     const med = [...perRound].sort((a, b) => a - b)[(perRound.length - 1) >> 1] as number
-    log(`native produce / python3 produce, per round: ${perRound.map((x) => `${fmtNum(x, 1)}×`).join(', ')} (median ${fmtNum(med, 1)}×)`)
+    log(
+      `native produce / python3 produce, per round: ${perRound.map((x) => `${fmtNum(x, 1)}×`).join(', ')} (median ${fmtNum(med, 1)}×)`,
+    )
     log('')
-    goals.push([`native-format produce ≥ ${GOAL}× python3 re-creation`, med >= GOAL, `${fmtNum(med, 1)}× (median of per-round ratios)`])
+    goals.push([
+      `native-format produce ≥ ${GOAL}× python3 re-creation`,
+      med >= GOAL,
+      `${fmtNum(med, 1)}× (median of per-round ratios)`,
+    ])
   }
   const tw = pick('tmWrite')
-  if (tw && pw) goals.push(['twainmq-v1 produce faster than python3', rate(tw) > rate(pw), `${fmtNum(rate(tw) / rate(pw), 1)}×`])
+  if (tw && pw)
+    goals.push(['twainmq-v1 produce faster than python3', rate(tw) > rate(pw), `${fmtNum(rate(tw) / rate(pw), 1)}×`])
   const pr = pick('pyRead')
-  if (pr) goals.push(["python3 reads every line twainmq wrote", pr.messages === m, `${fmtInt(pr.messages)} / ${fmtInt(m)}`])
-  if (goals.length) log(renderTable([['goal', 'result', 'measured'], ...goals.map(([g, ok, x]) => [g, ok ? 'PASS' : 'MISS', x])]))
+  if (pr)
+    goals.push(['python3 reads every line twainmq wrote', pr.messages === m, `${fmtInt(pr.messages)} / ${fmtInt(m)}`])
+  if (goals.length)
+    log(renderTable([['goal', 'result', 'measured'], ...goals.map(([g, ok, x]) => [g, ok ? 'PASS' : 'MISS', x])]))
 }
 
 const suite: Suite = {

@@ -8,7 +8,10 @@ type Totals = { count: number; total: number; last?: Price }
 
 // The page is served by the same server as the gateway, so its own origin is the gateway's.
 // (The repository type-checks without the DOM library, hence the typed look-ups of the globals.)
-const page = globalThis as unknown as { location: { origin: string }; document: { getElementById(id: string): { textContent: string | null } } }
+const page = globalThis as unknown as {
+  location: { origin: string }
+  document: { getElementById(id: string): { textContent: string | null } }
+}
 const client = connect(page.location.origin)
 const doc = page.document
 const show = (id: string, text: string | number): void => void (doc.getElementById(id).textContent = String(text))
@@ -31,5 +34,6 @@ from(client.tail<Price>('prices'))
       show('last', `${t.last!.sku} at ${t.last!.cents}`)
       show('renders', ++renders)
     },
-    error: (e: Error & { status?: number }) => show('error', `${e.name}${e.status ? ` (HTTP ${e.status})` : ''}: ${e.message}`),
+    error: (e: Error & { status?: number }) =>
+      show('error', `${e.name}${e.status ? ` (HTTP ${e.status})` : ''}: ${e.message}`),
   })

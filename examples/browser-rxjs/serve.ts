@@ -23,7 +23,13 @@ await build({
   configFile: false,
   logLevel: 'warn',
   root: here,
-  build: { outDir: out, emptyOutDir: false, minify: true, target: 'es2022', lib: { entry: join(here, 'page.ts'), formats: ['es'], fileName: () => 'page.js' } },
+  build: {
+    outDir: out,
+    emptyOutDir: false,
+    minify: true,
+    target: 'es2022',
+    lib: { entry: join(here, 'page.ts'), formats: ['es'], fileName: () => 'page.js' },
+  },
 })
 const files: Record<string, [string, Buffer]> = {
   '/': ['text/html', readFileSync(join(here, 'index.html'))],
@@ -49,7 +55,9 @@ const skus = ['apple', 'bread', 'milk', 'tea']
 const producer = twain.producer<{ sku: string; cents: number }>('prices')
 for (let i = 0; i < 40; i++) await producer.send(0, { sku: skus[i % 4]!, cents: i % 2 === 0 ? 50 : 100 + i })
 let n = 40
-const timer = check ? undefined : setInterval(() => void producer.send(0, { sku: skus[n % 4]!, cents: 50 + ((n++ * 37) % 200) }), 200)
+const timer = check
+  ? undefined
+  : setInterval(() => void producer.send(0, { sku: skus[n % 4]!, cents: 50 + ((n++ * 37) % 200) }), 200)
 
 async function shutdown(): Promise<void> {
   if (timer) clearInterval(timer)
@@ -63,13 +71,25 @@ async function shutdown(): Promise<void> {
 if (check) {
   // 20 prices are ≥ 100 cents: 101 + 103 + … + 139 = 2400.
   const { chromium } = await import('playwright-core')
-  const browser = await chromium.launch({ executablePath: process.env['CHROMIUM'] ?? '/usr/bin/chromium', args: ['--no-sandbox'] })
+  const browser = await chromium.launch({
+    executablePath: process.env['CHROMIUM'] ?? '/usr/bin/chromium',
+    args: ['--no-sandbox'],
+  })
   try {
     const page = await browser.newPage()
     await page.goto(url)
-    await page.waitForFunction(() => (globalThis as unknown as { document: { getElementById(id: string): { textContent: string } } }).document.getElementById('count').textContent === '20', undefined, { timeout: 20_000 })
+    await page.waitForFunction(
+      () =>
+        (
+          globalThis as unknown as { document: { getElementById(id: string): { textContent: string } } }
+        ).document.getElementById('count').textContent === '20',
+      undefined,
+      { timeout: 20_000 },
+    )
     const text = async (id: string): Promise<string> => (await page.textContent(`#${id}`)) ?? ''
-    console.log(`page counted ${await text('count')} prices >= 100 cents, total ${await text('total')}, last ${await text('last')}; error: "${await text('error')}"`)
+    console.log(
+      `page counted ${await text('count')} prices >= 100 cents, total ${await text('total')}, last ${await text('last')}; error: "${await text('error')}"`,
+    )
   } finally {
     await browser.close()
     await shutdown()

@@ -5,7 +5,6 @@ export interface TopicPartition {
   partition: number
 }
 
-
 /** A member taking part in an assignment. */
 export interface AssignMember {
   id: string
@@ -33,7 +32,9 @@ export function assignPartitions(
 ): Map<string, string> {
   const result = new Map<string, string>()
   if (members.length === 0) return result
-  const items = [...partitions].sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition))
+  const items = [...partitions].sort((a, b) =>
+    a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition,
+  )
   const subs = new Map(members.map((m) => [m.id, new Set(m.topics)]))
   const eligible = (tp: TopicPartition) => members.filter((m) => subs.get(m.id)?.has(tp.topic)).map((m) => m.id)
   const assignable = items.filter((tp) => eligible(tp).length > 0)
@@ -44,7 +45,9 @@ export function assignPartitions(
     const o = owners.get(partitionKey(tp.topic, tp.partition))
     if (o !== undefined && owned.has(o) && subs.get(o)?.has(tp.topic)) owned.set(o, (owned.get(o) as number) + 1)
   }
-  const order = [...members].map((m) => m.id).sort((a, b) => (owned.get(b) as number) - (owned.get(a) as number) || (a < b ? -1 : a > b ? 1 : 0))
+  const order = [...members]
+    .map((m) => m.id)
+    .sort((a, b) => (owned.get(b) as number) - (owned.get(a) as number) || (a < b ? -1 : a > b ? 1 : 0))
   const base = Math.floor(assignable.length / members.length)
   const extra = assignable.length % members.length
   const quota = new Map(order.map((id, i) => [id, base + (i < extra ? 1 : 0)]))
@@ -55,7 +58,12 @@ export function assignPartitions(
   for (const tp of assignable) {
     const key = partitionKey(tp.topic, tp.partition)
     const o = owners.get(key)
-    if (o !== undefined && quota.has(o) && subs.get(o)?.has(tp.topic) && (count.get(o) as number) < (quota.get(o) as number)) {
+    if (
+      o !== undefined &&
+      quota.has(o) &&
+      subs.get(o)?.has(tp.topic) &&
+      (count.get(o) as number) < (quota.get(o) as number)
+    ) {
       result.set(key, o)
       count.set(o, (count.get(o) as number) + 1)
     } else rest.push(tp)
@@ -63,7 +71,9 @@ export function assignPartitions(
   // Pass 2: the rest to the eligible member furthest below its quota (then fewest, then id),
   // most constrained partitions (fewest eligible members) first so they cannot be crowded out.
   const eligibleCount = new Map(rest.map((tp) => [tp, eligible(tp).length]))
-  const ordered = rest.map((tp, i) => ({ tp, i })).sort((a, b) => (eligibleCount.get(a.tp) as number) - (eligibleCount.get(b.tp) as number) || a.i - b.i)
+  const ordered = rest
+    .map((tp, i) => ({ tp, i }))
+    .sort((a, b) => (eligibleCount.get(a.tp) as number) - (eligibleCount.get(b.tp) as number) || a.i - b.i)
   for (const { tp } of ordered) {
     let best: string | undefined
     let bestScore = Infinity
@@ -156,7 +166,7 @@ function findChain(
         via.set(giver, { key, to: taker })
         if ((count.get(giver) as number) >= target) {
           const chain: Array<{ key: string; to: string }> = []
-          for (let m = giver; m !== lo; ) {
+          for (let m = giver; m !== lo;) {
             const step = via.get(m) as { key: string; to: string }
             chain.push(step)
             m = step.to

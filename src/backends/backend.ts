@@ -158,7 +158,13 @@ export interface TopicStore {
    * (`ERR_DISK_FULL` when nothing could be written for lack of space), `TimeoutError` (a lock),
    * `AppendConflictError` (`options.expectedEnd` is not the end).
    */
-  append(topic: string, partition: number, records: readonly RecordInput[], producerId: string, options?: AppendOptions): Promise<number>
+  append(
+    topic: string,
+    partition: number,
+    records: readonly RecordInput[],
+    producerId: string,
+    options?: AppendOptions,
+  ): Promise<number>
   /**
    * The text-frame capability, where the store has one (the file backend); absent elsewhere (the
    * producer then sends records through `append`).

@@ -10,7 +10,12 @@ export function closedError(kind: 'file' | 'redis', what: string): ClosedError {
  * ones reject, the synchronous ones named in `sync` throw. Used for a backend's group store, whose
  * methods all go to the disk or the server.
  */
-export function closedGuard<T extends object>(target: T, isClosed: () => boolean, kind: 'file' | 'redis', sync: ReadonlyArray<keyof T> = []): T {
+export function closedGuard<T extends object>(
+  target: T,
+  isClosed: () => boolean,
+  kind: 'file' | 'redis',
+  sync: ReadonlyArray<keyof T> = [],
+): T {
   return new Proxy(target, {
     get(t, prop, receiver) {
       const value: unknown = Reflect.get(t, prop, receiver)

@@ -48,7 +48,13 @@ export function selfIdentity(): ProcessIdentity {
     } catch {
       /* not Linux */
     }
-    self = { host: HOST, boot: readTrim('/proc/sys/kernel/random/boot_id'), ns, pid: process.pid, start: startTime(process.pid) }
+    self = {
+      host: HOST,
+      boot: readTrim('/proc/sys/kernel/random/boot_id'),
+      ns,
+      pid: process.pid,
+      start: startTime(process.pid),
+    }
   }
   return self
 }

@@ -46,7 +46,8 @@ export function memberGone(m: MemberProcess): boolean {
  */
 function recordedIdentity({ pid, host, boot, ns, start }: MemberProcess): ProcessIdentity | undefined {
   if (typeof pid !== 'number' || typeof host !== 'string') return undefined
-  if (typeof boot === 'string' && typeof ns === 'string' && typeof start === 'string') return { host, boot, ns, pid, start }
+  if (typeof boot === 'string' && typeof ns === 'string' && typeof start === 'string')
+    return { host, boot, ns, pid, start }
   const me = selfIdentity()
   return { host, boot: me.boot, ns: me.ns, pid, start: '?' }
 }

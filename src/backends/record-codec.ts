@@ -29,7 +29,10 @@ export function get16(b: Buffer, at: number): number {
   return (b[at] as number) | ((b[at + 1] as number) << 8)
 }
 export function get32(b: Buffer, at: number): number {
-  return ((b[at] as number) | ((b[at + 1] as number) << 8) | ((b[at + 2] as number) << 16)) + (b[at + 3] as number) * 0x1000000
+  return (
+    ((b[at] as number) | ((b[at + 1] as number) << 8) | ((b[at + 2] as number) << 16)) +
+    (b[at + 3] as number) * 0x1000000
+  )
 }
 type NativeSlice = Buffer & { utf8Slice(start: number, end: number): string }
 const hasUtf8Slice = typeof (Buffer.prototype as Partial<NativeSlice>).utf8Slice === 'function'
@@ -49,7 +52,8 @@ function writeUtf8(b: Buffer, s: string, at: number): number {
 
 /** Set a header; `__proto__` must become an own property, not hit the prototype setter. */
 export function setHeader(headers: Record<string, string>, name: string, value: string): void {
-  if (name === '__proto__') Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true })
+  if (name === '__proto__')
+    Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true })
   else headers[name] = value
 }
 
@@ -66,7 +70,13 @@ export function recordBytes(r: RecordInput, type: Buffer | undefined): number {
 }
 
 /** Write a record at `pos` (room for `recordBytes` must be there); returns the position after it (exact). */
-export function writeRecord(buf: Buffer, pos: number, r: RecordInput, type: Buffer | undefined, tsBase: number): number {
+export function writeRecord(
+  buf: Buffer,
+  pos: number,
+  r: RecordInput,
+  type: Buffer | undefined,
+  tsBase: number,
+): number {
   const start = pos
   buf.writeDoubleLE(r.timestamp - tsBase, pos + 4)
   buf[pos + 12] = r.kind
@@ -98,7 +108,13 @@ export function writeRecord(buf: Buffer, pos: number, r: RecordInput, type: Buff
  * the same bytes `writeRecord` writes for it (room for `RECORD_FIXED + keyBytes + 3 × value.length`
  * must be there); returns the position after it.
  */
-export function writeTextRecord(buf: Buffer, pos: number, key: Buffer | number, keyBytes: number, value: string): number {
+export function writeTextRecord(
+  buf: Buffer,
+  pos: number,
+  key: Buffer | number,
+  keyBytes: number,
+  value: string,
+): number {
   const start = pos
   for (let i = 4; i < 12; i++) buf[pos + i] = 0 // f64 +0: the timestamp delta
   buf[pos + 12] = ValueKind.Text
@@ -185,7 +201,8 @@ export function readRecord(
   const headers: Record<string, string> = {}
   q = readHeaders(buf, q, headerCount, headers)
   const value = kind === 0 ? utf8(buf, q, next) : decodeValue(kind, buf, q, next)
-  if (make !== undefined) return make.message(topic, partition, offset, key, timestamp, value, headers, producerId, type)
+  if (make !== undefined)
+    return make.message(topic, partition, offset, key, timestamp, value, headers, producerId, type)
   const m: Message = { topic, partition, offset, key, timestamp, value, headers, producerId }
   if (type !== undefined) m.type = type
   return m
@@ -195,7 +212,14 @@ export function readRecord(
  * The record at `p` (ending at `next`) without decoding its key or value (see `RawRecord`), into
  * `into` when given (a reader reusing its records from call to call: no garbage per record).
  */
-export function readRawRecord(buf: Buffer, p: number, next: number, tsBase: number, offset: number, into?: RawRecord): RawRecord {
+export function readRawRecord(
+  buf: Buffer,
+  p: number,
+  next: number,
+  tsBase: number,
+  offset: number,
+  into?: RawRecord,
+): RawRecord {
   const typeLen = buf[p + 13] as number
   const headerCount = get16(buf, p + 16)
   let q = p + 18 + get16(buf, p + 14)

@@ -71,7 +71,13 @@ export interface RecordExtras {
  * `kind` (a string is left {@link UNMEASURED}). For writers other than the producer, such as the
  * HTTP gateway; the producer builds its records in place (producer/prepare.ts).
  */
-export function recordInput(codec: KeyCodec, key: unknown, kind: ValueKind, value: Buffer | string, extras: RecordExtras = {}): RecordInput {
+export function recordInput(
+  codec: KeyCodec,
+  key: unknown,
+  kind: ValueKind,
+  value: Buffer | string,
+  extras: RecordExtras = {},
+): RecordInput {
   const k = codec.recordKey(key)
   return {
     key: k,
@@ -142,7 +148,16 @@ export interface RawBudget {
 export function rawOf(m: Message): RawRecord {
   const e = encodeValue(m.value, m.type !== undefined)
   const buf = typeof e.bytes === 'string' ? Buffer.from(e.bytes, 'utf8') : e.bytes
-  return { offset: m.offset, timestamp: m.timestamp, type: m.type, headers: m.headers, kind: e.kind, buf, start: 0, end: buf.length }
+  return {
+    offset: m.offset,
+    timestamp: m.timestamp,
+    type: m.type,
+    headers: m.headers,
+    kind: e.kind,
+    buf,
+    start: 0,
+    end: buf.length,
+  }
 }
 
 /** A budget of `bytes` value bytes. */

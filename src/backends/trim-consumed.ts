@@ -7,7 +7,12 @@ import type { GroupAdmin } from './group-admin.js'
  * a group with no commit on a partition holds all of it). No group at all: nothing is trimmed
  * (nobody has read anything). Resolves with how many messages were removed.
  */
-export async function trimConsumed(store: Pick<TopicStore, 'trimBefore'>, admin: GroupAdmin, topic: string, partitions: number): Promise<number> {
+export async function trimConsumed(
+  store: Pick<TopicStore, 'trimBefore'>,
+  admin: GroupAdmin,
+  topic: string,
+  partitions: number,
+): Promise<number> {
   const groups = await admin.topicCommits(topic)
   if (groups.length === 0) return 0
   let removed = 0

@@ -43,11 +43,15 @@ export class TwainBrowserClient {
   private readonly retryMs: number
 
   /** @internal Use `connect`. */
-  constructor(baseUrl: string, private readonly options: ConnectOptions = {}) {
+  constructor(
+    baseUrl: string,
+    private readonly options: ConnectOptions = {},
+  ) {
     this.streamsUrl = streamsUrl(baseUrl)
     this.fetchFn = options.fetch
     this.retryMs = options.retryMs ?? 60_000
-    if (!(this.retryMs >= 0)) throw new InvalidArgumentError(`retryMs must be a number ≥ 0, got ${String(options.retryMs)}`)
+    if (!(this.retryMs >= 0))
+      throw new InvalidArgumentError(`retryMs must be a number ≥ 0, got ${String(options.retryMs)}`)
   }
 
   /** A live read of `stream`: every message from `from` on, then new ones as they come; never completes while the stream is open. */
@@ -58,7 +62,8 @@ export class TwainBrowserClient {
   /** A finite read of `stream` from `from` (default the start) to `to` or its current end, at most `limit` messages. */
   history<V = unknown>(stream: string, options: HistoryOptions = {}): BrowserMessageStream<V> {
     const { limit } = options
-    if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 0)) throw new InvalidArgumentError(`limit must be an integer ≥ 0, got ${String(limit)}`)
+    if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 0))
+      throw new InvalidArgumentError(`limit must be an integer ≥ 0, got ${String(limit)}`)
     return this.read<V>(stream, false, position(options.from), options.to, limit, options.signal)
   }
 
@@ -80,8 +85,25 @@ export class TwainBrowserClient {
     return h
   }
 
-  private read<V>(stream: string, live: boolean, from: Position, to: string | undefined, limit: number | undefined, signal: AbortSignal | undefined): BrowserMessageStream<V> {
-    const plan = { stream, url: this.url(stream), from, live, to, limit, headers: () => this.headers(), fetch: this.fetchFn, retryMs: this.retryMs }
+  private read<V>(
+    stream: string,
+    live: boolean,
+    from: Position,
+    to: string | undefined,
+    limit: number | undefined,
+    signal: AbortSignal | undefined,
+  ): BrowserMessageStream<V> {
+    const plan = {
+      stream,
+      url: this.url(stream),
+      from,
+      live,
+      to,
+      limit,
+      headers: () => this.headers(),
+      fetch: this.fetchFn,
+      retryMs: this.retryMs,
+    }
     return new BrowserMessageStream<V>(plan, signal)
   }
 }

@@ -7,4 +7,11 @@ export type { BrowserMessage } from './message.js'
 export { BrowserProducer } from './producer.js'
 export type { BrowserProducerOptions, SendResult } from './producer.js'
 export type { InteropObservable, InteropObserver, InteropSubscription } from './observable.js'
-export { AbortError, ClosedError, ConnectionError, HttpError, InvalidArgumentError, TwainError } from '../core/errors.js'
+export {
+  AbortError,
+  ClosedError,
+  ConnectionError,
+  HttpError,
+  InvalidArgumentError,
+  TwainError,
+} from '../core/errors.js'

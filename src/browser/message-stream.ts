@@ -1,6 +1,12 @@
 import { AbortError } from '../core/errors.js'
 import type { BrowserMessage } from './message.js'
-import { interopObservable, markObservable, type InteropObservable, type InteropObserver, type InteropSubscription } from './observable.js'
+import {
+  interopObservable,
+  markObservable,
+  type InteropObservable,
+  type InteropObserver,
+  type InteropSubscription,
+} from './observable.js'
 import { StreamReader, type ReadPlan } from './reader.js'
 
 /**

@@ -27,14 +27,17 @@ export function observableKeys(): (string | symbol)[] {
 
 /** Marks `target` as an interop Observable whose `Symbol.observable` method returns `self()`. */
 export function markObservable(target: object, self: (this: unknown) => unknown): void {
-  for (const key of observableKeys()) Object.defineProperty(target, key, { value: self, writable: true, configurable: true })
+  for (const key of observableKeys())
+    Object.defineProperty(target, key, { value: self, writable: true, configurable: true })
 }
 
 /**
  * An interop Observable whose producer is `start(observer)`; `start` returns the teardown, run at
  * once on unsubscribe. After error or complete nothing more is delivered.
  */
-export function interopObservable<T>(start: (sink: Required<InteropObserver<T>>, isClosed: () => boolean) => () => void): InteropObservable<T> {
+export function interopObservable<T>(
+  start: (sink: Required<InteropObserver<T>>, isClosed: () => boolean) => () => void,
+): InteropObservable<T> {
   const observable: InteropObservable<T> = {
     subscribe(observer) {
       const o: InteropObserver<T> = typeof observer === 'function' ? { next: observer } : (observer ?? {})
@@ -61,7 +64,12 @@ export function interopObservable<T>(start: (sink: Required<InteropObserver<T>>,
       }
       teardown = start(sink, () => closed)
       if (closed) teardown()
-      return { unsubscribe: stop, get closed() { return closed } }
+      return {
+        unsubscribe: stop,
+        get closed() {
+          return closed
+        },
+      }
     },
   }
   markObservable(observable, function (this: unknown) {

@@ -66,7 +66,10 @@ export class BrowserProducer<V = unknown> {
     })
     if (!res.ok) {
       const text = (await res.text().catch(() => '')).trim()
-      throw new HttpError(`HTTP ${res.status} from POST ${this.url}${text ? `: ${text}` : ''}`, { status: res.status, url: this.url })
+      throw new HttpError(`HTTP ${res.status} from POST ${this.url}${text ? `: ${text}` : ''}`, {
+        status: res.status,
+        url: this.url,
+      })
     }
     await res.body?.cancel()
     return { offset: res.headers.get('stream-next-offset') ?? '' }

@@ -93,7 +93,11 @@ export class StreamReader<V> {
         failingSince ??= Date.now()
         if (Date.now() - failingSince > this.plan.retryMs) {
           const why = error instanceof Error ? error.message : String(error)
-          return this.end(new ConnectionError(`cannot read ${this.plan.url}: still failing after ${this.plan.retryMs} ms (${why})`, { cause: error }))
+          return this.end(
+            new ConnectionError(`cannot read ${this.plan.url}: still failing after ${this.plan.retryMs} ms (${why})`, {
+              cause: error,
+            }),
+          )
         }
         await pause(backoffMs(attempt++), this.abort.signal)
       }
@@ -168,10 +172,26 @@ export class StreamReader<V> {
 function subscribe(res: StreamResponse, accept: (chunk: Chunk) => Promise<void>): void {
   const type = res.contentType ?? ''
   if (type.includes('application/json')) {
-    res.subscribeJson((b) => accept({ values: [...b.items], offset: b.offset, closed: b.streamClosed, upToDate: b.upToDate }))
+    res.subscribeJson((b) =>
+      accept({ values: [...b.items], offset: b.offset, closed: b.streamClosed, upToDate: b.upToDate }),
+    )
   } else if (type.startsWith('text/')) {
-    res.subscribeText((c) => accept({ values: c.text.length > 0 ? [c.text] : [], offset: c.offset, closed: c.streamClosed, upToDate: c.upToDate }))
+    res.subscribeText((c) =>
+      accept({
+        values: c.text.length > 0 ? [c.text] : [],
+        offset: c.offset,
+        closed: c.streamClosed,
+        upToDate: c.upToDate,
+      }),
+    )
   } else {
-    res.subscribeBytes((c) => accept({ values: c.data.length > 0 ? [c.data] : [], offset: c.offset, closed: c.streamClosed, upToDate: c.upToDate }))
+    res.subscribeBytes((c) =>
+      accept({
+        values: c.data.length > 0 ? [c.data] : [],
+        offset: c.offset,
+        closed: c.streamClosed,
+        upToDate: c.upToDate,
+      }),
+    )
   }
 }

@@ -16,7 +16,8 @@ export function parsePosition(from: string | undefined): Position {
   const comma = from.indexOf(',')
   if (comma < 0) return { base: from, skip: 0 }
   const skip = Number(from.slice(comma + 1))
-  if (!Number.isSafeInteger(skip) || skip < 0) throw new RangeError(`bad offset token "${from}": the part after "," must be a count`)
+  if (!Number.isSafeInteger(skip) || skip < 0)
+    throw new RangeError(`bad offset token "${from}": the part after "," must be a count`)
   return { base: from.slice(0, comma), skip }
 }
 
@@ -41,9 +42,16 @@ export function batchTokens(start: Position, end: string, count: number): string
   const b = GATEWAY.exec(end)
   const last = b ? Number(b[2]) : NaN
   const first = last - count
-  const exact = b !== null && start.skip === 0 && (a ? a[1] === b[1] && Number(a[2]) === first : start.base === '-1' && (first === 0 || first === 1))
+  const exact =
+    b !== null &&
+    start.skip === 0 &&
+    (a ? a[1] === b[1] && Number(a[2]) === first : start.base === '-1' && (first === 0 || first === 1))
   for (let i = 0; i < count; i++) {
-    tokens.push(exact ? `${b[1]}_${String(first + i).padStart(16, '0')}` : formatPosition({ base: start.base, skip: start.skip + i }))
+    tokens.push(
+      exact
+        ? `${b[1]}_${String(first + i).padStart(16, '0')}`
+        : formatPosition({ base: start.base, skip: start.skip + i }),
+    )
   }
   tokens.push(end)
   return tokens

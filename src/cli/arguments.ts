@@ -57,7 +57,8 @@ export const typeNameOption = checked((v) => {
 /** A comma-separated list of message type names, none empty, none twice. */
 export function typeListOption(value: string): string[] {
   const names = value.split(',').map((n) => n.trim())
-  if (names.some((n) => n === '')) throw new CommanderArgError('expected type names separated by commas, with none empty')
+  if (names.some((n) => n === ''))
+    throw new CommanderArgError('expected type names separated by commas, with none empty')
   const twice = names.find((n, i) => names.indexOf(n) !== i)
   if (twice !== undefined) throw new CommanderArgError(`type ${JSON.stringify(twice)} is given twice`)
   return names.map(typeNameOption)
@@ -74,7 +75,9 @@ export function offsetsOption(value: string, expected = 'expected'): Record<numb
     const p = m ? Number(m[1]) : Number.NaN
     const o = m ? Number(m[2]) : Number.NaN
     if (!Number.isSafeInteger(p) || !Number.isSafeInteger(o)) {
-      throw new CommanderArgError(`${expected} <partition>=<offset>[,<partition>=<offset>...] with non-negative integers, got ${JSON.stringify(item)}`)
+      throw new CommanderArgError(
+        `${expected} <partition>=<offset>[,<partition>=<offset>...] with non-negative integers, got ${JSON.stringify(item)}`,
+      )
     }
     if (p in to) throw new CommanderArgError(`partition ${p} is given twice`)
     to[p] = o

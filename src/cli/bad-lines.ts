@@ -26,12 +26,15 @@ export class LinesSkippedError extends Error {
 
   constructor(readonly lines: number[]) {
     const list = lines.length > 20 ? `${lines.slice(0, 20).join(', ')}, …` : lines.join(', ')
-    super(`${lines.length} bad line${lines.length === 1 ? ' was' : 's were'} skipped (line${lines.length === 1 ? '' : 's'} ${list})`)
+    super(
+      `${lines.length} bad line${lines.length === 1 ? ' was' : 's were'} skipped (line${lines.length === 1 ? '' : 's'} ${list})`,
+    )
   }
 }
 
 /** Errors of one line's value, not of the run: the next line may well be sent. */
-export const isLineError = (e: unknown): boolean => e instanceof MessageTooLargeError || e instanceof ValidationError || e instanceof InvalidJsonError
+export const isLineError = (e: unknown): boolean =>
+  e instanceof MessageTooLargeError || e instanceof ValidationError || e instanceof InvalidJsonError
 
 /**
  * Send `items` in order with `sendBatch`, which validates a whole batch before it writes any of it.
@@ -39,7 +42,11 @@ export const isLineError = (e: unknown): boolean => e instanceof MessageTooLarge
  * what precedes it is written, nothing after it. Returns the bad item's index (undefined when all
  * were sent); `progress.sent` counts what was written, also when another error is thrown.
  */
-export async function sendUntilBad<T>(items: T[], sendBatch: (items: T[]) => Promise<unknown>, progress: { sent: number }): Promise<{ index: number; error: unknown } | undefined> {
+export async function sendUntilBad<T>(
+  items: T[],
+  sendBatch: (items: T[]) => Promise<unknown>,
+  progress: { sent: number },
+): Promise<{ index: number; error: unknown } | undefined> {
   if (items.length === 0) return undefined
   try {
     await sendBatch(items)

@@ -44,8 +44,15 @@ const result = (phase: PhaseResult['phase'], messages: number, ms: number, bytes
 })
 
 /** Send `plan.messages` values of `plan.size` bytes in batches of 1,000 (keys spread over the partitions). */
-export async function producePhase(twain: Twain, topic: string, plan: BenchPlan, progress: Progress): Promise<PhaseResult> {
-  const value = randomBytes(Math.ceil(plan.size / 2)).toString('hex').slice(0, plan.size)
+export async function producePhase(
+  twain: Twain,
+  topic: string,
+  plan: BenchPlan,
+  progress: Progress,
+): Promise<PhaseResult> {
+  const value = randomBytes(Math.ceil(plan.size / 2))
+    .toString('hex')
+    .slice(0, plan.size)
   const producer = twain.producer<string>(topic)
   progress.start('produce', plan.messages)
   const t0 = performance.now()
@@ -62,7 +69,12 @@ export async function producePhase(twain: Twain, topic: string, plan: BenchPlan,
 }
 
 /** Read the whole topic back with `history`. */
-export async function readPhase(twain: Twain, topic: string, plan: BenchPlan, progress: Progress): Promise<PhaseResult> {
+export async function readPhase(
+  twain: Twain,
+  topic: string,
+  plan: BenchPlan,
+  progress: Progress,
+): Promise<PhaseResult> {
   progress.start('read', plan.messages)
   const t0 = performance.now()
   let n = 0
@@ -78,7 +90,12 @@ export async function readPhase(twain: Twain, topic: string, plan: BenchPlan, pr
 }
 
 /** Consume every message with a fresh consumer group, acking each; the group is deleted after. */
-export async function consumePhase(twain: Twain, topic: string, plan: BenchPlan, progress: Progress): Promise<PhaseResult> {
+export async function consumePhase(
+  twain: Twain,
+  topic: string,
+  plan: BenchPlan,
+  progress: Progress,
+): Promise<PhaseResult> {
   const group = `bench-${randomBytes(4).toString('hex')}`
   const consumer = twain.consumer<string>(topic, { group, from: 'start' })
   progress.start('consume+ack', plan.messages)
@@ -100,7 +117,12 @@ export async function consumePhase(twain: Twain, topic: string, plan: BenchPlan,
 }
 
 /** Send one message at a time and time it until a live tail delivers it: p50, p99 and the slowest. */
-export async function tailPhase(twain: Twain, topic: string, plan: BenchPlan, progress: Progress): Promise<PhaseResult> {
+export async function tailPhase(
+  twain: Twain,
+  topic: string,
+  plan: BenchPlan,
+  progress: Progress,
+): Promise<PhaseResult> {
   const producer = twain.producer<string>(topic)
   const tail = twain.tail<string>(topic, { from: 'end' })
   const it = tail[Symbol.asyncIterator]()
@@ -125,5 +147,10 @@ export async function tailPhase(twain: Twain, topic: string, plan: BenchPlan, pr
   const ms = performance.now() - t0
   latencies.sort((a, b) => a - b)
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] as number
-  return { ...result('tail latency', latencies.length, ms), p50Ms: at(0.5), p99Ms: at(0.99), maxMs: latencies[latencies.length - 1] as number }
+  return {
+    ...result('tail latency', latencies.length, ms),
+    p50Ms: at(0.5),
+    p99Ms: at(0.99),
+    maxMs: latencies[latencies.length - 1] as number,
+  }
 }

@@ -1,5 +1,14 @@
 import type { Command } from 'commander'
-import { InvalidKeyError, open, parseTarget, TwainError, type Key, type KeyType, type Target, type Twain } from '../index.js'
+import {
+  InvalidKeyError,
+  open,
+  parseTarget,
+  TwainError,
+  type Key,
+  type KeyType,
+  type Target,
+  type Twain,
+} from '../index.js'
 import { keyCodec } from '../core/keys.js'
 
 /** Options every command accepts (before or after the command name). */
@@ -70,14 +79,22 @@ export function parseKey(keyType: KeyType, raw: string | undefined): Key {
   if (keyType === 'u64' || INT_TYPES.has(keyType)) {
     if (raw === undefined) return keyType === 'u64' ? 0n : 0
     // Valid or not depending on the topic's key type: a runtime error (exit 1), as an out-of-range key is.
-    if (!/^[0-9]+$/.test(raw)) throw new InvalidKeyError(`--key ${JSON.stringify(raw)} is not valid for key type ${keyType}: use a non-negative integer`, { key: raw })
+    if (!/^[0-9]+$/.test(raw))
+      throw new InvalidKeyError(
+        `--key ${JSON.stringify(raw)} is not valid for key type ${keyType}: use a non-negative integer`,
+        { key: raw },
+      )
     key = keyType === 'u64' ? BigInt(raw) : Number(raw)
   } else key = raw ?? ''
   try {
     keyCodec(keyType).recordKey(key)
   } catch (e) {
     // Said in the user's words: the library shows a u64 key as a bigint (`…n`), which was not typed.
-    if (e instanceof InvalidKeyError && typeof key === 'bigint') throw new InvalidKeyError(`--key ${raw ?? ''} is out of range for key type u64: use an integer 0..18446744073709551615`, { key: raw })
+    if (e instanceof InvalidKeyError && typeof key === 'bigint')
+      throw new InvalidKeyError(
+        `--key ${raw ?? ''} is out of range for key type u64: use an integer 0..18446744073709551615`,
+        { key: raw },
+      )
     throw e
   }
   return key

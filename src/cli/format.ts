@@ -5,7 +5,8 @@ export type Format = 'json' | 'text'
 
 /** A value as JSON: bytes become `{ "base64": "…" }`, bigints decimal strings. */
 function jsonValue(value: unknown): unknown {
-  if (value instanceof Uint8Array) return { base64: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') }
+  if (value instanceof Uint8Array)
+    return { base64: Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64') }
   return value
 }
 
@@ -39,7 +40,8 @@ function textKey(key: Key): string {
 
 function textValue(value: unknown): string {
   if (typeof value === 'string') return CONTROL.test(value) ? JSON.stringify(value) : value
-  if (value instanceof Uint8Array) return `<${value.byteLength} bytes base64:${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64')}>`
+  if (value instanceof Uint8Array)
+    return `<${value.byteLength} bytes base64:${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64')}>`
   return JSON.stringify(value, replacer) ?? String(value)
 }
 

@@ -20,9 +20,12 @@ export function registerGroupsDelete(groups: Command): void {
         // Check first, so nobody is asked to confirm the deletion of a group that does not exist.
         await twain.describeGroup(group)
         if (!opts.yes) {
-          const answer = await askLine(`This deletes consumer group "${group}" and its committed offsets. Type the group name to confirm: `)
+          const answer = await askLine(
+            `This deletes consumer group "${group}" and its committed offsets. Type the group name to confirm: `,
+          )
           if (answer?.trim() !== group) {
-            const why = answer === undefined ? 'no confirmation on stdin' : `${JSON.stringify(answer.trim())} does not match`
+            const why =
+              answer === undefined ? 'no confirmation on stdin' : `${JSON.stringify(answer.trim())} does not match`
             throw new NotConfirmedError(`Group "${group}" was not deleted: ${why} (use --yes to skip the question)`)
           }
         }

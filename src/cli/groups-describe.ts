@@ -18,7 +18,9 @@ export function table(rows: string[][], leftColumns = 1): string[] {
 export function offsetsTable(topics: GroupDescription['topics']): string[] {
   const pending = topics.some((t) => t.pending !== undefined)
   const head = ['topic', 'partition', 'committed', 'end', 'lag', ...(pending ? ['pending'] : [])]
-  const rows = topics.map((t) => [t.topic, t.partition, t.committed, t.end, t.lag, ...(pending ? [t.pending ?? ''] : [])].map(String))
+  const rows = topics.map((t) =>
+    [t.topic, t.partition, t.committed, t.end, t.lag, ...(pending ? [t.pending ?? ''] : [])].map(String),
+  )
   return table([head, ...rows])
 }
 
@@ -32,8 +34,14 @@ export function describeGroupText(d: GroupDescription): string {
   if (d.members.length === 0) lines.push('(no live members)')
   else {
     const rows = d.members.map((m) => {
-      const parts = [...m.assignments].sort((a, b) => (a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1))
-      return [m.id, m.name === m.id ? '-' : m.name, parts.length > 0 ? parts.map((tp) => `${tp.topic}/${tp.partition}`).join(' ') : '(none)']
+      const parts = [...m.assignments].sort((a, b) =>
+        a.topic === b.topic ? a.partition - b.partition : a.topic < b.topic ? -1 : 1,
+      )
+      return [
+        m.id,
+        m.name === m.id ? '-' : m.name,
+        parts.length > 0 ? parts.map((tp) => `${tp.topic}/${tp.partition}`).join(' ') : '(none)',
+      ]
     })
     lines.push(...table([['member', 'name', 'assignments'], ...rows], 3))
   }
@@ -47,7 +55,7 @@ export function describeGroupText(d: GroupDescription): string {
 export function registerGroupsDescribe(groups: Command): void {
   groups
     .command('describe')
-    .description('show a group\'s live members and their partitions, and committed offset, end and lag per partition')
+    .description("show a group's live members and their partitions, and committed offset, end and lag per partition")
     .argument('<group>', 'consumer group name', groupArg)
     .option('-f, --format <format>', 'json or text', formatOption, 'text')
     .action(async (group: string, opts: { format: 'json' | 'text' }, cmd: Command) => {

@@ -12,8 +12,11 @@ export function registerGroupsList(groups: Command): void {
     .action(async (_opts: unknown, cmd: Command) => {
       const [extra] = cmd.args
       if (extra !== undefined) {
-        if (cmd.parent?.args[0] === 'list') throw new UsageError(`too many arguments for 'list': ${JSON.stringify(extra)} (see twainmq groups --help)`)
-        throw new UsageError(`unknown command 'groups ${extra}' (expected list, describe, reset or delete; see twainmq groups --help)`)
+        if (cmd.parent?.args[0] === 'list')
+          throw new UsageError(`too many arguments for 'list': ${JSON.stringify(extra)} (see twainmq groups --help)`)
+        throw new UsageError(
+          `unknown command 'groups ${extra}' (expected list, describe, reset or delete; see twainmq groups --help)`,
+        )
       }
       const names = await withTwain(cmd, (twain) => twain.listGroups())
       if (names.length > 0) process.stdout.write([...names].sort().join('\n') + '\n')

@@ -28,7 +28,11 @@ export function registerGroupsReset(groups: Command): void {
     .description("set a group's committed offsets of a topic (no live member may consume it)")
     .argument('<group>', 'consumer group name', groupArg)
     .argument('<topic>', 'topic name', topicArg)
-    .requiredOption('--to <to>', "'start', 'end' or <partition>=<offset>[,<partition>=<offset>...] (other partitions keep their commit)", parseResetTo)
+    .requiredOption(
+      '--to <to>',
+      "'start', 'end' or <partition>=<offset>[,<partition>=<offset>...] (other partitions keep their commit)",
+      parseResetTo,
+    )
     .action(async (group: string, topic: string, opts: { to: ResetTo }, cmd: Command) => {
       const d = await withTwain(cmd, async (twain) => {
         await twain.resetGroup(group, topic, opts.to)
@@ -36,11 +40,18 @@ export function registerGroupsReset(groups: Command): void {
       })
       const rows = d.topics.filter((t) => t.topic === topic)
       // An offset below a partition's start (trimmed) is set to the start: say so.
-      const raised = typeof opts.to === 'string' ? [] : Object.entries(opts.to).flatMap(([p, o]) => {
-        const row = rows.find((r) => r.partition === Number(p))
-        return row && row.committed !== o ? [`partition ${p}: ${o} is below its start, set to ${row.committed}`] : []
-      })
+      const raised =
+        typeof opts.to === 'string'
+          ? []
+          : Object.entries(opts.to).flatMap(([p, o]) => {
+              const row = rows.find((r) => r.partition === Number(p))
+              return row && row.committed !== o
+                ? [`partition ${p}: ${o} is below its start, set to ${row.committed}`]
+                : []
+            })
       const notes = raised.length ? `${raised.join('\n')}\n` : ''
-      process.stdout.write(`reset group ${group} on topic ${topic} to ${describeTo(opts.to)}\n${notes}\n${offsetsTable(rows).join('\n')}\n`)
+      process.stdout.write(
+        `reset group ${group} on topic ${topic} to ${describeTo(opts.to)}\n${notes}\n${offsetsTable(rows).join('\n')}\n`,
+      )
     })
 }

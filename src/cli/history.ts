@@ -18,8 +18,10 @@ interface HistoryCliOptions {
 
 /** The library's options for the command line's, or a usage error for options that do not go together. */
 function historyOptions(opts: HistoryCliOptions): HistoryOptions {
-  if (opts.from !== undefined && opts.fromTime !== undefined) throw new UsageError('--from and --from-time cannot be used together: give an offset or a time')
-  if (opts.from !== undefined && opts.to !== undefined && opts.to < opts.from) throw new UsageError(`--to ${opts.to} is below --from ${opts.from}: --to is the offset to stop before`)
+  if (opts.from !== undefined && opts.fromTime !== undefined)
+    throw new UsageError('--from and --from-time cannot be used together: give an offset or a time')
+  if (opts.from !== undefined && opts.to !== undefined && opts.to < opts.from)
+    throw new UsageError(`--to ${opts.to} is below --from ${opts.from}: --to is the offset to stop before`)
   return {
     ...(opts.partition === undefined ? {} : { partition: opts.partition }),
     ...(opts.from === undefined ? {} : { from: opts.from }),
@@ -44,7 +46,11 @@ export function registerHistory(program: Command): void {
     .argument('<topic>', 'topic name', topicArg)
     .option('-p, --partition <p>', 'read only this partition', intOption(0))
     .option('--from <offset>', 'first offset to print (in every partition read)', offsetOption)
-    .option('--from-time <time>', 'first time to print: an ISO date (2026-12-01, 2026-12-01T10:00:00Z) or ms since the epoch', timeOption)
+    .option(
+      '--from-time <time>',
+      'first time to print: an ISO date (2026-12-01, 2026-12-01T10:00:00Z) or ms since the epoch',
+      timeOption,
+    )
     .option('--to <offset>', 'stop before this offset (in every partition read)', offsetOption)
     .option('-n, --limit <n>', 'print at most n messages', intOption(0))
     .option('-r, --reverse', 'newest first (with --limit n: the n newest)')

@@ -16,16 +16,26 @@ interface ImportCliOptions {
 export function registerImportTwainmq(program: Command): void {
   program
     .command('import-twainmq')
-    .description('copy a Python TwainMQ topic into the native store of --url (offsets, timestamps, keys, values, types kept)')
+    .description(
+      'copy a Python TwainMQ topic into the native store of --url (offsets, timestamps, keys, values, types kept)',
+    )
     .argument('<python-root>', 'the Python TwainMQ root directory (holding <topic>.twc)')
     .argument('<topic>', 'the topic to copy')
     .option('--as <name>', 'name of the copy (default: the same name)', topicArg)
     .action(async (pythonRoot: string, topic: string, opts: ImportCliOptions, cmd: Command) => {
       const { target } = storeUrl(cmd)
-      if (target.kind !== 'file') throw new UsageError(`import-twainmq copies into a directory store; --url ${JSON.stringify(target.url)} is not one`)
+      if (target.kind !== 'file')
+        throw new UsageError(
+          `import-twainmq copies into a directory store; --url ${JSON.stringify(target.url)} is not one`,
+        )
       const bar = process.stderr.isTTY
         ? new cliProgress.SingleBar(
-            { format: `  importing ${topic} [{bar}] {percentage}% | {value}/{total} messages | {duration_formatted}`, hideCursor: true, clearOnComplete: true, fps: 10 },
+            {
+              format: `  importing ${topic} [{bar}] {percentage}% | {value}/{total} messages | {duration_formatted}`,
+              hideCursor: true,
+              clearOnComplete: true,
+              fps: 10,
+            },
             cliProgress.Presets.shades_classic,
           )
         : undefined
@@ -49,7 +59,9 @@ export function registerImportTwainmq(program: Command): void {
       const s = r.partitions === 1 ? '' : 's'
       const notes = [
         r.corrupt ? `${r.corrupt} corrupt line(s) kept as bytes with an x-twainmq-error header` : '',
-        r.unknownTypes ? `${r.unknownTypes} value(s) of unknown type ids kept as JSON with an x-twainmq-type-id header` : '',
+        r.unknownTypes
+          ? `${r.unknownTypes} value(s) of unknown type ids kept as JSON with an x-twainmq-type-id header`
+          : '',
         r.missing ? `${r.missing} missing offset(s) filled with empty x-twainmq-missing records` : '',
       ].filter(Boolean)
       process.stdout.write(

@@ -61,22 +61,24 @@ export function pumpLines<T>(
       if (items === pending) pending = []
       if (!ended && pending.length < MAX_PENDING) rl.resume()
       busy = true
-      send(items).then(
-        ({ ok, error }) => {
-          result.count += ok
-          if (error !== undefined) {
+      send(items)
+        .then(
+          ({ ok, error }) => {
+            result.count += ok
+            if (error !== undefined) {
+              abandoned = true
+              fail(error)
+            }
+          },
+          (e: unknown) => {
             abandoned = true
-            fail(error)
-          }
-        },
-        (e: unknown) => {
-          abandoned = true
-          fail(e)
-        },
-      ).finally(() => {
-        busy = false
-        issue()
-      })
+            fail(e)
+          },
+        )
+        .finally(() => {
+          busy = false
+          issue()
+        })
     }
     rl.on('line', (line) => {
       if (ended) return

@@ -26,12 +26,16 @@ export class LineWriter {
 
   constructor(private readonly out: NodeJS.WriteStream = process.stdout) {
     out.on('error', this.fail)
-    this.unwatch = out === process.stdout ? watchStdoutReader(() => this.fail(Object.assign(new Error('stdout was closed'), { code: 'EPIPE' }))) : () => undefined
+    this.unwatch =
+      out === process.stdout
+        ? watchStdoutReader(() => this.fail(Object.assign(new Error('stdout was closed'), { code: 'EPIPE' })))
+        : () => undefined
   }
 
   private readonly fail = (err: NodeJS.ErrnoException): void => {
     if (this.broken) return
-    if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED') process.stderr.write(`ERR_OUTPUT: ${err.message}\n`)
+    if (err.code !== 'EPIPE' && err.code !== 'ERR_STREAM_DESTROYED')
+      process.stderr.write(`ERR_OUTPUT: ${err.message}\n`)
     this.broken = true
     this.unwatch()
     this.buf = ''

@@ -32,7 +32,9 @@ function parseJson(line: string): unknown {
   try {
     return JSON.parse(line) as unknown
   } catch (e) {
-    throw new InvalidJsonError(`not valid JSON (${(e as Error).message}): ${line.length > 80 ? line.slice(0, 80) + '…' : line}`)
+    throw new InvalidJsonError(
+      `not valid JSON (${(e as Error).message}): ${line.length > 80 ? line.slice(0, 80) + '…' : line}`,
+    )
   }
 }
 
@@ -48,12 +50,22 @@ export function registerProduce(program: Command): void {
     .command('produce')
     .description('send one message per stdin line (empty lines are skipped)')
     .argument('<topic>', 'topic name', topicArg)
-    .option('-k, --key <key>', 'key of every message: an integer for u8/u16/u32/u64 topics, a string for char/string topics (default 0 or "")')
+    .option(
+      '-k, --key <key>',
+      'key of every message: an integer for u8/u16/u32/u64 topics, a string for char/string topics (default 0 or "")',
+    )
     .option('--json', 'parse each line as JSON (otherwise each line is sent as a text value)')
     .option('-t, --type <type>', 'send each line (as JSON) as a message of this registered type name', typeNameOption)
-    .addOption(new Option('-H, --header <name=value>', 'add a header to every message (repeatable)').argParser(collectHeader).default({}, 'none'))
+    .addOption(
+      new Option('-H, --header <name=value>', 'add a header to every message (repeatable)')
+        .argParser(collectHeader)
+        .default({}, 'none'),
+    )
     .option('-p, --partition <p>', "write to this partition instead of the key's", intOption(0))
-    .option('--skip-bad', 'report a bad line (not JSON, too large) on stderr and go on; exit 1 at the end if any was skipped')
+    .option(
+      '--skip-bad',
+      'report a bad line (not JSON, too large) on stderr and go on; exit 1 at the end if any was skipped',
+    )
     .action(async (topic: string, opts: ProduceOptions, cmd: Command) => {
       let result: PumpResult = { count: 0 }
       const skipped: number[] = []
@@ -61,12 +73,16 @@ export function registerProduce(program: Command): void {
         const info = await twain.describeTopic(topic)
         const key: Key = parseKey(info.keyType, opts.key)
         if (opts.partition !== undefined && opts.partition >= info.partitions) {
-          throw new InvalidArgumentError(`Partition ${opts.partition} does not exist in topic "${topic}" (partitions 0..${info.partitions - 1})`)
+          throw new InvalidArgumentError(
+            `Partition ${opts.partition} does not exist in topic "${topic}" (partitions 0..${info.partitions - 1})`,
+          )
         }
         const type = opts.type
         if (type !== undefined) {
           if (info.messageTypes.length > 0 && !info.messageTypes.includes(type)) {
-            throw new UnknownMessageTypeError(`Message type ${JSON.stringify(type)} is not one of topic "${topic}"'s types: ${info.messageTypes.join(', ')}`)
+            throw new UnknownMessageTypeError(
+              `Message type ${JSON.stringify(type)} is not one of topic "${topic}"'s types: ${info.messageTypes.join(', ')}`,
+            )
           }
           twain.registerType(type) // by name only: values are JSON, checked by nothing but the topic
         }
@@ -86,14 +102,15 @@ export function registerProduce(program: Command): void {
             throw new LineError(lineNo, e)
           }
         }
-        if (process.stdin.isTTY) process.stderr.write(`reading messages for ${topic} from stdin, one per line; end with Ctrl-D\n`)
+        if (process.stdin.isTTY)
+          process.stderr.write(`reading messages for ${topic} from stdin, one per line; end with Ctrl-D\n`)
         const producer = twain.producer(topic)
         const sendBatch = (lines: Line[]) => producer.sendBatch(lines.map((l) => ({ ...common, value: l.value })))
         // A chunk of lines, in order: the good runs in one batch each, each bad line stops it or is skipped.
         const sendLines = async (lines: Line[]) => {
           const progress = { sent: 0 }
           try {
-            for (let rest = lines; rest.length > 0; ) {
+            for (let rest = lines; rest.length > 0;) {
               const cut = rest.findIndex((l) => 'error' in l)
               const good = cut < 0 ? rest : rest.slice(0, cut)
               const bad = await sendUntilBad(good, sendBatch, progress)
@@ -116,12 +133,18 @@ export function registerProduce(program: Command): void {
         } finally {
           const s = result.count === 1 ? '' : 's'
           const k = skipped.length === 1 ? '' : 's'
-          process.stderr.write(`produced ${result.count} message${s}${skipped.length > 0 ? ` (${skipped.length} bad line${k} skipped)` : ''}\n`)
+          process.stderr.write(
+            `produced ${result.count} message${s}${skipped.length > 0 ? ` (${skipped.length} bad line${k} skipped)` : ''}\n`,
+          )
         }
       })
       const e = result.error
       if (e instanceof LineError) {
-        throw new LineError(e.line, e.reason, `; stopped there: ${result.count === 1 ? 'the 1 message before it was' : `the ${result.count} messages before it were`} sent, none after it (--skip-bad skips bad lines)`)
+        throw new LineError(
+          e.line,
+          e.reason,
+          `; stopped there: ${result.count === 1 ? 'the 1 message before it was' : `the ${result.count} messages before it were`} sent, none after it (--skip-bad skips bad lines)`,
+        )
       }
       if (e !== undefined) throw e
       if (skipped.length > 0) throw new LinesSkippedError(skipped)

@@ -27,7 +27,8 @@ export const EXIT_USAGE = 2
 function prefixOption(value: string): string {
   if (value.length > 1000) throw new CommanderArgError(`expected at most 1000 characters, got ${value.length}`)
   // Wrong whatever the store holds (the library's check is at open): a usage error.
-  if (/[{}]/.test(value)) throw new CommanderArgError(`${JSON.stringify(value)} has a { or }: Redis Cluster hash tags are twainmq's own`)
+  if (/[{}]/.test(value))
+    throw new CommanderArgError(`${JSON.stringify(value)} has a { or }: Redis Cluster hash tags are twainmq's own`)
   return value
 }
 
@@ -42,7 +43,11 @@ export function buildProgram(version: string): Command {
   program
     .description('twainmq: a partitioned, keyed message log (file directory or Redis)')
     .version(version, '-V, --version')
-    .addOption(new Option('--url <target>', 'store: a directory, file: URL or redis:// URL (default ./.twainmq)').env('TWAINMQ_URL'))
+    .addOption(
+      new Option('--url <target>', 'store: a directory, file: URL or redis:// URL (default ./.twainmq)').env(
+        'TWAINMQ_URL',
+      ),
+    )
     .option('--prefix <prefix>', 'Redis key prefix (default "twainmq:"; at most 1000 characters)', prefixOption)
     .exitOverride()
     .configureOutput({ outputError: () => undefined }) // `run` prints usage errors as `ERR_USAGE: …`
@@ -57,7 +62,9 @@ export function buildProgram(version: string): Command {
   registerTail(program)
   registerHistory(program)
   registerTrim(program)
-  const groups = program.command('groups').description('list, describe, reset and delete consumer groups (default: list)')
+  const groups = program
+    .command('groups')
+    .description('list, describe, reset and delete consumer groups (default: list)')
   registerGroupsList(groups)
   registerGroupsDescribe(groups)
   registerGroupsReset(groups)
@@ -76,7 +83,10 @@ export function reportError(e: unknown): number {
     // Help and --version also come through here (exit code 0).
     if (e.exitCode === 0) return EXIT_OK
     // 'commander.help' with exit code 1: the help of a command that needs a subcommand was printed.
-    const message = e.code === 'commander.help' ? 'missing command (see the list above)' : `${e.message.replace(/^error: /, '')} (see twainmq --help)`
+    const message =
+      e.code === 'commander.help'
+        ? 'missing command (see the list above)'
+        : `${e.message.replace(/^error: /, '')} (see twainmq --help)`
     process.stderr.write(`ERR_USAGE: ${message}\n`)
     return EXIT_USAGE
   }
@@ -89,7 +99,8 @@ export function reportError(e: unknown): number {
   const code = typeof raw === 'string' && raw !== '' ? raw : 'ERR_UNEXPECTED'
   const message = e instanceof Error ? e.message : String(e)
   process.stderr.write(`${code}: ${message}\n`)
-  if (code === 'ERR_UNEXPECTED' && e instanceof Error && process.env.TWAINMQ_DEBUG) process.stderr.write(`${e.stack ?? ''}\n`)
+  if (code === 'ERR_UNEXPECTED' && e instanceof Error && process.env.TWAINMQ_DEBUG)
+    process.stderr.write(`${e.stack ?? ''}\n`)
   return EXIT_RUNTIME
 }
 

@@ -18,7 +18,8 @@ interface ServeCliOptions {
 /** `--host`: a host name or IP address to listen on (not empty, no scheme, port or path). */
 export function hostOption(value: string): string {
   const host = value.trim()
-  if (host === '' || /[/\s@?#]/.test(host)) throw new CommanderArgError(`expected a host name or IP address, got ${JSON.stringify(value)}`)
+  if (host === '' || /[/\s@?#]/.test(host))
+    throw new CommanderArgError(`expected a host name or IP address, got ${JSON.stringify(value)}`)
   return host
 }
 
@@ -34,7 +35,9 @@ export function corsOption(value: string): '*' | string[] {
       origin = undefined
     }
     if (origin === undefined || origin === 'null' || origin !== o) {
-      throw new CommanderArgError(`expected '*' or origins like https://app.example separated by commas, got ${JSON.stringify(o)}`)
+      throw new CommanderArgError(
+        `expected '*' or origins like https://app.example separated by commas, got ${JSON.stringify(o)}`,
+      )
     }
   }
   return origins
@@ -71,11 +74,27 @@ export function registerServe(program: Command): void {
     .command('serve')
     .description('serve the store over HTTP (Durable Streams protocol) until Ctrl-C')
     .addOption(new Option('--host <host>', 'address to listen on').argParser(hostOption).default('127.0.0.1'))
-    .addOption(new Option('--port <port>', 'TCP port (0: any free port, printed)').argParser(intOption(0, 65_535)).default(4437))
-    .addOption(new Option('--long-poll-ms <ms>', 'how long a long-poll read waits for data before answering 204').argParser(intOption(1, 3_600_000)).default(20_000))
-    .addOption(new Option('--cors <origins>', "let browser pages of these origins use the gateway (comma-separated, or '*'); default: same origin only").argParser(corsOption))
+    .addOption(
+      new Option('--port <port>', 'TCP port (0: any free port, printed)').argParser(intOption(0, 65_535)).default(4437),
+    )
+    .addOption(
+      new Option('--long-poll-ms <ms>', 'how long a long-poll read waits for data before answering 204')
+        .argParser(intOption(1, 3_600_000))
+        .default(20_000),
+    )
+    .addOption(
+      new Option(
+        '--cors <origins>',
+        "let browser pages of these origins use the gateway (comma-separated, or '*'); default: same origin only",
+      ).argParser(corsOption),
+    )
     .addOption(new Option('--no-ui', 'do not serve the dashboard at / (docs/dashboard.md)'))
-    .addOption(new Option('--auth <file>', 'bearer tokens and their read/write grants (docs/gateway.md, "Auth"); default: no token check'))
+    .addOption(
+      new Option(
+        '--auth <file>',
+        'bearer tokens and their read/write grants (docs/gateway.md, "Auth"); default: no token check',
+      ),
+    )
     .action(async (opts: ServeCliOptions, cmd: Command) => {
       // Handle signals from the start, so a Ctrl-C while the store opens also ends cleanly.
       let stop: (() => void) | undefined
@@ -90,7 +109,12 @@ export function registerServe(program: Command): void {
         // Read before the store opens: a bad file is reported without touching the store.
         const auth = opts.auth === undefined ? undefined : await TokenAuth.load(opts.auth)
         await withTwain(cmd, async (twain) => {
-          const gateway = createGateway(twain, { longPollMs: opts.longPollMs, ui: opts.ui, ...(opts.cors === undefined ? {} : { cors: opts.cors }), ...(auth ? { auth } : {}) })
+          const gateway = createGateway(twain, {
+            longPollMs: opts.longPollMs,
+            ui: opts.ui,
+            ...(opts.cors === undefined ? {} : { cors: opts.cors }),
+            ...(auth ? { auth } : {}),
+          })
           const server = createServer(gateway.node)
           // Longer than clients' idle keep-alive (undici: 4 s), so a client closes an idle connection
           // first and never reuses one the server is closing.
@@ -99,7 +123,9 @@ export function registerServe(program: Command): void {
           if (signals > 0) return
           await listen(server, opts.port, opts.host)
           const base = baseUrl(server, opts.host)
-          process.stdout.write(`twainmq gateway listening on ${base}v1/stream/${opts.ui ? ` (dashboard: ${base})` : ''}\n`)
+          process.stdout.write(
+            `twainmq gateway listening on ${base}v1/stream/${opts.ui ? ` (dashboard: ${base})` : ''}\n`,
+          )
           if (signals === 0) await stopped
           const closed = new Promise<void>((resolve) => server.close(() => resolve()))
           await gateway.close()

@@ -13,7 +13,8 @@ export interface TailGroupOptions {
   quiet: boolean
 }
 
-const list = (tps: TopicPartition[], none = 'none'): string => (tps.length === 0 ? none : tps.map((tp) => `${tp.topic}/${tp.partition}`).join(', '))
+const list = (tps: TopicPartition[], none = 'none'): string =>
+  tps.length === 0 ? none : tps.map((tp) => `${tp.topic}/${tp.partition}`).join(', ')
 
 /**
  * `tail --group`: consume `topic` as a member of a consumer group (partitioned mode). Each message is
@@ -21,7 +22,12 @@ const list = (tps: TopicPartition[], none = 'none'): string => (tps.length === 0
  * what the group commits is what was printed. Returns when the consumer is closed (`onConsumer`
  * hands it to the signal handlers) or stdout breaks; the consumer has committed and left by then.
  */
-export async function tailGroup(twain: Twain, topic: string, opts: TailGroupOptions, onConsumer: (c: Consumer) => void): Promise<void> {
+export async function tailGroup(
+  twain: Twain,
+  topic: string,
+  opts: TailGroupOptions,
+  onConsumer: (c: Consumer) => void,
+): Promise<void> {
   const consumer = twain.consumer(topic, {
     group: opts.group,
     ...(opts.name === undefined ? {} : { name: opts.name }),
@@ -46,7 +52,9 @@ export async function tailGroup(twain: Twain, topic: string, opts: TailGroupOpti
     if (!opts.quiet && !consumer.closed) {
       const from = opts.from === undefined ? '' : `, from ${opts.from} where nothing is committed`
       const parts = list(consumer.assignments(), 'none yet')
-      process.stderr.write(`tailing ${topic} as a member of group ${opts.group} (member ${consumer.memberId}, partitions: ${parts}${from}; Ctrl-C to stop)\n`)
+      process.stderr.write(
+        `tailing ${topic} as a member of group ${opts.group} (member ${consumer.memberId}, partitions: ${parts}${from}; Ctrl-C to stop)\n`,
+      )
       offs.push(
         // Not the partitions given up by close() on the way out.
         consumer.on('assigned', (tps) => void (consumer.closed || process.stderr.write(`assigned ${list(tps)}\n`))),

@@ -36,18 +36,34 @@ export function registerTail(program: Command): void {
     .command('tail')
     .description('print messages as they arrive, until Ctrl-C')
     .argument('<topic>', 'topic name', topicArg)
-    .option('--from <from>', "where to start: 'start', 'end' (default), an offset (in every partition), an ISO date (2026-12-01T10:00:00Z) or time:<ms>; with --group: 'start' (default) or 'end', used where the group has no commit", tailFromOption)
+    .option(
+      '--from <from>',
+      "where to start: 'start', 'end' (default), an offset (in every partition), an ISO date (2026-12-01T10:00:00Z) or time:<ms>; with --group: 'start' (default) or 'end', used where the group has no commit",
+      tailFromOption,
+    )
     .option('-p, --partition <p>', 'read only this partition (repeatable; not with --group)', collectPartition)
-    .option('-g, --group <group>', 'consume as a member of this consumer group: ack what was printed, commit and leave on Ctrl-C', groupArg)
-    .option('--name <name>', "with --group: the member's name, shown by 'groups describe' (default: none)", memberNameOption)
+    .option(
+      '-g, --group <group>',
+      'consume as a member of this consumer group: ack what was printed, commit and leave on Ctrl-C',
+      groupArg,
+    )
+    .option(
+      '--name <name>',
+      "with --group: the member's name, shown by 'groups describe' (default: none)",
+      memberNameOption,
+    )
     .option('-f, --format <format>', 'json or text', formatOption, 'text')
     .option('-q, --quiet', "do not print the 'tailing …' notice on stderr")
     .action(async (topic: string, opts: TailCliOptions, cmd: Command) => {
-      if (opts.name !== undefined && opts.group === undefined) throw new UsageError(`--name needs --group: a member name is a name in a consumer group`)
+      if (opts.name !== undefined && opts.group === undefined)
+        throw new UsageError(`--name needs --group: a member name is a name in a consumer group`)
       if (opts.group !== undefined) {
-        if (opts.partition) throw new UsageError('--partition cannot be used with --group: the group assigns partitions to its members')
+        if (opts.partition)
+          throw new UsageError('--partition cannot be used with --group: the group assigns partitions to its members')
         if (opts.from !== undefined && typeof opts.from !== 'string') {
-          throw new UsageError(`--from ${describeFrom(opts.from)}: with --group, --from takes 'start' or 'end' (used where the group has no commit); move a group with 'twainmq groups reset'`)
+          throw new UsageError(
+            `--from ${describeFrom(opts.from)}: with --group, --from takes 'start' or 'end' (used where the group has no commit); move a group with 'twainmq groups reset'`,
+          )
         }
       }
       // Handle signals from the start, so a Ctrl-C while the store opens also ends cleanly.
@@ -64,14 +80,23 @@ export function registerTail(program: Command): void {
         // A missing topic or partition fails here, before the notice.
         const info = await twain.describeTopic(topic)
         if (opts.group !== undefined) {
-          const group = { group: opts.group, name: opts.name, from: opts.from as 'start' | 'end' | undefined, format: opts.format, quiet: Boolean(opts.quiet) }
+          const group = {
+            group: opts.group,
+            name: opts.name,
+            from: opts.from as 'start' | 'end' | undefined,
+            format: opts.format,
+            quiet: Boolean(opts.quiet),
+          }
           return tailGroup(twain, topic, group, (consumer) => {
             stream = consumer
             if (signals > 0) void consumer.close()
           })
         }
         const bad = opts.partition?.find((p) => p >= info.partitions)
-        if (bad !== undefined) throw new InvalidArgumentError(`Partition ${bad} does not exist in topic "${topic}" (partitions 0..${info.partitions - 1})`)
+        if (bad !== undefined)
+          throw new InvalidArgumentError(
+            `Partition ${bad} does not exist in topic "${topic}" (partitions 0..${info.partitions - 1})`,
+          )
         const from = opts.from ?? 'end'
         const options: TailOptions = {
           from: typeof from === 'number' ? { offset: from } : from,

@@ -13,7 +13,9 @@ const LOOKS_LIKE_DATE = /^\d{4}-\d{2}-\d{2}/
 function isoTime(value: string): number | undefined {
   if (!LOOKS_LIKE_DATE.test(value)) return undefined
   if (!ISO_DATE.test(value) && !ISO_DATE_TIME.test(value)) {
-    const why = /T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/i.test(value) ? 'add a time zone (Z or +hh:mm)' : 'use 2026-12-01 or 2026-12-01T10:00:00Z'
+    const why = /T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/i.test(value)
+      ? 'add a time zone (Z or +hh:mm)'
+      : 'use 2026-12-01 or 2026-12-01T10:00:00Z'
     throw new CommanderArgError(`not an ISO 8601 date: ${why}`)
   }
   const ms = Date.parse(value)
@@ -32,7 +34,9 @@ export function timeOption(value: string): number {
   const iso = isoTime(v)
   if (iso !== undefined) return iso
   if (MS.test(v)) return Number(v)
-  throw new CommanderArgError('expected an ISO 8601 date (2026-12-01, 2026-12-01T10:00:00Z) or milliseconds since the epoch')
+  throw new CommanderArgError(
+    'expected an ISO 8601 date (2026-12-01, 2026-12-01T10:00:00Z) or milliseconds since the epoch',
+  )
 }
 
 /** Where `tail` starts: a position, an offset (in every partition) or a time. */
@@ -47,14 +51,17 @@ export function tailFromOption(value: string): TailFromArg {
   if (iso !== undefined) return { time: iso }
   const ms = /^time:(.*)$/i.exec(v)
   if (ms && MS.test(ms[1]!)) return { time: Number(ms[1]) }
-  throw new CommanderArgError("expected 'start', 'end', an offset, an ISO 8601 date (2026-12-01T10:00:00Z) or time:<ms since the epoch>")
+  throw new CommanderArgError(
+    "expected 'start', 'end', an offset, an ISO 8601 date (2026-12-01T10:00:00Z) or time:<ms since the epoch>",
+  )
 }
 
 /** `history --from`: an offset; a time is `--from-time`'s. */
 export function offsetOption(value: string): number {
   const v = value.trim()
   if (/^[0-9]+$/.test(v) && Number.isSafeInteger(Number(v))) return Number(v)
-  if (LOOKS_LIKE_DATE.test(v) || /^time:/i.test(v)) throw new CommanderArgError('expected an offset; for a time use --from-time')
+  if (LOOKS_LIKE_DATE.test(v) || /^time:/i.test(v))
+    throw new CommanderArgError('expected an offset; for a time use --from-time')
   throw new CommanderArgError('expected an offset (a non-negative integer)')
 }
 
@@ -64,7 +71,10 @@ const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_00
 export function durationOption(value: string): number {
   const m = /^([0-9]+)(ms|s|m|h|d)?$/i.exec(value.trim())
   const ms = m ? Number(m[1]) * UNIT_MS[(m[2] ?? 'ms').toLowerCase()]! : Number.NaN
-  if (!Number.isSafeInteger(ms) || ms < 1) throw new CommanderArgError('expected a duration of at least 1 ms: milliseconds or a number with ms, s, m, h or d (30m, 1h, 7d)')
+  if (!Number.isSafeInteger(ms) || ms < 1)
+    throw new CommanderArgError(
+      'expected a duration of at least 1 ms: milliseconds or a number with ms, s, m, h or d (30m, 1h, 7d)',
+    )
   return ms
 }
 

@@ -44,17 +44,31 @@ export function registerTopicsCreate(topics: Command): void {
     .argument('<name>', 'topic name (1-200 of A-Z a-z 0-9 _ . -)', topicArg)
     .option('-p, --partitions <n>', 'number of partitions (1..10000)', intOption(1, 10_000), 1)
     .option('-k, --key-type <keyType>', 'key type: u8, u16, u32, u64, charN or string', keyTypeOption, 'u16')
-    .option('--message-types <A,B>', 'the message types the topic takes, separated by commas (default: any)', typeListOption)
+    .option(
+      '--message-types <A,B>',
+      'the message types the topic takes, separated by commas (default: any)',
+      typeListOption,
+    )
     .option('--retention-max-messages <n>', 'keep at most the n newest messages of each partition', intOption(1))
-    .option('--retention-max-age <duration>', 'delete messages older than this: ms, or a number with ms, s, m, h or d (30m, 7d)', durationOption)
+    .option(
+      '--retention-max-age <duration>',
+      'delete messages older than this: ms, or a number with ms, s, m, h or d (30m, 7d)',
+      durationOption,
+    )
     .option('--retention-max-bytes <n>', 'keep at most about n bytes of messages per partition', intOption(1))
     .option('--retention-consumed', 'delete what every consumer group of the topic has committed')
-    .option('--max-message-bytes <n>', 'largest message accepted, key + headers + value (1..268435456; default 1048576)', intOption(1, 256 * 1024 * 1024))
+    .option(
+      '--max-message-bytes <n>',
+      'largest message accepted, key + headers + value (1..268435456; default 1048576)',
+      intOption(1, 256 * 1024 * 1024),
+    )
     .action(async (name: string, opts: CreateOptions, cmd: Command) => {
       const info = await withTwain(cmd, (twain) => twain.createTopic(name, createOptions(opts)))
       const s = info.partitions === 1 ? '' : 's'
       const types = info.messageTypes.length > 0 ? `, message types ${info.messageTypes.join(', ')}` : ''
       const retention = Object.keys(info.retention).length > 0 ? `, retention ${retentionText(info.retention)}` : ''
-      process.stdout.write(`created topic ${info.name} (${info.partitions} partition${s}, key type ${info.keyType}${types}${retention})\n`)
+      process.stdout.write(
+        `created topic ${info.name} (${info.partitions} partition${s}, key type ${info.keyType}${types}${retention})\n`,
+      )
     })
 }

@@ -23,9 +23,12 @@ export function registerTopicsDelete(topics: Command): void {
         // Check first, so nobody is asked to confirm the deletion of a topic that does not exist.
         await twain.describeTopic(name)
         if (!opts.yes) {
-          const answer = await askLine(`This deletes topic "${name}" and all its messages. Type the topic name to confirm: `)
+          const answer = await askLine(
+            `This deletes topic "${name}" and all its messages. Type the topic name to confirm: `,
+          )
           if (answer?.trim() !== name) {
-            const why = answer === undefined ? 'no confirmation on stdin' : `${JSON.stringify(answer.trim())} does not match`
+            const why =
+              answer === undefined ? 'no confirmation on stdin' : `${JSON.stringify(answer.trim())} does not match`
             throw new NotConfirmedError(`Topic "${name}" was not deleted: ${why} (use --yes to skip the question)`)
           }
         }

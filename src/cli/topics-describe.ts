@@ -21,10 +21,14 @@ export function describeText(info: TopicInfo): string {
     `retention:         ${retentionText(info.retention)}`,
     `max message bytes: ${info.maxMessageBytes}`,
   ]
-  const rows = [['partition', 'start', 'end', 'messages'], ...info.offsets.map((o) => [o.partition, o.start, o.end, o.end - o.start].map(String))]
+  const rows = [
+    ['partition', 'start', 'end', 'messages'],
+    ...info.offsets.map((o) => [o.partition, o.start, o.end, o.end - o.start].map(String)),
+  ]
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)))
   lines.push('')
-  for (const r of rows) lines.push(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '))
+  for (const r of rows)
+    lines.push(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '))
   return lines.join('\n') + '\n'
 }
 

@@ -15,13 +15,21 @@ interface TrimOptions {
 export function registerTrim(program: Command): void {
   program
     .command('trim')
-    .description("remove a topic's oldest messages: keep the n newest per partition, or remove those below given offsets")
+    .description(
+      "remove a topic's oldest messages: keep the n newest per partition, or remove those below given offsets",
+    )
     .argument('<topic>', 'topic name', topicArg)
     .option('--max-messages <n>', 'keep the n newest messages of every partition (0: remove all)', intOption(0))
-    .option('--before <p=offset,...>', 'remove the offsets below <offset> of partition <p> (`:` may stand for `=`)', (v: string) => offsetsOption(v))
+    .option(
+      '--before <p=offset,...>',
+      'remove the offsets below <offset> of partition <p> (`:` may stand for `=`)',
+      (v: string) => offsetsOption(v),
+    )
     .action(async (topic: string, opts: TrimOptions, cmd: Command) => {
-      if (opts.maxMessages === undefined && opts.before === undefined) throw new UsageError('trim needs --max-messages or --before (see twainmq trim --help)')
-      if (opts.maxMessages !== undefined && opts.before !== undefined) throw new UsageError('trim takes --max-messages or --before, not both')
+      if (opts.maxMessages === undefined && opts.before === undefined)
+        throw new UsageError('trim needs --max-messages or --before (see twainmq trim --help)')
+      if (opts.maxMessages !== undefined && opts.before !== undefined)
+        throw new UsageError('trim takes --max-messages or --before, not both')
       const how = opts.before === undefined ? { maxMessages: opts.maxMessages as number } : { before: opts.before }
       const removed = await withTwain(cmd, async (twain) => {
         await twain.describeTopic(topic)

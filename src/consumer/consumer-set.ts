@@ -16,9 +16,15 @@ type Member = Consumer<any> | SharedConsumer<any>
 export class ConsumerSet {
   private readonly live = new Map<Member, { group: string; name: string | undefined }>()
 
-  create<V, K extends Key = Key>(ctx: ConsumerContext, topics: string[], opts: ResolvedConsumerOptions): Consumer<V, K> | SharedConsumer<V, K> {
+  create<V, K extends Key = Key>(
+    ctx: ConsumerContext,
+    topics: string[],
+    opts: ResolvedConsumerOptions,
+  ): Consumer<V, K> | SharedConsumer<V, K> {
     if (opts.mode === 'shared' && !ctx.store.shared) {
-      throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${ctx.store.kind}: use mode 'partitioned'`)
+      throw new InvalidArgumentError(
+        `mode 'shared' (competing consumers) needs the Redis backend; this store is ${ctx.store.kind}: use mode 'partitioned'`,
+      )
     }
     if (opts.name !== undefined) {
       for (const [c, m] of this.live) {

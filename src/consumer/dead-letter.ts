@@ -56,9 +56,19 @@ export class DeadLetterWriter {
    * Write `m` in the background, then call `written`; when the write fails, `failed` gets a
    * retriable `ERR_DEAD_LETTER` error naming the message (the member delivers it again).
    */
-  send(m: Message & { deliveryCount: number }, reason: string, written: () => void, failed: (e: TwainError) => void): void {
+  send(
+    m: Message & { deliveryCount: number },
+    reason: string,
+    written: () => void,
+    failed: (e: TwainError) => void,
+  ): void {
     this.write(m, reason).then(written, (e) =>
-      failed(new TwainError(`Dead-letter write of ${m.topic}/${m.partition}@${m.offset} to "${this.topic}" failed: ${(e as Error).message}`, { code: 'ERR_DEAD_LETTER', retriable: true, cause: e })),
+      failed(
+        new TwainError(
+          `Dead-letter write of ${m.topic}/${m.partition}@${m.offset} to "${this.topic}" failed: ${(e as Error).message}`,
+          { code: 'ERR_DEAD_LETTER', retriable: true, cause: e },
+        ),
+      ),
     )
   }
 
@@ -77,9 +87,11 @@ export class DeadLetterWriter {
       'x-original-offset': String(m.offset),
       'x-delivery-count': String(m.deliveryCount),
     }
-    await this.producer.send(m.key, m.value, m.type === undefined ? { headers } : { headers, type: m.type }).catch((e: unknown) => {
-      if (e instanceof TopicNotFoundError) this.ready = undefined // deleted since: create it again next time
-      throw e
-    })
+    await this.producer
+      .send(m.key, m.value, m.type === undefined ? { headers } : { headers, type: m.type })
+      .catch((e: unknown) => {
+        if (e instanceof TopicNotFoundError) this.ready = undefined // deleted since: create it again next time
+        throw e
+      })
   }
 }

@@ -7,7 +7,11 @@ import type { Backend } from '../backends/backend.js'
  * Resolves with the topics whose ends are known; a missing topic is left out (the member's start
  * reports it). Resolves with an empty map for `from: 'start'`.
  */
-export function endsAtCreation(store: Backend, topics: readonly string[], from: 'start' | 'end'): Promise<Map<string, number[]>> {
+export function endsAtCreation(
+  store: Backend,
+  topics: readonly string[],
+  from: 'start' | 'end',
+): Promise<Map<string, number[]>> {
   const asked = from === 'end' ? topics.map((t) => [t, store.endOffsetsSnapshot(t)] as const) : []
   return (async () => {
     const ends = new Map<string, number[]>()

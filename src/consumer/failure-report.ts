@@ -45,6 +45,9 @@ export class FailureReport {
     const code = (err as { code?: string }).code ?? err.name
     if (this.#warned.has(code)) return
     this.#warned.add(code)
-    process.emitWarning(`${this.who}: ${code}: ${err.message} (no 'error' listener: consumer.on('error', …) handles these; later ${code} failures are not printed)`, { type: 'TwainmqWarning', code })
+    process.emitWarning(
+      `${this.who}: ${code}: ${err.message} (no 'error' listener: consumer.on('error', …) handles these; later ${code} failures are not printed)`,
+      { type: 'TwainmqWarning', code },
+    )
   }
 }

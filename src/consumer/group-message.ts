@@ -84,7 +84,21 @@ export class GroupMessageImpl<V, H, K extends Key = any> implements GroupMessage
 
   /** A copy of a read message (from a reader that builds plain messages). */
   static from<V, H>(m: Message, deliveryCount: number, settler: Settler<H>, handle: H): GroupMessageImpl<V, H> {
-    return new GroupMessageImpl<V, H>(m.topic, m.partition, m.offset, m.key, m.timestamp, m.value, m.headers, m.producerId, m.type, m.error, deliveryCount, settler, handle)
+    return new GroupMessageImpl<V, H>(
+      m.topic,
+      m.partition,
+      m.offset,
+      m.key,
+      m.timestamp,
+      m.value,
+      m.headers,
+      m.producerId,
+      m.type,
+      m.error,
+      deliveryCount,
+      settler,
+      handle,
+    )
   }
 
   /** What a reader calls to build the messages of one read as this class (see `MessageFactory`). */
@@ -132,7 +146,31 @@ class GroupMessageFactory<H> implements MessageFactory {
     private readonly handle: H,
   ) {}
 
-  message(topic: string, partition: number, offset: number, key: Key, timestamp: number, value: unknown, headers: Record<string, string>, producerId: string, type: string | undefined): GroupMessageImpl<unknown, H> {
-    return new GroupMessageImpl(topic, partition, offset, key, timestamp, value, headers, producerId, type, undefined, 0, this.settler, this.handle)
+  message(
+    topic: string,
+    partition: number,
+    offset: number,
+    key: Key,
+    timestamp: number,
+    value: unknown,
+    headers: Record<string, string>,
+    producerId: string,
+    type: string | undefined,
+  ): GroupMessageImpl<unknown, H> {
+    return new GroupMessageImpl(
+      topic,
+      partition,
+      offset,
+      key,
+      timestamp,
+      value,
+      headers,
+      producerId,
+      type,
+      undefined,
+      0,
+      this.settler,
+      this.handle,
+    )
   }
 }

@@ -80,7 +80,9 @@ export interface MemberWiring<V, H, L extends MemberLedger<V, H>> {
  * the shutdown's first and last steps. It is the source of the public stream's iterations (each
  * one a view of the membership).
  */
-export class MemberCore<V, H, L extends MemberLedger<V, H> = MemberLedger<V, H>> implements ViewedMember<GroupMessageImpl<V, H>> {
+export class MemberCore<V, H, L extends MemberLedger<V, H> = MemberLedger<V, H>> implements ViewedMember<
+  GroupMessageImpl<V, H>
+> {
   readonly events = new ConsumerEvents()
   state: 'running' | 'closing' | 'closed' = 'running'
   /** Fetched, not handed out (in delivery order). */

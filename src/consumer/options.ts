@@ -70,21 +70,43 @@ export interface ResolvedConsumerOptions {
 }
 
 /** Check every option; throws `InvalidArgumentError` naming the bad one. */
-const CONSUMER_KEYS = ['group', 'name', 'from', 'mode', 'maxInFlight', 'commitIntervalMs', 'sessionTimeoutMs', 'heartbeatIntervalMs', 'claimAfterMs', 'maxDeliveries', 'deadLetter', 'drainTimeoutMs', 'signal']
+const CONSUMER_KEYS = [
+  'group',
+  'name',
+  'from',
+  'mode',
+  'maxInFlight',
+  'commitIntervalMs',
+  'sessionTimeoutMs',
+  'heartbeatIntervalMs',
+  'claimAfterMs',
+  'maxDeliveries',
+  'deadLetter',
+  'drainTimeoutMs',
+  'signal',
+]
 
 export function resolveConsumerOptions(o: ConsumerOptions): ResolvedConsumerOptions {
-  if (o === null || typeof o !== 'object') throw new InvalidArgumentError(`consumer() needs options with a group, got ${JSON.stringify(o)}`)
+  if (o === null || typeof o !== 'object')
+    throw new InvalidArgumentError(`consumer() needs options with a group, got ${JSON.stringify(o)}`)
   checkKnownKeys('consumer()', o, CONSUMER_KEYS)
   const group = checkGroupName(o.group)
   const from = o.from ?? 'start'
-  if (from !== 'start' && from !== 'end') throw new InvalidArgumentError(`from must be 'start' or 'end', got ${JSON.stringify(from)}`)
+  if (from !== 'start' && from !== 'end')
+    throw new InvalidArgumentError(`from must be 'start' or 'end', got ${JSON.stringify(from)}`)
   const mode = o.mode ?? 'partitioned'
-  if (mode !== 'partitioned' && mode !== 'shared') throw new InvalidArgumentError(`mode must be 'partitioned' or 'shared', got ${JSON.stringify(mode)}`)
+  if (mode !== 'partitioned' && mode !== 'shared')
+    throw new InvalidArgumentError(`mode must be 'partitioned' or 'shared', got ${JSON.stringify(mode)}`)
   if (o.name !== undefined && (typeof o.name !== 'string' || !/^[A-Za-z0-9_.-]{1,200}$/.test(o.name))) {
     throw new InvalidArgumentError(`Member name ${JSON.stringify(o.name)} is invalid: use 1-200 of A-Z a-z 0-9 _ . -`)
   }
   const sessionTimeoutMs = checkInt('sessionTimeoutMs', o.sessionTimeoutMs ?? 10_000, 100, 3_600_000)
-  const heartbeatIntervalMs = checkInt('heartbeatIntervalMs', o.heartbeatIntervalMs ?? Math.max(30, Math.floor(sessionTimeoutMs / 3)), 10, sessionTimeoutMs)
+  const heartbeatIntervalMs = checkInt(
+    'heartbeatIntervalMs',
+    o.heartbeatIntervalMs ?? Math.max(30, Math.floor(sessionTimeoutMs / 3)),
+    10,
+    sessionTimeoutMs,
+  )
   return {
     group,
     name: o.name,

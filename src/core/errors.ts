@@ -19,7 +19,6 @@ export class TwainError extends Error {
 
 type Opts = { cause?: unknown }
 
-
 /** A topic name that is not `^[A-Za-z0-9_.-]{1,200}$`, is `.`/`..`, or starts with `__`. */
 export class InvalidTopicNameError extends TwainError {
   constructor(message: string, options: Opts = {}) {
@@ -89,7 +88,8 @@ export class UnknownMessageTypeError extends TwainError {
   constructor(message: string, options: Opts & { typeId?: number; file?: string; line?: number } = {}) {
     super(message, { code: 'ERR_UNKNOWN_MESSAGE_TYPE', cause: options.cause })
     this.name = 'UnknownMessageTypeError'
-    for (const k of ['typeId', 'file', 'line'] as const) if (options[k] !== undefined) (this as Record<typeof k, unknown>)[k] = options[k]
+    for (const k of ['typeId', 'file', 'line'] as const)
+      if (options[k] !== undefined) (this as Record<typeof k, unknown>)[k] = options[k]
   }
 }
 /** One problem a schema found, as Standard Schema reports it (`path`: keys from the root of the value). */
@@ -132,7 +132,8 @@ export class TopicCorruptError extends TwainError implements CorruptionSite {
   constructor(message: string, options: Opts & CorruptionSite = {}) {
     super(message, { code: 'ERR_TOPIC_CORRUPT', retriable: false, cause: options.cause })
     this.name = 'TopicCorruptError'
-    for (const k of ['file', 'position', 'offset', 'line'] as const) if (options[k] !== undefined) (this as CorruptionSite)[k] = options[k] as never
+    for (const k of ['file', 'position', 'offset', 'line'] as const)
+      if (options[k] !== undefined) (this as CorruptionSite)[k] = options[k] as never
   }
 }
 /** An admin operation (`describeGroup`, `resetGroup`, `deleteGroup`) on a group that does not exist. */
@@ -163,7 +164,10 @@ export class LogRollbackError extends TwainError {
   readonly to: number
   /** `seenBy`: who had seen the offsets, for the message (e.g. `'a tail'`, `'a producer, which was given them'`). */
   constructor(topic: string, partition: number, from: number, to: number, seenBy = 'a reader') {
-    super(`Topic "${topic}" partition ${partition} rolled back: offsets ${from}..${to}, seen by ${seenBy}, are used again by other records (a failover to a replica that lagged, or a restore from an older snapshot); readers deliver the new ones`, { code: 'ERR_LOG_ROLLBACK', retriable: false })
+    super(
+      `Topic "${topic}" partition ${partition} rolled back: offsets ${from}..${to}, seen by ${seenBy}, are used again by other records (a failover to a replica that lagged, or a restore from an older snapshot); readers deliver the new ones`,
+      { code: 'ERR_LOG_ROLLBACK', retriable: false },
+    )
     this.name = 'LogRollbackError'
     this.topic = topic
     this.partition = partition
@@ -255,10 +259,18 @@ export function backendError(what: string, cause: unknown): TwainError {
   const errno = (cause as NodeJS.ErrnoException | undefined)?.code
   const detail = cause instanceof Error ? cause.message : String(cause)
   if (errno === 'ENOSPC' || errno === 'EDQUOT') {
-    return new BackendError(`${what}: the disk is full (${errno}); retry once space is freed`, { cause, code: 'ERR_DISK_FULL', retriable: true })
+    return new BackendError(`${what}: the disk is full (${errno}); retry once space is freed`, {
+      cause,
+      code: 'ERR_DISK_FULL',
+      retriable: true,
+    })
   }
-  if (errno === 'ELOOP') return new BackendError(`${what}: refusing to follow a symbolic link (${detail})`, { cause, retriable: false })
-  return new BackendError(`${what}: ${detail}`, { cause, retriable: errno === undefined || !PERMANENT_ERRNO.has(errno) })
+  if (errno === 'ELOOP')
+    return new BackendError(`${what}: refusing to follow a symbolic link (${detail})`, { cause, retriable: false })
+  return new BackendError(`${what}: ${detail}`, {
+    cause,
+    retriable: errno === undefined || !PERMANENT_ERRNO.has(errno),
+  })
 }
 
 /**
@@ -273,7 +285,11 @@ export class HttpError extends TwainError {
   readonly url: string
   constructor(message: string, options: Opts & { status?: number; url?: string } = {}) {
     const status = options.status ?? 0
-    super(message, { code: 'ERR_HTTP', retriable: status === 408 || status === 429 || status >= 500, cause: options.cause })
+    super(message, {
+      code: 'ERR_HTTP',
+      retriable: status === 408 || status === 429 || status >= 500,
+      cause: options.cause,
+    })
     this.name = 'HttpError'
     this.status = status
     this.url = options.url ?? ''

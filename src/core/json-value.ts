@@ -79,7 +79,8 @@ function checkObject(o: object, depth: number): Found | undefined {
   }
   const proto: unknown = Object.getPrototypeOf(o)
   const toJSON = typeof (o as { toJSON?: unknown }).toJSON === 'function'
-  if (proto === OBJECT_PROTO || proto === null) return toJSON ? undefined : checkFields(o as Record<string, unknown>, depth)
+  if (proto === OBJECT_PROTO || proto === null)
+    return toJSON ? undefined : checkFields(o as Record<string, unknown>, depth)
   // Bytes inside a value are refused even where they have a toJSON (Buffer's gives { type, data }).
   if (ArrayBuffer.isView(o) || o instanceof ArrayBuffer) return { path: [], what: describeObject(o) }
   return toJSON ? undefined : { path: [], what: describeObject(o) }

@@ -33,7 +33,9 @@ function intCodec(type: 'u8' | 'u16' | 'u32', width: number): KeyCodec {
   const max = 2 ** (width * 8) - 1
   const check = (key: unknown): number => {
     if (typeof key !== 'number' || !Number.isInteger(key) || key < 0 || key > max) {
-      throw new InvalidKeyError(`Key ${describe(key)} is invalid for key type ${type}: use an integer 0..${max}`, { key })
+      throw new InvalidKeyError(`Key ${describe(key)} is invalid for key type ${type}: use an integer 0..${max}`, {
+        key,
+      })
     }
     return key
   }
@@ -64,7 +66,10 @@ function u64Codec(): KeyCodec {
     if (typeof key === 'bigint') k = key
     else if (typeof key === 'number' && Number.isSafeInteger(key)) k = BigInt(key)
     if (k === undefined || k < 0n || k > U64_MAX) {
-      throw new InvalidKeyError(`Key ${describe(key)} is invalid for key type u64: use a bigint (or safe integer) 0..2^64-1`, { key })
+      throw new InvalidKeyError(
+        `Key ${describe(key)} is invalid for key type u64: use a bigint (or safe integer) 0..2^64-1`,
+        { key },
+      )
     }
     return k
   }
@@ -94,7 +99,8 @@ function stringCodec(type: KeyType, maxBytes: number): KeyCodec {
     const b = Buffer.from(key, 'utf8')
     if (maxBytes > 0 && b.length > maxBytes) {
       throw new InvalidKeyError(
-        `Key ${describe(key)} is ${b.length} UTF-8 bytes, more than the ${maxBytes} allowed by key type ${type}`, { key }
+        `Key ${describe(key)} is ${b.length} UTF-8 bytes, more than the ${maxBytes} allowed by key type ${type}`,
+        { key },
       )
     }
     return b

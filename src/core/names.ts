@@ -13,7 +13,9 @@ export function checkTopicName(name: unknown, { internal = false } = {}): string
     )
   }
   if (!internal && name.startsWith('__')) {
-    throw new InvalidTopicNameError(`Topic name ${JSON.stringify(name)} is invalid: names starting with "__" are reserved`)
+    throw new InvalidTopicNameError(
+      `Topic name ${JSON.stringify(name)} is invalid: names starting with "__" are reserved`,
+    )
   }
   return name
 }
@@ -50,6 +52,8 @@ export function checkKnownKeys(what: string, options: unknown, allowed: readonly
   if (options === undefined || options === null || typeof options !== 'object') return
   const unknown = Object.keys(options).filter((k) => !allowed.includes(k))
   if (unknown.length > 0) {
-    throw new InvalidArgumentError(`Unknown ${what} option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => JSON.stringify(k)).join(', ')}: use ${allowed.join(', ')}`)
+    throw new InvalidArgumentError(
+      `Unknown ${what} option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => JSON.stringify(k)).join(', ')}: use ${allowed.join(', ')}`,
+    )
   }
 }

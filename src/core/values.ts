@@ -36,7 +36,9 @@ function toJson(value: unknown, what: string): string {
     throw new InvalidArgumentError(`${what} is not JSON-serialisable: ${(cause as Error).message}`, { cause })
   }
   if (text === undefined) {
-    throw new InvalidArgumentError(`${what} of type ${typeof value} is not JSON-serialisable: send a string, bytes or JSON value`)
+    throw new InvalidArgumentError(
+      `${what} of type ${typeof value} is not JSON-serialisable: send a string, bytes or JSON value`,
+    )
   }
   return text
 }
@@ -49,7 +51,8 @@ function throwDeep(value: unknown, what: string): never {
   try {
     JSON.stringify(value)
   } catch (cause) {
-    if (!(cause instanceof RangeError)) throw new InvalidArgumentError(`${what} is not JSON-serialisable: ${(cause as Error).message}`, { cause })
+    if (!(cause instanceof RangeError))
+      throw new InvalidArgumentError(`${what} is not JSON-serialisable: ${(cause as Error).message}`, { cause })
   }
   throw new InvalidArgumentError(tooDeep(what))
 }
@@ -71,7 +74,9 @@ export function encodeValue(value: unknown, typed = false): EncodedValue {
     return { kind: ValueKind.Bytes, bytes, length: bytes.length }
   }
   if (ArrayBuffer.isView(value)) {
-    throw new InvalidArgumentError(`A ${value.constructor.name} value is not supported: send a Uint8Array/Buffer of its bytes (or an ArrayBuffer)`)
+    throw new InvalidArgumentError(
+      `A ${value.constructor.name} value is not supported: send a Uint8Array/Buffer of its bytes (or an ArrayBuffer)`,
+    )
   }
   return text(ValueKind.Json, toJson(value, 'The value'))
 }

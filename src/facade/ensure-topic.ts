@@ -16,13 +16,18 @@ function retentionKey(r: Retention): string {
 
 /** Attributes as compared: sorted by name, `{}` when none. */
 function attributesKey(m: TopicMeta): string {
-  return JSON.stringify(Object.fromEntries(Object.entries(m.attributes ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))))
+  return JSON.stringify(
+    Object.fromEntries(Object.entries(m.attributes ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+  )
 }
 
 function sameField(field: (typeof FIELDS)[number], existing: TopicMeta, wanted: TopicMeta): boolean {
   switch (field) {
     case 'messageTypes': // a set: type names are resolved by name, whatever their order
-      return existing.messageTypes.length === wanted.messageTypes.length && wanted.messageTypes.every((t) => existing.messageTypes.includes(t))
+      return (
+        existing.messageTypes.length === wanted.messageTypes.length &&
+        wanted.messageTypes.every((t) => existing.messageTypes.includes(t))
+      )
     case 'retention':
       return retentionKey(existing.retention) === retentionKey(wanted.retention)
     case 'attributes':
@@ -33,10 +38,19 @@ function sameField(field: (typeof FIELDS)[number], existing: TopicMeta, wanted: 
 }
 
 /** The first option given in `options` that the existing topic does not have, as an error. */
-function mismatch(existing: TopicMeta, wanted: TopicMeta, options: CreateTopicOptions): InvalidArgumentError | undefined {
+function mismatch(
+  existing: TopicMeta,
+  wanted: TopicMeta,
+  options: CreateTopicOptions,
+): InvalidArgumentError | undefined {
   for (const field of FIELDS) {
     if (options[field] === undefined || sameField(field, existing, wanted)) continue
-    const show = (m: TopicMeta) => (field === 'retention' ? retentionKey(m.retention) : field === 'attributes' ? attributesKey(m) : JSON.stringify(m[field]))
+    const show = (m: TopicMeta) =>
+      field === 'retention'
+        ? retentionKey(m.retention)
+        : field === 'attributes'
+          ? attributesKey(m)
+          : JSON.stringify(m[field])
     return new InvalidArgumentError(
       `Topic "${wanted.name}" exists with ${field} ${show(existing)}, not ${show(wanted)} as requested: ensureTopic never changes a topic (delete and re-create it, or ask for what it has)`,
     )

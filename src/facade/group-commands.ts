@@ -26,17 +26,32 @@ export async function describeGroup(store: Backend, group: string): Promise<Grou
     for (const o of offsets) {
       const key = partitionKey(topic, o.partition)
       const committed = Math.max(snap.commits.get(key) ?? o.start, o.start)
-      const row: GroupDescription['topics'][number] = { topic, partition: o.partition, committed, end: o.end, lag: Math.max(0, o.end - committed) }
+      const row: GroupDescription['topics'][number] = {
+        topic,
+        partition: o.partition,
+        committed,
+        end: o.end,
+        lag: Math.max(0, o.end - committed),
+      }
       const pending = snap.pending.get(key)
       if (pending !== undefined) row.pending = pending
       topics.push(row)
     }
   }
-  return { group: snap.group, members: snap.members.map((m) => ({ id: m.id, name: m.name, assignments: m.assignments })), topics }
+  return {
+    group: snap.group,
+    members: snap.members.map((m) => ({ id: m.id, name: m.name, assignments: m.assignments })),
+    topics,
+  }
 }
 
 /** Set a group's committed offsets of a topic: to its start, its end, or given offsets per partition. */
-export async function resetGroup(store: Backend, group: string, topic: string, to: 'start' | 'end' | Record<number, number>): Promise<void> {
+export async function resetGroup(
+  store: Backend,
+  group: string,
+  topic: string,
+  to: 'start' | 'end' | Record<number, number>,
+): Promise<void> {
   checkGroupName(group)
   const offsets = await store.offsets(checkTopicName(topic))
   const target = new Map<number, number>()
@@ -48,10 +63,16 @@ export async function resetGroup(store: Backend, group: string, topic: string, t
       if (!o) throw new InvalidArgumentError(`Partition ${p} does not exist in topic "${topic}"`)
       const at = checkInt(`offset of partition ${p}`, off, 0, Number.MAX_SAFE_INTEGER)
       // Past the end the group would skip what is sent next, without a sign: refused.
-      if (at > o.end) throw new InvalidArgumentError(`Offset ${at} of partition ${p} is past the end of topic "${topic}"'s partition (${o.end}): the group would skip the next ${at - o.end} messages sent to it; use 'end' or an offset ${o.start}..${o.end}`)
+      if (at > o.end)
+        throw new InvalidArgumentError(
+          `Offset ${at} of partition ${p} is past the end of topic "${topic}"'s partition (${o.end}): the group would skip the next ${at - o.end} messages sent to it; use 'end' or an offset ${o.start}..${o.end}`,
+        )
       target.set(o.partition, at) // below the start (trimmed): the store sets the start
     }
-  } else throw new InvalidArgumentError(`resetGroup() takes 'start', 'end' or { partition: offset }, got ${JSON.stringify(to)}`)
+  } else
+    throw new InvalidArgumentError(
+      `resetGroup() takes 'start', 'end' or { partition: offset }, got ${JSON.stringify(to)}`,
+    )
   await store.admin.resetGroup(group, topic, target)
 }
 

@@ -19,9 +19,17 @@ export function checkHistoryRange(options: HistoryOptions): void {
   if (typeof from === 'object' && from !== null && 'time' in from) {
     const t = from.time
     if ((t instanceof Date && !Number.isNaN(t.getTime())) || (typeof t === 'number' && Number.isFinite(t))) return
-    throw new InvalidArgumentError(`history() option from.time must be a valid Date or finite milliseconds since the epoch, got ${t instanceof Date ? 'Invalid Date' : String(t)}`)
+    throw new InvalidArgumentError(
+      `history() option from.time must be a valid Date or finite milliseconds since the epoch, got ${t instanceof Date ? 'Invalid Date' : String(t)}`,
+    )
   }
-  if (typeof from !== 'number') throw new InvalidArgumentError(`history() option from must be an offset (an integer 0..${MAX}) or { time }, got ${JSON.stringify(from) ?? String(from)}`)
+  if (typeof from !== 'number')
+    throw new InvalidArgumentError(
+      `history() option from must be an offset (an integer 0..${MAX}) or { time }, got ${JSON.stringify(from) ?? String(from)}`,
+    )
   checkInt('history() option from', from, 0, MAX)
-  if (to !== undefined && to < from) throw new InvalidArgumentError(`history() option to (${to}) is before from (${from}): to is exclusive, so to === from reads nothing and to > from reads from..to-1`)
+  if (to !== undefined && to < from)
+    throw new InvalidArgumentError(
+      `history() option to (${to}) is before from (${from}): to is exclusive, so to === from reads nothing and to > from reads from..to-1`,
+    )
 }

@@ -9,7 +9,17 @@ import { checkInt, checkKnownKeys } from '../core/names.js'
 import { parseTarget } from './open-target.js'
 import type { FileOpenOptions } from './twain-options.js'
 
-const OPEN_KEYS = ['prefix', 'fsync', 'clientId', 'format', 'segmentBytes', 'pollMs', 'maxOpenFiles', 'replicaAcks', 'replicaAckTimeoutMs']
+const OPEN_KEYS = [
+  'prefix',
+  'fsync',
+  'clientId',
+  'format',
+  'segmentBytes',
+  'pollMs',
+  'maxOpenFiles',
+  'replicaAcks',
+  'replicaAckTimeoutMs',
+]
 /** Options that only one kind of target takes: given to the other, they would do nothing. */
 const ONLY: Record<'file' | 'redis', readonly string[]> = {
   file: ['fsync', 'format', 'segmentBytes', 'pollMs', 'maxOpenFiles'],
@@ -22,14 +32,19 @@ function refuseOtherBackends(kind: 'file' | 'redis', options: FileOpenOptions): 
   const given = ONLY[other].filter((k) => (options as Record<string, unknown>)[k] !== undefined)
   if (given.length === 0) return
   const shown = given.map((k) => `${k}: ${JSON.stringify((options as Record<string, unknown>)[k])}`).join(', ')
-  throw new InvalidArgumentError(`open() of a ${kind === 'file' ? 'directory' : 'Redis'} target does not take ${given.length === 1 ? 'the option' : 'the options'} ${shown}: ${given.length === 1 ? 'it is' : 'they are'} for ${other === 'file' ? 'the file backend (a directory)' : 'Redis targets'}`)
+  throw new InvalidArgumentError(
+    `open() of a ${kind === 'file' ? 'directory' : 'Redis'} target does not take ${given.length === 1 ? 'the option' : 'the options'} ${shown}: ${given.length === 1 ? 'it is' : 'they are'} for ${other === 'file' ? 'the file backend (a directory)' : 'Redis targets'}`,
+  )
 }
 
 /**
  * What `open()` does before there is a `Twain`: check the options (unknown keys and bad values are
  * `InvalidArgumentError`s naming them), parse the target, and make the backend it names.
  */
-export async function openBackend(target: string | undefined, options: FileOpenOptions): Promise<{ backend: Backend; clientId: string }> {
+export async function openBackend(
+  target: string | undefined,
+  options: FileOpenOptions,
+): Promise<{ backend: Backend; clientId: string }> {
   checkKnownKeys('open()', options, OPEN_KEYS)
   const t = parseTarget(target)
   const clientId = options.clientId ?? `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`
@@ -43,11 +58,24 @@ export async function openBackend(target: string | undefined, options: FileOpenO
     const prefix = options.prefix ?? 'twainmq:'
     // Loaded only for a Redis target: a file-backend app never loads ioredis.
     const { RedisBackend } = await import('../backends/redis/redis-backend.js')
-    return { backend: await RedisBackend.connect({ url: t.url, cluster: t.cluster }, { prefix, clientId, replicaAcks, replicaAckTimeoutMs }), clientId }
+    return {
+      backend: await RedisBackend.connect(
+        { url: t.url, cluster: t.cluster },
+        { prefix, clientId, replicaAcks, replicaAckTimeoutMs },
+      ),
+      clientId,
+    }
   }
   const fsync = options.fsync ?? 'never'
-  if (!(fsync === 'never' || fsync === 'batch' || fsync === 'always' || (typeof fsync === 'number' && fsync > 0 && Number.isFinite(fsync)))) {
-    throw new InvalidArgumentError(`fsync must be 'never', 'batch', 'always' or an interval in ms, got ${JSON.stringify(fsync)}`)
+  if (!(
+    fsync === 'never' ||
+    fsync === 'batch' ||
+    fsync === 'always' ||
+    (typeof fsync === 'number' && fsync > 0 && Number.isFinite(fsync))
+  )) {
+    throw new InvalidArgumentError(
+      `fsync must be 'never', 'batch', 'always' or an interval in ms, got ${JSON.stringify(fsync)}`,
+    )
   }
   const segmentBytes = checkInt('segmentBytes', options.segmentBytes ?? 64 * 1024 * 1024, 1024, 2 ** 31)
   const pollMs = checkInt('pollMs', options.pollMs ?? 250, 1, 60_000)
@@ -66,7 +94,14 @@ export async function openBackend(target: string | undefined, options: FileOpenO
     segmentBytes,
     pollMs,
     maxOpenFiles,
-    ...(twainmq ? { foreign: { create: (root, hub) => twainmqFormat(root, hub, { fsync }), createTopicsInIt: format === 'twainmq-v1' } } : {}),
+    ...(twainmq
+      ? {
+          foreign: {
+            create: (root, hub) => twainmqFormat(root, hub, { fsync }),
+            createTopicsInIt: format === 'twainmq-v1',
+          },
+        }
+      : {}),
   })
   await backend.init()
   return { backend, clientId }

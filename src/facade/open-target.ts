@@ -18,7 +18,9 @@ export function parseTarget(target: string | undefined): Target {
   if (/^rediss?:\/\//i.test(t)) return { kind: 'redis', url: checkRedisUrl(t), cluster: false }
   if (/^redis\+cluster:\/\//i.test(t)) return { kind: 'redis', url: t, cluster: true }
   if (/^(rediss?|redis\+cluster):/i.test(t)) {
-    throw new InvalidArgumentError(`open() target ${JSON.stringify(t)} is not a Redis URL: write redis://host:port (two slashes)`)
+    throw new InvalidArgumentError(
+      `open() target ${JSON.stringify(t)} is not a Redis URL: write redis://host:port (two slashes)`,
+    )
   }
   // `file:./data` or `file:data`: a relative path (a URL would make it /data at the root).
   if (/^file:(?!\/)/i.test(t)) return { kind: 'file', root: resolve(decodeURIComponent(t.slice(5))) }
@@ -32,7 +34,9 @@ export function parseTarget(target: string | undefined): Target {
   // A scheme (two letters or more: `C:` is a drive) of any other kind, `mailto:x` as much as `ftp://x`.
   if (/^[a-z][a-z0-9+.-]+:/i.test(t)) {
     const dir = t.includes('//') ? '' : ` (a directory whose name has a colon: ./${t})`
-    throw new InvalidArgumentError(`open() target ${JSON.stringify(t)} has an unsupported scheme: use a path, file:, redis://, rediss:// or redis+cluster://${dir}`)
+    throw new InvalidArgumentError(
+      `open() target ${JSON.stringify(t)} has an unsupported scheme: use a path, file:, redis://, rediss:// or redis+cluster://${dir}`,
+    )
   }
   return { kind: 'file', root: resolve(t) }
 }
@@ -43,10 +47,15 @@ function checkRedisUrl(t: string): string {
   try {
     u = new URL(t)
   } catch (cause) {
-    throw new InvalidArgumentError(`open() target ${JSON.stringify(t)} is not a valid Redis URL (check the host and the port 1-65535)`, { cause })
+    throw new InvalidArgumentError(
+      `open() target ${JSON.stringify(t)} is not a valid Redis URL (check the host and the port 1-65535)`,
+      { cause },
+    )
   }
-  if (u.port !== '' && (!/^\d+$/.test(u.port) || Number(u.port) < 1)) throw new InvalidArgumentError(`open() target ${JSON.stringify(t)}: port ${u.port} is not 1-65535`)
+  if (u.port !== '' && (!/^\d+$/.test(u.port) || Number(u.port) < 1))
+    throw new InvalidArgumentError(`open() target ${JSON.stringify(t)}: port ${u.port} is not 1-65535`)
   const db = u.pathname.replace(/^\//, '')
-  if (db !== '' && !/^\d+$/.test(db)) throw new InvalidArgumentError(`open() target ${JSON.stringify(t)}: database ${JSON.stringify(db)} is not a number`)
+  if (db !== '' && !/^\d+$/.test(db))
+    throw new InvalidArgumentError(`open() target ${JSON.stringify(t)}: database ${JSON.stringify(db)} is not a number`)
   return t
 }

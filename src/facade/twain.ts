@@ -35,7 +35,9 @@ export class Twain implements AsyncDisposable {
     private readonly store: Backend,
     /** Identity of this instance; stored as `producerId` on every message it writes. */
     readonly clientId: string,
-  ) { bindBackend(this, store) }
+  ) {
+    bindBackend(this, store)
+  }
 
   /** Open a store: a path or `file:` URL, `redis://…`, `rediss://…` or `redis+cluster://…`. */
   static async open(target?: string, options: FileOpenOptions = {}): Promise<Twain> {
@@ -121,7 +123,16 @@ export class Twain implements AsyncDisposable {
     this.live()
     const m = await this.store.getTopic(checkTopicName(name))
     const offsets = await this.store.offsets(name)
-    return { name: m.name, partitions: m.partitions, keyType: m.keyType, messageTypes: m.messageTypes, retention: m.retention, maxMessageBytes: m.maxMessageBytes, attributes: { ...m.attributes }, offsets }
+    return {
+      name: m.name,
+      partitions: m.partitions,
+      keyType: m.keyType,
+      messageTypes: m.messageTypes,
+      retention: m.retention,
+      maxMessageBytes: m.maxMessageBytes,
+      attributes: { ...m.attributes },
+      offsets,
+    }
   }
 
   /** Number of messages retained in a topic. */
@@ -145,10 +156,18 @@ export class Twain implements AsyncDisposable {
     } else if (how && 'before' in how && how.before && typeof how.before === 'object') {
       for (const [p, off] of Object.entries(how.before)) {
         const partition = Number(p)
-        if (!offsets.some((o) => o.partition === partition)) throw new InvalidArgumentError(`Partition ${p} does not exist in topic "${topic}"`)
-        removed += await this.store.trimBefore(topic, partition, checkInt(`before[${p}]`, off, 0, Number.MAX_SAFE_INTEGER))
+        if (!offsets.some((o) => o.partition === partition))
+          throw new InvalidArgumentError(`Partition ${p} does not exist in topic "${topic}"`)
+        removed += await this.store.trimBefore(
+          topic,
+          partition,
+          checkInt(`before[${p}]`, off, 0, Number.MAX_SAFE_INTEGER),
+        )
       }
-    } else throw new InvalidArgumentError(`trim() takes { maxMessages } or { before: { partition: offset } }, got ${JSON.stringify(how)}`)
+    } else
+      throw new InvalidArgumentError(
+        `trim() takes { maxMessages } or { before: { partition: offset } }, got ${JSON.stringify(how)}`,
+      )
     return removed
   }
 
@@ -156,7 +175,9 @@ export class Twain implements AsyncDisposable {
   producer<V = unknown, K extends Key = Key>(topic: string, options: ProducerOptions = {}): Producer<V, K> {
     this.live()
     checkKnownKeys('producer()', options, ['partitioner', 'lingerMs', 'maxBatch', 'signal'])
-    const p = new Producer<V, K>(this.store, checkTopicName(topic), this.clientId, this.types, options, (done) => this.producers.delete(done))
+    const p = new Producer<V, K>(this.store, checkTopicName(topic), this.clientId, this.types, options, (done) =>
+      this.producers.delete(done),
+    )
     this.producers.add(p)
     return p
   }
@@ -190,7 +211,10 @@ export class Twain implements AsyncDisposable {
   }
 
   /** A live stream of new messages of one or more topics; never completes by itself. */
-  tail<V = unknown, K extends Key = Key>(topics: string | string[], options: TailOptions = {}): MessageStream<Message<V, K>> {
+  tail<V = unknown, K extends Key = Key>(
+    topics: string | string[],
+    options: TailOptions = {},
+  ): MessageStream<Message<V, K>> {
     this.live()
     const list = (Array.isArray(topics) ? topics : [topics]).map((t) => checkTopicName(t))
     if (list.length === 0) throw new InvalidArgumentError('tail() needs at least one topic')
@@ -198,7 +222,8 @@ export class Twain implements AsyncDisposable {
     const from = checkTailFrom(options.from ?? 'end')
     // Fix 'end' now (and for each later iteration when it starts), so a message sent right after is delivered.
     const snapshot = (): Map<string, number[] | Promise<number[]>> | undefined => {
-      if (!(from === 'end' || (typeof from === 'object' && 'offset' in from && typeof from.offset === 'object'))) return undefined
+      if (!(from === 'end' || (typeof from === 'object' && 'offset' in from && typeof from.offset === 'object')))
+        return undefined
       const ends = new Map<string, number[] | Promise<number[]>>()
       for (const t of list) {
         const e = this.store.endOffsetsSnapshot(t)
@@ -228,7 +253,15 @@ export class Twain implements AsyncDisposable {
     checkTopicName(topic)
     checkKnownKeys('history()', options, ['partition', 'from', 'to', 'limit', 'reverse', 'signal'])
     checkHistoryRange(options)
-    return this.stream(() => new HistorySource(this.store, { topic, ...options, decode: this.decoder() }) as BatchSource<Message> as BatchSource<Message<V, K>>, options.signal)
+    return this.stream(
+      () =>
+        new HistorySource(this.store, {
+          topic,
+          ...options,
+          decode: this.decoder(),
+        }) as BatchSource<Message> as BatchSource<Message<V, K>>,
+      options.signal,
+    )
   }
 
   /**
@@ -236,15 +269,31 @@ export class Twain implements AsyncDisposable {
    * partition is owned by one live member; acked offsets are committed in order. Shared mode (Redis):
    * competing consumers on every partition, per-message acks, claims from dead members.
    */
-  consumer<V = unknown, K extends Key = Key>(topics: string | string[], options: ConsumerOptions & { mode: 'shared' }): SharedConsumer<V, K>
-  consumer<V = unknown, K extends Key = Key>(topics: string | string[], options: ConsumerOptions & { mode?: 'partitioned' }): Consumer<V, K>
-  consumer<V = unknown, K extends Key = Key>(topics: string | string[], options: ConsumerOptions): Consumer<V, K> | SharedConsumer<V, K>
-  consumer<V = unknown, K extends Key = Key>(topics: string | string[], options: ConsumerOptions): Consumer<V, K> | SharedConsumer<V, K> {
+  consumer<V = unknown, K extends Key = Key>(
+    topics: string | string[],
+    options: ConsumerOptions & { mode: 'shared' },
+  ): SharedConsumer<V, K>
+  consumer<V = unknown, K extends Key = Key>(
+    topics: string | string[],
+    options: ConsumerOptions & { mode?: 'partitioned' },
+  ): Consumer<V, K>
+  consumer<V = unknown, K extends Key = Key>(
+    topics: string | string[],
+    options: ConsumerOptions,
+  ): Consumer<V, K> | SharedConsumer<V, K>
+  consumer<V = unknown, K extends Key = Key>(
+    topics: string | string[],
+    options: ConsumerOptions,
+  ): Consumer<V, K> | SharedConsumer<V, K> {
     this.live()
     const list = [...new Set((Array.isArray(topics) ? topics : [topics]).map((t) => checkTopicName(t)))]
     if (list.length === 0) throw new InvalidArgumentError('consumer() needs at least one topic')
     // A name in use by a live consumer of the group here is refused now (InvalidArgumentError).
-    return this.consumers.create<V, K>({ store: this.store, clientId: this.clientId, iterations: this.iterations, decode: this.decoder() }, list, resolveConsumerOptions(options))
+    return this.consumers.create<V, K>(
+      { store: this.store, clientId: this.clientId, iterations: this.iterations, decode: this.decoder() },
+      list,
+      resolveConsumerOptions(options),
+    )
   }
 
   /** Members, assignments and committed/end/lag of every partition a group consumes. */

@@ -38,11 +38,26 @@ export function createGateway(twain: Twain, options: GatewayOptions = {}): Gatew
   const store = backendOf(twain)
   const open = new Set<Promise<void>>()
   const track = (p: Promise<unknown>) => {
-    const t = p.then(() => undefined, () => undefined).finally(() => open.delete(t))
+    const t = p
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => open.delete(t))
     open.add(t)
   }
-  const ctx: GatewayContext = { store, options: resolved, clientId: `gateway-${randomUUID()}`, closing: closing.signal, access: new Map(), live: new LiveLimit(resolved.maxLivePerClient), stats: new StatsHub(store, resolved.statsIntervalMs), background: track }
-  const unavailable = () => new Response('The gateway is closed\n', { status: 503, headers: { 'content-type': 'text/plain; charset=utf-8' } })
+  const ctx: GatewayContext = {
+    store,
+    options: resolved,
+    clientId: `gateway-${randomUUID()}`,
+    closing: closing.signal,
+    access: new Map(),
+    live: new LiveLimit(resolved.maxLivePerClient),
+    stats: new StatsHub(store, resolved.statsIntervalMs),
+    background: track,
+  }
+  const unavailable = () =>
+    new Response('The gateway is closed\n', { status: 503, headers: { 'content-type': 'text/plain; charset=utf-8' } })
   return {
     node: (req, res) => {
       if (closing.signal.aborted) {
@@ -50,7 +65,11 @@ export function createGateway(twain: Twain, options: GatewayOptions = {}): Gatew
         return
       }
       const r = fromNode(req, res, closing.signal)
-      track(handle(ctx, r).then((out) => toNode(out, r, res)).catch(() => void res.destroy()))
+      track(
+        handle(ctx, r)
+          .then((out) => toNode(out, r, res))
+          .catch(() => void res.destroy()),
+      )
     },
     fetch: async (request) => {
       if (closing.signal.aborted) return unavailable()

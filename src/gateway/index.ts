@@ -4,5 +4,11 @@
  */
 export { createGateway, type Gateway } from './gateway.js'
 export type { GatewayOptions } from './config/options.js'
-export { TokenAuth, type AuthDecision, type AuthFile, type GatewayOperation, type TokenEntry } from './auth/auth-tokens.js'
+export {
+  TokenAuth,
+  type AuthDecision,
+  type AuthFile,
+  type GatewayOperation,
+  type TokenEntry,
+} from './auth/auth-tokens.js'
 export type { AuthorizeHook, AuthorizeRequest } from './auth/authorize.js'

@@ -11,14 +11,19 @@ import { putStream } from './handlers/put.js'
 import { isUiPath, uiRequest } from './overview/ui-assets.js'
 
 const ALLOW_METHODS = 'GET, HEAD, POST, PUT, DELETE, OPTIONS'
-const EXPOSE = 'Stream-Next-Offset, Stream-Cursor, Stream-Up-To-Date, Stream-Closed, Stream-TTL, Stream-Expires-At, Stream-SSE-Data-Encoding, Producer-Epoch, Producer-Seq, Producer-Expected-Seq, Producer-Received-Seq, ETag, Location, Content-Type'
+const EXPOSE =
+  'Stream-Next-Offset, Stream-Cursor, Stream-Up-To-Date, Stream-Closed, Stream-TTL, Stream-Expires-At, Stream-SSE-Data-Encoding, Producer-Epoch, Producer-Seq, Producer-Expected-Seq, Producer-Received-Seq, ETag, Location, Content-Type'
 
 function corsHeaders(ctx: GatewayContext, req: GwRequest): Record<string, string> {
   const allowed = ctx.options.cors
   const origin = req.header('origin')
   if (!allowed || origin === undefined) return {}
   if (allowed !== '*' && !allowed.has(origin)) return {}
-  return { 'access-control-allow-origin': allowed === '*' ? '*' : origin, 'access-control-expose-headers': EXPOSE, vary: 'Origin' }
+  return {
+    'access-control-allow-origin': allowed === '*' ? '*' : origin,
+    'access-control-expose-headers': EXPOSE,
+    vary: 'Origin',
+  }
 }
 
 async function route(ctx: GatewayContext, req: GwRequest): Promise<GwResponse> {
@@ -36,8 +41,10 @@ async function route(ctx: GatewayContext, req: GwRequest): Promise<GwResponse> {
     })
   }
   if (OVERVIEW_PATHS.has(path)) return overviewRequest(ctx, req, path)
-  if (ctx.options.ui !== false && isUiPath(path)) return uiRequest(ctx.options.ui === true ? undefined : ctx.options.ui, req.method, path)
-  if (!path.startsWith(`${base}/`) || path.length === base.length + 1) throw new HttpStatusError(404, `No stream at ${JSON.stringify(path)}: streams live at ${base}/<name>`)
+  if (ctx.options.ui !== false && isUiPath(path))
+    return uiRequest(ctx.options.ui === true ? undefined : ctx.options.ui, req.method, path)
+  if (!path.startsWith(`${base}/`) || path.length === base.length + 1)
+    throw new HttpStatusError(404, `No stream at ${JSON.stringify(path)}: streams live at ${base}/<name>`)
   const target = parseStreamName(path.slice(base.length + 1))
   await checkAccess(ctx, req, target)
   switch (req.method) {
@@ -61,7 +68,8 @@ function failure(e: unknown): GwResponse {
   if (e instanceof HttpStatusError) return errorReply(e)
   if (e instanceof MessageTooLargeError) return errorReply(new HttpStatusError(413, e.message))
   if (e instanceof InvalidArgumentError) return errorReply(new HttpStatusError(400, e.message))
-  if (e instanceof TwainError && e.retriable) return errorReply(new HttpStatusError(503, e.message, { 'retry-after': '1' }))
+  if (e instanceof TwainError && e.retriable)
+    return errorReply(new HttpStatusError(503, e.message, { 'retry-after': '1' }))
   return errorReply(new HttpStatusError(500, `Internal error: ${(e as Error)?.message ?? String(e)}`))
 }
 
@@ -74,8 +82,13 @@ export async function handle(ctx: GatewayContext, req: GwRequest): Promise<GwRes
     res = failure(e)
   }
   const cors = corsHeaders(ctx, req)
-  if (cors['vary'] !== undefined && res.headers['vary'] !== undefined) cors['vary'] = `${res.headers['vary']}, ${cors['vary']}`
-  Object.assign(res.headers, { 'x-content-type-options': 'nosniff', 'cross-origin-resource-policy': 'cross-origin' }, cors)
+  if (cors['vary'] !== undefined && res.headers['vary'] !== undefined)
+    cors['vary'] = `${res.headers['vary']}, ${cors['vary']}`
+  Object.assign(
+    res.headers,
+    { 'x-content-type-options': 'nosniff', 'cross-origin-resource-policy': 'cross-origin' },
+    cors,
+  )
   if (req.method === 'HEAD') delete res.body
   return res
 }

@@ -145,7 +145,12 @@ class AckIterator<T extends Settleable> implements AsyncIterableIterator<T> {
   #finished = false
   #change: { promise: Promise<void>; resolve: () => void } | undefined
 
-  constructor(source: AsyncIterable<T>, handler: AckHandler<T> | undefined, options: ResolvedAckOptions, outer: AbortSignal | undefined) {
+  constructor(
+    source: AsyncIterable<T>,
+    handler: AckHandler<T> | undefined,
+    options: ResolvedAckOptions,
+    outer: AbortSignal | undefined,
+  ) {
     this.#up = new Upstream(source, options.signal, outer)
     this.#handler = handler
     this.#lanes = new KeyLanes<T>(options.concurrency, options.perKey ? laneOfMessage : undefined)

@@ -55,7 +55,8 @@ export function resolveBackoff(where: string, options: BackoffOptions | undefine
   const o = optionsObject<BackoffOptions>(`${where} backoff`, options)
   const initialMs = numberOption(where, 'backoff.initialMs', o.initialMs ?? 100, 0, Number.MAX_SAFE_INTEGER)
   const maxMs = numberOption(where, 'backoff.maxMs', o.maxMs ?? Math.max(30_000, initialMs), 0, Number.MAX_SAFE_INTEGER)
-  if (maxMs < initialMs) throw new InvalidArgumentError(`${where}: backoff.maxMs (${maxMs}) must be >= backoff.initialMs (${initialMs})`)
+  if (maxMs < initialMs)
+    throw new InvalidArgumentError(`${where}: backoff.maxMs (${maxMs}) must be >= backoff.initialMs (${initialMs})`)
   return {
     initialMs,
     maxMs,

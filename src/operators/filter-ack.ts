@@ -24,13 +24,21 @@ export interface FilterAckOptions {
 }
 
 /** Check `filterAck`'s arguments; throws `InvalidArgumentError` naming the bad value. */
-export function resolveFilterAck(where: string, predicate: unknown, options: FilterAckOptions | undefined): AbortSignal | undefined {
-  if (typeof predicate !== 'function') throw new InvalidArgumentError(`${where}: the predicate must be a function, got ${predicate === null ? 'null' : typeof predicate}`)
+export function resolveFilterAck(
+  where: string,
+  predicate: unknown,
+  options: FilterAckOptions | undefined,
+): AbortSignal | undefined {
+  if (typeof predicate !== 'function')
+    throw new InvalidArgumentError(
+      `${where}: the predicate must be a function, got ${predicate === null ? 'null' : typeof predicate}`,
+    )
   return signalOption(where, optionsObject(where, options).signal)
 }
 
 /** Whether `x` is a promise-like (a predicate may be async). */
-export const isThenable = (x: unknown): x is PromiseLike<unknown> => typeof (x as { then?: unknown } | null)?.then === 'function'
+export const isThenable = (x: unknown): x is PromiseLike<unknown> =>
+  typeof (x as { then?: unknown } | null)?.then === 'function'
 
 /**
  * Passes on the messages `predicate` keeps and **acks the ones it drops**, so filtering can never
@@ -56,7 +64,10 @@ export const isThenable = (x: unknown): x is PromiseLike<unknown> => typeof (x a
  * }
  * ```
  */
-export function filterAck<T extends Settleable & H, H = T>(predicate: FilterAckPredicate<H>, options?: FilterAckOptions): MessageOperator<T> {
+export function filterAck<T extends Settleable & H, H = T>(
+  predicate: FilterAckPredicate<H>,
+  options?: FilterAckOptions,
+): MessageOperator<T> {
   const signal = resolveFilterAck('filterAck()', predicate, options)
   return <M extends T>(source: AsyncIterable<M>) => {
     asyncIterableOption('filterAck()', source)
@@ -81,7 +92,12 @@ class FilterAckIterable<T extends Settleable> extends AsyncIterableX<T> {
 class FilterAckIterator<T extends Settleable> extends PerMessageIterator<T, T> {
   readonly #predicate: FilterAckPredicate<T>
 
-  constructor(source: AsyncIterable<T>, predicate: FilterAckPredicate<T>, signal: AbortSignal | undefined, outer: AbortSignal | undefined) {
+  constructor(
+    source: AsyncIterable<T>,
+    predicate: FilterAckPredicate<T>,
+    signal: AbortSignal | undefined,
+    outer: AbortSignal | undefined,
+  ) {
     super(source, signal, outer)
     this.#predicate = predicate
   }

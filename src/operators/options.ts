@@ -26,7 +26,8 @@ export function signalOption(where: string, value: unknown): AbortSignal | undef
 /** An options argument: `undefined` or a plain object. */
 export function optionsObject<O extends object>(where: string, value: O | undefined): Partial<O> {
   if (value === undefined) return {}
-  if (value === null || typeof value !== 'object') throw new InvalidArgumentError(`${where}: options must be an object, got ${describe(value)}`)
+  if (value === null || typeof value !== 'object')
+    throw new InvalidArgumentError(`${where}: options must be an object, got ${describe(value)}`)
   return value
 }
 
@@ -41,7 +42,9 @@ function describe(value: unknown): string {
 export function asyncIterableOption<T>(where: string, source: AsyncIterable<T>): AsyncIterable<T> {
   const s = source as { [Symbol.asyncIterator]?: unknown } | null | undefined
   if (s === null || s === undefined || typeof s[Symbol.asyncIterator] !== 'function') {
-    throw new InvalidArgumentError(`${where}: the source must be an AsyncIterable, got ${s === null || s === undefined ? String(s) : typeof s}`)
+    throw new InvalidArgumentError(
+      `${where}: the source must be an AsyncIterable, got ${s === null || s === undefined ? String(s) : typeof s}`,
+    )
   }
   return source
 }
@@ -53,13 +56,17 @@ export function handlerAndOptions<H extends (...args: never[]) => unknown, O ext
   second: O | undefined,
 ): [H | undefined, Partial<O>] {
   if (typeof first === 'function') return [first, optionsObject(where, second)]
-  if (first !== undefined && second !== undefined) throw new InvalidArgumentError(`${where}: the first argument must be a handler function when options follow, got ${describe(first)}`)
+  if (first !== undefined && second !== undefined)
+    throw new InvalidArgumentError(
+      `${where}: the first argument must be a handler function when options follow, got ${describe(first)}`,
+    )
   return [undefined, optionsObject(where, first ?? second)]
 }
 
 /** `undefined` (→ `fallback`) or a boolean. */
 export function booleanOption(where: string, name: string, value: unknown, fallback: boolean): boolean {
   if (value === undefined) return fallback
-  if (typeof value !== 'boolean') throw new InvalidArgumentError(`${where}: ${name} must be a boolean, got ${describe(value)}`)
+  if (typeof value !== 'boolean')
+    throw new InvalidArgumentError(`${where}: ${name} must be a boolean, got ${describe(value)}`)
   return value
 }

@@ -15,7 +15,12 @@ import type { Operator } from './settleable.js'
 export function pipe<A>(source: AsyncIterable<A>): AsyncIterable<A>
 export function pipe<A, B>(source: AsyncIterable<A>, op1: Operator<A, B>): AsyncIterable<B>
 export function pipe<A, B, C>(source: AsyncIterable<A>, op1: Operator<A, B>, op2: Operator<B, C>): AsyncIterable<C>
-export function pipe<A, B, C, D>(source: AsyncIterable<A>, op1: Operator<A, B>, op2: Operator<B, C>, op3: Operator<C, D>): AsyncIterable<D>
+export function pipe<A, B, C, D>(
+  source: AsyncIterable<A>,
+  op1: Operator<A, B>,
+  op2: Operator<B, C>,
+  op3: Operator<C, D>,
+): AsyncIterable<D>
 export function pipe<A, B, C, D, E>(
   source: AsyncIterable<A>,
   op1: Operator<A, B>,
@@ -64,7 +69,10 @@ export function pipe<A, B, C, D, E, F, G, H, I>(
 // Longer chains lose the types between steps, as in IxJS and RxJS.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function pipe(source: AsyncIterable<unknown>, ...operators: Array<Operator<any, any>>): AsyncIterable<unknown>
-export function pipe(source: AsyncIterable<unknown>, ...operators: Array<Operator<unknown, unknown>>): AsyncIterable<unknown> {
+export function pipe(
+  source: AsyncIterable<unknown>,
+  ...operators: Array<Operator<unknown, unknown>>
+): AsyncIterable<unknown> {
   let acc = source
   for (const op of operators) acc = op(acc)
   return acc

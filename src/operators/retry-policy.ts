@@ -73,8 +73,13 @@ export interface RetryPolicy {
 }
 
 /** Check {@link RetryOptions}; throws `InvalidArgumentError` naming the bad value. */
-export function resolveRetryOptions<T>(where: string, handler: RetryHandler<T>, options: RetryOptions | undefined): RetryPolicy {
-  if (typeof handler !== 'function') throw new InvalidArgumentError(`${where}: the handler must be a function, got ${typeof handler}`)
+export function resolveRetryOptions<T>(
+  where: string,
+  handler: RetryHandler<T>,
+  options: RetryOptions | undefined,
+): RetryPolicy {
+  if (typeof handler !== 'function')
+    throw new InvalidArgumentError(`${where}: the handler must be a function, got ${typeof handler}`)
   const o = optionsObject<RetryOptions>(where, options)
   if (o.retryIf !== undefined && typeof o.retryIf !== 'function') {
     throw new InvalidArgumentError(`${where}: retryIf must be a function, got ${typeof o.retryIf}`)

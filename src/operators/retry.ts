@@ -1,5 +1,14 @@
 import { asyncIterableOption } from './options.js'
-import { giveUp, resolveRetryOptions, retryDelay, shouldRetry, type RetryHandler, type RetryOptions, type RetryPolicy, type RetryResult } from './retry-policy.js'
+import {
+  giveUp,
+  resolveRetryOptions,
+  retryDelay,
+  shouldRetry,
+  type RetryHandler,
+  type RetryOptions,
+  type RetryPolicy,
+  type RetryResult,
+} from './retry-policy.js'
 import { AsyncIterableX } from 'ix/asynciterable/asynciterablex'
 import { outcomeOf, type Settleable } from './settleable.js'
 import type { RetryOperator } from './typed-operators.js'
@@ -31,7 +40,10 @@ import { STOPPED } from './upstream.js'
  * for await (const r of results) if (!r.ok) console.warn('dead-lettered', r.message.offset, r.error)
  * ```
  */
-export function retry<T extends Settleable & H, H = T>(handler: RetryHandler<H>, options: RetryOptions): RetryOperator<T> {
+export function retry<T extends Settleable & H, H = T>(
+  handler: RetryHandler<H>,
+  options: RetryOptions,
+): RetryOperator<T> {
   const policy = resolveRetryOptions('retry()', handler, options)
   return <M extends T>(source: AsyncIterable<M>) => {
     asyncIterableOption('retry()', source)

@@ -78,7 +78,10 @@ export type Outcome = { readonly ok: true } | { readonly ok: false; readonly err
 const OK: Outcome = { ok: true }
 
 /** Call `fn(...args)` and report how it went, whether it throws synchronously or rejects. */
-export function outcomeOf<A extends unknown[]>(fn: ((...args: A) => unknown) | undefined, ...args: A): Promise<Outcome> {
+export function outcomeOf<A extends unknown[]>(
+  fn: ((...args: A) => unknown) | undefined,
+  ...args: A
+): Promise<Outcome> {
   if (fn === undefined) return Promise.resolve(OK)
   try {
     return Promise.resolve(fn(...args)).then(

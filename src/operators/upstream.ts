@@ -87,7 +87,10 @@ export class Upstream<T> {
     let pending = this.#pending
     if (!pending) {
       try {
-        const open = this.#source[Symbol.asyncIterator] as (this: AsyncIterable<T>, signal?: AbortSignal) => AsyncIterator<T>
+        const open = this.#source[Symbol.asyncIterator] as (
+          this: AsyncIterable<T>,
+          signal?: AbortSignal,
+        ) => AsyncIterator<T>
         this.#iterator ??= open.call(this.#source, this.#sourceSignal)
         pending = Promise.resolve(this.#iterator.next())
       } catch (e) {
@@ -133,10 +136,13 @@ export class Upstream<T> {
       }
       this.#wakers.add(wake)
       if (timeoutMs !== undefined && timeoutMs !== Infinity) {
-        timer = setTimeout(() => {
-          settle()
-          resolve(TIMEOUT)
-        }, Math.max(0, timeoutMs))
+        timer = setTimeout(
+          () => {
+            settle()
+            resolve(TIMEOUT)
+          },
+          Math.max(0, timeoutMs),
+        )
       }
       promise.then(
         (v) => {
@@ -164,10 +170,13 @@ export class Upstream<T> {
         clearTimeout(timer)
         resolve(STOPPED)
       }
-      const timer = setTimeout(() => {
-        this.#wakers.delete(wake)
-        resolve(TIMEOUT)
-      }, Math.max(0, ms))
+      const timer = setTimeout(
+        () => {
+          this.#wakers.delete(wake)
+          resolve(TIMEOUT)
+        },
+        Math.max(0, ms),
+      )
       this.#wakers.add(wake)
     })
   }

@@ -13,7 +13,11 @@ export function frameBytes(r: PreparedRecord): number {
  * File a prepared record under its partition (`only` holds a single-partition topic's records, so
  * no map work per record); returns its estimated frame bytes.
  */
-export function place(r: PreparedRecord, only: PreparedRecord[] | undefined, byPartition: Map<number, PreparedRecord[]>): number {
+export function place(
+  r: PreparedRecord,
+  only: PreparedRecord[] | undefined,
+  byPartition: Map<number, PreparedRecord[]>,
+): number {
   if (only) only.push(r)
   else {
     const g = byPartition.get(r.partition)

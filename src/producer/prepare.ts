@@ -15,7 +15,10 @@ function checkHeaders(headers: unknown): Record<string, string> | undefined {
   for (const [k, v] of Object.entries(headers)) {
     if (typeof v !== 'string') throw new InvalidArgumentError(`Header "${k}" must be a string, got ${typeof v}`)
     const nameBytes = Buffer.byteLength(k)
-    if (nameBytes > 65535) throw new InvalidArgumentError(`Header name "${k.slice(0, 40)}…" is ${nameBytes} UTF-8 bytes; at most 65535 are allowed`)
+    if (nameBytes > 65535)
+      throw new InvalidArgumentError(
+        `Header name "${k.slice(0, 40)}…" is ${nameBytes} UTF-8 bytes; at most 65535 are allowed`,
+      )
     n++
   }
   if (n > 65535) throw new InvalidArgumentError(`A message may carry at most 65535 headers, got ${n}`)
@@ -70,7 +73,8 @@ export class Preparer {
 
   /** A `sendBatch` item, prepared into a new record. */
   item(item: SendItem): PreparedRecord | Promise<PreparedRecord> {
-    if (item === null || typeof item !== 'object') throw new InvalidArgumentError(`A message must be { key, value }, got ${String(item)}`)
+    if (item === null || typeof item !== 'object')
+      throw new InvalidArgumentError(`A message must be { key, value }, got ${String(item)}`)
     if (item.type === undefined) return this.finish(item, item.value, undefined)
     return this.typed(item.type, item).then((v) => this.finish(item, v, undefined))
   }
@@ -85,7 +89,9 @@ export class Preparer {
   private typed(type: string, item: SendItem): Promise<unknown> {
     const meta = this.meta
     if (meta.messageTypes.length > 0 && !meta.messageTypes.includes(type)) {
-      throw new UnknownMessageTypeError(`Message type "${type}" is not one of topic "${meta.name}"'s types: ${meta.messageTypes.join(', ')}`)
+      throw new UnknownMessageTypeError(
+        `Message type "${type}" is not one of topic "${meta.name}"'s types: ${meta.messageTypes.join(', ')}`,
+      )
     }
     return this.types.validate(type, item.value, `sending to topic "${meta.name}"`)
   }
@@ -115,11 +121,23 @@ export class Preparer {
     }
     const hb = headers === undefined ? 0 : headerBytes(headers)
     if (length < 0) {
-      if (keyBytes + hb + (bytes as string).length * 3 > meta.maxMessageBytes) length = this.checkText(keyBytes + hb, bytes as string, hb)
-    }
-    else if (keyBytes + hb + length > meta.maxMessageBytes) throw tooLarge(meta, keyBytes, hb, length)
+      if (keyBytes + hb + (bytes as string).length * 3 > meta.maxMessageBytes)
+        length = this.checkText(keyBytes + hb, bytes as string, hb)
+    } else if (keyBytes + hb + length > meta.maxMessageBytes) throw tooLarge(meta, keyBytes, hb, length)
     const partition = this.partitionOf(rawKey, pinned)
-    if (target === undefined) return { key, keyBytes, timestamp: this.now, kind, value: bytes, valueBytes: length, type, headers, partition, offset: -1 }
+    if (target === undefined)
+      return {
+        key,
+        keyBytes,
+        timestamp: this.now,
+        kind,
+        value: bytes,
+        valueBytes: length,
+        type,
+        headers,
+        partition,
+        offset: -1,
+      }
     target.key = key
     target.keyBytes = keyBytes
     target.timestamp = this.now
@@ -163,14 +181,18 @@ export class Preparer {
     const meta = this.meta
     if (pinned !== undefined) {
       if (!Number.isInteger(pinned) || pinned < 0 || pinned >= meta.partitions) {
-        throw new InvalidArgumentError(`Partition ${String(pinned)} does not exist in topic "${meta.name}" (partitions 0..${meta.partitions - 1})`)
+        throw new InvalidArgumentError(
+          `Partition ${String(pinned)} does not exist in topic "${meta.name}" (partitions 0..${meta.partitions - 1})`,
+        )
       }
       return pinned
     }
     if (meta.partitions === 1) return 0
     const partition = this.partitioner(this.codec.normalise(rawKey), meta.partitions)
     if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
-      throw new InvalidArgumentError(`The partitioner returned ${String(partition)} for topic "${meta.name}" with ${meta.partitions} partitions`)
+      throw new InvalidArgumentError(
+        `The partitioner returned ${String(partition)} for topic "${meta.name}" with ${meta.partitions} partitions`,
+      )
     }
     return partition
   }

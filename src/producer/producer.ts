@@ -40,7 +40,6 @@ interface BatchPending {
 }
 type Pending = BatchPending | SendRecord
 
-
 /**
  * Writes messages to one topic. Sends issued in the same tick (or within `lingerMs`) are written
  * as one batch per partition, so `Promise.all` of many `send`s costs one write per partition.
@@ -100,18 +99,28 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
   }
 
   /** Send several messages; all are validated first, so one bad item writes nothing. */
-  sendBatch(items: Array<{ key: K; value: V; headers?: Record<string, string>; type?: string; partition?: number }>): Promise<RecordMetadata[]> {
-    if (!Array.isArray(items)) return Promise.reject(new InvalidArgumentError(`sendBatch expects an array of { key, value } items, got ${items === null ? 'null' : typeof items}`))
+  sendBatch(
+    items: Array<{ key: K; value: V; headers?: Record<string, string>; type?: string; partition?: number }>,
+  ): Promise<RecordMetadata[]> {
+    if (!Array.isArray(items))
+      return Promise.reject(
+        new InvalidArgumentError(
+          `sendBatch expects an array of { key, value } items, got ${items === null ? 'null' : typeof items}`,
+        ),
+      )
     if (items.length === 0) return Promise.resolve([])
     if (this.closed) return Promise.reject(new ClosedError(`Producer of topic "${this.topic}" is closed`))
-    return new Promise<RecordMetadata[]>((resolve, reject) => this.push({ items: items as SendItem[], resolve, reject }))
+    return new Promise<RecordMetadata[]>((resolve, reject) =>
+      this.push({ items: items as SendItem[], resolve, reject }),
+    )
   }
 
   /** Queue a send for the next flush. */
   private push(p: Pending): void {
     this.queue.push(p)
     if (this.textOnly) {
-      if (p instanceof SendRecord && typeof p.value === 'string' && p.headers === undefined && p.type === undefined) this.textUnits += p.value.length
+      if (p instanceof SendRecord && typeof p.value === 'string' && p.headers === undefined && p.type === undefined)
+        this.textUnits += p.value.length
       else this.textOnly = false
     }
     if (!this.scheduled) {
@@ -124,7 +133,8 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
   private startFlush(): void {
     this.scheduled = false
     const batch = this.queue
-    const text = this.textOnly && batch.length <= this.maxBatch && this.textUnits * 3 + batch.length * 64 < MAX_BATCH_BYTES
+    const text =
+      this.textOnly && batch.length <= this.maxBatch && this.textUnits * 3 + batch.length * 64 < MAX_BATCH_BYTES
     this.queue = []
     this.textOnly = true
     this.textUnits = 0
@@ -246,8 +256,12 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
   }
 
   /** Write one partition's records in order, in batches of at most `maxBatch` records / 8 MiB. */
-  private async writePartition(partition: number, records: PreparedRecord[], failures: Map<PreparedRecord, unknown>): Promise<void> {
-    for (let start = 0; start < records.length; ) {
+  private async writePartition(
+    partition: number,
+    records: PreparedRecord[],
+    failures: Map<PreparedRecord, unknown>,
+  ): Promise<void> {
+    for (let start = 0; start < records.length;) {
       const end = chunkEnd(records, start, this.maxBatch)
       const chunk = start === 0 && end === records.length ? records : records.slice(start, end)
       try {

@@ -55,7 +55,9 @@ export class SendRecord implements PreparedRecord {
   constructor(
     key: Key,
     value: unknown,
-    options: { headers?: Record<string, string> | undefined; type?: string | undefined; partition?: number | undefined } | undefined,
+    options:
+      | { headers?: Record<string, string> | undefined; type?: string | undefined; partition?: number | undefined }
+      | undefined,
   ) {
     this.key = key as Buffer | number
     this.value = value as Buffer | string

@@ -90,7 +90,7 @@ function heapPop(heap: Head[]): Head | undefined {
   const last = heap.pop()
   if (top === undefined || last === undefined || heap.length === 0) return top
   heap[0] = last
-  for (let i = 0; ; ) {
+  for (let i = 0; ;) {
     const l = 2 * i + 1
     const r = l + 1
     let m = i
@@ -123,14 +123,24 @@ export class HistorySource implements BatchSource<Message> {
     const { topic, partition, from, to, reverse } = this.plan
     const meta = await this.backend.getTopic(topic)
     if (partition !== undefined && (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions)) {
-      throw new InvalidArgumentError(`Partition ${partition} does not exist in topic "${topic}" (partitions 0..${meta.partitions - 1})`)
+      throw new InvalidArgumentError(
+        `Partition ${partition} does not exist in topic "${topic}" (partitions 0..${meta.partitions - 1})`,
+      )
     }
     const offsets = await this.backend.offsets(topic)
     const parts = partition === undefined ? offsets : offsets.filter((o) => o.partition === partition)
     for (const o of parts) {
       let lo = o.start
       if (typeof from === 'number') lo = Math.max(lo, from)
-      else if (from) lo = Math.max(lo, await this.backend.offsetForTime(topic, o.partition, from.time instanceof Date ? from.time.getTime() : from.time))
+      else if (from)
+        lo = Math.max(
+          lo,
+          await this.backend.offsetForTime(
+            topic,
+            o.partition,
+            from.time instanceof Date ? from.time.getTime() : from.time,
+          ),
+        )
       const hi = to === undefined ? o.end : Math.min(o.end, to)
       const reader = await this.backend.openReader(topic, o.partition, lo)
       this.readers.push(reader)
@@ -146,7 +156,9 @@ export class HistorySource implements BatchSource<Message> {
     await this.ready
     const left = (this.plan.limit ?? Infinity) - this.emitted
     if (left <= 0 || signal.aborted) return undefined
-    const out = this.plan.reverse ? await this.nextReverse(Math.min(left, BATCH)) : await this.nextForward(Math.min(left, BATCH), signal)
+    const out = this.plan.reverse
+      ? await this.nextReverse(Math.min(left, BATCH))
+      : await this.nextForward(Math.min(left, BATCH), signal)
     if (!out || out.length === 0) return undefined
     this.emitted += out.length
     return this.plan.decode ? this.plan.decode(out) : out
@@ -154,7 +166,11 @@ export class HistorySource implements BatchSource<Message> {
 
   private async nextForward(max: number, signal: AbortSignal): Promise<Message[] | undefined> {
     while (this.current < this.forward.length && !signal.aborted) {
-      const { reader, to, verify } = this.forward[this.current] as { reader: PartitionReader; to: number; verify: boolean }
+      const { reader, to, verify } = this.forward[this.current] as {
+        reader: PartitionReader
+        to: number
+        verify: boolean
+      }
       if (reader.next < to) {
         const b = await reader.read(Math.min(max, to - reader.next))
         const out = b.length === 0 || (b[b.length - 1] as Message).offset < to ? b : b.filter((m) => m.offset < to)

@@ -14,11 +14,23 @@ export function checkTailFrom(from: unknown): TailFrom {
   if (from === 'start' || from === 'end') return from
   if (typeof from === 'object' && from !== null) {
     const f = from as { offset?: unknown; time?: unknown }
-    if ('offset' in f && (isOffset(f.offset) || (typeof f.offset === 'object' && f.offset !== null && Object.values(f.offset).every(isOffset)))) return from as TailFrom
-    if ('time' in f && ((f.time instanceof Date && !Number.isNaN(f.time.getTime())) || (typeof f.time === 'number' && Number.isFinite(f.time)))) return from as TailFrom
+    if (
+      'offset' in f &&
+      (isOffset(f.offset) ||
+        (typeof f.offset === 'object' && f.offset !== null && Object.values(f.offset).every(isOffset)))
+    )
+      return from as TailFrom
+    if (
+      'time' in f &&
+      ((f.time instanceof Date && !Number.isNaN(f.time.getTime())) ||
+        (typeof f.time === 'number' && Number.isFinite(f.time)))
+    )
+      return from as TailFrom
   }
   const shown = typeof from === 'string' ? JSON.stringify(from) : (JSON.stringify(from) ?? String(from))
-  throw new InvalidArgumentError(`tail() option from is ${shown}: use 'start', 'end', { offset: n | { [partition]: n } } or { time: Date | ms }`)
+  throw new InvalidArgumentError(
+    `tail() option from is ${shown}: use 'start', 'end', { offset: n | { [partition]: n } } or { time: Date | ms }`,
+  )
 }
 
 /** What a tail reads: topics, optionally limited to some partitions. */
@@ -58,7 +70,9 @@ export class TailSource implements BatchSource<Message> {
       const parts = this.plan.partitions ?? Array.from({ length: meta.partitions }, (_, i) => i)
       for (const p of parts) {
         if (!Number.isInteger(p) || p < 0 || p >= meta.partitions) {
-          throw new InvalidArgumentError(`Partition ${p} does not exist in topic "${topic}" (partitions 0..${meta.partitions - 1})`)
+          throw new InvalidArgumentError(
+            `Partition ${p} does not exist in topic "${topic}" (partitions 0..${meta.partitions - 1})`,
+          )
         }
       }
       const starts = await this.startOffsets(topic, parts)

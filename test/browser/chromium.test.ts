@@ -102,14 +102,18 @@ describe.each(backends)('twainmq/browser in Chromium ($name backend)', (backend)
     await tailInPage(page, gateway.url, 'restarts')
     let n = 0
     for (let round = 0; round < 3; round++) {
-      for (const end = n + 15; n < end; ) await producer.send(0, n++)
+      for (const end = n + 15; n < end;) await producer.send(0, n++)
       await until(async () => (await rendered(page)).length === n, 10_000, `${n} values before kill ${round + 1}`)
       await gateway.kill()
-      for (const end = n + 10; n < end; ) await producer.send(0, n++) // written while the gateway is down
+      for (const end = n + 10; n < end;) await producer.send(0, n++) // written while the gateway is down
       await gateway.restart()
     }
-    for (const end = n + 10; n < end; ) await producer.send(0, n++)
-    await until(async () => (await rendered(page)).length >= n, 15_000, `all ${n} values after ${gateway.starts - 1} restarts`)
+    for (const end = n + 10; n < end;) await producer.send(0, n++)
+    await until(
+      async () => (await rendered(page)).length >= n,
+      15_000,
+      `all ${n} values after ${gateway.starts - 1} restarts`,
+    )
     expect(await rendered(page)).toEqual(Array.from({ length: n }, (_, i) => String(i)))
     expect(await page.textContent('#error')).toBe('')
   })
@@ -133,7 +137,9 @@ describe.each(backends)('twainmq/browser in Chromium ($name backend)', (backend)
     await until(async () => (await page.evaluate('window.latencies.length')) === 60, 10_000, '60 values in the page')
     const ms = ((await page.evaluate('window.latencies')) as number[]).slice(10).sort((a, b) => a - b)
     const p50 = ms[Math.ceil(ms.length / 2) - 1]!
-    console.log(`${backend.name}: produce → rendered over ${ms.length} messages: p50 ${p50.toFixed(2)} ms, max ${ms.at(-1)!.toFixed(2)} ms`)
+    console.log(
+      `${backend.name}: produce → rendered over ${ms.length} messages: p50 ${p50.toFixed(2)} ms, max ${ms.at(-1)!.toFixed(2)} ms`,
+    )
     expect(ms.every((x) => x > 0)).toBe(true)
     expect(p50).toBeLessThan(50) // loose on a shared CI machine; the goal (5 ms) is checked by the bench
   })

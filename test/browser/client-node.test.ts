@@ -113,7 +113,10 @@ describe('twainmq/browser in Node against the gateway (file store)', () => {
   })
 
   it('the producer appends over HTTP and resolves with the tail offset; a tail sees it', async () => {
-    await fetch(`${served.url}/v1/stream/chat`, { method: 'PUT', headers: { authorization: `Bearer ${WRITER}`, 'content-type': 'application/json' } })
+    await fetch(`${served.url}/v1/stream/chat`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${WRITER}`, 'content-type': 'application/json' },
+    })
     const client = connect(served.url, { token: WRITER })
     const producer = client.producer<{ text: string }>('chat')
     const a = await producer.send({ text: 'hi' })
@@ -138,7 +141,9 @@ describe('twainmq/browser in Node against the gateway (file store)', () => {
   })
 
   it("an HttpError says the status and the URL once, then the server's words", async () => {
-    const failure = (await collect(connect(served.url, { token: READER }).history('secret'), 1).catch((e: unknown) => e)) as HttpError
+    const failure = (await collect(connect(served.url, { token: READER }).history('secret'), 1).catch(
+      (e: unknown) => e,
+    )) as HttpError
     expect(failure).toBeInstanceOf(HttpError)
     expect(failure.status).toBe(404)
     // Before: "HTTP 404 from …/secret: HTTP Error 404 at …/secret?offset=-1: Stream "secret" does not exist"

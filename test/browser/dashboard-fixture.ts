@@ -19,7 +19,11 @@ export const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url)
  */
 export async function buildUi(): Promise<{ dir: string; remove: () => void }> {
   const out = tempDir('twainmq-dashboard-ui-')
-  await build({ configFile: new URL('../../ui/vite.config.ts', import.meta.url).pathname, logLevel: 'error', build: { outDir: out.dir, emptyOutDir: true } })
+  await build({
+    configFile: new URL('../../ui/vite.config.ts', import.meta.url).pathname,
+    logLevel: 'error',
+    build: { outDir: out.dir, emptyOutDir: true },
+  })
   mkdirSync(ARTIFACTS, { recursive: true })
   return out
 }
@@ -46,11 +50,23 @@ export async function startStore(kind: 'file' | 'redis', ui: string): Promise<Da
   const gw = await serve(redis ? redis.url : (dir as { dir: string }).dir, {
     ui,
     statsIntervalMs: 100,
-    auth: { tokens: [{ name: 'reader', token: READER, read: ['*'] }, { name: 'writer', token: WRITER, write: ['*'] }] },
+    auth: {
+      tokens: [
+        { name: 'reader', token: READER, read: ['*'] },
+        { name: 'writer', token: WRITER, write: ['*'] },
+      ],
+    },
   })
   await gw.twain.createTopic('orders', { partitions: 2 })
   const producer = gw.twain.producer<{ n: number; tag?: string }>('orders', { lingerMs: 0 })
-  const consumer = gw.twain.consumer<{ n: number }>('orders', { group: 'billing', name: 'billing-1', from: 'start', sessionTimeoutMs: 5000, heartbeatIntervalMs: 200, commitIntervalMs: 100 })
+  const consumer = gw.twain.consumer<{ n: number }>('orders', {
+    group: 'billing',
+    name: 'billing-1',
+    from: 'start',
+    sessionTimeoutMs: 5000,
+    heartbeatIntervalMs: 200,
+    commitIntervalMs: 100,
+  })
   const s: DashboardStore = {
     gw,
     producer,

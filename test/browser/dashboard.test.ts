@@ -9,7 +9,15 @@ import { raw } from '../gateway/http.js'
 import { serve } from '../gateway/serve.js'
 import { tempDir } from '../helpers/tmp.js'
 import { until } from '../helpers/wait.js'
-import { ARTIFACTS, buildUi, launchChromium, READER, startStore, WRITER, type DashboardStore } from './dashboard-fixture.js'
+import {
+  ARTIFACTS,
+  buildUi,
+  launchChromium,
+  READER,
+  startStore,
+  WRITER,
+  type DashboardStore,
+} from './dashboard-fixture.js'
 
 let browser: Browser
 let ui: { dir: string; remove: () => void }
@@ -23,11 +31,20 @@ afterAll(async () => {
 })
 
 /** The lag chart's last values (`"<group> <stream>": lag`). */
-const lastLag = async (page: Page): Promise<Record<string, number | null>> => JSON.parse((await page.locator('#lag-chart').getAttribute('data-last')) ?? '{}') as Record<string, number | null>
+const lastLag = async (page: Page): Promise<Record<string, number | null>> =>
+  JSON.parse((await page.locator('#lag-chart').getAttribute('data-last')) ?? '{}') as Record<string, number | null>
 
 /** Whether a live read of `stream` made after the `since`-th response is open at the gateway. */
 const liveReadOpen = (s: DashboardStore, stream: string, since: number): boolean =>
-  s.gw.responses.slice(since).some((r) => !r.writableEnded && !r.destroyed && /[?&]live=/.test(r.req.url ?? '') && (r.req.url ?? '').startsWith(`/v1/stream/${stream}?`))
+  s.gw.responses
+    .slice(since)
+    .some(
+      (r) =>
+        !r.writableEnded &&
+        !r.destroyed &&
+        /[?&]live=/.test(r.req.url ?? '') &&
+        (r.req.url ?? '').startsWith(`/v1/stream/${stream}?`),
+    )
 
 describe('dashboard files', () => {
   let s: DashboardStore
@@ -50,7 +67,8 @@ describe('dashboard files', () => {
     expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8')
     expect(js.headers.get('cache-control')).toMatch(/immutable/)
     expect((await js.text()).length).toBeGreaterThan(1000)
-    for (const bad of ['/assets/nope.js', '/assets/..%2Fpackage.json', '/assets/../../package.json', '/assets/.env']) expect((await raw(s.gw.url, 'GET', bad)).status).toBe(404)
+    for (const bad of ['/assets/nope.js', '/assets/..%2Fpackage.json', '/assets/../../package.json', '/assets/.env'])
+      expect((await raw(s.gw.url, 'GET', bad)).status).toBe(404)
     expect((await fetch(`${s.gw.url}/`, { method: 'POST' })).status).toBe(405)
   })
 
@@ -104,7 +122,10 @@ describe.each(['file', 'redis'] as const)('dashboard over %s', (kind) => {
 
   it('moves the lag chart as the producer writes and the group consumes', async () => {
     await until(async () => Object.keys(await lastLag(page)).length === 2, 10_000, 'two lag series')
-    expect((await page.locator('#lag-chart').getAttribute('data-series'))?.split(',')).toEqual(['billing orders~0', 'billing orders~1'])
+    expect((await page.locator('#lag-chart').getAttribute('data-series'))?.split(',')).toEqual([
+      'billing orders~0',
+      'billing orders~1',
+    ])
     expect(await page.locator('#lag-chart canvas').count()).toBeGreaterThan(0)
     const total = async () => Object.values(await lastLag(page)).reduce<number>((a, b) => a + (b ?? 0), 0)
     expect(await total()).toBe(6)
@@ -128,7 +149,9 @@ describe.each(['file', 'redis'] as const)('dashboard over %s', (kind) => {
     // A tail joining the gateway's waiting Redis read is served once that read is re-issued: at once
     // when CLIENT UNBLOCK reaches it, else when its BLOCK time (5 s) ends. expect.poll's default 1 s
     // was too short under load (a CI run failed here with the value not yet shown).
-    await expect.poll(() => log.allTextContents(), { timeout: 10_000 }).toEqual([JSON.stringify({ n: 1000, tag: 'live' }, null, 2)])
+    await expect
+      .poll(() => log.allTextContents(), { timeout: 10_000 })
+      .toEqual([JSON.stringify({ n: 1000, tag: 'live' }, null, 2)])
     await page.click('#tail-pause')
     await page.locator('#tail-state[data-state="paused"]').waitFor()
     await until(() => !liveReadOpen(s, 'orders~0', before), 10_000, 'the paused tail to end its request')
@@ -159,7 +182,10 @@ describe.each(['file', 'redis'] as const)('dashboard over %s', (kind) => {
   })
 
   it('shows a visible error to a token without read access, and to none', async () => {
-    for (const [hash, text] of [[`#token=${WRITER}`, /Forbidden \(403\).*writer may not read any stream/], ['', /Unauthorized \(401\).*bearer token is required/]] as const) {
+    for (const [hash, text] of [
+      [`#token=${WRITER}`, /Forbidden \(403\).*writer may not read any stream/],
+      ['', /Unauthorized \(401\).*bearer token is required/],
+    ] as const) {
       const other = await browser.newPage()
       try {
         await other.goto(`${s.gw.url}/${hash}`)

@@ -63,7 +63,10 @@ const file = (format: 'native' | 'twainmq-v1' = 'native'): BackendKind => {
   const formatOption = format === 'native' ? {} : { format }
   return {
     name: format === 'native' ? 'file' : format,
-    caps: format === 'native' ? { headers: true, trim: true, retention: true, shared: false } : { headers: false, trim: false, retention: false, shared: false },
+    caps:
+      format === 'native'
+        ? { headers: true, trim: true, retention: true, shared: false }
+        : { headers: false, trim: false, retention: false, shared: false },
     redis: false,
     hooks() {
       afterAll(() => {
@@ -130,7 +133,10 @@ const cluster = (): BackendKind => {
     hooks() {
       beforeAll(async () => {
         nodes = await RedisCluster.start()
-        client = new Cluster(nodes.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })), { redisOptions: { protocol: 2 } })
+        client = new Cluster(
+          nodes.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })),
+          { redisOptions: { protocol: 2 } },
+        )
       }, 60_000)
       afterAll(async () => {
         client?.disconnect()
@@ -168,7 +174,10 @@ export const everyStore = (): BackendKind[] => selectKinds([file(), redis(), fil
  * Per-test store and a first instance on it, closed after each test (with any extra instances the
  * test opened through `ctx.open`).
  */
-export function perTest(kind: BackendKind, options: FileOpenOptions = {}): { readonly twain: Twain; readonly store: Store; open(o?: FileOpenOptions): Promise<Twain> } {
+export function perTest(
+  kind: BackendKind,
+  options: FileOpenOptions = {},
+): { readonly twain: Twain; readonly store: Store; open(o?: FileOpenOptions): Promise<Twain> } {
   let store: Store
   let twain: Twain
   const extra: Twain[] = []

@@ -43,7 +43,11 @@ async function drain<T>(twain: Twain, group: string, it: AsyncIterable<T>): Prom
 }
 
 async function expectAllCommitted(twain: Twain, group: string): Promise<void> {
-  await until(async () => (await twain.describeGroup(group).catch(() => undefined))?.topics.every((t) => t.lag === 0) ?? false, 10_000, 'lag 0 on every partition')
+  await until(
+    async () => (await twain.describeGroup(group).catch(() => undefined))?.topics.every((t) => t.lag === 0) ?? false,
+    10_000,
+    'lag 0 on every partition',
+  )
   const rows = (await twain.describeGroup(group)).topics
   expect(rows.reduce((n, t) => n + t.committed, 0)).toBe(N)
 }
@@ -60,11 +64,18 @@ describe.each(backends())('filterAck on $name', (kind) => {
     expect(kept.map((m) => m.value).sort((a, b) => a - b)).toEqual(Array.from({ length: N / 2 }, (_, i) => 2 * i))
   })
 
-  it("IxJS from(consumer).pipe(filterAck(p), ack(handler)) does the same", async () => {
+  it('IxJS from(consumer).pipe(filterAck(p), ack(handler)) does the same', async () => {
     await fill(ctx.twain, 't')
     const consumer = ctx.twain.consumer<number>('t', { group: 'g', from: 'start', ...FAST })
     const seen: number[] = []
-    const kept = await drain(ctx.twain, 'g', ixFrom(consumer).pipe(filterAck(even), ack((m) => void seen.push(m.value))))
+    const kept = await drain(
+      ctx.twain,
+      'g',
+      ixFrom(consumer).pipe(
+        filterAck(even),
+        ack((m) => void seen.push(m.value)),
+      ),
+    )
     expect(kept).toHaveLength(N / 2)
     expect(seen.sort((a, b) => a - b)).toEqual(kept.map((m) => m.value).sort((a, b) => a - b))
   })
@@ -73,7 +84,9 @@ describe.each(backends())('filterAck on $name', (kind) => {
     await fill(ctx.twain, 't')
     const consumer = ctx.twain.consumer<number>('t', { group: 'g', from: 'start', ...FAST })
     const kept: number[] = []
-    const sub = rxFrom(consumer).pipe(filterAckRx(even), ackRx()).subscribe((m) => kept.push(m.value))
+    const sub = rxFrom(consumer)
+      .pipe(filterAckRx(even), ackRx())
+      .subscribe((m) => kept.push(m.value))
     try {
       await expectAllCommitted(ctx.twain, 'g')
     } finally {

@@ -2,20 +2,39 @@
 import { describe, expect, it } from 'vitest'
 import type { Backend } from '../../src/backends/backend.js'
 import type { MemberSpec } from '../../src/backends/group.js'
-import { GroupNotFoundError, InvalidArgumentError, type Consumer, type ConsumerOptions, type GroupMessage, type Twain } from '../../src/index.js'
+import {
+  GroupNotFoundError,
+  InvalidArgumentError,
+  type Consumer,
+  type ConsumerOptions,
+  type GroupMessage,
+  type Twain,
+} from '../../src/index.js'
 import { until } from '../helpers/spawn.js'
 import { backends, perTest } from './backends.js'
 import { pollN } from '../helpers/poll.js'
 import { PROMPT_MS, sleep } from '../helpers/wait.js'
 import { partitionKey } from '../../src/core/partition-key.js'
 
-const FAST = { sessionTimeoutMs: 2000, heartbeatIntervalMs: 200, commitIntervalMs: 100 } satisfies Partial<ConsumerOptions>
+const FAST = {
+  sessionTimeoutMs: 2000,
+  heartbeatIntervalMs: 200,
+  commitIntervalMs: 100,
+} satisfies Partial<ConsumerOptions>
 const sortTp = (xs: Array<{ topic: string; partition: number }>) => xs.map((x) => `${x.topic}/${x.partition}`).sort()
 
-async function fill(twain: Twain, topic: string, partition: number, n: number, prefix = `p${partition}-`): Promise<void> {
-  if (n > 0) await twain.producer<string>(topic).sendBatch(Array.from({ length: n }, (_, i) => ({ key: i, value: `${prefix}${i}`, partition })))
+async function fill(
+  twain: Twain,
+  topic: string,
+  partition: number,
+  n: number,
+  prefix = `p${partition}-`,
+): Promise<void> {
+  if (n > 0)
+    await twain
+      .producer<string>(topic)
+      .sendBatch(Array.from({ length: n }, (_, i) => ({ key: i, value: `${prefix}${i}`, partition })))
 }
-
 
 async function iterN<V>(c: Consumer<V>, n: number, each?: (m: GroupMessage<V>) => void): Promise<GroupMessage<V>[]> {
   const out: GroupMessage<V>[] = []
@@ -29,10 +48,20 @@ async function iterN<V>(c: Consumer<V>, n: number, each?: (m: GroupMessage<V>) =
 
 async function committed(twain: Twain, group: string, topic: string): Promise<number[]> {
   const d = await twain.describeGroup(group)
-  return d.topics.filter((t) => t.topic === topic).sort((a, b) => a.partition - b.partition).map((t) => t.committed)
+  return d.topics
+    .filter((t) => t.topic === topic)
+    .sort((a, b) => a.partition - b.partition)
+    .map((t) => t.committed)
 }
 
-const spec = (id: string, topics: string[], sessionTimeoutMs: number): MemberSpec => ({ id, name: id, topics, sessionTimeoutMs, pid: process.pid, host: 'conformance' })
+const spec = (id: string, topics: string[], sessionTimeoutMs: number): MemberSpec => ({
+  id,
+  name: id,
+  topics,
+  sessionTimeoutMs,
+  pid: process.pid,
+  host: 'conformance',
+})
 const backendOf = (t: Twain): Backend => (t as unknown as { store: Backend }).store
 
 describe.each(backends())('consumer groups on $name', (kind) => {
@@ -176,7 +205,14 @@ describe.each(backends())('consumer groups on $name', (kind) => {
     for await (const d of ctx.twain.history('dlq')) dead.push(d)
     expect(dead).toHaveLength(1)
     expect(dead[0]).toMatchObject({ key: 'k', value: { n: 1 } })
-    expect(dead[0]!.headers).toMatchObject({ h: 'v', 'x-dead-letter-reason': 'bad', 'x-original-topic': 't', 'x-original-partition': '0', 'x-original-offset': '0', 'x-delivery-count': '1' })
+    expect(dead[0]!.headers).toMatchObject({
+      h: 'v',
+      'x-dead-letter-reason': 'bad',
+      'x-original-topic': 't',
+      'x-original-partition': '0',
+      'x-original-offset': '0',
+      'x-delivery-count': '1',
+    })
     expect(await committed(ctx.twain, 'g', 't')).toEqual([1])
   })
 
@@ -193,7 +229,9 @@ describe.each(backends())('consumer groups on $name', (kind) => {
     const epochB = b.owned.find((l) => l.partition === 0)!.epoch
     expect(epochB).toBeGreaterThan(epochA)
     expect(b.owned.find((l) => l.partition === 0)!.committed).toBe(1)
-    expect(await groups.groupCommit('g', 'a', [{ topic: 't', partition: 0, offset: 5, epoch: epochA }])).toEqual([{ topic: 't', partition: 0 }])
+    expect(await groups.groupCommit('g', 'a', [{ topic: 't', partition: 0, offset: 5, epoch: epochA }])).toEqual([
+      { topic: 't', partition: 0 },
+    ])
     expect(await groups.groupCommit('g', 'b', [{ topic: 't', partition: 0, offset: 2, epoch: epochB }])).toEqual([])
     // a comes back: it owns nothing until b releases
     const a2 = await groups.groupHeartbeat('g', spec('a', ['t'], 10_000), [])
@@ -243,7 +281,7 @@ describe.each(backends())('consumer groups on $name', (kind) => {
     await expect(ctx.twain.deleteGroup('g')).rejects.toBeInstanceOf(GroupNotFoundError)
   })
 
-  it("retention { consumed: true } removes what every group committed, nothing more", async () => {
+  it('retention { consumed: true } removes what every group committed, nothing more', async () => {
     await ctx.twain.createTopic('t', { retention: { consumed: true } })
     await fill(ctx.twain, 't', 0, 10)
     const slow = ctx.twain.consumer<string>('t', { group: 'slow', ...FAST })

@@ -27,7 +27,9 @@ function countReads(twain: Twain): { reads: number } {
 }
 
 async function fill(twain: Twain, topic: string, count: number, from = 0): Promise<void> {
-  await twain.producer<string>(topic).sendBatch(Array.from({ length: count }, (_, i) => ({ key: from + i, value: `m${from + i}` })))
+  await twain
+    .producer<string>(topic)
+    .sendBatch(Array.from({ length: count }, (_, i) => ({ key: from + i, value: `m${from + i}` })))
 }
 
 /** The next `n` messages of an iteration, acked. */
@@ -93,7 +95,9 @@ describe.each(backends())('demand-driven fetching on $name', (kind) => {
   async function pendingBy(topic: string, group: string): Promise<Record<string, number>> {
     const admin = kind.keyClient?.()
     if (!admin) throw new Error('no Redis client')
-    const rows = (await admin.xpending(await streamKeyOf(ctx.twain, topic, 0), group, '-', '+', 10_000)) as Array<[string, string, number, number]>
+    const rows = (await admin.xpending(await streamKeyOf(ctx.twain, topic, 0), group, '-', '+', 10_000)) as Array<
+      [string, string, number, number]
+    >
     const out: Record<string, number> = {}
     for (const [, name] of rows) out[name] = (out[name] ?? 0) + 1
     return out
@@ -123,7 +127,9 @@ describe.each(backends())('demand-driven fetching on $name', (kind) => {
     await first.commit()
     const live = (await ctx.open()).consumer<string>('t', { ...opts, name: 'live' })
     const got = await take(live[Symbol.asyncIterator](), 19)
-    expect(got.map((m) => m.offset).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i).filter((o) => o !== mine[0]?.offset))
+    expect(got.map((m) => m.offset).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 20 }, (_, i) => i).filter((o) => o !== mine[0]?.offset),
+    )
     expect(got.every((m) => m.deliveryCount === 1)).toBe(true)
     await live.commit()
     expect(await pendingBy('t', 'g')).toEqual({})
@@ -141,7 +147,12 @@ describe.each(backends())('demand-driven fetching on $name', (kind) => {
     await it1.return?.()
     expect((await pending).done).toBe(true)
     await fill(ctx.twain, 't', 10) // the blocked read of 'first' gets them
-    const live = (await ctx.open()).consumer<string>('t', { group: 'g', mode: 'shared', name: 'live', claimAfterMs: 400 })
+    const live = (await ctx.open()).consumer<string>('t', {
+      group: 'g',
+      mode: 'shared',
+      name: 'live',
+      claimAfterMs: 400,
+    })
     const got = await take(live[Symbol.asyncIterator](), 10)
     expect(got.map((m) => m.offset).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9])
     expect(got.map((m) => m.deliveryCount)).toEqual(Array(10).fill(1))

@@ -8,7 +8,6 @@ import { backends, perTest } from './backends.js'
 import { pollN } from '../helpers/poll.js'
 import { sleep } from '../helpers/wait.js'
 
-
 describe.each(backends())('shared groups on $name', (kind) => {
   kind.hooks()
   const ctx = perTest(kind)
@@ -31,10 +30,14 @@ describe.each(backends())('shared groups on $name', (kind) => {
     expect(a.assignments()).toEqual(b.assignments())
     await ctx.twain.producer<string>('t').sendBatch(Array.from({ length: 40 }, (_, i) => ({ key: i, value: `v${i}` })))
     const got: GroupMessage<string>[] = []
-    await until(() => {
-      got.push(...a.pollMany(100), ...b.pollMany(100))
-      return got.length >= 40
-    }, 5000, '40 messages')
+    await until(
+      () => {
+        got.push(...a.pollMany(100), ...b.pollMany(100))
+        return got.length >= 40
+      },
+      5000,
+      '40 messages',
+    )
     await sleep(100)
     got.push(...a.pollMany(100), ...b.pollMany(100))
     expect(got).toHaveLength(40)

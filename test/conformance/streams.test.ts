@@ -9,7 +9,9 @@ import { sleep, until } from '../helpers/wait.js'
 const po = (ms: Message[]) => ms.map((m) => `${m.partition}:${m.offset}`)
 
 async function fill(twain: Twain, topic: string, partition: number, n: number, prefix = `p${partition}-`) {
-  return twain.producer<string>(topic).sendBatch(Array.from({ length: n }, (_, i) => ({ key: i, value: `${prefix}${i}`, partition })))
+  return twain
+    .producer<string>(topic)
+    .sendBatch(Array.from({ length: n }, (_, i) => ({ key: i, value: `${prefix}${i}`, partition })))
 }
 
 describe.each(backends())('tail and history on $name', (kind) => {
@@ -48,7 +50,10 @@ describe.each(backends())('tail and history on $name', (kind) => {
     const p = other.producer<string>('t')
     await p.send(1, 'a')
     await sleep(20) // a second wake-up: the next batch comes after the tail has (most likely) gone back to waiting
-    await p.sendBatch([{ key: 2, value: 'b' }, { key: 3, value: 'c' }])
+    await p.sendBatch([
+      { key: 2, value: 'b' },
+      { key: 3, value: 'c' },
+    ])
     expect((await got).map((m) => [m.offset, m.value, m.producerId])).toEqual([
       [0, 'a', 'other'],
       [1, 'b', 'other'],
@@ -60,8 +65,20 @@ describe.each(backends())('tail and history on $name', (kind) => {
     await ctx.twain.createTopic('t', { partitions: 2 })
     await fill(ctx.twain, 't', 0, 4)
     await fill(ctx.twain, 't', 1, 2)
-    expect(po(await takeN(ctx.twain.tail('t', { from: 'start' }), 6)).sort()).toEqual(['0:0', '0:1', '0:2', '0:3', '1:0', '1:1'])
-    expect(po(await takeN(ctx.twain.tail('t', { from: { offset: 1 } }), 4)).sort()).toEqual(['0:1', '0:2', '0:3', '1:1'])
+    expect(po(await takeN(ctx.twain.tail('t', { from: 'start' }), 6)).sort()).toEqual([
+      '0:0',
+      '0:1',
+      '0:2',
+      '0:3',
+      '1:0',
+      '1:1',
+    ])
+    expect(po(await takeN(ctx.twain.tail('t', { from: { offset: 1 } }), 4)).sort()).toEqual([
+      '0:1',
+      '0:2',
+      '0:3',
+      '1:1',
+    ])
     const s = ctx.twain.tail('t', { from: { offset: { 0: 2 } } })
     await fill(ctx.twain, 't', 1, 1, 'late-')
     expect(po(await takeN(s, 3)).sort()).toEqual(['0:2', '0:3', '1:2'])
@@ -128,7 +145,9 @@ describe.each(backends())('tail and history on $name', (kind) => {
       await sleep(2) // distinct timestamps
     }
     await fill(ctx.twain, 't', 0, 600, 'bulk-')
-    expect((await collect(ctx.twain.history<string>('t', { partition: 1, reverse: true, limit: 2 }))).map((m) => m.value)).toEqual(['m5', 'm3'])
+    expect(
+      (await collect(ctx.twain.history<string>('t', { partition: 1, reverse: true, limit: 2 }))).map((m) => m.value),
+    ).toEqual(['m5', 'm3'])
     const newest = await collect(ctx.twain.history<string>('t', { reverse: true, limit: 3 }))
     expect(newest.map((m) => m.value)).toEqual(['bulk-599', 'bulk-598', 'bulk-597'])
     const all = await collect(ctx.twain.history<string>('t', { partition: 0, reverse: true }))

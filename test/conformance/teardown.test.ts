@@ -18,7 +18,8 @@ describe.each(backends())('teardown on $name', (kind) => {
   kind.hooks()
   const ctx = perTest(kind)
   /** Resolves once `n` more reads wait for data than `before` (see `waitingReads`). */
-  const blocked = async (before: number, n = 1): Promise<void> => until(async () => (await kind.waitingReads()) >= before + n, 5000, `${n} more waiting reads than ${before}`)
+  const blocked = async (before: number, n = 1): Promise<void> =>
+    until(async () => (await kind.waitingReads()) >= before + n, 5000, `${n} more waiting reads than ${before}`)
 
   it('abort of a waiting tail ends it with AbortError at once', async () => {
     await ctx.twain.createTopic('t', { partitions: 3 })
@@ -38,7 +39,8 @@ describe.each(backends())('teardown on $name', (kind) => {
     const stream = ctx.twain.tail('t')
     const before = await kind.waitingReads()
     /** The ended tail's read is released: back to the count before it. */
-    const released = async (): Promise<void> => until(async () => (await kind.waitingReads()) === before, 5000, `waiting reads back to ${before}`)
+    const released = async (): Promise<void> =>
+      until(async () => (await kind.waitingReads()) === before, 5000, `waiting reads back to ${before}`)
     const it = stream[Symbol.asyncIterator]()
     const pending = it.next()
     await blocked(before)
@@ -51,10 +53,12 @@ describe.each(backends())('teardown on $name', (kind) => {
       for await (const _ of s2) throw new Error('unexpected message')
     })()
     await blocked(before)
-    expect(await timed(async () => {
-      await s2.close()
-      await loop
-    })).toBeLessThan(PROMPT_MS)
+    expect(
+      await timed(async () => {
+        await s2.close()
+        await loop
+      }),
+    ).toBeLessThan(PROMPT_MS)
 
     let completed = false
     await released()
@@ -86,9 +90,17 @@ describe.each(backends())('teardown on $name', (kind) => {
     await ctx.twain.createTopic('t')
     const got: string[] = []
     const before = await kind.waitingReads()
-    const done = new Promise<void>((resolve) => from(ctx.twain.tail<string>('t')).pipe(take(2)).subscribe({ next: (m) => got.push(m.value), complete: resolve }))
+    const done = new Promise<void>((resolve) =>
+      from(ctx.twain.tail<string>('t'))
+        .pipe(take(2))
+        .subscribe({ next: (m) => got.push(m.value), complete: resolve }),
+    )
     await blocked(before)
-    await ctx.twain.producer<string>('t').sendBatch([{ key: 1, value: 'a' }, { key: 2, value: 'b' }, { key: 3, value: 'c' }])
+    await ctx.twain.producer<string>('t').sendBatch([
+      { key: 1, value: 'a' },
+      { key: 2, value: 'b' },
+      { key: 3, value: 'c' },
+    ])
     await done
     expect(got).toEqual(['a', 'b'])
   })
@@ -104,12 +116,16 @@ describe.each(backends())('teardown on $name', (kind) => {
     ['group-break-no-close', ['got x', 'done']],
     ['group-twain-close-while-iterating', ['got x', 'ended', 'done']],
   ]
-  it.each(modes)('a process that uses a stream (%s) exits by itself', async (mode, expected) => {
-    const child = spawnChild('exit-check.ts', [ctx.store.target, ctx.store.prefix, mode])
-    const out = lines(child)
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15_000)
-    const code = await exited(child)
-    clearTimeout(timer)
-    expect({ code, lines: out.lines }, out.stderr()).toEqual({ code: 0, lines: expected })
-  }, 20_000)
+  it.each(modes)(
+    'a process that uses a stream (%s) exits by itself',
+    async (mode, expected) => {
+      const child = spawnChild('exit-check.ts', [ctx.store.target, ctx.store.prefix, mode])
+      const out = lines(child)
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000)
+      const code = await exited(child)
+      clearTimeout(timer)
+      expect({ code, lines: out.lines }, out.stderr()).toEqual({ code: 0, lines: expected })
+    },
+    20_000,
+  )
 })

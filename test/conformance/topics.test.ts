@@ -11,15 +11,29 @@ import {
 import { backends, perTest } from './backends.js'
 
 const fill = async (twain: Twain, topic: string, partition: number, n: number, prefix = 'v') =>
-  twain.producer<string>(topic).sendBatch(Array.from({ length: n }, (_, i) => ({ key: i, value: `${prefix}${i}`, partition })))
+  twain
+    .producer<string>(topic)
+    .sendBatch(Array.from({ length: n }, (_, i) => ({ key: i, value: `${prefix}${i}`, partition })))
 
 describe.each(backends())('topics on $name', (kind) => {
   kind.hooks()
   const ctx = perTest(kind)
 
   it('create, exists, list, describe, delete', async () => {
-    const info = await ctx.twain.createTopic('orders', { partitions: 3, keyType: 'string', messageTypes: ['Order'], retention: { maxMessages: 100 } })
-    expect(info).toMatchObject({ name: 'orders', partitions: 3, keyType: 'string', messageTypes: ['Order'], retention: { maxMessages: 100 }, maxMessageBytes: 1048576 })
+    const info = await ctx.twain.createTopic('orders', {
+      partitions: 3,
+      keyType: 'string',
+      messageTypes: ['Order'],
+      retention: { maxMessages: 100 },
+    })
+    expect(info).toMatchObject({
+      name: 'orders',
+      partitions: 3,
+      keyType: 'string',
+      messageTypes: ['Order'],
+      retention: { maxMessages: 100 },
+      maxMessageBytes: 1048576,
+    })
     expect(info.offsets).toEqual([0, 1, 2].map((partition) => ({ partition, start: 0, end: 0 })))
     await ctx.twain.createTopic('a.b-c_d')
     expect(await ctx.twain.listTopics()).toEqual(['a.b-c_d', 'orders'])
@@ -41,7 +55,9 @@ describe.each(backends())('topics on $name', (kind) => {
     expect((await other.describeTopic('s')).attributes).toEqual(attributes)
     expect((await ctx.twain.createTopic('plain')).attributes).toEqual({})
     await expect(other.ensureTopic('s', { attributes: { ...attributes } })).resolves.toMatchObject({ attributes })
-    await expect(other.ensureTopic('s', { attributes: { 'content-type': 'text/plain' } })).rejects.toThrow(/attributes.*content-type.*text\/plain/)
+    await expect(other.ensureTopic('s', { attributes: { 'content-type': 'text/plain' } })).rejects.toThrow(
+      /attributes.*content-type.*text\/plain/,
+    )
     for (const [bad, why] of [
       [{ 'a b': 'x' }, /"a b" is invalid/],
       [{ n: 5 }, /"n" must be a string, got 5/],
@@ -49,7 +65,9 @@ describe.each(backends())('topics on $name', (kind) => {
       [Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, ''])), /65 entries/],
       [['x'], /attributes must be an object/],
     ] as const) {
-      await expect(ctx.twain.createTopic('bad', { attributes: bad as unknown as Record<string, string> })).rejects.toThrow(why)
+      await expect(
+        ctx.twain.createTopic('bad', { attributes: bad as unknown as Record<string, string> }),
+      ).rejects.toThrow(why)
     }
     expect(await ctx.twain.topicExists('bad')).toBe(false)
   })
@@ -84,7 +102,9 @@ describe.each(backends())('topics on $name', (kind) => {
     for (const partitions of [0, -1, 1.5, 10001]) {
       await expect(ctx.twain.createTopic('p', { partitions })).rejects.toBeInstanceOf(InvalidArgumentError)
     }
-    await expect(ctx.twain.createTopic('r', { retention: { maxMessages: 0 } })).rejects.toBeInstanceOf(InvalidArgumentError)
+    await expect(ctx.twain.createTopic('r', { retention: { maxMessages: 0 } })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    )
     await ctx.twain.createTopic('dup')
     const e = await ctx.twain.createTopic('dup').catch((x: unknown) => x)
     expect(e).toBeInstanceOf(TopicExistsError)
@@ -104,9 +124,14 @@ describe.each(backends())('topics on $name', (kind) => {
     const p = ctx.twain.producer<number>('t')
     const sent = await Promise.all(Array.from({ length: 50 }, (_, i) => p.send(i, i, { partition: i % 2 })))
     for (const part of [0, 1]) {
-      expect(sent.filter((r) => r.partition === part).map((r) => r.offset)).toEqual(Array.from({ length: 25 }, (_, i) => i))
+      expect(sent.filter((r) => r.partition === part).map((r) => r.offset)).toEqual(
+        Array.from({ length: 25 }, (_, i) => i),
+      )
     }
-    const more = await p.sendBatch([{ key: 1, value: 1, partition: 0 }, { key: 2, value: 2, partition: 0 }])
+    const more = await p.sendBatch([
+      { key: 1, value: 1, partition: 0 },
+      { key: 2, value: 2, partition: 0 },
+    ])
     expect(more.map((r) => r.offset)).toEqual([25, 26])
     expect(await ctx.twain.length('t')).toBe(52)
   })

@@ -33,9 +33,29 @@ describe.each(kinds())('$name: append', (kind) => {
     const meta = topicMeta('t', { keyType: 'char8' })
     await b.createTopic(meta)
     const bytes = Buffer.from([0, 1, 2, 250, 255])
-    await b.append('t', 0, records(meta, [{ key: 'alpha', value: 'héllo' }, { key: 'b', value: bytes }], 1_700_000_000_123), 'producer-7')
+    await b.append(
+      't',
+      0,
+      records(
+        meta,
+        [
+          { key: 'alpha', value: 'héllo' },
+          { key: 'b', value: bytes },
+        ],
+        1_700_000_000_123,
+      ),
+      'producer-7',
+    )
     const [text, raw] = await readAll(b, 't')
-    expect(text).toMatchObject({ topic: 't', partition: 0, offset: 0, key: 'alpha', timestamp: 1_700_000_000_123, value: 'héllo', headers: {} })
+    expect(text).toMatchObject({
+      topic: 't',
+      partition: 0,
+      offset: 0,
+      key: 'alpha',
+      timestamp: 1_700_000_000_123,
+      value: 'héllo',
+      headers: {},
+    })
     expect(raw).toMatchObject({ offset: 1, key: 'b', timestamp: 1_700_000_000_123 })
     expect(Buffer.isBuffer(raw?.value)).toBe(true)
     expect(raw?.value).toEqual(bytes)
@@ -59,7 +79,10 @@ describe.each(kinds())('$name: append', (kind) => {
     await b1.createTopic(meta)
     const calls: Array<{ values: string[]; base: Promise<number> }> = []
     for (let batch = 0; batch < 40; batch++) {
-      for (const [name, b] of [['a', b1], ['b', b2]] as const) {
+      for (const [name, b] of [
+        ['a', b1],
+        ['b', b2],
+      ] as const) {
         const n = 1 + ((batch * 7 + name.charCodeAt(0)) % 6)
         const rs = texts(meta, `${name}${batch}.`, n)
         calls.push({ values: rs.map((r) => r.value as string), base: b.append('t', 0, rs, name) })

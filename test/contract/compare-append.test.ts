@@ -18,7 +18,9 @@ describe.each(kinds())('$name: compare-and-append', (kind) => {
     const meta = topicMeta('t')
     await b.createTopic(meta)
     if (!kind.caps.headers) {
-      await expect(b.append('t', 0, texts(meta, 'a', 1), 'p', { expectedEnd: 0 })).rejects.toBeInstanceOf(InvalidArgumentError)
+      await expect(b.append('t', 0, texts(meta, 'a', 1), 'p', { expectedEnd: 0 })).rejects.toBeInstanceOf(
+        InvalidArgumentError,
+      )
       return
     }
     expect(await b.append('t', 0, texts(meta, 'a', 2), 'p', { expectedEnd: 0 })).toBe(0)
@@ -71,7 +73,9 @@ describe.each(kinds())('$name: compare-and-append', (kind) => {
     if (!kind.caps.headers) return
     await b.append('t', 0, texts(meta, 'a', 3), 'p')
     expect(await b.append('t', 0, texts(meta, 'big', 4500), 'p', { expectedEnd: 3 })).toBe(3)
-    await expect(b.append('t', 0, texts(meta, 'late', 4500), 'p', { expectedEnd: 3 })).rejects.toMatchObject({ end: 4503 })
+    await expect(b.append('t', 0, texts(meta, 'late', 4500), 'p', { expectedEnd: 3 })).rejects.toMatchObject({
+      end: 4503,
+    })
     expect((await b.offsets('t'))[0]?.end).toBe(4503)
   })
 })

@@ -11,7 +11,16 @@ import { Preparer } from '../../src/producer/prepare.js'
 
 /** A topic configuration: 1 partition, `u32` keys, no types, no retention, unless overridden. */
 export function topicMeta(name: string, o: Partial<Omit<TopicMeta, 'name'>> = {}): TopicMeta {
-  return { name, partitions: 1, keyType: 'u32', messageTypes: [], retention: {}, maxMessageBytes: 1024 * 1024, createdAt: Date.now(), ...o }
+  return {
+    name,
+    partitions: 1,
+    keyType: 'u32',
+    messageTypes: [],
+    retention: {},
+    maxMessageBytes: 1024 * 1024,
+    createdAt: Date.now(),
+    ...o,
+  }
 }
 
 export interface RecordSpec {
@@ -25,11 +34,17 @@ export interface RecordSpec {
  * Records for `meta`'s partition 0, encoded by the producer's own `Preparer` (key codec, value
  * encoding, size checks), all stamped `timestamp`. Keys default to the record's index.
  */
-export function records(meta: TopicMeta, specs: ReadonlyArray<RecordSpec | string>, timestamp = Date.now()): RecordInput[] {
+export function records(
+  meta: TopicMeta,
+  specs: ReadonlyArray<RecordSpec | string>,
+  timestamp = Date.now(),
+): RecordInput[] {
   const prep = new Preparer(meta, hash64, new TypeRegistry(), timestamp)
   return specs.map((s, i) => {
     const spec = typeof s === 'string' ? { value: s } : s
-    const key = spec.key ?? (meta.keyType === 'u64' ? BigInt(i) : meta.keyType.startsWith('char') || meta.keyType === 'string' ? `k${i}` : i)
+    const key =
+      spec.key ??
+      (meta.keyType === 'u64' ? BigInt(i) : meta.keyType.startsWith('char') || meta.keyType === 'string' ? `k${i}` : i)
     const r = prep.item({ key, value: spec.value, headers: spec.headers, partition: 0 })
     if (r instanceof Promise) throw new Error('an untyped record is prepared synchronously')
     return r

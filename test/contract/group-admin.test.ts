@@ -43,7 +43,12 @@ describe.each(kinds())('$name: group admin', (kind) => {
     expect(d?.members).toEqual([{ id: 'g-m', name: 'name-g-m', assignments: expect.arrayContaining(tps('t', 2)) }])
     expect([d?.commits.get(partitionKey('t', 0)), d?.commits.get(partitionKey('t', 1))]).toEqual([4, 1])
     expect(d?.pending.size).toBe(0)
-    expect(await b.admin.topicCommits('t')).toEqual([new Map([[0, 4], [1, 1]])])
+    expect(await b.admin.topicCommits('t')).toEqual([
+      new Map([
+        [0, 4],
+        [1, 1],
+      ]),
+    ])
     expect(await b.admin.topicCommits('other')).toEqual([])
   })
 
@@ -57,7 +62,18 @@ describe.each(kinds())('$name: group admin', (kind) => {
     expect([d?.pending.get(partitionKey('t', 0)), d?.pending.get(partitionKey('t', 1))]).toEqual([4, 0])
     await commitPartitioned(b, 'pg', 't', [1, 1])
     expect(await b.admin.listGroups()).toEqual(['pg', 'sg'])
-    expect(await b.admin.topicCommits('t')).toEqual(expect.arrayContaining([new Map([[0, 2], [1, 4]]), new Map([[0, 1], [1, 1]])]))
+    expect(await b.admin.topicCommits('t')).toEqual(
+      expect.arrayContaining([
+        new Map([
+          [0, 2],
+          [1, 4],
+        ]),
+        new Map([
+          [0, 1],
+          [1, 1],
+        ]),
+      ]),
+    )
     await m.leave()
   })
 
@@ -70,7 +86,10 @@ describe.each(kinds())('$name: group admin', (kind) => {
     await b.admin.resetGroup('g', 't', new Map([[0, 2]]))
     const d = await b.admin.describeGroup('g')
     expect([d?.commits.get(partitionKey('t', 0)), d?.commits.get(partitionKey('t', 1))]).toEqual([2, 3])
-    expect((await b.groups.groupHeartbeat('g', memberSpec('again', ['t']), [])).owned.find((l) => l.partition === 0)?.committed).toBe(2)
+    expect(
+      (await b.groups.groupHeartbeat('g', memberSpec('again', ['t']), [])).owned.find((l) => l.partition === 0)
+        ?.committed,
+    ).toBe(2)
   })
 
   it('resetGroup of a shared group (where supported): refused while its member is live, then moves its read position', async () => {

@@ -14,7 +14,15 @@ import { Calls, topicMeta } from './fixture.js'
 import { kinds, perTest } from './kinds.js'
 import { partitionKey } from '../../src/core/partition-key.js'
 
-const member = (id: string, o: Partial<MemberSpec> = {}): MemberSpec => ({ id, name: `name-${id}`, topics: ['t'], sessionTimeoutMs: 30_000, pid: process.pid, host: HOST, ...o })
+const member = (id: string, o: Partial<MemberSpec> = {}): MemberSpec => ({
+  id,
+  name: `name-${id}`,
+  topics: ['t'],
+  sessionTimeoutMs: 30_000,
+  pid: process.pid,
+  host: HOST,
+  ...o,
+})
 const keys = (ls: readonly TopicPartition[]) => ls.map((l) => `${l.topic}/${l.partition}`).sort()
 const P = 4
 const ALL = Array.from({ length: P }, (_, p) => `t/${p}`)
@@ -72,7 +80,9 @@ describe.each(kinds())('$name: groups', (kind) => {
       expect(l.committed).toBeUndefined()
     }
     const again = await b.groups.groupHeartbeat('g', member('m1'), [])
-    expect(again.owned.map((l) => [l.partition, l.epoch]).sort()).toEqual(first.owned.map((l) => [l.partition, l.epoch]).sort())
+    expect(again.owned.map((l) => [l.partition, l.epoch]).sort()).toEqual(
+      first.owned.map((l) => [l.partition, l.epoch]).sort(),
+    )
   })
 
   it('a second member (another instance) joins: after the rebalance steps each owns half, moved leases have new epochs', async () => {
@@ -96,8 +106,12 @@ describe.each(kinds())('$name: groups', (kind) => {
     const e0 = leaseOf(owned, 0).epoch
     expect(await b1.groups.groupCommit('g', 'm1', [{ topic: 't', partition: 0, offset: 5, epoch: e0 }])).toEqual([])
     expect((await b2.admin.describeGroup('g'))?.commits.get(partitionKey('t', 0))).toBe(5)
-    expect(await b1.groups.groupCommit('g', 'm1', [{ topic: 't', partition: 0, offset: 9, epoch: e0 + 1000 }])).toEqual([{ topic: 't', partition: 0 }])
-    expect(await b2.groups.groupCommit('g', 'intruder', [{ topic: 't', partition: 0, offset: 9, epoch: e0 }])).toEqual([{ topic: 't', partition: 0 }])
+    expect(await b1.groups.groupCommit('g', 'm1', [{ topic: 't', partition: 0, offset: 9, epoch: e0 + 1000 }])).toEqual(
+      [{ topic: 't', partition: 0 }],
+    )
+    expect(await b2.groups.groupCommit('g', 'intruder', [{ topic: 't', partition: 0, offset: 9, epoch: e0 }])).toEqual([
+      { topic: 't', partition: 0 },
+    ])
     // One call, one good and one fenced commit: only the fenced one is reported.
     const e1 = leaseOf(owned, 1).epoch
     const mixed = await b1.groups.groupCommit('g', 'm1', [
@@ -139,7 +153,9 @@ describe.each(kinds())('$name: groups', (kind) => {
     const snap = await b1.admin.describeGroup('g')
     expect(snap?.members.map((m) => m.id)).toEqual(['m2'])
     const l = mine[0] as Lease
-    expect(await b1.groups.groupCommit('g', 'm1', [{ topic: 't', partition: l.partition, offset: 1, epoch: l.epoch }])).toEqual([{ topic: 't', partition: l.partition }])
+    expect(
+      await b1.groups.groupCommit('g', 'm1', [{ topic: 't', partition: l.partition, offset: 1, epoch: l.epoch }]),
+    ).toEqual([{ topic: 't', partition: l.partition }])
   })
 
   it('a member silent for its sessionTimeoutMs is dropped and its leases go to the live member', async () => {
@@ -199,9 +215,20 @@ describe.each(kinds())('$name: groups', (kind) => {
     await b2.admin.resetGroup('g', 'other', new Map([[1, 8]])) // a topic nobody consumes now
     expect((await b2.admin.describeGroup('g'))?.commits.get(partitionKey('other', 1))).toBe(8)
     await b1.groups.groupLeave('g', 'm1')
-    await b2.admin.resetGroup('g', 't', new Map([[0, 3], [2, 11]]))
+    await b2.admin.resetGroup(
+      'g',
+      't',
+      new Map([
+        [0, 3],
+        [2, 11],
+      ]),
+    )
     const snap = await b1.admin.describeGroup('g')
-    expect([snap?.commits.get(partitionKey('t', 0)), snap?.commits.get(partitionKey('t', 2)), snap?.commits.has(partitionKey('t', 1))]).toEqual([3, 11, false])
+    expect([
+      snap?.commits.get(partitionKey('t', 0)),
+      snap?.commits.get(partitionKey('t', 2)),
+      snap?.commits.has(partitionKey('t', 1)),
+    ]).toEqual([3, 11, false])
     expect(snap?.topics).toEqual(expect.arrayContaining(['t', 'other']))
     await b2.admin.resetGroup('fresh', 't', new Map([[1, 2]]))
     expect(await b1.admin.listGroups()).toContain('fresh')

@@ -69,8 +69,26 @@ function fileKind(name: 'file' | 'twainmq-v1'): Kind {
   return {
     name,
     caps: twainmq
-      ? { trim: 'refused', retention: 'none', storesCreatedAt: false, headers: false, producerId: false, endOffsets: 'now', accessTimes: false, shared: false }
-      : { trim: 'exact', retention: 'segments', storesCreatedAt: true, headers: true, producerId: true, endOffsets: 'now', accessTimes: true, shared: false },
+      ? {
+          trim: 'refused',
+          retention: 'none',
+          storesCreatedAt: false,
+          headers: false,
+          producerId: false,
+          endOffsets: 'now',
+          accessTimes: false,
+          shared: false,
+        }
+      : {
+          trim: 'exact',
+          retention: 'segments',
+          storesCreatedAt: true,
+          headers: true,
+          producerId: true,
+          endOffsets: 'now',
+          accessTimes: true,
+          shared: false,
+        },
     hooks() {
       afterAll(() => {
         for (const rm of dirs.splice(0)) rm()
@@ -85,7 +103,9 @@ function fileKind(name: 'file' | 'twainmq-v1'): Kind {
             pollMs: o.pollMs ?? 50,
             ...(o.segmentBytes === undefined ? {} : { segmentBytes: o.segmentBytes }),
             // As open() builds it for format 'twainmq-v1' (src/facade/twain.ts).
-            ...(twainmq ? { foreign: { create: (root, hub) => twainmqFormat(root, hub, {}), createTopicsInIt: true } } : {}),
+            ...(twainmq
+              ? { foreign: { create: (root, hub) => twainmqFormat(root, hub, {}), createTopicsInIt: true } }
+              : {}),
           })
           await b.init()
           return b
@@ -99,7 +119,16 @@ function redisKind(): Kind {
   let server: RedisServer | undefined
   return {
     name: 'redis',
-    caps: { trim: 'exact', retention: 'exact', storesCreatedAt: true, headers: true, producerId: true, endOffsets: 'soon', accessTimes: true, shared: true },
+    caps: {
+      trim: 'exact',
+      retention: 'exact',
+      storesCreatedAt: true,
+      headers: true,
+      producerId: true,
+      endOffsets: 'soon',
+      accessTimes: true,
+      shared: true,
+    },
     hooks() {
       beforeAll(async () => {
         server = await RedisServer.start()
@@ -112,7 +141,13 @@ function redisKind(): Kind {
       if (!server) throw new Error('redis-server not started (call hooks() in the describe block)')
       const url = server.url
       const prefix = `k${randomBytes(5).toString('hex')}:`
-      return { open: () => RedisBackend.connect({ url, cluster: false }, { prefix, clientId: `contract-${randomBytes(3).toString('hex')}` }) }
+      return {
+        open: () =>
+          RedisBackend.connect(
+            { url, cluster: false },
+            { prefix, clientId: `contract-${randomBytes(3).toString('hex')}` },
+          ),
+      }
     },
   }
 }
@@ -124,7 +159,10 @@ export const kinds = (): Kind[] => selectKinds([fileKind('file'), fileKind('twai
  * Per test: `fresh()` makes a new store and opens a first instance on it, `open()` another instance
  * on the same store; every instance is closed after the test.
  */
-export function perTest(kind: Kind): { fresh(o?: InstanceOptions): Promise<Backend>; open(o?: InstanceOptions): Promise<Backend> } {
+export function perTest(kind: Kind): {
+  fresh(o?: InstanceOptions): Promise<Backend>
+  open(o?: InstanceOptions): Promise<Backend>
+} {
   let store: Store | undefined
   const opened: Backend[] = []
   afterEach(async () => {

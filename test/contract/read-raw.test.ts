@@ -28,10 +28,12 @@ async function written(b: Backend, headers: boolean): Promise<void> {
 const shown = (v: unknown): unknown => (Buffer.isBuffer(v) ? `bytes:${v.toString('base64')}` : v)
 
 /** Decode everything one readRaw call returned, after it returned (they must all still be valid). */
-const decoded = (raw: readonly RawRecord[]): Array<[number, unknown]> => raw.map((r) => [r.offset, shown(decodeValue(r.kind, r.buf, r.start, r.end))])
+const decoded = (raw: readonly RawRecord[]): Array<[number, unknown]> =>
+  raw.map((r) => [r.offset, shown(decodeValue(r.kind, r.buf, r.start, r.end))])
 
 /** What a raw record says besides its value: time and headers (none: `{}`, as `read` gives). */
-const besides = (raw: readonly RawRecord[]): Array<[number, number, Record<string, string>]> => raw.map((r) => [r.offset, r.timestamp, r.headers ?? {}])
+const besides = (raw: readonly RawRecord[]): Array<[number, number, Record<string, string>]> =>
+  raw.map((r) => [r.offset, r.timestamp, r.headers ?? {}])
 
 async function readAllRaw(r: PartitionReader, max: number): Promise<Array<[number, unknown]>> {
   const out: Array<[number, unknown]> = []
@@ -53,7 +55,8 @@ describe.each(kinds())('$name: readRaw', (kind) => {
     const r = await b.openReader('t', 0, 0)
     const full = await b.openReader('t', 0, 0)
     const expected: Array<[number, unknown]> = []
-    for (let got = await full.read(1000); got.length > 0; got = await full.read(1000)) expected.push(...got.map((m): [number, unknown] => [m.offset, shown(m.value)]))
+    for (let got = await full.read(1000); got.length > 0; got = await full.read(1000))
+      expected.push(...got.map((m): [number, unknown] => [m.offset, shown(m.value)]))
     await full.close()
     expect(expected).toHaveLength(3000)
     expect(await readAllRaw(r, 100_000)).toEqual(expected)
@@ -63,7 +66,10 @@ describe.each(kinds())('$name: readRaw', (kind) => {
     const firstRead = await b.openReader('t', 0, 0)
     expect(firstRaw).toEqual((await firstRead.read(300)).map((m) => [m.offset, m.timestamp, m.headers]))
     await firstRead.close()
-    if (kind.caps.headers) expect(firstRaw.filter(([, , h]) => h.n !== undefined).map(([o]) => o)).toEqual(Array.from({ length: 60 }, (_, i) => i * 5))
+    if (kind.caps.headers)
+      expect(firstRaw.filter(([, , h]) => h.n !== undefined).map(([o]) => o)).toEqual(
+        Array.from({ length: 60 }, (_, i) => i * 5),
+      )
     r.seek(1234)
     expect(await readAllRaw(r, 7)).toEqual(expected.slice(1234))
     await r.close()

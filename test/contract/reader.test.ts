@@ -131,7 +131,17 @@ describe.each(kinds())('$name: reader', (kind) => {
     class Made {}
     const make: MessageFactory = {
       message: (topic, partition, offset, key, timestamp, value, headers, producerId, type) =>
-        Object.assign(new Made(), { topic, partition, offset, key, timestamp, value, headers, producerId, ...(type === undefined ? {} : { type }) }),
+        Object.assign(new Made(), {
+          topic,
+          partition,
+          offset,
+          key,
+          timestamp,
+          value,
+          headers,
+          producerId,
+          ...(type === undefined ? {} : { type }),
+        }),
     }
     const plain = await (await b.openReader('t', 0, 3)).read(12)
     const r = await b.openReader('t', 0, 3)
@@ -184,7 +194,10 @@ describe.each(kinds())('$name: reader', (kind) => {
     // Three full reads of 2 at the end of the data (a backlog reader may fetch the next 2 ahead).
     for (const at of [0, 2, 4]) expect((await r.read(2)).map((m) => m.offset)).toEqual([at, at + 1])
     await b.append('t', 0, texts(meta, 'b', 2), 'p')
-    expect((await r.read(2)).map((m) => m.value), 'no stale read-ahead').toEqual(['b0', 'b1'])
+    expect(
+      (await r.read(2)).map((m) => m.value),
+      'no stale read-ahead',
+    ).toEqual(['b0', 'b1'])
     await b.append('t', 0, texts(meta, 'c', 3), 'p')
     expect((await r.read(2)).map((m) => m.value)).toEqual(['c0', 'c1'])
     expect((await r.read(2)).map((m) => m.value)).toEqual(['c2'])

@@ -7,7 +7,14 @@
 import { describe, expect, it } from 'vitest'
 import type { Backend } from '../../src/backends/backend.js'
 import { HOST } from '../../src/backends/liveness.js'
-import type { EntryRef, SharedDelivery, SharedMember, SharedMemberEvents, SharedMemberOptions, SharedGroups } from '../../src/backends/shared.js'
+import type {
+  EntryRef,
+  SharedDelivery,
+  SharedMember,
+  SharedMemberEvents,
+  SharedMemberOptions,
+  SharedGroups,
+} from '../../src/backends/shared.js'
 import { InvalidArgumentError } from '../../src/core/errors.js'
 import { texts, topicMeta } from './fixture.js'
 import { kinds, perTest } from './kinds.js'
@@ -28,7 +35,11 @@ class Reports implements SharedMemberEvents {
   rolledBack = (e: Error) => void this.errors.push(e)
 }
 
-const ref = (d: SharedDelivery): EntryRef => ({ topic: d.message.topic, partition: d.message.partition, offset: d.message.offset })
+const ref = (d: SharedDelivery): EntryRef => ({
+  topic: d.message.topic,
+  partition: d.message.partition,
+  offset: d.message.offset,
+})
 const label = (d: SharedDelivery) => `${d.message.partition}@${d.message.offset}`
 const sorted = (ds: readonly SharedDelivery[]) => ds.map(label).sort()
 
@@ -37,7 +48,8 @@ async function fetchN(m: SharedMember, n: number, ms = 10_000): Promise<SharedDe
   const out: SharedDelivery[] = []
   const deadline = Date.now() + ms
   while (out.length < n) {
-    if (Date.now() > deadline) throw new Error(`member ${m.name} got ${out.length} of ${n} entries within ${ms} ms: ${sorted(out).join(' ')}`)
+    if (Date.now() > deadline)
+      throw new Error(`member ${m.name} got ${out.length} of ${n} entries within ${ms} ms: ${sorted(out).join(' ')}`)
     out.push(...(await m.fetch(n - out.length, AbortSignal.timeout(1000))))
   }
   return out
@@ -56,7 +68,11 @@ describe.each(kinds())('$name: shared groups', (kind) => {
   }
 
   /** A topic `t` of 2 partitions: 6 entries on 0, 4 on 1 (values `p<partition>.<i>`). */
-  async function setUp(): Promise<{ b: Backend; shared: SharedGroups; join(name: string, o?: Partial<SharedMemberOptions>, on?: Backend): Promise<[SharedMember, Reports]> }> {
+  async function setUp(): Promise<{
+    b: Backend
+    shared: SharedGroups
+    join(name: string, o?: Partial<SharedMemberOptions>, on?: Backend): Promise<[SharedMember, Reports]>
+  }> {
     const b = await ctx.fresh()
     const shared = b.shared as SharedGroups
     expect(shared).toBeDefined()
@@ -64,9 +80,23 @@ describe.each(kinds())('$name: shared groups', (kind) => {
     await b.createTopic(meta)
     await b.append('t', 0, texts(meta, 'p0.', 6), 'p')
     await b.append('t', 1, texts(meta, 'p1.', 4), 'p')
-    const join = async (name: string, o: Partial<SharedMemberOptions> = {}, on = b): Promise<[SharedMember, Reports]> => {
+    const join = async (
+      name: string,
+      o: Partial<SharedMemberOptions> = {},
+      on = b,
+    ): Promise<[SharedMember, Reports]> => {
       const reports = new Reports()
-      const options = { group: 'g', name, topics: ['t'], from: 'start' as const, claimAfterMs: 60_000, ackIntervalMs: 50, sessionTimeoutMs: 30_000, heartbeatIntervalMs: 1000, ...o }
+      const options = {
+        group: 'g',
+        name,
+        topics: ['t'],
+        from: 'start' as const,
+        claimAfterMs: 60_000,
+        ackIntervalMs: 50,
+        sessionTimeoutMs: 30_000,
+        heartbeatIntervalMs: 1000,
+        ...o,
+      }
       return [await (on.shared as SharedGroups).join(options, reports), reports]
     }
     return { b, shared, join }
@@ -164,7 +194,11 @@ describe.each(kinds())('$name: shared groups', (kind) => {
     const { join } = await setUp()
     const [a] = await join('a')
     const got = await fetchN(a, 10)
-    const [d0, d1, d2] = got.filter((d) => d.message.partition === 0) as [SharedDelivery, SharedDelivery, SharedDelivery]
+    const [d0, d1, d2] = got.filter((d) => d.message.partition === 0) as [
+      SharedDelivery,
+      SharedDelivery,
+      SharedDelivery,
+    ]
     const again = await a.redeliver([ref(d0)])
     expect(again.map((d) => [label(d), d.deliveryCount, d.message.value])).toEqual([[label(d0), 2, d0.message.value]])
     await a.giveBack([ref(d1)], true)
@@ -196,8 +230,21 @@ describe.each(kinds())('$name: shared groups', (kind) => {
 
   it('a group with live partitioned members cannot be joined as a shared group', async () => {
     const { b, shared } = await setUp()
-    await b.groups.groupHeartbeat('pg', { id: 'm', name: 'm', topics: ['t'], sessionTimeoutMs: 30_000, pid: process.pid, host: HOST }, [])
-    const options = { group: 'pg', name: 's', topics: ['t'], from: 'start' as const, claimAfterMs: 1000, ackIntervalMs: 50, sessionTimeoutMs: 30_000, heartbeatIntervalMs: 1000 }
+    await b.groups.groupHeartbeat(
+      'pg',
+      { id: 'm', name: 'm', topics: ['t'], sessionTimeoutMs: 30_000, pid: process.pid, host: HOST },
+      [],
+    )
+    const options = {
+      group: 'pg',
+      name: 's',
+      topics: ['t'],
+      from: 'start' as const,
+      claimAfterMs: 1000,
+      ackIntervalMs: 50,
+      sessionTimeoutMs: 30_000,
+      heartbeatIntervalMs: 1000,
+    }
     await expect(shared.join(options, new Reports())).rejects.toBeInstanceOf(InvalidArgumentError)
   })
 })

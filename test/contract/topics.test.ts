@@ -15,8 +15,18 @@ describe.each(kinds())('$name: topics', (kind) => {
 
   it('createTopic then getTopic gives back every TopicMeta field, on this and another instance', async () => {
     const b = await ctx.fresh()
-    const retention = kind.caps.retention === 'none' ? {} : { maxMessages: 1000, maxAgeMs: 86_400_000, maxBytes: 1 << 20, consumed: true }
-    const meta = topicMeta('orders', { partitions: 3, keyType: 'char12', messageTypes: ['shop.Order', 'shop.Refund'], retention, maxMessageBytes: 4096, createdAt: 1_600_000_000_123 })
+    const retention =
+      kind.caps.retention === 'none'
+        ? {}
+        : { maxMessages: 1000, maxAgeMs: 86_400_000, maxBytes: 1 << 20, consumed: true }
+    const meta = topicMeta('orders', {
+      partitions: 3,
+      keyType: 'char12',
+      messageTypes: ['shop.Order', 'shop.Refund'],
+      retention,
+      maxMessageBytes: 4096,
+      createdAt: 1_600_000_000_123,
+    })
     const before = Date.now()
     await b.createTopic(meta)
     const got = await b.getTopic('orders')
@@ -33,7 +43,9 @@ describe.each(kinds())('$name: topics', (kind) => {
 
   it('attributes round-trip through createTopic and getTopic on another instance (twainmq-v1: refused)', async () => {
     const b = await ctx.fresh()
-    const meta = topicMeta('withattrs', { attributes: { 'content-type': 'text/plain', 'ds.expires': '2030-01-01T00:00:00Z' } })
+    const meta = topicMeta('withattrs', {
+      attributes: { 'content-type': 'text/plain', 'ds.expires': '2030-01-01T00:00:00Z' },
+    })
     if (kind.caps.retention === 'none') {
       await expect(b.createTopic(meta)).rejects.toBeInstanceOf(InvalidArgumentError)
       return
@@ -55,7 +67,10 @@ describe.each(kinds())('$name: topics', (kind) => {
   it('two concurrent creates of one name: exactly one wins, the other is TopicExistsError', async () => {
     const b = await ctx.fresh()
     const other = await ctx.open()
-    const results = await Promise.allSettled([b.createTopic(topicMeta('race', { partitions: 2 })), other.createTopic(topicMeta('race', { partitions: 3 }))])
+    const results = await Promise.allSettled([
+      b.createTopic(topicMeta('race', { partitions: 2 })),
+      other.createTopic(topicMeta('race', { partitions: 3 })),
+    ])
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1)
     const lost = results.find((r) => r.status === 'rejected') as PromiseRejectedResult
     expect(lost.reason).toBeInstanceOf(TopicExistsError)
@@ -90,7 +105,11 @@ describe.each(kinds())('$name: topics', (kind) => {
     const b = await ctx.fresh()
     expect(await b.listTopics()).toEqual([])
     for (const name of ['zeta', 'alpha', 'mid', '__internal']) await b.createTopic(topicMeta(name))
-    await b.groups.groupHeartbeat('g', { id: 'm', name: 'm', topics: ['alpha'], sessionTimeoutMs: 30_000, pid: process.pid, host: HOST }, [])
+    await b.groups.groupHeartbeat(
+      'g',
+      { id: 'm', name: 'm', topics: ['alpha'], sessionTimeoutMs: 30_000, pid: process.pid, host: HOST },
+      [],
+    )
     expect(await b.listTopics()).toEqual(['alpha', 'mid', 'zeta'])
     expect((await b.getTopic('__internal')).name).toBe('__internal') // hidden from the list, not gone
     expect(await (await ctx.open()).listTopics()).toEqual(['alpha', 'mid', 'zeta'])
@@ -166,7 +185,15 @@ describe.each(kinds())('$name: topics', (kind) => {
       ['append', (x) => x.append('t', 0, texts(meta, 'late', 1), 'p')],
       ['openReader + read', async (x) => (await x.openReader('t', 0, 0)).read(10)],
       ['offsetForTime', (x) => x.offsetForTime('t', 0, 0)],
-      ['heartbeat', (x) => x.groups.groupHeartbeat('g', { id: 'm', name: 'm', topics: ['t'], sessionTimeoutMs: 30_000, pid: process.pid, host: HOST }, [])],
+      [
+        'heartbeat',
+        (x) =>
+          x.groups.groupHeartbeat(
+            'g',
+            { id: 'm', name: 'm', topics: ['t'], sessionTimeoutMs: 30_000, pid: process.pid, host: HOST },
+            [],
+          ),
+      ],
     ]
     const outcomes: string[] = []
     for (const [what, call] of calls) {
@@ -175,7 +202,10 @@ describe.each(kinds())('$name: topics', (kind) => {
         (err: unknown) => err,
       )
       const ok = e instanceof TwainError && !e.retriable
-      if (!ok) outcomes.push(`${what}: ${e === undefined ? 'resolved' : `${(e as Error).name} ${(e as TwainError).retriable === true ? '(retriable) ' : ''}${(e as Error).message}`}`)
+      if (!ok)
+        outcomes.push(
+          `${what}: ${e === undefined ? 'resolved' : `${(e as Error).name} ${(e as TwainError).retriable === true ? '(retriable) ' : ''}${(e as Error).message}`}`,
+        )
     }
     expect(outcomes).toEqual([])
   })

@@ -27,31 +27,36 @@ describe.each(kinds())('$name: trim, retention, time', (kind) => {
   kind.hooks()
   const ctx = perTest(kind)
 
-  it(kind.caps.trim === 'exact' ? 'trimBefore removes exactly the offsets below `before`, clamped to the retained range' : 'trimBefore is refused with InvalidArgumentError', async () => {
-    const b = await ctx.fresh()
-    const meta = topicMeta('t')
-    await b.createTopic(meta)
-    await b.append('t', 0, texts(meta, 'v', 10), 'p')
-    await b.append('t', 0, texts(meta, 'w', 10), 'p')
-    if (kind.caps.trim === 'refused') {
-      const e = await b.trimBefore('t', 0, 7).catch((err: unknown) => err)
-      expect(e).toBeInstanceOf(InvalidArgumentError)
-      expect((e as Error).message).toContain('"t"')
-      expect(await b.offsets('t')).toEqual([{ partition: 0, start: 0, end: 20 }])
-      expect(await readAll(b, 't')).toHaveLength(20)
-      return
-    }
-    expect(await b.trimBefore('t', 0, 7)).toBe(7)
-    expect(await b.offsets('t')).toEqual([{ partition: 0, start: 7, end: 20 }])
-    expect(await b.trimBefore('t', 0, 7)).toBe(0) // again: nothing left below 7
-    expect(await b.trimBefore('t', 0, 3)).toBe(0) // below the start
-    expect((await readAll(b, 't')).map((m) => m.offset)[0]).toBe(7)
-    expect(await b.trimBefore('t', 0, 100)).toBe(13) // beyond the end: clamped to the end
-    expect(await b.offsets('t')).toEqual([{ partition: 0, start: 20, end: 20 }])
-    expect(await readAll(b, 't')).toEqual([])
-    expect(await b.append('t', 0, texts(meta, 'x', 1), 'p')).toBe(20) // offsets are never reused
-    expect(await (await ctx.open()).offsets('t')).toEqual([{ partition: 0, start: 20, end: 21 }])
-  })
+  it(
+    kind.caps.trim === 'exact'
+      ? 'trimBefore removes exactly the offsets below `before`, clamped to the retained range'
+      : 'trimBefore is refused with InvalidArgumentError',
+    async () => {
+      const b = await ctx.fresh()
+      const meta = topicMeta('t')
+      await b.createTopic(meta)
+      await b.append('t', 0, texts(meta, 'v', 10), 'p')
+      await b.append('t', 0, texts(meta, 'w', 10), 'p')
+      if (kind.caps.trim === 'refused') {
+        const e = await b.trimBefore('t', 0, 7).catch((err: unknown) => err)
+        expect(e).toBeInstanceOf(InvalidArgumentError)
+        expect((e as Error).message).toContain('"t"')
+        expect(await b.offsets('t')).toEqual([{ partition: 0, start: 0, end: 20 }])
+        expect(await readAll(b, 't')).toHaveLength(20)
+        return
+      }
+      expect(await b.trimBefore('t', 0, 7)).toBe(7)
+      expect(await b.offsets('t')).toEqual([{ partition: 0, start: 7, end: 20 }])
+      expect(await b.trimBefore('t', 0, 7)).toBe(0) // again: nothing left below 7
+      expect(await b.trimBefore('t', 0, 3)).toBe(0) // below the start
+      expect((await readAll(b, 't')).map((m) => m.offset)[0]).toBe(7)
+      expect(await b.trimBefore('t', 0, 100)).toBe(13) // beyond the end: clamped to the end
+      expect(await b.offsets('t')).toEqual([{ partition: 0, start: 20, end: 20 }])
+      expect(await readAll(b, 't')).toEqual([])
+      expect(await b.append('t', 0, texts(meta, 'x', 1), 'p')).toBe(20) // offsets are never reused
+      expect(await (await ctx.open()).offsets('t')).toEqual([{ partition: 0, start: 20, end: 21 }])
+    },
+  )
 
   if (kind.caps.trim === 'exact') {
     it('trimBefore across several segments is exact too', async () => {
@@ -79,7 +84,9 @@ describe.each(kinds())('$name: trim, retention, time', (kind) => {
   if (kind.caps.retention === 'none') {
     it('retention limits are refused at createTopic (InvalidArgumentError); applyRetention removes nothing', async () => {
       const b = await ctx.fresh()
-      await expect(b.createTopic(topicMeta('t', { retention: { maxMessages: 10 } }))).rejects.toBeInstanceOf(InvalidArgumentError)
+      await expect(b.createTopic(topicMeta('t', { retention: { maxMessages: 10 } }))).rejects.toBeInstanceOf(
+        InvalidArgumentError,
+      )
       await expect(b.getTopic('t')).rejects.toBeInstanceOf(TopicNotFoundError)
       await b.createTopic(topicMeta('t'))
       await appendOneByOne(b, 't', 25)

@@ -20,7 +20,8 @@ async function tailUntil(r: PartitionReader, calls: Calls, n: number, ms: number
     const seen = calls.count
     const got = await r.read(100)
     out.push(...got)
-    if (got.length === 0) await calls.after(seen, Math.max(1, deadline - Date.now()), `wake-up with ${out.length} of ${n} messages read`)
+    if (got.length === 0)
+      await calls.after(seen, Math.max(1, deadline - Date.now()), `wake-up with ${out.length} of ${n} messages read`)
   }
   return out
 }
@@ -38,7 +39,7 @@ describe.each(kinds())('$name: watch', (kind) => {
     return { watcher, writer, reader }
   }
 
-  it("an append from another instance calls onData, and the tail reads it after the wake-up", async () => {
+  it('an append from another instance calls onData, and the tail reads it after the wake-up', async () => {
     const { watcher, writer, reader } = await setUp()
     const calls = new Calls()
     const unsubscribe = watcher.watch('t', 1, calls.fn, false)

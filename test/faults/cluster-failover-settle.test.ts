@@ -56,9 +56,14 @@ describe.each(['kill -9', 'freeze'] as const)('a master %s, not back while measu
       const [replica] = await cluster.replicasOf(master)
       if (!replica) throw new Error('no replica')
       const onMaster = new Set<number>()
-      for (let p = 0; p < PARTITIONS; p++) if ((await cluster.masterOf(keySlot(await streamKeyOf(twain, 't', p)))) === master) onMaster.add(p)
+      for (let p = 0; p < PARTITIONS; p++)
+        if ((await cluster.masterOf(keySlot(await streamKeyOf(twain, 't', p)))) === master) onMaster.add(p)
 
-      const l = sendLoad(twain, 't', Array.from({ length: LANES }, (_, lane) => lane % PARTITIONS))
+      const l = sendLoad(
+        twain,
+        't',
+        Array.from({ length: LANES }, (_, lane) => lane % PARTITIONS),
+      )
       try {
         await until(() => l.acked.length >= 2000, 30_000, '2000 sends before the fault')
         const faultAt = performance.now()
@@ -70,7 +75,10 @@ describe.each(['kill -9', 'freeze'] as const)('a master %s, not back while measu
         const endAt = performance.now()
         const openAtEnd = l.open().filter((x) => onMaster.has(x.partition))
         // Every send to the failed partitions that was pending at the promotion or began after it.
-        const sends = [...l.settled.filter((x) => onMaster.has(x.partition) && x.end > promotedAt && x.end <= endAt), ...openAtEnd.map((x) => ({ ...x, end: Number.POSITIVE_INFINITY }))]
+        const sends = [
+          ...l.settled.filter((x) => onMaster.has(x.partition) && x.end > promotedAt && x.end <= endAt),
+          ...openAtEnd.map((x) => ({ ...x, end: Number.POSITIVE_INFINITY })),
+        ]
         const due = (x: { start: number }): number => Math.max(x.start, promotedAt) + ACK_TIMEOUT_MS + SLACK_MS
         const late = sends.filter((x) => x.end > due(x) && (x.end !== Number.POSITIVE_INFINITY || endAt > due(x)))
         const pendingAtPromotion = sends.filter((x) => x.start < promotedAt)
@@ -79,7 +87,9 @@ describe.each(['kill -9', 'freeze'] as const)('a master %s, not back while measu
         // Sends to the healthy masters' partitions begun between the fault and the promotion, however
         // long they took: a failing master puts the whole cluster down (CLUSTERDOWN) until its
         // replica takes over, unless cluster-require-full-coverage is off.
-        const healthy = l.settled.filter((x) => !onMaster.has(x.partition) && x.start >= faultAt && x.start <= promotedAt).map((x) => x.end - x.start)
+        const healthy = l.settled
+          .filter((x) => !onMaster.has(x.partition) && x.start >= faultAt && x.start <= promotedAt)
+          .map((x) => x.end - x.start)
         const summary = `${fault} (node timeout ${cluster.nodeTimeoutMs} ms): healthy-master sends begun between the fault and the promotion p99 ${Math.round(percentile(healthy, 99))} ms, max ${Math.round(Math.max(0, ...healthy))} ms (${healthy.length}); promotion seen ${Math.round(promotedAt - faultAt)} ms after the fault; ${sends.length} sends to the failed partitions measured, ${pendingAtPromotion.length} pending at the promotion, the last of those settled ${Math.round(longest)} ms after it; longest settle after max(start, promotion) ${Math.round(overshoot)} ms; ${openAtEnd.length} still pending ${Math.round(endAt - promotedAt)} ms after the promotion; ${late.length} late`
         if (process.env.TWAINMQ_REPORT) console.error(summary)
 

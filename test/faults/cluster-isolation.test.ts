@@ -38,7 +38,8 @@ it('the master holding the topic metadata is killed: sends to partitions on the 
     const [replica] = await cluster.replicasOf(metaMaster)
     if (!replica) throw new Error('no replica')
     const healthy: number[] = []
-    for (let p = 0; p < PARTITIONS; p++) if ((await cluster.masterOf(keySlot(await streamKeyOf(twain, 't', p)))) !== metaMaster) healthy.push(p)
+    for (let p = 0; p < PARTITIONS; p++)
+      if ((await cluster.masterOf(keySlot(await streamKeyOf(twain, 't', p)))) !== metaMaster) healthy.push(p)
     expect(healthy.length).toBeGreaterThan(0)
     const load = sendLoad(twain, 't', healthy)
     await until(() => load.acked.length >= 1000, 30_000, '1000 sends before the kill')
@@ -47,7 +48,11 @@ it('the master holding the topic metadata is killed: sends to partitions on the 
     const killedAt = Date.now()
     const fromAcked = load.latencies.length
     const fromFailed = load.failures.length
-    await until(() => Date.now() - killedAt >= WINDOW_MS && load.latencies.length >= fromAcked + 500, 30_000, `${WINDOW_MS} ms and 500 sends after the kill`)
+    await until(
+      () => Date.now() - killedAt >= WINDOW_MS && load.latencies.length >= fromAcked + 500,
+      30_000,
+      `${WINDOW_MS} ms and 500 sends after the kill`,
+    )
     await load.stop()
     // Still before the promotion: the measured window is the outage itself.
     expect(String(await cluster.admin(replica).call('ROLE'))).toMatch(/^slave/)

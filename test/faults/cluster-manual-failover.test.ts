@@ -36,14 +36,20 @@ it('CLUSTER FAILOVER under load: no loss, no duplicate, no reuse; the tail deliv
     await cluster.failover(replica)
     await until(async () => (await cluster.servingMaster(slot)) === replica, 20_000, 'the replica serving the slot')
     const promoted = load.acked.filter((a) => a.partition === 0).length
-    await until(() => load.acked.filter((a) => a.partition === 0).length >= promoted + 1000, 30_000, '1000 sends to partition 0 after the failover')
+    await until(
+      () => load.acked.filter((a) => a.partition === 0).length >= promoted + 1000,
+      30_000,
+      '1000 sends to partition 0 after the failover',
+    )
     await load.stop()
 
     const report = check(load.acked, await readBack(twain, 't'))
     expect(report.counts, report.text).toEqual(CLEAN)
     for (const e of load.failures) expect(e, String(e)).toMatchObject({ retriable: true })
     await until(() => deliveredAll(tail, load.acked), 20_000, 'the tail to deliver every acknowledged send')
-    expect(deliveryProblems(tail, load.acked, new Map(Array.from({ length: PARTITIONS }, (_, p) => [p, 0])))).toEqual([])
+    expect(deliveryProblems(tail, load.acked, new Map(Array.from({ length: PARTITIONS }, (_, p) => [p, 0])))).toEqual(
+      [],
+    )
     expect(tail.error).toBeUndefined()
   } finally {
     await twain.close()

@@ -49,14 +49,28 @@ describe.each([
       // The tail kept delivering partition 0 while its slot moved.
       expect(tail.byPartition.get(0)?.length ?? 0).toBeGreaterThan(before)
       const moved = load.acked.filter((a) => a.partition === 0).length
-      await until(() => load.acked.filter((a) => a.partition === 0).length >= moved + 500, 30_000, '500 sends to partition 0 after the migration')
+      await until(
+        () => load.acked.filter((a) => a.partition === 0).length >= moved + 500,
+        30_000,
+        '500 sends to partition 0 after the migration',
+      )
       await load.stop()
 
       expect(load.failures.map(String)).toEqual([])
       const report = check(load.acked, await readBack(twain, 't'))
       expect(report.counts, report.text).toEqual(CLEAN)
       await until(() => deliveredAll(tail, load.acked), 20_000, 'the tail to deliver every acknowledged send')
-      expect(deliveryProblems(tail, load.acked, new Map([[0, 0], [1, 0], [2, 0]]))).toEqual([])
+      expect(
+        deliveryProblems(
+          tail,
+          load.acked,
+          new Map([
+            [0, 0],
+            [1, 0],
+            [2, 0],
+          ]),
+        ),
+      ).toEqual([])
       await until(() => deliveredAll(group, load.acked), 20_000, 'the group to deliver every acknowledged send')
       expect(tail.error).toBeUndefined()
       expect(group.error).toBeUndefined()

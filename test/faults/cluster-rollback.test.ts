@@ -39,7 +39,12 @@ it('kill -9 of a master while its replica lags, replicaAcks 0: a live tail and g
   const tailLoop = (async () => {
     for await (const m of tail) tailed.set(m.offset, idOf(m.value))
   })()
-  const c = reader.consumer<string>('t', { group: 'g', sessionTimeoutMs: 10_000, heartbeatIntervalMs: 200, commitIntervalMs: 100 })
+  const c = reader.consumer<string>('t', {
+    group: 'g',
+    sessionTimeoutMs: 10_000,
+    heartbeatIntervalMs: 200,
+    commitIntervalMs: 100,
+  })
   c.on('error', (e) => {
     if ((e as { code?: string }).code === 'ERR_LOG_ROLLBACK') groupRollbacks.push(e)
   })
@@ -54,7 +59,11 @@ it('kill -9 of a master while its replica lags, replicaAcks 0: a live tail and g
     const master = await cluster.masterOf(slot)
     const [replica] = await cluster.replicasOf(master)
     if (!replica) throw new Error('no replica')
-    const l = sendLoad(writer, 't', Array.from({ length: LANES }, () => 0))
+    const l = sendLoad(
+      writer,
+      't',
+      Array.from({ length: LANES }, () => 0),
+    )
     const settled = (): number => l.acked.length + l.failures.length
     await until(() => l.acked.length >= 1000, 30_000, '1000 sends before the fault')
     // As in cluster-failover.test.ts: the replica stops taking the replication stream while large
@@ -66,7 +75,11 @@ it('kill -9 of a master while its replica lags, replicaAcks 0: a live tail and g
     await master.kill()
     l.padding = ''
     replica.pause(false)
-    await until(async () => (await cluster.servingMaster(slot, [master])) === replica, 30_000, 'promotion of the replica')
+    await until(
+      async () => (await cluster.servingMaster(slot, [master])) === replica,
+      30_000,
+      'promotion of the replica',
+    )
     const promoted = l.acked.length
     await until(() => l.acked.length >= promoted + 1500, 30_000, '1500 sends after the promotion')
     await l.stop()
@@ -74,10 +87,17 @@ it('kill -9 of a master while its replica lags, replicaAcks 0: a live tail and g
     const report = check(l.acked, back)
     // Every record the log holds now reached the tail and the group, at its offset: none skipped.
     const missing = (seen: Map<number, string>) => back.records.filter((r) => seen.get(r.offset) !== r.id)
-    await until(() => missing(tailed).length === 0 && missing(grouped).length === 0, 60_000, `every stored record delivered (tail misses ${missing(tailed).length}, group ${missing(grouped).length}; ${report.text})`)
+    await until(
+      () => missing(tailed).length === 0 && missing(grouped).length === 0,
+      60_000,
+      `every stored record delivered (tail misses ${missing(tailed).length}, group ${missing(grouped).length}; ${report.text})`,
+    )
     // The log holds the sends of before the lag and of after the promotion; the message says what the
     // history read back and why it stopped (a CI run saw 1,024 records here, unexplained).
-    expect(back.records.length, `${report.text}; read back ${back.records.length} records, describeTopic ${JSON.stringify(back.offsets)}, history errors ${JSON.stringify(back.errors)}`).toBeGreaterThan(2000)
+    expect(
+      back.records.length,
+      `${report.text}; read back ${back.records.length} records, describeTopic ${JSON.stringify(back.offsets)}, history errors ${JSON.stringify(back.errors)}`,
+    ).toBeGreaterThan(2000)
     // Offsets acknowledged twice mean the log rolled back under the readers: that was reported.
     if (report.counts.reused > 0) {
       const by = rollbacks.map((w) => w.message.match(/seen by (a \w+)/)?.[1]).sort()
@@ -85,7 +105,11 @@ it('kill -9 of a master while its replica lags, replicaAcks 0: a live tail and g
       expect(groupRollbacks, report.text).toHaveLength(1)
       for (const r of [...rollbacks, ...groupRollbacks]) expect(r).toMatchObject({ topic: 't', partition: 0 })
     }
-    await until(async () => (await reader.describeGroup('g')).topics.every((t) => t.lag === 0 && t.committed === t.end), 20_000, 'the group commits the new end')
+    await until(
+      async () => (await reader.describeGroup('g')).topics.every((t) => t.lag === 0 && t.committed === t.end),
+      20_000,
+      'the group commits the new end',
+    )
   } finally {
     process.off('warning', onWarning)
     await tail.close()

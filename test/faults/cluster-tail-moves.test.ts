@@ -87,7 +87,11 @@ describe.each(['slot migration', 'manual failover', 'kill -9 of the master'] as 
           // The tail's blocking read was on the killed master; the replica takes over, and the old
           // master comes back as its replica (so sends are acknowledged again).
           await master.kill()
-          await until(async () => (await cluster.servingMaster(slot, [master])) === replica, 30_000, 'promotion of the replica')
+          await until(
+            async () => (await cluster.servingMaster(slot, [master])) === replica,
+            30_000,
+            'promotion of the replica',
+          )
           await master.restart()
           await cluster.waitHealthy()
         }
@@ -101,13 +105,21 @@ describe.each(['slot migration', 'manual failover', 'kill -9 of the master'] as 
       // twice but a record the tail saw before a rollback it reported (only after a kill).
       const index = got.map((v) => Number(v.slice(1)))
       expect(index).toEqual([...index].sort((a, b) => a - b))
-      const again = got.flatMap((v, i) => (got.indexOf(v) === i ? [] : [{ value: v, first: offsets[got.indexOf(v)] as number, second: offsets[i] as number }]))
-      const explained = (d: { first: number; second: number }) => rollbacks.some((r) => r.from <= d.first && d.first <= r.to && d.second >= r.from)
+      const again = got.flatMap((v, i) =>
+        got.indexOf(v) === i
+          ? []
+          : [{ value: v, first: offsets[got.indexOf(v)] as number, second: offsets[i] as number }],
+      )
+      const explained = (d: { first: number; second: number }) =>
+        rollbacks.some((r) => r.from <= d.first && d.first <= r.to && d.second >= r.from)
       expect(again.filter((d) => move !== 'kill -9 of the master' || !explained(d))).toEqual([])
       const seen = new Set(got)
       expect(s.acked.filter((v) => !seen.has(v))).toEqual([])
       // The lane to the node that lost the slot is closed (this topic has no other partition there).
-      const tailConnections = async (): Promise<number> => String(await cluster.admin(master).client('LIST')).split('\n').filter((l) => / name=twainmq:tail/.test(l)).length
+      const tailConnections = async (): Promise<number> =>
+        String(await cluster.admin(master).client('LIST'))
+          .split('\n')
+          .filter((l) => / name=twainmq:tail/.test(l)).length
       await until(async () => (await tailConnections()) === 0, 10_000, 'no tail connection left on the old master')
       await it.return?.()
       await reading

@@ -39,7 +39,13 @@ interface CaseResult {
  * Produce into a fresh root on the mount until the disk is full (made full by `fill`), check what
  * a fresh open() reads back, give the space back (`unfill`) and send again on the same instance.
  */
-async function sweepCase(mnt: string, name: string, fsync: Fsync, fill: () => string, unfill: () => void): Promise<CaseResult> {
+async function sweepCase(
+  mnt: string,
+  name: string,
+  fsync: Fsync,
+  fill: () => string,
+  unfill: () => void,
+): Promise<CaseResult> {
   const root = join(mnt, name)
   const unhandled = trackUnhandled()
   const problems: string[] = []
@@ -98,11 +104,14 @@ async function sweepCase(mnt: string, name: string, fsync: Fsync, fill: () => st
     try {
       back = await within(readBack(reader, 't'), PHASE_MS, 'readBack on a full disk')
     } finally {
-      await within(reader.close(), PHASE_MS, 'reader close').catch((e) => problems.push(`HANG: ${(e as Error).message}`))
+      await within(reader.close(), PHASE_MS, 'reader close').catch((e) =>
+        problems.push(`HANG: ${(e as Error).message}`),
+      )
     }
     const r1 = check(acked, back)
     summary.push(`while full: ${r1.text}`)
-    if (JSON.stringify(r1.counts) !== JSON.stringify(CLEAN)) problems.push(`checker while full: ${JSON.stringify(r1.counts)}`)
+    if (JSON.stringify(r1.counts) !== JSON.stringify(CLEAN))
+      problems.push(`checker while full: ${JSON.stringify(r1.counts)}`)
 
     // Space returns: the same instance sends again, at the next dense offset.
     unfill()
@@ -111,7 +120,10 @@ async function sweepCase(mnt: string, name: string, fsync: Fsync, fill: () => st
       const r = await within(p.send(seq, value(id, seq)), 5_000, 'send after space returned')
       acked.push({ id, ...r })
       const end = back.offsets.find((o) => o.partition === r.partition)?.end
-      if (r.offset !== end) problems.push(`send after space returned landed at ${r.partition}@${r.offset}, expected the next dense offset ${end}`)
+      if (r.offset !== end)
+        problems.push(
+          `send after space returned landed at ${r.partition}@${r.offset}, expected the next dense offset ${end}`,
+        )
     } catch (e) {
       problems.push(`send after space returned failed: ${describeErr(e)}`)
     }
@@ -120,19 +132,25 @@ async function sweepCase(mnt: string, name: string, fsync: Fsync, fill: () => st
       const back2 = await within(readBack(reader2, 't'), PHASE_MS, 'readBack after space returned')
       const r2 = check(acked, back2)
       summary.push(`after space returned: ${r2.text}`)
-      if (JSON.stringify(r2.counts) !== JSON.stringify(CLEAN)) problems.push(`checker after space returned: ${JSON.stringify(r2.counts)}`)
+      if (JSON.stringify(r2.counts) !== JSON.stringify(CLEAN))
+        problems.push(`checker after space returned: ${JSON.stringify(r2.counts)}`)
       const info = await twain.describeTopic('t')
       const read = back2.records.length
       const ends = info.offsets.reduce((s, o) => s + o.end - o.start, 0)
       if (ends !== read) problems.push(`describeTopic (same instance) says ${ends} messages, history read ${read}`)
     } finally {
-      await within(reader2.close(), PHASE_MS, 'reader close').catch((e) => problems.push(`HANG: ${(e as Error).message}`))
+      await within(reader2.close(), PHASE_MS, 'reader close').catch((e) =>
+        problems.push(`HANG: ${(e as Error).message}`),
+      )
     }
   } catch (e) {
     problems.push(`unexpected: ${describeErr(e)}`)
   } finally {
     unfill()
-    if (twain) await within(twain.close(), PHASE_MS, 'twain.close()').catch((e) => problems.push(`HANG: ${(e as Error).message}`))
+    if (twain)
+      await within(twain.close(), PHASE_MS, 'twain.close()').catch((e) =>
+        problems.push(`HANG: ${(e as Error).message}`),
+      )
     await sleep(20) // let stray rejections surface
     unhandled.stop()
     for (const u of unhandled.list) problems.push(`unhandled rejection: ${u}`)
@@ -156,7 +174,8 @@ describe('disk full by bytes (tmpfs size=2m)', () => {
   })
   afterAll(() => fs?.unmount())
 
-  const fill = (leave: number) => () => `filled: ${freeBytes(fs.dir)} bytes free before, ${fillLeaving(fs.dir, filler, leave)} after`
+  const fill = (leave: number) => () =>
+    `filled: ${freeBytes(fs.dir)} bytes free before, ${fillLeaving(fs.dir, filler, leave)} after`
   const unfill = () => rmSync(filler, { force: true })
 
   for (const fsync of ['never', 'batch'] as const) {
@@ -185,7 +204,8 @@ describe('disk full by inodes (tmpfs nr_inodes)', () => {
   })
   afterAll(() => fs?.unmount())
 
-  const fill = (leave: number) => () => `inodes: ${freeInodes(fs.dir)} free before, ${fillInodesLeaving(fs.dir, fillDir, leave)} after`
+  const fill = (leave: number) => () =>
+    `inodes: ${freeInodes(fs.dir)} free before, ${fillInodesLeaving(fs.dir, fillDir, leave)} after`
   const unfill = () => rmSync(fillDir, { recursive: true, force: true })
 
   for (const fsync of ['never', 'batch'] as const) {
@@ -214,7 +234,11 @@ async function createTopicCase(mnt: string, name: string, fill: () => number, un
     await twain.createTopic('existing')
     const before = await twain.listTopics()
     const left = fill()
-    const err = await within(twain.createTopic('fresh', { partitions: 3 }), PHASE_MS, 'createTopic on a full disk').then(
+    const err = await within(
+      twain.createTopic('fresh', { partitions: 3 }),
+      PHASE_MS,
+      'createTopic on a full disk',
+    ).then(
       () => undefined,
       (e: unknown) => e,
     )
@@ -224,7 +248,11 @@ async function createTopicCase(mnt: string, name: string, fill: () => number, un
     unfill()
     await within(twain.createTopic('fresh', { partitions: 3 }), 5_000, 'createTopic after space returned')
     expect(await twain.listTopics()).toEqual([...before, 'fresh'].sort())
-    const r = await within(twain.producer<string>('fresh').send(1, 'x', { partition: 2 }), 5_000, 'send to the new topic')
+    const r = await within(
+      twain.producer<string>('fresh').send(1, 'x', { partition: 2 }),
+      5_000,
+      'send to the new topic',
+    )
     expect(r).toEqual({ partition: 2, offset: 0 })
     await sleep(20)
     expect(unhandled.list).toEqual([])
@@ -260,7 +288,8 @@ async function groupCommitCase(mnt: string, name: string, fill: () => number, un
         else held.push(m)
       }
     })().catch((e: unknown) => errors.push(e))
-    const committed = async () => (await twain.describeGroup('g')).topics.find((t) => t.topic === 'c' && t.partition === 0)?.committed
+    const committed = async () =>
+      (await twain.describeGroup('g')).topics.find((t) => t.topic === 'c' && t.partition === 0)?.committed
     await until(async () => got.length === 20 && (await committed()) === 10, 10_000, 'the first 10 messages committed')
 
     const left = fill()
@@ -273,7 +302,10 @@ async function groupCommitCase(mnt: string, name: string, fill: () => number, un
     const seen = [commitErr, ...errors].filter((e) => e !== undefined)
     const text = `space left ${left}; commit(): ${commitErr === undefined ? 'resolved' : describeErr(commitErr)}; error events: ${errors.map(describeErr).join(' | ') || 'none'}`
     expect(seen.length, `no ERR_DISK_FULL from a commit on a full disk: ${text}`).toBeGreaterThan(0)
-    expect(seen.map(notDiskFull).filter((x) => x !== undefined), text).toEqual([])
+    expect(
+      seen.map(notDiskFull).filter((x) => x !== undefined),
+      text,
+    ).toEqual([])
 
     unfill()
     await within(c.commit(), 5_000, 'commit() after space returned')

@@ -63,7 +63,9 @@ function lockState(dir: string): string {
 async function stopChild(p: Proc, ms = 15_000): Promise<number | string> {
   const c = p.child
   const gone = () => c.exitCode !== null || c.signalCode !== null
-  await until(() => gone() || p.out.lines.some((l) => l.startsWith('# started')), 30_000, `${p.name} started`).catch(() => undefined)
+  await until(() => gone() || p.out.lines.some((l) => l.startsWith('# started')), 30_000, `${p.name} started`).catch(
+    () => undefined,
+  )
   if (!gone()) c.kill('SIGTERM')
   const timer = setTimeout(() => c.kill('SIGKILL'), ms)
   const code = await p.closed
@@ -96,7 +98,11 @@ describe('SIGKILL storm over producers and group members', () => {
     for (let i = 0; i < 3; i++) start('producer')
     for (let i = 0; i < 2; i++) start('member')
     // Let the first ones get going, so kills hit working processes, not only starting ones.
-    await until(() => procs.some((p) => p.kind === 'producer' && parseAcked(p.out.lines).length > 0), 20_000, 'a first acknowledged send')
+    await until(
+      () => procs.some((p) => p.kind === 'producer' && parseAcked(p.out.lines).length > 0),
+      20_000,
+      'a first acknowledged send',
+    )
 
     const stormEnd = Date.now() + STORM_MS
     let kills = 0
@@ -116,7 +122,13 @@ describe('SIGKILL storm over producers and group members', () => {
       const working = running.filter(isWorking)
       const workingMembers = working.filter((p) => p.kind === 'member')
       const candidates =
-        kills % 2 === 1 && workingMembers.length > 0 ? workingMembers : working.length > 0 ? working : running.length > 0 ? running : live()
+        kills % 2 === 1 && workingMembers.length > 0
+          ? workingMembers
+          : working.length > 0
+            ? working
+            : running.length > 0
+              ? running
+              : live()
       const victim = candidates[Math.floor(Math.random() * candidates.length)]!
       if (isWorking(victim)) {
         killedWorking++
@@ -131,7 +143,9 @@ describe('SIGKILL storm over producers and group members', () => {
 
     // Stop everything still running (producers finish their batch, members commit and leave).
     const codes = await Promise.all(procs.map((p) => (p.killed ? p.closed : stopChild(p))))
-    const unclean = procs.flatMap((p, i) => (!p.killed && codes[i] !== 0 ? [`${p.name}: exit ${codes[i]} ${p.out.stderr().slice(0, 300)}`] : []))
+    const unclean = procs.flatMap((p, i) =>
+      !p.killed && codes[i] !== 0 ? [`${p.name}: exit ${codes[i]} ${p.out.stderr().slice(0, 300)}`] : [],
+    )
 
     const locksAfterStop = lockState(dir)
 
@@ -142,13 +156,20 @@ describe('SIGKILL storm over producers and group members', () => {
       async () => {
         const d = await twain!.describeGroup('storm').catch(() => undefined)
         if (!d) return false
-        lastLag = JSON.stringify(d.topics.map((t) => ({ p: t.partition, committed: t.committed, end: t.end, lag: t.lag })))
+        lastLag = JSON.stringify(
+          d.topics.map((t) => ({ p: t.partition, committed: t.committed, end: t.end, lag: t.lag })),
+        )
         return d.topics.length === 2 && d.topics.every((t) => t.lag === 0)
       },
       20_000,
       "lag 0 on every partition of group 'storm'",
     ).catch((e: Error) => {
-      throw new Error(`${e.message}; last describeGroup: ${lastLag}; locks after the stop: ${locksAfterStop}; now: ${lockState(dir)}; clean member: ${clean.out.lines.filter((l) => l.startsWith('#')).slice(-5).join(' | ')} ${clean.out.stderr().slice(0, 300)}`)
+      throw new Error(
+        `${e.message}; last describeGroup: ${lastLag}; locks after the stop: ${locksAfterStop}; now: ${lockState(dir)}; clean member: ${clean.out.lines
+          .filter((l) => l.startsWith('#'))
+          .slice(-5)
+          .join(' | ')} ${clean.out.stderr().slice(0, 300)}`,
+      )
     })
     const cleanCode = await stopChild(clean)
 
@@ -169,13 +190,21 @@ describe('SIGKILL storm over producers and group members', () => {
 
     const info =
       `${kills} kills (${killedWorking} of working processes: ${killedWorkingProducers} producers, ${killedWorkingMembers} members), ${procs.length} processes started; ${acked.length} acked by producers, ` +
-      `${consumed.length} deliveries to members; ${neverConsumed.length} acked ids never consumed (e.g. ${neverConsumed.slice(0, 3).map((a) => `${a.id}@${a.partition}/${a.offset}`).join(', ')}); ` +
+      `${consumed.length} deliveries to members; ${neverConsumed.length} acked ids never consumed (e.g. ${neverConsumed
+        .slice(0, 3)
+        .map((a) => `${a.id}@${a.partition}/${a.offset}`)
+        .join(', ')}); ` +
       `${misdelivered.length} deliveries not matching storage; locks after the stop: ${locksAfterStop}; unclean exits: ${unclean.join('; ') || 'none'}; clean member exit ${cleanCode}; ` +
       `member errors: ${memberErrors.slice(0, 3).join(' | ') || 'none'}; producer rejections: ${producerRejections.slice(0, 3).join(' | ') || 'none'}\n${report.text}`
     console.log(info)
     if (process.env.FAULT_DUMP) {
       const { writeFileSync } = await import('node:fs')
-      writeFileSync(process.env.FAULT_DUMP, procs.map((p) => `=== ${p.name} killed=${p.killed}\n${p.out.lines.join('\n')}\n--- stderr\n${p.out.stderr()}`).join('\n'))
+      writeFileSync(
+        process.env.FAULT_DUMP,
+        procs
+          .map((p) => `=== ${p.name} killed=${p.killed}\n${p.out.lines.join('\n')}\n--- stderr\n${p.out.stderr()}`)
+          .join('\n'),
+      )
     }
 
     // The storm really happened.
@@ -193,8 +222,15 @@ describe('SIGKILL storm over producers and group members', () => {
     // No lock left wedged: a fresh send, to each partition, resolves within 5 s.
     const p = twain.producer<string>('s')
     for (const partition of [0, 1]) {
-      const r = await within(p.send(1, `fresh-${partition}`, { partition }), 5_000, `a fresh send to partition ${partition}`).catch((e: unknown) => e)
-      expect(r, describeErr(r)).toMatchObject({ partition, offset: back.offsets.find((o) => o.partition === partition)!.end })
+      const r = await within(
+        p.send(1, `fresh-${partition}`, { partition }),
+        5_000,
+        `a fresh send to partition ${partition}`,
+      ).catch((e: unknown) => e)
+      expect(r, describeErr(r)).toMatchObject({
+        partition,
+        offset: back.offsets.find((o) => o.partition === partition)!.end,
+      })
     }
   }, 120_000)
 })

@@ -60,9 +60,16 @@ afterEach(async () => {
 async function sendThrough(path: string, content: string, ms: number): Promise<void> {
   lockPath = path
   const started = Date.now()
-  const r = await within(twain.producer<string>('t').send(1, 'through'), ms, `send past ${JSON.stringify(content)} lock`).catch((e: unknown) => e)
+  const r = await within(
+    twain.producer<string>('t').send(1, 'through'),
+    ms,
+    `send past ${JSON.stringify(content)} lock`,
+  ).catch((e: unknown) => e)
   const took = Date.now() - started
-  expect(r, `send did not get past the lock ${JSON.stringify(content)} within ${ms} ms: ${describeErr(r)}`).toEqual({ partition: 0, offset: 0 })
+  expect(r, `send did not get past the lock ${JSON.stringify(content)} within ${ms} ms: ${describeErr(r)}`).toEqual({
+    partition: 0,
+    offset: 0,
+  })
   // The send really went through the planted lock: it is gone (or is a new holder's).
   const now = existsSync(path) ? readFileSync(path, 'utf8') : undefined
   expect(now === undefined || now !== content, `planted lock still there: ${JSON.stringify(now)}`).toBe(true)

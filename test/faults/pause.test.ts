@@ -97,7 +97,11 @@ describe('SIGSTOP of the append-lock holder past the stale limit', () => {
     const readLock = () => (existsSync(lock) ? readFileSync(lock, 'utf8') : '')
     for (; attempts < 2000 && !caught; attempts++) {
       a.kill('SIGSTOP')
-      await until(() => procState(pid) === 'T', 2_000, `A (pid ${pid}) stopped (state ${procState(pid)}, stderr: ${outA.stderr().slice(0, 300)})`)
+      await until(
+        () => procState(pid) === 'T',
+        2_000,
+        `A (pid ${pid}) stopped (state ${procState(pid)}, stderr: ${outA.stderr().slice(0, 300)})`,
+      )
       inUserSpace = inUserCode(pid)
       if (lockOwner(readLock()) === pid && (inUserSpace || attempts >= 300)) caught = true
       else {
@@ -136,15 +140,30 @@ describe('SIGSTOP of the append-lock holder past the stale limit', () => {
         `A stopped after ${attempts} attempt(s)${inUserSpace ? ' in user code' : ''} holding ${JSON.stringify(heldContent)} (${ackedAtStop} acked by then); ` +
         `lock after ${STOP_MS} ms: ${JSON.stringify(stillA)}; B acked ${ackedByBWhileStopped} while A was stopped (first ${bFirstAckAfter} after the stop); ` +
         `A: ${ackedA.length} acked, ${rejA.length} rejected (exit ${codeA}); B: ${ackedB.length} acked, ${rejB.length} rejected (exit ${codeB}); ` +
-        `rejections: ${[...rejA, ...rejB].slice(0, 3).map((r) => r.line).join(' | ') || 'none'}\nA stderr: ${outA.stderr().slice(0, 500)}\nB stderr: ${outB.stderr().slice(0, 500)}\n${report.text}`
+        `rejections: ${
+          [...rejA, ...rejB]
+            .slice(0, 3)
+            .map((r) => r.line)
+            .join(' | ') || 'none'
+        }\nA stderr: ${outA.stderr().slice(0, 500)}\nB stderr: ${outB.stderr().slice(0, 500)}\n${report.text}`
       console.log(info)
       expect(report.counts, info).toEqual(CLEAN)
       // B may time out waiting for the frozen holder's lock; nothing else is an acceptable send failure.
-      expect(rejB.filter((r) => r.code !== 'ERR_TIMEOUT').map((r) => r.line), info).toEqual([])
-      expect(rejA.filter((r) => !r.code.startsWith('ERR_') || r.code === 'ERR_TOPIC_CORRUPT').map((r) => r.line), info).toEqual([])
+      expect(
+        rejB.filter((r) => r.code !== 'ERR_TIMEOUT').map((r) => r.line),
+        info,
+      ).toEqual([])
+      expect(
+        rejA.filter((r) => !r.code.startsWith('ERR_') || r.code === 'ERR_TOPIC_CORRUPT').map((r) => r.line),
+        info,
+      ).toEqual([])
       expect([codeA, codeB], info).toEqual([0, 0])
 
-      const r = await within(reader.producer<string>('p').send(1, 'after the pause'), 5_000, 'a new send after the pause').catch((e: unknown) => e)
+      const r = await within(
+        reader.producer<string>('p').send(1, 'after the pause'),
+        5_000,
+        'a new send after the pause',
+      ).catch((e: unknown) => e)
       expect(r, describeErr(r)).toMatchObject({ partition: 0, offset: back.offsets[0]!.end })
       const again = await readBack(reader, 'p')
       const report2 = check([...ackedA, ...ackedB, { id: 'after', partition: 0, offset: back.offsets[0]!.end }], again)

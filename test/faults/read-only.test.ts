@@ -30,8 +30,16 @@ it('a read-only file system: sends reject with a non-retriable EROFS BackendErro
   const twain = await open(join(fs.dir, 'root'))
   try {
     const p = twain.producer<string>('t')
-    const errors = await Promise.all([0, 1, 2, 3].map((i) => p.send(i, `ro-${i}`).then(() => undefined, (e: unknown) => e)))
-    for (const e of errors) expect(e).toMatchObject({ name: 'BackendError', retriable: false, cause: { code: 'EROFS' } })
+    const errors = await Promise.all(
+      [0, 1, 2, 3].map((i) =>
+        p.send(i, `ro-${i}`).then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
+      ),
+    )
+    for (const e of errors)
+      expect(e).toMatchObject({ name: 'BackendError', retriable: false, cause: { code: 'EROFS' } })
     remount('rw')
     for (let i = 0; i < 20; i++) acked.push({ id: `after-${i}`, ...(await p.send(i, `after-${i}`)) })
     const report = check(acked, await readBack(twain, 't'))

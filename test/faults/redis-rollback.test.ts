@@ -64,7 +64,12 @@ describe('one Redis restored from an older AOF', () => {
     })()
     const grouped: Message<string>[] = []
     const groupErrors: Error[] = []
-    const c = twain.consumer<string>('t', { group: 'g', sessionTimeoutMs: 5000, heartbeatIntervalMs: 100, commitIntervalMs: 50 })
+    const c = twain.consumer<string>('t', {
+      group: 'g',
+      sessionTimeoutMs: 5000,
+      heartbeatIntervalMs: 100,
+      commitIntervalMs: 50,
+    })
     c.on('error', (e) => groupErrors.push(e))
     const groupLoop = (async () => {
       for await (const m of c) {
@@ -72,8 +77,16 @@ describe('one Redis restored from an older AOF', () => {
         m.ack()
       }
     })()
-    await until(() => tailed.length === 10 && grouped.length === 10 && sharedGot.length === 10, 10_000, `10 tailed and grouped (have ${tailed.length}, ${grouped.length}, ${sharedGot.length})`)
-    await until(async () => (await twain.describeGroup('g')).topics.every((t) => t.lag === 0), 10_000, 'commits to the end')
+    await until(
+      () => tailed.length === 10 && grouped.length === 10 && sharedGot.length === 10,
+      10_000,
+      `10 tailed and grouped (have ${tailed.length}, ${grouped.length}, ${sharedGot.length})`,
+    )
+    await until(
+      async () => (await twain.describeGroup('g')).topics.every((t) => t.lag === 0),
+      10_000,
+      'commits to the end',
+    )
 
     const warnings = rollbackWarnings()
     try {
@@ -81,25 +94,48 @@ describe('one Redis restored from an older AOF', () => {
       rmSync(saved, { recursive: true, force: true })
       // The restored server hands out offsets 5.. again; more new records than were lost.
       for (let i = 5; i < 13; i++) await p.send(i, `new-${i}`)
-      const want = [...Array.from({ length: 5 }, (_, i) => `old-${i}`), ...Array.from({ length: 5 }, (_, i) => `lost-${i + 5}`), ...Array.from({ length: 8 }, (_, i) => `new-${i + 5}`)]
-      await until(() => tailed.length >= 18 && grouped.length >= 18, 15_000, `18 tailed and grouped (have ${tailed.map((m) => m.value).join()} | ${grouped.map((m) => m.value).join()})`)
+      const want = [
+        ...Array.from({ length: 5 }, (_, i) => `old-${i}`),
+        ...Array.from({ length: 5 }, (_, i) => `lost-${i + 5}`),
+        ...Array.from({ length: 8 }, (_, i) => `new-${i + 5}`),
+      ]
+      await until(
+        () => tailed.length >= 18 && grouped.length >= 18,
+        15_000,
+        `18 tailed and grouped (have ${tailed.map((m) => m.value).join()} | ${grouped.map((m) => m.value).join()})`,
+      )
       expect(tailed.map((m) => m.value)).toEqual(want)
       expect(tailed.slice(10).map((m) => m.offset)).toEqual([5, 6, 7, 8, 9, 10, 11, 12])
-      expect(grouped.map((m) => m.value), `group errors: ${groupErrors.map((e) => `${(e as { code?: string }).code}: ${e.message}`).join(' | ')}`).toEqual(want)
-      await until(() => sharedGot.length >= 18, 10_000, `18 in the shared group (have ${sharedGot.map((m) => m.value).join()})`)
+      expect(
+        grouped.map((m) => m.value),
+        `group errors: ${groupErrors.map((e) => `${(e as { code?: string }).code}: ${e.message}`).join(' | ')}`,
+      ).toEqual(want)
+      await until(
+        () => sharedGot.length >= 18,
+        10_000,
+        `18 in the shared group (have ${sharedGot.map((m) => m.value).join()})`,
+      )
       expect(sharedGot.map((m) => m.value)).toEqual(want)
       const srb = sharedErrors.filter((e) => (e as { code?: string }).code === 'ERR_LOG_ROLLBACK')
       expect(srb).toHaveLength(1)
       expect(srb[0]).toMatchObject({ topic: 't', partition: 0, from: 5, to: 9 })
       // Reported once each: the tail and the producer (given offsets 5..9 before, and again now)
       // through process warnings (they have no error channel), the groups as 'error' events.
-      expect(warnings.got.map((w) => w.message.match(/seen by (a \w+)/)?.[1]).sort()).toEqual(['a producer', 'a reader'])
-      for (const w of warnings.got) expect(w).toMatchObject({ code: 'ERR_LOG_ROLLBACK', topic: 't', partition: 0, from: 5, to: 9 })
+      expect(warnings.got.map((w) => w.message.match(/seen by (a \w+)/)?.[1]).sort()).toEqual([
+        'a producer',
+        'a reader',
+      ])
+      for (const w of warnings.got)
+        expect(w).toMatchObject({ code: 'ERR_LOG_ROLLBACK', topic: 't', partition: 0, from: 5, to: 9 })
       const rb = groupErrors.filter((e) => (e as { code?: string }).code === 'ERR_LOG_ROLLBACK')
       expect(rb).toHaveLength(1)
       expect(rb[0]).toMatchObject({ topic: 't', partition: 0, from: 5, to: 9 })
       // Commits follow the new log: never past its end.
-      await until(async () => (await twain.describeGroup('g')).topics.every((t) => t.lag === 0), 10_000, 'commits to the new end')
+      await until(
+        async () => (await twain.describeGroup('g')).topics.every((t) => t.lag === 0),
+        10_000,
+        'commits to the new end',
+      )
       const d = await twain.describeGroup('g')
       expect(d.topics[0]).toMatchObject({ committed: 13, end: 13 })
     } finally {
@@ -133,7 +169,9 @@ describe('one Redis restored from an older AOF', () => {
       const p2 = other.producer<string>('t')
       await p2.sendBatch(Array.from({ length: 8 }, (_, i) => ({ key: i, value: `new-${i}` })))
       await until(() => tailed.length >= 13, 10_000, `the re-created topic (have ${tailed.map((m) => m.value).join()})`)
-      expect(tailed.slice(5).map((m) => [m.offset, m.value])).toEqual(Array.from({ length: 8 }, (_, i) => [i, `new-${i}`]))
+      expect(tailed.slice(5).map((m) => [m.offset, m.value])).toEqual(
+        Array.from({ length: 8 }, (_, i) => [i, `new-${i}`]),
+      )
       expect(warnings.got).toHaveLength(1)
       expect(warnings.got[0]).toMatchObject({ code: 'ERR_LOG_ROLLBACK', topic: 't', partition: 0, from: 0, to: 4 })
     } finally {

@@ -2,7 +2,18 @@
 // never write through them (truncate, overwrite or create files elsewhere); a topic or group
 // directory that is a link is refused with a clear error.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { open, type Twain } from '../../src/index.js'
 import { PartitionLock } from '../../src/backends/file/partition-lock.js'
@@ -42,7 +53,10 @@ function plantLink(path: string, target: string): void {
 describe('planted symlinks are never followed on write', () => {
   it('a segment file replaced by a link: the send rejects (not retriable, says so) and the target is untouched', async () => {
     plantLink(join(root(), 't', '0', '00000000000000000000.seg'), victim)
-    const err = await twain.producer<string>('t').send(1, 'x').catch((e: unknown) => e)
+    const err = await twain
+      .producer<string>('t')
+      .send(1, 'x')
+      .catch((e: unknown) => e)
     expect(err).toMatchObject({ name: 'BackendError', retriable: false })
     expect(String((err as Error).message)).toMatch(/symbolic link/)
     victimUntouched()
@@ -50,7 +64,10 @@ describe('planted symlinks are never followed on write', () => {
 
   it('an index file replaced by a link: the send rejects and the target is untouched', async () => {
     plantLink(join(root(), 't', '0', '00000000000000000000.idx'), victim)
-    await expect(twain.producer<string>('t').send(1, 'x')).rejects.toMatchObject({ name: 'BackendError', retriable: false })
+    await expect(twain.producer<string>('t').send(1, 'x')).rejects.toMatchObject({
+      name: 'BackendError',
+      retriable: false,
+    })
     victimUntouched()
   })
 
@@ -94,7 +111,10 @@ describe('planted symlinks are never followed on write', () => {
     symlinkSync(elsewhere, join(root(), 't'))
     const fresh = await open(root())
     try {
-      const err = await fresh.producer<string>('t').send(1, 'x').catch((e: unknown) => e)
+      const err = await fresh
+        .producer<string>('t')
+        .send(1, 'x')
+        .catch((e: unknown) => e)
       expect(err).toMatchObject({ name: 'BackendError', retriable: false })
       expect(String((err as Error).message)).toMatch(/symbolic link/)
       expect(readdirSync(join(elsewhere, '0')).sort()).toEqual(['00000000000000000000.idx', '00000000000000000000.seg'])
@@ -108,7 +128,10 @@ describe('planted symlinks are never followed on write', () => {
     const elsewhere = join(outside.dir, 'p0')
     renameSync(join(root(), 't', '0'), elsewhere)
     symlinkSync(elsewhere, join(root(), 't', '0'))
-    await expect(twain.producer<string>('t').send(1, 'x')).rejects.toMatchObject({ name: 'BackendError', retriable: false })
+    await expect(twain.producer<string>('t').send(1, 'x')).rejects.toMatchObject({
+      name: 'BackendError',
+      retriable: false,
+    })
     expect(readFileSync(join(elsewhere, '00000000000000000000.seg')).length).toBe(0)
   })
 

@@ -38,14 +38,26 @@ describe('TokenAuth', () => {
     expect(auth.check(bearer(READER), 'metrics2', 'read')).toMatchObject({ allowed: false, status: 403 })
     expect(auth.check(bearer(READER), 'orders', 'read')).toMatchObject({ allowed: false, status: 403 })
     for (const op of ['append', 'create', 'delete'] as const) {
-      expect(auth.check(bearer(READER), 'orders.eu', op)).toEqual({ allowed: false, status: 403, reason: 'dashboard may not write stream "orders.eu"' })
+      expect(auth.check(bearer(READER), 'orders.eu', op)).toEqual({
+        allowed: false,
+        status: 403,
+        reason: 'dashboard may not write stream "orders.eu"',
+      })
       expect(auth.check(bearer(WRITER), 'orders.eu', op)).toEqual({ allowed: true, principal: 'ingest' })
     }
     expect(auth.check(`bearer   ${WRITER}`, 'anything', 'read')).toMatchObject({ allowed: true }) // scheme case-insensitive
     expect(auth.check(bearer(WRITER), 'logs', 'append')).toMatchObject({ allowed: false, status: 403 })
-    expect(auth.check(undefined, 'metrics', 'read')).toEqual({ allowed: false, status: 401, reason: 'a bearer token is required' })
+    expect(auth.check(undefined, 'metrics', 'read')).toEqual({
+      allowed: false,
+      status: 401,
+      reason: 'a bearer token is required',
+    })
     expect(auth.check(`Basic ${READER}`, 'metrics', 'read')).toMatchObject({ allowed: false, status: 401 })
-    expect(auth.check(bearer(READER.slice(0, -1)), 'metrics', 'read')).toEqual({ allowed: false, status: 401, reason: 'the token is not valid' })
+    expect(auth.check(bearer(READER.slice(0, -1)), 'metrics', 'read')).toEqual({
+      allowed: false,
+      status: 401,
+      reason: 'the token is not valid',
+    })
     expect(auth.check(bearer(`${READER}x`), 'metrics', 'read')).toMatchObject({ allowed: false, status: 401 })
   })
 
@@ -59,17 +71,33 @@ describe('TokenAuth', () => {
       [{ tokens: [{ token: READER, sha256: sha(READER), read: ['*'] }] }, /tokens\[0\] needs exactly one/],
       [{ tokens: [{ token: 'short', read: ['*'] }] }, /tokens\[0\]: "token" must be a string of at least 16/],
       [{ tokens: [{ sha256: 'abc', read: ['*'] }] }, /tokens\[0\]: "sha256" must be 64 hex digits, got "abc"/],
-      [{ tokens: [{ token: READER, read: ['*'] }, { sha256: sha(READER), write: ['x'] }] }, /tokens\[1\]: the same token/],
+      [
+        {
+          tokens: [
+            { token: READER, read: ['*'] },
+            { sha256: sha(READER), write: ['x'] },
+          ],
+        },
+        /tokens\[1\]: the same token/,
+      ],
       [{ tokens: [{ token: READER }] }, /tokens\[0\] grants nothing/],
       [{ tokens: [{ token: READER, read: 'orders' }] }, /"read" must be an array/],
-      [{ tokens: [{ token: READER, write: [''] }] }, /tokens\[0\]\.write\[0\]: a stream-name pattern must be a non-empty string/],
+      [
+        { tokens: [{ token: READER, write: [''] }] },
+        /tokens\[0\]\.write\[0\]: a stream-name pattern must be a non-empty string/,
+      ],
       [{ tokens: [{ token: READER, read: ['*'], admin: true }] }, /Unknown .*"admin"/],
     ]
     for (const [content, why] of cases) {
-      const e = await fromFile(content).then(() => undefined, (err: unknown) => err)
+      const e = await fromFile(content).then(
+        () => undefined,
+        (err: unknown) => err,
+      )
       expect(e, JSON.stringify(content)).toBeInstanceOf(InvalidArgumentError)
       expect((e as Error).message).toMatch(why)
     }
-    await expect(TokenAuth.load(join(dir.dir, 'missing.json'))).rejects.toThrow(/Cannot read the auth file .*missing\.json/)
+    await expect(TokenAuth.load(join(dir.dir, 'missing.json'))).rejects.toThrow(
+      /Cannot read the auth file .*missing\.json/,
+    )
   })
 })

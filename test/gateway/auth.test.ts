@@ -17,7 +17,12 @@ describe('gateway access control', () => {
   beforeAll(async () => {
     gw = await serve(dir.dir, {
       cors: '*',
-      auth: { tokens: [{ name: 'ui', token: UI, read: ['prices*', 'audit'] }, { name: 'ingest', token: INGEST, read: ['prices*'], write: ['prices*', 'audit'] }] },
+      auth: {
+        tokens: [
+          { name: 'ui', token: UI, read: ['prices*', 'audit'] },
+          { name: 'ingest', token: INGEST, read: ['prices*'], write: ['prices*', 'audit'] },
+        ],
+      },
       authorize: (req, stream, op) => {
         if (stream === 'audit' && op === 'delete') {
           refused.push(`${req.method} ${stream}`)
@@ -32,7 +37,10 @@ describe('gateway access control', () => {
     dir.remove()
   })
   const url = (name: string, q = '') => `${gw.url}/v1/stream/${name}${q}`
-  const as = (token: string | undefined, init: RequestInit = {}): RequestInit => ({ ...init, headers: { ...(init.headers as Record<string, string>), ...(token ? { authorization: `Bearer ${token}` } : {}) } })
+  const as = (token: string | undefined, init: RequestInit = {}): RequestInit => ({
+    ...init,
+    headers: { ...(init.headers as Record<string, string>), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+  })
   const status = async (u: string, init: RequestInit) => (await fetch(u, init)).status
 
   it('401 without a valid token, 403 outside its grants, the granted operations through', async () => {
@@ -59,12 +67,25 @@ describe('gateway access control', () => {
     expect(await status(url('audit'), as(INGEST, { method: 'DELETE' }))).toBe(403)
     expect(refused).toEqual(['DELETE audit'])
     // ingest may write "prices-copy" but may not read "audit": the fork of audit is refused.
-    expect(await status(url('prices-copy'), as(INGEST, { method: 'PUT', headers: { ...text, 'stream-forked-from': '/v1/stream/audit' } }))).toBe(403)
-    expect(await status(url('prices-copy'), as(INGEST, { method: 'PUT', headers: { ...text, 'stream-forked-from': '/v1/stream/prices' } }))).toBe(201)
+    expect(
+      await status(
+        url('prices-copy'),
+        as(INGEST, { method: 'PUT', headers: { ...text, 'stream-forked-from': '/v1/stream/audit' } }),
+      ),
+    ).toBe(403)
+    expect(
+      await status(
+        url('prices-copy'),
+        as(INGEST, { method: 'PUT', headers: { ...text, 'stream-forked-from': '/v1/stream/prices' } }),
+      ),
+    ).toBe(201)
   })
 
   it('a CORS preflight needs no token', async () => {
-    const pre = await fetch(url('prices'), { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-headers': 'authorization' } })
+    const pre = await fetch(url('prices'), {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-headers': 'authorization' },
+    })
     expect(pre.status).toBe(204)
     expect(pre.headers.get('access-control-allow-headers')).toBe('authorization')
   })

@@ -14,7 +14,10 @@ describe('catch-up cache headers', () => {
   let guarded: Served
   beforeAll(async () => {
     open = await serve(`${dir.dir}/open`)
-    guarded = await serve(`${dir.dir}/guarded`, { cors: '*', auth: TokenAuth.from({ tokens: [{ token: TOKEN, read: ['*'], write: ['*'] }] }) })
+    guarded = await serve(`${dir.dir}/guarded`, {
+      cors: '*',
+      auth: TokenAuth.from({ tokens: [{ token: TOKEN, read: ['*'], write: ['*'] }] }),
+    })
     for (const s of [open, guarded]) await s.twain.createTopic('t')
   })
   afterAll(async () => {
@@ -30,7 +33,9 @@ describe('catch-up cache headers', () => {
   })
 
   it('with auth: private and varying by Authorization (and Origin, for CORS)', async () => {
-    const res = await fetch(`${guarded.url}/v1/stream/t`, { headers: { authorization: `Bearer ${TOKEN}`, origin: 'http://page.local' } })
+    const res = await fetch(`${guarded.url}/v1/stream/t`, {
+      headers: { authorization: `Bearer ${TOKEN}`, origin: 'http://page.local' },
+    })
     expect(res.status).toBe(200)
     expect(res.headers.get('cache-control')).toBe('private, max-age=60, stale-while-revalidate=300')
     expect(res.headers.get('vary')).toBe('Authorization, Origin')

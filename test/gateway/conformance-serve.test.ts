@@ -38,7 +38,10 @@ describe('Durable Streams conformance: twainmq serve over Redis, as a user start
   runConformanceTests(config)
   it('the suite ran against this serve process, which grants no other origin without --cors', async () => {
     expect(child.exitCode).toBeNull()
-    const pre = await fetch(`${config.baseUrl}/v1/stream/x`, { method: 'OPTIONS', headers: { origin: 'https://example.com', 'access-control-request-method': 'GET' } })
+    const pre = await fetch(`${config.baseUrl}/v1/stream/x`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://example.com', 'access-control-request-method': 'GET' },
+    })
     expect(pre.status).toBe(204)
     expect(pre.headers.get('access-control-allow-origin')).toBeNull()
     const get = await fetch(`${config.baseUrl}/v1/stream/x`, { headers: { origin: 'https://example.com' } })

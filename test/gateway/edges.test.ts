@@ -47,7 +47,12 @@ describe('gateway edges (file store)', () => {
     const r = await raw(served.url, 'PUT', '/v1/stream/big', { 'content-type': 'text/plain' }, Buffer.alloc(1001, 65))
     expect(r.status).toBe(413)
     expect((await raw(served.url, 'HEAD', '/v1/stream/big')).status).toBe(404)
-    const chunked = await fetch(`${served.url}/v1/stream/big`, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: new Blob([Buffer.alloc(5000, 66)]).stream(), duplex: 'half' } as RequestInit)
+    const chunked = await fetch(`${served.url}/v1/stream/big`, {
+      method: 'PUT',
+      headers: { 'content-type': 'text/plain' },
+      body: new Blob([Buffer.alloc(5000, 66)]).stream(),
+      duplex: 'half',
+    } as RequestInit)
     expect(chunked.status).toBe(413)
   })
 
@@ -64,7 +69,9 @@ describe('gateway edges (file store)', () => {
     await fetch(`${served.url}/v1/stream/quiet`, { method: 'PUT' })
     for (const live of ['long-poll', 'sse']) {
       const abort = new AbortController()
-      const pending = fetch(`${served.url}/v1/stream/quiet?offset=now&live=${live}`, { signal: abort.signal }).then((r) => r.text())
+      const pending = fetch(`${served.url}/v1/stream/quiet?offset=now&live=${live}`, { signal: abort.signal }).then(
+        (r) => r.text(),
+      )
       await until(() => served.watches() === 1, 5000, `the ${live} read waiting`)
       const t0 = Date.now()
       abort.abort()
@@ -82,8 +89,14 @@ describe('gateway as a Fetch handler', () => {
     const gateway = createGateway(twain, { longPollMs: 30_000, sseMaxMs: 600_000 })
     try {
       const u = 'http://gw.test/v1/stream/f'
-      expect((await gateway.fetch(new Request(u, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: 'a' }))).status).toBe(201)
-      expect((await gateway.fetch(new Request(u, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'b' }))).status).toBe(204)
+      expect(
+        (await gateway.fetch(new Request(u, { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: 'a' })))
+          .status,
+      ).toBe(201)
+      expect(
+        (await gateway.fetch(new Request(u, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'b' })))
+          .status,
+      ).toBe(204)
       const read = await gateway.fetch(new Request(u))
       expect(await read.text()).toBe('ab')
       expect(read.headers.get('stream-up-to-date')).toBe('true')

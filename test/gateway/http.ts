@@ -7,13 +7,21 @@ export interface RawResponse {
   body: string
 }
 
-export function raw(origin: string, method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<RawResponse> {
+export function raw(
+  origin: string,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string | Buffer,
+): Promise<RawResponse> {
   const u = new URL(origin)
   return new Promise((resolve, reject) => {
     const req = request({ host: u.hostname, port: u.port, method, path, headers }, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }))
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+      )
       res.on('error', reject)
     })
     req.on('error', reject)

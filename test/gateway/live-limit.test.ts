@@ -15,7 +15,15 @@ describe('maxLivePerClient', () => {
   let byToken: Served
   beforeAll(async () => {
     gw = await serve(dir.dir, { maxLivePerClient: 2 })
-    byToken = await serve(dir.dir, { maxLivePerClient: 1, auth: { tokens: [{ name: 'a', token: A, read: ['*'], write: ['*'] }, { name: 'b', token: B, read: ['*'] }] } })
+    byToken = await serve(dir.dir, {
+      maxLivePerClient: 1,
+      auth: {
+        tokens: [
+          { name: 'a', token: A, read: ['*'], write: ['*'] },
+          { name: 'b', token: B, read: ['*'] },
+        ],
+      },
+    })
     await fetch(`${gw.url}/v1/stream/s`, { method: 'PUT', headers: { 'content-type': 'text/plain' } })
   })
   afterAll(async () => {
@@ -50,7 +58,10 @@ describe('maxLivePerClient', () => {
   it('with auth, each token has its own budget', async () => {
     const a = sse(byToken, { authorization: `Bearer ${A}` })
     expect((await a.res).status).toBe(200)
-    expect((await fetch(`${byToken.url}/v1/stream/s?offset=now&live=sse`, { headers: { authorization: `Bearer ${A}` } })).status).toBe(429)
+    expect(
+      (await fetch(`${byToken.url}/v1/stream/s?offset=now&live=sse`, { headers: { authorization: `Bearer ${A}` } }))
+        .status,
+    ).toBe(429)
     const b = sse(byToken, { authorization: `Bearer ${B}` })
     expect((await b.res).status).toBe(200)
     a.ctrl.abort()

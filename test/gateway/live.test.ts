@@ -66,13 +66,22 @@ describe('gateway live reads (file store)', () => {
     try {
       await fetch(`${slow.url}/v1/stream/bulk`, { method: 'PUT', headers: { 'content-type': 'text/plain' } })
       const parts = Array.from({ length: 64 }, (_, i) => `${String(i).padStart(4, '0')}${'x'.repeat(64 * 1024 - 4)}`)
-      for (const p of parts) await fetch(`${slow.url}/v1/stream/bulk`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: p })
+      for (const p of parts)
+        await fetch(`${slow.url}/v1/stream/bulk`, {
+          method: 'POST',
+          headers: { 'content-type': 'text/plain' },
+          body: p,
+        })
       const u = new URL(`${slow.url}/v1/stream/bulk?offset=-1&live=sse`)
       const chunks: Buffer[] = []
       const done = new Promise<void>((resolve, reject) => {
         const req = request({ host: u.hostname, port: u.port, path: `${u.pathname}${u.search}` }, (res) => {
           res.pause() // a reader that does not read
-          void until(() => slow.responses.at(-1)?.writableNeedDrain === true, 10_000, 'the server waiting for the reader').then(() => {
+          void until(
+            () => slow.responses.at(-1)?.writableNeedDrain === true,
+            10_000,
+            'the server waiting for the reader',
+          ).then(() => {
             res.on('data', (c: Buffer) => {
               chunks.push(c)
               if (Buffer.concat(chunks).includes('"upToDate":true')) req.destroy()

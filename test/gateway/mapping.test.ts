@@ -45,10 +45,18 @@ describe.each(kinds)('gateway mapping (%s)', (kind) => {
   it('HTTP appends are read by a Node consumer group: JSON items, text and bytes as values', async () => {
     const put = await fetch(url('orders'), { method: 'PUT', headers: { 'content-type': 'application/json' } })
     expect(put.status).toBe(201)
-    const post = await fetch(url('orders'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[{"n":1},{"n":2}]' })
+    const post = await fetch(url('orders'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '[{"n":1},{"n":2}]',
+    })
     expect(post.status).toBe(204)
     await fetch(url('notes'), { method: 'PUT', headers: { 'content-type': 'text/plain' }, body: 'héllo' })
-    await fetch(url('blobs'), { method: 'PUT', headers: { 'content-type': 'application/octet-stream' }, body: new Uint8Array([0, 255, 7]) })
+    await fetch(url('blobs'), {
+      method: 'PUT',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: new Uint8Array([0, 255, 7]),
+    })
     const group = served.twain.consumer(['orders', 'notes', 'blobs'], { group: 'http-readers', commitIntervalMs: 10 })
     const seen: GroupMessage[] = []
     for await (const m of group) {
@@ -73,7 +81,12 @@ describe.each(kinds)('gateway mapping (%s)', (kind) => {
       expect(res.status).toBe(200)
       expect(res.headers.get('content-type')).toBe('application/json')
       const values = (await res.json()) as { k: number }[]
-      expect(values).toEqual(sent.map((s, k) => ({ s, k })).filter((x) => x.s.partition === p).map((x) => ({ k: x.k })))
+      expect(values).toEqual(
+        sent
+          .map((s, k) => ({ s, k }))
+          .filter((x) => x.s.partition === p)
+          .map((x) => ({ k: x.k })),
+      )
       all.push(...values)
     }
     expect(all).toHaveLength(9)
@@ -81,7 +94,11 @@ describe.each(kinds)('gateway mapping (%s)', (kind) => {
     expect(whole.status).toBe(404)
     expect(await whole.text()).toMatch(/3 partitions: read them as streams multi~0 \.\. multi~2/)
     expect((await fetch(url('multi~3'))).status).toBe(404)
-    const post = await fetch(url('multi~0'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '1' })
+    const post = await fetch(url('multi~0'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '1',
+    })
     expect(post.status).toBe(405)
   })
 
@@ -101,19 +118,25 @@ describe.each(kinds)('gateway mapping (%s)', (kind) => {
 
   it('refuses a JSON body nested deeper than 1000 levels with 400 naming the limit, as send() does', async () => {
     await fetch(url('deep'), { method: 'PUT', headers: { 'content-type': 'application/json' } })
-    const post = (body: string) => fetch(url('deep'), { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+    const post = (body: string) =>
+      fetch(url('deep'), { method: 'POST', headers: { 'content-type': 'application/json' }, body })
     const nested = (n: number) => '['.repeat(n) + ']'.repeat(n)
     for (const levels of [1001, 5000, 100_000]) {
       // As one value in an object (not flattened), and as an array body whose one item nests that deep.
       for (const body of [`{"v":${nested(levels - 1)}}`, `[${nested(levels)}]`]) {
         const res = await post(body)
         expect(res.status).toBe(400)
-        expect(await res.text()).toMatch(/nests arrays and objects \d+ levels deep; twainmq stores JSON values up to 1000 levels/)
+        expect(await res.text()).toMatch(
+          /nests arrays and objects \d+ levels deep; twainmq stores JSON values up to 1000 levels/,
+        )
       }
     }
     expect((await post(`[${nested(1000)}]`)).status).toBe(204) // an array body: its items are the values
     expect((await post(`{"v":${nested(999)}}`)).status).toBe(204)
-    expect(await (await fetch(url('deep', '?offset=-1'))).json()).toEqual([JSON.parse(nested(1000)), { v: JSON.parse(nested(999)) }])
+    expect(await (await fetch(url('deep', '?offset=-1'))).json()).toEqual([
+      JSON.parse(nested(1000)),
+      { v: JSON.parse(nested(999)) },
+    ])
   })
 
   it('refuses the offsets of a stream that was deleted and created again', async () => {

@@ -23,7 +23,12 @@ const auth = {
 const bearer = (t: string) => ({ authorization: `Bearer ${t}` })
 
 /** Read SSE `snapshot` events of /v1/live until `done(events)` holds. */
-async function liveUntil(url: string, token: string, done: (events: StoreOverview[]) => boolean, after?: (n: number) => Promise<void>): Promise<StoreOverview[]> {
+async function liveUntil(
+  url: string,
+  token: string,
+  done: (events: StoreOverview[]) => boolean,
+  after?: (n: number) => Promise<void>,
+): Promise<StoreOverview[]> {
   const abort = new AbortController()
   const res = await fetch(`${url}/v1/live`, { headers: bearer(token), signal: abort.signal })
   expect(res.status).toBe(200)
@@ -87,8 +92,20 @@ describe.each(['file', 'redis'] as const)('gateway store overview over %s', (kin
     const orders = body.topics[1]!
     expect(orders).toMatchObject({ topic: 'orders', partitionCount: 2 })
     expect(orders.partitions).toEqual([
-      { partition: 0, stream: 'orders~0', start: 0, end: 5, rate: expect.toSatisfy((r: unknown) => r === null || typeof r === 'number') },
-      { partition: 1, stream: 'orders~1', start: 0, end: 3, rate: expect.toSatisfy((r: unknown) => r === null || typeof r === 'number') },
+      {
+        partition: 0,
+        stream: 'orders~0',
+        start: 0,
+        end: 5,
+        rate: expect.toSatisfy((r: unknown) => r === null || typeof r === 'number'),
+      },
+      {
+        partition: 1,
+        stream: 'orders~1',
+        start: 0,
+        end: 3,
+        rate: expect.toSatisfy((r: unknown) => r === null || typeof r === 'number'),
+      },
     ])
     expect(body.topics[0]!.partitions).toMatchObject([{ partition: 0, stream: 'audit', start: 0, end: 1 }])
   })
@@ -111,10 +128,25 @@ describe.each(['file', 'redis'] as const)('gateway store overview over %s', (kin
   })
 
   it('shows a token only the streams it may read', async () => {
-    const topics = (await (await fetch(`${gw.url}/v1/topics`, { headers: bearer(ORDERS1) })).json()) as { topics: TopicOverview[] }
-    expect(topics.topics).toEqual([expect.objectContaining({ topic: 'orders', partitions: [expect.objectContaining({ stream: 'orders~1', end: 3 })] })])
-    const groups = (await (await fetch(`${gw.url}/v1/groups`, { headers: bearer(ORDERS1) })).json()) as { groups: GroupOverview[] }
-    expect(groups.groups).toEqual([expect.objectContaining({ group: 'billing', lag: 0, partitions: [expect.objectContaining({ stream: 'orders~1' })] })])
+    const topics = (await (await fetch(`${gw.url}/v1/topics`, { headers: bearer(ORDERS1) })).json()) as {
+      topics: TopicOverview[]
+    }
+    expect(topics.topics).toEqual([
+      expect.objectContaining({
+        topic: 'orders',
+        partitions: [expect.objectContaining({ stream: 'orders~1', end: 3 })],
+      }),
+    ])
+    const groups = (await (await fetch(`${gw.url}/v1/groups`, { headers: bearer(ORDERS1) })).json()) as {
+      groups: GroupOverview[]
+    }
+    expect(groups.groups).toEqual([
+      expect.objectContaining({
+        group: 'billing',
+        lag: 0,
+        partitions: [expect.objectContaining({ stream: 'orders~1' })],
+      }),
+    ])
   })
 
   it('answers 401 without a valid token and 403 to a token that may read nothing, on every endpoint', async () => {
@@ -152,7 +184,11 @@ describe.each(['file', 'redis'] as const)('gateway store overview over %s', (kin
     const last = events[events.length - 1]!
     const orders = last.topics.find((t) => t.topic === 'orders')!
     expect(orders.partitions[0]!.end).toBe(7)
-    expect(last.groups.find((g) => g.group === 'billing')!.partitions[0]).toMatchObject({ committed: 2, end: 7, lag: 5 })
+    expect(last.groups.find((g) => g.group === 'billing')!.partitions[0]).toMatchObject({
+      committed: 2,
+      end: 7,
+      lag: 5,
+    })
     expect(typeof orders.rate).toBe('number')
     expect(orders.rate).toBeGreaterThan(0)
   })

@@ -30,13 +30,21 @@ describe.each(['file', 'redis'] as const)('gateway catch-up read-ahead (%s store
 
   const url = (name: string) => `${served.url}/v1/stream/${name}`
   const append = async (name: string, from: number, n: number) => {
-    const r = await fetch(url(name), { method: 'POST', headers: JSON_TYPE, body: JSON.stringify(Array.from({ length: n }, (_, i) => item(from + i))) })
+    const r = await fetch(url(name), {
+      method: 'POST',
+      headers: JSON_TYPE,
+      body: JSON.stringify(Array.from({ length: n }, (_, i) => item(from + i))),
+    })
     expect(r.status).toBeLessThan(300)
   }
   const page = async (name: string, offset: string) => {
     const r = await fetch(`${url(name)}?offset=${encodeURIComponent(offset)}`)
     expect(r.status).toBe(200)
-    return { items: (await r.json()) as string[], next: r.headers.get('stream-next-offset')!, upToDate: r.headers.get('stream-up-to-date') === 'true' }
+    return {
+      items: (await r.json()) as string[],
+      next: r.headers.get('stream-next-offset')!,
+      upToDate: r.headers.get('stream-up-to-date') === 'true',
+    }
   }
   const settled = () => readAheadSettled(backendOf(served.twain))
 

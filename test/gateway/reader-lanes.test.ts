@@ -22,7 +22,8 @@ describe('gateway reader lanes (file store)', () => {
   it('50 appends delivered to an SSE reader open at most a couple of readers, not one per append', async () => {
     const url = `${served.url}/v1/stream/lanes`
     await fetch(url, { method: 'PUT', headers: { 'content-type': 'application/json' } })
-    const post = (i: number) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([i]) })
+    const post = (i: number) =>
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([i]) })
     await post(-1)
     const store = backendOf(served.twain)
     const open = store.openReader.bind(store)
@@ -43,7 +44,8 @@ describe('gateway reader lanes (file store)', () => {
         text += decoder.decode(value, { stream: true })
       }
     })()
-    const items = () => [...text.matchAll(/event: data\ndata:(\[[^\n]*\])/g)].flatMap((m) => JSON.parse(m[1]!) as number[])
+    const items = () =>
+      [...text.matchAll(/event: data\ndata:(\[[^\n]*\])/g)].flatMap((m) => JSON.parse(m[1]!) as number[])
     await until(() => items().length === 1, 10_000, 'the first item')
     const before = opened
     for (let i = 0; i < 50; i++) {

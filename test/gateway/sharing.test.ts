@@ -7,7 +7,8 @@ import { readSse } from './http.js'
 import { serve, type Served } from './serve.js'
 
 const JSON_TYPE = { 'content-type': 'application/json' }
-const items = (text: string): unknown[] => [...text.matchAll(/event: data\ndata:([^\n]*)/g)].flatMap((m) => JSON.parse(m[1]!) as unknown[])
+const items = (text: string): unknown[] =>
+  [...text.matchAll(/event: data\ndata:([^\n]*)/g)].flatMap((m) => JSON.parse(m[1]!) as unknown[])
 
 describe('gateway work sharing (file store)', () => {
   let served: Served
@@ -25,13 +26,25 @@ describe('gateway work sharing (file store)', () => {
     await fetch(url('fan'), { method: 'PUT', headers: JSON_TYPE })
     const tail = (await fetch(url('fan'), { method: 'HEAD' })).headers.get('stream-next-offset')!
     const aborts = Array.from({ length: 40 }, () => new AbortController())
-    const reads = await Promise.all(aborts.map((a) => fetch(url('fan', `?offset=${tail}&live=sse`), { signal: a.signal })))
+    const reads = await Promise.all(
+      aborts.map((a) => fetch(url('fan', `?offset=${tail}&live=sse`), { signal: a.signal })),
+    )
     const texts = reads.map((res) => readSse(res, (t) => items(t).length >= 10))
     for (let i = 0; i < 5; i++) {
-      const res = await fetch(url('fan'), { method: 'POST', headers: JSON_TYPE, body: JSON.stringify([{ i, a: 1 }, { i, a: 2 }]) })
+      const res = await fetch(url('fan'), {
+        method: 'POST',
+        headers: JSON_TYPE,
+        body: JSON.stringify([
+          { i, a: 1 },
+          { i, a: 2 },
+        ]),
+      })
       expect(res.status).toBe(204)
     }
-    const expected = Array.from({ length: 5 }, (_, i) => [{ i, a: 1 }, { i, a: 2 }]).flat()
+    const expected = Array.from({ length: 5 }, (_, i) => [
+      { i, a: 1 },
+      { i, a: 2 },
+    ]).flat()
     for (const text of await Promise.all(texts)) expect(items(text)).toEqual(expected)
     for (const a of aborts) a.abort()
   })
@@ -54,7 +67,11 @@ describe('gateway work sharing (file store)', () => {
     for (let round = 0; round < 3; round++) {
       const put = await fetch(url('again'), { method: 'PUT', headers: JSON_TYPE })
       expect(put.status).toBe(201)
-      await fetch(url('again'), { method: 'POST', headers: JSON_TYPE, body: JSON.stringify([`r${round}a`, `r${round}b`]) })
+      await fetch(url('again'), {
+        method: 'POST',
+        headers: JSON_TYPE,
+        body: JSON.stringify([`r${round}a`, `r${round}b`]),
+      })
       const first = await fetch(url('again', '?offset=-1'))
       expect(await first.json()).toEqual([`r${round}a`, `r${round}b`])
       const end = first.headers.get('stream-next-offset')!

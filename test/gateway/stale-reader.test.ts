@@ -19,12 +19,14 @@ describe('gateway reads and readers that come back empty once', () => {
     store.openReader = async (topic, partition, from) => {
       const reader: PartitionReader = await openReader(topic, partition, from)
       // Both read paths (the gateway's bodies use readRaw where a store has it, folds use read).
-      const stale = <T>(read: (max: number) => Promise<T[]>) => async (max: number): Promise<T[]> => {
-        if (reader.next !== staleAt) return read(max)
-        staleAt = -1
-        staleReads++
-        return [] // as a read-ahead issued before the append would answer
-      }
+      const stale =
+        <T>(read: (max: number) => Promise<T[]>) =>
+        async (max: number): Promise<T[]> => {
+          if (reader.next !== staleAt) return read(max)
+          staleAt = -1
+          staleReads++
+          return [] // as a read-ahead issued before the append would answer
+        }
       reader.read = stale(reader.read.bind(reader))
       if (reader.readRaw) reader.readRaw = stale(reader.readRaw.bind(reader))
       return reader

@@ -8,9 +8,13 @@ const KNOWN = ['file', 'twainmq-v1', 'redis', 'cluster'] as const
 function selected(): ReadonlySet<string> | undefined {
   const raw = process.env.TWAINMQ_TEST_BACKENDS?.trim()
   if (!raw) return undefined
-  const names = raw.split(',').map((s) => s.trim()).filter(Boolean)
+  const names = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
   const bad = names.filter((n) => !(KNOWN as readonly string[]).includes(n))
-  if (bad.length) throw new Error(`TWAINMQ_TEST_BACKENDS names unknown kinds ${JSON.stringify(bad)}: use ${KNOWN.join(', ')}`)
+  if (bad.length)
+    throw new Error(`TWAINMQ_TEST_BACKENDS names unknown kinds ${JSON.stringify(bad)}: use ${KNOWN.join(', ')}`)
   return new Set(names)
 }
 

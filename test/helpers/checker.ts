@@ -47,14 +47,21 @@ export function idOf(value: unknown): string {
   return JSON.stringify(value)
 }
 
-const describeError = (e: unknown) => (e instanceof Error ? `${e.name}${(e as { code?: string }).code ? ` [${(e as { code?: string }).code}]` : ''}: ${e.message}` : String(e))
+const describeError = (e: unknown) =>
+  e instanceof Error
+    ? `${e.name}${(e as { code?: string }).code ? ` [${(e as { code?: string }).code}]` : ''}: ${e.message}`
+    : String(e)
 
 /** Read a whole topic back (the caller makes sure nobody writes meanwhile). */
 export async function readBack(twain: Twain, topic: string): Promise<ReadBack> {
   const errors: string[] = []
   let offsets: ReadBack['offsets'] = []
   try {
-    offsets = (await twain.describeTopic(topic)).offsets.map((o) => ({ partition: o.partition, start: o.start, end: o.end }))
+    offsets = (await twain.describeTopic(topic)).offsets.map((o) => ({
+      partition: o.partition,
+      start: o.start,
+      end: o.end,
+    }))
   } catch (e) {
     errors.push(`describeTopic threw ${describeError(e)}`)
   }
@@ -99,7 +106,9 @@ export function check(acked: readonly Acked[], back: ReadBack): Report {
     const stored = at.get(k)
     if (stored !== a.id) {
       const elsewhere = where.get(a.id)
-      lost.push(`id ${a.id} acked at ${k}: ${stored === undefined ? 'nothing stored there' : `${stored} stored there`}${elsewhere ? ` (id found at ${elsewhere.join(', ')})` : ' (id not stored)'}`)
+      lost.push(
+        `id ${a.id} acked at ${k}: ${stored === undefined ? 'nothing stored there' : `${stored} stored there`}${elsewhere ? ` (id found at ${elsewhere.join(', ')})` : ' (id not stored)'}`,
+      )
     }
   }
 
@@ -121,13 +130,25 @@ export function check(acked: readonly Acked[], back: ReadBack): Report {
       }
     }
     if (firstGap || got.length !== expected) {
-      unreadable.push(`partition ${o.partition}: describeTopic says [${o.start}, ${o.end}) but history read ${got.length} messages${firstGap ? `; ${firstGap}` : ''}`)
+      unreadable.push(
+        `partition ${o.partition}: describeTopic says [${o.start}, ${o.end}) but history read ${got.length} messages${firstGap ? `; ${firstGap}` : ''}`,
+      )
     }
   }
-  for (const p of byPartition.keys()) if (!back.offsets.some((o) => o.partition === p) && back.offsets.length > 0) unreadable.push(`history returned partition ${p} that describeTopic does not list`)
+  for (const p of byPartition.keys())
+    if (!back.offsets.some((o) => o.partition === p) && back.offsets.length > 0)
+      unreadable.push(`history returned partition ${p} that describeTopic does not list`)
 
-  const counts = { lost: lost.length, duplicated: duplicated.length, reused: reused.length, unreadable: unreadable.length }
-  const head = (name: string, l: string[]) => (l.length ? `\n  ${name} (${l.length}):\n    ${l.slice(0, 8).join('\n    ')}${l.length > 8 ? `\n    … ${l.length - 8} more` : ''}` : '')
+  const counts = {
+    lost: lost.length,
+    duplicated: duplicated.length,
+    reused: reused.length,
+    unreadable: unreadable.length,
+  }
+  const head = (name: string, l: string[]) =>
+    l.length
+      ? `\n  ${name} (${l.length}):\n    ${l.slice(0, 8).join('\n    ')}${l.length > 8 ? `\n    … ${l.length - 8} more` : ''}`
+      : ''
   const text =
     `checker: ${acked.length} acked, ${back.records.length} stored; lost ${counts.lost}, duplicated ${counts.duplicated}, reused ${counts.reused}, unreadable ${counts.unreadable}` +
     head('lost', lost) +

@@ -48,7 +48,9 @@ function collect(child: ChildProcess): CliChild {
 
 /** Start the CLI with `args`; stdin, stdout and stderr are pipes. */
 export function startCli(args: string[], env: Record<string, string> = {}): CliChild {
-  return collect(spawn(process.execPath, [...MAIN, ...args], { cwd: repoRoot, env: childEnv(env), stdio: ['pipe', 'pipe', 'pipe'] }))
+  return collect(
+    spawn(process.execPath, [...MAIN, ...args], { cwd: repoRoot, env: childEnv(env), stdio: ['pipe', 'pipe', 'pipe'] }),
+  )
 }
 
 /**
@@ -57,7 +59,13 @@ export function startCli(args: string[], env: Record<string, string> = {}): CliC
  */
 export function startCliInShell(args: string[], pipeTo: string): CliChild {
   const script = `{ "$@"; echo "cli exit code $?" >&2; } | ${pipeTo}`
-  return collect(spawn('sh', ['-c', script, 'sh', process.execPath, ...MAIN, ...args], { cwd: repoRoot, env: childEnv({}), stdio: ['pipe', 'pipe', 'pipe'] }))
+  return collect(
+    spawn('sh', ['-c', script, 'sh', process.execPath, ...MAIN, ...args], {
+      cwd: repoRoot,
+      env: childEnv({}),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    }),
+  )
 }
 
 /** Resolves when the child exited and its output ended. */
@@ -76,7 +84,8 @@ export async function runCli(args: string[], input = '', env: Record<string, str
 }
 
 /** Wait until `check` holds (15 s at most, named `what` in the timeout error). */
-export const waitFor = (what: string, check: () => boolean, timeoutMs = 15_000): Promise<void> => until(check, timeoutMs, what)
+export const waitFor = (what: string, check: () => boolean, timeoutMs = 15_000): Promise<void> =>
+  until(check, timeoutMs, what)
 
 /** The JSON objects of `--format json` output, one per line. */
 export const jsonLines = (s: string): Array<Record<string, unknown>> =>

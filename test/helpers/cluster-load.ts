@@ -28,7 +28,15 @@ const SETTLE_WITHIN_MS = 40_000
 /** Sends with unique ids (`<tag><n>`) from one loop per entry of `lanes` (the partition it sends to) until stopped. */
 export function sendLoad(twain: Twain, topic: string, lanes: readonly number[], tag = 'm'): Load {
   const producer = twain.producer<string>(topic)
-  const out: Load = { acked: [], failures: [], latencies: [], settled: [], padding: '', open: () => [], stop: async () => undefined }
+  const out: Load = {
+    acked: [],
+    failures: [],
+    latencies: [],
+    settled: [],
+    padding: '',
+    open: () => [],
+    stop: async () => undefined,
+  }
   let stopped = false
   let n = 0
   /** The send each lane is waiting on, if any: its id and when it started. */
@@ -58,8 +66,12 @@ export function sendLoad(twain: Twain, topic: string, lanes: readonly number[], 
     )
     if (settled) return
     const now = performance.now()
-    const stuck = open.flatMap((o, lane) => (o ? [`${o.id} to partition ${lanes[lane]} (started ${Math.round(now - o.start)} ms ago)`] : []))
-    throw new Error(`${stuck.length} send(s) did not settle within ${settleWithinMs} ms of the load's stop: ${stuck.join(', ')}`)
+    const stuck = open.flatMap((o, lane) =>
+      o ? [`${o.id} to partition ${lanes[lane]} (started ${Math.round(now - o.start)} ms ago)`] : [],
+    )
+    throw new Error(
+      `${stuck.length} send(s) did not settle within ${settleWithinMs} ms of the load's stop: ${stuck.join(', ')}`,
+    )
   }
   return out
 }
@@ -101,7 +113,11 @@ export function deliveredAll(c: Collected, acked: readonly Acked[]): boolean {
  * Problems of a delivery that must be exactly once and in order per partition: an offset delivered
  * twice or out of order, a gap, an acknowledged send delivered with another value or not at all.
  */
-export function deliveryProblems(c: Collected, acked: readonly Acked[], from: Map<number, number> = new Map()): string[] {
+export function deliveryProblems(
+  c: Collected,
+  acked: readonly Acked[],
+  from: Map<number, number> = new Map(),
+): string[] {
   const problems: string[] = []
   const at = new Map<string, string>()
   for (const [p, l] of c.byPartition) {
@@ -114,7 +130,10 @@ export function deliveryProblems(c: Collected, acked: readonly Acked[], from: Ma
   }
   for (const a of acked) {
     const got = at.get(`${a.partition}@${a.offset}`)
-    if (got !== a.id) problems.push(`acked ${a.id} at ${a.partition}@${a.offset}: ${got === undefined ? 'not delivered' : `delivered ${got}`}`)
+    if (got !== a.id)
+      problems.push(
+        `acked ${a.id} at ${a.partition}@${a.offset}: ${got === undefined ? 'not delivered' : `delivered ${got}`}`,
+      )
   }
   return problems
 }

@@ -52,7 +52,7 @@ export interface Frame {
 export function frames(file: string): Frame[] {
   const b = fs.readFileSync(file)
   const out: Frame[] = []
-  for (let pos = 0; pos + 8 <= b.length; ) {
+  for (let pos = 0; pos + 8 <= b.length;) {
     const len = b.readUInt32LE(pos + 4)
     out.push({ pos, len, base: b.readDoubleLE(pos + 16) })
     pos += len
@@ -72,7 +72,10 @@ export function cut(file: string, size: number): void {
 }
 
 /** What a stream yielded before it ended, and the error it ended with (undefined: it completed, or `ms` passed). */
-export async function drain(stream: MessageStream<Message>, ms = 5000): Promise<{ msgs: Message[]; error: unknown; timedOut: boolean }> {
+export async function drain(
+  stream: MessageStream<Message>,
+  ms = 5000,
+): Promise<{ msgs: Message[]; error: unknown; timedOut: boolean }> {
   const msgs: Message[] = []
   const it = stream[Symbol.asyncIterator]()
   let timer: NodeJS.Timeout | undefined
@@ -93,7 +96,14 @@ export async function drain(stream: MessageStream<Message>, ms = 5000): Promise<
 }
 
 /** The fields that must survive damage and repair unchanged. */
-export const essence = (m: Message) => ({ offset: m.offset, key: m.key, value: m.value, timestamp: m.timestamp, producerId: m.producerId, headers: m.headers })
+export const essence = (m: Message) => ({
+  offset: m.offset,
+  key: m.key,
+  value: m.value,
+  timestamp: m.timestamp,
+  producerId: m.producerId,
+  headers: m.headers,
+})
 
 export { runCli as cli, type CliResult } from './cli.js'
 

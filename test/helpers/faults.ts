@@ -29,7 +29,14 @@ export function describeErr(e: unknown): string {
 /** Undefined when `e` is the specified disk-full error, else why not. */
 export function notDiskFull(e: unknown): string | undefined {
   const x = e as { name?: unknown; code?: unknown; retriable?: unknown; cause?: { code?: unknown } } | undefined
-  if (x && x.name === 'BackendError' && x.code === 'ERR_DISK_FULL' && x.retriable === true && x.cause?.code === 'ENOSPC') return undefined
+  if (
+    x &&
+    x.name === 'BackendError' &&
+    x.code === 'ERR_DISK_FULL' &&
+    x.retriable === true &&
+    x.cause?.code === 'ENOSPC'
+  )
+    return undefined
   return `expected BackendError code=ERR_DISK_FULL retriable=true cause.code=ENOSPC, got ${describeErr(e)}`
 }
 

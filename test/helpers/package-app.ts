@@ -18,7 +18,11 @@ export function run(cmd: string, args: readonly string[], cwd: string, timeoutMs
   return new Promise((resolve) => {
     execFile(cmd, args, { cwd, encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
       const code = err === null ? 0 : typeof err.code === 'number' ? err.code : 1
-      resolve({ code, stdout, stderr: err !== null && typeof err.code !== 'number' ? `${stderr}\n${err.message}` : stderr })
+      resolve({
+        code,
+        stdout,
+        stderr: err !== null && typeof err.code !== 'number' ? `${stderr}\n${err.message}` : stderr,
+      })
     })
   })
 }
@@ -70,7 +74,9 @@ interface LockEntry {
  * no registry metadata, only tarballs that our own `npm ci` left in the npm cache.
  */
 export function scratchManifests(tarball: string, extra: readonly string[]): { manifest: object; lock: object } {
-  const ours = JSON.parse(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> }
+  const ours = JSON.parse(readFileSync(join(repoRoot, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, LockEntry>
+  }
   const packed = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as LockEntry & { name: string }
   const spec = `file:${tarball}`
   const integrity = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`

@@ -54,10 +54,12 @@ function parseNodes(text: string): ClusterNodeInfo[] {
         role: flags.includes('master') ? 'master' : 'replica',
         masterId: master === '-' ? undefined : master,
         flags,
-        slots: slots.filter((s) => !s.startsWith('[')).map((s) => {
-          const [a, b] = s.split('-').map(Number)
-          return [a as number, (b ?? a) as number]
-        }),
+        slots: slots
+          .filter((s) => !s.startsWith('['))
+          .map((s) => {
+            const [a, b] = s.split('-').map(Number)
+            return [a as number, (b ?? a) as number]
+          }),
       }
     })
 }
@@ -77,11 +79,23 @@ export class RedisCluster {
     const nodeTimeoutMs = options.nodeTimeoutMs ?? 2000
     const pw = options.password
     const auth = pw === undefined ? [] : ['--requirepass', pw, '--masterauth', pw]
-    const args = ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', String(nodeTimeoutMs), '--cluster-announce-ip', '127.0.0.1', ...auth, ...(options.args ?? [])]
+    const args = [
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      'nodes.conf',
+      '--cluster-node-timeout',
+      String(nodeTimeoutMs),
+      '--cluster-announce-ip',
+      '127.0.0.1',
+      ...auth,
+      ...(options.args ?? []),
+    ]
     const nodes: RedisServer[] = []
     const cluster = new RedisCluster(nodes, nodeTimeoutMs, pw)
     try {
-      for (let i = 0; i < masters * (1 + replicas); i++) nodes.push(await RedisServer.start({ aof: options.aof ?? true, args }))
+      for (let i = 0; i < masters * (1 + replicas); i++)
+        nodes.push(await RedisServer.start({ aof: options.aof ?? true, args }))
       if (replicas === 0 && masters < 3) {
         // redis-cli needs 3 masters: share the slots out by hand and introduce the nodes.
         for (let i = 0; i < masters; i++) {
@@ -89,11 +103,16 @@ export class RedisCluster {
           const to = Math.floor((16384 * (i + 1)) / masters) - 1
           await cluster.admin(nodes[i] as RedisServer).call('CLUSTER', 'ADDSLOTSRANGE', String(from), String(to))
         }
-        for (const n of nodes.slice(1)) await cluster.admin(nodes[0] as RedisServer).call('CLUSTER', 'MEET', '127.0.0.1', String(n.port))
+        for (const n of nodes.slice(1))
+          await cluster.admin(nodes[0] as RedisServer).call('CLUSTER', 'MEET', '127.0.0.1', String(n.port))
       } else {
         const hosts = nodes.map((n) => `127.0.0.1:${n.port}`)
         const cliAuth = pw === undefined ? [] : ['-a', pw, '--no-auth-warning']
-        await run('redis-cli', [...cliAuth, '--cluster', 'create', ...hosts, '--cluster-replicas', String(replicas), '--cluster-yes'], { timeout: 30_000 })
+        await run(
+          'redis-cli',
+          [...cliAuth, '--cluster', 'create', ...hosts, '--cluster-replicas', String(replicas), '--cluster-yes'],
+          { timeout: 30_000 },
+        )
       }
       await cluster.waitHealthy()
       return cluster
@@ -112,7 +131,16 @@ export class RedisCluster {
   admin(node: RedisServer): Redis {
     let c = this.admins.get(node.port)
     if (!c) {
-      c = new Redis({ host: '127.0.0.1', port: node.port, protocol: 2, ...(this.password === undefined ? {} : { password: this.password }), commandTimeout: 3000, maxRetriesPerRequest: 1, retryStrategy: () => 100, lazyConnect: false })
+      c = new Redis({
+        host: '127.0.0.1',
+        port: node.port,
+        protocol: 2,
+        ...(this.password === undefined ? {} : { password: this.password }),
+        commandTimeout: 3000,
+        maxRetriesPerRequest: 1,
+        retryStrategy: () => 100,
+        lazyConnect: false,
+      })
       c.on('error', () => undefined) // a killed node: commands fail, the test decides
       this.admins.set(node.port, c)
     }
@@ -140,7 +168,9 @@ export class RedisCluster {
 
   /** The running masters (by the topology a live node reports). */
   async masters(exclude: readonly RedisServer[] = []): Promise<RedisServer[]> {
-    return (await this.topology(exclude)).filter((n) => n.role === 'master' && !n.flags.some((f) => f.startsWith('fail'))).map((n) => this.node(n.port))
+    return (await this.topology(exclude))
+      .filter((n) => n.role === 'master' && !n.flags.some((f) => f.startsWith('fail')))
+      .map((n) => this.node(n.port))
   }
 
   /** The slot of a key. */
@@ -151,7 +181,9 @@ export class RedisCluster {
 
   /** The master serving `slot` now, as a node other than `exclude` sees it (undefined: none, e.g. mid-failover). */
   async servingMaster(slot: number, exclude: readonly RedisServer[] = []): Promise<RedisServer | undefined> {
-    const m = (await this.topology(exclude)).find((n) => n.role === 'master' && !n.flags.includes('fail') && n.slots.some(([a, b]) => slot >= a && slot <= b))
+    const m = (await this.topology(exclude)).find(
+      (n) => n.role === 'master' && !n.flags.includes('fail') && n.slots.some(([a, b]) => slot >= a && slot <= b),
+    )
     return m && this.node(m.port)
   }
 
@@ -174,30 +206,38 @@ export class RedisCluster {
    * on the masters, and every replica's link to its master is up.
    */
   async waitHealthy(ms = 30_000): Promise<void> {
-    await until(async () => {
-      try {
-        const views = new Set<string>()
-        for (const n of this.nodes) {
-          if (!n.running) continue
-          const info = String(await this.admin(n).call('CLUSTER', 'INFO'))
-          if (!info.includes('cluster_state:ok') || !info.includes('cluster_slots_ok:16384')) return false
-          const repl = String(await this.admin(n).call('INFO', 'replication'))
-          if (repl.includes('role:slave') && !repl.includes('master_link_status:up')) return false
-          const topo = parseNodes(String(await this.admin(n).call('CLUSTER', 'NODES')))
-          if (topo.some((t) => t.flags.some((f) => f.startsWith('fail')) && this.node(t.port).running)) return false
-          views.add(JSON.stringify(topo.map((t) => [t.port, t.role, t.masterId, t.slots]).sort()))
+    await until(
+      async () => {
+        try {
+          const views = new Set<string>()
+          for (const n of this.nodes) {
+            if (!n.running) continue
+            const info = String(await this.admin(n).call('CLUSTER', 'INFO'))
+            if (!info.includes('cluster_state:ok') || !info.includes('cluster_slots_ok:16384')) return false
+            const repl = String(await this.admin(n).call('INFO', 'replication'))
+            if (repl.includes('role:slave') && !repl.includes('master_link_status:up')) return false
+            const topo = parseNodes(String(await this.admin(n).call('CLUSTER', 'NODES')))
+            if (topo.some((t) => t.flags.some((f) => f.startsWith('fail')) && this.node(t.port).running)) return false
+            views.add(JSON.stringify(topo.map((t) => [t.port, t.role, t.masterId, t.slots]).sort()))
+          }
+          return views.size === 1 // every node sees the same roles and slots
+        } catch {
+          return false
         }
-        return views.size === 1 // every node sees the same roles and slots
-      } catch {
-        return false
-      }
-    }, ms, 'a healthy cluster')
+      },
+      ms,
+      'a healthy cluster',
+    )
   }
 
   /** Manual failover: `replica` becomes its master's master (`FORCE` when the master is down). */
   async failover(replica: RedisServer, mode: 'default' | 'FORCE' | 'TAKEOVER' = 'default'): Promise<void> {
     await this.admin(replica).call('CLUSTER', 'FAILOVER', ...(mode === 'default' ? [] : [mode]))
-    await until(async () => String(await this.admin(replica).call('ROLE')).startsWith('master'), 20_000, `node ${replica.port} to become master`)
+    await until(
+      async () => String(await this.admin(replica).call('ROLE')).startsWith('master'),
+      20_000,
+      `node ${replica.port} to become master`,
+    )
   }
 
   /**
@@ -205,7 +245,11 @@ export class RedisCluster {
    * batches (a slow migration leaves the slot half moved for a while), then every master is told.
    * `hold` is awaited once the migration is open and once every key moved, before the slot is handed over.
    */
-  async migrateSlot(slot: number, target: RedisServer, options: { batch?: number; pauseMs?: number; hold?: (stage: 'opened' | 'moved') => Promise<void> } = {}): Promise<void> {
+  async migrateSlot(
+    slot: number,
+    target: RedisServer,
+    options: { batch?: number; pauseMs?: number; hold?: (stage: 'opened' | 'moved') => Promise<void> } = {},
+  ): Promise<void> {
     const source = await this.masterOf(slot)
     if (source === target) return
     const topo = await this.topology()
@@ -214,7 +258,12 @@ export class RedisCluster {
     await this.admin(source).call('CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', id(target))
     await options.hold?.('opened') // the migration is open, no key moved yet
     for (;;) {
-      const keys = (await this.admin(source).call('CLUSTER', 'GETKEYSINSLOT', String(slot), String(options.batch ?? 100))) as string[]
+      const keys = (await this.admin(source).call(
+        'CLUSTER',
+        'GETKEYSINSLOT',
+        String(slot),
+        String(options.batch ?? 100),
+      )) as string[]
       if (keys.length === 0) break
       await this.admin(source).call('MIGRATE', '127.0.0.1', String(target.port), '', '0', '10000', 'KEYS', ...keys)
       if (options.pauseMs) await sleep(options.pauseMs)

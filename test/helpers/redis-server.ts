@@ -129,7 +129,20 @@ export class RedisServer {
   }
 
   private async launch(): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--dir', this.dir, '--daemonize', 'no', '--protected-mode', 'no']
+    const args = [
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--dir',
+      this.dir,
+      '--daemonize',
+      'no',
+      '--protected-mode',
+      'no',
+    ]
     if (this.options.aof) args.push('--appendonly', 'yes', '--appendfsync', 'always')
     else args.push('--appendonly', 'no')
     args.push(...(this.options.args ?? []))
@@ -142,7 +155,9 @@ export class RedisServer {
     child.stdout?.setEncoding('utf8').on('data', collect)
     child.stderr?.setEncoding('utf8').on('data', collect)
     child.once('exit', () => live.delete(child))
-    const spawnError = new Promise<never>((_, reject) => child.once('error', (e) => reject(new Error(`cannot start redis-server (is it on PATH?): ${e.message}`))))
+    const spawnError = new Promise<never>((_, reject) =>
+      child.once('error', (e) => reject(new Error(`cannot start redis-server (is it on PATH?): ${e.message}`))),
+    )
     spawnError.catch(() => undefined)
     const deadline = Date.now() + 10_000
     for (;;) {
@@ -155,7 +170,8 @@ export class RedisServer {
       } catch (e) {
         if ((e as Error).message.startsWith('cannot start')) throw e
       }
-      if (Date.now() > deadline) throw new Error(`redis-server on port ${this.port} did not answer PING within 10 s: ${this.stderr}`)
+      if (Date.now() > deadline)
+        throw new Error(`redis-server on port ${this.port} did not answer PING within 10 s: ${this.stderr}`)
       await sleep(20)
     }
   }

@@ -21,7 +21,8 @@ export interface SseReader {
 export async function readSse(streamUrl: string, offset: string): Promise<SseReader> {
   const abort = new AbortController()
   const response = await fetch(`${streamUrl}?offset=${encodeURIComponent(offset)}&live=sse`, { signal: abort.signal })
-  if (response.status !== 200 || !response.body) throw new Error(`SSE ${streamUrl} offset ${offset}: status ${response.status}`)
+  if (response.status !== 200 || !response.body)
+    throw new Error(`SSE ${streamUrl} offset ${offset}: status ${response.status}`)
   const items: unknown[] = []
   let last: string | undefined
   let upToDate = false
@@ -59,5 +60,12 @@ export async function readSse(streamUrl: string, offset: string): Promise<SseRea
       return (e as Error).message
     }
   }
-  return { items, confirmed: () => items.slice(0, confirmedCount), lastOffset: () => last, upToDate: () => upToDate, ended: pump(), abort: () => abort.abort() }
+  return {
+    items,
+    confirmed: () => items.slice(0, confirmedCount),
+    lastOffset: () => last,
+    upToDate: () => upToDate,
+    ended: pump(),
+    abort: () => abort.abort(),
+  }
 }

@@ -10,7 +10,7 @@ export function segmentFrames(path: string): Array<{ pos: number; h: FrameHeader
   const out: Array<{ pos: number; h: FrameHeader }> = []
   try {
     const head = Buffer.alloc(48)
-    for (let pos = 0; ; ) {
+    for (let pos = 0; ;) {
       if (readSync(fd, head, 0, 48, pos) < 48) return out
       const h = readFrameHeader(head, 0, Number.MAX_SAFE_INTEGER)
       if (typeof h !== 'object') return out

@@ -15,7 +15,10 @@ export interface Tmpfs {
 function run(cmd: string, args: string[]): { ok: boolean; text: string } {
   const r = spawnSync(cmd, args, { encoding: 'utf8' })
   if (r.error) return { ok: false, text: `${cmd}: ${r.error.message}` }
-  return { ok: r.status === 0, text: `${cmd} ${args.join(' ')} exited ${r.status ?? r.signal}: ${(r.stderr || r.stdout).trim()}` }
+  return {
+    ok: r.status === 0,
+    text: `${cmd} ${args.join(' ')} exited ${r.status ?? r.signal}: ${(r.stderr || r.stdout).trim()}`,
+  }
 }
 
 export function mountTmpfs(options: { size?: string; nrInodes?: number } = {}): Tmpfs {
@@ -25,7 +28,9 @@ export function mountTmpfs(options: { size?: string; nrInodes?: number } = {}): 
   const r = run('mount', ['-t', 'tmpfs', '-o', opts.join(','), 'tmpfs', dir])
   if (!r.ok) {
     rmSync(dir, { recursive: true, force: true })
-    throw new Error(`Cannot mount a tmpfs for the disk-full tests (they need root / CAP_SYS_ADMIN; they do not skip): ${r.text}`)
+    throw new Error(
+      `Cannot mount a tmpfs for the disk-full tests (they need root / CAP_SYS_ADMIN; they do not skip): ${r.text}`,
+    )
   }
   let mounted = true
   return {

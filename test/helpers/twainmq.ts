@@ -13,7 +13,10 @@ export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', 'fix
 export const SCRIPT = join(FIXTURES, 'make-fixtures.py')
 export const FIXTURE_ROOT = join(FIXTURES, 'root')
 
-export type ValueSpec = { kind: 'text'; text: string } | { kind: 'bytes'; hex: string } | { kind: 'typed'; json: string; type_id: number; type?: string }
+export type ValueSpec =
+  | { kind: 'text'; text: string }
+  | { kind: 'bytes'; hex: string }
+  | { kind: 'typed'; json: string; type_id: number; type?: string }
 
 export interface ExpectedMessage {
   offset: number
@@ -50,12 +53,14 @@ export interface Golden {
 }
 
 export const golden = (): Golden => JSON.parse(readFileSync(join(FIXTURES, 'golden.json'), 'utf8')) as Golden
-export const expected = (): Record<string, ExpectedTopic> => JSON.parse(readFileSync(join(FIXTURES, 'expected.json'), 'utf8')) as Record<string, ExpectedTopic>
+export const expected = (): Record<string, ExpectedTopic> =>
+  JSON.parse(readFileSync(join(FIXTURES, 'expected.json'), 'utf8')) as Record<string, ExpectedTopic>
 
 let hasPython: boolean | undefined
 /** Whether `python3` (3.8+) can run here. */
 export function pythonAvailable(): boolean {
-  hasPython ??= spawnSync('python3', ['-c', 'import sys; sys.exit(0 if sys.version_info >= (3, 8) else 1)']).status === 0
+  hasPython ??=
+    spawnSync('python3', ['-c', 'import sys; sys.exit(0 if sys.version_info >= (3, 8) else 1)']).status === 0
   return hasPython
 }
 

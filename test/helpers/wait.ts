@@ -44,8 +44,14 @@ export async function until(check: () => boolean | Promise<boolean>, ms = 10_000
       failure = e
     }
     if (Date.now() > deadline) {
-      const last = failure === undefined ? '' : ` (last check failed: ${failure instanceof Error ? failure.message : String(failure)})`
-      throw new Error(`Timed out after ${ms} ms waiting for ${what}${last}`, failure === undefined ? undefined : { cause: failure })
+      const last =
+        failure === undefined
+          ? ''
+          : ` (last check failed: ${failure instanceof Error ? failure.message : String(failure)})`
+      throw new Error(
+        `Timed out after ${ms} ms waiting for ${what}${last}`,
+        failure === undefined ? undefined : { cause: failure },
+      )
     }
     await sleep(10)
   }

@@ -9,7 +9,8 @@ export interface RedisAdmin {
 /** Clients of this server blocked in a command right now (`flags` contains `b`), optionally only those running `cmd`. */
 export async function blockedClients(admin: RedisAdmin, cmd?: 'xread' | 'xreadgroup'): Promise<number> {
   const list = String(await admin.call('CLIENT', 'LIST'))
-  return list.split('\n').filter((l) => /\bflags=\w*b/.test(l) && (cmd === undefined || l.includes(` cmd=${cmd} `))).length
+  return list.split('\n').filter((l) => /\bflags=\w*b/.test(l) && (cmd === undefined || l.includes(` cmd=${cmd} `)))
+    .length
 }
 
 /** Raw directory watches (`fs.watch`, FSEventWrap) open in this process: a waiting file-backend read holds one per partition directory. */

@@ -1,6 +1,12 @@
 // Error classes (compiled by tsc: `npx tsc --noEmit -p .` and test/unit/type-tests.test.ts): each is a
 // class extending TwainError, and each documented field (docs/errors.md) is on the class that has it.
-import { TopicCorruptError, TopicNotFoundError, UnknownMessageTypeError, type ClosedError, type TwainError } from 'twainmq'
+import {
+  TopicCorruptError,
+  TopicNotFoundError,
+  UnknownMessageTypeError,
+  type ClosedError,
+  type TwainError,
+} from 'twainmq'
 
 export function errors(e: unknown): string | number | undefined {
   if (e instanceof UnknownMessageTypeError) {

@@ -1,7 +1,9 @@
 // Key type parameters (compiled by tsc: `npx tsc --noEmit -p .` and test/unit/type-tests.test.ts).
 import type { GroupMessage, Key, KeyOf, Message, Twain } from 'twainmq'
 
-interface Order { id: number }
+interface Order {
+  id: number
+}
 declare const twain: Twain
 declare const order: Order
 

@@ -6,7 +6,10 @@ import type { Consumer, GroupMessage } from 'twainmq'
 import { ack, batch, pipe, retry, type MessageBatch, type RetryResult } from 'twainmq/operators'
 import { ackRx, batchRx, retryRx } from 'twainmq/rx'
 
-interface Order { id: number; total: number }
+interface Order {
+  id: number
+  total: number
+}
 type M = GroupMessage<Order>
 declare const consumer: Consumer<Order>
 /** A handler that needs only part of a message. */
@@ -33,13 +36,22 @@ same<Item<typeof r1>, RetryResult<M>>(true)
 same<Item<typeof b1>, MessageBatch<M>>(true)
 
 // In a pipe (ours, IxJS's, RxJS's) an un-annotated handler gets the source's message type.
-const p1 = pipe(consumer, ack(async (m) => same<typeof m, M>(true)))
+const p1 = pipe(
+  consumer,
+  ack(async (m) => same<typeof m, M>(true)),
+)
 const p2 = pipe(consumer, ack(logAny), batch({ size: 10 }))
-const p3 = pipe(consumer, retry((m) => m.value.total, { attempts: 2 }))
+const p3 = pipe(
+  consumer,
+  retry((m) => m.value.total, { attempts: 2 }),
+)
 same<Item<typeof p1>, M>(true)
 same<Item<typeof p2>, MessageBatch<M>>(true)
 same<Item<typeof p3>, RetryResult<M>>(true)
-const i1 = ixFrom(consumer).pipe(filter((m) => m.value.total > 0), ack(handle))
+const i1 = ixFrom(consumer).pipe(
+  filter((m) => m.value.total > 0),
+  ack(handle),
+)
 const i2 = ixFrom(consumer).pipe(ack((m) => m.value.total))
 same<Item<typeof i1>, M>(true)
 same<Item<typeof i2>, M>(true)
@@ -61,6 +73,7 @@ ack(wantsText)(consumer)
 export const badPipe: AsyncIterable<RetryResult<M>> = pipe(consumer, retry(wantsText, { attempts: 2 }))
 // @ts-expect-error Order values are not strings
 export const badRx: Observable<M> = rxFrom(consumer).pipe(ackRx(wantsText))
+// prettier-ignore
 // @ts-expect-error there is no such field
 pipe(consumer, ack((m) => m.value.nope))
 

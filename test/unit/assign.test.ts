@@ -5,7 +5,9 @@ import { partitionKey } from '../../src/core/partition-key.js'
 
 /** Partitions 0..n-1 of each topic. */
 function parts(spec: Record<string, number>): TopicPartition[] {
-  return Object.entries(spec).flatMap(([topic, n]) => Array.from({ length: n }, (_, partition) => ({ topic, partition })))
+  return Object.entries(spec).flatMap(([topic, n]) =>
+    Array.from({ length: n }, (_, partition) => ({ topic, partition })),
+  )
 }
 
 function members(n: number, topics: string[] = ['t']): AssignMember[] {
@@ -78,7 +80,8 @@ describe('assignPartitions: balance', () => {
           const owners = new Map<string, string>()
           ps.forEach((tp, i) => {
             const o = ownerIdx[i]
-            if (o !== undefined && o >= 0) owners.set(partitionKey(tp.topic, tp.partition), `m${String(o).padStart(2, '0')}`)
+            if (o !== undefined && o >= 0)
+              owners.set(partitionKey(tp.topic, tp.partition), `m${String(o).padStart(2, '0')}`)
           })
           const r = assignPartitions(ps, ms, owners)
           expect(r.size).toBe(p)
@@ -160,31 +163,37 @@ describe('assignPartitions: stickiness', () => {
     // Independent bound: with quotas floor(P/M) (+1 for P%M members), the most that can stay is
     // Σ min(owned_i, base) + min(P%M, #members owning more than base).
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 7 }), fc.integer({ min: 0, max: 25 }), fc.array(fc.integer({ min: -1, max: 8 }), { maxLength: 25 }), (m, p, ownerIdx) => {
-        const ps = parts({ t: p })
-        const ms = members(m)
-        const ids = new Set(ms.map((x) => x.id))
-        const owners = new Map<string, string>()
-        ps.forEach((tp, i) => {
-          const o = ownerIdx[i]
-          if (o !== undefined && o >= 0) owners.set(partitionKey(tp.topic, tp.partition), `m${String(o).padStart(2, '0')}`)
-        })
-        const owned = new Map<string, number>()
-        for (const id of owners.values()) if (ids.has(id)) owned.set(id, (owned.get(id) ?? 0) + 1)
-        const base = Math.floor(p / m)
-        const extra = p % m
-        let best = 0
-        let over = 0
-        for (const n of owned.values()) {
-          best += Math.min(n, base)
-          if (n > base) over++
-        }
-        best += Math.min(extra, over)
-        const r = assignPartitions(ps, ms, owners)
-        let kept = 0
-        for (const [k, id] of owners) if (r.get(k) === id) kept++
-        expect(kept).toBe(best)
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 7 }),
+        fc.integer({ min: 0, max: 25 }),
+        fc.array(fc.integer({ min: -1, max: 8 }), { maxLength: 25 }),
+        (m, p, ownerIdx) => {
+          const ps = parts({ t: p })
+          const ms = members(m)
+          const ids = new Set(ms.map((x) => x.id))
+          const owners = new Map<string, string>()
+          ps.forEach((tp, i) => {
+            const o = ownerIdx[i]
+            if (o !== undefined && o >= 0)
+              owners.set(partitionKey(tp.topic, tp.partition), `m${String(o).padStart(2, '0')}`)
+          })
+          const owned = new Map<string, number>()
+          for (const id of owners.values()) if (ids.has(id)) owned.set(id, (owned.get(id) ?? 0) + 1)
+          const base = Math.floor(p / m)
+          const extra = p % m
+          let best = 0
+          let over = 0
+          for (const n of owned.values()) {
+            best += Math.min(n, base)
+            if (n > base) over++
+          }
+          best += Math.min(extra, over)
+          const r = assignPartitions(ps, ms, owners)
+          let kept = 0
+          for (const [k, id] of owners) if (r.get(k) === id) kept++
+          expect(kept).toBe(best)
+        },
+      ),
       { numRuns: 300 },
     )
   })
@@ -201,7 +210,10 @@ describe('assignPartitions: determinism', () => {
         fc.integer({ min: 1, max: 1_000_000 }),
         (m, spec, ownerIdx, subsel, seed) => {
           const ps = parts(spec)
-          const ms: AssignMember[] = Array.from({ length: m }, (_, i) => ({ id: `m${i}`, topics: (subsel[i] ?? 'ab').split('') }))
+          const ms: AssignMember[] = Array.from({ length: m }, (_, i) => ({
+            id: `m${i}`,
+            topics: (subsel[i] ?? 'ab').split(''),
+          }))
           const owners = new Map<string, string>()
           ps.forEach((tp, i) => {
             const o = ownerIdx[i]
@@ -221,7 +233,11 @@ describe('assignPartitions: eligibility by subscription', () => {
   it('gives a partition only to a member subscribed to its topic, and every subscribed partition to someone', () => {
     fc.assert(
       fc.property(
-        fc.record({ a: fc.integer({ min: 0, max: 8 }), b: fc.integer({ min: 0, max: 8 }), c: fc.integer({ min: 0, max: 4 }) }),
+        fc.record({
+          a: fc.integer({ min: 0, max: 8 }),
+          b: fc.integer({ min: 0, max: 8 }),
+          c: fc.integer({ min: 0, max: 4 }),
+        }),
         fc.array(fc.subarray(['a', 'b', 'c'], { minLength: 1 }), { minLength: 1, maxLength: 6 }),
         fc.array(fc.integer({ min: -1, max: 6 }), { maxLength: 20 }),
         (spec, subs, ownerIdx) => {
@@ -270,7 +286,14 @@ describe('assignPartitions: eligibility by subscription', () => {
       [partitionKey('b', 0), 'm0'],
       [partitionKey('b', 1), 'm1'],
     ])
-    const r = assignPartitions(ps, [{ id: 'm0', topics: ['b'] }, { id: 'm1', topics: ['a', 'b'] }], owners)
+    const r = assignPartitions(
+      ps,
+      [
+        { id: 'm0', topics: ['b'] },
+        { id: 'm1', topics: ['a', 'b'] },
+      ],
+      owners,
+    )
     expect(r.get(partitionKey('a', 0))).toBe('m1')
     expect(r.get(partitionKey('a', 1))).toBe('m1')
   })
@@ -314,7 +337,11 @@ describe('assignPartitions: mixed subscriptions (exhaustive check on small cases
   it('reaches counts differing by ≤ 1 whenever some assignment does', () => {
     fc.assert(
       fc.property(
-        fc.record({ a: fc.integer({ min: 0, max: 4 }), b: fc.integer({ min: 0, max: 3 }), c: fc.integer({ min: 0, max: 2 }) }),
+        fc.record({
+          a: fc.integer({ min: 0, max: 4 }),
+          b: fc.integer({ min: 0, max: 3 }),
+          c: fc.integer({ min: 0, max: 2 }),
+        }),
         fc.array(fc.subarray(['a', 'b', 'c'], { minLength: 1 }), { minLength: 1, maxLength: 3 }),
         fc.array(fc.integer({ min: -1, max: 2 }), { maxLength: 9 }),
         (spec, subs, ownerIdx) => {

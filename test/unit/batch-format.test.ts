@@ -42,7 +42,7 @@ const str = keyCodec('string')
 describe('batch format (src/backends/file/batch-format.ts)', () => {
   const records: RecordInput[] = [
     rec(u16.encode(1), 'text ü 😀', T0 + 5),
-    rec(u16.encode(65535), Buffer.from([0, 1, 2, 255]), T0, { headers: { a: '1', 'bé': 'välue 😀', empty: '' } }),
+    rec(u16.encode(65535), Buffer.from([0, 1, 2, 255]), T0, { headers: { a: '1', bé: 'välue 😀', empty: '' } }),
     rec(u16.encode(0), { nested: [1, { x: null }] }, T0 + 10.5),
     rec(u16.encode(7), { id: 9 }, T0 + 3, { type: 'Order', headers: { trace: 'abc' } }),
     rec(u16.encode(8), '', T0 + 3),
@@ -51,7 +51,14 @@ describe('batch format (src/backends/file/batch-format.ts)', () => {
   it('encode → decode returns every record with dense offsets, keys, values, kinds, types, headers, timestamps', () => {
     const buf = encodeBatch(records, 100, 'producer-é')
     const h = header(buf)
-    expect(h).toMatchObject({ length: buf.length, flags: 0, baseOffset: 100, count: 5, firstTimestamp: T0, maxTimestamp: T0 + 10.5 })
+    expect(h).toMatchObject({
+      length: buf.length,
+      flags: 0,
+      baseOffset: 100,
+      count: 5,
+      firstTimestamp: T0,
+      maxTimestamp: T0 + 10.5,
+    })
     expect(buf.readUInt32LE(0)).toBe(MAGIC)
     expect(frameCrcOk(buf, 0, h.length)).toBe(true)
     const msgs = decodeAll(buf, 'u16')
@@ -65,7 +72,7 @@ describe('batch format (src/backends/file/batch-format.ts)', () => {
     expect(msgs[3]?.value).toEqual({ id: 9 })
     expect(msgs[4]?.value).toBe('')
     expect(msgs.map((m) => m.type)).toEqual([undefined, undefined, undefined, 'Order', undefined])
-    expect(msgs.map((m) => m.headers)).toEqual([{}, { a: '1', 'bé': 'välue 😀', empty: '' }, {}, { trace: 'abc' }, {}])
+    expect(msgs.map((m) => m.headers)).toEqual([{}, { a: '1', bé: 'välue 😀', empty: '' }, {}, { trace: 'abc' }, {}])
     for (const m of msgs) {
       expect(m.producerId).toBe('producer-é')
       expect(m.topic).toBe('t')
@@ -76,17 +83,35 @@ describe('batch format (src/backends/file/batch-format.ts)', () => {
 
   it('round-trips string and u64 keys, including empty and max keys', () => {
     const sk = ['', 'user-1', '日本語 😀', 'k'.repeat(1000)]
-    const sbuf = encodeBatch(sk.map((k, i) => rec(str.encode(k), i, T0)), 0, 'p')
+    const sbuf = encodeBatch(
+      sk.map((k, i) => rec(str.encode(k), i, T0)),
+      0,
+      'p',
+    )
     expect(decodeAll(sbuf, 'string').map((m) => m.key)).toEqual(sk)
     const u64 = keyCodec('u64')
     const bk = [0n, 1n, (1n << 64n) - 1n]
-    const bbuf = encodeBatch(bk.map((k) => rec(u64.encode(k), 'v', T0)), 0, 'p')
+    const bbuf = encodeBatch(
+      bk.map((k) => rec(u64.encode(k), 'v', T0)),
+      0,
+      'p',
+    )
     expect(decodeAll(bbuf, 'u64').map((m) => m.key)).toEqual(bk)
   })
 
   it('unmeasured string values (valueBytes -1) are sized by their bound and framed exactly, in or out of a scratch buffer', () => {
     const values = ['plain ascii', 'é'.repeat(30), '😀 and \ud800 (a lone surrogate)', '']
-    const input = values.map((v, i) => ({ key: u16.encode(i), keyBytes: 2, timestamp: T0, kind: ValueKind.Text, value: v, valueBytes: -1 }) as RecordInput)
+    const input = values.map(
+      (v, i) =>
+        ({
+          key: u16.encode(i),
+          keyBytes: 2,
+          timestamp: T0,
+          kind: ValueKind.Text,
+          value: v,
+          valueBytes: -1,
+        }) as RecordInput,
+    )
     const measured = input.map((r) => ({ ...r, valueBytes: Buffer.byteLength(r.value as string, 'utf8') }))
     const exact = encodeBatch(measured, 5, 'p')
     // no scratch: a buffer of the bound, trimmed to the frame
@@ -103,7 +128,9 @@ describe('batch format (src/backends/file/batch-format.ts)', () => {
     const inside = encodeBatch(input, 5, 'p', 0, big)
     expect(inside.buffer).toBe(big.buffer)
     expect(inside.equals(exact)).toBe(true)
-    expect(decodeAll(inside, 'u16').map((m) => m.value)).toEqual(values.map((v) => Buffer.from(v, 'utf8').toString('utf8')))
+    expect(decodeAll(inside, 'u16').map((m) => m.value)).toEqual(
+      values.map((v) => Buffer.from(v, 'utf8').toString('utf8')),
+    )
   })
 
   it('decodeBatch skips offsets below fromOffset and stops after limit', () => {
@@ -124,7 +151,9 @@ describe('batch format (src/backends/file/batch-format.ts)', () => {
     expect(raw.map((r) => r.kind)).toEqual([ValueKind.Bytes, ValueKind.Json, ValueKind.Typed])
     expect(raw.map((r) => decodeValue(r.kind, r.buf, r.start, r.end))).toEqual(full.map((m) => m.value))
     expect(raw[1]!.buf.toString('utf8', raw[1]!.start, raw[1]!.end)).toBe('{"nested":[1,{"x":null}]}')
-    expect(raw.map((r) => [r.timestamp, r.headers])).toEqual(full.map((m) => [m.timestamp, Object.keys(m.headers).length > 0 ? m.headers : undefined]))
+    expect(raw.map((r) => [r.timestamp, r.headers])).toEqual(
+      full.map((m) => [m.timestamp, Object.keys(m.headers).length > 0 ? m.headers : undefined]),
+    )
   })
 
   it('decodes a frame that starts in the middle of a buffer', () => {
@@ -185,8 +214,22 @@ describe('batch format (src/backends/file/batch-format.ts)', () => {
   it('keeps the value kind: JSON-looking text stays text, JSON-looking bytes stay bytes', () => {
     const buf = encodeBatch(
       [
-        { key: u16.encode(1), keyBytes: 2, timestamp: T0, kind: ValueKind.Text, value: Buffer.from('{"a":1}'), valueBytes: 7 },
-        { key: u16.encode(1), keyBytes: 2, timestamp: T0, kind: ValueKind.Bytes, value: Buffer.from('{"a":1}'), valueBytes: 7 },
+        {
+          key: u16.encode(1),
+          keyBytes: 2,
+          timestamp: T0,
+          kind: ValueKind.Text,
+          value: Buffer.from('{"a":1}'),
+          valueBytes: 7,
+        },
+        {
+          key: u16.encode(1),
+          keyBytes: 2,
+          timestamp: T0,
+          kind: ValueKind.Bytes,
+          value: Buffer.from('{"a":1}'),
+          valueBytes: 7,
+        },
         { key: u16.encode(1), keyBytes: 2, timestamp: T0, kind: ValueKind.Json, value: '{"a":1}', valueBytes: 7 },
       ],
       0,

@@ -15,14 +15,24 @@ describe('browser offset tokens', () => {
   })
 
   it('exact gateway tokens when the batch is provably consecutive records', () => {
-    expect(batchTokens({ base: tok(7, 3), skip: 0 }, tok(7, 6), 3)).toEqual([tok(7, 3), tok(7, 4), tok(7, 5), tok(7, 6)])
+    expect(batchTokens({ base: tok(7, 3), skip: 0 }, tok(7, 6), 3)).toEqual([
+      tok(7, 3),
+      tok(7, 4),
+      tok(7, 5),
+      tok(7, 6),
+    ])
     expect(batchTokens({ base: '-1', skip: 0 }, tok(7, 3), 2)).toEqual([tok(7, 1), tok(7, 2), tok(7, 3)])
     expect(batchTokens({ base: '-1', skip: 0 }, tok(7, 2), 2)).toEqual([tok(7, 0), tok(7, 1), tok(7, 2)])
   })
 
   it('composite tokens otherwise: another incarnation (a fork), fewer records than items, unknown formats', () => {
     expect(batchTokens({ base: tok(7, 3), skip: 0 }, tok(9, 2), 2)).toEqual([tok(7, 3), `${tok(7, 3)},1`, tok(9, 2)])
-    expect(batchTokens({ base: tok(7, 0), skip: 0 }, tok(7, 2), 3)).toEqual([tok(7, 0), `${tok(7, 0)},1`, `${tok(7, 0)},2`, tok(7, 2)])
+    expect(batchTokens({ base: tok(7, 0), skip: 0 }, tok(7, 2), 3)).toEqual([
+      tok(7, 0),
+      `${tok(7, 0)},1`,
+      `${tok(7, 0)},2`,
+      tok(7, 2),
+    ])
     expect(batchTokens({ base: '-1', skip: 0 }, tok(7, 9), 2)).toEqual(['-1', '-1,1', tok(7, 9)])
     expect(batchTokens({ base: 'abc', skip: 0 }, 'abd', 2)).toEqual(['abc', 'abc,1', 'abd'])
   })

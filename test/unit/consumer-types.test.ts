@@ -44,9 +44,20 @@ let diagnostics: Map<string, string[]>
 let declarations: Map<string, string>
 
 beforeAll(() => {
-  const config = ts.getParsedCommandLineOfConfigFile(join(root, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined })
+  const config = ts.getParsedCommandLineOfConfigFile(
+    join(root, 'tsconfig.json'),
+    {},
+    { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined },
+  )
   if (!config) throw new Error('cannot read tsconfig.json')
-  const options: ts.CompilerOptions = { ...config.options, noEmit: false, declaration: true, emitDeclarationOnly: true, declarationMap: false, sourceMap: false }
+  const options: ts.CompilerOptions = {
+    ...config.options,
+    noEmit: false,
+    declaration: true,
+    emitDeclarationOnly: true,
+    declarationMap: false,
+    sourceMap: false,
+  }
   const files = new Map(Object.entries(snippets).map(([name, text]) => [join(virtualDir, `${name}.ts`), text]))
   const host = ts.createCompilerHost(options)
   const { fileExists, readFile, getSourceFile } = host
@@ -54,18 +65,31 @@ beforeAll(() => {
   host.readFile = (f) => files.get(f) ?? readFile.call(host, f)
   host.getSourceFile = (f, lang, onError, create) => {
     const text = files.get(f)
-    return text !== undefined ? ts.createSourceFile(f, text, lang, true) : getSourceFile.call(host, f, lang, onError, create)
+    return text !== undefined
+      ? ts.createSourceFile(f, text, lang, true)
+      : getSourceFile.call(host, f, lang, onError, create)
   }
-  const consumerFiles = ['consumer/partitioned/consumer.ts', 'consumer/shared/shared-consumer.ts', 'stream/message-stream.ts'].map((f) => join(root, 'src', f))
+  const consumerFiles = [
+    'consumer/partitioned/consumer.ts',
+    'consumer/shared/shared-consumer.ts',
+    'stream/message-stream.ts',
+  ].map((f) => join(root, 'src', f))
   const program = ts.createProgram({ rootNames: [...files.keys(), ...consumerFiles], options, host })
   diagnostics = new Map()
   for (const f of files.keys()) {
-    const list = ts.getPreEmitDiagnostics(program, program.getSourceFile(f)).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))
+    const list = ts
+      .getPreEmitDiagnostics(program, program.getSourceFile(f))
+      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))
     diagnostics.set(f.slice(virtualDir.length + 1, -3), list)
   }
   declarations = new Map()
   for (const f of consumerFiles) {
-    program.emit(program.getSourceFile(f), (name, text) => declarations.set(name.replace(/.*\//, ''), text), undefined, true)
+    program.emit(
+      program.getSourceFile(f),
+      (name, text) => declarations.set(name.replace(/.*\//, ''), text),
+      undefined,
+      true,
+    )
   }
 }, 60_000)
 
@@ -74,19 +98,25 @@ describe('consumer types', () => {
     expect(diagnostics.get('public')).toEqual([])
   })
 
-  it.each(internal.flatMap((call) => ['c', 's'].map((who) => [who === 'c' ? 'Consumer' : 'SharedConsumer', call, `internal-${who}-${call.replace(/\W.*/, '')}`])))(
-    '%s has no public %s',
-    (_kind, call, name) => {
-      const errors = diagnostics.get(name) ?? []
-      expect(errors, errors.join(" | ")).toHaveLength(1)
-      expect(errors[0]).toMatch(new RegExp(`Property '${call.replace(/\W.*/, '')}' does not exist`))
-    },
-  )
+  it.each(
+    internal.flatMap((call) =>
+      ['c', 's'].map((who) => [
+        who === 'c' ? 'Consumer' : 'SharedConsumer',
+        call,
+        `internal-${who}-${call.replace(/\W.*/, '')}`,
+      ]),
+    ),
+  )('%s has no public %s', (_kind, call, name) => {
+    const errors = diagnostics.get(name) ?? []
+    expect(errors, errors.join(' | ')).toHaveLength(1)
+    expect(errors[0]).toMatch(new RegExp(`Property '${call.replace(/\W.*/, '')}' does not exist`))
+  })
 
   it('the emitted declarations name no settle methods', () => {
     expect([...declarations.keys()].sort()).toEqual(['consumer.d.ts', 'message-stream.d.ts', 'shared-consumer.d.ts'])
     for (const [file, text] of declarations) {
-      for (const name of ['ack', 'nack', 'term', 'release']) expect(text, file).not.toMatch(new RegExp(`^\\s*(private |protected )?${name}\\b`, 'm'))
+      for (const name of ['ack', 'nack', 'term', 'release'])
+        expect(text, file).not.toMatch(new RegExp(`^\\s*(private |protected )?${name}\\b`, 'm'))
       expect(text, file).not.toMatch(/implements (Shared)?Settler/)
     }
   })

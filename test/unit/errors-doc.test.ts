@@ -8,7 +8,10 @@ import { repoRoot } from '../helpers/spawn.js'
 
 const doc = readFileSync(join(repoRoot, 'docs', 'errors.md'), 'utf8')
 const classes = Object.entries(api).filter(
-  ([name, v]) => typeof v === 'function' && name.endsWith('Error') && (v === api.TwainError || v.prototype instanceof api.TwainError),
+  ([name, v]) =>
+    typeof v === 'function' &&
+    name.endsWith('Error') &&
+    (v === api.TwainError || v.prototype instanceof api.TwainError),
 ) as Array<[string, new (message: string) => api.TwainError]>
 
 describe('docs/errors.md', () => {
@@ -21,7 +24,10 @@ describe('docs/errors.md', () => {
       const row = doc.split('\n').find((l) => l.startsWith(`| \`${name}\` | \`${e.code}\``))
       expect(row, `no row "| \`${name}\` | \`${e.code}\` |" in docs/errors.md`).toBeDefined()
       const flag = (row as string).split('|')[3]?.trim()
-      expect(flag === 'depends' || flag === (e.retriable ? 'yes' : 'no'), `${name}: retriable ${e.retriable}, the doc says ${flag}`).toBe(true)
+      expect(
+        flag === 'depends' || flag === (e.retriable ? 'yes' : 'no'),
+        `${name}: retriable ${e.retriable}, the doc says ${flag}`,
+      ).toBe(true)
     })
   }
 })

@@ -103,7 +103,7 @@ describe('FdPool', () => {
     const pool = new FdPool(10)
     const all = Array.from({ length: 60 }, (_, i) => new Fake(`h${i}`, pool, i % 2 === 0))
     let seed = 7
-    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n)
+    const rand = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n
     for (let step = 0; step < 5000; step++) {
       const h = all[rand(all.length)] as Fake
       const op = rand(5)

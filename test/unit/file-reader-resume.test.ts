@@ -15,13 +15,29 @@ afterAll(() => {
   for (const rm of dirs.splice(0)) rm()
 })
 
-type Step = { kind: 'read' | 'raw'; max: number; bytes?: number | undefined } | { kind: 'seek'; to: number } | { kind: 'closeFds' }
+type Step =
+  | { kind: 'read' | 'raw'; max: number; bytes?: number | undefined }
+  | { kind: 'seek'; to: number }
+  | { kind: 'closeFds' }
 
 const step = (total: number): fc.Arbitrary<Step> =>
   fc.oneof(
-    { weight: 6, arbitrary: fc.record({ kind: fc.constantFrom('read' as const, 'raw' as const), max: fc.integer({ min: 1, max: 40 }) }) },
+    {
+      weight: 6,
+      arbitrary: fc.record({
+        kind: fc.constantFrom('read' as const, 'raw' as const),
+        max: fc.integer({ min: 1, max: 40 }),
+      }),
+    },
     // A raw read within a byte budget (values are 2–4 bytes): it may stop inside a frame.
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('raw' as const), max: fc.integer({ min: 1, max: 40 }), bytes: fc.integer({ min: 0, max: 60 }) }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        kind: fc.constant('raw' as const),
+        max: fc.integer({ min: 1, max: 40 }),
+        bytes: fc.integer({ min: 0, max: 60 }),
+      }),
+    },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('seek' as const), to: fc.integer({ min: 0, max: total }) }) },
     { weight: 1, arbitrary: fc.constant({ kind: 'closeFds' as const }) },
   )
@@ -45,7 +61,12 @@ describe('file reader: reads continued inside frames', () => {
             await b.createTopic(meta)
             let total = 0
             for (const n of batches) {
-              await b.append('t', 0, texts(meta, 'v', n).map((r, i) => ({ ...r, value: Buffer.from(`v${total + i}`) })), 'p')
+              await b.append(
+                't',
+                0,
+                texts(meta, 'v', n).map((r, i) => ({ ...r, value: Buffer.from(`v${total + i}`) })),
+                'p',
+              )
               total += n
             }
             const r = await b.openReader('t', 0, 0)
@@ -57,8 +78,14 @@ describe('file reader: reads continued inside frames', () => {
               } else if (s.kind === 'closeFds') (r as unknown as { closeFds(): void }).closeFds()
               else {
                 const budget = s.bytes === undefined ? undefined : rawBudget(s.bytes)
-                const got = s.kind === 'raw' ? await (r.readRaw as NonNullable<typeof r.readRaw>)(s.max, budget) : await r.read(s.max)
-                if (budget && got.length > 1) expect((got as RawRecord[]).reduce((n, x) => n + x.end - x.start, 0)).toBeLessThanOrEqual(s.bytes as number)
+                const got =
+                  s.kind === 'raw'
+                    ? await (r.readRaw as NonNullable<typeof r.readRaw>)(s.max, budget)
+                    : await r.read(s.max)
+                if (budget && got.length > 1)
+                  expect((got as RawRecord[]).reduce((n, x) => n + x.end - x.start, 0)).toBeLessThanOrEqual(
+                    s.bytes as number,
+                  )
                 // At most `max`; fewer only where a raw read stops at the end of its buffer, never none while records remain.
                 expect(got.length).toBeLessThanOrEqual(Math.min(s.max, total - expected))
                 if (expected < total) expect(got.length).toBeGreaterThan(0)

@@ -3,7 +3,16 @@
  * over every frame header, what `check` and `repair` do with entries that do not hold, a writer
  * after a lost tail, and trims taking the index with its segment.
  */
-import { closeSync, existsSync, openSync, readFileSync, readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
 import { TopicCorruptError } from '../../src/core/errors.js'
 import { checkPartition } from '../../src/backends/file/check.js'
@@ -12,7 +21,13 @@ import { partitionDir, segmentPath, startFile, timeIndexPath } from '../../src/b
 import { partitionSpanSync, partitionStartSync } from '../../src/backends/file/partition-span.js'
 import { repairPartition } from '../../src/backends/file/repair.js'
 import { listSegmentsSync } from '../../src/backends/file/segment-list.js'
-import { encodeTimeEntry, readTimeIndex, timeEntries, timeEntryAt, timeLookup } from '../../src/backends/file/time-index.js'
+import {
+  encodeTimeEntry,
+  readTimeIndex,
+  timeEntries,
+  timeEntryAt,
+  timeLookup,
+} from '../../src/backends/file/time-index.js'
 import { records, topicMeta } from '../contract/fixture.js'
 import { referenceOffsetForTime, segmentFrames } from '../helpers/time-seek.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -43,7 +58,12 @@ type Frame = Array<{ size: number; at: number }>
 
 /** `frames` frames of 1–4 records, values up to 40 KB, stamped T0 + 0..999 in any order. */
 function randomFrames(frames: number, rnd: () => number): Frame[] {
-  return Array.from({ length: frames }, () => Array.from({ length: 1 + Math.floor(rnd() * 4) }, () => ({ size: Math.floor(rnd() * 40_000), at: T0 + Math.floor(rnd() * 1000) })))
+  return Array.from({ length: frames }, () =>
+    Array.from({ length: 1 + Math.floor(rnd() * 4) }, () => ({
+      size: Math.floor(rnd() * 40_000),
+      at: T0 + Math.floor(rnd() * 1000),
+    })),
+  )
 }
 
 async function append(b: FileBackend, frames: Frame[]): Promise<void> {
@@ -83,7 +103,11 @@ describe('file time index', () => {
       const first = frames.find((f) => f.h.maxTimestamp >= time)
       const before = entries.filter((e) => e.position <= (first?.pos ?? Infinity))
       if (before.length === 0) expect(hit).toBeUndefined()
-      else expect(hit).toEqual({ position: before[before.length - 1]!.position, offset: before[before.length - 1]!.offset })
+      else
+        expect(hit).toEqual({
+          position: before[before.length - 1]!.position,
+          offset: before[before.length - 1]!.offset,
+        })
       if (hit) for (const f of frames.filter((g) => g.pos < hit.position)) expect(f.h.maxTimestamp).toBeLessThan(time)
     }
     await expectExact(b, dir, someTimes(rnd))
@@ -100,7 +124,13 @@ describe('file time index', () => {
     const lie = timeEntryAt(buf, 7)!
     encodeTimeEntry({ ...lie, maxBefore: T0 - 1 }).copy(buf, 7 * 32) // would skip every earlier frame, if believed
     writeFileSync(tix, buf)
-    expect(checkPartition(dir, 0, 't').damage.map((d) => [d.file, d.from, d.reason.replace(/ \(.*| stamped .*| says .*/, '')])).toEqual([
+    expect(
+      checkPartition(dir, 0, 't').damage.map((d) => [
+        d.file,
+        d.from,
+        d.reason.replace(/ \(.*| stamped .*| says .*/, ''),
+      ]),
+    ).toEqual([
       [tix, 96, 'time index entry 3 fails its CRC check'],
       [tix, 224, 'time index entry 7'],
     ])
@@ -129,7 +159,10 @@ describe('file time index', () => {
       await b2.init()
       cleanup.push(() => b2.close())
       // Sent again later: the same frames at the same positions with the same offsets, later stamps.
-      await append(b2, log.slice(-lost).map((f) => f.map((r) => ({ ...r, at: r.at + 2000 }))))
+      await append(
+        b2,
+        log.slice(-lost).map((f) => f.map((r) => ({ ...r, at: r.at + 2000 }))),
+      )
       await expectExact(b2, dir, [...someTimes(rnd), ...someTimes(rnd).map((t) => t + 2000)])
       // The writer cut the time index's stale entries before writing; stale sparse-index entries
       // are reported (as before), and repair clears them.
@@ -137,7 +170,11 @@ describe('file time index', () => {
       expect(damage.every((d) => d.kind === 'index' && d.file.endsWith('.idx'))).toBe(true)
       await repairPartition(dir, 0, 't')
       expect(checkPartition(dir, 0, 't').damage).toEqual([])
-      await expectExact(b2, dir, someTimes(rnd).map((t) => t + 2000))
+      await expectExact(
+        b2,
+        dir,
+        someTimes(rnd).map((t) => t + 2000),
+      )
     })
   }
 
@@ -153,12 +190,17 @@ describe('file time index', () => {
     const b2 = new FileBackend(root, { pollMs: 50, segmentBytes: 4 * 1024 * 1024 })
     await b2.init()
     cleanup.push(() => b2.close())
-    await append(b2, log.slice(30).map((f) => f.map((r) => ({ ...r, at: r.at + 2000 }))))
+    await append(
+      b2,
+      log.slice(30).map((f) => f.map((r) => ({ ...r, at: r.at + 2000 }))),
+    )
     // As if the writer's cut had failed: the old entries are back, CRC-valid, at frames of their
     // offsets; only the frame's identity (its header CRC changed with the timestamps) tells.
     writeFileSync(timeIndexPath(dir, 0), stale)
     await expectExact(b2, dir, [...someTimes(rnd), ...someTimes(rnd).map((t) => t + 2000)])
-    expect(checkPartition(dir, 0, 't').damage.some((d) => d.file.endsWith('.tix') && /those bytes/.test(d.reason))).toBe(true)
+    expect(
+      checkPartition(dir, 0, 't').damage.some((d) => d.file.endsWith('.tix') && /those bytes/.test(d.reason)),
+    ).toBe(true)
   })
 
   it('a seek landing on a frame whose body fails its CRC reports the damage, as reads do', async () => {
@@ -206,7 +248,11 @@ describe('file time index', () => {
     const left = readdirSync(dir).filter((n) => n.endsWith('.tix'))
     expect(left.every((n) => Number(n.slice(0, 20)) >= (bases[2] as number))).toBe(true)
     expect(left.length).toBeGreaterThan(0)
-    expect(readdirSync(dir).filter((n) => /^\d{20}\.(seg|idx|tix)$/.test(n) && Number(n.slice(0, 20)) < (bases[2] as number))).toEqual([])
+    expect(
+      readdirSync(dir).filter(
+        (n) => /^\d{20}\.(seg|idx|tix)$/.test(n) && Number(n.slice(0, 20)) < (bases[2] as number),
+      ),
+    ).toEqual([])
   })
 
   it('a time seek starts where the partition span starts: no trim mark, one inside, one past the end', async () => {

@@ -22,7 +22,10 @@ describe('file offsetForTime', () => {
     const t0 = 1_700_000_000_000
     await fc.assert(
       fc.asyncProperty(
-        fc.array(fc.array(fc.integer({ min: 0, max: 200 }), { minLength: 1, maxLength: 20 }), { minLength: 1, maxLength: 15 }),
+        fc.array(fc.array(fc.integer({ min: 0, max: 200 }), { minLength: 1, maxLength: 20 }), {
+          minLength: 1,
+          maxLength: 15,
+        }),
         fc.integer({ min: 0, max: 60 }),
         fc.array(fc.integer({ min: -10, max: 210 }), { minLength: 1, maxLength: 12 }),
         async (batches, trim, times) => {
@@ -34,12 +37,16 @@ describe('file offsetForTime', () => {
             const meta = topicMeta('t')
             await b.createTopic(meta)
             for (const stamps of batches) {
-              const recs = texts(meta, 'v', stamps.length).map((r, i) => ({ ...r, timestamp: t0 + (stamps[i] as number) }))
+              const recs = texts(meta, 'v', stamps.length).map((r, i) => ({
+                ...r,
+                timestamp: t0 + (stamps[i] as number),
+              }))
               await b.append('t', 0, recs, 'p')
             }
             if (trim > 0) await b.trimBefore('t', 0, trim)
             const dir = partitionDir(t.dir, 't', 0)
-            for (const dt of times) expect(await b.offsetForTime('t', 0, t0 + dt)).toBe(await referenceOffsetForTime(b, dir, 't', t0 + dt))
+            for (const dt of times)
+              expect(await b.offsetForTime('t', 0, t0 + dt)).toBe(await referenceOffsetForTime(b, dir, 't', t0 + dt))
           } finally {
             await b.close()
           }

@@ -21,10 +21,11 @@ describe('hash64 (DESIGN §7 golden values)', () => {
   })
 
   it('always returns an integer in 0..partitions-1', () => {
-    for (let k = 0; k < 300; k++) for (const p of [1, 2, 7, 10000]) {
-      const h = hash64(k, p)
-      expect(Number.isInteger(h) && h >= 0 && h < p).toBe(true)
-    }
+    for (let k = 0; k < 300; k++)
+      for (const p of [1, 2, 7, 10000]) {
+        const h = hash64(k, p)
+        expect(Number.isInteger(h) && h >= 0 && h < p).toBe(true)
+      }
   })
 
   it('is reproduced by the cached partitioner the producer uses by default', () => {

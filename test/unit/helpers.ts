@@ -32,7 +32,10 @@ export async function takeN<T>(it: AsyncIterable<T>, n: number, timeoutMs = 5000
   const out: T[] = []
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`takeN: only ${out.length} of ${n} items within ${timeoutMs} ms`)), timeoutMs)
+    timer = setTimeout(
+      () => reject(new Error(`takeN: only ${out.length} of ${n} items within ${timeoutMs} ms`)),
+      timeoutMs,
+    )
   })
   try {
     while (out.length < n) {
@@ -72,7 +75,7 @@ export function segmentFiles(root: string, topic: string, partition: number): st
 export function frameCounts(root: string, topic: string, p: number): number[] {
   const buf = fs.readFileSync(path.join(root, topic, String(p), segmentFiles(root, topic, p)[0]!))
   const counts: number[] = []
-  for (let pos = 0; pos < buf.length; ) {
+  for (let pos = 0; pos < buf.length;) {
     const h = readFrameHeader(buf, pos, buf.length)
     if (h === undefined || h === 'short' || h === 'bad') throw new Error(`bad frame at ${pos}`)
     counts.push(h.count)

@@ -22,10 +22,18 @@ const REFUSED: Array<[string, unknown, RegExp]> = [
   ['a function in an array', [() => 1], /\$\[0\] is a function, which JSON stores as null/],
   ['undefined in an array', [1, undefined, 3], /\$\[1\] is undefined, which JSON stores as null/],
   ['a hole in a sparse array', [1, , 3], /\$\[1\] is undefined, which JSON stores as null/],
-  ['a class instance without toJSON', { customer: new Customer('alice') }, /\$\.customer is a Customer object, which JSON stores as a plain object/],
+  [
+    'a class instance without toJSON',
+    { customer: new Customer('alice') },
+    /\$\.customer is a Customer object, which JSON stores as a plain object/,
+  ],
   ['a RegExp', { re: /x/ }, /\$\.re is a RegExp object/],
   ['an Error', { err: new Error('boom') }, /\$\.err is an Error object/],
-  ['bytes inside an object', { data: new Uint8Array([1, 2]) }, /\$\.data is a Uint8Array, which JSON stores as an object of indices/],
+  [
+    'bytes inside an object',
+    { data: new Uint8Array([1, 2]) },
+    /\$\.data is a Uint8Array, which JSON stores as an object of indices/,
+  ],
   ['a Buffer inside an array (its toJSON gives { type, data })', [Buffer.from('x')], /\$\[0\] is a Buffer/],
   ['a BigInt, with its path', { order: { n: 12n } }, /\$\.order\.n is a bigint \(12n\), which JSON cannot store/],
   ['a key that is not an identifier', { 'a b': [{ 'c-d': NaN }] }, /\$\["a b"\]\[0\]\["c-d"\] is NaN/],
@@ -41,7 +49,11 @@ describe('JSON values: silent coercions are refused (src/core/values.ts)', () =>
   }
 
   it('keeps what JSON keeps: plain objects, arrays, null, finite numbers, nested values', () => {
-    const v = { a: [1, 2.5, -0.25, null, true, 'x', { b: [] }], c: null, d: Object.assign(Object.create(null) as object, { e: 1 }) }
+    const v = {
+      a: [1, 2.5, -0.25, null, true, 'x', { b: [] }],
+      c: null,
+      d: Object.assign(Object.create(null) as object, { e: 1 }),
+    }
     expect(JSON.parse(encodeValue(v).bytes as string)).toEqual(JSON.parse(JSON.stringify(v)))
   })
 
@@ -78,8 +90,12 @@ describe(`JSON values nest at most ${MAX_JSON_DEPTH} levels (src/core/json-depth
     expect(encodeValue(nested(MAX_JSON_DEPTH)).bytes).toBe('['.repeat(MAX_JSON_DEPTH) + ']'.repeat(MAX_JSON_DEPTH))
     for (const levels of [MAX_JSON_DEPTH + 1, 5000, 100_000]) {
       expect(() => encodeValue(nested(levels))).toThrow(InvalidArgumentError)
-      expect(() => encodeValue(nested(levels))).toThrow(`The value nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep; twainmq stores JSON values up to ${MAX_JSON_DEPTH} levels`)
-      expect(() => encodeValue(nested(levels), true)).toThrow(/The typed value nests arrays and objects more than 1000 levels deep/)
+      expect(() => encodeValue(nested(levels))).toThrow(
+        `The value nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep; twainmq stores JSON values up to ${MAX_JSON_DEPTH} levels`,
+      )
+      expect(() => encodeValue(nested(levels), true)).toThrow(
+        /The typed value nests arrays and objects more than 1000 levels deep/,
+      )
     }
   })
 

@@ -38,7 +38,11 @@ class CountingReader implements PartitionReader {
 describe('OpenReaders', () => {
   it('closes at closeAll only the readers not closed before, once each', async () => {
     const readers = new OpenReaders()
-    const [a, b, c] = [0, 1, 2].map(() => readers.add((onClose) => new CountingReader(onClose))) as [CountingReader, CountingReader, CountingReader]
+    const [a, b, c] = [0, 1, 2].map(() => readers.add((onClose) => new CountingReader(onClose))) as [
+      CountingReader,
+      CountingReader,
+      CountingReader,
+    ]
     await b.close()
     await readers.closeAll()
     await readers.closeAll()
@@ -46,8 +50,25 @@ describe('OpenReaders', () => {
   })
 
   it.each([
-    ['file', (onClose: () => void) => new FilePartitionReader(t.dir, 't', 0, keyCodec('u32'), 0, undefined, undefined, onClose)],
-    ['twainmq-v1', (onClose: () => void) => new TwainmqPartitionReader(new ChunkDirectory(t.dir, 't'), new LineIndexCache(), 't', 0, lineFormat(4), 0, undefined, onClose)],
+    [
+      'file',
+      (onClose: () => void) =>
+        new FilePartitionReader(t.dir, 't', 0, keyCodec('u32'), 0, undefined, undefined, onClose),
+    ],
+    [
+      'twainmq-v1',
+      (onClose: () => void) =>
+        new TwainmqPartitionReader(
+          new ChunkDirectory(t.dir, 't'),
+          new LineIndexCache(),
+          't',
+          0,
+          lineFormat(4),
+          0,
+          undefined,
+          onClose,
+        ),
+    ],
   ])('the %s reader calls its onClose at its first close only', async (_, make) => {
     let calls = 0
     const r = make(() => calls++)

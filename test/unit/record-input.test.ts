@@ -17,7 +17,11 @@ describe('recordInput', () => {
 
   it('leaves a string value unmeasured and measures bytes; keeps type, headers and a given timestamp', () => {
     expect(recordInput(keyCodec('u16'), 0, ValueKind.Text, 'héllo').valueBytes).toBe(UNMEASURED)
-    const r = recordInput(keyCodec('u16'), 0, ValueKind.Typed, Buffer.from('{}'), { type: 'ds.config', headers: { a: 'b' }, timestamp: 12.5 })
+    const r = recordInput(keyCodec('u16'), 0, ValueKind.Typed, Buffer.from('{}'), {
+      type: 'ds.config',
+      headers: { a: 'b' },
+      timestamp: 12.5,
+    })
     expect(r).toMatchObject({ valueBytes: 2, type: 'ds.config', headers: { a: 'b' }, timestamp: 12.5 })
   })
 

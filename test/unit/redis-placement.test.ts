@@ -22,7 +22,8 @@ describe('RedisKeys with placement', () => {
     expect(keys.stream('t', 2)).toBe('P:{t:s0}:2')
     expect(keys.end('t', 2)).toBe('P:{t:s0}:2:end')
     expect(keys.partitionGroup('t', 2, 'g')).toBe('P:{t:s0}:2:g:g')
-    for (const k of [...keys.partitionKeys('t', 3), keys.partitionGroup('t', 3, 'g')]) expect(keySlot(k)).toBe(keySlot('{t:s2}'))
+    for (const k of [...keys.partitionKeys('t', 3), keys.partitionGroup('t', 3, 'g')])
+      expect(keySlot(k)).toBe(keySlot('{t:s2}'))
     keys.place('t', undefined)
     expect(keys.stream('t', 2)).toBe('P:{t:2}')
   })
@@ -36,7 +37,12 @@ describe('placeTopic', () => {
   it('spreads partitions over the masters (max - min <= 1), one tag per master, each on its master', () => {
     const masters = ['a:1', 'b:2', 'c:3']
     const c = fakeCluster(masters)
-    for (const [topic, n] of [['t', 12], ['orders', 7], ['x', 1], ['wide', 96]] as const) {
+    for (const [topic, n] of [
+      ['t', 12],
+      ['orders', 7],
+      ['x', 1],
+      ['wide', 96],
+    ] as const) {
       const tags = placeTopic(c, topic, n) as string[]
       expect(tags).toHaveLength(n)
       const per = new Map<string, number>()

@@ -27,7 +27,10 @@ describe('Redis Lua scripts', () => {
     const includes = files.filter((f) => !SCRIPT_FILE.test(f))
     expect(includes).toEqual(['entry.lua'])
     for (const inc of includes) {
-      expect(files.filter((f) => SCRIPT_FILE.test(f) && raw(f).includes(`-- #include ${inc}\n`)).length, inc).toBeGreaterThan(0)
+      expect(
+        files.filter((f) => SCRIPT_FILE.test(f) && raw(f).includes(`-- #include ${inc}\n`)).length,
+        inc,
+      ).toBeGreaterThan(0)
       expect(keysUsed(raw(inc)), inc).toEqual([])
     }
   })

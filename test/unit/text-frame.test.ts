@@ -8,8 +8,21 @@ import { ValueKind } from '../../src/core/values.js'
 const T0 = 1_700_000_000_123.5
 
 /** The frame `encodeBatch` writes for these text records, all at `T0`. */
-function reference(keys: Array<Buffer | number>, keyBytes: number[], values: string[], base: number, pid: string): Buffer {
-  const records: RecordInput[] = values.map((value, i) => ({ key: keys[i] as Buffer | number, keyBytes: keyBytes[i] as number, timestamp: T0, kind: ValueKind.Text, value, valueBytes: -1 }))
+function reference(
+  keys: Array<Buffer | number>,
+  keyBytes: number[],
+  values: string[],
+  base: number,
+  pid: string,
+): Buffer {
+  const records: RecordInput[] = values.map((value, i) => ({
+    key: keys[i] as Buffer | number,
+    keyBytes: keyBytes[i] as number,
+    timestamp: T0,
+    kind: ValueKind.Text,
+    value,
+    valueBytes: -1,
+  }))
   return Buffer.from(encodeBatch(records, base, pid))
 }
 
@@ -23,19 +36,38 @@ describe('NativeTextFrame', () => {
       f.start(T0)
       keys.forEach((k, i) => f.add(k, codec.width, values[i] as string))
       expect(f.count).toBe(4)
-      expect(Buffer.from(f.frame(42))).toEqual(reference(keys, keys.map(() => codec.width), values, 42, 'host-1-abcd'))
+      expect(Buffer.from(f.frame(42))).toEqual(
+        reference(
+          keys,
+          keys.map(() => codec.width),
+          values,
+          42,
+          'host-1-abcd',
+        ),
+      )
     }
   })
 
   it('builds the same bytes for string keys short and long, and grows past its first buffer', () => {
     const codec = keyCodec('string')
-    const keys = Array.from({ length: 3000 }, (_, i) => codec.recordKey(i % 2 ? `k${i}` : `a-key-longer-than-sixteen-bytes-${i}`) as Buffer)
+    const keys = Array.from(
+      { length: 3000 },
+      (_, i) => codec.recordKey(i % 2 ? `k${i}` : `a-key-longer-than-sixteen-bytes-${i}`) as Buffer,
+    )
     const values = keys.map((_, i) => 'v'.repeat(i % 97) + 'é')
     const f = new NativeTextFrame('p')
     f.start(T0)
     keys.forEach((k, i) => f.add(k, k.length, values[i] as string))
     expect(f.bytes).toBeGreaterThan(64 * 1024)
-    expect(Buffer.from(f.frame(7))).toEqual(reference(keys, keys.map((k) => k.length), values, 7, 'p'))
+    expect(Buffer.from(f.frame(7))).toEqual(
+      reference(
+        keys,
+        keys.map((k) => k.length),
+        values,
+        7,
+        'p',
+      ),
+    )
   })
 
   it('start empties it for reuse with a new timestamp', () => {

@@ -48,7 +48,15 @@ describe('TwainMQ appender', () => {
       expect(await a.append(Buffer.concat([line('ours-3'), line('ours-4')]))).toBe(3)
       expect(await a.append(line('ours-5'))).toBe(5)
       const [file] = readdirSync(join(root, 't'))
-      expect(readFileSync(join(root, 't', file!), 'latin1').split('\n')).toEqual(['ours-0', 'python-1', 'python-2', 'ours-3', 'ours-4', 'ours-5', ''])
+      expect(readFileSync(join(root, 't', file!), 'latin1').split('\n')).toEqual([
+        'ours-0',
+        'python-1',
+        'python-2',
+        'ours-3',
+        'ours-4',
+        'ours-5',
+        '',
+      ])
     } finally {
       a.close()
     }
@@ -84,7 +92,9 @@ describe('TwainMQ appender', () => {
     const a = new TwainmqAppender(root, dir, new LineIndexCache(), 0, 'never')
     const b = new TwainmqAppender(root, new ChunkDirectory(join(root, 't'), 't'), new LineIndexCache(), 0, 'never')
     try {
-      const writes = Array.from({ length: 60 }, (_, i) => (i % 2 ? a : b).append(Buffer.concat([line(`m${i}-0`), line(`m${i}-1`)])))
+      const writes = Array.from({ length: 60 }, (_, i) =>
+        (i % 2 ? a : b).append(Buffer.concat([line(`m${i}-0`), line(`m${i}-1`)])),
+      )
       const bases = await Promise.all(writes)
       expect([...bases].sort((x, y) => x - y)).toEqual(bases.map((_, i) => i * 2))
       const [file] = readdirSync(join(root, 't'))
@@ -116,7 +126,10 @@ describe('TwainMQ line index', () => {
       const fd = openSync(path, 'r')
       for (const k of [0, 1, 1023, 1024, 1025, 2048, 2999, 3000]) {
         const pos = idx.positionOf(k, fd)
-        const expected = k === 3000 ? Buffer.byteLength(text) + 1 : Buffer.byteLength(text.split('\n').slice(0, k).join('\n')) + (k ? 1 : 0)
+        const expected =
+          k === 3000
+            ? Buffer.byteLength(text) + 1
+            : Buffer.byteLength(text.split('\n').slice(0, k).join('\n')) + (k ? 1 : 0)
         expect(pos, `line ${k}`).toBe(expected)
       }
       closeSync(fd)

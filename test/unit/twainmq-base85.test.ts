@@ -1,7 +1,14 @@
 import { spawnSync } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { B85_ALPHABET, Base85Error, b85decode, b85DecodedLength, b85encode, b85Length } from '../../src/compat/twainmq/base85.js'
+import {
+  B85_ALPHABET,
+  Base85Error,
+  b85decode,
+  b85DecodedLength,
+  b85encode,
+  b85Length,
+} from '../../src/compat/twainmq/base85.js'
 import { golden, pythonAvailable } from '../helpers/twainmq.js'
 
 const g = golden()
@@ -32,7 +39,17 @@ describe('base85 (Python base64.b85encode / b85decode)', () => {
   })
 
   it('gives the encoded length 5*(n//4) + (n%4 and n%4+1), and the decoded length back', () => {
-    for (const [n, chars] of [[0, 0], [1, 2], [2, 3], [3, 4], [4, 5], [5, 7], [6, 8], [8, 10], [16, 20]] as const) {
+    for (const [n, chars] of [
+      [0, 0],
+      [1, 2],
+      [2, 3],
+      [3, 4],
+      [4, 5],
+      [5, 7],
+      [6, 8],
+      [8, 10],
+      [16, 20],
+    ] as const) {
       expect(b85Length(n)).toBe(chars)
       expect(b85encode(Buffer.alloc(n, 0xab))).toHaveLength(chars)
       expect(b85DecodedLength(chars)).toBe(n)

@@ -1,6 +1,12 @@
 import { inflateRawSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
-import { InvalidKeyError, InvalidKeyTypeError, UnknownMessageTypeError, InvalidArgumentError, type Key } from '../../src/index.js'
+import {
+  InvalidKeyError,
+  InvalidKeyTypeError,
+  UnknownMessageTypeError,
+  InvalidArgumentError,
+  type Key,
+} from '../../src/index.js'
 import { b85decode, b85encode } from '../../src/compat/twainmq/base85.js'
 import { parseJson, stringifyJson } from '../../src/compat/twainmq/json64.js'
 import {
@@ -37,7 +43,8 @@ function payload(v: ValueSpec): Buffer {
   return payloadOf({ typeId: v.type_id, json: stringifyJson(parseJson(v.json)) })
 }
 
-const line = (width: number, key: Key, seconds: number, p: Buffer) => encodeLine(keyBytes(key, width), seconds, p).toString('latin1').slice(0, -1)
+const line = (width: number, key: Key, seconds: number, p: Buffer) =>
+  encodeLine(keyBytes(key, width), seconds, p).toString('latin1').slice(0, -1)
 
 /**
  * Our line matches a golden (Python-written) line: KEY and TS byte for byte, and PAYLOAD inflating to
@@ -53,15 +60,41 @@ function expectSameLine(ours: string, golden: string, width: number): void {
 describe('TwainMQ line codec: golden lines (seeds NOTES §1.2)', () => {
   it('produces the documented golden lines (keys and timestamps byte for byte, payloads inflating identically)', () => {
     expectSameLine(line(2, 42, 1700000000, payloadOf({ text: 'hello world' })), '04eLD^LNKmY&$%Sg@1$yX@PFUm;)00', 2)
-    expectSameLine(line(2, 7, 1700000000, payloadOf({ bytes: Buffer.from('0001726177', 'hex') })), '00#LD^LNKmY&$`@_IklvoY`', 2)
+    expectSameLine(
+      line(2, 7, 1700000000, payloadOf({ bytes: Buffer.from('0001726177', 'hex') })),
+      '00#LD^LNKmY&$`@_IklvoY`',
+      2,
+    )
     expectSameLine(line(2, 1, 1700000000, payloadOf({ text: '' })), '009LD^LNKmY&$0{{', 2)
-    expectSameLine(line(4, 0, 1700000000, payloadOf({ typeId: 6, json: stringifyJson({ partition_offsets: [[0, 0], [1, 0]] }) })), '00000LD^LNKmY&$`^~^styGX$RFYYenV%P*pO#jfT2icJ6&-D$V-TwoZ3rY|YXJ', 4)
-    expectSameLine(line(4, 1, 1700000000, payloadOf({ typeId: 0, json: stringifyJson({ tag: 18204373000982585223n }) })), '00001LD^LNKmY&$`^~^mtyGeju4H9sVPs%pY;J5|U|?xsWNKk*WMo_m00', 4)
+    expectSameLine(
+      line(
+        4,
+        0,
+        1700000000,
+        payloadOf({
+          typeId: 6,
+          json: stringifyJson({
+            partition_offsets: [
+              [0, 0],
+              [1, 0],
+            ],
+          }),
+        }),
+      ),
+      '00000LD^LNKmY&$`^~^styGX$RFYYenV%P*pO#jfT2icJ6&-D$V-TwoZ3rY|YXJ',
+      4,
+    )
+    expectSameLine(
+      line(4, 1, 1700000000, payloadOf({ typeId: 0, json: stringifyJson({ tag: 18204373000982585223n }) })),
+      '00001LD^LNKmY&$`^~^mtyGeju4H9sVPs%pY;J5|U|?xsWNKk*WMo_m00',
+      4,
+    )
     expectSameLine(line(4, 1, 1700000000, payloadOf({ typeId: 5, json: '{}' })), '00001LD^LNKmY&$`^~^wT?+s', 4)
   })
 
   it(`encodes all ${g.lines.length} golden lines of the fixture generator (same keys, timestamps and payload bytes)`, () => {
-    for (const l of g.lines) expectSameLine(line(l.width, keyOf(l.width, l.key), l.seconds, payload(l.value)), l.line, l.width)
+    for (const l of g.lines)
+      expectSameLine(line(l.width, keyOf(l.width, l.key), l.seconds, payload(l.value)), l.line, l.width)
   })
 
   it('decodes every golden line to its key, timestamp, value kind and value', () => {
@@ -75,7 +108,9 @@ describe('TwainMQ line codec: golden lines (seeds NOTES §1.2)', () => {
       else if (l.value.kind === 'bytes') expect((d.value as Buffer).toString('hex')).toBe(l.value.hex)
       else {
         expect(d.type).toBe('T')
-        expect(stringifyJson(d.value)).toBe(l.value.json.replace(/[\u007f-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')))
+        expect(stringifyJson(d.value)).toBe(
+          l.value.json.replace(/[\u007f-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')),
+        )
       }
     }
   })
@@ -84,7 +119,12 @@ describe('TwainMQ line codec: golden lines (seeds NOTES §1.2)', () => {
     const f = lineFormat(4, new Map([['~~TWAIN~~JOINED', 0]]))
     const text = '00001LD^LNKmY&$`^~^mtyGeju4H9sVPs%pY;J5|U|?xsWNKk*WMo_m00'
     const d = decodeLine(f, Buffer.from(text), 0, text.length)
-    expect(d).toEqual({ key: 1, timestamp: 1700000000000, value: { tag: 18204373000982585223n }, type: '~~TWAIN~~JOINED' })
+    expect(d).toEqual({
+      key: 1,
+      timestamp: 1700000000000,
+      value: { tag: 18204373000982585223n },
+      type: '~~TWAIN~~JOINED',
+    })
   })
 })
 
@@ -146,7 +186,13 @@ describe('TwainMQ keys', () => {
   })
 
   it('maps key widths to key types and back; unbounded string keys have no TwainMQ form', () => {
-    for (const [w, t] of [[1, 'u8'], [2, 'u16'], [4, 'u32'], [8, 'u64'], [-12, 'char12']] as const) {
+    for (const [w, t] of [
+      [1, 'u8'],
+      [2, 'u16'],
+      [4, 'u32'],
+      [8, 'u64'],
+      [-12, 'char12'],
+    ] as const) {
       expect(keyTypeOfWidth(w)).toBe(t)
       expect(keyWidthOf(t)).toBe(w)
     }
@@ -173,7 +219,15 @@ describe('TwainMQ timestamps', () => {
       expect(microsOf(ms)).toBe(t.us)
       expect(Math.round(ms * 1000)).toBe(t.us)
       expect(msToSeconds(ms)).toBe(t.seconds)
-      expect(b85encode((() => { const b = Buffer.alloc(8); b.writeDoubleBE(msToSeconds(ms)); return b })())).toBe(t.b85)
+      expect(
+        b85encode(
+          (() => {
+            const b = Buffer.alloc(8)
+            b.writeDoubleBE(msToSeconds(ms))
+            return b
+          })(),
+        ),
+      ).toBe(t.b85)
     }
   })
 
@@ -203,7 +257,13 @@ describe('TwainMQ timestamps', () => {
 })
 
 describe('TwainMQ payloads', () => {
-  const f = lineFormat(2, new Map([['Order', 0], ['Refund', 3]]))
+  const f = lineFormat(
+    2,
+    new Map([
+      ['Order', 0],
+      ['Refund', 3],
+    ]),
+  )
   const roundTrip = (p: Buffer) => {
     const text = line(2, 5, 1700000000.5, p)
     return decodeLine(f, Buffer.from(text), 0, text.length)
@@ -212,7 +272,9 @@ describe('TwainMQ payloads', () => {
   it('marks bytes with 0xFC and typed JSON with 0xFB + u16 id; text has no marker', () => {
     expect(payloadOf({ text: 'é' })).toEqual(Buffer.from('é'))
     expect(payloadOf({ bytes: Buffer.from([1, 2]) })).toEqual(Buffer.from([0xfc, 1, 2]))
-    expect(payloadOf({ typeId: 258, json: '{"a":"é"}' })).toEqual(Buffer.concat([Buffer.from([0xfb, 1, 2]), Buffer.from('{"a":"\\u00e9"}')]))
+    expect(payloadOf({ typeId: 258, json: '{"a":"é"}' })).toEqual(
+      Buffer.concat([Buffer.from([0xfb, 1, 2]), Buffer.from('{"a":"\\u00e9"}')]),
+    )
   })
 
   it('round-trips every value kind, keeping text that looks like JSON a string and bytes bytes', () => {
@@ -228,7 +290,9 @@ describe('TwainMQ payloads', () => {
   it('encodes stored records: text, bytes, typed by the topic id; JSON values and unknown types are refused', () => {
     expect(recordPayload(f, 't', 0, 'x', undefined)).toEqual(Buffer.from('x'))
     expect(recordPayload(f, 't', 1, Buffer.from([7]), undefined)).toEqual(Buffer.from([0xfc, 7]))
-    expect(recordPayload(f, 't', 3, '{"k":"ä"}', 'Refund')).toEqual(Buffer.concat([Buffer.from([0xfb, 0, 3]), Buffer.from('{"k":"\\u00e4"}')]))
+    expect(recordPayload(f, 't', 3, '{"k":"ä"}', 'Refund')).toEqual(
+      Buffer.concat([Buffer.from([0xfb, 0, 3]), Buffer.from('{"k":"\\u00e4"}')]),
+    )
     expect(() => recordPayload(f, 't', 3, '{}', 'Nope')).toThrow(UnknownMessageTypeError)
     expect(() => recordPayload(f, 't', 2, '{}', undefined)).toThrow(InvalidArgumentError)
   })
@@ -249,7 +313,9 @@ describe('TwainMQ payloads', () => {
 
 describe('lossless JSON (Python json.loads / json.dumps)', () => {
   it('parses integers beyond 2^53 as bigint, others as numbers', () => {
-    expect(parseJson('{"a":18204373000982585223,"b":9007199254740991,"c":-9007199254740993,"d":1.5e300,"e":[1,2]}')).toEqual({
+    expect(
+      parseJson('{"a":18204373000982585223,"b":9007199254740991,"c":-9007199254740993,"d":1.5e300,"e":[1,2]}'),
+    ).toEqual({
       a: 18204373000982585223n,
       b: 9007199254740991,
       c: -9007199254740993n,

@@ -23,18 +23,28 @@ function section(md: string, heading: string): string {
 }
 
 /** Code lines as compared: trimmed, without blank lines and imports (the type-test files hoist and merge those). */
-const codeLines = (text: string): string[] => text.split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('import '))
+const codeLines = (text: string): string[] =>
+  text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('import '))
 
 describe('type tests (test/types/)', () => {
   it('every snippet of README (Quick start, Topics, Producing, Operators) and docs/operators.md is in test/types/docs/, as written', () => {
     const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8')
     const ops = readFileSync(join(repoRoot, 'docs', 'operators.md'), 'utf8')
     const snippets = [
-      ...['## Quick start', '### Topics', '### Producing', '### Operators'].flatMap((h) => tsBlocks(section(readme, h))),
+      ...['## Quick start', '### Topics', '### Producing', '### Operators'].flatMap((h) =>
+        tsBlocks(section(readme, h)),
+      ),
       ...tsBlocks(ops),
     ]
     const dir = join(repoRoot, 'test', 'types', 'docs')
-    const typed = codeLines(readdirSync(dir).map((f) => readFileSync(join(dir, f), 'utf8')).join('\n')).join('\n')
+    const typed = codeLines(
+      readdirSync(dir)
+        .map((f) => readFileSync(join(dir, f), 'utf8'))
+        .join('\n'),
+    ).join('\n')
     expect(snippets.length).toBeGreaterThanOrEqual(10)
     for (const s of snippets) {
       const lines = codeLines(s)
@@ -43,7 +53,11 @@ describe('type tests (test/types/)', () => {
   })
 
   it('test/types/**/*.ts compile under strict with no errors', () => {
-    const r = spawnSync(process.execPath, [tsc, '--noEmit', '-p', join(repoRoot, 'test', 'types', 'tsconfig.json')], { cwd: repoRoot, encoding: 'utf8', timeout: 120_000 })
+    const r = spawnSync(process.execPath, [tsc, '--noEmit', '-p', join(repoRoot, 'test', 'types', 'tsconfig.json')], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      timeout: 120_000,
+    })
     expect(`${r.stdout}${r.stderr}`).toBe('')
     expect(r.status).toBe(0)
   }, 120_000)

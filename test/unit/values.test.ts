@@ -39,7 +39,14 @@ describe('value codec (src/core/values.ts)', () => {
     ['a top-level BigInt', 1n],
     ['a BigInt inside an object', { n: 1n }],
     ['a BigInt inside an array', [1, 2n]],
-    ['a cyclic object', (() => { const o: Record<string, unknown> = {}; o.self = o; return o })()],
+    [
+      'a cyclic object',
+      (() => {
+        const o: Record<string, unknown> = {}
+        o.self = o
+        return o
+      })(),
+    ],
   ]
   for (const [what, value] of BAD) {
     it(`rejects ${what} with InvalidArgumentError`, () => {

@@ -2,7 +2,11 @@
 
 type Child = Node | string | number | null | undefined
 
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string> = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag)
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v)
   for (const c of children) if (c !== null && c !== undefined) e.append(typeof c === 'number' ? String(c) : c)
@@ -34,7 +38,11 @@ export function syncOptions(select: HTMLSelectElement, values: readonly string[]
 /** A value as text: JSON pretty-printed (or compact), strings as they are, bytes as hex. */
 export function formatValue(value: unknown, pretty: boolean): string {
   if (typeof value === 'string') return value
-  if (value instanceof Uint8Array) return [...value.subarray(0, 256)].map((b) => b.toString(16).padStart(2, '0')).join(' ') + (value.length > 256 ? ' …' : '')
+  if (value instanceof Uint8Array)
+    return (
+      [...value.subarray(0, 256)].map((b) => b.toString(16).padStart(2, '0')).join(' ') +
+      (value.length > 256 ? ' …' : '')
+    )
   return JSON.stringify(value, null, pretty ? 2 : undefined) ?? String(value)
 }
 

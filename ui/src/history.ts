@@ -16,7 +16,10 @@ export class HistoryPanel {
   private readonly page = byId('history-page')
   private readonly error = byId('history-error')
 
-  constructor(private readonly token: () => string | undefined, private readonly pretty: () => boolean) {
+  constructor(
+    private readonly token: () => string | undefined,
+    private readonly pretty: () => boolean,
+  ) {
     byId('history-first').addEventListener('click', () => this.load(['start']))
     this.next.addEventListener('click', () => this.nextFrom !== undefined && this.load([...this.starts, this.nextFrom]))
     this.prev.addEventListener('click', () => this.starts.length > 1 && this.load(this.starts.slice(0, -1)))
@@ -52,8 +55,20 @@ export class HistoryPanel {
       showError(this.error, undefined)
       this.starts = starts
       this.nextFrom = got.length === limit ? got[got.length - 1]?.resume : undefined
-      this.log.replaceChildren(...got.map((m) => el('li', { 'data-offset': m.offset }, el('span', { class: 'offset' }, shownOffset(m.offset)), el('pre', {}, formatValue(m.value, this.pretty())))))
-      const range = got.length === 0 ? 'no messages' : `offsets ${shownOffset(got[0]!.offset)}–${shownOffset(got[got.length - 1]!.offset)}`
+      this.log.replaceChildren(
+        ...got.map((m) =>
+          el(
+            'li',
+            { 'data-offset': m.offset },
+            el('span', { class: 'offset' }, shownOffset(m.offset)),
+            el('pre', {}, formatValue(m.value, this.pretty())),
+          ),
+        ),
+      )
+      const range =
+        got.length === 0
+          ? 'no messages'
+          : `offsets ${shownOffset(got[0]!.offset)}–${shownOffset(got[got.length - 1]!.offset)}`
       this.page.textContent = `page ${starts.length}: ${range}`
       this.page.dataset.page = String(starts.length)
       this.page.dataset.state = 'ready'

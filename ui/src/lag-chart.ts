@@ -23,7 +23,12 @@ export class LagChart {
     const now = new Map<string, number>()
     for (const g of s.groups) for (const p of g.partitions) now.set(`${g.group} ${p.stream}`, p.lag)
     this.times.push(s.at / 1000)
-    for (const k of now.keys()) if (!this.values.has(k)) this.values.set(k, this.times.slice(0, -1).map(() => null))
+    for (const k of now.keys())
+      if (!this.values.has(k))
+        this.values.set(
+          k,
+          this.times.slice(0, -1).map(() => null),
+        )
     for (const [k, arr] of this.values) arr.push(now.get(k) ?? null)
     while (this.times.length > 1 && s.at / 1000 - (this.times[0] as number) > KEEP_MS / 1000) {
       this.times.shift()
@@ -40,7 +45,12 @@ export class LagChart {
       this.plot = undefined
       this.keys = []
       this.box.dataset.last = '{}'
-      this.box.replaceChildren(Object.assign(document.createElement('p'), { className: 'empty', textContent: 'Nothing to chart: no consumer group has committed or owns a partition yet.' }))
+      this.box.replaceChildren(
+        Object.assign(document.createElement('p'), {
+          className: 'empty',
+          textContent: 'Nothing to chart: no consumer group has committed or owns a partition yet.',
+        }),
+      )
       return
     }
     if (!this.plot) this.box.replaceChildren()
@@ -60,7 +70,16 @@ export class LagChart {
         height: 220,
         scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
         axes: [{}, { label: 'lag (messages)' }],
-        series: [{}, ...keys.map((k, i) => ({ label: k, stroke: COLOURS[i % COLOURS.length] as string, width: 2, points: { show: false }, paths: stepped }))],
+        series: [
+          {},
+          ...keys.map((k, i) => ({
+            label: k,
+            stroke: COLOURS[i % COLOURS.length] as string,
+            width: 2,
+            points: { show: false },
+            paths: stepped,
+          })),
+        ],
       },
       data,
       this.box,

@@ -28,7 +28,10 @@ function initialToken(): string | undefined {
 let token = initialToken()
 const chart = new LagChart()
 const tail = new TailPanel(() => token)
-const pages = new HistoryPanel(() => token, () => byId<HTMLInputElement>('tail-pretty').checked)
+const pages = new HistoryPanel(
+  () => token,
+  () => byId<HTMLInputElement>('tail-pretty').checked,
+)
 const tailSelect = byId<HTMLSelectElement>('tail-stream')
 const historySelect = byId<HTMLSelectElement>('history-stream')
 tailSelect.addEventListener('change', () => tail.select(tailSelect.value))

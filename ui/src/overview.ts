@@ -2,11 +2,40 @@
 // fetch so the bearer token can go in a header. Reconnects after a drop (gateway restart, periodic
 // close) with a short backoff; a 401/403 is reported and not retried (the token must change).
 
-export interface PartitionRow { partition: number; stream: string; start: number; end: number; rate: number | null }
-export interface TopicRow { topic: string; partitionCount: number; createdAt: number; partitions: PartitionRow[]; rate: number | null }
-export interface GroupPartitionRow { topic: string; partition: number; stream: string; committed: number; end: number; lag: number; pending?: number }
-export interface GroupRow { group: string; members: Array<{ id: string; name: string; assignments: Array<{ topic: string; partition: number }> }>; partitions: GroupPartitionRow[]; lag: number }
-export interface Snapshot { at: number; topics: TopicRow[]; groups: GroupRow[] }
+export interface PartitionRow {
+  partition: number
+  stream: string
+  start: number
+  end: number
+  rate: number | null
+}
+export interface TopicRow {
+  topic: string
+  partitionCount: number
+  createdAt: number
+  partitions: PartitionRow[]
+  rate: number | null
+}
+export interface GroupPartitionRow {
+  topic: string
+  partition: number
+  stream: string
+  committed: number
+  end: number
+  lag: number
+  pending?: number
+}
+export interface GroupRow {
+  group: string
+  members: Array<{ id: string; name: string; assignments: Array<{ topic: string; partition: number }> }>
+  partitions: GroupPartitionRow[]
+  lag: number
+}
+export interface Snapshot {
+  at: number
+  topics: TopicRow[]
+  groups: GroupRow[]
+}
 
 export interface OverviewHandlers {
   snapshot(s: Snapshot): void
@@ -19,7 +48,10 @@ export class RefusedError extends Error {}
 
 async function readOnce(headers: Record<string, string>, on: OverviewHandlers, signal: AbortSignal): Promise<void> {
   const res = await fetch('./v1/live', { headers, signal, cache: 'no-store' })
-  if (res.status === 401 || res.status === 403) throw new RefusedError(`${res.status === 401 ? 'Unauthorized' : 'Forbidden'} (${res.status}): ${(await res.text()).trim()}`)
+  if (res.status === 401 || res.status === 403)
+    throw new RefusedError(
+      `${res.status === 401 ? 'Unauthorized' : 'Forbidden'} (${res.status}): ${(await res.text()).trim()}`,
+    )
   if (!res.ok || !res.body) throw new Error(`GET /v1/live answered ${res.status}: ${(await res.text()).trim()}`)
   on.connected()
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader()
@@ -39,13 +71,18 @@ async function readOnce(headers: Record<string, string>, on: OverviewHandlers, s
         else if (line.startsWith('data:')) data += line.slice(5)
       }
       if (event === 'snapshot') on.snapshot(JSON.parse(data) as Snapshot)
-      else if (event === 'error') on.error(`The gateway could not read the store: ${(JSON.parse(data) as { message: string }).message}`, false)
+      else if (event === 'error')
+        on.error(`The gateway could not read the store: ${(JSON.parse(data) as { message: string }).message}`, false)
     }
   }
 }
 
 /** Follow the live overview until `signal` aborts. */
-export async function followOverview(token: string | undefined, on: OverviewHandlers, signal: AbortSignal): Promise<void> {
+export async function followOverview(
+  token: string | undefined,
+  on: OverviewHandlers,
+  signal: AbortSignal,
+): Promise<void> {
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {}
   let backoff = 250
   while (!signal.aborted) {

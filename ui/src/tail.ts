@@ -18,8 +18,12 @@ export class TailPanel {
   private readonly error = byId('tail-error')
 
   constructor(private readonly token: () => string | undefined) {
-    this.pause.addEventListener('click', () => (this.abort ? this.stop('paused') : this.start(this.resumeFrom ?? 'now')))
-    this.pretty.addEventListener('change', () => this.log.replaceChildren(...[...this.shown].reverse().map((m) => this.item(m))))
+    this.pause.addEventListener('click', () =>
+      this.abort ? this.stop('paused') : this.start(this.resumeFrom ?? 'now'),
+    )
+    this.pretty.addEventListener('change', () =>
+      this.log.replaceChildren(...[...this.shown].reverse().map((m) => this.item(m))),
+    )
   }
 
   /** Tail `stream` (from its end), or nothing with ''. */
@@ -70,6 +74,11 @@ export class TailPanel {
   }
 
   private item(m: BrowserMessage): HTMLLIElement {
-    return el('li', { 'data-offset': m.offset }, el('span', { class: 'offset' }, shownOffset(m.offset)), el('pre', {}, formatValue(m.value, this.pretty.checked)))
+    return el(
+      'li',
+      { 'data-offset': m.offset },
+      el('span', { class: 'offset' }, shownOffset(m.offset)),
+      el('pre', {}, formatValue(m.value, this.pretty.checked)),
+    )
   }
 }

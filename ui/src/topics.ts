@@ -10,8 +10,22 @@ export function renderTopics(topics: readonly TopicRow[]): void {
   for (const t of topics) {
     t.partitions.forEach((p, i) => {
       const row = el('tr', { 'data-stream': p.stream, 'data-topic': t.topic })
-      if (i === 0) row.append(el('th', { rowspan: String(t.partitions.length), scope: 'rowgroup' }, t.topic, el('span', { class: 'rate' }, ` ${rate(t.rate)} msg/s`)))
-      row.append(el('td', {}, p.partition), el('td', { class: 'stream' }, p.stream), el('td', { class: 'start' }, p.start), el('td', { class: 'end' }, p.end), el('td', { class: 'rate' }, rate(p.rate)))
+      if (i === 0)
+        row.append(
+          el(
+            'th',
+            { rowspan: String(t.partitions.length), scope: 'rowgroup' },
+            t.topic,
+            el('span', { class: 'rate' }, ` ${rate(t.rate)} msg/s`),
+          ),
+        )
+      row.append(
+        el('td', {}, p.partition),
+        el('td', { class: 'stream' }, p.stream),
+        el('td', { class: 'start' }, p.start),
+        el('td', { class: 'end' }, p.end),
+        el('td', { class: 'rate' }, rate(p.rate)),
+      )
       rows.push(row)
     })
   }

@@ -66,7 +66,18 @@ export function openSegment(dir: string, topic: string, base: number): ActiveSeg
     // What the frames before the scan's start hold: nothing at byte 0, else what the time index says.
     const st = fstatSync(fd)
     const times = TimeIndexWriter.resume(timeIndexPath(dir, base), fd, st.size, at)
-    return { base, path, fd, idxFd, ino: st.ino, size: at, nextOffset: hit?.offset ?? base, lastFrameStart: at, idxSize, times }
+    return {
+      base,
+      path,
+      fd,
+      idxFd,
+      ino: st.ino,
+      size: at,
+      nextOffset: hit?.offset ?? base,
+      lastFrameStart: at,
+      idxSize,
+      times,
+    }
   } catch (e) {
     for (const f of [fd, idxFd]) if (f >= 0) closeSync(f)
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw notFound(topic, dir)
@@ -100,11 +111,14 @@ export function refresh(seg: ActiveSegment | undefined, dir: string, topic: stri
     if (size === seg.size) return seg
     if (size < seg.size) {
       closeSegment(seg)
-      throw new TopicCorruptError(`Segment ${seg.path} shrank from ${seg.size} to ${size} bytes under twainmq (truncated by another program): refusing to write; run \`twainmq check\``, {
-        file: seg.path,
-        position: size,
-        offset: seg.nextOffset,
-      })
+      throw new TopicCorruptError(
+        `Segment ${seg.path} shrank from ${seg.size} to ${size} bytes under twainmq (truncated by another program): refusing to write; run \`twainmq check\``,
+        {
+          file: seg.path,
+          position: size,
+          offset: seg.nextOffset,
+        },
+      )
     }
     const scan = scanSegmentSync(seg.fd, seg.size, size, seg.nextOffset)
     seg.size = scan.end
@@ -143,7 +157,10 @@ export function writeFrame(seg: ActiveSegment, frame: Buffer, records: number): 
   }
   const at = seg.size
   if (fstatSync(seg.fd).size !== at + frame.length && !landedAt(seg.fd, frame, at)) {
-    throw backendError(`Append to ${seg.path} raced with another writer`, Object.assign(new Error('frame not at its position'), { code: 'EAGAIN' }))
+    throw backendError(
+      `Append to ${seg.path} raced with another writer`,
+      Object.assign(new Error('frame not at its position'), { code: 'EAGAIN' }),
+    )
   }
   if (at === 0 || Math.floor(seg.lastFrameStart / INDEX_INTERVAL_BYTES) < Math.floor(at / INDEX_INTERVAL_BYTES)) {
     if (at > 0) seg.times.add(seg.nextOffset, at, frameIdAt(frame, 0))
@@ -156,7 +173,13 @@ export function writeFrame(seg: ActiveSegment, frame: Buffer, records: number): 
 }
 
 /** Seal a full segment and open its successor. A failed seal write is cut off; a failed create leaves a sealed segment the next writer follows. */
-export function roll(seg: ActiveSegment, dir: string, topic: string, producerId: string, durable: boolean): ActiveSegment {
+export function roll(
+  seg: ActiveSegment,
+  dir: string,
+  topic: string,
+  producerId: string,
+  durable: boolean,
+): ActiveSegment {
   const seal = encodeSeal(seg.nextOffset, producerId)
   try {
     writeAll(seg.fd, seal, 0, seal.length, null)

@@ -79,8 +79,14 @@ export class PartitionAppender {
    * Write now when nothing of this process is queued here, the fsync policy awaits no sync and the
    * lock is ours or free: the offset, or undefined when the append must queue. Throws a failed write.
    */
-  private writeNow(count: number, encode: (base: number) => Buffer, producerId: string, expectedEnd: number | undefined): number | undefined {
-    if (this.pending !== 0 || !(this.options.fsync === 'never' || typeof this.options.fsync === 'number')) return undefined
+  private writeNow(
+    count: number,
+    encode: (base: number) => Buffer,
+    producerId: string,
+    expectedEnd: number | undefined,
+  ): number | undefined {
+    if (this.pending !== 0 || !(this.options.fsync === 'never' || typeof this.options.fsync === 'number'))
+      return undefined
     let got = false
     try {
       got = this.lock.tryNow()
@@ -94,7 +100,12 @@ export class PartitionAppender {
   }
 
   /** Append the frame `encode` makes for `count` records at a base offset (called under the lock, written at once). */
-  private appendWith(count: number, encode: (base: number) => Buffer, producerId: string, expectedEnd: number | undefined): Promise<number> {
+  private appendWith(
+    count: number,
+    encode: (base: number) => Buffer,
+    producerId: string,
+    expectedEnd: number | undefined,
+  ): Promise<number> {
     // Fast path: nothing queued in this process and the lock is ours or free: write now, no promise chain.
     try {
       const base = this.writeNow(count, encode, producerId, expectedEnd)
@@ -103,12 +114,19 @@ export class PartitionAppender {
       return Promise.reject(e)
     }
     this.pending++
-    const run = this.tail.then(() => this.appendLocked(count, encode, producerId, expectedEnd)).finally(() => this.pending--)
+    const run = this.tail
+      .then(() => this.appendLocked(count, encode, producerId, expectedEnd))
+      .finally(() => this.pending--)
     this.tail = run.catch(() => undefined)
     return run
   }
 
-  private async appendLocked(count: number, encode: (base: number) => Buffer, producerId: string, expectedEnd: number | undefined): Promise<number> {
+  private async appendLocked(
+    count: number,
+    encode: (base: number) => Buffer,
+    producerId: string,
+    expectedEnd: number | undefined,
+  ): Promise<number> {
     try {
       this.checkDir()
       await this.lock.take()
@@ -139,7 +157,8 @@ export class PartitionAppender {
   /** The topic or partition directory replaced by a symlink is refused (checked once per appender). */
   private checkDir(): void {
     if (this.checked) return
-    if (!isRealDir(dirname(this.dir), 'topic directory') || !isRealDir(this.dir, 'partition directory')) throw new TopicNotFoundError(`Topic "${this.topic}" does not exist (no ${this.dir})`)
+    if (!isRealDir(dirname(this.dir), 'topic directory') || !isRealDir(this.dir, 'partition directory'))
+      throw new TopicNotFoundError(`Topic "${this.topic}" does not exist (no ${this.dir})`)
     this.checked = true
   }
 
@@ -148,12 +167,18 @@ export class PartitionAppender {
     const frame = encodeBatch(records, base, producerId, 0, this.scratch)
     // Keep a buffer as large as this batch's bound for the next one; a frame built outside the
     // scratch buffer was allocated at its bound.
-    if (frame.buffer !== this.scratch?.buffer && frame.buffer.byteLength <= SCRATCH_MAX) this.scratch = Buffer.allocUnsafe(Math.max(frame.buffer.byteLength, 256 * 1024))
+    if (frame.buffer !== this.scratch?.buffer && frame.buffer.byteLength <= SCRATCH_MAX)
+      this.scratch = Buffer.allocUnsafe(Math.max(frame.buffer.byteLength, 256 * 1024))
     return frame
   }
 
   /** Write one frame with the lock held; then keeps the lock briefly or releases it on failure. */
-  private writeLocked(count: number, encode: (base: number) => Buffer, producerId: string, expectedEnd: number | undefined): number {
+  private writeLocked(
+    count: number,
+    encode: (base: number) => Buffer,
+    producerId: string,
+    expectedEnd: number | undefined,
+  ): number {
     let base: number
     try {
       this.checkDir()
@@ -161,7 +186,10 @@ export class PartitionAppender {
       base = seg.nextOffset
       if (expectedEnd !== undefined && base !== expectedEnd) {
         this.lock.written() // nothing written, nothing wrong: the lock is kept or yielded as after a write
-        throw new AppendConflictError(`Append to "${this.topic}" partition ${basename(this.dir)} expected its end at ${expectedEnd}, found ${base}: another writer appended first`, { end: base })
+        throw new AppendConflictError(
+          `Append to "${this.topic}" partition ${basename(this.dir)} expected its end at ${expectedEnd}, found ${base}: another writer appended first`,
+          { end: base },
+        )
       }
       const frame = encode(base)
       if (seg.size > 0 && seg.size + frame.length > this.options.segmentBytes) {

@@ -1,7 +1,15 @@
 import { crc32 } from 'node:zlib'
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
-import { RECORD_FIXED, readRawRecord, readRecord, recordBytes, recordEnd, typeBytes, writeRecord } from '../record-codec.js'
+import {
+  RECORD_FIXED,
+  readRawRecord,
+  readRecord,
+  recordBytes,
+  recordEnd,
+  typeBytes,
+  writeRecord,
+} from '../record-codec.js'
 import { fits, valueBound, type MessageFactory, type RawBudget, type RawRecord, type RecordInput } from '../record.js'
 
 export { setHeader } from '../record-codec.js'
@@ -42,14 +50,21 @@ export interface FrameHeader {
   headerBytes: number
 }
 
-const headerCrc = (buf: Buffer, pos: number) => crc32(buf.subarray(pos + 12, pos + 44), crc32(buf.subarray(pos, pos + 8)))
+const headerCrc = (buf: Buffer, pos: number) =>
+  crc32(buf.subarray(pos + 12, pos + 44), crc32(buf.subarray(pos, pos + 8)))
 
 /**
  * Encode records into one frame with dense offsets from `baseOffset`. The frame is built in
  * `scratch` when the records' bound fits there (the result is then a view of it), else in a new
  * buffer of that bound; either way the result is exactly the frame's bytes.
  */
-export function encodeBatch(records: readonly RecordInput[], baseOffset: number, producerId: string, flags = 0, scratch?: Buffer): Buffer {
+export function encodeBatch(
+  records: readonly RecordInput[],
+  baseOffset: number,
+  producerId: string,
+  flags = 0,
+  scratch?: Buffer,
+): Buffer {
   const pid = Buffer.from(producerId, 'utf8')
   const types: Array<Buffer | undefined> = new Array(records.length)
   let size = HEADER_BYTES + pid.length
@@ -79,7 +94,15 @@ export function encodeBatch(records: readonly RecordInput[], baseOffset: number,
  * Write the header of the frame whose producer id (`producerIdLength` bytes at `HEADER_BYTES`)
  * and records are already in `frame` (exactly the frame's bytes), then its CRCs; returns `frame`.
  */
-export function sealFrame(frame: Buffer, flags: number, producerIdLength: number, baseOffset: number, count: number, first: number, max: number): Buffer {
+export function sealFrame(
+  frame: Buffer,
+  flags: number,
+  producerIdLength: number,
+  baseOffset: number,
+  count: number,
+  first: number,
+  max: number,
+): Buffer {
   frame.writeUInt32LE(MAGIC, 0)
   frame.writeUInt32LE(frame.length, 4)
   frame.writeUInt8(VERSION, 12)
@@ -222,7 +245,17 @@ export function decodeBatch(
  * a `budget`, stops before the record whose value bytes it has no room for (see `fits`). With
  * `slots`, `out[i]` is written into `slots[i]` (made when missing) rather than a new object.
  */
-export function rawBatch(buf: Buffer, pos: number, h: FrameHeader, fromOffset: number, limit: number, out: RawRecord[], cursor?: RecordCursor, budget?: RawBudget, slots?: RawRecord[]): number {
+export function rawBatch(
+  buf: Buffer,
+  pos: number,
+  h: FrameHeader,
+  fromOffset: number,
+  limit: number,
+  out: RawRecord[],
+  cursor?: RecordCursor,
+  budget?: RawBudget,
+  slots?: RawRecord[],
+): number {
   let { at: p, index: i } = startOf(pos, h, cursor)
   let pushed = 0
   for (; i < h.count && pushed < limit; i++) {

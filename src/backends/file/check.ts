@@ -125,7 +125,7 @@ class Bytes {
    * offset `next` (not below it, not past the next segment's base): where the log resumes.
    */
   resync(from: number, next: number, following: number | undefined): { pos: number; base: number } | undefined {
-    for (let pos = from; pos + HEADER_BYTES <= this.size; ) {
+    for (let pos = from; pos + HEADER_BYTES <= this.size;) {
       const rel = this.at(pos, CHUNK)
       const hit = this.buf.indexOf(MAGIC_BYTES, rel)
       if (hit < 0 || hit + 4 > this.len) {
@@ -135,7 +135,12 @@ class Bytes {
       }
       const at = this.start + hit
       const f = this.frame(at)
-      if (typeof f === 'object' && f.ok && f.h.baseOffset >= next && (following === undefined || f.h.baseOffset + f.h.count <= following)) {
+      if (
+        typeof f === 'object' &&
+        f.ok &&
+        f.h.baseOffset >= next &&
+        (following === undefined || f.h.baseOffset + f.h.count <= following)
+      ) {
         return { pos: at, base: f.h.baseOffset }
       }
       pos = at + 1
@@ -150,12 +155,32 @@ class Bytes {
  * the log resumes, found by searching for the next valid frame), torn (the last segment's
  * unfinished write) or after the seal.
  */
-export function checkSegment(dir: string, base: number, following: number | undefined, visit?: FrameVisitor): SegmentCheck {
+export function checkSegment(
+  dir: string,
+  base: number,
+  following: number | undefined,
+  visit?: FrameVisitor,
+): SegmentCheck {
   const path = segmentPath(dir, base)
   const fd = openSync(path, READ_FLAGS)
   try {
     const size = fstatSync(fd).size
-    const seg: SegmentCheck = { base, path, size, keep: [], damage: [], needsSeal: false, indexDamaged: false, timeIndexDamaged: false, records: 0, first: undefined, next: base, keptEnd: base, reserve: base, notes: [] }
+    const seg: SegmentCheck = {
+      base,
+      path,
+      size,
+      keep: [],
+      damage: [],
+      needsSeal: false,
+      indexDamaged: false,
+      timeIndexDamaged: false,
+      records: 0,
+      first: undefined,
+      next: base,
+      keptEnd: base,
+      reserve: base,
+      notes: [],
+    }
     const entries = readIndexEntries(indexPath(dir, base), seg.notes)
     const times = new TimeIndexAudit(timeIndexPath(dir, base), seg.notes)
     const good = new Set<number>() // indexes of entries found pointing at their frame
@@ -186,9 +211,13 @@ export function checkSegment(dir: string, base: number, following: number | unde
         const misplaced = h.baseOffset < seg.next
         visit?.(pos, h, misplaced)
         times.frame(pos, h, misplaced)
-        if (misplaced) seg.notes.push(`misplaced frame at byte ${pos} (offsets ${range(h.baseOffset, h.baseOffset + h.count)}, from a writer whose lock was broken; readers skip it)`)
+        if (misplaced)
+          seg.notes.push(
+            `misplaced frame at byte ${pos} (offsets ${range(h.baseOffset, h.baseOffset + h.count)}, from a writer whose lock was broken; readers skip it)`,
+          )
         else {
-          if (h.baseOffset > seg.next) seg.notes.push(`gap: offsets ${range(seg.next, h.baseOffset)} missing (before byte ${pos})`)
+          if (h.baseOffset > seg.next)
+            seg.notes.push(`gap: offsets ${range(seg.next, h.baseOffset)} missing (before byte ${pos})`)
           for (const i of at.get(pos) ?? []) if ((entries?.[i] as [number, number])[0] === h.baseOffset) good.add(i)
           if (h.count > 0) seg.first ??= h.baseOffset
           seg.records += h.count
@@ -199,7 +228,9 @@ export function checkSegment(dir: string, base: number, following: number | unde
       }
       if (f === 'short' && following === undefined) {
         seg.tornFrom = pos
-        seg.notes.push(`torn write: ${size - pos} bytes at byte ${pos} (a write in progress, or one the next append removes)`)
+        seg.notes.push(
+          `torn write: ${size - pos} bytes at byte ${pos} (a write in progress, or one the next append removes)`,
+        )
         break
       }
       if (typeof f === 'object') {
@@ -214,25 +245,49 @@ export function checkSegment(dir: string, base: number, following: number | unde
       const end = r?.base ?? following
       const reason = f === 'bad' ? 'not a valid frame header' : 'an incomplete frame'
       // How many records were lost is unknown; no more than the bytes could hold (each has a header).
-      const bound = end === undefined ? seg.next + Math.max(0, Math.floor((size - pos - HEADER_BYTES) / RECORD_FIXED)) : undefined
+      const bound =
+        end === undefined ? seg.next + Math.max(0, Math.floor((size - pos - HEADER_BYTES) / RECORD_FIXED)) : undefined
       if (bound !== undefined && bound > seg.reserve) seg.reserve = bound
-      damage(r?.pos ?? size, r ? reason : `${reason} up to the end of the segment`, end === undefined || end > seg.next ? { first: seg.next, end, ...(bound === undefined ? {} : { bound }) } : undefined)
+      damage(
+        r?.pos ?? size,
+        r ? reason : `${reason} up to the end of the segment`,
+        end === undefined || end > seg.next
+          ? { first: seg.next, end, ...(bound === undefined ? {} : { bound }) }
+          : undefined,
+      )
     }
     if (pos > keepFrom) seg.keep.push([keepFrom, pos])
     if (pos < size && seg.tornFrom === undefined) seg.afterSeal = pos
-    if (seg.afterSeal !== undefined) seg.notes.push(`${size - seg.afterSeal} bytes after the seal at byte ${seg.afterSeal} (misplaced writes; readers never reach them)`)
+    if (seg.afterSeal !== undefined)
+      seg.notes.push(
+        `${size - seg.afterSeal} bytes after the seal at byte ${seg.afterSeal} (misplaced writes; readers never reach them)`,
+      )
     if (following !== undefined && seg.sealedTo === undefined) {
       seg.needsSeal = true
       const reachesEnd = seg.damage.some((d) => d.to === size)
       const reason = `the segment ends without its seal although segment ${following} follows (truncated?)`
-      seg.damage.push({ kind: 'frames', file: path, from: size, to: size, reason, ...(!reachesEnd && seg.next < following ? { offsets: { first: seg.next, end: following } } : {}) })
+      seg.damage.push({
+        kind: 'frames',
+        file: path,
+        from: size,
+        to: size,
+        reason,
+        ...(!reachesEnd && seg.next < following ? { offsets: { first: seg.next, end: following } } : {}),
+      })
     }
-    if (following === undefined && seg.sealedTo !== undefined) seg.notes.push(`sealed: segment ${seg.sealedTo} is not created yet (the next append creates it)`)
+    if (following === undefined && seg.sealedTo !== undefined)
+      seg.notes.push(`sealed: segment ${seg.sealedTo} is not created yet (the next append creates it)`)
     entries?.forEach(([o, p], i) => {
       if (good.has(i)) return
       seg.indexDamaged = true
       const file = indexPath(dir, base)
-      seg.damage.push({ kind: 'index', file, from: i * INDEX_ENTRY_BYTES, to: (i + 1) * INDEX_ENTRY_BYTES, reason: `entry ${i} (offset ${o} at byte ${p}) does not point at a frame of that offset` })
+      seg.damage.push({
+        kind: 'index',
+        file,
+        from: i * INDEX_ENTRY_BYTES,
+        to: (i + 1) * INDEX_ENTRY_BYTES,
+        reason: `entry ${i} (offset ${o} at byte ${p}) does not point at a frame of that offset`,
+      })
     })
     const badTimes = times.report()
     seg.damage.push(...badTimes)
@@ -266,7 +321,13 @@ export function checkPartition(dir: string, partition: number, topic: string): P
     r.damage.push({ kind: 'start', file: startFile(dir), from: 0, to: 0, reason: (e as Error).message })
   }
   if (start !== undefined && start > r.end) {
-    r.damage.push({ kind: 'start', file: startFile(dir), from: 0, to: 0, reason: `the trim mark ${start} is past the end ${r.end} of the partition` })
+    r.damage.push({
+      kind: 'start',
+      file: startFile(dir),
+      from: 0,
+      to: 0,
+      reason: `the trim mark ${start} is past the end ${r.end} of the partition`,
+    })
   }
   return r
 }

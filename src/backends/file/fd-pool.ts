@@ -47,7 +47,8 @@ export class FdPool {
   private evictions = 0
 
   constructor(readonly cap: number) {
-    if (!Number.isInteger(cap) || cap < 1) throw new InvalidArgumentError(`FdPool cap must be a positive integer, got ${String(cap)}`)
+    if (!Number.isInteger(cap) || cap < 1)
+      throw new InvalidArgumentError(`FdPool cap must be a positive integer, got ${String(cap)}`)
   }
 
   /** Fds held by registered holders now. */

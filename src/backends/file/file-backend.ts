@@ -2,7 +2,16 @@ import { access } from 'node:fs/promises'
 import { makeDirs } from './make-dirs.js'
 import type { FsyncPolicy } from '../../core/types.js'
 import { TopicNotFoundError } from '../../core/errors.js'
-import type { AppendOptions, Backend, PartitionOffsets, PartitionReader, TextFrame, TextFrames, TopicMeta, TopicStore } from '../backend.js'
+import type {
+  AppendOptions,
+  Backend,
+  PartitionOffsets,
+  PartitionReader,
+  TextFrame,
+  TextFrames,
+  TopicMeta,
+  TopicStore,
+} from '../backend.js'
 import type { RecordInput } from '../record.js'
 import { closedError, closedGuard } from '../closed-guard.js'
 import type { GroupAdmin } from '../group-admin.js'
@@ -52,7 +61,11 @@ export class FileBackend implements Backend {
     options: FileBackendOptions = {},
   ) {
     this.hub = new WatchHub({ pollMs: options.pollMs ?? 250 })
-    this.native = new NativeStore(root, this.hub, { fsync: options.fsync, segmentBytes: options.segmentBytes, maxOpenFiles: options.maxOpenFiles })
+    this.native = new NativeStore(root, this.hub, {
+      fsync: options.fsync,
+      segmentBytes: options.segmentBytes,
+      maxOpenFiles: options.maxOpenFiles,
+    })
     this.foreign = options.foreign?.create(root, this.hub)
     this.createForeign = options.foreign?.createTopicsInIt ?? false
     const groups = new FileGroupStore(root, this.hub, (t) => this.at(t).partitionsNow(t))
@@ -99,17 +112,25 @@ export class FileBackend implements Backend {
   endOffsetsSnapshot(topic: string): number[] | Promise<number[]> | undefined {
     return this.at(topic).endOffsetsSnapshot(topic)
   }
-  async append(topic: string, partition: number, records: readonly RecordInput[], producerId: string, options?: AppendOptions): Promise<number> {
+  async append(
+    topic: string,
+    partition: number,
+    records: readonly RecordInput[],
+    producerId: string,
+    options?: AppendOptions,
+  ): Promise<number> {
     return this.at(topic).append(topic, partition, records, producerId, options)
   }
   /** Native topics take frames built by the producer; a foreign format's do not. */
   readonly frames: TextFrames = {
-    frame: (topic: string, producerId: string): TextFrame | undefined => (this.at(topic) === this.native ? this.native.frames.frame(topic, producerId) : undefined),
+    frame: (topic: string, producerId: string): TextFrame | undefined =>
+      this.at(topic) === this.native ? this.native.frames.frame(topic, producerId) : undefined,
     append: async (topic: string, partition: number, frame: TextFrame): Promise<number> => {
       if (this.at(topic) !== this.native) throw new TopicNotFoundError(`Topic "${topic}" is no longer a native topic`)
       return this.native.frames.append(topic, partition, frame)
     },
-    appendNow: (topic: string, partition: number, frame: TextFrame): number | undefined => (this.at(topic) === this.native ? this.native.frames.appendNow(topic, partition, frame) : undefined),
+    appendNow: (topic: string, partition: number, frame: TextFrame): number | undefined =>
+      this.at(topic) === this.native ? this.native.frames.appendNow(topic, partition, frame) : undefined,
   }
   async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
     return this.at(topic).openReader(topic, partition, from)

@@ -28,7 +28,12 @@ const WINDOW = 16 * 1024
  * frame before it is below `time`) when that is past the sparse index's entry for `from`, so it
  * reads the headers of at most ~64 KiB of frames; without a time index, from the sparse index's.
  */
-export function frameForTime(dir: string, bases: readonly number[], from: number, time: number): { offset: number; end?: number; at?: FramePlace } {
+export function frameForTime(
+  dir: string,
+  bases: readonly number[],
+  from: number,
+  time: number,
+): { offset: number; end?: number; at?: FramePlace } {
   const buf = Buffer.allocUnsafe(WINDOW)
   for (let si = segmentFor(bases, from); si < bases.length; si++) {
     const base = bases[si] as number
@@ -68,7 +73,8 @@ export function frameForTime(dir: string, bases: readonly number[], from: number
           sealed = true
         } else if (h.baseOffset >= prevEnd) {
           const end = h.baseOffset + h.count
-          if (end > from && h.count > 0 && h.maxTimestamp >= time) return { offset: Math.max(from, h.baseOffset), end, at: { base, position: pos, length: h.length } }
+          if (end > from && h.count > 0 && h.maxTimestamp >= time)
+            return { offset: Math.max(from, h.baseOffset), end, at: { base, position: pos, length: h.length } }
           prevEnd = end
           from = Math.max(from, end)
         }

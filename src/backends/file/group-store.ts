@@ -70,7 +70,11 @@ export class FileGroupStore implements GroupCoordinator, GroupAdmin {
   }
 
   /** Run `fn` on the group's state under its lock; `fn` returns whether it changed the state. */
-  private async locked<T>(group: string, create: boolean, fn: (s: GroupState, now: number) => { changed: boolean; result: T }): Promise<T> {
+  private async locked<T>(
+    group: string,
+    create: boolean,
+    fn: (s: GroupState, now: number) => { changed: boolean; result: T },
+  ): Promise<T> {
     const dir = this.ensureDir(group, create)
     if (!create && !existsSync(join(dir, STATE))) throw new GroupNotFoundError(`Group "${group}" does not exist`)
     const lock = new PartitionLock(`${dir}.lock`) // beside the group directory, so its watchers stay quiet
@@ -118,7 +122,11 @@ export class FileGroupStore implements GroupCoordinator, GroupAdmin {
     return changed
   }
 
-  async groupHeartbeat(group: string, member: MemberSpec, release: readonly TopicPartition[]): Promise<HeartbeatResult> {
+  async groupHeartbeat(
+    group: string,
+    member: MemberSpec,
+    release: readonly TopicPartition[],
+  ): Promise<HeartbeatResult> {
     return this.locked(group, true, (s, now) => {
       const prev = s.members[member.id]
       const partitionsOf = this.counter()
@@ -126,7 +134,14 @@ export class FileGroupStore implements GroupCoordinator, GroupAdmin {
       const topicsChanged = !prev || prev.topics.join('\0') !== member.topics.join('\0')
       if (topicsChanged || now - prev.lastSeen > member.sessionTimeoutMs / 6) changed = true
       if (!!prev?.leaving !== !!member.leaving) changed = true
-      s.members[member.id] = { name: member.name, topics: member.topics, ...memberProcess(member.pid, member.host), lastSeen: now, sessionTimeoutMs: member.sessionTimeoutMs, leaving: member.leaving }
+      s.members[member.id] = {
+        name: member.name,
+        topics: member.topics,
+        ...memberProcess(member.pid, member.host),
+        lastSeen: now,
+        sessionTimeoutMs: member.sessionTimeoutMs,
+        leaving: member.leaving,
+      }
       for (const tp of release) {
         const key = partitionKey(tp.topic, tp.partition)
         if (s.owners[key]?.member === member.id) {
@@ -254,7 +269,11 @@ export class FileGroupStore implements GroupCoordinator, GroupAdmin {
     } catch {
       return []
     }
-    return names.filter((n) => !n.startsWith('~') && !n.endsWith('.lock') && this.read(join(this.root, '__groups', n)) !== undefined).sort()
+    return names
+      .filter(
+        (n) => !n.startsWith('~') && !n.endsWith('.lock') && this.read(join(this.root, '__groups', n)) !== undefined,
+      )
+      .sort()
   }
 
   async resetGroup(group: string, topic: string, offsets: ReadonlyMap<number, number>): Promise<void> {
@@ -262,7 +281,9 @@ export class FileGroupStore implements GroupCoordinator, GroupAdmin {
       this.prune(s, now)
       const busy = Object.values(s.members).filter((m) => m.topics.includes(topic))
       if (busy.length > 0) {
-        throw new InvalidArgumentError(`Group "${group}" has ${busy.length} live member(s) consuming "${topic}": close them before resetting`)
+        throw new InvalidArgumentError(
+          `Group "${group}" has ${busy.length} live member(s) consuming "${topic}": close them before resetting`,
+        )
       }
       for (const [p, offset] of offsets) s.commits[partitionKey(topic, p)] = { offset, epoch: 0, at: now }
       if (!s.topics.includes(topic)) s.topics.push(topic)
@@ -276,7 +297,8 @@ export class FileGroupStore implements GroupCoordinator, GroupAdmin {
     await this.locked(group, false, (s, now) => {
       this.prune(s, now)
       const live = Object.keys(s.members).length
-      if (live > 0) throw new InvalidArgumentError(`Group "${group}" has ${live} live member(s): close them before deleting it`)
+      if (live > 0)
+        throw new InvalidArgumentError(`Group "${group}" has ${live} live member(s): close them before deleting it`)
       renameSync(dir, gone)
       return { changed: false, result: undefined }
     })

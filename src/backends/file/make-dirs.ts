@@ -39,7 +39,11 @@ export function makeDirs(path: string, what: string): void {
     } catch (e) {
       if (errno(e) === 'EEXIST' && statSync(dir).isDirectory()) continue
       // The parent exists (just checked or just made): ENOENT means its file system takes no new entries.
-      if (errno(e) === 'ENOENT') throw new BackendError(`Cannot create ${what} ${path}: ${dirname(dir)} does not accept new directories`, { cause: e, retriable: false })
+      if (errno(e) === 'ENOENT')
+        throw new BackendError(`Cannot create ${what} ${path}: ${dirname(dir)} does not accept new directories`, {
+          cause: e,
+          retriable: false,
+        })
       throw backendError(`Cannot create ${what} ${path} (at ${dir})`, e)
     }
   }

@@ -2,7 +2,15 @@ import { existsSync, readFileSync } from 'node:fs'
 import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import { keyCodec } from '../../core/keys.js'
 import type { FsyncPolicy } from '../../core/types.js'
-import type { AppendOptions, PartitionOffsets, PartitionReader, TextFrame, TextFrames, TopicMeta, TopicStore } from '../backend.js'
+import type {
+  AppendOptions,
+  PartitionOffsets,
+  PartitionReader,
+  TextFrame,
+  TextFrames,
+  TopicMeta,
+  TopicStore,
+} from '../backend.js'
 import { OpenReaders } from '../open-readers.js'
 import type { RecordInput } from '../record.js'
 import { lastAccessSync, markAccessSync } from './access-time.js'
@@ -29,7 +37,8 @@ export interface NativeStoreOptions {
 
 /** The frame as this store made it (`frames.frame`); another store's frame is refused. */
 function ownFrame(topic: string, frame: TextFrame): NativeTextFrame {
-  if (!(frame instanceof NativeTextFrame)) throw new InvalidArgumentError(`appendFrame to topic "${topic}" was given a frame it did not make`)
+  if (!(frame instanceof NativeTextFrame))
+    throw new InvalidArgumentError(`appendFrame to topic "${topic}" was given a frame it did not make`)
   return frame
 }
 
@@ -138,15 +147,23 @@ export class NativeStore implements TopicStore {
     }
   }
 
-  async append(topic: string, partition: number, records: readonly RecordInput[], producerId: string, options: AppendOptions = {}): Promise<number> {
+  async append(
+    topic: string,
+    partition: number,
+    records: readonly RecordInput[],
+    producerId: string,
+    options: AppendOptions = {},
+  ): Promise<number> {
     return this.appendVia(topic, partition, (a) => a.append(records, producerId, options.expectedEnd))
   }
 
   /** Every topic of this store takes frames (the producer's path for plain text sends). */
   readonly frames: TextFrames = {
     frame: (_topic: string, producerId: string): NativeTextFrame => new NativeTextFrame(producerId),
-    append: (topic: string, partition: number, frame: TextFrame): Promise<number> => this.appendFrame(topic, partition, frame),
-    appendNow: (topic: string, partition: number, frame: TextFrame): number | undefined => this.appendFrameNow(topic, partition, frame),
+    append: (topic: string, partition: number, frame: TextFrame): Promise<number> =>
+      this.appendFrame(topic, partition, frame),
+    appendNow: (topic: string, partition: number, frame: TextFrame): number | undefined =>
+      this.appendFrameNow(topic, partition, frame),
   }
 
   private async appendFrame(topic: string, partition: number, frame: TextFrame): Promise<number> {
@@ -169,7 +186,11 @@ export class NativeStore implements TopicStore {
   }
 
   /** Run one append on the partition's appender; wake local tails, apply retention after a roll. */
-  private async appendVia(topic: string, partition: number, write: (a: PartitionAppender) => Promise<number>): Promise<number> {
+  private async appendVia(
+    topic: string,
+    partition: number,
+    write: (a: PartitionAppender) => Promise<number>,
+  ): Promise<number> {
     try {
       return await this.appenders.run(partitionDir(this.root, topic, partition), topic, partition, async (a) => {
         const base = await write(a)
@@ -200,7 +221,19 @@ export class NativeStore implements TopicStore {
   async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
     const meta = await this.getTopic(topic)
     const rekey = () => keyCodec((this.metaNow(topic) ?? meta).keyType)
-    return this.readers.add((onClose) => new FilePartitionReader(partitionDir(this.root, topic, partition), topic, partition, keyCodec(meta.keyType), from, this.pool, rekey, onClose))
+    return this.readers.add(
+      (onClose) =>
+        new FilePartitionReader(
+          partitionDir(this.root, topic, partition),
+          topic,
+          partition,
+          keyCodec(meta.keyType),
+          from,
+          this.pool,
+          rekey,
+          onClose,
+        ),
+    )
   }
 
   async offsetForTime(topic: string, partition: number, time: number): Promise<number> {

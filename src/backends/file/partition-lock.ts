@@ -104,7 +104,10 @@ export class PartitionLock {
   private ownerFile(): { path: string; ino: number } {
     if (this.owner) return this.owner
     const path = tempBeside(this.path, 'owner')
-    createFileWith(path, JSON.stringify({ ...selfIdentity(), token: this.token, file: basename(path) } satisfies LockContent))
+    createFileWith(
+      path,
+      JSON.stringify({ ...selfIdentity(), token: this.token, file: basename(path) } satisfies LockContent),
+    )
     this.owner = { path, ino: lstatSync(path).ino }
     ownerFiles.add(path)
     return this.owner
@@ -137,7 +140,9 @@ export class PartitionLock {
         else await sleep(wait)
         if (this.tryAcquire()) return
         if (Date.now() > deadline) {
-          throw new TimeoutError(`Timed out after ${this.acquireTimeoutMs} ms waiting for lock ${this.path} (held by ${this.describeOwner()})`)
+          throw new TimeoutError(
+            `Timed out after ${this.acquireTimeoutMs} ms waiting for lock ${this.path} (held by ${this.describeOwner()})`,
+          )
         }
         // Short waits: holders yield soon once they see we want it, so poll often enough to catch it.
         wait = wait === 0 ? 1 : Math.min(wait * 2, 4)
@@ -216,7 +221,8 @@ export class PartitionLock {
     const owner = readLock(this.path)
     const age = Date.now() - st.mtimeMs
     const state = owner ? processState(owner) : 'garbage'
-    const broken = state === 'dead' || (state === 'unknown' && age > this.staleMs) || (state === 'garbage' && age > GARBAGE_MS)
+    const broken =
+      state === 'dead' || (state === 'unknown' && age > this.staleMs) || (state === 'garbage' && age > GARBAGE_MS)
     if (!broken) return
     const aside = tempBeside(this.path, 'broken')
     try {
@@ -235,7 +241,8 @@ export class PartitionLock {
     }
     removeQuietly(aside)
     // A dead owner's owner file would stay behind: it is named in the lock.
-    if (state === 'dead' && typeof owner?.file === 'string' && /^\.[^/\\]+\.owner-\d+-[0-9a-f]+$/.test(owner.file)) removeQuietly(join(dirname(this.path), owner.file))
+    if (state === 'dead' && typeof owner?.file === 'string' && /^\.[^/\\]+\.owner-\d+-[0-9a-f]+$/.test(owner.file))
+      removeQuietly(join(dirname(this.path), owner.file))
   }
 }
 
@@ -266,7 +273,11 @@ function readLock(path: string): LockContent | undefined {
   if (legacy) return { ...selfIdentity(), pid: Number(legacy[1]), start: '?', token: legacy[2] as string }
   try {
     const c = JSON.parse(text) as Partial<LockContent>
-    const ok = typeof c.host === 'string' && typeof c.boot === 'string' && typeof c.ns === 'string' && typeof c.start === 'string'
+    const ok =
+      typeof c.host === 'string' &&
+      typeof c.boot === 'string' &&
+      typeof c.ns === 'string' &&
+      typeof c.start === 'string'
     return ok && Number.isSafeInteger(c.pid) && typeof c.token === 'string' ? (c as LockContent) : undefined
   } catch {
     return undefined

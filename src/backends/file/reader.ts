@@ -139,7 +139,18 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
           break
         }
         if (wanted) {
-          this.next = this.resume.decode(this.buf, rel, h, this.next, max - out.length, out, raw ? undefined : this.keys, this, budget, make)
+          this.next = this.resume.decode(
+            this.buf,
+            rel,
+            h,
+            this.next,
+            max - out.length,
+            out,
+            raw ? undefined : this.keys,
+            this,
+            budget,
+            make,
+          )
           if (budget?.full === true) max = out.length // the byte budget ends this read where `resume` stopped
           if (this.next < frameEnd) {
             if (out.length >= max) break // limit reached inside this frame (`resume` knows where)
@@ -224,7 +235,11 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
   }
 
   private fault(position: number, reason: string): TopicCorruptError {
-    return damageError(segmentPath(this.dir, this.segBase), { position, offset: this.prevEnd >= 0 ? this.prevEnd : this.next, reason })
+    return damageError(segmentPath(this.dir, this.segBase), {
+      position,
+      offset: this.prevEnd >= 0 ? this.prevEnd : this.next,
+      reason,
+    })
   }
 
   /** Find the segment and byte position for `next`; false when the segment does not exist yet. */
@@ -247,7 +262,8 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
     if (this.segBase < 0) return this.locate()
     // -1: another file now (rewritten by `twainmq repair`, the topic created again) or deleted by retention or trim: find `next` afresh.
     const size = sizeIfSame(segmentPath(this.dir, this.segBase), this.segId)
-    if (size >= 0 && size < this.pos) throw this.fault(size, `the segment shrank to ${size} bytes, below byte ${this.pos} already read`)
+    if (size >= 0 && size < this.pos)
+      throw this.fault(size, `the segment shrank to ${size} bytes, below byte ${this.pos} already read`)
     // An idle partition costs a stat, not an fd (a tail over 10,000 partitions polls them all).
     if (size >= 0 && size === this.pos) return false
     if (size >= 0 && this.openSegment(this.segBase, this.pos)) return true

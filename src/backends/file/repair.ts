@@ -5,7 +5,16 @@ import { checkPartition, checkSegment, describeDamage, range, type SegmentCheck 
 import { checkTopicName } from '../../core/names.js'
 import { indexPath, lockFile, partitionDir, startFile, timeIndexPath } from './layout.js'
 import { PartitionLock } from './partition-lock.js'
-import { CREATE_FLAGS, READ_FLAGS, createFileWith, readFull, replaceFile, syncDirSync, tempBeside, writeAll } from './safe-fs.js'
+import {
+  CREATE_FLAGS,
+  READ_FLAGS,
+  createFileWith,
+  readFull,
+  replaceFile,
+  syncDirSync,
+  tempBeside,
+  writeAll,
+} from './safe-fs.js'
 import { INDEX_INTERVAL_BYTES, encodeIndexEntry } from './segment-index.js'
 import { encodeTimeEntry } from './time-index.js'
 import { readTopicMeta } from './topic-store.js'
@@ -47,7 +56,9 @@ export async function repairPartition(dir: string, partition: number, topic: str
       const first = r.segments[0]?.base ?? 0
       quarantineFile(startFile(dir), stamp, actions)
       replaceFile(startFile(dir), String(first), true)
-      actions.push(`rewrote the trim mark ${startFile(dir)} as ${first}, the first retained offset (nothing retained stays hidden)`)
+      actions.push(
+        `rewrote the trim mark ${startFile(dir)} as ${first}, the first retained offset (nothing retained stays hidden)`,
+      )
     }
   } finally {
     lock.release()
@@ -57,18 +68,31 @@ export async function repairPartition(dir: string, partition: number, topic: str
 }
 
 /** Repair every damaged partition of native topic `topic` under `root`: what was done, per partition. */
-export async function repairTopic(root: string, topic: string): Promise<Array<{ partition: number; actions: string[] }>> {
+export async function repairTopic(
+  root: string,
+  topic: string,
+): Promise<Array<{ partition: number; actions: string[] }>> {
   const meta = await readTopicMeta(root, checkTopicName(topic))
   const out: Array<{ partition: number; actions: string[] }> = []
-  for (let p = 0; p < meta.partitions; p++) out.push({ partition: p, actions: await repairPartition(partitionDir(root, topic, p), p, topic) })
+  for (let p = 0; p < meta.partitions; p++)
+    out.push({ partition: p, actions: await repairPartition(partitionDir(root, topic, p), p, topic) })
   return out
 }
 
 /** Write the kept frames of `seg` (plus a seal or an offset reservation when due) to a new file renamed over it. */
-function rewriteSegment(dir: string, seg: SegmentCheck, following: number | undefined, lock: PartitionLock, stamp: string, actions: string[]): void {
+function rewriteSegment(
+  dir: string,
+  seg: SegmentCheck,
+  following: number | undefined,
+  lock: PartitionLock,
+  stamp: string,
+  actions: string[],
+): void {
   const fd = openSync(seg.path, READ_FLAGS)
   try {
-    const aside: Array<[number, number, string]> = seg.damage.filter((d) => d.kind === 'frames' && d.to > d.from).map((d) => [d.from, d.to, describeDamage(d)])
+    const aside: Array<[number, number, string]> = seg.damage
+      .filter((d) => d.kind === 'frames' && d.to > d.from)
+      .map((d) => [d.from, d.to, describeDamage(d)])
     if (seg.tornFrom !== undefined) aside.push([seg.tornFrom, seg.size, 'an unfinished write'])
     if (seg.afterSeal !== undefined) aside.push([seg.afterSeal, seg.size, 'bytes after the seal'])
     for (const [from, to, why] of aside) {
@@ -81,7 +105,9 @@ function rewriteSegment(dir: string, seg: SegmentCheck, following: number | unde
     // must never get the offset of an acknowledged one (consumers may have committed past it).
     if (following === undefined && seg.reserve > seg.keptEnd) {
       extra.push(encodeBatch([], seg.reserve, PRODUCER))
-      actions.push(`reserved offsets ${range(seg.keptEnd, seg.reserve)}, which lost records may have had (new records continue at ${seg.reserve})`)
+      actions.push(
+        `reserved offsets ${range(seg.keptEnd, seg.reserve)}, which lost records may have had (new records continue at ${seg.reserve})`,
+      )
     }
     if (seg.needsSeal && following !== undefined) {
       extra.push(encodeSeal(following, PRODUCER))
@@ -98,7 +124,10 @@ function rewriteSegment(dir: string, seg: SegmentCheck, following: number | unde
         closeSync(out)
       }
       // The lock fences the rename: had it been broken (we looked hung), another writer may be appending.
-      if (!lock.stillHeld()) throw new BackendError(`Lost the lock of ${dir} while repairing ${seg.path}; nothing was replaced`, { retriable: true })
+      if (!lock.stillHeld())
+        throw new BackendError(`Lost the lock of ${dir} while repairing ${seg.path}; nothing was replaced`, {
+          retriable: true,
+        })
       renameSync(tmp, seg.path)
     } catch (e) {
       try {
@@ -117,7 +146,13 @@ function rewriteSegment(dir: string, seg: SegmentCheck, following: number | unde
 }
 
 /** Rebuild the sparse and time indexes of segment `seg` from its frames (a damaged old one is quarantined first). */
-function rebuildIndexes(dir: string, seg: SegmentCheck, following: number | undefined, stamp: string, actions: string[]): void {
+function rebuildIndexes(
+  dir: string,
+  seg: SegmentCheck,
+  following: number | undefined,
+  stamp: string,
+  actions: string[],
+): void {
   const idx = indexPath(dir, seg.base)
   const tix = timeIndexPath(dir, seg.base)
   if (seg.indexDamaged) quarantineFile(idx, stamp, actions)
@@ -129,7 +164,11 @@ function rebuildIndexes(dir: string, seg: SegmentCheck, following: number | unde
   // The same rule as the writers: the first records frame, then the first frame starting in each
   // new 64 KiB; a time index entry with each past byte 0, bounding the records frames before it.
   const check = checkSegment(dir, seg.base, following, (pos, h, misplaced) => {
-    if (!misplaced && h.count > 0 && (entries.length === 0 || Math.floor(prevStart / INDEX_INTERVAL_BYTES) < Math.floor(pos / INDEX_INTERVAL_BYTES))) {
+    if (
+      !misplaced &&
+      h.count > 0 &&
+      (entries.length === 0 || Math.floor(prevStart / INDEX_INTERVAL_BYTES) < Math.floor(pos / INDEX_INTERVAL_BYTES))
+    ) {
       if (pos > 0) times.push(encodeTimeEntry({ offset: h.baseOffset, position: pos, maxBefore: max, frameId: h.id }))
       entries.push(encodeIndexEntry(h.baseOffset, pos))
     }
@@ -141,7 +180,10 @@ function rebuildIndexes(dir: string, seg: SegmentCheck, following: number | unde
   const count = (n: number) => `${n} ${n === 1 ? 'entry' : 'entries'}`
   actions.push(`rebuilt the index ${idx} (${count(entries.length)}) and the time index ${tix} (${count(times.length)})`)
   const left = check.damage.filter((d) => d.kind === 'frames')
-  if (left.length > 0) throw new BackendError(`Repair of ${check.path} left damage: ${left.map(describeDamage).join('; ')}`, { retriable: false })
+  if (left.length > 0)
+    throw new BackendError(`Repair of ${check.path} left damage: ${left.map(describeDamage).join('; ')}`, {
+      retriable: false,
+    })
 }
 
 /** Copy a whole file aside before it is replaced. */
@@ -160,14 +202,17 @@ function quarantineFile(path: string, stamp: string, actions: string[]): void {
 function readRange(fd: number, from: number, to: number): Buffer {
   const buf = Buffer.allocUnsafe(to - from)
   if (readFull(fd, buf, buf.length, from) < buf.length) {
-    throw backendError(`Cannot read bytes ${from}..${to - 1}`, Object.assign(new Error('unexpected end of file'), { code: 'EIO' }))
+    throw backendError(
+      `Cannot read bytes ${from}..${to - 1}`,
+      Object.assign(new Error('unexpected end of file'), { code: 'EIO' }),
+    )
   }
   return buf
 }
 
 function copyRange(src: number, dst: number, from: number, to: number): void {
   const buf = Buffer.allocUnsafe(Math.min(CHUNK, to - from))
-  for (let pos = from; pos < to; ) {
+  for (let pos = from; pos < to;) {
     const n = readSync(src, buf, 0, Math.min(buf.length, to - pos), pos)
     if (n === 0) throw Object.assign(new Error(`unexpected end of file at byte ${pos}`), { code: 'EIO' })
     writeAll(dst, buf, 0, n, null)

@@ -1,5 +1,15 @@
 import { randomBytes } from 'node:crypto'
-import { closeSync, constants, fsyncSync, lstatSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs'
+import {
+  closeSync,
+  constants,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs'
 import { dirname, join, basename } from 'node:path'
 import { BackendError, backendError } from '../../core/errors.js'
 
@@ -84,9 +94,13 @@ export function isRealDir(path: string, what: string): boolean {
   const st = lstatSync(path, { throwIfNoEntry: false })
   if (st === undefined) return false
   if (st.isSymbolicLink()) {
-    throw new BackendError(`Refusing to use ${what} ${path}: it is a symbolic link (twainmq never writes through links inside its root)`, { retriable: false })
+    throw new BackendError(
+      `Refusing to use ${what} ${path}: it is a symbolic link (twainmq never writes through links inside its root)`,
+      { retriable: false },
+    )
   }
-  if (!st.isDirectory()) throw new BackendError(`Refusing to use ${what} ${path}: it is not a directory`, { retriable: false })
+  if (!st.isDirectory())
+    throw new BackendError(`Refusing to use ${what} ${path}: it is not a directory`, { retriable: false })
   return true
 }
 

@@ -57,13 +57,24 @@ export const FALLBACKS = 8
  * first offset is `offset` (and, when given, whose bytes are those of frame `id`, see `frameIdAt`):
  * what every index entry must point at. `head` is scratch space.
  */
-export function isFrameOf(fd: number, position: number, offset: number, size: number, head: Buffer = Buffer.allocUnsafe(HEADER_BYTES), id?: number): boolean {
+export function isFrameOf(
+  fd: number,
+  position: number,
+  offset: number,
+  size: number,
+  head: Buffer = Buffer.allocUnsafe(HEADER_BYTES),
+  id?: number,
+): boolean {
   if (!Number.isSafeInteger(position) || position < 0 || position >= size) return false
   const got = readSync(fd, head, 0, HEADER_BYTES, position)
   // A valid header of a frame longer than these bytes reads as 'short'; a whole one as an object.
   const h = readFrameHeader(head, 0, got)
   if (!((h === 'short' && got === HEADER_BYTES) || typeof h === 'object')) return false
-  return head.readDoubleLE(16) === offset && (head.readUInt8(13) & FLAG_SEAL) === 0 && (id === undefined || frameIdAt(head, 0) === id)
+  return (
+    head.readDoubleLE(16) === offset &&
+    (head.readUInt8(13) & FLAG_SEAL) === 0 &&
+    (id === undefined || frameIdAt(head, 0) === id)
+  )
 }
 
 /**
@@ -72,7 +83,11 @@ export function isFrameOf(fd: number, position: number, offset: number, size: nu
  * one (pointing mid-frame, past the end, or at a frame of another offset) is passed over, so nobody
  * ever scans, or cuts, from a wrong position.
  */
-export function lastIndexedFrame(fd: number, idxFd: number, idxBytes: number): { position: number; offset: number } | undefined {
+export function lastIndexedFrame(
+  fd: number,
+  idxFd: number,
+  idxBytes: number,
+): { position: number; offset: number } | undefined {
   const size = fstatSync(fd).size
   const entry = Buffer.allocUnsafe(INDEX_ENTRY_BYTES)
   const head = Buffer.allocUnsafe(HEADER_BYTES)
@@ -97,6 +112,7 @@ export function readIndexEntries(path: string, notes: string[]): Array<[number, 
   }
   if (buf.length % INDEX_ENTRY_BYTES) notes.push(`index ${path} ends in a partial entry (the next append removes it)`)
   const out: Array<[number, number]> = []
-  for (let p = 0; p + INDEX_ENTRY_BYTES <= buf.length; p += INDEX_ENTRY_BYTES) out.push([buf.readDoubleLE(p), buf.readDoubleLE(p + 8)])
+  for (let p = 0; p + INDEX_ENTRY_BYTES <= buf.length; p += INDEX_ENTRY_BYTES)
+    out.push([buf.readDoubleLE(p), buf.readDoubleLE(p + 8)])
   return out
 }

@@ -14,7 +14,8 @@ export async function listSegments(dir: string, topic: string): Promise<number[]
   try {
     names = await readdir(dir)
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new TopicNotFoundError(`Topic "${topic}" does not exist (no ${dir})`)
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new TopicNotFoundError(`Topic "${topic}" does not exist (no ${dir})`)
     throw backendError(`Cannot list ${dir}`, e)
   }
   return basesOf(names)
@@ -30,7 +31,8 @@ export function listPartitionSync(dir: string, topic: string): string[] {
   try {
     return readdirSync(dir)
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new TopicNotFoundError(`Topic "${topic}" does not exist (no ${dir})`)
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new TopicNotFoundError(`Topic "${topic}" does not exist (no ${dir})`)
     throw backendError(`Cannot list ${dir}`, e)
   }
 }
@@ -56,7 +58,10 @@ export function readStartOffsetSync(dir: string): number {
   }
   const n = Number(text.trim())
   if (text.trim() === '' || !Number.isSafeInteger(n) || n < 0) {
-    throw new TopicCorruptError(`Start mark ${startFile(dir)} is damaged: ${JSON.stringify(text.slice(0, 40))} is not an offset`, { file: startFile(dir) })
+    throw new TopicCorruptError(
+      `Start mark ${startFile(dir)} is damaged: ${JSON.stringify(text.slice(0, 40))} is not an offset`,
+      { file: startFile(dir) },
+    )
   }
   return n
 }
@@ -65,7 +70,11 @@ export function readStartOffsetSync(dir: string): number {
  * Where a reader wanting `offset` starts: that offset, or the partition's start when it was trimmed
  * away, in the segment holding it. Undefined when the partition has no segment yet.
  */
-export function retainedPosition(dir: string, topic: string, offset: number): { offset: number; base: number } | undefined {
+export function retainedPosition(
+  dir: string,
+  topic: string,
+  offset: number,
+): { offset: number; base: number } | undefined {
   const start = readStartOffsetSync(dir)
   const bases = listSegmentsSync(dir, topic)
   if (bases.length === 0) return undefined
@@ -95,7 +104,14 @@ export function segmentFor(bases: readonly number[], offset: number): number {
  * again), else why it is damage: a segment followed by another must end with its seal, and no
  * segment may shrink below what was read.
  */
-export function segmentEndFault(dir: string, topic: string, base: number, fd: number, pos: number, seen: number): string | 'grew' | undefined {
+export function segmentEndFault(
+  dir: string,
+  topic: string,
+  base: number,
+  fd: number,
+  pos: number,
+  seen: number,
+): string | 'grew' | undefined {
   const size = fstatSync(fd).size
   if (size > seen) return 'grew'
   if (size < pos) return `the segment shrank to ${size} bytes, below byte ${pos} already read`

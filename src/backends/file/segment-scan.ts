@@ -67,7 +67,11 @@ export function scanSegmentSync(fd: number, from: number, size: number, nextOffs
       return res
     }
     if (h === 'bad' || !frameCrcOk(buf, rel, h.length)) {
-      res.damage = { position: pos, offset: res.nextOffset, reason: h === 'bad' ? 'not a valid frame header' : 'a frame fails its CRC check' }
+      res.damage = {
+        position: pos,
+        offset: res.nextOffset,
+        reason: h === 'bad' ? 'not a valid frame header' : 'a frame fails its CRC check',
+      }
       return res
     }
     res.lastFrameStart = pos
@@ -87,11 +91,14 @@ export function scanSegmentSync(fd: number, from: number, size: number, nextOffs
 
 /** The `TopicCorruptError` for damage found in segment `path`. */
 export function damageError(path: string, d: SegmentDamage): TopicCorruptError {
-  return new TopicCorruptError(`Segment ${path} is corrupt at byte ${d.position} (offset ${d.offset}): ${d.reason}; run \`twainmq check\` and \`twainmq repair\``, {
-    file: path,
-    position: d.position,
-    offset: d.offset,
-  })
+  return new TopicCorruptError(
+    `Segment ${path} is corrupt at byte ${d.position} (offset ${d.offset}): ${d.reason}; run \`twainmq check\` and \`twainmq repair\``,
+    {
+      file: path,
+      position: d.position,
+      offset: d.offset,
+    },
+  )
 }
 
 function frameLengthAt(fd: number, pos: number, size: number): number {

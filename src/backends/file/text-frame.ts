@@ -47,6 +47,14 @@ export class NativeTextFrame implements TextFrame {
 
   /** The frame's bytes with `baseOffset` (a view of its buffer: valid until the next `start`). */
   frame(baseOffset: number): Buffer {
-    return sealFrame(this.buf.subarray(0, this.pos), 0, this.pid.length, baseOffset, this.count, this.timestamp, this.timestamp)
+    return sealFrame(
+      this.buf.subarray(0, this.pos),
+      0,
+      this.pid.length,
+      baseOffset,
+      this.count,
+      this.timestamp,
+      this.timestamp,
+    )
   }
 }

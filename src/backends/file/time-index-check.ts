@@ -21,7 +21,8 @@ export class TimeIndexAudit {
     notes: string[],
   ) {
     const buf = readTimeIndex(path)
-    if (buf.length % TIME_ENTRY_BYTES) notes.push(`time index ${path} ends in a partial entry (the next entry written removes it)`)
+    if (buf.length % TIME_ENTRY_BYTES)
+      notes.push(`time index ${path} ends in a partial entry (the next entry written removes it)`)
     for (let i = 0; i < timeEntries(buf); i++) {
       const e = timeEntryAt(buf, i)
       this.entries.push(e)
@@ -35,7 +36,12 @@ export class TimeIndexAudit {
     for (const i of this.at.get(pos) ?? []) {
       const e = this.entries[i] as TimeEntry
       if (e.offset !== h.baseOffset || e.frameId !== h.id) continue
-      this.verdict.set(i, e.maxBefore >= this.max ? '' : `says the records before byte ${pos} are stamped up to ${e.maxBefore}, but one is stamped ${this.max}`)
+      this.verdict.set(
+        i,
+        e.maxBefore >= this.max
+          ? ''
+          : `says the records before byte ${pos} are stamped up to ${e.maxBefore}, but one is stamped ${this.max}`,
+      )
     }
     if (h.count > 0 && h.maxTimestamp > this.max) this.max = h.maxTimestamp
   }
@@ -43,8 +49,22 @@ export class TimeIndexAudit {
   /** The entries that do not hold, as check.ts's `Damage`. */
   report(): Array<{ kind: 'index'; file: string; from: number; to: number; reason: string }> {
     return this.entries.flatMap((e, i) => {
-      const why = e === undefined ? 'fails its CRC check' : (this.verdict.get(i) ?? `(offset ${e.offset} at byte ${e.position}) does not point at a frame of that offset and those bytes`)
-      return why === '' ? [] : [{ kind: 'index' as const, file: this.path, from: i * TIME_ENTRY_BYTES, to: (i + 1) * TIME_ENTRY_BYTES, reason: `time index entry ${i} ${why}` }]
+      const why =
+        e === undefined
+          ? 'fails its CRC check'
+          : (this.verdict.get(i) ??
+            `(offset ${e.offset} at byte ${e.position}) does not point at a frame of that offset and those bytes`)
+      return why === ''
+        ? []
+        : [
+            {
+              kind: 'index' as const,
+              file: this.path,
+              from: i * TIME_ENTRY_BYTES,
+              to: (i + 1) * TIME_ENTRY_BYTES,
+              reason: `time index entry ${i} ${why}`,
+            },
+          ]
     })
   }
 }

@@ -46,7 +46,8 @@ export class TimeIndexWriter {
     const head = Buffer.allocUnsafe(HEADER_BYTES)
     for (let i = keep - 1; i >= 0 && i > keep - 1 - FALLBACKS; i--) {
       const e = timeEntryAt(buf, i)
-      if (e && entryHolds(fd, e, size, head)) return new TimeIndexWriter(path, e.position >= from ? e.maxBefore : undefined)
+      if (e && entryHolds(fd, e, size, head))
+        return new TimeIndexWriter(path, e.position >= from ? e.maxBefore : undefined)
     }
     return new TimeIndexWriter(path, undefined)
   }

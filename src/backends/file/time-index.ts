@@ -42,7 +42,12 @@ export function encodeTimeEntry(e: TimeEntry): Buffer {
 export function timeEntryAt(buf: Buffer, i: number): TimeEntry | undefined {
   const p = i * TIME_ENTRY_BYTES
   if (p + TIME_ENTRY_BYTES > buf.length || crc32(buf.subarray(p, p + 28)) !== buf.readUInt32LE(p + 28)) return undefined
-  return { offset: buf.readDoubleLE(p), position: buf.readDoubleLE(p + 8), maxBefore: buf.readDoubleLE(p + 16), frameId: buf.readUInt32LE(p + 24) }
+  return {
+    offset: buf.readDoubleLE(p),
+    position: buf.readDoubleLE(p + 8),
+    maxBefore: buf.readDoubleLE(p + 16),
+    frameId: buf.readUInt32LE(p + 24),
+  }
 }
 
 /** Whole entries in the index bytes `buf` (a torn last entry does not count). */
@@ -58,7 +63,8 @@ export function readTimeIndex(path: string): Buffer {
 }
 
 /** Whether entry `e` points at its frame in segment `fd` (`size` bytes): a records frame of its offset and bytes. */
-export const entryHolds = (fd: number, e: TimeEntry, size: number, head: Buffer): boolean => isFrameOf(fd, e.position, e.offset, size, head, e.frameId)
+export const entryHolds = (fd: number, e: TimeEntry, size: number, head: Buffer): boolean =>
+  isFrameOf(fd, e.position, e.offset, size, head, e.frameId)
 
 /**
  * Where a time seek in segment `fd` (`size` bytes, time index `path`) can start: the frame of the
@@ -67,7 +73,12 @@ export const entryHolds = (fd: number, e: TimeEntry, size: number, head: Buffer)
  * entry, or none below `time`): the seek walks from the sparse index's position as before.
  * O(log n) in the entries, plus one header read.
  */
-export function timeLookup(path: string, time: number, fd: number, size: number): { position: number; offset: number } | undefined {
+export function timeLookup(
+  path: string,
+  time: number,
+  fd: number,
+  size: number,
+): { position: number; offset: number } | undefined {
   const buf = readTimeIndex(path)
   let lo = 0
   let hi = timeEntries(buf) - 1

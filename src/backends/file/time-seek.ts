@@ -24,7 +24,8 @@ function firstTimestamp(dir: string, base: number): number | undefined {
     // Only the header is needed; pretend the frame fits so 'short' does not hide it.
     const h = readFrameHeader(b, 0, bytesRead < HEADER_BYTES ? bytesRead : Number.MAX_SAFE_INTEGER)
     // A damaged first header must not read as "no timestamp": the search would quietly skip it.
-    if (h === 'bad') throw damageError(segmentPath(dir, base), { position: 0, offset: base, reason: 'not a valid frame header' })
+    if (h === 'bad')
+      throw damageError(segmentPath(dir, base), { position: 0, offset: base, reason: 'not a valid frame header' })
     return typeof h === 'object' && h.count > 0 ? h.firstTimestamp : undefined
   } finally {
     closeSync(fd)
@@ -37,7 +38,13 @@ function firstTimestamp(dir: string, base: number): number | undefined {
  * fails its CRC: the caller then reads it with a reader, which reports damage as every read does.
  * Reads the frame alone and decodes no value.
  */
-function firstInFrame(dir: string, at: FramePlace, offset: number, end: number, time: number): number | 'none' | undefined {
+function firstInFrame(
+  dir: string,
+  at: FramePlace,
+  offset: number,
+  end: number,
+  time: number,
+): number | 'none' | undefined {
   let fd: number
   try {
     fd = openSync(segmentPath(dir, at.base), 'r')
@@ -48,7 +55,13 @@ function firstInFrame(dir: string, at: FramePlace, offset: number, end: number, 
     const buf = Buffer.allocUnsafe(at.length)
     if (readFull(fd, buf, at.length, at.position) < at.length) return undefined
     const h = readFrameHeader(buf, 0, at.length)
-    if (typeof h !== 'object' || h.length !== at.length || h.baseOffset + h.count !== end || !frameCrcOk(buf, 0, h.length)) return undefined
+    if (
+      typeof h !== 'object' ||
+      h.length !== at.length ||
+      h.baseOffset + h.count !== end ||
+      !frameCrcOk(buf, 0, h.length)
+    )
+      return undefined
     const records: RawRecord[] = []
     rawBatch(buf, 0, h, offset, h.count, records)
     for (const r of records) if (r.timestamp >= time) return r.offset
@@ -65,7 +78,13 @@ function firstInFrame(dir: string, at: FramePlace, offset: number, end: number, 
  * and a decode of that frame only (of the next such frame when its records at or after `time` lie
  * below the partition's start).
  */
-export async function offsetForTime(dir: string, topic: string, partition: number, keys: KeyCodec, time: number): Promise<number> {
+export async function offsetForTime(
+  dir: string,
+  topic: string,
+  partition: number,
+  keys: KeyCodec,
+  time: number,
+): Promise<number> {
   // One listing, synchronously (a thread-pool round trip cost more than the few names).
   const names = listPartitionSync(dir, topic)
   const bases = basesOf(names)

@@ -20,7 +20,10 @@ export async function createTopicDir(root: string, meta: TopicMeta, durable: boo
   try {
     makeDirs(root, 'the store directory')
     await mkdir(tmp)
-    await writeFile(join(tmp, TOPIC_FILE), JSON.stringify({ format: 'twainmq-native', version: 1, ...meta }, null, 2) + '\n')
+    await writeFile(
+      join(tmp, TOPIC_FILE),
+      JSON.stringify({ format: 'twainmq-native', version: 1, ...meta }, null, 2) + '\n',
+    )
     for (let p = 0; p < meta.partitions; p++) {
       const dir = join(tmp, String(p))
       await mkdir(dir)
@@ -51,7 +54,8 @@ export async function deleteTopicDir(root: string, name: string): Promise<void> 
     await readFile(topicFile(root, name))
     await rename(topicDir(root, name), gone)
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new TopicNotFoundError(`Topic "${name}" does not exist in ${root}`)
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new TopicNotFoundError(`Topic "${name}" does not exist in ${root}`)
     throw backendError(`Cannot delete topic "${name}"`, e)
   }
   await rm(gone, { recursive: true, force: true })
@@ -61,10 +65,12 @@ export async function readTopicMeta(root: string, name: string): Promise<TopicMe
   const file = topicFile(root, name)
   let text: string
   try {
-    if (!isRealDir(topicDir(root, name), 'topic directory')) throw new TopicNotFoundError(`Topic "${name}" does not exist in ${root}`)
+    if (!isRealDir(topicDir(root, name), 'topic directory'))
+      throw new TopicNotFoundError(`Topic "${name}" does not exist in ${root}`)
     text = await readFile(file, 'utf8')
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new TopicNotFoundError(`Topic "${name}" does not exist in ${root}`)
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new TopicNotFoundError(`Topic "${name}" does not exist in ${root}`)
     throw backendError(`Cannot read topic "${name}"`, e)
   }
   return parseTopicMeta(text, file, name)
@@ -76,7 +82,8 @@ export async function readTopicMeta(root: string, name: string): Promise<TopicMe
  * send that never settles) and never silently replaced by defaults.
  */
 export function parseTopicMeta(text: string, file: string, name: string): TopicMeta {
-  const bad = (what: string, cause?: unknown) => new TopicCorruptError(`Config ${file} of topic "${name}" is damaged: ${what}`, { file, cause })
+  const bad = (what: string, cause?: unknown) =>
+    new TopicCorruptError(`Config ${file} of topic "${name}" is damaged: ${what}`, { file, cause })
   let j: Record<string, unknown>
   try {
     j = JSON.parse(text) as Record<string, unknown>
@@ -85,20 +92,30 @@ export function parseTopicMeta(text: string, file: string, name: string): TopicM
   }
   if (typeof j !== 'object' || j === null || Array.isArray(j)) throw bad('not a JSON object')
   if (j.name !== name) throw bad(`"name" is ${JSON.stringify(j.name)}`)
-  if (!Number.isInteger(j.partitions) || (j.partitions as number) < 1 || (j.partitions as number) > 10_000) throw bad(`"partitions" is ${JSON.stringify(j.partitions)}`)
+  if (!Number.isInteger(j.partitions) || (j.partitions as number) < 1 || (j.partitions as number) > 10_000)
+    throw bad(`"partitions" is ${JSON.stringify(j.partitions)}`)
   try {
     keyCodec(j.keyType)
   } catch (cause) {
     throw bad(`"keyType" is ${JSON.stringify(j.keyType)}`, cause)
   }
   const types = j.messageTypes ?? []
-  if (!Array.isArray(types) || !types.every((t) => typeof t === 'string')) throw bad(`"messageTypes" is ${JSON.stringify(types)}`)
+  if (!Array.isArray(types) || !types.every((t) => typeof t === 'string'))
+    throw bad(`"messageTypes" is ${JSON.stringify(types)}`)
   const retention = j.retention ?? {}
-  if (typeof retention !== 'object' || retention === null || Array.isArray(retention)) throw bad(`"retention" is ${JSON.stringify(retention)}`)
-  if (!Number.isInteger(j.maxMessageBytes) || (j.maxMessageBytes as number) < 1) throw bad(`"maxMessageBytes" is ${JSON.stringify(j.maxMessageBytes)}`)
+  if (typeof retention !== 'object' || retention === null || Array.isArray(retention))
+    throw bad(`"retention" is ${JSON.stringify(retention)}`)
+  if (!Number.isInteger(j.maxMessageBytes) || (j.maxMessageBytes as number) < 1)
+    throw bad(`"maxMessageBytes" is ${JSON.stringify(j.maxMessageBytes)}`)
   if (typeof j.createdAt !== 'number') throw bad(`"createdAt" is ${JSON.stringify(j.createdAt)}`)
   const attributes = j.attributes
-  if (attributes !== undefined && (typeof attributes !== 'object' || attributes === null || Array.isArray(attributes) || !Object.values(attributes).every((v) => typeof v === 'string'))) {
+  if (
+    attributes !== undefined &&
+    (typeof attributes !== 'object' ||
+      attributes === null ||
+      Array.isArray(attributes) ||
+      !Object.values(attributes).every((v) => typeof v === 'string'))
+  ) {
     throw bad(`"attributes" is ${JSON.stringify(attributes)}`)
   }
   return {

@@ -61,7 +61,14 @@ export class RedisAppender {
   }
 
   /** Append as one contiguous run of offsets; resolves with the first. `expectedEnd`: only at that end (compare-and-append). */
-  append(topic: string, partition: number, records: readonly RecordInput[], producerId: string, maxMessages: number, expectedEnd?: number): Promise<number> {
+  append(
+    topic: string,
+    partition: number,
+    records: readonly RecordInput[],
+    producerId: string,
+    maxMessages: number,
+    expectedEnd?: number,
+  ): Promise<number> {
     const id = `${topic}\0${partition}`
     const prev = this.tails.get(id)
     const takenAt = Date.now()
@@ -76,14 +83,30 @@ export class RedisAppender {
     return run
   }
 
-  private async write(topic: string, partition: number, id: string, records: readonly RecordInput[], producerId: string, maxMessages: number, expectedEnd: number | undefined, takenAt: number): Promise<number> {
+  private async write(
+    topic: string,
+    partition: number,
+    id: string,
+    records: readonly RecordInput[],
+    producerId: string,
+    maxMessages: number,
+    expectedEnd: number | undefined,
+    takenAt: number,
+  ): Promise<number> {
     if (this.closed) throw new ClosedError(`The Redis backend is closed: cannot append to "${topic}"`)
     if (records.length === 0) throw new Error('append of no records')
     const { parts: chunks, counts } = encodeParts(records)
     const first = (this.seqs.get(id) ?? 0) + 1
     this.seqs.set(id, first + chunks.length - 1)
-    const keys = [this.keys.stream(topic, partition), this.keys.end(topic, partition), this.keys.start(topic, partition), this.keys.producers(topic, partition), this.keys.reservation(topic, partition)] as const
-    const part = (i: number): Part => (chunks.length === 1 ? 'one' : i === 0 ? 'first' : i === chunks.length - 1 ? 'last' : 'next')
+    const keys = [
+      this.keys.stream(topic, partition),
+      this.keys.end(topic, partition),
+      this.keys.start(topic, partition),
+      this.keys.producers(topic, partition),
+      this.keys.reservation(topic, partition),
+    ] as const
+    const part = (i: number): Part =>
+      chunks.length === 1 ? 'one' : i === 0 ? 'first' : i === chunks.length - 1 ? 'last' : 'next'
     const what = `Append to "${topic}" partition ${partition}`
     const acks = this.acks
     let base = -1
@@ -100,12 +123,25 @@ export class RedisAppender {
       const tryWindow = async () => {
         // One pipeline: the calls are issued in one tick and written back to back without waiting for replies.
         const now = Date.now()
-        const call = (c: Buffer, k: number) => this.scripts.call('append', keys, [this.token, first + from + k, part(from + k), maxMessages, producerId, now, c, from + k === 0 && expectedEnd !== undefined ? String(expectedEnd) : ''])
+        const call = (c: Buffer, k: number) =>
+          this.scripts.call('append', keys, [
+            this.token,
+            first + from + k,
+            part(from + k),
+            maxMessages,
+            producerId,
+            now,
+            c,
+            from + k === 0 && expectedEnd !== undefined ? String(expectedEnd) : '',
+          ])
         const replies = window.length === 1 ? [await call(window[0] as Buffer, 0)] : await Promise.all(window.map(call))
         if (acks && ackBy !== undefined) {
           // The window's last part stands for it: the script applies parts in order, so a node holding it holds them all.
           const seq = first + from + window.length - 1
-          const mark = { field: `${this.token}:${seq % 32}`, value: `${seq}:${Number((replies[window.length - 1] as (typeof replies)[number])[0])}` }
+          const mark = {
+            field: `${this.token}:${seq % 32}`,
+            value: `${seq}:${Number((replies[window.length - 1] as (typeof replies)[number])[0])}`,
+          }
           await acks.wait(keys[3], mark, what, ackBy)
         }
         return replies
@@ -114,17 +150,26 @@ export class RedisAppender {
         try {
           // Past the deadline (queued too long, or retried up to it): rejected without another try.
           if (acks && ackBy !== undefined && Date.now() >= ackBy) throw acks.late(what)
-          const replies = acks && ackBy !== undefined ? await byDeadline(tryWindow(), ackBy + REPLY_GRACE_MS, () => acks.late(what)) : await tryWindow()
+          const replies =
+            acks && ackBy !== undefined
+              ? await byDeadline(tryWindow(), ackBy + REPLY_GRACE_MS, () => acks.late(what))
+              : await tryWindow()
           if (from === 0) base = Number((replies[0] as (typeof replies)[number])[0])
           // Only offsets now acknowledged count as given (a window whose WAIT failed is sent again).
-          replies.forEach((r, k) => this.checkTold(topic, partition, id, Number(r[0]), Number(r[1]) === 1, counts[from + k] as number))
+          replies.forEach((r, k) =>
+            this.checkTold(topic, partition, id, Number(r[0]), Number(r[1]) === 1, counts[from + k] as number),
+          )
           break
         } catch (e) {
           const msg = e instanceof Error ? e.message : String(e)
-          if (msg.startsWith('NOTOPIC')) throw new TopicNotFoundError(`Topic "${topic}" (partition ${partition}) does not exist`)
+          if (msg.startsWith('NOTOPIC'))
+            throw new TopicNotFoundError(`Topic "${topic}" (partition ${partition}) does not exist`)
           if (msg.startsWith('CONFLICT')) {
             const end = Number(msg.slice('CONFLICT '.length))
-            throw new AppendConflictError(`Append to "${topic}" partition ${partition} expected its end at ${expectedEnd}, found ${end}: another writer appended first`, { end })
+            throw new AppendConflictError(
+              `Append to "${topic}" partition ${partition} expected its end at ${expectedEnd}, found ${end}: another writer appended first`,
+              { end },
+            )
           }
           const busy = msg.startsWith('BUSY') || msg.startsWith('SEQGAP')
           const retry = Date.now() - since < (busy ? BUSY_WAIT_MS : RETRY_FOR_MS) && (busy || isConnectionError(e))
@@ -146,7 +191,16 @@ export class RedisAppender {
    */
   private checkTold(topic: string, partition: number, id: string, base: number, duplicate: boolean, n: number): void {
     const told = this.told.get(id) ?? 0
-    if (!duplicate && base < told) process.emitWarning(new LogRollbackError(topic, partition, base, told - 1, `a producer (instance ${this.token}), which was given them`))
+    if (!duplicate && base < told)
+      process.emitWarning(
+        new LogRollbackError(
+          topic,
+          partition,
+          base,
+          told - 1,
+          `a producer (instance ${this.token}), which was given them`,
+        ),
+      )
     this.told.set(id, duplicate ? Math.max(told, base + n) : base + n)
   }
 
@@ -166,7 +220,7 @@ function encodeParts(records: readonly RecordInput[]): { parts: Buffer[]; counts
   const parts: Buffer[] = []
   const counts: number[] = []
   const types: Array<Buffer | undefined> = new Array(records.length)
-  for (let i = 0; i < records.length; ) {
+  for (let i = 0; i < records.length;) {
     let size = 0
     let j = i
     while (j < records.length && j - i < PART_RECORDS && (j === i || size < PART_BYTES)) {

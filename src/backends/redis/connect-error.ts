@@ -18,17 +18,27 @@ function address(url: string): { host: string; port: string; tls: boolean } {
 }
 
 /** Why a connection attempt failed, in words, from the first error the client reported. */
-function reason(url: string, e: Error & { code?: string; address?: string; port?: number; hostname?: string }, connectTimeoutMs: number): string {
+function reason(
+  url: string,
+  e: Error & { code?: string; address?: string; port?: number; hostname?: string },
+  connectTimeoutMs: number,
+): string {
   const { host, port, tls } = address(url)
   const code = e.code ?? ''
   const msg = e.message
-  if (/^NOAUTH/.test(msg)) return `the server requires a password (NOAUTH): give it in the URL, redis://:password@${host}:${port} (or redis://user:password@… for an ACL user)`
-  if (/^WRONGPASS|invalid password|invalid username-password/i.test(msg)) return `wrong user name or password (WRONGPASS): check the user and password in the URL`
-  if (/^NOPERM/.test(msg)) return `the user may not use twainmq's keys or commands (${msg}): its ACL needs the key prefix's keys (~<prefix>*), channels (&<prefix>*) and the stream, hash, string, set, sorted-set, pub/sub and scripting commands`
-  if (code === 'ECONNREFUSED') return `connection refused by ${e.address ?? host}:${e.port ?? port} (ECONNREFUSED): is redis-server running and listening there?`
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `unknown host "${e.hostname ?? host}" (${code}): check the host name in the URL`
+  if (/^NOAUTH/.test(msg))
+    return `the server requires a password (NOAUTH): give it in the URL, redis://:password@${host}:${port} (or redis://user:password@… for an ACL user)`
+  if (/^WRONGPASS|invalid password|invalid username-password/i.test(msg))
+    return `wrong user name or password (WRONGPASS): check the user and password in the URL`
+  if (/^NOPERM/.test(msg))
+    return `the user may not use twainmq's keys or commands (${msg}): its ACL needs the key prefix's keys (~<prefix>*), channels (&<prefix>*) and the stream, hash, string, set, sorted-set, pub/sub and scripting commands`
+  if (code === 'ECONNREFUSED')
+    return `connection refused by ${e.address ?? host}:${e.port ?? port} (ECONNREFUSED): is redis-server running and listening there?`
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return `unknown host "${e.hostname ?? host}" (${code}): check the host name in the URL`
   // A Cluster passes on no more than "Connection is closed." from its nodes.
-  if (/^redis\+cluster:/i.test(url) && /Connection is closed|startup nodes/.test(msg)) return `none of the startup nodes answered (${msg}): are they running and reachable, with cluster mode on?`
+  if (/^redis\+cluster:/i.test(url) && /Connection is closed|startup nodes/.test(msg))
+    return `none of the startup nodes answered (${msg}): are they running and reachable, with cluster mode on?`
   if (tls && CERT_CODES.test(code)) return `the server's TLS certificate was rejected: ${msg} (${code})`
   if (tls && (code === 'ETIMEDOUT' || code === 'EPROTO' || /wrong version number|ssl|tls/i.test(msg))) {
     return `no TLS handshake with ${host}:${port} (${code || msg}${code === 'ETIMEDOUT' ? ` after ${connectTimeoutMs} ms` : ''}): rediss:// needs a TLS port; if it is a plain port, use redis://`
@@ -45,7 +55,15 @@ function reason(url: string, e: Error & { code?: string; address?: string; port?
  * and reports the real failure (ECONNREFUSED, NOAUTH, a TLS error…) only as an `'error'` event, so
  * the caller collects those events and passes the first one here; it becomes the `cause`.
  */
-export function connectError(url: string, first: Error | undefined, rejection: unknown, connectTimeoutMs: number): ConnectionError {
+export function connectError(
+  url: string,
+  first: Error | undefined,
+  rejection: unknown,
+  connectTimeoutMs: number,
+): ConnectionError {
   const cause = first ?? (rejection instanceof Error ? rejection : new Error(String(rejection)))
-  return new ConnectionError(`Cannot connect to Redis at ${redact(url)}: ${reason(url, cause, connectTimeoutMs)}`, { cause, retriable: !REFUSED_RE.test(cause.message) })
+  return new ConnectionError(`Cannot connect to Redis at ${redact(url)}: ${reason(url, cause, connectTimeoutMs)}`, {
+    cause,
+    retriable: !REFUSED_RE.test(cause.message),
+  })
 }

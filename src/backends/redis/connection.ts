@@ -34,7 +34,11 @@ const BASE: RedisOptions = {
   connectTimeout: CONNECT_TIMEOUT_MS,
 }
 
-function clusterNodes(url: string): { nodes: Array<{ host: string; port: number }>; username?: string; password?: string } {
+function clusterNodes(url: string): {
+  nodes: Array<{ host: string; port: number }>
+  username?: string
+  password?: string
+} {
   const rest = url.replace(/^redis\+cluster:\/\//i, '').replace(/\/.*$/, '')
   const at = rest.lastIndexOf('@')
   const auth = at >= 0 ? rest.slice(0, at) : ''
@@ -44,10 +48,16 @@ function clusterNodes(url: string): { nodes: Array<{ host: string; port: number 
     .filter(Boolean)
     .map((h) => {
       const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(h)
-      if (!m) throw new InvalidArgumentError(`Redis Cluster node ${JSON.stringify(h)} in ${JSON.stringify(url)} is not host:port`)
+      if (!m)
+        throw new InvalidArgumentError(
+          `Redis Cluster node ${JSON.stringify(h)} in ${JSON.stringify(url)} is not host:port`,
+        )
       return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port: m[2] ? Number(m[2]) : 6379 }
     })
-  if (nodes.length === 0) throw new InvalidArgumentError(`Redis Cluster URL ${JSON.stringify(url)} names no nodes: use redis+cluster://host:port,host:port`)
+  if (nodes.length === 0)
+    throw new InvalidArgumentError(
+      `Redis Cluster URL ${JSON.stringify(url)} names no nodes: use redis+cluster://host:port,host:port`,
+    )
   const out: { nodes: typeof nodes; username?: string; password?: string } = { nodes }
   if (auth) {
     const colon = auth.indexOf(':')
@@ -63,7 +73,13 @@ function clusterNodes(url: string): { nodes: Array<{ host: string; port: number 
 export function createClient(target: RedisTarget): Client {
   if (!target.cluster) return new Redis(target.url, BASE)
   const { nodes, username, password } = clusterNodes(target.url)
-  const redisOptions: ClusterOptions['redisOptions'] = { protocol: 2, disableClientInfo: true, connectionName: 'twainmq', connectTimeout: CONNECT_TIMEOUT_MS, commandTimeout: CLUSTER_COMMAND_TIMEOUT_MS }
+  const redisOptions: ClusterOptions['redisOptions'] = {
+    protocol: 2,
+    disableClientInfo: true,
+    connectionName: 'twainmq',
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    commandTimeout: CLUSTER_COMMAND_TIMEOUT_MS,
+  }
   if (username !== undefined) redisOptions.username = username
   if (password !== undefined) redisOptions.password = password
   return refreshSlots(new Cluster(nodes, { lazyConnect: true, clusterRetryStrategy: retryStrategy, redisOptions }))
@@ -99,13 +115,24 @@ export function refreshSlots(cluster: Cluster): Cluster {
 export function createDedicated(base: Client, name: string, options: { blockingTimeout?: boolean } = {}): Client {
   if (base instanceof Cluster) {
     // No command timeout on a blocking connection (a blocked read waits by design).
-    const redisOptions = { ...base.options.redisOptions, connectionName: name, commandTimeout: undefined, blockingTimeout: options.blockingTimeout === false ? undefined : 1000 }
+    const redisOptions = {
+      ...base.options.redisOptions,
+      connectionName: name,
+      commandTimeout: undefined,
+      blockingTimeout: options.blockingTimeout === false ? undefined : 1000,
+    }
     return base.duplicate(undefined, { lazyConnect: false, enableAutoPipelining: false, redisOptions })
   }
-  return base.duplicate({ lazyConnect: false, enableAutoPipelining: false, maxRetriesPerRequest: null, connectionName: name })
+  return base.duplicate({
+    lazyConnect: false,
+    enableAutoPipelining: false,
+    maxRetriesPerRequest: null,
+    connectionName: name,
+  })
 }
 
-const CONNECTION_RE = /Connection is closed|Command timed out|aborted due to connection close|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|Stream isn't writeable|Socket closed|max retries per request|LOADING|connect ETIMEDOUT|None of startup nodes|Failed to refresh slots|CLUSTERDOWN/i
+const CONNECTION_RE =
+  /Connection is closed|Command timed out|aborted due to connection close|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|Stream isn't writeable|Socket closed|max retries per request|LOADING|connect ETIMEDOUT|None of startup nodes|Failed to refresh slots|CLUSTERDOWN/i
 
 /**
  * Transient Cluster states: a slot moving (MOVED, ASK, TRYAGAIN while its keys are split between two
@@ -113,7 +140,8 @@ const CONNECTION_RE = /Connection is closed|Command timed out|aborted due to con
  * up after 16 of those in a row ("Too many Cluster redirections"). The command did not run: retrying
  * is as safe as after a dropped connection.
  */
-const CLUSTER_TRANSIENT_RE = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN|UNBLOCKED)\b|Too many Cluster redirections|TRYAGAIN Multiple keys|Script attempted to access a non local key|while the cluster is down/
+const CLUSTER_TRANSIENT_RE =
+  /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN|UNBLOCKED)\b|Too many Cluster redirections|TRYAGAIN Multiple keys|Script attempted to access a non local key|while the cluster is down/
 
 /** Errors of credentials or rights: the server refuses who connects, so retrying cannot help. */
 export const REFUSED_RE = /^(NOAUTH|WRONGPASS|NOPERM)\b/
@@ -125,7 +153,12 @@ export const REFUSED_RE = /^(NOAUTH|WRONGPASS|NOPERM)\b/
 export function isConnectionError(e: unknown): boolean {
   if (e instanceof ConnectionError) return true
   if (!(e instanceof Error)) return false
-  return e.name === 'MaxRetriesPerRequestError' || CONNECTION_RE.test(e.message) || CLUSTER_TRANSIENT_RE.test(e.message) || CONNECTION_RE.test(String((e as NodeJS.ErrnoException).code ?? ''))
+  return (
+    e.name === 'MaxRetriesPerRequestError' ||
+    CONNECTION_RE.test(e.message) ||
+    CLUSTER_TRANSIENT_RE.test(e.message) ||
+    CONNECTION_RE.test(String((e as NodeJS.ErrnoException).code ?? ''))
+  )
 }
 
 /** Wrap an ioredis failure: `ConnectionError` when the connection failed, else `BackendError`; both name what was done. */
@@ -134,7 +167,9 @@ export function redisError(what: string, e: unknown): TwainError {
   const detail = e instanceof Error ? e.message : String(e)
   // The server refuses the credentials or their rights (an ACL changed while running): not retriable.
   if (REFUSED_RE.test(detail)) return new ConnectionError(`${what}: ${detail}`, { cause: e, retriable: false })
-  return isConnectionError(e) ? new ConnectionError(`${what}: ${detail}`, { cause: e }) : new BackendError(`${what}: ${detail}`, { cause: e })
+  return isConnectionError(e)
+    ? new ConnectionError(`${what}: ${detail}`, { cause: e })
+    : new BackendError(`${what}: ${detail}`, { cause: e })
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))

@@ -67,7 +67,14 @@ export function entryFields(fields: readonly Buffer[], out: EntryFields): EntryF
 }
 
 /** The message of one record. */
-export function decodeEntry(record: Buffer, codec: KeyCodec, topic: string, partition: number, offset: number, producerId: string): Message {
+export function decodeEntry(
+  record: Buffer,
+  codec: KeyCodec,
+  topic: string,
+  partition: number,
+  offset: number,
+  producerId: string,
+): Message {
   return readRecord(record, 0, recordEnd(record, 0), 0, codec, topic, partition, offset, producerId)
 }
 
@@ -75,8 +82,12 @@ export function decodeEntry(record: Buffer, codec: KeyCodec, topic: string, part
  * The shared-group scripts' entries (`{id, delivery count, record, producer id, ...}`, bulk strings
  * as Buffers), one call each; `record` is empty for an entry without one.
  */
-export function eachScripted(flat: readonly unknown[], f: (id: Buffer, count: number, record: Buffer, producer: Buffer) => void): void {
-  for (let i = 0; i + 3 < flat.length; i += 4) f(flat[i] as Buffer, Number(flat[i + 1]), flat[i + 2] as Buffer, flat[i + 3] as Buffer)
+export function eachScripted(
+  flat: readonly unknown[],
+  f: (id: Buffer, count: number, record: Buffer, producer: Buffer) => void,
+): void {
+  for (let i = 0; i + 3 < flat.length; i += 4)
+    f(flat[i] as Buffer, Number(flat[i + 1]), flat[i + 2] as Buffer, flat[i + 3] as Buffer)
 }
 
 /** The packed reply's header (see scripts/read-1.lua). */
@@ -137,7 +148,17 @@ export const packedStart = (h: PackedHeader): PackedCursor => ({ index: 0, pos: 
  * (`codec` given), or into raw records (`codec` null), stopping before a raw record the `budget`
  * has no room for (the cursor is left at it). Returns the offset after the last one decoded.
  */
-export function decodePackedFrom(b: Buffer, h: PackedHeader, cur: PackedCursor, max: number, codec: KeyCodec | null, topic: string, partition: number, out: Array<Message | RawRecord>, budget?: RawBudget): number {
+export function decodePackedFrom(
+  b: Buffer,
+  h: PackedHeader,
+  cur: PackedCursor,
+  max: number,
+  codec: KeyCodec | null,
+  topic: string,
+  partition: number,
+  out: Array<Message | RawRecord>,
+  budget?: RawBudget,
+): number {
   let p = cur.pos
   let producerId = cur.producerId
   let offset = h.first + cur.index - 1
@@ -177,7 +198,14 @@ export function decodePackedFrom(b: Buffer, h: PackedHeader, cur: PackedCursor, 
 }
 
 /** Decode the packed reply's entries into messages (`codec` given), or into raw records (`codec` null). */
-export function decodePacked(b: Buffer, h: PackedHeader, codec: KeyCodec | null, topic: string, partition: number, out: Array<Message | RawRecord>): void {
+export function decodePacked(
+  b: Buffer,
+  h: PackedHeader,
+  codec: KeyCodec | null,
+  topic: string,
+  partition: number,
+  out: Array<Message | RawRecord>,
+): void {
   decodePackedFrom(b, h, packedStart(h), h.count, codec, topic, partition, out)
 }
 
@@ -185,7 +213,13 @@ export function decodePacked(b: Buffer, h: PackedHeader, codec: KeyCodec | null,
  * The `shared-read` script's reply: a flag byte (`d` dense offsets, `i` an offset before every
  * entry) and then the packed reply; its messages are appended to `out`. Returns the entry count.
  */
-export function decodeFlaggedPacked(blob: Buffer, codec: KeyCodec, topic: string, partition: number, out: Message[]): number {
+export function decodeFlaggedPacked(
+  blob: Buffer,
+  codec: KeyCodec,
+  topic: string,
+  partition: number,
+  out: Message[],
+): number {
   const body = blob.subarray(1)
   const h = parseHeader(body)
   h.ids = blob[0] === 0x69 // 'i'

@@ -10,7 +10,6 @@ import type { GroupNotifier } from './group-notify.js'
 import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
 
-
 interface StoredMember extends MemberProcess {
   id: string
   name: string
@@ -58,40 +57,70 @@ export class RedisGroupStore implements GroupCoordinator {
   private async partitions(topics: Iterable<string>): Promise<TopicPartition[]> {
     const list = [...new Set(topics)].sort()
     const counts = await Promise.all(list.map((t) => this.partitionsOf(t)))
-    return list.flatMap((topic, i) => Array.from({ length: counts[i] as number }, (_, partition) => ({ topic, partition })))
+    return list.flatMap((topic, i) =>
+      Array.from({ length: counts[i] as number }, (_, partition) => ({ topic, partition })),
+    )
   }
 
   private notify(group: string): void {
     void this.client.publish(this.keys.groupChannel(group), '1').catch(() => undefined)
   }
 
-  async groupHeartbeat(group: string, member: MemberSpec, release: readonly TopicPartition[]): Promise<HeartbeatResult> {
+  async groupHeartbeat(
+    group: string,
+    member: MemberSpec,
+    release: readonly TopicPartition[],
+  ): Promise<HeartbeatResult> {
     checkGroupName(group)
     try {
       const now = Date.now()
-      const spec = JSON.stringify({ name: member.name, topics: member.topics, ...memberProcess(member.pid, member.host), sessionTimeoutMs: member.sessionTimeoutMs, leaving: member.leaving === true })
+      const spec = JSON.stringify({
+        name: member.name,
+        topics: member.topics,
+        ...memberProcess(member.pid, member.host),
+        sessionTimeoutMs: member.sessionTimeoutMs,
+        leaving: member.leaving === true,
+      })
       const gk = [this.keys.groupMembers(group), this.keys.groupAlive(group), this.keys.groupTopics(group)] as const
-      const [reply] = await Promise.all([this.scripts.call('member-join', gk, [member.id, spec, now, now + member.sessionTimeoutMs, ...member.topics]), this.client.sadd(this.keys.groups(), group)])
+      const [reply] = await Promise.all([
+        this.scripts.call('member-join', gk, [member.id, spec, now, now + member.sessionTimeoutMs, ...member.topics]),
+        this.client.sadd(this.keys.groups(), group),
+      ])
       const [changedFlag, ...flat] = reply
       let changed = Number(changedFlag) === 1
       let members = parseMembers(flat)
       // A group is either partitioned or shared (a shared member refuses to join a partitioned group likewise).
-      const shared = members.find((m) => m.id !== member.id && (m as { mode?: unknown }).mode === 'shared' && !memberGone(m))
+      const shared = members.find(
+        (m) => m.id !== member.id && (m as { mode?: unknown }).mode === 'shared' && !memberGone(m),
+      )
       if (shared) {
         await this.scripts.call('member-leave', [gk[0], gk[1]], [member.id])
-        throw new InvalidArgumentError(`Group "${group}" is a shared group (member ${shared.id} is live): use mode 'shared' or another group name; a group is either partitioned or shared`)
+        throw new InvalidArgumentError(
+          `Group "${group}" is a shared group (member ${shared.id} is live): use mode 'shared' or another group name; a group is either partitioned or shared`,
+        )
       }
       const gone = members.filter((m) => m.id !== member.id && memberGone(m))
       if (gone.length) {
-        await this.scripts.call('member-leave', [gk[0], gk[1]], gone.map((m) => m.id))
+        await this.scripts.call(
+          'member-leave',
+          [gk[0], gk[1]],
+          gone.map((m) => m.id),
+        )
         members = members.filter((m) => !gone.includes(m))
         changed = true
       }
       if (release.length) {
-        const released = await Promise.all(release.map((tp) => this.scripts.call('lease-release', [this.lease(tp, group)], [member.id])))
+        const released = await Promise.all(
+          release.map((tp) => this.scripts.call('lease-release', [this.lease(tp, group)], [member.id])),
+        )
         if (released.some((r) => Number(r) === 1)) changed = true
       }
-      const partitions = await this.partitions(members.filter((m) => !m.leaving).flatMap((m) => m.topics).concat(member.topics))
+      const partitions = await this.partitions(
+        members
+          .filter((m) => !m.leaving)
+          .flatMap((m) => m.topics)
+          .concat(member.topics),
+      )
       const owners = await Promise.all(partitions.map((tp) => this.client.hget(this.lease(tp, group), 'owner')))
       const live = new Set(members.map((m) => m.id))
       const current = new Map<string, string>()
@@ -100,17 +129,26 @@ export class RedisGroupStore implements GroupCoordinator {
         if (o && live.has(o)) current.set(partitionKey(tp.topic, tp.partition), o)
       })
       // Leaving members keep their leases until they release them, but are assigned nothing.
-      const target = assignPartitions(partitions, members.filter((m) => !m.leaving), current)
+      const target = assignPartitions(
+        partitions,
+        members.filter((m) => !m.leaving),
+        current,
+      )
       // Renew what this member holds; take what is assigned to it and held by no live member.
       const want: Array<{ tp: TopicPartition; seen: string; mine: boolean }> = []
       partitions.forEach((tp, i) => {
         const o = owners[i] ?? ''
         const key = partitionKey(tp.topic, tp.partition)
         if (o === member.id) want.push({ tp, seen: o, mine: true })
-        else if (!member.leaving && target.get(key) === member.id && (o === '' || !live.has(o))) want.push({ tp, seen: o, mine: false })
+        else if (!member.leaving && target.get(key) === member.id && (o === '' || !live.has(o)))
+          want.push({ tp, seen: o, mine: false })
       })
       const expiry = now + member.sessionTimeoutMs
-      const got = await Promise.all(want.map((w) => this.scripts.call('lease-acquire', [this.lease(w.tp, group)], [member.id, w.seen, now, expiry])))
+      const got = await Promise.all(
+        want.map((w) =>
+          this.scripts.call('lease-acquire', [this.lease(w.tp, group)], [member.id, w.seen, now, expiry]),
+        ),
+      )
       const owned: Lease[] = []
       const revoke: TopicPartition[] = []
       got.forEach((r, i) => {
@@ -133,7 +171,9 @@ export class RedisGroupStore implements GroupCoordinator {
     checkGroupName(group)
     try {
       const spec = await this.client.hget(this.keys.groupMembers(group), memberId)
-      const topics = spec ? (JSON.parse(spec) as StoredMember).topics : await this.client.smembers(this.keys.groupTopics(group))
+      const topics = spec
+        ? (JSON.parse(spec) as StoredMember).topics
+        : await this.client.smembers(this.keys.groupTopics(group))
       const partitions = await this.partitions(topics)
       await Promise.all(partitions.map((tp) => this.scripts.call('lease-release', [this.lease(tp, group)], [memberId])))
       await this.scripts.call('member-leave', [this.keys.groupMembers(group), this.keys.groupAlive(group)], [memberId])
@@ -146,7 +186,9 @@ export class RedisGroupStore implements GroupCoordinator {
   async groupCommit(group: string, memberId: string, commits: readonly CommitRequest[]): Promise<TopicPartition[]> {
     checkGroupName(group)
     try {
-      const res = await Promise.all(commits.map((c) => this.scripts.call('commit', [this.lease(c, group)], [memberId, c.epoch, c.offset])))
+      const res = await Promise.all(
+        commits.map((c) => this.scripts.call('commit', [this.lease(c, group)], [memberId, c.epoch, c.offset])),
+      )
       return commits.filter((_, i) => Number(res[i]) !== 1).map((c) => ({ topic: c.topic, partition: c.partition }))
     } catch (e) {
       throw redisError(`Commit of member ${memberId} in group "${group}" failed`, e)
@@ -159,7 +201,10 @@ export class RedisGroupStore implements GroupCoordinator {
 
   /** Live members (session not expired, process not known to be gone: `memberGone`). */
   private async liveMembers(group: string): Promise<StoredMember[]> {
-    const [flat, alive] = await Promise.all([this.client.hgetall(this.keys.groupMembers(group)), this.client.zrangebyscore(this.keys.groupAlive(group), Date.now(), '+inf')])
+    const [flat, alive] = await Promise.all([
+      this.client.hgetall(this.keys.groupMembers(group)),
+      this.client.zrangebyscore(this.keys.groupAlive(group), Date.now(), '+inf'),
+    ])
     const ids = new Set(alive)
     return parseMembers(Object.entries(flat).flat()).filter((m) => ids.has(m.id) && !memberGone(m))
   }
@@ -169,9 +214,14 @@ export class RedisGroupStore implements GroupCoordinator {
     checkGroupName(group)
     try {
       if (!(await this.client.sismember(this.keys.groups(), group))) return undefined
-      const [members, topics] = await Promise.all([this.liveMembers(group), this.client.smembers(this.keys.groupTopics(group))])
+      const [members, topics] = await Promise.all([
+        this.liveMembers(group),
+        this.client.smembers(this.keys.groupTopics(group)),
+      ])
       const partitions = await this.partitions(topics)
-      const states = await Promise.all(partitions.map((tp) => this.client.hmget(this.lease(tp, group), 'owner', 'committed')))
+      const states = await Promise.all(
+        partitions.map((tp) => this.client.hmget(this.lease(tp, group), 'owner', 'committed')),
+      )
       const commits = new Map<PartitionKey, number>()
       const assignments = new Map<string, TopicPartition[]>(members.map((m) => [m.id, []]))
       partitions.forEach((tp, i) => {
@@ -179,7 +229,12 @@ export class RedisGroupStore implements GroupCoordinator {
         if (committed !== null) commits.set(partitionKey(tp.topic, tp.partition), Number(committed))
         if (owner !== null) assignments.get(owner)?.push(tp)
       })
-      return { group, members: members.map((m) => ({ id: m.id, name: m.name, assignments: assignments.get(m.id) ?? [] })), commits, topics: [...topics].sort() }
+      return {
+        group,
+        members: members.map((m) => ({ id: m.id, name: m.name, assignments: assignments.get(m.id) ?? [] })),
+        commits,
+        topics: [...topics].sort(),
+      }
     } catch (e) {
       throw redisError(`Cannot describe group "${group}"`, e)
     }
@@ -197,10 +252,20 @@ export class RedisGroupStore implements GroupCoordinator {
   async resetGroup(group: string, topic: string, offsets: ReadonlyMap<number, number>): Promise<void> {
     checkGroupName(group)
     const busy = (await this.liveMembers(group)).filter((m) => m.topics.includes(topic))
-    if (busy.length > 0) throw new InvalidArgumentError(`Group "${group}" has ${busy.length} live member(s) consuming "${topic}": close them before resetting`)
+    if (busy.length > 0)
+      throw new InvalidArgumentError(
+        `Group "${group}" has ${busy.length} live member(s) consuming "${topic}": close them before resetting`,
+      )
     try {
-      await Promise.all([...offsets].map(([partition, offset]) => this.client.hset(this.lease({ topic, partition }, group), 'committed', String(offset))))
-      await Promise.all([this.client.sadd(this.keys.groupTopics(group), topic), this.client.sadd(this.keys.groups(), group)])
+      await Promise.all(
+        [...offsets].map(([partition, offset]) =>
+          this.client.hset(this.lease({ topic, partition }, group), 'committed', String(offset)),
+        ),
+      )
+      await Promise.all([
+        this.client.sadd(this.keys.groupTopics(group), topic),
+        this.client.sadd(this.keys.groups(), group),
+      ])
       this.notify(group)
     } catch (e) {
       throw redisError(`Cannot reset group "${group}"`, e)
@@ -210,9 +275,11 @@ export class RedisGroupStore implements GroupCoordinator {
   /** Delete the group's members and per-partition state (refused with live members); resolves with the topics it had. */
   async deleteGroup(group: string): Promise<string[]> {
     checkGroupName(group)
-    if (!(await this.client.sismember(this.keys.groups(), group))) throw new GroupNotFoundError(`Group "${group}" does not exist`)
+    if (!(await this.client.sismember(this.keys.groups(), group)))
+      throw new GroupNotFoundError(`Group "${group}" does not exist`)
     const live = (await this.liveMembers(group)).length
-    if (live > 0) throw new InvalidArgumentError(`Group "${group}" has ${live} live member(s): close them before deleting it`)
+    if (live > 0)
+      throw new InvalidArgumentError(`Group "${group}" has ${live} live member(s): close them before deleting it`)
     try {
       const topics = await this.client.smembers(this.keys.groupTopics(group))
       const partitions = await this.partitions(topics)
@@ -237,7 +304,12 @@ export class RedisGroupStore implements GroupCoordinator {
       const list = groups.filter((_, i) => consuming[i] === 1)
       if (list.length === 0) return []
       const partitions = await this.partitionsOf(topic)
-      const read = (g: string) => Promise.all(Array.from({ length: partitions }, (_, p) => this.client.hget(this.lease({ topic, partition: p }, g), 'committed')))
+      const read = (g: string) =>
+        Promise.all(
+          Array.from({ length: partitions }, (_, p) =>
+            this.client.hget(this.lease({ topic, partition: p }, g), 'committed'),
+          ),
+        )
       const values = await Promise.all(list.map(read))
       return values.map((vs) => new Map(vs.flatMap((v, p) => (v === null ? [] : [[p, Number(v)] as const]))))
     } catch (e) {

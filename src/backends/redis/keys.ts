@@ -66,7 +66,13 @@ export class RedisKeys {
 
   /** Every key of a partition except group state (for create/delete). */
   partitionKeys(topic: string, partition: number): string[] {
-    return [this.stream(topic, partition), this.end(topic, partition), this.start(topic, partition), this.producers(topic, partition), this.reservation(topic, partition)]
+    return [
+      this.stream(topic, partition),
+      this.end(topic, partition),
+      this.start(topic, partition),
+      this.producers(topic, partition),
+      this.reservation(topic, partition),
+    ]
   }
 
   /** SET of group names. */

@@ -1,7 +1,14 @@
 import { Cluster } from 'ioredis'
 import { InvalidArgumentError } from '../../core/errors.js'
 import { connectError, redact } from './connect-error.js'
-import { CLUSTER_COMMAND_TIMEOUT_MS, CONNECT_TIMEOUT_MS, createClient, refreshSlots, type Client, type RedisTarget } from './connection.js'
+import {
+  CLUSTER_COMMAND_TIMEOUT_MS,
+  CONNECT_TIMEOUT_MS,
+  createClient,
+  refreshSlots,
+  type Client,
+  type RedisTarget,
+} from './connection.js'
 import { KeepAlive } from './keep-alive.js'
 
 /**
@@ -14,7 +21,10 @@ export async function openClient(target: RedisTarget, prefix: string): Promise<C
   }
   // Every key's hash tag is twainmq's (`{topic:partition}`, `{group}`): a brace in the prefix would
   // make Redis hash the prefix instead, one slot for everything (or CROSSSLOT in scripts) on a Cluster.
-  if (/[{}]/.test(prefix)) throw new InvalidArgumentError(`prefix cannot contain "{" or "}" (Redis Cluster hash tags), got ${JSON.stringify(prefix)}`)
+  if (/[{}]/.test(prefix))
+    throw new InvalidArgumentError(
+      `prefix cannot contain "{" or "}" (Redis Cluster hash tags), got ${JSON.stringify(prefix)}`,
+    )
   const client = createClient(target)
   await connect(client, target)
   await checkDatabase(client, target)
@@ -31,7 +41,13 @@ export async function openWriter(base: Client, target: RedisTarget): Promise<Cli
   // would count that connection's writes, not the batch's (the appender re-sends the whole window).
   const noResend = { autoResendUnfulfilledCommands: false }
   const writer: Client =
-    base instanceof Cluster ? refreshSlots(base.duplicate(undefined, { redisOptions: { ...base.options.redisOptions, ...noResend, commandTimeout: CLUSTER_COMMAND_TIMEOUT_MS } })) : base.duplicate(noResend)
+    base instanceof Cluster
+      ? refreshSlots(
+          base.duplicate(undefined, {
+            redisOptions: { ...base.options.redisOptions, ...noResend, commandTimeout: CLUSTER_COMMAND_TIMEOUT_MS },
+          }),
+        )
+      : base.duplicate(noResend)
   await connect(writer, target)
   await checkDatabase(writer, target)
   return writer
@@ -66,7 +82,10 @@ async function checkDatabase(client: Client, target: RedisTarget): Promise<void>
     await (client as Extract<Client, { select: unknown }>).select(Number(db))
   } catch (cause) {
     client.disconnect()
-    throw new InvalidArgumentError(`Redis at ${redact(target.url)} has no database ${db} (${(cause as Error).message}): see its \`databases\` setting`, { cause })
+    throw new InvalidArgumentError(
+      `Redis at ${redact(target.url)} has no database ${db} (${(cause as Error).message}): see its \`databases\` setting`,
+      { cause },
+    )
   }
 }
 

@@ -22,8 +22,13 @@ export interface Judged {
  * reads are written together (the partitions of one slot group share a slot on a Cluster, so they
  * all go to one node, back to back on its connection).
  */
-export async function look(base: Client, parts: ReadonlyArray<{ endKey: string; producersKey: string }>): Promise<Look[]> {
-  const replies = await Promise.all(parts.flatMap((w) => [base.get(w.endKey), base.hget(w.producersKey, INCARNATIONS_FIELD)]))
+export async function look(
+  base: Client,
+  parts: ReadonlyArray<{ endKey: string; producersKey: string }>,
+): Promise<Look[]> {
+  const replies = await Promise.all(
+    parts.flatMap((w) => [base.get(w.endKey), base.hget(w.producersKey, INCARNATIONS_FIELD)]),
+  )
   return parts.map((_, i) => {
     const end = replies[2 * i]
     const inc = replies[2 * i + 1]

@@ -32,7 +32,10 @@ export function placeTopic(client: Client, topic: string, partitions: number): s
   let k = 0
   for (const node of nodes) {
     for (let tries = 0; !tagOf.has(node); tries++, k++) {
-      if (tries >= MAX_TRIES) throw new BackendError(`No hash tag for topic "${topic}" lands on Cluster master ${node} (after ${MAX_TRIES} tries)`)
+      if (tries >= MAX_TRIES)
+        throw new BackendError(
+          `No hash tag for topic "${topic}" lands on Cluster master ${node} (after ${MAX_TRIES} tries)`,
+        )
       const tag = `${topic}:s${k}`
       const owner = client.slots[keySlot(`{${tag}}`)]?.[0]
       if (owner && !tagOf.has(owner)) tagOf.set(owner, tag)

@@ -4,7 +4,14 @@ import type { Message } from '../../core/types.js'
 import type { PartitionReader } from '../backend.js'
 import { readRawRecord, recordEnd } from '../record-codec.js'
 import { fits, type RawBudget, type RawRecord } from '../record.js'
-import { decodeEntry, decodePackedFrom, packedStart, parseHeader, type PackedCursor, type PackedHeader } from './entry-codec.js'
+import {
+  decodeEntry,
+  decodePackedFrom,
+  packedStart,
+  parseHeader,
+  type PackedCursor,
+  type PackedHeader,
+} from './entry-codec.js'
 import { isConnectionError, redisError, sleep } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import type { Scripts } from './scripts.js'
@@ -113,7 +120,13 @@ export class RedisPartitionReader implements PartitionReader {
       return
     }
     const to = Math.max(this.next - 1, this.rolledBack?.to ?? 0)
-    this.rolledBack = new LogRollbackError(this.topic, this.partition, Math.min(rb.from, this.rolledBack?.from ?? Infinity), to, 'a reader (a tail or a group member)')
+    this.rolledBack = new LogRollbackError(
+      this.topic,
+      this.partition,
+      Math.min(rb.from, this.rolledBack?.from ?? Infinity),
+      to,
+      'a reader (a tail or a group member)',
+    )
     this.seek(rb.from)
   }
 
@@ -181,7 +194,11 @@ export class RedisPartitionReader implements PartitionReader {
    * Fetch from `next` with the `read` script (or take a full read-ahead), then return up to `max`,
    * and whether the page came back full (the partition may go on past it).
    */
-  private async fetchPage(max: number, raw: boolean, budget: RawBudget | undefined): Promise<{ out: Array<Message | RawRecord>; more: boolean }> {
+  private async fetchPage(
+    max: number,
+    raw: boolean,
+    budget: RawBudget | undefined,
+  ): Promise<{ out: Array<Message | RawRecord>; more: boolean }> {
     const count = this.streak >= 1 ? READ_MAX : Math.min(max, READ_MAX)
     const a = this.ahead
     this.ahead = undefined
@@ -220,7 +237,17 @@ export class RedisPartitionReader implements PartitionReader {
     const k = this.held
     if (!k || k.next !== this.next) return undefined
     const out: Array<Message | RawRecord> = []
-    const next = decodePackedFrom(k.blob, k.h, k.cur, max, raw ? null : this.codec, this.topic, this.partition, out, budget)
+    const next = decodePackedFrom(
+      k.blob,
+      k.h,
+      k.cur,
+      max,
+      raw ? null : this.codec,
+      this.topic,
+      this.partition,
+      out,
+      budget,
+    )
     if (out.length > 0) this.next = k.next = next
     if (k.cur.index >= k.h.count) this.held = undefined
     return out
@@ -230,10 +257,15 @@ export class RedisPartitionReader implements PartitionReader {
   private async fetch(from: number, count: number, ids: boolean): Promise<Buffer> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.scripts.call('read', [this.keys.stream(this.topic, this.partition)], [from, count, ids ? '1' : '0', PAGE_BYTES])
+        return await this.scripts.call(
+          'read',
+          [this.keys.stream(this.topic, this.partition)],
+          [from, count, ids ? '1' : '0', PAGE_BYTES],
+        )
       } catch (e) {
         if (this.closed) return Buffer.alloc(0)
-        if (!isConnectionError(e) || attempt >= READ_ATTEMPTS) throw redisError(`Read of "${this.topic}" partition ${this.partition} at offset ${from} failed`, e)
+        if (!isConnectionError(e) || attempt >= READ_ATTEMPTS)
+          throw redisError(`Read of "${this.topic}" partition ${this.partition} at offset ${from} failed`, e)
         await sleep(Math.min(25 * 2 ** attempt, 1000))
       }
     }

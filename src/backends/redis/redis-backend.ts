@@ -73,12 +73,16 @@ export class RedisBackend implements Backend {
     this.keys = new RedisKeys(options.prefix ?? 'twainmq:')
     this.scripts = new Scripts(client)
     this.topics = new RedisTopics(client, this.scripts, this.keys)
-    const acks = writer && new ReplicaAcks(writer, { replicas: options.replicaAcks ?? 0, timeoutMs: options.replicaAckTimeoutMs ?? 2000 })
+    const acks =
+      writer &&
+      new ReplicaAcks(writer, { replicas: options.replicaAcks ?? 0, timeoutMs: options.replicaAckTimeoutMs ?? 2000 })
     this.appender = new RedisAppender(writer ? new Scripts(writer) : this.scripts, this.keys, options.clientId, acks)
     this.watchers = new RedisWatchers(client, this.keys)
     this.retention = new RedisRetention(client, this.scripts, this.keys)
     this.notifier = new GroupNotifier(client)
-    const confirm = options.replicaAcks ? new DeliveryConfirm(client, { replicas: options.replicaAcks, timeoutMs: options.replicaAckTimeoutMs ?? 2000 }) : undefined
+    const confirm = options.replicaAcks
+      ? new DeliveryConfirm(client, { replicas: options.replicaAcks, timeoutMs: options.replicaAckTimeoutMs ?? 2000 })
+      : undefined
     this.shared = new RedisSharedGroups(client, this.scripts, this.keys, (t) => this.topics.get(t), confirm)
     const groups = new RedisGroupStore(client, this.scripts, this.keys, this.notifier, async (t) => {
       try {
@@ -139,7 +143,9 @@ export class RedisBackend implements Backend {
     this.live(`read the offsets of "${topic}"`)
     const meta = await this.topics.cached(topic)
     try {
-      const bounds = await Promise.all(Array.from({ length: meta.partitions }, (_, p) => this.retention.bounds(topic, p)))
+      const bounds = await Promise.all(
+        Array.from({ length: meta.partitions }, (_, p) => this.retention.bounds(topic, p)),
+      )
       return bounds.map(([end, start], partition) => ({ partition, start: Math.min(start, end), end }))
     } catch (e) {
       throw redisError(`Cannot read the offsets of "${topic}"`, e)
@@ -174,18 +180,33 @@ export class RedisBackend implements Backend {
     return p
   }
 
-  async append(topic: string, partition: number, records: readonly RecordInput[], producerId: string, options: AppendOptions = {}): Promise<number> {
+  async append(
+    topic: string,
+    partition: number,
+    records: readonly RecordInput[],
+    producerId: string,
+    options: AppendOptions = {},
+  ): Promise<number> {
     this.live(`append to "${topic}"`)
     // Written out so a fresh cached configuration costs no microtask before the script call.
     const meta = this.topics.fresh(topic) ?? (await this.topics.cached(topic))
     if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
-      throw new InvalidArgumentError(`Partition ${partition} does not exist in topic "${topic}" (partitions 0..${meta.partitions - 1})`)
+      throw new InvalidArgumentError(
+        `Partition ${partition} does not exist in topic "${topic}" (partitions 0..${meta.partitions - 1})`,
+      )
     }
     const gate = this.snapshotGates.get(topic)
     if (gate) await gate
     let base: number
     try {
-      base = await this.appender.append(topic, partition, records, producerId, meta.retention.maxMessages ?? 0, options.expectedEnd)
+      base = await this.appender.append(
+        topic,
+        partition,
+        records,
+        producerId,
+        meta.retention.maxMessages ?? 0,
+        options.expectedEnd,
+      )
     } catch (e) {
       if (e instanceof TopicNotFoundError) this.topics.forget(topic)
       throw e
@@ -196,7 +217,9 @@ export class RedisBackend implements Backend {
       if (now - (this.retainedAt.get(topic) ?? 0) >= RETENTION_EVERY_MS) {
         this.retainedAt.set(topic, now)
         // Off the send path; a failure here must not fail the send.
-        void this.retention.apply({ ...meta, retention: { maxAgeMs: r.maxAgeMs, maxBytes: r.maxBytes } }).catch(() => undefined)
+        void this.retention
+          .apply({ ...meta, retention: { maxAgeMs: r.maxAgeMs, maxBytes: r.maxBytes } })
+          .catch(() => undefined)
       }
     }
     return base
@@ -206,9 +229,23 @@ export class RedisBackend implements Backend {
     this.live(`read "${topic}"`)
     const meta = await this.topics.cached(topic)
     if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
-      throw new InvalidArgumentError(`Partition ${partition} does not exist in topic "${topic}" (partitions 0..${meta.partitions - 1})`)
+      throw new InvalidArgumentError(
+        `Partition ${partition} does not exist in topic "${topic}" (partitions 0..${meta.partitions - 1})`,
+      )
     }
-    const reader = new RedisPartitionReader(this.scripts, this.keys, topic, partition, keyCodec(meta.keyType), from, { recent: () => this.watchers.recent(topic, partition), rollback: () => this.watchers.rollback(topic, partition) }, (r) => this.readers.delete(r))
+    const reader = new RedisPartitionReader(
+      this.scripts,
+      this.keys,
+      topic,
+      partition,
+      keyCodec(meta.keyType),
+      from,
+      {
+        recent: () => this.watchers.recent(topic, partition),
+        rollback: () => this.watchers.rollback(topic, partition),
+      },
+      (r) => this.readers.delete(r),
+    )
     this.readers.add(reader)
     return reader
   }

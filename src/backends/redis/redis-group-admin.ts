@@ -25,7 +25,11 @@ export class RedisGroupAdmin implements GroupAdmin {
     if (!snap) return undefined
     // A shared group: pending entries per partition, and members that read every partition of their topics.
     const shared = await this.shared.describeGroup(snap.group, snap.topics)
-    const members = snap.members.map((m) => ({ id: m.id, name: m.name, assignments: shared?.members.get(m.id) ?? m.assignments }))
+    const members = snap.members.map((m) => ({
+      id: m.id,
+      name: m.name,
+      assignments: shared?.members.get(m.id) ?? m.assignments,
+    }))
     return { ...snap, members, pending: shared?.pending ?? new Map() }
   }
 

@@ -52,7 +52,9 @@ export class ReplicaAcks {
     const { replicas, timeoutMs } = this.policy
     const acked = await waitInSlices(replicas, deadline, (slice) => this.checkAndWait(key, batch, slice, what))
     if (acked < replicas) {
-      throw new TimeoutError(`${what}: written to the master, but acknowledged by ${acked} of ${replicaWord(replicas)} within ${timeoutMs} ms (replicaAcks): a failover now could lose it, so the send is not acknowledged; it may still be in the log, and a send again may store it twice`)
+      throw new TimeoutError(
+        `${what}: written to the master, but acknowledged by ${acked} of ${replicaWord(replicas)} within ${timeoutMs} ms (replicaAcks): a failover now could lose it, so the send is not acknowledged; it may still be in the log, and a send again may store it twice`,
+      )
     }
   }
 
@@ -63,7 +65,9 @@ export class ReplicaAcks {
    */
   late(what: string): InstanceType<typeof TimeoutError> {
     const { replicas, timeoutMs } = this.policy
-    return new TimeoutError(`${what}: not acknowledged by ${replicaWord(replicas)} within ${timeoutMs} ms (replicaAcks): the partition's master did not answer in time (a failover under way?), so the send is not acknowledged; it may still be in the log, and a send again may store it twice`)
+    return new TimeoutError(
+      `${what}: not acknowledged by ${replicaWord(replicas)} within ${timeoutMs} ms (replicaAcks): the partition's master did not answer in time (a failover under way?), so the send is not acknowledged; it may still be in the log, and a send again may store it twice`,
+    )
   }
 
   /** One `replica-check` + `WAIT` pipeline; the number of replicas that acknowledged. */
@@ -71,14 +75,23 @@ export class ReplicaAcks {
     const run = (c: Redis | Cluster, asking: boolean): Promise<PipelineReply> => {
       const p = c.pipeline()
       if (asking) p.asking()
-      return p.eval(this.lua, 1, key, batch.field, batch.value, Date.now()).call('WAIT', String(this.policy.replicas), String(slice)).exec()
+      return p
+        .eval(this.lua, 1, key, batch.field, batch.value, Date.now())
+        .call('WAIT', String(this.policy.replicas), String(slice))
+        .exec()
     }
     let res = await run(this.client, false)
     const ask = res?.[0]?.[0]?.message.match(/^ASK \d+ (\S+)/)
     if (ask) {
       // The slot is migrating and the hash already moved: ask its new node, as a redirected command would.
-      const node = this.client instanceof Cluster ? this.client.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === ask[1]) : undefined
-      if (!node) throw new ConnectionError(`${what}: the partition's slot is migrating to ${ask[1]}, a node this client has no connection to yet`)
+      const node =
+        this.client instanceof Cluster
+          ? this.client.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === ask[1])
+          : undefined
+      if (!node)
+        throw new ConnectionError(
+          `${what}: the partition's slot is migrating to ${ask[1]}, a node this client has no connection to yet`,
+        )
       res = await run(node, true)
     }
     const [check, wait] = res ?? []
@@ -89,7 +102,9 @@ export class ReplicaAcks {
     }
     if (wait[0]) throw wait[0]
     if (Number(check[1]) !== 1) {
-      throw new ConnectionError(`${what}: the master serving the partition now does not hold the batch (a failover to a replica it had not reached); it is sent again`)
+      throw new ConnectionError(
+        `${what}: the master serving the partition now does not hold the batch (a failover to a replica it had not reached); it is sent again`,
+      )
     }
     return Number(wait[1])
   }
@@ -105,7 +120,11 @@ const WAIT_SLICE_MS = 1000
  * command may: a reply from a master that was frozen and replaced is never waited for. A deadline
  * already passed still gets one attempt, with the shortest `WAIT` (1 ms).
  */
-export async function waitInSlices(replicas: number, deadline: number, attempt: (sliceMs: number) => Promise<number>): Promise<number> {
+export async function waitInSlices(
+  replicas: number,
+  deadline: number,
+  attempt: (sliceMs: number) => Promise<number>,
+): Promise<number> {
   for (;;) {
     const acked = await attempt(Math.max(1, Math.min(WAIT_SLICE_MS, deadline - Date.now())))
     if (acked >= replicas || Date.now() >= deadline) return acked

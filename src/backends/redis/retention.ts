@@ -27,7 +27,8 @@ export class RedisRetention {
     try {
       return Number(await this.scripts.call('trim', this.partKeys(topic, partition), [Math.max(0, Math.floor(before))]))
     } catch (e) {
-      if (e instanceof Error && e.message.startsWith('NOTOPIC')) throw new TopicNotFoundError(`Topic "${topic}" (partition ${partition}) does not exist`)
+      if (e instanceof Error && e.message.startsWith('NOTOPIC'))
+        throw new TopicNotFoundError(`Topic "${topic}" (partition ${partition}) does not exist`)
       throw redisError(`Trim of "${topic}" partition ${partition} failed`, e)
     }
   }

@@ -35,7 +35,15 @@ export const SCRIPT_KEYS = {
 export type ScriptName = keyof typeof SCRIPT_KEYS
 
 /** The scripts whose replies carry records: called with ioredis's `…Buffer` variant. */
-export const BUFFER_REPLY: ReadonlySet<ScriptName> = new Set<ScriptName>(['read', 'shared-recover', 'shared-adopt', 'shared-claim', 'shared-read', 'shared-touch', 'shared-redeliver'])
+export const BUFFER_REPLY: ReadonlySet<ScriptName> = new Set<ScriptName>([
+  'read',
+  'shared-recover',
+  'shared-adopt',
+  'shared-claim',
+  'shared-read',
+  'shared-touch',
+  'shared-redeliver',
+])
 
 /** A number or its decimal text (Redis takes both). */
 type Num = number | string
@@ -46,27 +54,78 @@ type Entries = unknown[]
 
 /** Per script: ARGV (as a tuple) and the reply. */
 export interface ScriptSpecs {
-  append: { args: [instance: string, sequence: number, part: 'one' | 'first' | 'next' | 'last', maxMessages: number, producerId: string, now: number, records: Buffer, expectedEnd: string]; reply: [base: number, duplicate: number] }
+  append: {
+    args: [
+      instance: string,
+      sequence: number,
+      part: 'one' | 'first' | 'next' | 'last',
+      maxMessages: number,
+      producerId: string,
+      now: number,
+      records: Buffer,
+      expectedEnd: string,
+    ]
+    reply: [base: number, duplicate: number]
+  }
   read: { args: [from: number, count: number, ids: '0' | '1', maxBytes: number | '']; reply: Buffer }
   'offset-for-time': { args: [time: number]; reply: number }
   trim: { args: [before: number]; reply: number }
   'create-topic': { args: [token: string, now: number, abandonedMs: number, ...fields: string[]]; reply: number }
   'topic-ready': { args: [token: string]; reply: number }
-  'member-join': { args: [id: string, spec: string, now: number, expiry: number, ...topics: string[]]; reply: [changed: number, ...idsAndSpecs: string[]] }
+  'member-join': {
+    args: [id: string, spec: string, now: number, expiry: number, ...topics: string[]]
+    reply: [changed: number, ...idsAndSpecs: string[]]
+  }
   'member-leave': { args: string[]; reply: number }
-  'lease-acquire': { args: [id: string, seen: string, now: number, expiry: number]; reply: [epoch: number, committed: string] | [] }
+  'lease-acquire': {
+    args: [id: string, seen: string, now: number, expiry: number]
+    reply: [epoch: number, committed: string] | []
+  }
   'lease-release': { args: [id: string]; reply: number }
   commit: { args: [id: string, epoch: Num, offset: Num]; reply: number }
   'shared-join': { args: [group: string, from: string, forgetIdleMs: number]; reply: number }
-  'shared-member-join': { args: [name: string, spec: string, now: number, expiry: number, token: string, replace: string, ...topics: string[]]; reply: [ok: number, other?: string] }
-  'shared-recover': { args: [group: string, member: string, cursor: string, count: number]; reply: [last: Buffer, entries: Entries, trimmed: Buffer[]] }
-  'shared-adopt': { args: [group: string, member: string, cursor: string, count: number, minIdleMs: number, maxIdleMs: number, known: number]; reply: [last: Buffer, entries: Entries, trimmed: Buffer[]] }
+  'shared-member-join': {
+    args: [name: string, spec: string, now: number, expiry: number, token: string, replace: string, ...topics: string[]]
+    reply: [ok: number, other?: string]
+  }
+  'shared-recover': {
+    args: [group: string, member: string, cursor: string, count: number]
+    reply: [last: Buffer, entries: Entries, trimmed: Buffer[]]
+  }
+  'shared-adopt': {
+    args: [
+      group: string,
+      member: string,
+      cursor: string,
+      count: number,
+      minIdleMs: number,
+      maxIdleMs: number,
+      known: number,
+    ]
+    reply: [last: Buffer, entries: Entries, trimmed: Buffer[]]
+  }
   'shared-confirm': { args: [group: string, member: string, ...ids: Id[]]; reply: string[] }
-  'shared-claim': { args: [group: string, member: string, minIdleMs: number, cursor: string, count: number, mode: 'autoclaim' | 'readgroup']; reply: [cursor: Buffer, entries: Entries, trimmed: Buffer[]] }
+  'shared-claim': {
+    args: [
+      group: string,
+      member: string,
+      minIdleMs: number,
+      cursor: string,
+      count: number,
+      mode: 'autoclaim' | 'readgroup',
+    ]
+    reply: [cursor: Buffer, entries: Entries, trimmed: Buffer[]]
+  }
   'shared-read': { args: [group: string, member: string, count: number]; reply: Buffer }
   'shared-touch': { args: [group: string, member: string, ...ids: Id[]]; reply: [gone: Buffer[], trimmed: Buffer[]] }
-  'shared-redeliver': { args: [group: string, member: string, ...ids: Id[]]; reply: [entries: Entries, gone: Buffer[], trimmed: Buffer[]] }
-  'shared-release': { args: [group: string, member: string, idleMs: number, uncount: '0' | '1', ...ids: Id[]]; reply: number }
+  'shared-redeliver': {
+    args: [group: string, member: string, ...ids: Id[]]
+    reply: [entries: Entries, gone: Buffer[], trimmed: Buffer[]]
+  }
+  'shared-release': {
+    args: [group: string, member: string, idleMs: number, uncount: '0' | '1', ...ids: Id[]]
+    reply: number
+  }
   'shared-ack': { args: [group: string, ...ids: Id[]]; reply: [acked: number, committed: string] }
   'shared-leave': { args: [group: string, member: string, idleMs: number]; reply: number }
   'replica-check': { args: [field: string, value: string, now: number]; reply: number }

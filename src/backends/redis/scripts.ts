@@ -2,7 +2,14 @@ import { createHash } from 'node:crypto'
 import { readFileSync, readdirSync } from 'node:fs'
 import { Command, type Cluster, type Redis } from 'ioredis'
 import { BackendError } from '../../core/errors.js'
-import { BUFFER_REPLY, SCRIPT_KEYS, type ScriptArgs, type ScriptKeys, type ScriptName, type ScriptReply } from './script-specs.js'
+import {
+  BUFFER_REPLY,
+  SCRIPT_KEYS,
+  type ScriptArgs,
+  type ScriptKeys,
+  type ScriptName,
+  type ScriptReply,
+} from './script-specs.js'
 
 /**
  * The Lua scripts of the Redis backend, one per file in `./scripts/<name>-<numKeys>.lua` (each opens
@@ -30,7 +37,8 @@ const INCLUDE = /^-- #include (\S+)[ \t]*$/gm
 /** A script's text with its `-- #include <file>.lua` lines expanded (one level: includes include nothing). */
 export function expandIncludes(lua: string, read: (file: string) => string): string {
   return lua.replace(INCLUDE, (_, file: string) => {
-    if (SCRIPT_FILE.test(file)) throw new BackendError(`Lua include "${file}" names a script, not an include file`, { retriable: false })
+    if (SCRIPT_FILE.test(file))
+      throw new BackendError(`Lua include "${file}" names a script, not an include file`, { retriable: false })
     return read(file).trimEnd()
   })
 }
@@ -68,8 +76,16 @@ export class Scripts {
     const found = load()
     for (const name of Object.keys(SCRIPT_KEYS) as ScriptName[]) {
       const s = found.get(name)
-      if (!s) throw new BackendError(`Lua script "${name}" is missing from ${new URL('./scripts/', import.meta.url).pathname} (a broken install)`, { retriable: false })
-      if (s.numberOfKeys !== SCRIPT_KEYS[name]) throw new BackendError(`Lua script "${name}" takes ${s.numberOfKeys} keys by its file name, script-specs.ts says ${SCRIPT_KEYS[name]}`, { retriable: false })
+      if (!s)
+        throw new BackendError(
+          `Lua script "${name}" is missing from ${new URL('./scripts/', import.meta.url).pathname} (a broken install)`,
+          { retriable: false },
+        )
+      if (s.numberOfKeys !== SCRIPT_KEYS[name])
+        throw new BackendError(
+          `Lua script "${name}" takes ${s.numberOfKeys} keys by its file name, script-specs.ts says ${SCRIPT_KEYS[name]}`,
+          { retriable: false },
+        )
     }
     for (const [name, s] of found) {
       client.defineCommand(method(name), { numberOfKeys: s.numberOfKeys, lua: s.lua })
@@ -90,7 +106,9 @@ export class Scripts {
     const a = args as readonly Arg[]
     const cmd = new Command('evalsha', [sha, numberOfKeys, ...k, ...a], { replyEncoding: buffers ? null : 'utf8' })
     const sent = this.client.sendCommand(cmd) as Promise<unknown>
-    const run = sent.catch((e: unknown) => (isNoScript(e) ? (buffers ? this.runBuffer(name, k, a) : this.run(name, k, a)) : Promise.reject(e)))
+    const run = sent.catch((e: unknown) =>
+      isNoScript(e) ? (buffers ? this.runBuffer(name, k, a) : this.run(name, k, a)) : Promise.reject(e),
+    )
     return run as Promise<ScriptReply<N>>
   }
 
@@ -101,13 +119,17 @@ export class Scripts {
 
   /** Run a script unchecked; the reply as ioredis gives it (strings). For tests that call a script with what it should refuse. */
   run(name: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
-    const fn = (this.client as unknown as Record<string, (...a: Arg[]) => Promise<unknown>>)[method(name)] as (...a: Arg[]) => Promise<unknown>
+    const fn = (this.client as unknown as Record<string, (...a: Arg[]) => Promise<unknown>>)[method(name)] as (
+      ...a: Arg[]
+    ) => Promise<unknown>
     return fn.call(this.client, ...keys, ...args)
   }
 
   /** Run a script unchecked; bulk strings in the reply come back as Buffers. */
   private runBuffer(name: string, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
-    const fn = (this.client as unknown as Record<string, (...a: Arg[]) => Promise<unknown>>)[`${method(name)}Buffer`] as (...a: Arg[]) => Promise<unknown>
+    const fn = (this.client as unknown as Record<string, (...a: Arg[]) => Promise<unknown>>)[
+      `${method(name)}Buffer`
+    ] as (...a: Arg[]) => Promise<unknown>
     return fn.call(this.client, ...keys, ...args)
   }
 }

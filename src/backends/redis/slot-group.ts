@@ -144,7 +144,18 @@ export class SlotGroup {
         const ids = members.map((w) => ((w.cursor as number) < 0 ? '0-0' : `${w.cursor as number}-1`))
         const closes = lane.closes
         const cancel = this.lanes.guard(lane, BLOCK_MS + 1000)
-        const read = this.lanes.run(lane, lane.conn.xreadBuffer('COUNT', BLOCK_COUNT, 'BLOCK', BLOCK_MS, 'STREAMS', ...members.map((w) => w.streamKey), ...ids))
+        const read = this.lanes.run(
+          lane,
+          lane.conn.xreadBuffer(
+            'COUNT',
+            BLOCK_COUNT,
+            'BLOCK',
+            BLOCK_MS,
+            'STREAMS',
+            ...members.map((w) => w.streamKey),
+            ...ids,
+          ),
+        )
         // Before the entries are taken (they may lie past a rollback), a look at the ends and
         // incarnations: written behind the read on its connection, the server runs it as soon as
         // the read returns, and its replies come with the read's (no round trip of its own).
@@ -174,7 +185,8 @@ export class SlotGroup {
           const entries: RawEntry[] = []
           for (const [id, fields] of items) {
             const { record, producer } = entryFields(fields, f)
-            if (record) entries.push({ offset: offsetOf(id), record, producerId: producer ? producer.toString('utf8') : '' })
+            if (record)
+              entries.push({ offset: offsetOf(id), record, producerId: producer ? producer.toString('utf8') : '' })
           }
           w.cursor = offsetOf((items[items.length - 1] as [Buffer, Buffer[]])[0])
           if (entries.length > 0) w.recent = { first: (entries[0] as RawEntry).offset, entries }

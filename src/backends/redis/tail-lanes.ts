@@ -73,10 +73,39 @@ export class TailLanes {
       // fails once its BLOCK time and a grace have passed (`guard`), and is re-issued where the slot
       // is now. Not ioredis's `blockingTimeout`: its timer is not unref'd, so a blocked read of a
       // non-persistent reader would hold the process.
-      conn = new Redis({ host: node.slice(0, at), port: Number(node.slice(at + 1)), username, password, protocol, connectTimeout, disableClientInfo, connectionName: name, maxRetriesPerRequest: null, retryStrategy, enableAutoPipelining: false })
-    } else conn = this.base.duplicate({ lazyConnect: false, enableAutoPipelining: false, maxRetriesPerRequest: null, connectionName: name })
+      conn = new Redis({
+        host: node.slice(0, at),
+        port: Number(node.slice(at + 1)),
+        username,
+        password,
+        protocol,
+        connectTimeout,
+        disableClientInfo,
+        connectionName: name,
+        maxRetriesPerRequest: null,
+        retryStrategy,
+        enableAutoPipelining: false,
+      })
+    } else
+      conn = this.base.duplicate({
+        lazyConnect: false,
+        enableAutoPipelining: false,
+        maxRetriesPerRequest: null,
+        connectionName: name,
+      })
     conn.on('error', () => undefined) // failures surface as rejected reads
-    const lane: Lane = { node, conn, name, id: undefined, busy: false, closes: 0, idleTicks: 0, keepAlive: new KeepAlive(conn), waiting: new Set(), dropped: undefined }
+    const lane: Lane = {
+      node,
+      conn,
+      name,
+      id: undefined,
+      busy: false,
+      closes: 0,
+      idleTicks: 0,
+      keepAlive: new KeepAlive(conn),
+      waiting: new Set(),
+      dropped: undefined,
+    }
     lane.keepAlive.pin(this.pinned)
     conn.on('close', () => {
       lane.id = undefined
@@ -149,12 +178,17 @@ export class TailLanes {
 
   /** End the blocked read of a lane so it is re-issued (`CLIENT UNBLOCK` from the command client); false when none was blocked. */
   async unblock(lane: Lane): Promise<boolean> {
-    const via = this.base instanceof Cluster ? this.base.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === lane.node) : this.base
+    const via =
+      this.base instanceof Cluster
+        ? this.base.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === lane.node)
+        : this.base
     if (!via) return false
     let done = lane.id === undefined ? 0 : Number(await via.client('UNBLOCK', lane.id))
     if (done === 0 && lane.busy) {
       // Reconnected since its id was asked (ioredis re-sent the read): find it by name.
-      const line = String(await via.client('LIST')).split('\n').find((l) => l.includes(` name=${lane.name} `))
+      const line = String(await via.client('LIST'))
+        .split('\n')
+        .find((l) => l.includes(` name=${lane.name} `))
       const id = line ? /\bid=(\d+)/.exec(line)?.[1] : undefined
       if (id) done = Number(await via.client('UNBLOCK', id))
     }

@@ -35,17 +35,41 @@ export class RedisTopics {
 
   async create(meta: TopicMeta): Promise<void> {
     const token = randomBytes(8).toString('hex')
-    const fields = ['name', meta.name, 'partitions', String(meta.partitions), 'keyType', meta.keyType, 'messageTypes', JSON.stringify(meta.messageTypes), 'retention', JSON.stringify(meta.retention), 'maxMessageBytes', String(meta.maxMessageBytes), 'createdAt', String(meta.createdAt), ...(meta.attributes ? ['attributes', JSON.stringify(meta.attributes)] : [])]
+    const fields = [
+      'name',
+      meta.name,
+      'partitions',
+      String(meta.partitions),
+      'keyType',
+      meta.keyType,
+      'messageTypes',
+      JSON.stringify(meta.messageTypes),
+      'retention',
+      JSON.stringify(meta.retention),
+      'maxMessageBytes',
+      String(meta.maxMessageBytes),
+      'createdAt',
+      String(meta.createdAt),
+      ...(meta.attributes ? ['attributes', JSON.stringify(meta.attributes)] : []),
+    ]
     const tags = placeTopic(this.client, meta.name, meta.partitions)
     if (tags) fields.push('tags', JSON.stringify(tags))
     try {
-      const claimed = await this.scripts.call('create-topic', [this.keys.meta(meta.name)], [token, Date.now(), ABANDONED_MS, ...fields])
-      if (Number(claimed) !== 1) throw new TopicExistsError(`Topic "${meta.name}" already exists (Redis key ${this.keys.meta(meta.name)})`)
+      const claimed = await this.scripts.call(
+        'create-topic',
+        [this.keys.meta(meta.name)],
+        [token, Date.now(), ABANDONED_MS, ...fields],
+      )
+      if (Number(claimed) !== 1)
+        throw new TopicExistsError(`Topic "${meta.name}" already exists (Redis key ${this.keys.meta(meta.name)})`)
       this.keys.place(meta.name, tags)
       const groups = await this.client.smembers(this.keys.groups())
       await Promise.all(
         Array.from({ length: meta.partitions }, (_, p) => {
-          const stale = [...this.keys.partitionKeys(meta.name, p), ...groups.map((g) => this.keys.partitionGroup(meta.name, p, g))]
+          const stale = [
+            ...this.keys.partitionKeys(meta.name, p),
+            ...groups.map((g) => this.keys.partitionGroup(meta.name, p, g)),
+          ]
           // Leftovers of an interrupted delete go first; `end` = 0 then marks the partition as existing.
           return Promise.all([this.client.del(...stale), ...this.initPartition(meta.name, p, token)])
         }),
@@ -68,7 +92,9 @@ export class RedisTopics {
   private initPartition(topic: string, p: number, token: string): Array<Promise<unknown>> {
     const stream = this.keys.stream(topic, p)
     return [
-      this.client.xgroup('CREATE', stream, INIT_GROUP, '0', 'MKSTREAM').then(() => this.client.xgroup('DESTROY', stream, INIT_GROUP)),
+      this.client
+        .xgroup('CREATE', stream, INIT_GROUP, '0', 'MKSTREAM')
+        .then(() => this.client.xgroup('DESTROY', stream, INIT_GROUP)),
       this.client.set(this.keys.start(topic, p), '0'),
       this.client.set(this.keys.reservation(topic, p), '-'),
       // Its first incarnation is this creation's (decision 112): a tail of the topic deleted and
@@ -89,7 +115,10 @@ export class RedisTopics {
       const groups = await this.client.smembers(this.keys.groups())
       await Promise.all(
         Array.from({ length: meta.partitions }, (_, p) =>
-          this.client.del(...this.keys.partitionKeys(name, p), ...groups.map((g) => this.keys.partitionGroup(name, p, g))),
+          this.client.del(
+            ...this.keys.partitionKeys(name, p),
+            ...groups.map((g) => this.keys.partitionGroup(name, p, g)),
+          ),
         ),
       )
     } catch (e) {
@@ -100,7 +129,8 @@ export class RedisTopics {
   /** Note a topic's last access (the last writer wins); a topic that does not exist is ignored. */
   async markAccess(name: string, at: number): Promise<void> {
     try {
-      if ((await this.client.exists(this.keys.meta(name))) === 1) await this.client.set(this.keys.accessed(name), String(Math.round(at)))
+      if ((await this.client.exists(this.keys.meta(name))) === 1)
+        await this.client.set(this.keys.accessed(name), String(Math.round(at)))
     } catch (e) {
       throw redisError(`Cannot note an access of topic "${name}"`, e)
     }
@@ -153,7 +183,8 @@ export class RedisTopics {
     } catch (cause) {
       throw new TopicCorruptError(`Configuration of topic "${name}" in ${this.keys.meta(name)} is not valid`, { cause })
     }
-    if (!Number.isInteger(meta.partitions) || meta.partitions < 1) throw new TopicCorruptError(`Topic "${name}" has an invalid partition count ${JSON.stringify(h.partitions)}`)
+    if (!Number.isInteger(meta.partitions) || meta.partitions < 1)
+      throw new TopicCorruptError(`Topic "${name}" has an invalid partition count ${JSON.stringify(h.partitions)}`)
     this.cache.set(name, { meta, at: Date.now() })
     return meta
   }

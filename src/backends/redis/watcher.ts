@@ -50,7 +50,17 @@ export class RedisWatchers {
     let w = this.watched.get(id)
     if (!w) {
       const streamKey = this.keys.stream(topic, partition)
-      w = { id, streamKey, endKey: this.keys.end(topic, partition), producersKey: this.keys.producers(topic, partition), subs: new Set(), recent: undefined, cursor: undefined, rollback: undefined, seen: undefined }
+      w = {
+        id,
+        streamKey,
+        endKey: this.keys.end(topic, partition),
+        producersKey: this.keys.producers(topic, partition),
+        subs: new Set(),
+        recent: undefined,
+        cursor: undefined,
+        rollback: undefined,
+        seen: undefined,
+      }
       this.watched.set(id, w)
       const slot = this.groupOf(streamKey)
       let g = this.groups.get(slot)

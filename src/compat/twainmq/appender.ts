@@ -90,7 +90,8 @@ export class TwainmqAppender {
     try {
       await this.lock.take()
     } catch (e) {
-      if (!existsSync(this.dir.dir)) throw new TopicNotFoundError(`Topic "${this.topic}" does not exist (no ${this.dir.dir})`)
+      if (!existsSync(this.dir.dir))
+        throw new TopicNotFoundError(`Topic "${this.topic}" does not exist (no ${this.dir.dir})`)
       throw e
     }
     return this.writeLocked(data)
@@ -122,7 +123,8 @@ export class TwainmqAppender {
     } catch (e) {
       throw backendError(`Cannot append to ${a.path}`, e)
     }
-    if (written !== out.length) throw new BackendError(`Short write to ${a.path}: ${written} of ${out.length} bytes (disk full?)`)
+    if (written !== out.length)
+      throw new BackendError(`Short write to ${a.path}: ${written} of ${out.length} bytes (disk full?)`)
     const size = fstatSync(a.fd).size
     if (size !== before + out.length) base = this.find(a, before, size, data, idx.lines)
     else idx.appended(out, before) // no need to read our own lines back
@@ -152,7 +154,8 @@ export class TwainmqAppender {
     const last = chunks[chunks.length - 1]
     const today = utcDay(now)
     let chunk: Chunk
-    if (last && last.day >= today) chunk = last // (a later day: another host's clock is ahead; keep the order)
+    if (last && last.day >= today)
+      chunk = last // (a later day: another host's clock is ahead; keep the order)
     else {
       let start = 0
       if (last) {
@@ -163,8 +166,10 @@ export class TwainmqAppender {
       try {
         closeSync(openSync(this.dir.path(chunk), 'wx', 0o644))
       } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new TopicNotFoundError(`Topic "${this.topic}" does not exist (no ${this.dir.dir})`)
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw backendError(`Cannot create ${this.dir.path(chunk)}`, e)
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+          throw new TopicNotFoundError(`Topic "${this.topic}" does not exist (no ${this.dir.dir})`)
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST')
+          throw backendError(`Cannot create ${this.dir.path(chunk)}`, e)
       }
       this.dir.invalidate()
     }

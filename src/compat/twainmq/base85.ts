@@ -52,7 +52,11 @@ export function b85EncodeInto(src: Uint8Array, start: number, end: number, dst: 
   let i = start
   let o = at
   while (end - i >= 4) {
-    let v = (((src[i] as number) << 24) >>> 0) + ((src[i + 1] as number) << 16) + ((src[i + 2] as number) << 8) + (src[i + 3] as number)
+    let v =
+      (((src[i] as number) << 24) >>> 0) +
+      ((src[i + 1] as number) << 16) +
+      ((src[i + 2] as number) << 8) +
+      (src[i + 3] as number)
     for (let k = 4; k >= 0; k--) {
       const q = Math.floor(v / 85)
       dst[o + k] = ENC[v - q * 85] as number

@@ -99,7 +99,8 @@ export class ChunkDirectory {
     try {
       st = statSync(this.dir, { bigint: true })
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new TopicNotFoundError(`Topic "${this.topic}" does not exist (no ${this.dir})`)
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+        throw new TopicNotFoundError(`Topic "${this.topic}" does not exist (no ${this.dir})`)
       throw backendError(`Cannot stat ${this.dir}`, e)
     }
     if (this.trusted && st.mtimeNs === this.mtime && st.ino === this.ino) return
@@ -107,7 +108,8 @@ export class ChunkDirectory {
     try {
       names = readdirSync(this.dir)
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new TopicNotFoundError(`Topic "${this.topic}" does not exist (no ${this.dir})`)
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+        throw new TopicNotFoundError(`Topic "${this.topic}" does not exist (no ${this.dir})`)
       throw backendError(`Cannot list ${this.dir}`, e)
     }
     const map = new Map<number, Chunk[]>()

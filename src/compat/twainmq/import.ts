@@ -43,7 +43,12 @@ const PRODUCER_ID = 'twainmq-import'
  * `x-twainmq-error` header. A partition whose first chunk starts past 0 keeps its offsets (the
  * native partition is trimmed to that start).
  */
-export async function importTwainmqTopic(pythonRoot: string, topic: string, nativeRoot: string, options: ImportOptions = {}): Promise<ImportResult> {
+export async function importTwainmqTopic(
+  pythonRoot: string,
+  topic: string,
+  nativeRoot: string,
+  options: ImportOptions = {},
+): Promise<ImportResult> {
   const name = checkTopicName(options.as ?? topic)
   const batch = checkInt('batch', options.batch ?? 1000, 1, 1_000_000)
   const hub = new WatchHub()
@@ -56,7 +61,14 @@ export async function importTwainmqTopic(pythonRoot: string, topic: string, nati
     const target: TopicMeta = { ...meta, name, retention: {}, createdAt: meta.createdAt }
     await dst.createTopic(target)
     const keys = keyCodec(meta.keyType)
-    const result: ImportResult = { topic: name, partitions: meta.partitions, messages: 0, corrupt: 0, unknownTypes: 0, missing: 0 }
+    const result: ImportResult = {
+      topic: name,
+      partitions: meta.partitions,
+      messages: 0,
+      corrupt: 0,
+      unknownTypes: 0,
+      missing: 0,
+    }
     let done = 0
     for (const o of offsets) {
       const reader = await src.openReader(topic, o.partition, o.start)
@@ -64,7 +76,10 @@ export async function importTwainmqTopic(pythonRoot: string, topic: string, nati
       const write = async (records: RecordInput[]) => {
         if (records.length === 0) return
         const base = await dst.append(name, o.partition, records, PRODUCER_ID)
-        if (base !== next) throw new BackendError(`Import of "${topic}" partition ${o.partition}: wrote offset ${base}, expected ${next}`)
+        if (base !== next)
+          throw new BackendError(
+            `Import of "${topic}" partition ${o.partition}: wrote offset ${base}, expected ${next}`,
+          )
         next += records.length
       }
       const fill = async (upTo: number, counted: boolean) => {
@@ -109,7 +124,12 @@ export async function importTwainmqTopic(pythonRoot: string, topic: string, nati
 
 function placeholder(keyType: TopicMeta['keyType'], counted: boolean): RecordInput {
   const width = keyCodec(keyType).width
-  const key = keyType === 'u8' || keyType === 'u16' || keyType === 'u32' ? 0 : keyType === 'u64' ? Buffer.alloc(8) : Buffer.alloc(0)
+  const key =
+    keyType === 'u8' || keyType === 'u16' || keyType === 'u32'
+      ? 0
+      : keyType === 'u64'
+        ? Buffer.alloc(8)
+        : Buffer.alloc(0)
   return {
     key,
     keyBytes: typeof key === 'number' ? width : key.length,
@@ -123,7 +143,14 @@ function placeholder(keyType: TopicMeta['keyType'], counted: boolean): RecordInp
 
 function recordOf(m: Message, keys: ReturnType<typeof keyCodec>, result: ImportResult): RecordInput {
   const key = keys.recordKey(m.key)
-  const r: RecordInput = { key, keyBytes: typeof key === 'number' ? keys.width : key.length, timestamp: m.timestamp, kind: ValueKind.Text, value: '', valueBytes: 0 }
+  const r: RecordInput = {
+    key,
+    keyBytes: typeof key === 'number' ? keys.width : key.length,
+    timestamp: m.timestamp,
+    kind: ValueKind.Text,
+    value: '',
+    valueBytes: 0,
+  }
   if (m.error instanceof TopicCorruptError) {
     result.corrupt++
     r.kind = ValueKind.Bytes

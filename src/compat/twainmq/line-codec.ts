@@ -59,7 +59,8 @@ export function payloadOf(value: { text: string } | { bytes: Uint8Array } | { ty
     out.set(value.bytes, 1)
     return out
   }
-  if (!Number.isInteger(value.typeId) || value.typeId < 0 || value.typeId > 0xffff) throw new InvalidArgumentError(`Type id ${value.typeId} does not fit a u16`)
+  if (!Number.isInteger(value.typeId) || value.typeId < 0 || value.typeId > 0xffff)
+    throw new InvalidArgumentError(`Type id ${value.typeId} does not fit a u16`)
   const json = ensureAscii(value.json)
   const out = Buffer.allocUnsafe(json.length + 3)
   out[0] = TYPED_MARK
@@ -105,7 +106,8 @@ export function decodeLine(f: LineFormat, buf: Buffer, start: number, end: numbe
     e.timestamp = timestamp
     throw e
   }
-  if (end - start < f.keyChars + TS_CHARS) fail(`line of ${end - start} characters is shorter than KEY (${f.keyChars}) + TS (${TS_CHARS})`)
+  if (end - start < f.keyChars + TS_CHARS)
+    fail(`line of ${end - start} characters is shorter than KEY (${f.keyChars}) + TS (${TS_CHARS})`)
   let key: Key
   try {
     key = decodeKeyField(f.keyWidth, f.keyChars, buf, start)
@@ -152,7 +154,13 @@ export function decodeLine(f: LineFormat, buf: Buffer, start: number, end: numbe
 }
 
 /** The payload P of a stored record value (`kind`: 0 text, 1 bytes, 3 typed; JSON values have no TwainMQ form). */
-export function recordPayload(f: LineFormat, topic: string, kind: number, value: Buffer | string, type: string | undefined): Buffer {
+export function recordPayload(
+  f: LineFormat,
+  topic: string,
+  kind: number,
+  value: Buffer | string,
+  type: string | undefined,
+): Buffer {
   if (kind === 0) return Buffer.from(value as string, 'utf8')
   if (kind === 1) return payloadOf({ bytes: value as Buffer })
   if (kind === 3) {

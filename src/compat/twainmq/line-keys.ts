@@ -16,7 +16,9 @@ export function keyWidthOf(keyType: KeyType): number {
   if (w !== undefined) return w
   const m = /^char([1-9][0-9]*)$/.exec(keyType)
   if (m) return -Number(m[1])
-  throw new InvalidKeyTypeError(`Key type ${JSON.stringify(keyType)} has no TwainMQ encoding: use u8, u16, u32, u64 or charN`)
+  throw new InvalidKeyTypeError(
+    `Key type ${JSON.stringify(keyType)} has no TwainMQ encoding: use u8, u16, u32, u64 or charN`,
+  )
 }
 
 /** The key type of a TwainMQ `key_width`. */
@@ -38,12 +40,18 @@ export function keyTypeOfWidth(width: number): KeyType {
 /** The key bytes TwainMQ encodes (Python's `key_to_base85` before base85); `InvalidKeyError` like Python. */
 export function keyBytes(key: Key, width: number): Buffer {
   if (width < 0) {
-    if (typeof key !== 'string') throw new InvalidKeyError(`Key ${String(key)} is invalid for a char${-width} topic: use a string`, { key })
+    if (typeof key !== 'string')
+      throw new InvalidKeyError(`Key ${String(key)} is invalid for a char${-width} topic: use a string`, { key })
     const b = Buffer.from(key, 'utf8')
-    if (b.length > -width) throw new InvalidKeyError(`Key ${JSON.stringify(key)} too long for ${-width} byte string (${b.length} UTF-8 bytes)`, { key })
+    if (b.length > -width)
+      throw new InvalidKeyError(
+        `Key ${JSON.stringify(key)} too long for ${-width} byte string (${b.length} UTF-8 bytes)`,
+        { key },
+      )
     return padKey(b, -width)
   }
-  const k = typeof key === 'bigint' ? key : typeof key === 'number' && Number.isSafeInteger(key) ? BigInt(key) : undefined
+  const k =
+    typeof key === 'bigint' ? key : typeof key === 'number' && Number.isSafeInteger(key) ? BigInt(key) : undefined
   if (k === undefined || k < 0n || k >= 1n << BigInt(8 * width)) {
     throw new InvalidKeyError(`Integer key ${String(key)} does not fit ${width} unsigned bytes`, { key })
   }

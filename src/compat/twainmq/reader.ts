@@ -150,7 +150,16 @@ export class TwainmqPartitionReader implements PartitionReader {
     const offset = this.cur
     try {
       const d = decodeLine(this.format, this.buf, start, end)
-      const m: Message = { topic: this.topic, partition: this.partition, offset, key: d.key, timestamp: d.timestamp, value: d.value, headers: {}, producerId: '' }
+      const m: Message = {
+        topic: this.topic,
+        partition: this.partition,
+        offset,
+        key: d.key,
+        timestamp: d.timestamp,
+        value: d.value,
+        headers: {},
+        producerId: '',
+      }
       if (d.type !== undefined) m.type = d.type
       if (d.unknownTypeId !== undefined) {
         const where = { file: this.dir.path(c), line: offset - c.start + 1, typeId: d.unknownTypeId }
@@ -165,9 +174,12 @@ export class TwainmqPartitionReader implements PartitionReader {
       if (!(e instanceof LineError)) throw e
       const where = { file: this.dir.path(c), line: offset - c.start + 1 }
       const error = Object.assign(
-        new TopicCorruptError(`Line ${where.line} of ${where.file} (offset ${offset} of TwainMQ topic "${this.topic}" partition ${this.partition}) is corrupt: ${e.message}`, {
-          cause: e,
-        }),
+        new TopicCorruptError(
+          `Line ${where.line} of ${where.file} (offset ${offset} of TwainMQ topic "${this.topic}" partition ${this.partition}) is corrupt: ${e.message}`,
+          {
+            cause: e,
+          },
+        ),
         where,
       )
       const m: Message = {

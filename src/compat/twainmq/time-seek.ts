@@ -80,7 +80,13 @@ function firstSeconds(dir: ChunkDirectory, c: Chunk, f: LineFormat): number {
  * Chunks are one UTC day each, so the search starts at the last chunk whose first line is older
  * than `time` (found by binary search over first lines) and reads only TS fields from there.
  */
-export function offsetForTimeSync(dir: ChunkDirectory, partition: number, f: LineFormat, time: number, end: number): number {
+export function offsetForTimeSync(
+  dir: ChunkDirectory,
+  partition: number,
+  f: LineFormat,
+  time: number,
+  end: number,
+): number {
   const chunks = dir.partition(partition)
   if (chunks.length === 0) return 0
   let lo = 0

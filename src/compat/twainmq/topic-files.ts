@@ -22,17 +22,22 @@ const NAME_RE = /^[A-Za-z0-9_.-]{1,200}$/
 export async function createTopicFiles(root: string, meta: TopicMeta): Promise<void> {
   const keyWidth = keyWidthOf(meta.keyType)
   if (Object.values(meta.retention).some((v) => v !== undefined && v !== false)) {
-    throw new InvalidArgumentError(`Retention is not supported by the twainmq-v1 format (topic "${meta.name}" asked for ${JSON.stringify(meta.retention)})`)
+    throw new InvalidArgumentError(
+      `Retention is not supported by the twainmq-v1 format (topic "${meta.name}" asked for ${JSON.stringify(meta.retention)})`,
+    )
   }
   if (meta.attributes && Object.keys(meta.attributes).length > 0) {
-    throw new InvalidArgumentError(`Topic attributes are not supported by the twainmq-v1 format (topic "${meta.name}" asked for ${JSON.stringify(meta.attributes)})`)
+    throw new InvalidArgumentError(
+      `Topic attributes are not supported by the twainmq-v1 format (topic "${meta.name}" asked for ${JSON.stringify(meta.attributes)})`,
+    )
   }
   const dir = join(root, meta.name)
   makeDirs(root, 'the store directory')
   try {
     await mkdir(dir)
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new TopicExistsError(`Topic "${meta.name}" already exists in ${root}`)
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST')
+      throw new TopicExistsError(`Topic "${meta.name}" already exists in ${root}`)
     throw backendError(`Cannot create topic "${meta.name}"`, e)
   }
   const config: TwcConfig = {
@@ -57,7 +62,8 @@ export async function deleteTopicFiles(root: string, name: string): Promise<void
   try {
     await rename(join(root, name), gone)
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new TopicNotFoundError(`Topic "${name}" does not exist in ${root}`)
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new TopicNotFoundError(`Topic "${name}" does not exist in ${root}`)
     throw backendError(`Cannot delete topic "${name}"`, e)
   }
   await rm(twcPath(root, name), { force: true })
@@ -81,7 +87,14 @@ export async function listTopicNames(root: string, isOurs: (topic: string) => bo
   for (const n of names) {
     if (!n.endsWith(TWC_EXT)) continue
     const topic = n.slice(0, -TWC_EXT.length)
-    if (topic.startsWith(GROUP_TOPIC_PREFIX) || topic.startsWith('__') || !NAME_RE.test(topic) || topic === '.' || topic === '..') continue
+    if (
+      topic.startsWith(GROUP_TOPIC_PREFIX) ||
+      topic.startsWith('__') ||
+      !NAME_RE.test(topic) ||
+      topic === '.' ||
+      topic === '..'
+    )
+      continue
     if (existsSync(join(root, topic)) && isOurs(topic)) out.push(topic)
   }
   return out.sort()
@@ -94,7 +107,8 @@ export function readTopicConfig(root: string, name: string, st: Stats): { meta: 
   try {
     text = readFileSync(path, 'utf8')
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new TopicNotFoundError(`Topic "${name}" does not exist in ${root}`)
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new TopicNotFoundError(`Topic "${name}" does not exist in ${root}`)
     throw backendError(`Cannot read ${path}`, e)
   }
   const config = parseTwc(text, path)

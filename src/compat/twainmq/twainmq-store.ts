@@ -129,7 +129,13 @@ export class TwainmqStore implements TopicStore {
     }
     const { meta, config } = readTopicConfig(this.root, name, st)
     const format = lineFormat(config.keyWidth, config.messageTypes)
-    const s: TopicState = { meta, format, dir: hit?.dir ?? new ChunkDirectory(dir, name), twcMtime: st.mtimeMs, checkedAt: now }
+    const s: TopicState = {
+      meta,
+      format,
+      dir: hit?.dir ?? new ChunkDirectory(dir, name),
+      twcMtime: st.mtimeMs,
+      checkedAt: now,
+    }
     this.topics.set(name, s)
     return s
   }
@@ -174,22 +180,38 @@ export class TwainmqStore implements TopicStore {
     }
   }
 
-  async append(topic: string, partition: number, records: readonly RecordInput[], _producerId: string, options: AppendOptions = {}): Promise<number> {
+  async append(
+    topic: string,
+    partition: number,
+    records: readonly RecordInput[],
+    _producerId: string,
+    options: AppendOptions = {},
+  ): Promise<number> {
     if (options.expectedEnd !== undefined) {
-      throw new InvalidArgumentError(`TwainMQ topic "${topic}" cannot take a compare-and-append (expectedEnd ${options.expectedEnd}): the twainmq-v1 format has no place for the headers its users (the HTTP gateway) write; use a native topic`)
+      throw new InvalidArgumentError(
+        `TwainMQ topic "${topic}" cannot take a compare-and-append (expectedEnd ${options.expectedEnd}): the twainmq-v1 format has no place for the headers its users (the HTTP gateway) write; use a native topic`,
+      )
     }
     const s = this.state(topic)
     if (!Number.isInteger(partition) || partition < 0 || partition >= s.meta.partitions) {
-      throw new InvalidArgumentError(`Partition ${partition} does not exist in topic "${topic}" (partitions 0..${s.meta.partitions - 1})`)
+      throw new InvalidArgumentError(
+        `Partition ${partition} does not exist in topic "${topic}" (partitions 0..${s.meta.partitions - 1})`,
+      )
     }
     const f = s.format
     const lines: Buffer[] = new Array(records.length)
     for (let i = 0; i < records.length; i++) {
       const r = records[i] as RecordInput
       if (r.headers && Object.keys(r.headers).length > 0) {
-        throw new InvalidArgumentError(`TwainMQ topic "${topic}" cannot store headers (the twainmq-v1 line has no place for them): send without headers`)
+        throw new InvalidArgumentError(
+          `TwainMQ topic "${topic}" cannot store headers (the twainmq-v1 line has no place for them): send without headers`,
+        )
       }
-      lines[i] = encodeLine(recordKeyBytes(r.key, f.keyWidth), msToSeconds(r.timestamp), recordPayload(f, topic, r.kind, r.value, r.type))
+      lines[i] = encodeLine(
+        recordKeyBytes(r.key, f.keyWidth),
+        msToSeconds(r.timestamp),
+        recordPayload(f, topic, r.kind, r.value, r.type),
+      )
     }
     const id = partitionKey(topic, partition)
     let a = this.appenders.get(id)
@@ -207,7 +229,19 @@ export class TwainmqStore implements TopicStore {
 
   async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
     const s = this.state(topic)
-    return this.readers.add((onClose) => new TwainmqPartitionReader(s.dir, this.lines, topic, partition, s.format, from, this.options.onProblem, onClose))
+    return this.readers.add(
+      (onClose) =>
+        new TwainmqPartitionReader(
+          s.dir,
+          this.lines,
+          topic,
+          partition,
+          s.format,
+          from,
+          this.options.onProblem,
+          onClose,
+        ),
+    )
   }
 
   async offsetForTime(topic: string, partition: number, time: number): Promise<number> {
@@ -223,7 +257,9 @@ export class TwainmqStore implements TopicStore {
 
   async trimBefore(topic: string, _partition: number, _before: number): Promise<number> {
     this.state(topic)
-    throw new InvalidArgumentError(`Trimming is not supported by the twainmq-v1 format (topic "${topic}"): TwainMQ keeps every day chunk`)
+    throw new InvalidArgumentError(
+      `Trimming is not supported by the twainmq-v1 format (topic "${topic}"): TwainMQ keeps every day chunk`,
+    )
   }
 
   async applyRetention(topic: string): Promise<number> {
@@ -261,4 +297,3 @@ export function twainmqFormat(root: string, hub: WatchHub, options?: TwainmqStor
   const store = new TwainmqStore(root, hub, options)
   return { owns: (topic) => store.owns(topic), store }
 }
-

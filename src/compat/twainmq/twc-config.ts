@@ -31,7 +31,11 @@ const str = (s: string) => ensureAscii(JSON.stringify(s))
  */
 export function formatTwc(c: TwcConfig): string {
   const types = [...c.messageTypes].map(([name, id]) => `${str(name)}: ${id}`)
-  const lines = [`"key_width": ${c.keyWidth}`, `"partitions": ${c.partitions}`, `"message_types": ${types.length ? `{\n${types.join(',\n')}\n}` : '{}'}`]
+  const lines = [
+    `"key_width": ${c.keyWidth}`,
+    `"partitions": ${c.partitions}`,
+    `"message_types": ${types.length ? `{\n${types.join(',\n')}\n}` : '{}'}`,
+  ]
   if (c.maxMessageBytes !== undefined) lines.push(`"max_message_bytes": ${c.maxMessageBytes}`)
   return `{\n${lines.join(',\n')}\n}`
 }
@@ -50,17 +54,28 @@ export function parseTwc(text: string, where: string): TwcConfig {
   if (j === null || typeof j !== 'object' || Array.isArray(j)) return bad('not a JSON object')
   const o = j as Record<string, unknown>
   const keyWidth = o.key_width
-  if (typeof keyWidth !== 'number' || !Number.isSafeInteger(keyWidth) || !(keyWidth < 0 || [1, 2, 4, 8].includes(keyWidth))) {
+  if (
+    typeof keyWidth !== 'number' ||
+    !Number.isSafeInteger(keyWidth) ||
+    !(keyWidth < 0 || [1, 2, 4, 8].includes(keyWidth))
+  ) {
     return bad(`key_width ${JSON.stringify(keyWidth)} is not 1, 2, 4, 8 or -N`)
   }
   const p = o.partitions
-  const partitions = typeof p === 'number' ? Math.trunc(p) : typeof p === 'string' && /^\s*[+]?[0-9_]+\s*$/.test(p) ? Number(p.replace(/_/g, '')) : Number.NaN
-  if (!Number.isSafeInteger(partitions) || partitions < 1 || partitions > 10_000) return bad(`partitions ${JSON.stringify(p)} is not an integer 1..10000`)
+  const partitions =
+    typeof p === 'number'
+      ? Math.trunc(p)
+      : typeof p === 'string' && /^\s*[+]?[0-9_]+\s*$/.test(p)
+        ? Number(p.replace(/_/g, ''))
+        : Number.NaN
+  if (!Number.isSafeInteger(partitions) || partitions < 1 || partitions > 10_000)
+    return bad(`partitions ${JSON.stringify(p)} is not an integer 1..10000`)
   const types = o.message_types ?? {}
   if (types === null || typeof types !== 'object' || Array.isArray(types)) return bad('message_types is not an object')
   const messageTypes = new Map<string, number>()
   for (const [name, id] of Object.entries(types as Record<string, unknown>)) {
-    if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id > 0xffff) return bad(`message type ${JSON.stringify(name)} has id ${String(id)}, not a u16`)
+    if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id > 0xffff)
+      return bad(`message type ${JSON.stringify(name)} has id ${String(id)}, not a u16`)
     messageTypes.set(name, id)
   }
   const m = o.max_message_bytes
@@ -78,7 +93,8 @@ export async function readTwc(root: string, topic: string): Promise<{ config: Tw
     text = t
     mtimeMs = st.mtimeMs
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new TopicNotFoundError(`Topic "${topic}" does not exist in ${root} (no ${path})`)
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new TopicNotFoundError(`Topic "${topic}" does not exist in ${root} (no ${path})`)
     throw backendError(`Cannot read ${path}`, e)
   }
   return { config: parseTwc(text, path), mtimeMs }

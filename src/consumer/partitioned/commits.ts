@@ -63,7 +63,9 @@ export class Commits {
     }
     if (lost.length) core.events.emit('revoked', lost)
     if (fenced.length) {
-      throw new FencedError(`Commit of ${fenced.map((f) => partitionKey(f.topic, f.partition)).join(', ')} by member ${member.id} of group "${core.opts.group}" was rejected: the partition is owned by another member now`)
+      throw new FencedError(
+        `Commit of ${fenced.map((f) => partitionKey(f.topic, f.partition)).join(', ')} by member ${member.id} of group "${core.opts.group}" was rejected: the partition is owned by another member now`,
+      )
     }
   }
 
@@ -72,7 +74,9 @@ export class Commits {
     const lost = this.fenced.splice(0)
     await this.commitParts()
     if (lost.length) {
-      throw new FencedError(`Partitions ${lost.map((t) => partitionKey(t.topic, t.partition)).join(', ')} of group "${this.ledger.core.opts.group}" were taken from member ${this.member.id} (session timeout): their acks since the last commit were not committed`)
+      throw new FencedError(
+        `Partitions ${lost.map((t) => partitionKey(t.topic, t.partition)).join(', ')} of group "${this.ledger.core.opts.group}" were taken from member ${this.member.id} (session timeout): their acks since the last commit were not committed`,
+      )
     }
   }
 
@@ -80,8 +84,12 @@ export class Commits {
   seek(topic: string, partition: number, offset: number): void {
     const ledger = this.ledger
     const topics = ledger.core.topics
-    if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError(`seek offset must be a non-negative integer, got ${String(offset)}`)
-    if (!topics.includes(topic)) throw new InvalidArgumentError(`This consumer does not consume topic "${topic}" (it consumes ${topics.join(', ')})`)
+    if (!Number.isSafeInteger(offset) || offset < 0)
+      throw new InvalidArgumentError(`seek offset must be a non-negative integer, got ${String(offset)}`)
+    if (!topics.includes(topic))
+      throw new InvalidArgumentError(
+        `This consumer does not consume topic "${topic}" (it consumes ${topics.join(', ')})`,
+      )
     const key = partitionKey(topic, partition)
     const p = ledger.parts.get(key)
     if (p) ledger.restart(p, offset)

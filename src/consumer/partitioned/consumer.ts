@@ -28,7 +28,10 @@ import { PartitionReads } from './partition-reads.js'
  * settlement), and the parts that take the ledger — the coordination (membership steps), the
  * commits and the partition reads, which the fetch loop runs.
  */
-export class Consumer<V = unknown, K extends Key = Key> extends MessageStream<GroupMessage<V, K>> implements AsyncDisposable {
+export class Consumer<V = unknown, K extends Key = Key>
+  extends MessageStream<GroupMessage<V, K>>
+  implements AsyncDisposable
+{
   readonly #core: PartitionedCore<V>
   readonly #ledger: PartitionedLedger<V>
   readonly #member: MemberSpec
@@ -43,11 +46,27 @@ export class Consumer<V = unknown, K extends Key = Key> extends MessageStream<Gr
   }
 
   /** @internal Use `twain.consumer()`. */
-  constructor(ctx: ConsumerContext, topics: string[], opts: ResolvedConsumerOptions, onClosed: (c: Consumer<any>) => void) {
+  constructor(
+    ctx: ConsumerContext,
+    topics: string[],
+    opts: ResolvedConsumerOptions,
+    onClosed: (c: Consumer<any>) => void,
+  ) {
     let stream!: StreamControl
-    super({ open: () => this.#core.open(), afterClose: () => this.#core.afterClose(), attach: (c) => (stream = c) }, opts.signal, ctx.iterations)
+    super(
+      { open: () => this.#core.open(), afterClose: () => this.#core.afterClose(), attach: (c) => (stream = c) },
+      opts.signal,
+      ctx.iterations,
+    )
     const id = `${opts.name ?? 'member'}-${randomBytes(5).toString('hex')}`
-    this.#member = { id, name: opts.name ?? id, topics: [...topics].sort(), sessionTimeoutMs: opts.sessionTimeoutMs, pid: process.pid, host: hostname() }
+    this.#member = {
+      id,
+      name: opts.name ?? id,
+      topics: [...topics].sort(),
+      sessionTimeoutMs: opts.sessionTimeoutMs,
+      pid: process.pid,
+      host: hostname(),
+    }
     this.#core = new MemberCore<V, PartitionHandle, PartitionedLedger<V>>(ctx, topics, opts, {
       memberId: id,
       stream,
@@ -109,7 +128,9 @@ export class Consumer<V = unknown, K extends Key = Key> extends MessageStream<Gr
 
   /** The partitions this member owns now. */
   assignments(): TopicPartition[] {
-    return [...this.#ledger.parts.values()].filter((p) => !p.lost).map((p) => ({ topic: p.topic, partition: p.partition }))
+    return [...this.#ledger.parts.values()]
+      .filter((p) => !p.lost)
+      .map((p) => ({ topic: p.topic, partition: p.partition }))
   }
 
   /** Run a coordination step now (join, release, acquire) and wait for it. */

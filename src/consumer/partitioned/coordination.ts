@@ -91,7 +91,11 @@ export class Coordination {
     const now = Date.now()
     const release = [...ledger.parts.values()].filter((p) => p.revoking && (p.drained || now >= p.drainDeadline))
     if (release.length) await this.commits.commitParts(release).catch(() => undefined)
-    const res = await core.backend.groups.groupHeartbeat(core.opts.group, member, release.map((p) => ({ topic: p.topic, partition: p.partition })))
+    const res = await core.backend.groups.groupHeartbeat(
+      core.opts.group,
+      member,
+      release.map((p) => ({ topic: p.topic, partition: p.partition })),
+    )
     if (core.state !== 'running') return
     const revoked: TopicPartition[] = []
     for (const p of release) if (ledger.parts.get(p.key) === p) revoked.push(ledger.dropPartition(p))
@@ -108,9 +112,15 @@ export class Coordination {
     }
     if (taken.length) {
       this.commits.fenced.push(...taken)
-      core.emitError(new FencedError(`Member ${member.id} of group "${core.opts.group}" lost ${taken.map((t) => partitionKey(t.topic, t.partition)).join(', ')}: its lease was taken after the session timeout; acks of messages from it are ignored`))
+      core.emitError(
+        new FencedError(
+          `Member ${member.id} of group "${core.opts.group}" lost ${taken.map((t) => partitionKey(t.topic, t.partition)).join(', ')}: its lease was taken after the session timeout; acks of messages from it are ignored`,
+        ),
+      )
     }
-    const assigned = await this.acquireNew(res.owned.filter((l) => !ledger.parts.has(partitionKey(l.topic, l.partition))))
+    const assigned = await this.acquireNew(
+      res.owned.filter((l) => !ledger.parts.has(partitionKey(l.topic, l.partition))),
+    )
     for (const tp of res.revoke) {
       const p = ledger.parts.get(partitionKey(tp.topic, tp.partition))
       if (p && !p.revoking) this.beginRevoke(p)

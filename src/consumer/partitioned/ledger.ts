@@ -8,7 +8,17 @@ import { refillAt } from '../fetch-loop.js'
 import { GroupMessageImpl, type Settler } from '../group-message.js'
 import type { MemberCore, MemberLedger } from '../member-core.js'
 import { OwnedPartition } from './owned-partition.js'
-import { DELIVERED, SETTLED, current, isDelivered, isSettled, setDelivered, setSettled, type PartitionHandle, type PartitionMessage } from './partition-message.js'
+import {
+  DELIVERED,
+  SETTLED,
+  current,
+  isDelivered,
+  isSettled,
+  setDelivered,
+  setSettled,
+  type PartitionHandle,
+  type PartitionMessage,
+} from './partition-message.js'
 
 /** The member core of a partitioned member. */
 export type PartitionedCore<V> = MemberCore<V, PartitionHandle, PartitionedLedger<V>>
@@ -42,7 +52,12 @@ export class PartitionedLedger<V = unknown> implements MemberLedger<V, Partition
   /** Re-delivery timers of nacked messages. */
   readonly redeliveries = new Set<NodeJS.Timeout>()
   /** How its messages settle: kept out of the consumer's API. */
-  readonly #settler: Settler<PartitionHandle> = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
+  readonly #settler: Settler<PartitionHandle> = {
+    ack: (m) => this.#ack(m),
+    nack: (m, ms) => this.#nack(m, ms),
+    term: (m, r) => this.#term(m, r),
+    release: (m) => this.#release(m),
+  }
   readonly #maxInFlight: number
   /** Room (`maxInFlight` less outstanding) from which a settlement wakes the fetch loop (the refill rule). */
   readonly #refill: number
@@ -253,7 +268,8 @@ export class PartitionedLedger<V = unknown> implements MemberLedger<V, Partition
     const at = this.droppedAt.get(key)
     const before = at === undefined ? undefined : Math.min(at, offsets?.end ?? at)
     this.droppedAt.delete(key)
-    let position = seek ?? lease.committed ?? before ?? (this.core.opts.from === 'end' ? this.endFrom(lease, offsets) : start)
+    let position =
+      seek ?? lease.committed ?? before ?? (this.core.opts.from === 'end' ? this.endFrom(lease, offsets) : start)
     if (position < start) position = start
     const p = new OwnedPartition(lease.topic, lease.partition, lease.epoch, position)
     if (seek !== undefined || lease.committed === undefined) p.committed = -1 // commit the start position at once ('end' must stick)

@@ -72,7 +72,8 @@ export class OwnedPartition {
     const first = runs[this.head] as number
     if (offset === first) {
       this.passFirst() // in order: the common case, no set work
-      if (this.acked.size > 0) while (this.head < runs.length && this.acked.delete(runs[this.head] as number)) this.passFirst()
+      if (this.acked.size > 0)
+        while (this.head < runs.length && this.acked.delete(runs[this.head] as number)) this.passFirst()
     } else {
       if (offset < first || this.acked.has(offset) || !this.holds(offset)) return false
       this.acked.add(offset)

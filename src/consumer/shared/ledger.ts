@@ -4,7 +4,15 @@ import type { Message } from '../../core/types.js'
 import { refillAt } from '../fetch-loop.js'
 import type { Settler } from '../group-message.js'
 import type { MemberCore, MemberLedger } from '../member-core.js'
-import { entryList as refs, ref, setState, sharedMessage, state, type SharedHandle, type SharedMessage } from './shared-message.js'
+import {
+  entryList as refs,
+  ref,
+  setState,
+  sharedMessage,
+  state,
+  type SharedHandle,
+  type SharedMessage,
+} from './shared-message.js'
 
 /** The member core of a shared member. */
 export type SharedCore<V> = MemberCore<V, SharedHandle, SharedLedger<V>>
@@ -35,7 +43,12 @@ export class SharedLedger<V = unknown> implements MemberLedger<V, SharedHandle> 
   /** Entries lost to other members since the last `commit()` (reported by it as `FencedError`). */
   readonly lostSinceCommit: EntryRef[] = []
   /** How its messages settle: kept out of the consumer's API. */
-  readonly #settler: Settler<SharedHandle> = { ack: (m) => this.#ack(m), nack: (m, ms) => this.#nack(m, ms), term: (m, r) => this.#term(m, r), release: (m) => this.#release(m) }
+  readonly #settler: Settler<SharedHandle> = {
+    ack: (m) => this.#ack(m),
+    nack: (m, ms) => this.#nack(m, ms),
+    term: (m, r) => this.#term(m, r),
+    release: (m) => this.#release(m),
+  }
   readonly #maxInFlight: number
   /** Room (`maxInFlight` less outstanding) from which a settlement wakes the fetch loop (the refill rule). */
   readonly #refill: number
@@ -171,7 +184,9 @@ export class SharedLedger<V = unknown> implements MemberLedger<V, SharedHandle> 
       for (const m of list) if (state(m) === 'waiting') this.wait(m, RETRY_MS)
       return
     }
-    const counts = new Map(got.map((d) => [`${d.message.topic}/${d.message.partition}@${d.message.offset}`, d.deliveryCount]))
+    const counts = new Map(
+      got.map((d) => [`${d.message.topic}/${d.message.partition}@${d.message.offset}`, d.deliveryCount]),
+    )
     for (const m of list) {
       if (state(m) !== 'waiting') continue
       const count = counts.get(`${m.topic}/${m.partition}@${m.offset}`)
@@ -228,7 +243,11 @@ export class SharedLedger<V = unknown> implements MemberLedger<V, SharedHandle> 
   onLost(entries: EntryRef[]): void {
     this.dropHeld(entries)
     this.lostSinceCommit.push(...entries)
-    this.core.emitError(new FencedError(`Member "${this.name}" of shared group "${this.core.opts.group}" lost ${refs(entries)} to another member (it held them longer than claimAfterMs ${this.core.opts.claimAfterMs} ms without refreshing them): their acks are ignored`))
+    this.core.emitError(
+      new FencedError(
+        `Member "${this.name}" of shared group "${this.core.opts.group}" lost ${refs(entries)} to another member (it held them longer than claimAfterMs ${this.core.opts.claimAfterMs} ms without refreshing them): their acks are ignored`,
+      ),
+    )
   }
 
   /** The log moved back (decision 112): the messages of `entries` are void, the records now there come as new ones. */

@@ -36,7 +36,10 @@ import { SharedReads } from './shared-reads.js'
  * wires its private parts: the member core, this mode's ledger and, once joined, the reads its
  * fetch loop runs.
  */
-export class SharedConsumer<V = unknown, K extends Key = Key> extends MessageStream<GroupMessage<V, K>> implements AsyncDisposable {
+export class SharedConsumer<V = unknown, K extends Key = Key>
+  extends MessageStream<GroupMessage<V, K>>
+  implements AsyncDisposable
+{
   /** The member's name in the group (its Redis consumer name): `name`, or a random one. */
   readonly name: string
   readonly #core: SharedCore<V>
@@ -48,10 +51,22 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends MessageStr
   #fetching: Promise<void> | undefined
 
   /** @internal Use `twain.consumer(topics, { mode: 'shared', … })`. */
-  constructor(ctx: ConsumerContext, topics: string[], opts: ResolvedConsumerOptions, onClosed: (c: SharedConsumer<any>) => void) {
-    if (!ctx.store.shared) throw new InvalidArgumentError(`mode 'shared' (competing consumers) needs the Redis backend; this store is ${ctx.store.kind}: use mode 'partitioned'`)
+  constructor(
+    ctx: ConsumerContext,
+    topics: string[],
+    opts: ResolvedConsumerOptions,
+    onClosed: (c: SharedConsumer<any>) => void,
+  ) {
+    if (!ctx.store.shared)
+      throw new InvalidArgumentError(
+        `mode 'shared' (competing consumers) needs the Redis backend; this store is ${ctx.store.kind}: use mode 'partitioned'`,
+      )
     let stream!: StreamControl
-    super({ open: () => this.#core.open(), afterClose: () => this.#core.afterClose(), attach: (c) => (stream = c) }, opts.signal, ctx.iterations)
+    super(
+      { open: () => this.#core.open(), afterClose: () => this.#core.afterClose(), attach: (c) => (stream = c) },
+      opts.signal,
+      ctx.iterations,
+    )
     const name = opts.name ?? `member-${randomBytes(5).toString('hex')}`
     this.name = name
     this.#core = new MemberCore<V, SharedHandle, SharedLedger<V>>(ctx, topics, opts, {
@@ -117,7 +132,9 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends MessageStr
     const lost = ledger.lostSinceCommit.splice(0)
     await ledger.member?.flush()
     if (lost.length) {
-      throw new FencedError(`Messages ${refs(lost)} of shared group "${this.group}" were claimed from member "${this.name}" by another member (held longer than claimAfterMs without refreshing): their acks were not applied`)
+      throw new FencedError(
+        `Messages ${refs(lost)} of shared group "${this.group}" were claimed from member "${this.name}" by another member (held longer than claimAfterMs without refreshing): their acks were not applied`,
+      )
     }
   }
 
@@ -179,7 +196,12 @@ export class SharedConsumer<V = unknown, K extends Key = Key> extends MessageStr
           lost: (entries) => ledger.onLost(entries),
           rolledBack: (rollback, entries) => ledger.onRolledBack(rollback, entries),
           trimmed: (entries) =>
-            core.emitError(new TwainError(`Entries ${refs(entries)} of shared group "${opts.group}" were trimmed from their partition while pending: acknowledged, not delivered`, { code: 'ERR_ENTRY_TRIMMED' })),
+            core.emitError(
+              new TwainError(
+                `Entries ${refs(entries)} of shared group "${opts.group}" were trimmed from their partition while pending: acknowledged, not delivered`,
+                { code: 'ERR_ENTRY_TRIMMED' },
+              ),
+            ),
           committed: (offsets) => {
             core.events.emit('commit', offsets)
             core.retention.committed()

@@ -41,7 +41,10 @@ export class SharedReads<V> implements FetchRounds {
     const core = ledger.core
     let got: SharedDelivery[]
     try {
-      got = await this.member.fetch(core.opts.maxInFlight - ledger.outstanding, AbortSignal.any([this.#stop.signal, this.#idle.signal]))
+      got = await this.member.fetch(
+        core.opts.maxInFlight - ledger.outstanding,
+        AbortSignal.any([this.#stop.signal, this.#idle.signal]),
+      )
       this.#failures = 0
     } catch (e) {
       if (core.state !== 'running') return true // the loop ends

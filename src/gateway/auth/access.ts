@@ -9,14 +9,25 @@ export function operationOf(method: string): GatewayOperation {
 }
 
 /** Refuse the request (401/403) unless the token grants and the hook allow `op` on `target`. */
-async function checkOne(ctx: GatewayContext, req: GwRequest, target: StreamTarget, op: GatewayOperation): Promise<void> {
+async function checkOne(
+  ctx: GatewayContext,
+  req: GwRequest,
+  target: StreamTarget,
+  op: GatewayOperation,
+): Promise<void> {
   const { auth, authorize } = ctx.options
   if (auth) {
     const d = auth.check(req.header('authorization'), target.name, op)
-    if (!d.allowed) throw new HttpStatusError(d.status, `Not allowed: ${d.reason}`, d.status === 401 ? { 'www-authenticate': 'Bearer' } : {})
+    if (!d.allowed)
+      throw new HttpStatusError(
+        d.status,
+        `Not allowed: ${d.reason}`,
+        d.status === 401 ? { 'www-authenticate': 'Bearer' } : {},
+      )
     req.principal = d.principal
   }
-  if (authorize && !(await authorize(req, target.name, op))) throw new HttpStatusError(403, `Not allowed: ${op} of stream "${target.name}" was refused`)
+  if (authorize && !(await authorize(req, target.name, op)))
+    throw new HttpStatusError(403, `Not allowed: ${op} of stream "${target.name}" was refused`)
 }
 
 /**

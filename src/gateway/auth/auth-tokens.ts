@@ -66,35 +66,54 @@ export class TokenAuth {
 
   /** Validate an auth file's content (`source` names it in errors). */
   static from(json: unknown, source = 'auth'): TokenAuth {
-    if (json === null || typeof json !== 'object' || Array.isArray(json)) throw new InvalidArgumentError(`${source}: expected an object { "tokens": [ … ] }, got ${JSON.stringify(json)}`)
+    if (json === null || typeof json !== 'object' || Array.isArray(json))
+      throw new InvalidArgumentError(`${source}: expected an object { "tokens": [ … ] }, got ${JSON.stringify(json)}`)
     checkKnownKeys(source, json as Record<string, unknown>, ['tokens'])
     const tokens = (json as { tokens?: unknown }).tokens
-    if (!Array.isArray(tokens) || tokens.length === 0) throw new InvalidArgumentError(`${source}: "tokens" must be a non-empty array, got ${JSON.stringify(tokens)}`)
+    if (!Array.isArray(tokens) || tokens.length === 0)
+      throw new InvalidArgumentError(`${source}: "tokens" must be a non-empty array, got ${JSON.stringify(tokens)}`)
     const seen = new Set<string>()
     const grants = tokens.map((entry: unknown, i) => {
       const where = `${source}: tokens[${i}]`
-      if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) throw new InvalidArgumentError(`${where} must be an object, got ${JSON.stringify(entry)}`)
+      if (entry === null || typeof entry !== 'object' || Array.isArray(entry))
+        throw new InvalidArgumentError(`${where} must be an object, got ${JSON.stringify(entry)}`)
       const e = entry as TokenEntry
       checkKnownKeys(where, e as Record<string, unknown>, ['name', 'token', 'sha256', 'read', 'write'])
-      if ((e.token === undefined) === (e.sha256 === undefined)) throw new InvalidArgumentError(`${where} needs exactly one of "token" and "sha256"`)
-      if (e.token !== undefined && (typeof e.token !== 'string' || e.token.length < MIN_TOKEN_CHARS || /\s/.test(e.token))) {
-        throw new InvalidArgumentError(`${where}: "token" must be a string of at least ${MIN_TOKEN_CHARS} characters without spaces`)
+      if ((e.token === undefined) === (e.sha256 === undefined))
+        throw new InvalidArgumentError(`${where} needs exactly one of "token" and "sha256"`)
+      if (
+        e.token !== undefined &&
+        (typeof e.token !== 'string' || e.token.length < MIN_TOKEN_CHARS || /\s/.test(e.token))
+      ) {
+        throw new InvalidArgumentError(
+          `${where}: "token" must be a string of at least ${MIN_TOKEN_CHARS} characters without spaces`,
+        )
       }
       if (e.sha256 !== undefined && (typeof e.sha256 !== 'string' || !/^[0-9a-fA-F]{64}$/.test(e.sha256))) {
         throw new InvalidArgumentError(`${where}: "sha256" must be 64 hex digits, got ${JSON.stringify(e.sha256)}`)
       }
-      if (e.name !== undefined && (typeof e.name !== 'string' || e.name === '')) throw new InvalidArgumentError(`${where}: "name" must be a non-empty string, got ${JSON.stringify(e.name)}`)
+      if (e.name !== undefined && (typeof e.name !== 'string' || e.name === ''))
+        throw new InvalidArgumentError(`${where}: "name" must be a non-empty string, got ${JSON.stringify(e.name)}`)
       const digest = e.token !== undefined ? digestOf(e.token) : Buffer.from(e.sha256 as string, 'hex')
       const key = digest.toString('hex')
       if (seen.has(key)) throw new InvalidArgumentError(`${where}: the same token as an earlier entry`)
       seen.add(key)
       const patterns = (field: 'read' | 'write') => {
         const list = e[field] ?? []
-        if (!Array.isArray(list)) throw new InvalidArgumentError(`${where}: "${field}" must be an array of stream-name patterns, got ${JSON.stringify(list)}`)
+        if (!Array.isArray(list))
+          throw new InvalidArgumentError(
+            `${where}: "${field}" must be an array of stream-name patterns, got ${JSON.stringify(list)}`,
+          )
         return list.map((p, k) => compilePattern(p, `${where}.${field}[${k}]`))
       }
-      const grant: Grant = { name: e.name ?? `token ${i + 1}`, digest, read: patterns('read'), write: patterns('write') }
-      if (grant.read.length + grant.write.length === 0) throw new InvalidArgumentError(`${where} grants nothing: give "read" or "write" patterns`)
+      const grant: Grant = {
+        name: e.name ?? `token ${i + 1}`,
+        digest,
+        read: patterns('read'),
+        write: patterns('write'),
+      }
+      if (grant.read.length + grant.write.length === 0)
+        throw new InvalidArgumentError(`${where} grants nothing: give "read" or "write" patterns`)
       return grant
     })
     return new TokenAuth(grants)
@@ -109,7 +128,8 @@ export class TokenAuth {
     const found = this.find(authorization)
     if (!found.allowed) return found
     const g = found.grant
-    if ((op === 'read' ? g.read : g.write).length === 0) return { allowed: false, status: 403, reason: `${g.name} may not ${op === 'read' ? 'read' : 'write'} any stream` }
+    if ((op === 'read' ? g.read : g.write).length === 0)
+      return { allowed: false, status: 403, reason: `${g.name} may not ${op === 'read' ? 'read' : 'write'} any stream` }
     return { allowed: true, principal: g.name }
   }
 
@@ -119,14 +139,26 @@ export class TokenAuth {
     if (!found.allowed) return found
     const g = found.grant
     const tests = op === 'read' ? g.read : g.write
-    if (!tests.some((t) => t(stream))) return { allowed: false, status: 403, reason: `${g.name} may not ${op === 'read' ? 'read' : 'write'} stream "${stream}"` }
+    if (!tests.some((t) => t(stream)))
+      return {
+        allowed: false,
+        status: 403,
+        reason: `${g.name} may not ${op === 'read' ? 'read' : 'write'} stream "${stream}"`,
+      }
     return { allowed: true, principal: g.name }
   }
 
   /** The entry of a `Bearer` token (compared with every entry), or the 401 to answer. */
-  private find(authorization: string | null | undefined): { allowed: true; grant: Grant } | { allowed: false; status: 401; reason: string } {
+  private find(
+    authorization: string | null | undefined,
+  ): { allowed: true; grant: Grant } | { allowed: false; status: 401; reason: string } {
     const m = authorization ? /^Bearer[ ]+(\S+)[ ]*$/i.exec(authorization) : null
-    if (!m) return { allowed: false, status: 401, reason: authorization ? 'the Authorization header is not "Bearer <token>"' : 'a bearer token is required' }
+    if (!m)
+      return {
+        allowed: false,
+        status: 401,
+        reason: authorization ? 'the Authorization header is not "Bearer <token>"' : 'a bearer token is required',
+      }
     const presented = digestOf(m[1] as string)
     let found: Grant | undefined
     for (const g of this.grants) if (timingSafeEqual(g.digest, presented)) found ??= g

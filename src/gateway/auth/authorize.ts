@@ -12,4 +12,8 @@ export interface AuthorizeRequest {
  * A custom access check (`createGateway({ authorize })`), run after the token check if there is
  * one: resolve true to let the request through, false to answer 403.
  */
-export type AuthorizeHook = (request: AuthorizeRequest, stream: string, operation: GatewayOperation) => boolean | Promise<boolean>
+export type AuthorizeHook = (
+  request: AuthorizeRequest,
+  stream: string,
+  operation: GatewayOperation,
+) => boolean | Promise<boolean>

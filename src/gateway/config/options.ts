@@ -66,17 +66,35 @@ export interface ResolvedGatewayOptions {
 
 /** Check the options and fill in the defaults; throws `InvalidArgumentError` naming a bad one. */
 export function resolveGatewayOptions(o: GatewayOptions = {}): ResolvedGatewayOptions {
-  checkKnownKeys('createGateway()', o, ['longPollMs', 'basePath', 'maxBodyBytes', 'maxReadBytes', 'sseMaxMs', 'cors', 'auth', 'authorize', 'maxLivePerClient', 'clientKey', 'ui', 'statsIntervalMs'])
-  if (o.ui !== undefined && typeof o.ui !== 'boolean' && (typeof o.ui !== 'string' || o.ui === '')) throw new InvalidArgumentError(`ui must be a boolean or a directory, got ${JSON.stringify(o.ui)}`)
-  if (o.clientKey !== undefined && typeof o.clientKey !== 'function') throw new InvalidArgumentError(`clientKey must be a function, got ${typeof o.clientKey}`)
-  if (o.authorize !== undefined && typeof o.authorize !== 'function') throw new InvalidArgumentError(`authorize must be a function, got ${typeof o.authorize}`)
+  checkKnownKeys('createGateway()', o, [
+    'longPollMs',
+    'basePath',
+    'maxBodyBytes',
+    'maxReadBytes',
+    'sseMaxMs',
+    'cors',
+    'auth',
+    'authorize',
+    'maxLivePerClient',
+    'clientKey',
+    'ui',
+    'statsIntervalMs',
+  ])
+  if (o.ui !== undefined && typeof o.ui !== 'boolean' && (typeof o.ui !== 'string' || o.ui === ''))
+    throw new InvalidArgumentError(`ui must be a boolean or a directory, got ${JSON.stringify(o.ui)}`)
+  if (o.clientKey !== undefined && typeof o.clientKey !== 'function')
+    throw new InvalidArgumentError(`clientKey must be a function, got ${typeof o.clientKey}`)
+  if (o.authorize !== undefined && typeof o.authorize !== 'function')
+    throw new InvalidArgumentError(`authorize must be a function, got ${typeof o.authorize}`)
   const basePath = (o.basePath ?? '/v1/stream').replace(/\/+$/, '')
-  if (!/^(\/[A-Za-z0-9_.~-]+)*$/.test(basePath)) throw new InvalidArgumentError(`basePath must be a path like "/v1/stream", got ${JSON.stringify(o.basePath)}`)
+  if (!/^(\/[A-Za-z0-9_.~-]+)*$/.test(basePath))
+    throw new InvalidArgumentError(`basePath must be a path like "/v1/stream", got ${JSON.stringify(o.basePath)}`)
   let cors: ResolvedGatewayOptions['cors']
   if (o.cors === '*') cors = '*'
   else if (o.cors !== undefined) {
     const list = typeof o.cors === 'string' ? [o.cors] : o.cors
-    if (!Array.isArray(list) || list.some((x) => typeof x !== 'string' || x === '')) throw new InvalidArgumentError(`cors must be '*' or a list of origins, got ${JSON.stringify(o.cors)}`)
+    if (!Array.isArray(list) || list.some((x) => typeof x !== 'string' || x === ''))
+      throw new InvalidArgumentError(`cors must be '*' or a list of origins, got ${JSON.stringify(o.cors)}`)
     cors = new Set(list)
   }
   return {

@@ -21,16 +21,24 @@ export interface ForkPlan {
 /** Resolve `Stream-Forked-From` to a live source stream (404 missing, 409 soft-deleted). */
 export async function forkSource(ctx: GatewayContext, basePath: string, from: string): Promise<StreamView> {
   const path = from.startsWith('http://') || from.startsWith('https://') ? new URL(from).pathname : from
-  if (!path.startsWith(`${basePath}/`)) throw new HttpStatusError(404, `Fork source ${JSON.stringify(from)} is not a stream of this server`)
+  if (!path.startsWith(`${basePath}/`))
+    throw new HttpStatusError(404, `Fork source ${JSON.stringify(from)} is not a stream of this server`)
   const target = parseStreamName(path.slice(basePath.length + 1))
   const source = await loadView(ctx, target)
-  if (!source || (await isExpired(ctx, source))) throw new HttpStatusError(404, `Fork source ${JSON.stringify(from)} does not exist`)
-  if (source.state.deletedAt !== undefined) throw new HttpStatusError(409, `Fork source ${JSON.stringify(from)} is deleted (it still serves its forks)`)
+  if (!source || (await isExpired(ctx, source)))
+    throw new HttpStatusError(404, `Fork source ${JSON.stringify(from)} does not exist`)
+  if (source.state.deletedAt !== undefined)
+    throw new HttpStatusError(409, `Fork source ${JSON.stringify(from)} is deleted (it still serves its forks)`)
   return source
 }
 
 /** Where a fork diverges: the inherited segments and the sub-offset prefix (400 when out of range). */
-export async function planFork(ctx: GatewayContext, source: StreamView, offset: string | undefined, sub: number): Promise<ForkPlan> {
+export async function planFork(
+  ctx: GatewayContext,
+  source: StreamView,
+  offset: string | undefined,
+  sub: number,
+): Promise<ForkPlan> {
   const at = offset === undefined ? tailPosition(source) : positionOf(source, offset, 'Stream-Fork-Offset')
   const inherited: Segment[] = []
   for (let i = 0; i <= at.seg; i++) {
@@ -40,18 +48,24 @@ export async function planFork(ctx: GatewayContext, source: StreamView, offset: 
   }
   const prefix: RecordInput[] = []
   if (sub > 0) {
-    if (atTail(source, at)) throw new HttpStatusError(400, `Stream-Fork-Sub-Offset ${sub} overshoots: nothing follows the fork offset`)
+    if (atTail(source, at))
+      throw new HttpStatusError(400, `Stream-Fork-Sub-Offset ${sub} overshoots: nothing follows the fork offset`)
     const first = await readFrom(ctx, source, at, 1)
     const unit = first.messages[0]!
     if (isJson(source.contentType)) {
       const size = Number(unit.headers[H_BATCH] ?? '1')
-      if (sub > size) throw new HttpStatusError(400, `Stream-Fork-Sub-Offset ${sub} overshoots the next append (${size} messages)`)
+      if (sub > size)
+        throw new HttpStatusError(400, `Stream-Fork-Sub-Offset ${sub} overshoots the next append (${size} messages)`)
       const rest = await readFrom(ctx, source, at, sub)
       for (const m of rest.messages) prefix.push(record(ValueKind.Json, JSON.stringify(m.value)))
       if (prefix.length > 1) prefix[0]!.headers = { [H_BATCH]: String(prefix.length) }
     } else {
       const bytes = valueBytes(unit)
-      if (sub > bytes.length) throw new HttpStatusError(400, `Stream-Fork-Sub-Offset ${sub} overshoots the next append (${bytes.length} bytes)`)
+      if (sub > bytes.length)
+        throw new HttpStatusError(
+          400,
+          `Stream-Fork-Sub-Offset ${sub} overshoots the next append (${bytes.length} bytes)`,
+        )
       prefix.push(record(ValueKind.Bytes, Buffer.from(bytes.subarray(0, sub))))
     }
   }

@@ -24,14 +24,19 @@ const GUARDED_CACHE = { 'cache-control': 'private, max-age=60, stale-while-reval
 function offsetParam(req: GwRequest, live: boolean): string {
   const all = req.url.searchParams.getAll('offset')
   if (all.length > 1) throw new HttpStatusError(400, 'Send one offset parameter')
-  if (all.length === 0 && live) throw new HttpStatusError(400, 'Live reads need an offset (use -1 for the start or now for the tail)')
+  if (all.length === 0 && live)
+    throw new HttpStatusError(400, 'Live reads need an offset (use -1 for the start or now for the tail)')
   const raw = all[0] ?? '-1'
   if (raw === '') throw new HttpStatusError(400, 'The offset parameter is empty')
   return raw
 }
 
 function dataReply(v: StreamView, from: Position, r: PageResult, extra: Record<string, string>): GwResponse {
-  const h: Record<string, string> = { 'content-type': v.contentType, 'stream-next-offset': tokenOf(v, r.next), ...extra }
+  const h: Record<string, string> = {
+    'content-type': v.contentType,
+    'stream-next-offset': tokenOf(v, r.next),
+    ...extra,
+  }
   if (r.upToDate) h['stream-up-to-date'] = 'true'
   if (r.upToDate && v.state.closedAt !== undefined) h['stream-closed'] = 'true'
   h.etag = `"${tokenOf(v, from)}:${tokenOf(v, r.next)}${h['stream-closed'] ? ':c' : ''}"`
@@ -44,19 +49,31 @@ const guarded = (ctx: GatewayContext): boolean => ctx.options.auth !== undefined
 /** GET: catch-up, long-poll or SSE read. */
 export async function getStream(ctx: GatewayContext, req: GwRequest, target: StreamTarget): Promise<GwResponse> {
   const live = req.url.searchParams.get('live')
-  if (live !== null && live !== 'long-poll' && live !== 'sse') throw new HttpStatusError(400, `Unknown live mode ${JSON.stringify(live)}: use long-poll or sse`)
+  if (live !== null && live !== 'long-poll' && live !== 'sse')
+    throw new HttpStatusError(400, `Unknown live mode ${JSON.stringify(live)}: use long-poll or sse`)
   const raw = offsetParam(req, live !== null)
   let v = await liveView(ctx, target, true)
   let from = positionOf(v, raw)
   const cursor = req.url.searchParams.get('cursor') ?? undefined
   if (live === null) {
     if (raw === 'now') {
-      const h: Record<string, string> = { 'content-type': v.contentType, 'stream-next-offset': tokenOf(v, from), 'stream-up-to-date': 'true', 'cache-control': 'no-store' }
+      const h: Record<string, string> = {
+        'content-type': v.contentType,
+        'stream-next-offset': tokenOf(v, from),
+        'stream-up-to-date': 'true',
+        'cache-control': 'no-store',
+      }
       if (v.state.closedAt !== undefined) h['stream-closed'] = 'true'
       return reply(200, h, isJson(v.contentType) ? '[]' : '')
     }
-    const r = dataReply(v, from, await catchUpPage(ctx, v, from, ctx.options.maxReadBytes), guarded(ctx) ? GUARDED_CACHE : { 'cache-control': CATCH_UP_CACHE })
-    if (req.header('if-none-match') === r.headers.etag) return reply(304, { etag: r.headers.etag!, 'stream-next-offset': r.headers['stream-next-offset']! })
+    const r = dataReply(
+      v,
+      from,
+      await catchUpPage(ctx, v, from, ctx.options.maxReadBytes),
+      guarded(ctx) ? GUARDED_CACHE : { 'cache-control': CATCH_UP_CACHE },
+    )
+    if (req.header('if-none-match') === r.headers.etag)
+      return reply(304, { etag: r.headers.etag!, 'stream-next-offset': r.headers['stream-next-offset']! })
     return r
   }
   const key = ctx.options.clientKey ? ctx.options.clientKey(req) : (req.principal ?? req.clientAddress)

@@ -14,24 +14,41 @@ import { liveView } from '../stream/live-view.js'
 
 type Decision = { reply: GwResponse } | { accept: true }
 
-const closedConflict = (token: string): HttpStatusError => new HttpStatusError(409, 'The stream is closed', { 'stream-closed': 'true', 'stream-next-offset': token })
+const closedConflict = (token: string): HttpStatusError =>
+  new HttpStatusError(409, 'The stream is closed', { 'stream-closed': 'true', 'stream-next-offset': token })
 
 /** The producer rules (Durable Streams §5.2.1) against the folded state. */
 function checkProducer(p: ProducerHeaders, state: FoldedState, tail: string): Decision {
   const known = state.producers.get(p.id)
-  const h = (seq: number): Record<string, string> => ({ 'producer-epoch': String(p.epoch), 'producer-seq': String(seq), 'stream-next-offset': tail })
+  const h = (seq: number): Record<string, string> => ({
+    'producer-epoch': String(p.epoch),
+    'producer-seq': String(seq),
+    'stream-next-offset': tail,
+  })
   if (!known) {
-    if (p.seq !== 0) throw new HttpStatusError(409, `Producer ${JSON.stringify(p.id)} is unknown: its first seq must be 0, got ${p.seq}`, { 'producer-expected-seq': '0', 'producer-received-seq': String(p.seq) })
+    if (p.seq !== 0)
+      throw new HttpStatusError(
+        409,
+        `Producer ${JSON.stringify(p.id)} is unknown: its first seq must be 0, got ${p.seq}`,
+        { 'producer-expected-seq': '0', 'producer-received-seq': String(p.seq) },
+      )
     return { accept: true }
   }
-  if (p.epoch < known.epoch) throw new HttpStatusError(403, `Producer-Epoch ${p.epoch} is stale: the current epoch is ${known.epoch}`, { 'producer-epoch': String(known.epoch) })
+  if (p.epoch < known.epoch)
+    throw new HttpStatusError(403, `Producer-Epoch ${p.epoch} is stale: the current epoch is ${known.epoch}`, {
+      'producer-epoch': String(known.epoch),
+    })
   if (p.epoch > known.epoch) {
-    if (p.seq !== 0) throw new HttpStatusError(400, `A new Producer-Epoch (${p.epoch}) must start at seq 0, got ${p.seq}`)
+    if (p.seq !== 0)
+      throw new HttpStatusError(400, `A new Producer-Epoch (${p.epoch}) must start at seq 0, got ${p.seq}`)
     return { accept: true }
   }
   if (p.seq <= known.seq) return { reply: reply(204, h(known.seq)) }
   if (p.seq > known.seq + 1) {
-    throw new HttpStatusError(409, `Producer-Seq ${p.seq} leaves a gap: expected ${known.seq + 1}`, { 'producer-expected-seq': String(known.seq + 1), 'producer-received-seq': String(p.seq) })
+    throw new HttpStatusError(409, `Producer-Seq ${p.seq} leaves a gap: expected ${known.seq + 1}`, {
+      'producer-expected-seq': String(known.seq + 1),
+      'producer-received-seq': String(p.seq),
+    })
   }
   return { accept: true }
 }
@@ -44,13 +61,20 @@ export async function postStream(ctx: GatewayContext, req: GwRequest, target: St
   const body = await req.body(ctx.options.maxBodyBytes)
   for (;;) {
     const v = await liveView(ctx, target, true)
-    if (!v.config) throw new HttpStatusError(405, `Stream "${target.name}" is a topic of the Node API: read-only over HTTP`)
+    if (!v.config)
+      throw new HttpStatusError(405, `Stream "${target.name}" is a topic of the Node API: read-only over HTTP`)
     const state = v.state
     const tail = formatToken(v.incarnation, v.tail)
-    if (body.length === 0 && !close) throw new HttpStatusError(400, 'An append needs a body (or Stream-Closed: true to close)')
+    if (body.length === 0 && !close)
+      throw new HttpStatusError(400, 'An append needs a body (or Stream-Closed: true to close)')
     if (state.closedAt !== undefined) {
       if (producer && state.closedBy === producerTuple(producer.id, producer.epoch, producer.seq)) {
-        return reply(204, { 'stream-closed': 'true', 'stream-next-offset': tail, 'producer-epoch': String(producer.epoch), 'producer-seq': String(producer.seq) })
+        return reply(204, {
+          'stream-closed': 'true',
+          'stream-next-offset': tail,
+          'producer-epoch': String(producer.epoch),
+          'producer-seq': String(producer.seq),
+        })
       }
       if (body.length === 0 && !producer) return reply(204, { 'stream-closed': 'true', 'stream-next-offset': tail })
       throw closedConflict(tail)
@@ -58,17 +82,27 @@ export async function postStream(ctx: GatewayContext, req: GwRequest, target: St
     let records: RecordInput[] = []
     if (body.length > 0) {
       const ct = req.header('content-type')
-      if (ct === undefined || ct.trim() === '') throw new HttpStatusError(400, 'An append with a body needs a Content-Type')
-      if (mediaType(ct) !== mediaType(v.contentType)) throw new HttpStatusError(409, `Content-Type ${ct} differs from the stream's ${v.contentType}`)
+      if (ct === undefined || ct.trim() === '')
+        throw new HttpStatusError(400, 'An append with a body needs a Content-Type')
+      if (mediaType(ct) !== mediaType(v.contentType))
+        throw new HttpStatusError(409, `Content-Type ${ct} differs from the stream's ${v.contentType}`)
     }
     const headers: Record<string, string> = {}
     if (producer) {
       const d = checkProducer(producer, state, tail)
       if ('reply' in d) return d.reply
-      Object.assign(headers, { [H_PRODUCER]: producer.id, [H_EPOCH]: String(producer.epoch), [H_SEQ]: String(producer.seq) })
+      Object.assign(headers, {
+        [H_PRODUCER]: producer.id,
+        [H_EPOCH]: String(producer.epoch),
+        [H_SEQ]: String(producer.seq),
+      })
     }
     if (streamSeq !== undefined) {
-      if (state.streamSeq !== undefined && streamSeq <= state.streamSeq) throw new HttpStatusError(409, `Stream-Seq ${JSON.stringify(streamSeq)} is not after the last one (${JSON.stringify(state.streamSeq)})`)
+      if (state.streamSeq !== undefined && streamSeq <= state.streamSeq)
+        throw new HttpStatusError(
+          409,
+          `Stream-Seq ${JSON.stringify(streamSeq)} is not after the last one (${JSON.stringify(state.streamSeq)})`,
+        )
       headers[H_STREAM_SEQ] = streamSeq
     }
     if (body.length > 0) {
@@ -76,7 +110,16 @@ export async function postStream(ctx: GatewayContext, req: GwRequest, target: St
       if (records.length === 0) throw new HttpStatusError(400, 'An empty JSON array appends nothing')
     }
     // The close marker carries the producer tuple too: a retry of the closing append is a duplicate.
-    if (close) records.push(controlRecord(CLOSE_TYPE, null, producer ? { [H_PRODUCER]: producer.id, [H_EPOCH]: String(producer.epoch), [H_SEQ]: String(producer.seq) } : undefined))
+    if (close)
+      records.push(
+        controlRecord(
+          CLOSE_TYPE,
+          null,
+          producer
+            ? { [H_PRODUCER]: producer.id, [H_EPOCH]: String(producer.epoch), [H_SEQ]: String(producer.seq) }
+            : undefined,
+        ),
+      )
     stamp(records, headers)
     let first: number
     try {

@@ -19,11 +19,21 @@ import { loadView, type StreamView } from '../stream/stream-view.js'
 function requested(req: GwRequest) {
   const ttl = uintHeader(req, 'stream-ttl')
   const exp = expiresAtHeader(req)
-  if (ttl !== undefined && exp !== undefined) throw new HttpStatusError(400, 'Send Stream-TTL or Stream-Expires-At, not both')
+  if (ttl !== undefined && exp !== undefined)
+    throw new HttpStatusError(400, 'Send Stream-TTL or Stream-Expires-At, not both')
   const forkedFrom = req.header('stream-forked-from')
   const sub = uintHeader(req, 'stream-fork-sub-offset')
-  if (sub !== undefined && forkedFrom === undefined) throw new HttpStatusError(400, 'Stream-Fork-Sub-Offset needs Stream-Forked-From')
-  return { ttl, exp, forkedFrom, forkOffset: req.header('stream-fork-offset'), sub: sub ?? 0, closed: wantsClose(req), contentType: storedContentType(req.header('content-type')) }
+  if (sub !== undefined && forkedFrom === undefined)
+    throw new HttpStatusError(400, 'Stream-Fork-Sub-Offset needs Stream-Forked-From')
+  return {
+    ttl,
+    exp,
+    forkedFrom,
+    forkOffset: req.header('stream-fork-offset'),
+    sub: sub ?? 0,
+    closed: wantsClose(req),
+    contentType: storedContentType(req.header('content-type')),
+  }
 }
 type Requested = ReturnType<typeof requested>
 
@@ -39,7 +49,11 @@ function sameConfig(v: StreamView, r: Requested): boolean {
   if (!c) return false
   if (r.contentType !== undefined && mediaType(r.contentType) !== mediaType(c.contentType)) return false
   if (r.forkedFrom === undefined && (r.ttl !== c.ttlSeconds || r.exp?.ms !== c.expiresAtMs)) return false
-  if (r.forkedFrom !== undefined && ((r.ttl !== undefined && r.ttl !== c.ttlSeconds) || (r.exp !== undefined && r.exp.ms !== c.expiresAtMs))) return false
+  if (
+    r.forkedFrom !== undefined &&
+    ((r.ttl !== undefined && r.ttl !== c.ttlSeconds) || (r.exp !== undefined && r.exp.ms !== c.expiresAtMs))
+  )
+    return false
   if (r.closed !== (v.state.closedAt !== undefined)) return false
   if (r.forkedFrom !== c.forkedFrom) return false
   if (r.forkedFrom !== undefined && r.forkOffset !== undefined && r.forkOffset !== c.forkOffset) return false
@@ -49,7 +63,8 @@ function sameConfig(v: StreamView, r: Requested): boolean {
 /** PUT: create a stream (201), or 200 when it exists with this configuration, 409 otherwise. */
 export async function putStream(ctx: GatewayContext, req: GwRequest, target: StreamTarget): Promise<GwResponse> {
   const r = requested(req)
-  if (target.perPartition) throw new HttpStatusError(405, `Stream "${target.name}" is a partition of a Node topic: read-only`)
+  if (target.perPartition)
+    throw new HttpStatusError(405, `Stream "${target.name}" is a partition of a Node topic: read-only`)
   const body = await req.body(ctx.options.maxBodyBytes)
   for (let attempt = 0; ; attempt++) {
     let existing = await loadView(ctx, target)
@@ -58,16 +73,28 @@ export async function putStream(ctx: GatewayContext, req: GwRequest, target: Str
       existing = undefined
     }
     if (existing) {
-      if (!existing.config) throw new HttpStatusError(409, `Stream "${target.name}" is a topic of the Node API: it exists, with another configuration`)
-      if (existing.state.deletedAt !== undefined) throw new HttpStatusError(409, `Stream "${target.name}" is deleted but still serves its forks: it cannot be created again yet`)
-      if (!sameConfig(existing, r)) throw new HttpStatusError(409, `Stream "${target.name}" exists with another configuration`)
+      if (!existing.config)
+        throw new HttpStatusError(
+          409,
+          `Stream "${target.name}" is a topic of the Node API: it exists, with another configuration`,
+        )
+      if (existing.state.deletedAt !== undefined)
+        throw new HttpStatusError(
+          409,
+          `Stream "${target.name}" is deleted but still serves its forks: it cannot be created again yet`,
+        )
+      if (!sameConfig(existing, r))
+        throw new HttpStatusError(409, `Stream "${target.name}" exists with another configuration`)
       return reply(200, headersOf(existing))
     }
     let fork: ForkPlan | undefined
     if (r.forkedFrom !== undefined) {
       const source = await forkSource(ctx, ctx.options.basePath, r.forkedFrom)
       if (r.contentType !== undefined && mediaType(r.contentType) !== mediaType(source.contentType)) {
-        throw new HttpStatusError(409, `Content-Type ${r.contentType} differs from the fork source's ${source.contentType}`)
+        throw new HttpStatusError(
+          409,
+          `Content-Type ${r.contentType} differs from the fork source's ${source.contentType}`,
+        )
       }
       fork = await planFork(ctx, source, r.forkOffset, r.sub)
     }
@@ -84,12 +111,24 @@ export async function putStream(ctx: GatewayContext, req: GwRequest, target: Str
       forkSubOffset: r.sub > 0 ? r.sub : undefined,
       inherited: fork?.inherited ?? [],
     }
-    const records = [configRecord(config), ...(fork?.prefix ?? []), ...(body.length > 0 ? bodyRecords(contentType, body) : [])]
+    const records = [
+      configRecord(config),
+      ...(fork?.prefix ?? []),
+      ...(body.length > 0 ? bodyRecords(contentType, body) : []),
+    ]
     if (r.closed) records.push(controlRecord(CLOSE_TYPE, null))
     const newest = config.inherited.at(-1)?.incarnation ?? 0
     const createdAt = Math.max(Date.now(), newest + 1)
     try {
-      await ctx.store.createTopic({ name: target.topic, partitions: 1, keyType: GATEWAY_KEY_TYPE, messageTypes: [], retention: {}, maxMessageBytes: Math.max(ctx.options.maxBodyBytes, 1024 * 1024), createdAt })
+      await ctx.store.createTopic({
+        name: target.topic,
+        partitions: 1,
+        keyType: GATEWAY_KEY_TYPE,
+        messageTypes: [],
+        retention: {},
+        maxMessageBytes: Math.max(ctx.options.maxBodyBytes, 1024 * 1024),
+        createdAt,
+      })
     } catch (e) {
       if (e instanceof TopicExistsError && attempt < 5) continue // created meanwhile: answer as for an existing stream
       throw e
@@ -98,7 +137,11 @@ export async function putStream(ctx: GatewayContext, req: GwRequest, target: Str
     const tail = FIRST_DATA_OFFSET + records.length - 1 - (r.closed ? 1 : 0)
     const url = new URL(req.url.href)
     url.search = ''
-    const h: Record<string, string> = { location: url.href, 'content-type': contentType, 'stream-next-offset': formatToken(createdAt, tail) }
+    const h: Record<string, string> = {
+      location: url.href,
+      'content-type': contentType,
+      'stream-next-offset': formatToken(createdAt, tail),
+    }
     if (r.closed) h['stream-closed'] = 'true'
     return reply(201, h)
   }

@@ -18,7 +18,12 @@ export function checkOverviewAccess(ctx: GatewayContext, req: GwRequest): void {
   const { auth } = ctx.options
   if (!auth) return
   const d = auth.checkAny(req.header('authorization'), 'read')
-  if (!d.allowed) throw new HttpStatusError(d.status, `Not allowed: ${d.reason}`, d.status === 401 ? { 'www-authenticate': 'Bearer' } : {})
+  if (!d.allowed)
+    throw new HttpStatusError(
+      d.status,
+      `Not allowed: ${d.reason}`,
+      d.status === 401 ? { 'www-authenticate': 'Bearer' } : {},
+    )
   req.principal = d.principal
 }
 
@@ -59,7 +64,10 @@ export function overviewFilter(ctx: GatewayContext, req: GwRequest): OverviewFil
         const partitions = g.partitions.filter((p) => readable.has(p.stream))
         if (partitions.length === 0) continue
         const topicsSeen = new Set(partitions.map((p) => `${p.topic}\0${p.partition}`))
-        const members = g.members.map((m) => ({ ...m, assignments: m.assignments.filter((a) => topicsSeen.has(`${a.topic}\0${a.partition}`)) }))
+        const members = g.members.map((m) => ({
+          ...m,
+          assignments: m.assignments.filter((a) => topicsSeen.has(`${a.topic}\0${a.partition}`)),
+        }))
         groups.push({ ...g, members, partitions, lag: partitions.reduce((n, p) => n + p.lag, 0) })
       }
       return { at: o.at, topics, groups }

@@ -13,7 +13,12 @@ import { sseEvent } from '../reads/sse-event.js'
 
 export const OVERVIEW_PATHS = new Set(['/v1/topics', '/v1/groups', '/v1/live'])
 
-const json = (value: unknown): GwResponse => reply(200, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' }, `${JSON.stringify(value)}\n`)
+const json = (value: unknown): GwResponse =>
+  reply(
+    200,
+    { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+    `${JSON.stringify(value)}\n`,
+  )
 
 /** Resolves true when `wake` is called, false after `ms` or on abort. */
 function waitFor(ms: number, signal: AbortSignal, arm: (wake: () => void) => void): Promise<boolean> {
@@ -72,17 +77,28 @@ function liveResponse(ctx: GatewayContext, req: GwRequest): GwResponse {
       unsubscribe()
     }
   }
-  return { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' }, stream }
+  return {
+    status: 200,
+    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' },
+    stream,
+  }
 }
 
 /** Answer a request for one of {@link OVERVIEW_PATHS}. */
 export async function overviewRequest(ctx: GatewayContext, req: GwRequest, path: string): Promise<GwResponse> {
-  if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpStatusError(405, `Method ${req.method} is not allowed on ${path} (read-only)`, { allow: 'GET, HEAD, OPTIONS' })
+  if (req.method !== 'GET' && req.method !== 'HEAD')
+    throw new HttpStatusError(405, `Method ${req.method} is not allowed on ${path} (read-only)`, {
+      allow: 'GET, HEAD, OPTIONS',
+    })
   checkOverviewAccess(ctx, req)
   if (path === '/v1/live') {
-    const release = ctx.live.enter(ctx.options.clientKey ? ctx.options.clientKey(req) : (req.principal ?? req.clientAddress))
+    const release = ctx.live.enter(
+      ctx.options.clientKey ? ctx.options.clientKey(req) : (req.principal ?? req.clientAddress),
+    )
     return releasedWith(liveResponse(ctx, req), release, req.signal)
   }
   const shown = await overviewFilter(ctx, req).apply(await ctx.stats.sample())
-  return path === '/v1/topics' ? json({ at: shown.at, topics: shown.topics }) : json({ at: shown.at, groups: shown.groups })
+  return path === '/v1/topics'
+    ? json({ at: shown.at, topics: shown.topics })
+    : json({ at: shown.at, groups: shown.groups })
 }

@@ -59,7 +59,8 @@ export interface StoreOverview {
 }
 
 /** The stream serving partition `p` of a topic of `count` partitions. */
-export const streamOf = (topic: string, partition: number, count: number): string => (count === 1 ? topic : `${topic}~${partition}`)
+export const streamOf = (topic: string, partition: number, count: number): string =>
+  count === 1 ? topic : `${topic}~${partition}`
 
 /** Read the store's topics and groups now (rates null: the stats hub fills them in). */
 export async function readOverview(store: Backend): Promise<StoreOverview> {
@@ -70,7 +71,13 @@ export async function readOverview(store: Backend): Promise<StoreOverview> {
     try {
       const [meta, offsets] = await Promise.all([store.getTopic(name), store.offsets(name)])
       counts.set(name, meta.partitions)
-      const partitions = offsets.map((o) => ({ partition: o.partition, stream: streamOf(name, o.partition, meta.partitions), start: o.start, end: o.end, rate: null }))
+      const partitions = offsets.map((o) => ({
+        partition: o.partition,
+        stream: streamOf(name, o.partition, meta.partitions),
+        start: o.start,
+        end: o.end,
+        rate: null,
+      }))
       topics.push({ topic: name, partitionCount: meta.partitions, createdAt: meta.createdAt, partitions, rate: null })
     } catch (e) {
       if (!(e instanceof TopicNotFoundError)) throw e // deleted meanwhile
@@ -86,7 +93,11 @@ export async function readOverview(store: Backend): Promise<StoreOverview> {
       throw e
     }
     const partitions = d.topics.map((r) => ({ ...r, stream: streamOf(r.topic, r.partition, counts.get(r.topic) ?? 1) }))
-    const members = d.members.map((m) => ({ id: m.id, name: m.name, assignments: m.assignments.map((a) => ({ topic: a.topic, partition: a.partition })) }))
+    const members = d.members.map((m) => ({
+      id: m.id,
+      name: m.name,
+      assignments: m.assignments.map((a) => ({ topic: a.topic, partition: a.partition })),
+    }))
     groups.push({ group: d.group, members, partitions, lag: partitions.reduce((n, r) => n + r.lag, 0) })
   }
   return { at, topics, groups }

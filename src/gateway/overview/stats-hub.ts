@@ -76,7 +76,11 @@ export class StatsHub {
         const key = `${t.topic}\0${p.partition}`
         seen.add(key)
         const h = this.history.get(key) ?? []
-        while (h.length > 0 && (o.at - (h[0] as [number, number])[0] > RATE_WINDOW_MS || (h[0] as [number, number])[1] > p.end)) h.shift()
+        while (
+          h.length > 0 &&
+          (o.at - (h[0] as [number, number])[0] > RATE_WINDOW_MS || (h[0] as [number, number])[1] > p.end)
+        )
+          h.shift()
         const first = h[0]
         p.rate = first && o.at > first[0] ? Math.round(((p.end - first[1]) * 1000 * 10) / (o.at - first[0])) / 10 : null
         h.push([o.at, p.end])

@@ -18,7 +18,8 @@ const TYPES: Record<string, string> = {
   '.json': 'application/json; charset=utf-8',
 }
 
-const CSP = "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+const CSP =
+  "default-src 'self'; connect-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
 /** Where the built dashboard is: dist/ui next to dist/gateway, or (running from src/) the build's dist/ui. */
 const CANDIDATES = [new URL('../../ui/', import.meta.url), new URL('../../../dist/ui/', import.meta.url)]
@@ -51,18 +52,26 @@ export const isUiPath = (path: string): boolean => path === '/' || path === '/in
  * or when the dashboard was not built.
  */
 export async function uiRequest(dir: string | undefined, method: string, path: string): Promise<GwResponse> {
-  if (method !== 'GET' && method !== 'HEAD') throw new HttpStatusError(405, `Method ${method} is not allowed on the dashboard`, { allow: 'GET, HEAD' })
+  if (method !== 'GET' && method !== 'HEAD')
+    throw new HttpStatusError(405, `Method ${method} is not allowed on the dashboard`, { allow: 'GET, HEAD' })
   const file = path === '/' ? 'index.html' : path.slice(1)
-  if (!/^(index\.html|assets\/[A-Za-z0-9_.-]+)$/.test(file) || file.includes('..')) throw new HttpStatusError(404, `No dashboard file at ${JSON.stringify(path)}`)
+  if (!/^(index\.html|assets\/[A-Za-z0-9_.-]+)$/.test(file) || file.includes('..'))
+    throw new HttpStatusError(404, `No dashboard file at ${JSON.stringify(path)}`)
   const data = await load(dir, file)
   if (!data) {
-    if (file === 'index.html') throw new HttpStatusError(404, 'The dashboard is not built: run `npm run build` (it bundles it into dist/ui/)')
+    if (file === 'index.html')
+      throw new HttpStatusError(404, 'The dashboard is not built: run `npm run build` (it bundles it into dist/ui/)')
     throw new HttpStatusError(404, `No dashboard file at ${JSON.stringify(path)}`)
   }
   const headers: Record<string, string> = {
     'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
     'cache-control': file === 'index.html' ? 'no-cache' : 'public, max-age=31536000, immutable',
   }
-  if (file === 'index.html') Object.assign(headers, { 'content-security-policy': CSP, 'referrer-policy': 'no-referrer', 'x-frame-options': 'DENY' })
+  if (file === 'index.html')
+    Object.assign(headers, {
+      'content-security-policy': CSP,
+      'referrer-policy': 'no-referrer',
+      'x-frame-options': 'DENY',
+    })
   return reply(200, headers, data)
 }

@@ -14,7 +14,12 @@ export class LiveLimit {
   enter(key: string | undefined): () => void {
     if (key === undefined) return () => undefined
     const n = this.counts.get(key) ?? 0
-    if (n >= this.max) throw new HttpStatusError(429, `Too many live reads from ${key}: at most ${this.max} at once (maxLivePerClient)`, { 'retry-after': '1' })
+    if (n >= this.max)
+      throw new HttpStatusError(
+        429,
+        `Too many live reads from ${key}: at most ${this.max} at once (maxLivePerClient)`,
+        { 'retry-after': '1' },
+      )
     this.counts.set(key, n + 1)
     let done = false
     return () => {

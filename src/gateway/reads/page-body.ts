@@ -39,7 +39,8 @@ export class PageBody {
 
   /** The size `raw` would add, for paging (before adding it). */
   sizeOf(raw: RawRecord): number {
-    if (this.json && raw.kind !== ValueKind.Json && raw.kind !== ValueKind.Typed) return Buffer.byteLength(jsonText(decodeValue(raw.kind, raw.buf, raw.start, raw.end)))
+    if (this.json && raw.kind !== ValueKind.Json && raw.kind !== ValueKind.Typed)
+      return Buffer.byteLength(jsonText(decodeValue(raw.kind, raw.buf, raw.start, raw.end)))
     return raw.end - raw.start
   }
 

@@ -29,7 +29,8 @@ function aheadsOf(store: object): Aheads {
   return a
 }
 
-const keyOf = (v: StreamView, at: Position, maxBytes: number): string => `${accessKey(v)}|${v.chain.length}|${at.seg}:${at.offset}|${maxBytes}`
+const keyOf = (v: StreamView, at: Position, maxBytes: number): string =>
+  `${accessKey(v)}|${v.chain.length}|${at.seg}:${at.offset}|${maxBytes}`
 
 function drop(all: Aheads, key: string, a: Ahead): void {
   clearTimeout(a.timer)
@@ -39,7 +40,12 @@ function drop(all: Aheads, key: string, a: Ahead): void {
 }
 
 function pending(all: Aheads, work: Promise<unknown>): void {
-  const p = work.then(() => undefined, () => undefined).finally(() => all.pending.delete(p))
+  const p = work
+    .then(
+      () => undefined,
+      () => undefined,
+    )
+    .finally(() => all.pending.delete(p))
   all.pending.add(p)
 }
 
@@ -80,7 +86,12 @@ function stillValid(r: PageResult, v: StreamView): boolean {
  * chain of the stream, and only while it is what a read now would give (`stillValid`), else the
  * page is read again.
  */
-export async function catchUpPage(ctx: GatewayContext, v: StreamView, from: Position, maxBytes: number): Promise<PageResult> {
+export async function catchUpPage(
+  ctx: GatewayContext,
+  v: StreamView,
+  from: Position,
+  maxBytes: number,
+): Promise<PageResult> {
   const all = aheadsOf(ctx.store)
   const key = keyOf(v, from, maxBytes)
   const hit = all.pages.get(key)
@@ -93,6 +104,7 @@ export async function catchUpPage(ctx: GatewayContext, v: StreamView, from: Posi
   page ??= await readPage(ctx, v, from, maxBytes)
   // After this page is written: reads are synchronous inside, so one started now would delay it.
   const next = page.next
-  if (!page.upToDate) pending(all, new Promise<void>((resolve) => setImmediate(() => resolve(readAhead(ctx, v, next, maxBytes)))))
+  if (!page.upToDate)
+    pending(all, new Promise<void>((resolve) => setImmediate(() => resolve(readAhead(ctx, v, next, maxBytes)))))
   return page
 }

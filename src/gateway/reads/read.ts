@@ -15,7 +15,8 @@ export interface Position {
   offset: number
 }
 
-const limitOf = (v: StreamView, seg: number): number => (seg === v.chain.length - 1 ? v.tail : (v.chain[seg]!.limit ?? 0))
+const limitOf = (v: StreamView, seg: number): number =>
+  seg === v.chain.length - 1 ? v.tail : (v.chain[seg]!.limit ?? 0)
 
 /** The same position, moved past the ends of inherited segments. */
 function normalise(v: StreamView, p: Position): Position {
@@ -41,9 +42,21 @@ export function positionOf(v: StreamView, raw: string, what = 'offset'): Positio
   if (o.at === 'start') return startPosition(v)
   if (o.at === 'now') return tailPosition(v)
   const seg = v.chain.findIndex((s) => s.incarnation === o.incarnation)
-  if (seg < 0) throw new HttpStatusError(400, `The ${what} ${raw} is not an offset of stream "${v.target.name}" (was it deleted and created again?)`)
-  if (seg === v.chain.length - 1 && o.offset < v.retainedStart) throw new HttpStatusError(410, `The ${what} ${raw} is before the retained data of stream "${v.target.name}" (retention trimmed it): read from -1`)
-  if (o.offset > limitOf(v, seg)) throw new HttpStatusError(400, `The ${what} ${raw} is beyond the tail of stream "${v.target.name}" (${tokenOf(v, tailPosition(v))})`)
+  if (seg < 0)
+    throw new HttpStatusError(
+      400,
+      `The ${what} ${raw} is not an offset of stream "${v.target.name}" (was it deleted and created again?)`,
+    )
+  if (seg === v.chain.length - 1 && o.offset < v.retainedStart)
+    throw new HttpStatusError(
+      410,
+      `The ${what} ${raw} is before the retained data of stream "${v.target.name}" (retention trimmed it): read from -1`,
+    )
+  if (o.offset > limitOf(v, seg))
+    throw new HttpStatusError(
+      400,
+      `The ${what} ${raw} is beyond the tail of stream "${v.target.name}" (${tokenOf(v, tailPosition(v))})`,
+    )
   return normalise(v, { seg, offset: Math.max(o.offset, v.chain[seg]!.start) })
 }
 
@@ -75,7 +88,14 @@ type Take<T> = (reader: PartitionReader, max: number) => Promise<T[]>
  * are valid until then); it answers true when the reads themselves stopped before a record that
  * has no room (see `RawBudget`).
  */
-async function readRange<T extends Item>(ctx: GatewayContext, v: StreamView, from: Position, take: Take<T>, accept: (item: T) => boolean, afterBatch = () => false): Promise<ReadEnd> {
+async function readRange<T extends Item>(
+  ctx: GatewayContext,
+  v: StreamView,
+  from: Position,
+  take: Take<T>,
+  accept: (item: T) => boolean,
+  afterBatch = () => false,
+): Promise<ReadEnd> {
   let pos = normalise(v, from)
   let full = false
   while (!atTail(v, pos) && !full) {
@@ -126,7 +146,13 @@ async function readRange<T extends Item>(ctx: GatewayContext, v: StreamView, fro
 /** The data messages from `from` up to the tail, decoded: at most `max` of them, but at least one. */
 export async function readFrom(ctx: GatewayContext, v: StreamView, from: Position, max: number): Promise<ReadResult> {
   const messages: Message[] = []
-  const end = await readRange(ctx, v, from, (r, n) => r.read(n), (m: Message) => messages.length < max && messages.push(m) > 0)
+  const end = await readRange(
+    ctx,
+    v,
+    from,
+    (r, n) => r.read(n),
+    (m: Message) => messages.length < max && messages.push(m) > 0,
+  )
   return { messages, ...end }
 }
 
@@ -134,7 +160,12 @@ export async function readFrom(ctx: GatewayContext, v: StreamView, from: Positio
  * The data from `from` up to the tail as a response body: at most `maxBytes` of values, but at
  * least one message. Stores with raw reads give their stored bytes, copied into the body as they are.
  */
-export async function readPage(ctx: GatewayContext, v: StreamView, from: Position, maxBytes: number): Promise<PageResult> {
+export async function readPage(
+  ctx: GatewayContext,
+  v: StreamView,
+  from: Position,
+  maxBytes: number,
+): Promise<PageResult> {
   const page = new PageBody(v.contentType, Math.min(maxBytes, (v.tail - from.offset) * 128))
   const accept = (r: RawRecord): boolean => {
     if (page.count > 0 && page.bytes + page.sizeOf(r) > maxBytes) return false

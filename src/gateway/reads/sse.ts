@@ -9,7 +9,12 @@ import { sseEvent } from './sse-event.js'
 import type { StreamView } from '../stream/stream-view.js'
 import { PartitionWake } from './partition-wake.js'
 
-function control(v: StreamView, next: Position, upToDate: boolean, cursor: string | undefined): { text: string; cursor: string | undefined } {
+function control(
+  v: StreamView,
+  next: Position,
+  upToDate: boolean,
+  cursor: string | undefined,
+): { text: string; cursor: string | undefined } {
   const c: Record<string, unknown> = { streamNextOffset: tokenOf(v, next) }
   const closed = upToDate && v.state.closedAt !== undefined
   let sent = cursor
@@ -27,8 +32,17 @@ function control(v: StreamView, next: Position, upToDate: boolean, cursor: strin
  * waits on a watch of the stream's own partition, sends a keep-alive control every `longPollMs`,
  * ends after the closed control, after `sseMaxMs`, when the client goes or the gateway closes.
  */
-export function sseResponse(ctx: GatewayContext, first: StreamView, start: Position, clientCursor: string | undefined): GwResponse {
-  const headers: Record<string, string> = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' }
+export function sseResponse(
+  ctx: GatewayContext,
+  first: StreamView,
+  start: Position,
+  clientCursor: string | undefined,
+): GwResponse {
+  const headers: Record<string, string> = {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  }
   if (!isTextual(first.contentType)) headers['stream-sse-data-encoding'] = 'base64'
   const stream = async (sink: Sink): Promise<void> => {
     const wake = new PartitionWake(ctx.store, first.target.topic, first.target.partition)

@@ -9,7 +9,8 @@ const SHARE_EVERY_MS = 1000
 const shared = perStore<number>()
 
 /** The last access this gateway knows of: its own reads, the stream's creation and newest record. */
-const lastKnown = (ctx: GatewayContext, v: StreamView): number => Math.max(ctx.access.get(accessKey(v)) ?? 0, v.meta.createdAt, v.state.lastWrite)
+const lastKnown = (ctx: GatewayContext, v: StreamView): number =>
+  Math.max(ctx.access.get(accessKey(v)) ?? 0, v.meta.createdAt, v.state.lastWrite)
 
 /** Whether a stream's TTL or Expires-At has passed, by what this gateway knows (see {@link isExpired}). */
 export function expired(ctx: GatewayContext, v: StreamView, now = Date.now()): boolean {

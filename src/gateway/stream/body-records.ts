@@ -18,7 +18,8 @@ export function bodyRecords(contentType: string, body: Buffer): RecordInput[] {
     // Checked before parsing: JSON.parse recurses, and a body nested thousands deep overflows the stack.
     const depth = jsonTextDepth(text)
     const batch = /^\s*\[/.test(text)
-    if (depth > MAX_JSON_DEPTH + (batch ? 1 : 0)) throw new HttpStatusError(400, tooDeep(batch ? 'An item of the body' : 'The body', batch ? depth - 1 : depth))
+    if (depth > MAX_JSON_DEPTH + (batch ? 1 : 0))
+      throw new HttpStatusError(400, tooDeep(batch ? 'An item of the body' : 'The body', batch ? depth - 1 : depth))
     let value: unknown
     try {
       value = JSON.parse(text)
@@ -32,7 +33,8 @@ export function bodyRecords(contentType: string, body: Buffer): RecordInput[] {
   }
   if (mediaType(contentType).startsWith('text/')) {
     const text = body.toString('utf8')
-    if (Buffer.byteLength(text) === body.length && Buffer.from(text, 'utf8').equals(body)) return [record(ValueKind.Text, text)]
+    if (Buffer.byteLength(text) === body.length && Buffer.from(text, 'utf8').equals(body))
+      return [record(ValueKind.Text, text)]
   }
   return [record(ValueKind.Bytes, Buffer.from(body))]
 }

@@ -21,10 +21,12 @@ export function coalescing<T>(): (key: string, run: () => Promise<T>) => Promise
     const slot = slots.get(key)
     if (!slot) return start(key, run)
     if (slot.queued) return slot.queued
-    const queued = slot.running.then(
-      () => undefined,
-      () => undefined,
-    ).then(() => start(key, run))
+    const queued = slot.running
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .then(() => start(key, run))
     slot.queued = queued
     return queued
   }

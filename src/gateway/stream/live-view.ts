@@ -16,7 +16,8 @@ export async function liveView(ctx: GatewayContext, target: StreamTarget, refres
     await removeExpired(ctx, v)
     throw new HttpStatusError(404, `Stream "${target.name}" does not exist (it expired)`)
   }
-  if (v.state.deletedAt !== undefined) throw new HttpStatusError(410, `Stream "${target.name}" is deleted (its forks still read its data)`)
+  if (v.state.deletedAt !== undefined)
+    throw new HttpStatusError(410, `Stream "${target.name}" is deleted (its forks still read its data)`)
   if (refresh) touch(ctx, v)
   return v
 }

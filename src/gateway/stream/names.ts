@@ -20,7 +20,8 @@ const NAME_RE = /^([A-Za-z0-9_.-]{1,200})(?:~(0|[1-9][0-9]{0,4}))?$/
 
 /** Parse the path segment after the base path; 400 for a malformed name, 404 for an internal one. */
 export function parseStreamName(rawSegment: string): StreamTarget {
-  if (/%(2f|5c|00)/i.test(rawSegment)) throw new HttpStatusError(400, `Stream name ${JSON.stringify(rawSegment)} contains an encoded separator`)
+  if (/%(2f|5c|00)/i.test(rawSegment))
+    throw new HttpStatusError(400, `Stream name ${JSON.stringify(rawSegment)} contains an encoded separator`)
   let name: string
   try {
     name = decodeURIComponent(rawSegment)
@@ -29,8 +30,20 @@ export function parseStreamName(rawSegment: string): StreamTarget {
   }
   const m = NAME_RE.exec(name)
   if (!m || m[1] === '.' || m[1] === '..') {
-    throw new HttpStatusError(400, `Stream name ${JSON.stringify(name)} is invalid: use 1-200 of A-Z a-z 0-9 _ . - (optionally ~<partition>)`)
+    throw new HttpStatusError(
+      400,
+      `Stream name ${JSON.stringify(name)} is invalid: use 1-200 of A-Z a-z 0-9 _ . - (optionally ~<partition>)`,
+    )
   }
-  if (name.startsWith('__')) throw new HttpStatusError(404, `Stream ${JSON.stringify(name)} does not exist (names starting with "__" are internal)`)
-  return { name, topic: m[1] as string, partition: m[2] === undefined ? 0 : Number(m[2]), perPartition: m[2] !== undefined }
+  if (name.startsWith('__'))
+    throw new HttpStatusError(
+      404,
+      `Stream ${JSON.stringify(name)} does not exist (names starting with "__" are internal)`,
+    )
+  return {
+    name,
+    topic: m[1] as string,
+    partition: m[2] === undefined ? 0 : Number(m[2]),
+    perPartition: m[2] !== undefined,
+  }
 }

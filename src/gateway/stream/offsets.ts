@@ -22,6 +22,10 @@ export function parseOffset(raw: string, what = 'offset'): ParsedOffset {
   if (raw === '-1' || raw === START_TOKEN) return { at: 'start' }
   if (raw === 'now') return { at: 'now' }
   const m = TOKEN_RE.exec(raw)
-  if (!m) throw new HttpStatusError(400, `Malformed ${what} ${JSON.stringify(raw)}: use -1, now or a Stream-Next-Offset value`)
+  if (!m)
+    throw new HttpStatusError(
+      400,
+      `Malformed ${what} ${JSON.stringify(raw)}: use -1, now or a Stream-Next-Offset value`,
+    )
   return { at: 'token', incarnation: Number(m[1]), offset: Number(m[2]) }
 }

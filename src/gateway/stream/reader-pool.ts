@@ -19,14 +19,22 @@ const pools = perStore<Parked>()
  */
 export type ReaderLane = 'fold' | 'data'
 
-const keyOf = (lane: ReaderLane, topic: string, partition: number, incarnation: number, at: number): string => `${topic}~${partition}@${incarnation}:${at}/${lane}`
+const keyOf = (lane: ReaderLane, topic: string, partition: number, incarnation: number, at: number): string =>
+  `${topic}~${partition}@${incarnation}:${at}/${lane}`
 
 /**
  * A reader of one partition of a topic incarnation at `from`, for `lane`: one parked there by an earlier
  * request when there is one (no segment listing, start file or fd open), else a new one. Hand it
  * back with {@link park} when done, or close it.
  */
-export async function takeReader(store: TopicStore, lane: ReaderLane, topic: string, partition: number, incarnation: number, from: number): Promise<PartitionReader> {
+export async function takeReader(
+  store: TopicStore,
+  lane: ReaderLane,
+  topic: string,
+  partition: number,
+  incarnation: number,
+  from: number,
+): Promise<PartitionReader> {
   const pool = pools(store)
   const key = keyOf(lane, topic, partition, incarnation, from)
   const hit = pool.get(key)
@@ -40,7 +48,14 @@ export async function takeReader(store: TopicStore, lane: ReaderLane, topic: str
 }
 
 /** Keep a reader open for the next request that reads on from where it is (closed after 5 s unused). */
-export function park(store: TopicStore, lane: ReaderLane, topic: string, partition: number, incarnation: number, reader: PartitionReader): void {
+export function park(
+  store: TopicStore,
+  lane: ReaderLane,
+  topic: string,
+  partition: number,
+  incarnation: number,
+  reader: PartitionReader,
+): void {
   const pool = pools(store)
   const key = keyOf(lane, topic, partition, incarnation, reader.next)
   if (pool.has(key)) {

@@ -26,9 +26,15 @@ export const GATEWAY_KEY_TYPE: KeyType = 'u16'
 const KEYS = keyCodec(GATEWAY_KEY_TYPE)
 
 /** A record for partition 0 of a gateway topic (key 0). */
-export function record(kind: ValueKind, value: Buffer | string, type?: string, headers?: Record<string, string>): RecordInput {
+export function record(
+  kind: ValueKind,
+  value: Buffer | string,
+  type?: string,
+  headers?: Record<string, string>,
+): RecordInput {
   return recordInput(KEYS, 0, kind, value, { type, headers })
 }
 
 /** A control record (typed, JSON value). */
-export const controlRecord = (type: string, value: unknown, headers?: Record<string, string>): RecordInput => record(ValueKind.Typed, JSON.stringify(value ?? null), type, headers)
+export const controlRecord = (type: string, value: unknown, headers?: Record<string, string>): RecordInput =>
+  record(ValueKind.Typed, JSON.stringify(value ?? null), type, headers)

@@ -12,6 +12,12 @@ import type { RecordInput } from '../../backends/record.js'
  * atomic across processes on the file backend (under the partition lock) and on Redis (in the
  * append script), so two gateway processes over one store never both pass a check.
  */
-export function appendIf(store: TopicStore, topic: string, records: readonly RecordInput[], expectedEnd: number, producerId: string): Promise<number> {
+export function appendIf(
+  store: TopicStore,
+  topic: string,
+  records: readonly RecordInput[],
+  expectedEnd: number,
+  producerId: string,
+): Promise<number> {
   return store.append(topic, 0, records, producerId, { expectedEnd })
 }

@@ -52,7 +52,11 @@ const caches = perStore<StreamConfig | null>()
  * The configuration of a topic, or `null` when it was not created by the gateway (a Node topic),
  * or `undefined` while it has no record at all (being created). Cached per topic incarnation.
  */
-export async function readConfig(store: TopicStore, topic: string, incarnation: number): Promise<StreamConfig | null | undefined> {
+export async function readConfig(
+  store: TopicStore,
+  topic: string,
+  incarnation: number,
+): Promise<StreamConfig | null | undefined> {
   const key = `${topic}@${incarnation}`
   const cache = caches(store)
   const hit = cache.get(key)

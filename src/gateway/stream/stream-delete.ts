@@ -56,7 +56,9 @@ async function softDelete(ctx: GatewayContext, v: StreamView): Promise<void> {
 /** After a stream is gone: delete the soft-deleted streams it inherited from that no live fork needs now. */
 async function collect(ctx: GatewayContext, inherited: readonly Segment[]): Promise<void> {
   for (const seg of [...inherited].reverse()) {
-    const v = await loadView(ctx, { name: seg.topic, topic: seg.topic, partition: 0, perPartition: false }).catch(() => undefined)
+    const v = await loadView(ctx, { name: seg.topic, topic: seg.topic, partition: 0, perPartition: false }).catch(
+      () => undefined,
+    )
     if (!v || v.incarnation !== seg.incarnation || v.state.deletedAt === undefined) continue
     if (!(await hasLiveForks(ctx, seg))) await dropTopic(ctx, seg.topic, seg.incarnation)
   }

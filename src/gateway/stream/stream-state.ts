@@ -34,7 +34,15 @@ export const producerTuple = (id: string, epoch: number, seq: number): string =>
 const foldsOf = perStore<{ state: FoldedState; running: Promise<FoldedState> | undefined }>()
 
 function fresh(): FoldedState {
-  return { covered: 0, producers: new Map(), streamSeq: undefined, closedAt: undefined, closedBy: undefined, deletedAt: undefined, lastWrite: 0 }
+  return {
+    covered: 0,
+    producers: new Map(),
+    streamSeq: undefined,
+    closedAt: undefined,
+    closedBy: undefined,
+    deletedAt: undefined,
+    lastWrite: 0,
+  }
 }
 
 const NO_HEADERS: Record<string, string> = {}

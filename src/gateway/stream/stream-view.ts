@@ -24,7 +24,8 @@ export interface StreamView {
   retainedStart: number
 }
 
-export const accessKey = (v: { target: StreamTarget; incarnation: number }): string => `${v.target.topic}~${v.target.partition}@${v.incarnation}`
+export const accessKey = (v: { target: StreamTarget; incarnation: number }): string =>
+  `${v.target.topic}~${v.target.partition}@${v.incarnation}`
 
 /** The stream's topic meta, or undefined when the topic does not exist. */
 async function metaOf(ctx: GatewayContext, topic: string): Promise<TopicMeta | undefined> {
@@ -36,7 +37,10 @@ async function metaOf(ctx: GatewayContext, topic: string): Promise<TopicMeta | u
   }
 }
 
-const loads = new WeakMap<object, (key: string, run: () => Promise<StreamView | undefined>) => Promise<StreamView | undefined>>()
+const loads = new WeakMap<
+  object,
+  (key: string, run: () => Promise<StreamView | undefined>) => Promise<StreamView | undefined>
+>()
 
 /**
  * Load a stream as it is now, or `undefined` when it does not exist (expiry not yet applied).
@@ -54,7 +58,10 @@ async function loadNow(ctx: GatewayContext, target: StreamTarget): Promise<Strea
   if (!meta) return undefined
   if (target.perPartition ? target.partition >= meta.partitions : meta.partitions > 1) {
     if (target.perPartition) return undefined
-    throw new HttpStatusError(404, `Topic "${target.topic}" has ${meta.partitions} partitions: read them as streams ${target.topic}~0 .. ${target.topic}~${meta.partitions - 1}`)
+    throw new HttpStatusError(
+      404,
+      `Topic "${target.topic}" has ${meta.partitions} partitions: read them as streams ${target.topic}~0 .. ${target.topic}~${meta.partitions - 1}`,
+    )
   }
   const incarnation = meta.createdAt
   const config = target.perPartition ? null : await readConfig(ctx.store, target.topic, incarnation)
@@ -66,9 +73,22 @@ async function loadNow(ctx: GatewayContext, target: StreamTarget): Promise<Strea
     const part = offsets.find((o) => o.partition === target.partition)
     const end = part?.end ?? 0
     retainedStart = part?.start ?? 0
-    state = { covered: end, producers: new Map(), streamSeq: undefined, closedAt: undefined, closedBy: undefined, deletedAt: undefined, lastWrite: 0 }
+    state = {
+      covered: end,
+      producers: new Map(),
+      streamSeq: undefined,
+      closedAt: undefined,
+      closedBy: undefined,
+      deletedAt: undefined,
+      lastWrite: 0,
+    }
   }
-  const own: Segment = { topic: target.topic, partition: target.partition, incarnation, start: config ? FIRST_DATA_OFFSET : 0 }
+  const own: Segment = {
+    topic: target.topic,
+    partition: target.partition,
+    incarnation,
+    start: config ? FIRST_DATA_OFFSET : 0,
+  }
   return {
     target,
     meta,

@@ -5,7 +5,8 @@ export const mediaType = (contentType: string): string => (contentType.split(';'
 
 export const isJson = (contentType: string): boolean => mediaType(contentType) === 'application/json'
 /** Streams sent as UTF-8 text over SSE (`text/*` and JSON); the rest is base64. */
-export const isTextual = (contentType: string): boolean => isJson(contentType) || mediaType(contentType).startsWith('text/')
+export const isTextual = (contentType: string): boolean =>
+  isJson(contentType) || mediaType(contentType).startsWith('text/')
 
 /** A value as JSON text (JSON mode): bytes as a base64 string. */
 export function jsonText(value: unknown): string {

@@ -45,6 +45,11 @@ export class HttpStatusError extends Error {
   }
 }
 
-export const reply = (status: number, headers: Record<string, string> = {}, body?: Buffer | string): GwResponse => ({ status, headers, body })
+export const reply = (status: number, headers: Record<string, string> = {}, body?: Buffer | string): GwResponse => ({
+  status,
+  headers,
+  body,
+})
 
-export const errorReply = (e: HttpStatusError): GwResponse => reply(e.status, { 'content-type': 'text/plain; charset=utf-8', ...e.headers }, `${e.message}\n`)
+export const errorReply = (e: HttpStatusError): GwResponse =>
+  reply(e.status, { 'content-type': 'text/plain; charset=utf-8', ...e.headers }, `${e.message}\n`)

@@ -12,7 +12,11 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       if (size > limit) tooLarge = true
       if (!tooLarge) chunks.push(c)
     })
-    req.on('end', () => (tooLarge ? reject(new HttpStatusError(413, `The body is larger than the limit of ${limit} bytes`)) : resolve(Buffer.concat(chunks))))
+    req.on('end', () =>
+      tooLarge
+        ? reject(new HttpStatusError(413, `The body is larger than the limit of ${limit} bytes`))
+        : resolve(Buffer.concat(chunks)),
+    )
     req.on('error', reject)
   })
 }
@@ -28,7 +32,10 @@ export function fromNode(req: IncomingMessage, res: ServerResponse, closing: Abo
   })
   const rawUrl = req.url ?? '/'
   const secure = (req.socket as { encrypted?: boolean }).encrypted === true
-  const url = new URL(rawUrl.startsWith('/') ? rawUrl : `/${rawUrl}`, `${secure ? 'https' : 'http'}://${req.headers.host ?? 'localhost'}`)
+  const url = new URL(
+    rawUrl.startsWith('/') ? rawUrl : `/${rawUrl}`,
+    `${secure ? 'https' : 'http'}://${req.headers.host ?? 'localhost'}`,
+  )
   let body: Promise<Buffer> | undefined
   return {
     method: (req.method ?? 'GET').toUpperCase(),

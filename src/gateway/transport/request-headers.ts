@@ -9,7 +9,11 @@ export const wantsClose = (req: GwRequest): boolean => req.header('stream-closed
 export function uintHeader(req: GwRequest, name: string): number | undefined {
   const raw = req.header(name)
   if (raw === undefined) return undefined
-  if (!UINT_RE.test(raw) || !Number.isSafeInteger(Number(raw))) throw new HttpStatusError(400, `${name} must be a non-negative integer without leading zeros, got ${JSON.stringify(raw)}`)
+  if (!UINT_RE.test(raw) || !Number.isSafeInteger(Number(raw)))
+    throw new HttpStatusError(
+      400,
+      `${name} must be a non-negative integer without leading zeros, got ${JSON.stringify(raw)}`,
+    )
   return Number(raw)
 }
 
@@ -36,10 +40,12 @@ export function producerHeaders(req: GwRequest): ProducerHeaders | undefined {
   const epoch = req.header('producer-epoch')
   const seq = req.header('producer-seq')
   if (id === undefined && epoch === undefined && seq === undefined) return undefined
-  if (id === undefined || epoch === undefined || seq === undefined) throw new HttpStatusError(400, 'Producer-Id, Producer-Epoch and Producer-Seq must be sent together')
+  if (id === undefined || epoch === undefined || seq === undefined)
+    throw new HttpStatusError(400, 'Producer-Id, Producer-Epoch and Producer-Seq must be sent together')
   if (id === '') throw new HttpStatusError(400, 'Producer-Id must not be empty')
   const num = (name: string, v: string): number => {
-    if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v))) throw new HttpStatusError(400, `${name} must be an integer 0..2^53-1, got ${JSON.stringify(v)}`)
+    if (!/^\d+$/.test(v) || !Number.isSafeInteger(Number(v)))
+      throw new HttpStatusError(400, `${name} must be an integer 0..2^53-1, got ${JSON.stringify(v)}`)
     return Number(v)
   }
   return { id, epoch: num('Producer-Epoch', epoch), seq: num('Producer-Seq', seq) }

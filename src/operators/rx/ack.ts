@@ -26,17 +26,26 @@ import type { MessageOperatorRx } from './typed-operators.js'
  * from(consumer).pipe(ackRx((m) => save(m.value), { concurrency: 4 })).subscribe((m) => log(m.offset))
  * ```
  */
-export function ackRx<T extends Settleable & H, H = T>(handler?: AckHandler<H>, options?: AckOptions): MessageOperatorRx<T>
+export function ackRx<T extends Settleable & H, H = T>(
+  handler?: AckHandler<H>,
+  options?: AckOptions,
+): MessageOperatorRx<T>
 /** Acks every message as it passes (no handler). */
 export function ackRx<T extends Settleable = Settleable>(options?: AckOptions): MessageOperatorRx<T>
 export function ackRx(first?: AckHandler<Settleable> | AckOptions, second?: AckOptions): MessageOperatorRx<Settleable> {
   const [handler, opts] = handlerAndOptions<AckHandler<Settleable>, AckOptions>('ackRx()', first, second)
   const { concurrency, perKey, signal } = resolveAckOptions('ackRx()', opts)
-  return <T extends Settleable>(source: Observable<T>) => (handler ? handled(source, handler, concurrency, perKey) : source.pipe(tap((m) => m.ack()))).pipe(abortable(signal))
+  return <T extends Settleable>(source: Observable<T>) =>
+    (handler ? handled(source, handler, concurrency, perKey) : source.pipe(tap((m) => m.ack()))).pipe(abortable(signal))
 }
 
 /** `ackRx` with a handler: per-key lanes, ack before emission, the first failure errors the stream. */
-function handled<T extends Settleable>(source: Observable<T>, handler: AckHandler<T>, concurrency: number, perKey: boolean): Observable<T> {
+function handled<T extends Settleable>(
+  source: Observable<T>,
+  handler: AckHandler<T>,
+  concurrency: number,
+  perKey: boolean,
+): Observable<T> {
   return new Observable<T>((subscriber) => {
     const lanes = new KeyLanes<T>(concurrency, perKey ? laneOfMessage : undefined)
     const upstream = new Subscription()

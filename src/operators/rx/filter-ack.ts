@@ -19,7 +19,10 @@ import type { MessageOperatorRx } from './typed-operators.js'
  * from(consumer).pipe(filterAckRx((m) => m.type === 'Order'), ackRx(handle)).subscribe()
  * ```
  */
-export function filterAckRx<T extends Settleable & H, H = T>(predicate: FilterAckPredicate<H>, options?: FilterAckOptions): MessageOperatorRx<T> {
+export function filterAckRx<T extends Settleable & H, H = T>(
+  predicate: FilterAckPredicate<H>,
+  options?: FilterAckOptions,
+): MessageOperatorRx<T> {
   const signal = resolveFilterAck('filterAckRx()', predicate, options)
   return <M extends T>(source: Observable<M>) =>
     source.pipe(

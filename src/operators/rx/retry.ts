@@ -1,5 +1,13 @@
 import { concatMap, defer, of, throwError, timer, type Observable } from 'rxjs'
-import { giveUp, resolveRetryOptions, retryDelay, shouldRetry, type RetryHandler, type RetryOptions, type RetryResult } from '../retry-policy.js'
+import {
+  giveUp,
+  resolveRetryOptions,
+  retryDelay,
+  shouldRetry,
+  type RetryHandler,
+  type RetryOptions,
+  type RetryResult,
+} from '../retry-policy.js'
 import { outcomeOf, type Settleable } from '../settleable.js'
 import { abortable } from './abortable.js'
 import type { RetryOperatorRx } from './typed-operators.js'
@@ -21,7 +29,10 @@ import type { RetryOperatorRx } from './typed-operators.js'
  * from(consumer).pipe(retryRx((m) => deliver(m.value), { attempts: 5 })).subscribe((r) => r.ok || warn(r.error))
  * ```
  */
-export function retryRx<T extends Settleable & H, H = T>(handler: RetryHandler<H>, options: RetryOptions): RetryOperatorRx<T> {
+export function retryRx<T extends Settleable & H, H = T>(
+  handler: RetryHandler<H>,
+  options: RetryOptions,
+): RetryOperatorRx<T> {
   const policy = resolveRetryOptions('retryRx()', handler, options)
 
   const attemptFrom = <M extends T>(message: M, attempt: number): Observable<RetryResult<M>> =>
@@ -46,5 +57,9 @@ export function retryRx<T extends Settleable & H, H = T>(handler: RetryHandler<H
       }),
     )
 
-  return <M extends T>(source: Observable<M>) => source.pipe(concatMap((message) => attemptFrom(message, 1)), abortable(policy.signal))
+  return <M extends T>(source: Observable<M>) =>
+    source.pipe(
+      concatMap((message) => attemptFrom(message, 1)),
+      abortable(policy.signal),
+    )
 }

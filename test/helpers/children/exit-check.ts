@@ -34,7 +34,11 @@ switch (mode) {
   }
   case 'tail-unsubscribe': {
     setTimeout(() => void producer.send(1, 'y'), 100)
-    await new Promise<void>((resolve) => from(twain.tail<string>('t')).pipe(take(1)).subscribe({ next: (m) => console.log('got', m.value), complete: resolve }))
+    await new Promise<void>((resolve) =>
+      from(twain.tail<string>('t'))
+        .pipe(take(1))
+        .subscribe({ next: (m) => console.log('got', m.value), complete: resolve }),
+    )
     await twain.close()
     break
   }

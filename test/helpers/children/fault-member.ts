@@ -28,7 +28,9 @@ const consumer = twain.consumer<string>(topic, { group, commitIntervalMs: 50 })
 consumer.on('assigned', (x) => out(`# assigned ${x.map((t) => t.partition).join(',')}`))
 consumer.on('revoked', (x) => out(`# revoked ${x.map((t) => t.partition).join(',')}`))
 consumer.on('commit', (x) => out(`# commit ${x.map((t) => `${t.partition}=${t.offset}`).join(',')}`))
-consumer.on('error', (e) => out(`# error ${(e as { code?: string }).code ?? 'none'} ${e.name}: ${e.message.replace(/\n/g, ' ')}`))
+consumer.on('error', (e) =>
+  out(`# error ${(e as { code?: string }).code ?? 'none'} ${e.name}: ${e.message.replace(/\n/g, ' ')}`),
+)
 ready = async () => {
   await consumer.close()
   await twain.close()

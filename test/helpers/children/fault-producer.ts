@@ -8,7 +8,12 @@
 import { open } from '../../../src/index.js'
 import { flushLines as flush, line as out } from './sync-out.js'
 
-const [dir, topic, name, batchText, padText, maxMsText, maxRecordsText] = process.argv.slice(2) as [string, string, string, ...Array<string | undefined>]
+const [dir, topic, name, batchText, padText, maxMsText, maxRecordsText] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  ...Array<string | undefined>,
+]
 const deadline = Date.now() + Number(maxMsText ?? 120_000)
 const maxRecords = Number(maxRecordsText ?? 2_000_000)
 const batch = Number(batchText ?? 100)

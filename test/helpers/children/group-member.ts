@@ -8,10 +8,22 @@
 // starting with '#' for events: `# started <member>`, `# assigned <member> <ms since start> <tp,...>`,
 // `# revoked <member> <tp,...>`, `# commit <member> <tp=offset,...>`, `# error <member> <name>: <message>`,
 // `# commit-result <ok|name>`, `# closed`. SIGTERM closes (leaves the group) and exits 0.
-import { open, type Consumer, type ConsumerOptions, type GroupMessage, type SharedConsumer } from '../../../src/index.js'
+import {
+  open,
+  type Consumer,
+  type ConsumerOptions,
+  type GroupMessage,
+  type SharedConsumer,
+} from '../../../src/index.js'
 
 const [dir, topicsText, group, optsText] = process.argv.slice(2) as [string, string, string, string | undefined]
-const { members = 1, hold = false, ackFirst, onUsr1Block, ...opts } = JSON.parse(optsText ?? '{}') as Partial<ConsumerOptions> & {
+const {
+  members = 1,
+  hold = false,
+  ackFirst,
+  onUsr1Block,
+  ...opts
+} = JSON.parse(optsText ?? '{}') as Partial<ConsumerOptions> & {
   members?: number
   hold?: boolean
   ackFirst?: number

@@ -13,4 +13,11 @@ for await (const m of twain.history<string>('t')) if (m.value !== 'x') throw new
 await twain.deleteTopic('t')
 await twain.close()
 const cache = Object.keys(createRequire(import.meta.url).cache)
-process.stdout.write(JSON.stringify({ ioredis: cache.some((p) => p.includes('/node_modules/ioredis/')), cjs: cache.length, rxjsIndex: cache.some((p) => p.endsWith('/rxjs/dist/cjs/index.js')), rxjs: cache.filter((p) => p.includes('/node_modules/rxjs/')).length }) + '\n')
+process.stdout.write(
+  JSON.stringify({
+    ioredis: cache.some((p) => p.includes('/node_modules/ioredis/')),
+    cjs: cache.length,
+    rxjsIndex: cache.some((p) => p.endsWith('/rxjs/dist/cjs/index.js')),
+    rxjs: cache.filter((p) => p.includes('/node_modules/rxjs/')).length,
+  }) + '\n',
+)

@@ -5,7 +5,14 @@
 // Meant to be killed (SIGKILL) while it holds messages; SIGTERM closes and exits 0.
 import { open, type ConsumerOptions } from '../../../src/index.js'
 
-const [url, prefix, topicsText, group, name, optsText] = process.argv.slice(2) as [string, string, string, string, string, string | undefined]
+const [url, prefix, topicsText, group, name, optsText] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+  string | undefined,
+]
 const { ack = false, ...opts } = JSON.parse(optsText ?? '{}') as Partial<ConsumerOptions> & { ack?: boolean }
 const out = (line: string) => process.stdout.write(line + '\n')
 

@@ -24,7 +24,11 @@ if (mode === 'break') {
   }
 } else if (mode === 'unsubscribe') {
   setTimeout(() => void producer.send(1, 'y'), 50)
-  await new Promise<void>((resolve) => from(twain.tail('t')).pipe(take(1)).subscribe({ next: (m) => console.log('got', m.value), complete: resolve }))
+  await new Promise<void>((resolve) =>
+    from(twain.tail('t'))
+      .pipe(take(1))
+      .subscribe({ next: (m) => console.log('got', m.value), complete: resolve }),
+  )
 } else if (mode === 'close-while-waiting') {
   // No explicit end of the iteration: twain.close() must end it.
   const done = (async () => {

@@ -17,7 +17,8 @@ let received = 0
 let wake: (() => void) | undefined
 const reading = (async () => {
   for await (const m of twain.tail<string>('mem', { signal: ctrl.signal })) {
-    if (m.value.length !== value.length) throw new Error(`message ${m.offset}: ${m.value.length} characters, sent ${value.length}`)
+    if (m.value.length !== value.length)
+      throw new Error(`message ${m.offset}: ${m.value.length} characters, sent ${value.length}`)
     received++
     wake?.()
   }

@@ -11,7 +11,12 @@ import { open, type Twain } from '../../../src/index.js'
 
 const [dir, countText, optsText] = process.argv.slice(2) as [string, string, string | undefined]
 const partitions = Number(countText)
-const opts = JSON.parse(optsText ?? '{}') as { maxOpenFiles?: number; phases?: string; reopen?: boolean; group?: string }
+const opts = JSON.parse(optsText ?? '{}') as {
+  maxOpenFiles?: number
+  phases?: string
+  reopen?: boolean
+  group?: string
+}
 const phases = (opts.phases ?? 'produce,history,tail,group').split(',')
 const out = (line: string) => process.stdout.write(line + '\n')
 

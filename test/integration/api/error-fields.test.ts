@@ -44,14 +44,20 @@ describe('registerType with real Standard Schema validators', () => {
 describe('error fields', () => {
   it('InvalidKeyError.key is the refused key', async () => {
     await store.twain.createTopic('k', { keyType: 'u8' })
-    const err = await store.twain.producer('k').send(300, 'x').catch((e: unknown) => e)
+    const err = await store.twain
+      .producer('k')
+      .send(300, 'x')
+      .catch((e: unknown) => e)
     expect(err).toBeInstanceOf(InvalidKeyError)
     expect((err as InvalidKeyError).key).toBe(300)
   })
 
   it('MessageTooLargeError.size and .limit are the sizes', async () => {
     await store.twain.createTopic('big', { keyType: 'u8', maxMessageBytes: 100 })
-    const err = await store.twain.producer('big').send(1, 'x'.repeat(200)).catch((e: unknown) => e)
+    const err = await store.twain
+      .producer('big')
+      .send(1, 'x'.repeat(200))
+      .catch((e: unknown) => e)
     expect(err).toBeInstanceOf(MessageTooLargeError)
     expect(err).toMatchObject({ size: 201, limit: 100, code: 'ERR_MESSAGE_TOO_LARGE' })
   })

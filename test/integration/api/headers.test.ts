@@ -25,10 +25,16 @@ describe('headers through a real topic', () => {
 
   it('rejects non-string header values and non-object headers with InvalidArgumentError naming the header', async () => {
     const p = store.twain.producer('hd')
-    await expect(p.send(1, 'v', { headers: { n: 5 as unknown as string } })).rejects.toBeInstanceOf(InvalidArgumentError)
+    await expect(p.send(1, 'v', { headers: { n: 5 as unknown as string } })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    )
     await expect(p.send(1, 'v', { headers: { n: 5 as unknown as string } })).rejects.toThrow(/"n"/)
-    await expect(p.send(1, 'v', { headers: ['a'] as unknown as Record<string, string> })).rejects.toBeInstanceOf(InvalidArgumentError)
-    await expect(p.send(1, 'v', { headers: null as unknown as Record<string, string> })).rejects.toBeInstanceOf(InvalidArgumentError)
+    await expect(p.send(1, 'v', { headers: ['a'] as unknown as Record<string, string> })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    )
+    await expect(p.send(1, 'v', { headers: null as unknown as Record<string, string> })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    )
     expect(await store.twain.length('hd')).toBe(0)
   })
 

@@ -29,22 +29,36 @@ describe('history options', () => {
   })
 
   it('from starts at that offset in every partition', async () => {
-    expect(po(await collect(store.twain.history('h', { from: 3 })))).toEqual([...range(3, 10).map((o) => [0, o]), ...range(3, 5).map((o) => [1, o])])
+    expect(po(await collect(store.twain.history('h', { from: 3 })))).toEqual([
+      ...range(3, 10).map((o) => [0, o]),
+      ...range(3, 5).map((o) => [1, o]),
+    ])
     expect(po(await collect(store.twain.history('h', { from: 7 })))).toEqual(range(7, 10).map((o) => [0, o]))
     expect(await collect(store.twain.history('h', { from: 100 }))).toEqual([])
   })
 
   it('to is exclusive', async () => {
-    expect(po(await collect(store.twain.history('h', { to: 4 })))).toEqual([...range(0, 4).map((o) => [0, o]), ...range(0, 4).map((o) => [1, o])])
-    expect(po(await collect(store.twain.history('h', { partition: 0, from: 2, to: 6 })))).toEqual(range(2, 6).map((o) => [0, o]))
+    expect(po(await collect(store.twain.history('h', { to: 4 })))).toEqual([
+      ...range(0, 4).map((o) => [0, o]),
+      ...range(0, 4).map((o) => [1, o]),
+    ])
+    expect(po(await collect(store.twain.history('h', { partition: 0, from: 2, to: 6 })))).toEqual(
+      range(2, 6).map((o) => [0, o]),
+    )
     expect(await collect(store.twain.history('h', { partition: 0, from: 5, to: 5 }))).toEqual([])
     expect(await collect(store.twain.history('h', { partition: 0, to: 0 }))).toEqual([])
-    expect(po(await collect(store.twain.history('h', { partition: 1, to: 99 })))).toEqual(range(0, 5).map((o) => [1, o]))
+    expect(po(await collect(store.twain.history('h', { partition: 1, to: 99 })))).toEqual(
+      range(0, 5).map((o) => [1, o]),
+    )
   })
 
   it('limit caps the number of messages (across partitions in partition order)', async () => {
     expect(po(await collect(store.twain.history('h', { limit: 4 })))).toEqual(range(0, 4).map((o) => [0, o]))
-    expect(po(await collect(store.twain.history('h', { limit: 12 })))).toEqual([...range(0, 10).map((o) => [0, o]), [1, 0], [1, 1]])
+    expect(po(await collect(store.twain.history('h', { limit: 12 })))).toEqual([
+      ...range(0, 10).map((o) => [0, o]),
+      [1, 0],
+      [1, 1],
+    ])
     expect(po(await collect(store.twain.history('h', { partition: 1, from: 2, limit: 2 })))).toEqual([
       [1, 2],
       [1, 3],
@@ -58,14 +72,23 @@ describe('history options', () => {
       [0, 8],
       [0, 7],
     ])
-    expect(po(await collect(store.twain.history('h', { partition: 0, reverse: true })))).toEqual(range(0, 10).reverse().map((o) => [0, o]))
-    expect(po(await collect(store.twain.history('h', { partition: 0, reverse: true, from: 2, to: 6 })))).toEqual(range(2, 6).reverse().map((o) => [0, o]))
+    expect(po(await collect(store.twain.history('h', { partition: 0, reverse: true })))).toEqual(
+      range(0, 10)
+        .reverse()
+        .map((o) => [0, o]),
+    )
+    expect(po(await collect(store.twain.history('h', { partition: 0, reverse: true, from: 2, to: 6 })))).toEqual(
+      range(2, 6)
+        .reverse()
+        .map((o) => [0, o]),
+    )
   })
 
   it('reverse with limit over a long partition reads back in chunks, newest first', async () => {
     await store.twain.createTopic('long')
     const p = store.twain.producer('long')
-    for (let b = 0; b < 10; b++) await p.sendBatch(range(b * 100, b * 100 + 100).map((i) => ({ key: i % 65536, value: i })))
+    for (let b = 0; b < 10; b++)
+      await p.sendBatch(range(b * 100, b * 100 + 100).map((i) => ({ key: i % 65536, value: i })))
     const got = await collect(store.twain.history('long', { reverse: true, limit: 750 }))
     expect(got.map((m) => m.offset)).toEqual(range(250, 1000).reverse())
     expect(got.map((m) => m.value)).toEqual(range(250, 1000).reverse())
@@ -98,8 +121,12 @@ describe('history options', () => {
     const late = await collect(store.twain.history('time', { from: { time: t } }))
     expect(late.map((m) => m.value)).toEqual(['late-0', 'late-1', 'late-2'])
     expect(late.map((m) => m.offset)).toEqual([3, 4, 5])
-    expect((await collect(store.twain.history('time', { from: { time: new Date(t) } }))).map((m) => m.offset)).toEqual([3, 4, 5])
-    expect((await collect(store.twain.history('time', { from: { time: 0 } }))).map((m) => m.offset)).toEqual(range(0, 6))
+    expect((await collect(store.twain.history('time', { from: { time: new Date(t) } }))).map((m) => m.offset)).toEqual([
+      3, 4, 5,
+    ])
+    expect((await collect(store.twain.history('time', { from: { time: 0 } }))).map((m) => m.offset)).toEqual(
+      range(0, 6),
+    )
     expect(await collect(store.twain.history('time', { from: { time: Date.now() + 60_000 } }))).toEqual([])
   })
 
@@ -127,7 +154,9 @@ describe('history options', () => {
 
   it('rejects a partition that does not exist and a bad limit with InvalidArgumentError', async () => {
     await expect(collect(store.twain.history('h', { partition: 2 }))).rejects.toBeInstanceOf(InvalidArgumentError)
-    expect(() => store.twain.history('h', { partition: -1 })).toThrow(/option partition must be an integer 0\.\.\d+, got -1/)
+    expect(() => store.twain.history('h', { partition: -1 })).toThrow(
+      /option partition must be an integer 0\.\.\d+, got -1/,
+    )
     expect(() => store.twain.history('h', { limit: -1 })).toThrow(InvalidArgumentError)
     expect(() => store.twain.history('h', { limit: 1.5 })).toThrow(InvalidArgumentError)
   })
@@ -140,7 +169,10 @@ describe('history options', () => {
       [{ to: -1 }, /option to must be an integer 0\.\.\d+, got -1/],
       [{ to: 2.5 }, /option to must be an integer 0\.\.\d+, got 2\.5/],
       [{ from: 5, to: 2 }, /option to \(2\) is before from \(5\)/],
-      [{ from: { time: new Date('nope') } }, /option from\.time must be a valid Date or finite milliseconds since the epoch, got Invalid Date/],
+      [
+        { from: { time: new Date('nope') } },
+        /option from\.time must be a valid Date or finite milliseconds since the epoch, got Invalid Date/,
+      ],
       [{ from: { time: Number.NaN } }, /option from\.time must be .*, got NaN/],
     ]
     for (const [options, text] of refused) {
@@ -151,7 +183,9 @@ describe('history options', () => {
 
   it('to === from is an empty range, to > from reads from..to-1', async () => {
     expect(await collect(store.twain.history('h', { partition: 0, from: 2, to: 2 }))).toEqual([])
-    expect((await collect(store.twain.history('h', { partition: 0, from: 1, to: 3 }))).map((m) => m.offset)).toEqual([1, 2])
+    expect((await collect(store.twain.history('h', { partition: 0, from: 1, to: 3 }))).map((m) => m.offset)).toEqual([
+      1, 2,
+    ])
   })
 
   it('rejects a missing topic with TopicNotFoundError', async () => {

@@ -29,14 +29,21 @@ describe('IxJS abort signals', () => {
     rmTmp(dir)
   })
 
-  it("from(tail).forEach(fn, undefined, signal) ends with AbortError when the signal aborts while the tail waits", async () => {
+  it('from(tail).forEach(fn, undefined, signal) ends with AbortError when the signal aborts while the tail waits', async () => {
     const ctrl = new AbortController()
     const seen: unknown[] = []
-    const run = from(twain.tail<string>('t', { from: 'start' })).forEach((m) => {
-      seen.push(m.value)
-      ctrl.abort() // the tail now waits for a message that never comes
-    }, undefined, ctrl.signal)
-    const err = await within(run, 3000, 'forEach').then(() => undefined, (e: unknown) => e)
+    const run = from(twain.tail<string>('t', { from: 'start' })).forEach(
+      (m) => {
+        seen.push(m.value)
+        ctrl.abort() // the tail now waits for a message that never comes
+      },
+      undefined,
+      ctrl.signal,
+    )
+    const err = await within(run, 3000, 'forEach').then(
+      () => undefined,
+      (e: unknown) => e,
+    )
     expect(seen).toEqual(['first'])
     expect(err).toBeInstanceOf(AbortError)
   })
@@ -67,10 +74,14 @@ describe('IxJS abort signals', () => {
   it("a consumer's IxJS iteration ends on its signal; the member stays in the group and the next iteration goes on", async () => {
     const consumer = twain.consumer<string>('t', { group: 'g', from: 'start' })
     const ctrl = new AbortController()
-    const run = from(consumer).forEach((m) => {
-      m.ack()
-      ctrl.abort()
-    }, undefined, ctrl.signal)
+    const run = from(consumer).forEach(
+      (m) => {
+        m.ack()
+        ctrl.abort()
+      },
+      undefined,
+      ctrl.signal,
+    )
     await expect(within(run, 5000, 'forEach over a consumer')).rejects.toBeInstanceOf(AbortError)
     expect(consumer.closed).toBe(false)
     await twain.producer<string>('t').send(1, 'second')

@@ -13,9 +13,16 @@ describe('JSON values through a producer', () => {
   it('send and sendBatch reject a value JSON would change and write nothing', async () => {
     const p = store.twain.producer('vals')
     await expect(p.send(1, { price: NaN })).rejects.toThrow(/\$\.price is NaN/)
-    await expect(p.sendBatch([{ key: 1, value: { ok: true } }, { key: 2, value: { m: new Map() } }])).rejects.toThrow(/\$\.m is a Map/)
+    await expect(
+      p.sendBatch([
+        { key: 1, value: { ok: true } },
+        { key: 2, value: { m: new Map() } },
+      ]),
+    ).rejects.toThrow(/\$\.m is a Map/)
     expect(await store.twain.length('vals')).toBe(0)
     await p.send(1, { at: new Date(0), note: undefined })
-    expect((await collect(store.twain.history('vals'))).map((m) => m.value)).toEqual([{ at: '1970-01-01T00:00:00.000Z' }])
+    expect((await collect(store.twain.history('vals'))).map((m) => m.value)).toEqual([
+      { at: '1970-01-01T00:00:00.000Z' },
+    ])
   })
 })

@@ -78,15 +78,34 @@ describe('maxMessageBytes', () => {
 
   it('sendBatch with one bad key or bad partition writes nothing at all', async () => {
     const p = twain.producer('small')
-    await expect(p.sendBatch([{ key: 1, value: 'a' }, { key: -5, value: 'b' }])).rejects.toBeInstanceOf(InvalidKeyError)
-    await expect(p.sendBatch([{ key: 1, value: 'a' }, { key: 2, value: 'b', partition: 7 }])).rejects.toBeInstanceOf(InvalidArgumentError)
-    await expect(p.sendBatch([{ key: 1, value: 'a' }, { key: 2, value: 'b', headers: { h: 5 as unknown as string } }])).rejects.toBeInstanceOf(InvalidArgumentError)
+    await expect(
+      p.sendBatch([
+        { key: 1, value: 'a' },
+        { key: -5, value: 'b' },
+      ]),
+    ).rejects.toBeInstanceOf(InvalidKeyError)
+    await expect(
+      p.sendBatch([
+        { key: 1, value: 'a' },
+        { key: 2, value: 'b', partition: 7 },
+      ]),
+    ).rejects.toBeInstanceOf(InvalidArgumentError)
+    await expect(
+      p.sendBatch([
+        { key: 1, value: 'a' },
+        { key: 2, value: 'b', headers: { h: 5 as unknown as string } },
+      ]),
+    ).rejects.toBeInstanceOf(InvalidArgumentError)
     expect(await twain.length('small')).toBe(0)
   })
 
   it('an oversized send does not fail the other sends of the same tick', async () => {
     const p = twain.producer('small')
-    const results = await Promise.allSettled([p.send(1, 'a', { partition: 0 }), p.send(1, 'y'.repeat(1000), { partition: 0 }), p.send(1, 'b', { partition: 0 })])
+    const results = await Promise.allSettled([
+      p.send(1, 'a', { partition: 0 }),
+      p.send(1, 'y'.repeat(1000), { partition: 0 }),
+      p.send(1, 'b', { partition: 0 }),
+    ])
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
     expect((await collect(twain.history('small'))).map((m) => [m.offset, m.value])).toEqual([
       [0, 'a'],

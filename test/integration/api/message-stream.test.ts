@@ -16,9 +16,19 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
     const now = watcherAndTimerCount()
     return now.watchers <= baseline.watchers && now.timers <= baseline.timers
   }
-  const expectReleased = async () => until(released, 1000, `watchers/timers back to ${JSON.stringify(baseline)} (now ${JSON.stringify(watcherAndTimerCount())})`)
+  const expectReleased = async () =>
+    until(
+      released,
+      1000,
+      `watchers/timers back to ${JSON.stringify(baseline)} (now ${JSON.stringify(watcherAndTimerCount())})`,
+    )
   /** The tail waits on a watcher (it is blocked in a read). */
-  const held = async () => until(() => watcherAndTimerCount().watchers > baseline.watchers, 1000, `a watcher beyond ${JSON.stringify(baseline)}`)
+  const held = async () =>
+    until(
+      () => watcherAndTimerCount().watchers > baseline.watchers,
+      1000,
+      `a watcher beyond ${JSON.stringify(baseline)}`,
+    )
 
   beforeEach(async () => {
     dir = makeTmp()
@@ -253,7 +263,8 @@ describe('MessageStream teardown (src/stream/message-stream.ts)', () => {
     const first = firstValueFrom(from(stream))
     const second = firstValueFrom(from(stream))
     await twain.producer('s').send(1, 'hello', { partition: 1 })
-    const within = (p: Promise<Message<string>>) => Promise.race([p.then((m) => m.value), sleep(2000).then(() => 'nothing within 2000 ms')])
+    const within = (p: Promise<Message<string>>) =>
+      Promise.race([p.then((m) => m.value), sleep(2000).then(() => 'nothing within 2000 ms')])
     expect(await within(first)).toBe('hello')
     expect(await within(second)).toBe('hello')
   })
@@ -274,8 +285,16 @@ describe('instanceof (IxJS gives its base class a static Symbol.hasInstance that
       await twain.createTopic('t')
       const c = twain.consumer('t', { group: 'g' })
       const tail = twain.tail('t')
-      expect([c instanceof Consumer, c instanceof SharedConsumer, c instanceof MessageStream]).toEqual([true, false, true])
-      expect([tail instanceof MessageStream, tail instanceof Consumer, ({}) instanceof MessageStream]).toEqual([true, false, false])
+      expect([c instanceof Consumer, c instanceof SharedConsumer, c instanceof MessageStream]).toEqual([
+        true,
+        false,
+        true,
+      ])
+      expect([tail instanceof MessageStream, tail instanceof Consumer, {} instanceof MessageStream]).toEqual([
+        true,
+        false,
+        false,
+      ])
       expect([c instanceof AsyncIterableX, tail instanceof AsyncIterableX]).toEqual([true, true])
       await c.close()
     } finally {

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import { open, TypeAlreadyRegisteredError, UnknownMessageTypeError, ValidationError, type Message, type StandardSchemaV1 } from '../../../src/index.js'
+import {
+  open,
+  TypeAlreadyRegisteredError,
+  UnknownMessageTypeError,
+  ValidationError,
+  type Message,
+  type StandardSchemaV1,
+} from '../../../src/index.js'
 import { useFileStore } from '../../helpers/file-store.js'
 
 const store = useFileStore()
@@ -44,7 +51,9 @@ describe('registered message types', () => {
   it('rejects an invalid value on send with ValidationError and writes nothing', async () => {
     store.twain.registerType('Order', orderSchema)
     await store.twain.createTopic('orders')
-    await expect(store.twain.producer('orders').send(1, { id: 'x' }, { type: 'Order' })).rejects.toBeInstanceOf(ValidationError)
+    await expect(store.twain.producer('orders').send(1, { id: 'x' }, { type: 'Order' })).rejects.toBeInstanceOf(
+      ValidationError,
+    )
     expect(await store.twain.length('orders')).toBe(0)
   })
 
@@ -58,7 +67,9 @@ describe('registered message types', () => {
     store.twain.registerType('Order', orderSchema)
     store.twain.registerType('Refund')
     await store.twain.createTopic('orders', { messageTypes: ['Order'] })
-    await expect(store.twain.producer('orders').send(1, {}, { type: 'Refund' })).rejects.toThrow(UnknownMessageTypeError)
+    await expect(store.twain.producer('orders').send(1, {}, { type: 'Refund' })).rejects.toThrow(
+      UnknownMessageTypeError,
+    )
   })
 
   it('registering a name twice throws TypeAlreadyRegisteredError', () => {
@@ -107,11 +118,32 @@ describe('registered message types', () => {
     const [bad, good] = got
     expect(bad?.error).toBeInstanceOf(ValidationError)
     expect(bad?.error?.message).toMatch(/orders\/0@0/)
-    expect(bad).toMatchObject({ topic: 'orders', partition: 0, offset: 0, key: 1, type: 'Order', headers: { h: 'v' }, value: { id: 1, total: -5 }, deliveryCount: 1 })
+    expect(bad).toMatchObject({
+      topic: 'orders',
+      partition: 0,
+      offset: 0,
+      key: 1,
+      type: 'Order',
+      headers: { h: 'v' },
+      value: { id: 1, total: -5 },
+      deliveryCount: 1,
+    })
     expect(good?.error).toBeUndefined()
     expect(good).toMatchObject({ offset: 1, value: { id: 2, total: 3 }, headers: {}, deliveryCount: 1 })
     // The same own fields, in the same order, as group messages always had (made by the reader now, not copied).
-    expect(Object.keys(good as object)).toEqual(['topic', 'partition', 'offset', 'key', 'timestamp', 'value', 'type', 'headers', 'producerId', 'error', 'deliveryCount'])
+    expect(Object.keys(good as object)).toEqual([
+      'topic',
+      'partition',
+      'offset',
+      'key',
+      'timestamp',
+      'value',
+      'type',
+      'headers',
+      'producerId',
+      'error',
+      'deliveryCount',
+    ])
     await c.close()
   })
 

@@ -30,7 +30,9 @@ describe('offsets', () => {
     // sends of one tick keep send order within a partition
     for (const offs of perPartition.values()) expect(offs).toEqual(range(0, offs.length))
     const info = await store.twain.describeTopic('dense')
-    expect(info.offsets).toEqual([0, 1, 2].map((partition) => ({ partition, start: 0, end: perPartition.get(partition)?.length })))
+    expect(info.offsets).toEqual(
+      [0, 1, 2].map((partition) => ({ partition, start: 0, end: perPartition.get(partition)?.length })),
+    )
     expect(await store.twain.length('dense')).toBe(60)
     // history agrees with what the sends reported
     const hist = await collect(store.twain.history('dense'))
@@ -46,7 +48,9 @@ describe('offsets', () => {
     const a = store.twain.producer('seq')
     const b = store.twain.producer('seq')
     expect(await a.send(1, 'x', { partition: 1 })).toEqual({ partition: 1, offset: 0 })
-    expect(await b.sendBatch([1, 2, 3].map((k) => ({ key: k, value: k, partition: 1 })))).toEqual([1, 2, 3].map((offset) => ({ partition: 1, offset })))
+    expect(await b.sendBatch([1, 2, 3].map((k) => ({ key: k, value: k, partition: 1 })))).toEqual(
+      [1, 2, 3].map((offset) => ({ partition: 1, offset })),
+    )
     expect(await a.send(1, 'y', { partition: 1 })).toEqual({ partition: 1, offset: 4 })
     expect(await b.send(1, 'z', { partition: 0 })).toEqual({ partition: 0, offset: 0 })
     expect((await store.twain.describeTopic('seq')).offsets).toEqual([
@@ -186,7 +190,12 @@ describe('segments (tiny segmentBytes)', () => {
     const big = 'B'.repeat(5000)
     await p.send(2, big)
     await p.send(3, 'after')
-    expect((await collect(store.twain.history('big'))).map((m) => [m.offset, typeof m.value === 'string' ? m.value.length : -1])).toEqual([
+    expect(
+      (await collect(store.twain.history('big'))).map((m) => [
+        m.offset,
+        typeof m.value === 'string' ? m.value.length : -1,
+      ]),
+    ).toEqual([
       [0, 5],
       [1, 5000],
       [2, 5],
@@ -210,7 +219,12 @@ describe('segments (tiny segmentBytes)', () => {
     for (let i = 0; i < 300; i++) await p.send(i, `r-${i}-${'z'.repeat(60)}`)
     // Retention runs in the background after each roll: wait for it to have caught up with the rolls
     // (the start moved and old segments are gone), not just for its first pass.
-    await until(async () => (await store.twain.describeTopic('ret')).offsets[0]!.start > 0 && segmentFiles(store.dir, 'ret', 0).length < 20, 5000, 'retention to move the start and remove old segments')
+    await until(
+      async () =>
+        (await store.twain.describeTopic('ret')).offsets[0]!.start > 0 && segmentFiles(store.dir, 'ret', 0).length < 20,
+      5000,
+      'retention to move the start and remove old segments',
+    )
     await p.send(300, 'one more to trigger a last retention pass if a roll happens')
     // That send may roll a segment: wait for retention to catch up with it too.
     await until(() => segmentFiles(store.dir, 'ret', 0).length < 20, 5000, 'retention to catch up with the last roll')

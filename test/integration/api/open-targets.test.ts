@@ -37,9 +37,13 @@ describe('open() targets', () => {
   it('any other scheme is refused, with or without slashes (mailto:x is not a directory); a drive letter and ./name:x are paths', () => {
     for (const t of ['mailto:x', 'http://h/x', 'ftp://h', 'data:text', 'urn:isbn:1']) {
       expect(() => parseTarget(t), t).toThrow(InvalidArgumentError)
-      expect(() => parseTarget(t), t).toThrow(new RegExp(`target "${t.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}" has an unsupported scheme`))
+      expect(() => parseTarget(t), t).toThrow(
+        new RegExp(`target "${t.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}" has an unsupported scheme`),
+      )
       // A name like mailto:x may be a directory someone meant; one with // is not.
-      expect(() => parseTarget(t), t).toThrow(t.includes('//') ? /redis\+cluster:\/\/$/ : new RegExp(`\\(a directory whose name has a colon: \\./${t}\\)$`))
+      expect(() => parseTarget(t), t).toThrow(
+        t.includes('//') ? /redis\+cluster:\/\/$/ : new RegExp(`\\(a directory whose name has a colon: \\./${t}\\)$`),
+      )
     }
     expect(parseTarget('./mailto:x')).toEqual({ kind: 'file', root: join(process.cwd(), 'mailto:x') })
     expect(parseTarget('C:data')).toEqual({ kind: 'file', root: join(process.cwd(), 'C:data') })
@@ -48,9 +52,13 @@ describe('open() targets', () => {
   it("the other backend's options are refused, naming them (they would do nothing)", async () => {
     const tmp = tempDir()
     try {
-      await expect(open(tmp.dir, { prefix: 'app:' })).rejects.toThrow(/open\(\) of a directory target does not take the option prefix: "app:": it is for Redis targets/)
+      await expect(open(tmp.dir, { prefix: 'app:' })).rejects.toThrow(
+        /open\(\) of a directory target does not take the option prefix: "app:": it is for Redis targets/,
+      )
       await expect(open(tmp.dir, { replicaAckTimeoutMs: 500 })).rejects.toThrow(InvalidArgumentError)
-      await expect(open('redis://127.0.0.1:1', { segmentBytes: 4096, fsync: 'always' })).rejects.toThrow(/open\(\) of a Redis target does not take the options fsync: "always", segmentBytes: 4096: they are for the file backend/)
+      await expect(open('redis://127.0.0.1:1', { segmentBytes: 4096, fsync: 'always' })).rejects.toThrow(
+        /open\(\) of a Redis target does not take the options fsync: "always", segmentBytes: 4096: they are for the file backend/,
+      )
       await expect(open('redis://127.0.0.1:1', { pollMs: 50 })).rejects.toThrow(InvalidArgumentError)
     } finally {
       tmp.remove()
@@ -61,7 +69,11 @@ describe('open() targets', () => {
     expect(() => parseTarget('redis://localhost:99999')).toThrow(InvalidArgumentError)
     expect(() => parseTarget('redis://localhost:abc')).toThrow(InvalidArgumentError)
     expect(() => parseTarget('redis://localhost:6379/x')).toThrow(/database "x"/)
-    expect(parseTarget('redis://localhost:6379/3')).toEqual({ kind: 'redis', url: 'redis://localhost:6379/3', cluster: false })
+    expect(parseTarget('redis://localhost:6379/3')).toEqual({
+      kind: 'redis',
+      url: 'redis://localhost:6379/3',
+      cluster: false,
+    })
   })
 })
 
@@ -75,14 +87,20 @@ describe('a Redis database the server does not have', () => {
   })
 
   it('open(redis://…/99) on a server with 16 databases rejects instead of using database 0', async () => {
-    await expect(open(`${redis.url}/99`)).rejects.toMatchObject({ name: 'InvalidArgumentError', message: expect.stringContaining('no database 99') })
+    await expect(open(`${redis.url}/99`)).rejects.toMatchObject({
+      name: 'InvalidArgumentError',
+      message: expect.stringContaining('no database 99'),
+    })
     const ok = await open(`${redis.url}/3`)
     await ok.close()
   })
 
   it('a prefix with a brace is refused: its hash tag would put every key in one Redis Cluster slot, or break scripts with CROSSSLOT', async () => {
     for (const prefix of ['app{1}:', 'x}', '{']) {
-      await expect(open(redis.url, { prefix })).rejects.toMatchObject({ name: 'InvalidArgumentError', message: expect.stringContaining(JSON.stringify(prefix)) })
+      await expect(open(redis.url, { prefix })).rejects.toMatchObject({
+        name: 'InvalidArgumentError',
+        message: expect.stringContaining(JSON.stringify(prefix)),
+      })
     }
     const ok = await open(redis.url, { prefix: 'app-1:' })
     await ok.close()

@@ -44,7 +44,13 @@ describe('producer: plain text sends', () => {
   it('a tick mixing plain sends with headers, bytes and JSON keeps send order in one frame', async () => {
     await twain.createTopic('m', { keyType: 'string' })
     const p = twain.producer<unknown, string>('m')
-    const r = await Promise.all([p.send('a', 'one'), p.send('b', 'two', { headers: { h: '1' } }), p.send('c', Buffer.from('three')), p.send('d', { n: 4 }), p.send('e', 'five')])
+    const r = await Promise.all([
+      p.send('a', 'one'),
+      p.send('b', 'two', { headers: { h: '1' } }),
+      p.send('c', Buffer.from('three')),
+      p.send('d', { n: 4 }),
+      p.send('e', 'five'),
+    ])
     expect(r.map((x) => x.offset)).toEqual([0, 1, 2, 3, 4])
     expect(frameCounts(dir, 'm', 0)).toEqual([5])
     const read = await collect(twain.history('m'))
@@ -64,9 +70,12 @@ describe('producer: plain text sends', () => {
   it('frames are reused from flush to flush without mixing their records', async () => {
     await twain.createTopic('r')
     const p = twain.producer<string>('r')
-    for (let round = 0; round < 5; round++) await Promise.all(Array.from({ length: 50 - round * 10 }, (_, i) => p.send(i, `r${round}-${i}`)))
+    for (let round = 0; round < 5; round++)
+      await Promise.all(Array.from({ length: 50 - round * 10 }, (_, i) => p.send(i, `r${round}-${i}`)))
     const read = await collect(twain.history<string>('r'))
-    expect(read.map((m) => m.value)).toEqual([0, 1, 2, 3, 4].flatMap((round) => Array.from({ length: 50 - round * 10 }, (_, i) => `r${round}-${i}`)))
+    expect(read.map((m) => m.value)).toEqual(
+      [0, 1, 2, 3, 4].flatMap((round) => Array.from({ length: 50 - round * 10 }, (_, i) => `r${round}-${i}`)),
+    )
     expect(frameCounts(dir, 'r', 0)).toEqual([50, 40, 30, 20, 10])
   })
 
@@ -94,7 +103,9 @@ describe('producer: plain text sends', () => {
         }
         await Promise.all(ticks)
         const read = await collect(t.history<string>('f'))
-        expect(read.map((m) => m.value)).toEqual([0, 1, 2, 3].flatMap((tick) => Array.from({ length: 30 }, (_, i) => `${tick}-${i}`)))
+        expect(read.map((m) => m.value)).toEqual(
+          [0, 1, 2, 3].flatMap((tick) => Array.from({ length: 30 }, (_, i) => `${tick}-${i}`)),
+        )
         expect(read.map((m) => m.offset)).toEqual(read.map((_, i) => i))
       } finally {
         await t.close()

@@ -21,7 +21,13 @@ describe('producer', () => {
 
   it('sendBatch of something other than an array of items is an InvalidArgumentError naming it', async () => {
     const p = twain.producer('p')
-    for (const [items, text] of [[{}, /got object/], ['abc', /got string/], [null, /got null/], [[null], /got null/], [[1], /got 1/]] as const) {
+    for (const [items, text] of [
+      [{}, /got object/],
+      ['abc', /got string/],
+      [null, /got null/],
+      [[null], /got null/],
+      [[1], /got 1/],
+    ] as const) {
       await expect(p.sendBatch(items as never)).rejects.toThrow(InvalidArgumentError)
       await expect(p.sendBatch(items as never)).rejects.toThrow(text)
     }
@@ -55,7 +61,9 @@ describe('producer', () => {
     await expect(twain.producer('p').send(1, 'x', { partition: 2 })).rejects.toBeInstanceOf(InvalidArgumentError)
     await expect(twain.producer('p').send(1, 'x', { partition: 2 })).rejects.toThrow(/2/)
     await expect(twain.producer('p', { partitioner: () => 7 }).send(1, 'x')).rejects.toThrow(/7/)
-    await expect(twain.producer('p', { partitioner: () => 0.5 }).send(1, 'x')).rejects.toBeInstanceOf(InvalidArgumentError)
+    await expect(twain.producer('p', { partitioner: () => 0.5 }).send(1, 'x')).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    )
     expect(await twain.length('p')).toBe(0)
   })
 

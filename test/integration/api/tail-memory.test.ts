@@ -33,9 +33,13 @@ describe('a long tail keeps no memory per read', () => {
     tmp?.remove()
   })
 
-  it.each(['file', 'redis'])('%s', async (kind) => {
-    const r = await measure(kind === 'redis' ? server.url : tmp.dir)
-    expect(r.received).toBe(MESSAGES)
-    expect(r.end - r.quarter, `grew from ${r.quarter} to ${r.end} bytes`).toBeLessThan(BOUND)
-  }, 120_000)
+  it.each(['file', 'redis'])(
+    '%s',
+    async (kind) => {
+      const r = await measure(kind === 'redis' ? server.url : tmp.dir)
+      expect(r.received).toBe(MESSAGES)
+      expect(r.end - r.quarter, `grew from ${r.quarter} to ${r.end} bytes`).toBeLessThan(BOUND)
+    },
+    120_000,
+  )
 })

@@ -22,13 +22,18 @@ describe('a tail across delete and re-create of its topic (file backend)', () =>
   /** Where `recreate` puts value i, and its key: [partition, offset, key, value]. */
   const placed = (values: string[], partitions: number, key: (i: number) => string | number) =>
     values.map((v, i) => [i % partitions, Math.floor(i / partitions), key(i), v]).sort()
-  for (const [label, maxOpenFiles, partitions] of [['open segment fds', 512, 2], ['fds evicted by the pool', 8, 12]] as const) {
+  for (const [label, maxOpenFiles, partitions] of [
+    ['open segment fds', 512, 2],
+    ['fds evicted by the pool', 8, 12],
+  ] as const) {
     it(`follows the new topic from offset 0, twice, with its key type (${label})`, async () => {
       const tmp = tempDir()
       const twain = await open(tmp.dir, { clientId: 'tailer', maxOpenFiles })
       try {
         await twain.createTopic('t', { partitions, keyType: 'u16' })
-        await twain.producer<string>('t').sendBatch([0, 1, 2, 3].map((i) => ({ key: i, value: `old-${i}`, partition: i % partitions })))
+        await twain
+          .producer<string>('t')
+          .sendBatch([0, 1, 2, 3].map((i) => ({ key: i, value: `old-${i}`, partition: i % partitions })))
         const got: Array<Message<string>> = []
         const tail = twain.tail<string>('t', { from: 'start' })
         const reading = (async () => {

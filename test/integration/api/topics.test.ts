@@ -39,8 +39,20 @@ describe('topics', () => {
   })
 
   it('createTopic keeps the given options', async () => {
-    const info = await store.twain.createTopic('o2', { partitions: 3, keyType: 'string', messageTypes: ['A'], retention: { maxMessages: 5 }, maxMessageBytes: 500 })
-    expect(info).toMatchObject({ partitions: 3, keyType: 'string', messageTypes: ['A'], retention: { maxMessages: 5 }, maxMessageBytes: 500 })
+    const info = await store.twain.createTopic('o2', {
+      partitions: 3,
+      keyType: 'string',
+      messageTypes: ['A'],
+      retention: { maxMessages: 5 },
+      maxMessageBytes: 500,
+    })
+    expect(info).toMatchObject({
+      partitions: 3,
+      keyType: 'string',
+      messageTypes: ['A'],
+      retention: { maxMessages: 5 },
+      maxMessageBytes: 500,
+    })
     expect(info.offsets).toEqual([0, 1, 2].map((partition) => ({ partition, start: 0, end: 0 })))
   })
 
@@ -99,8 +111,12 @@ describe('topics', () => {
 
   it('rejects out-of-range maxMessageBytes and retention with InvalidArgumentError', async () => {
     await expect(store.twain.createTopic('m', { maxMessageBytes: 0 })).rejects.toBeInstanceOf(InvalidArgumentError)
-    await expect(store.twain.createTopic('m', { retention: { maxMessages: -1 } })).rejects.toBeInstanceOf(InvalidArgumentError)
-    await expect(store.twain.createTopic('m', { retention: { bogus: 1 } as never })).rejects.toBeInstanceOf(InvalidArgumentError)
+    await expect(store.twain.createTopic('m', { retention: { maxMessages: -1 } })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    )
+    await expect(store.twain.createTopic('m', { retention: { bogus: 1 } as never })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    )
     expect(await store.twain.topicExists('m')).toBe(false)
   })
 
@@ -132,14 +148,21 @@ describe('topics', () => {
       expect((err as TopicNotFoundError).code).toBe('ERR_TOPIC_NOT_FOUND')
       expect((err as Error).message).toContain('nope')
     }
-    it('describeTopic → TopicNotFoundError naming it', async () => expectNotFound(await rejection(store.twain.describeTopic('nope'))))
-    it('deleteTopic → TopicNotFoundError naming it', async () => expectNotFound(await rejection(store.twain.deleteTopic('nope'))))
-    it('history → TopicNotFoundError naming it when iterated', async () => expectNotFound(await rejection(collect(store.twain.history('nope')))))
-    it('producer.send → TopicNotFoundError naming it', async () => expectNotFound(await rejection(store.twain.producer('nope').send(1, 'x'))))
-    it('producer.sendBatch → TopicNotFoundError naming it', async () => expectNotFound(await rejection(store.twain.producer('nope').sendBatch([{ key: 1, value: 'x' }]))))
+    it('describeTopic → TopicNotFoundError naming it', async () =>
+      expectNotFound(await rejection(store.twain.describeTopic('nope'))))
+    it('deleteTopic → TopicNotFoundError naming it', async () =>
+      expectNotFound(await rejection(store.twain.deleteTopic('nope'))))
+    it('history → TopicNotFoundError naming it when iterated', async () =>
+      expectNotFound(await rejection(collect(store.twain.history('nope')))))
+    it('producer.send → TopicNotFoundError naming it', async () =>
+      expectNotFound(await rejection(store.twain.producer('nope').send(1, 'x'))))
+    it('producer.sendBatch → TopicNotFoundError naming it', async () =>
+      expectNotFound(await rejection(store.twain.producer('nope').sendBatch([{ key: 1, value: 'x' }]))))
     it('length → TopicNotFoundError naming it', async () => expectNotFound(await rejection(store.twain.length('nope'))))
-    it('trim → TopicNotFoundError naming it', async () => expectNotFound(await rejection(store.twain.trim('nope', { maxMessages: 1 }))))
-    it('tail → TopicNotFoundError naming it when iterated', async () => expectNotFound(await rejection(collect(store.twain.tail('nope')))))
+    it('trim → TopicNotFoundError naming it', async () =>
+      expectNotFound(await rejection(store.twain.trim('nope', { maxMessages: 1 }))))
+    it('tail → TopicNotFoundError naming it when iterated', async () =>
+      expectNotFound(await rejection(collect(store.twain.tail('nope')))))
     it('topicExists → false', async () => expect(await store.twain.topicExists('nope')).toBe(false))
   })
 

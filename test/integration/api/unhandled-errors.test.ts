@@ -18,7 +18,10 @@ beforeEach(async () => {
   // The dead-letter topic takes u8 keys: a string-keyed message cannot be written there.
   await twain.createTopic('src', { keyType: 'string' })
   await twain.createTopic('dlq', { keyType: 'u8' })
-  await twain.producer<string>('src').sendBatch([{ key: 'a', value: 'poison' }, { key: 'b', value: 'poison' }])
+  await twain.producer<string>('src').sendBatch([
+    { key: 'a', value: 'poison' },
+    { key: 'b', value: 'poison' },
+  ])
   warnings.length = 0
   process.on('warning', onWarning)
 })

@@ -22,7 +22,9 @@ const refuses = (fn: () => unknown, key: string) => {
 }
 
 it('createTopic, producer, tail, history and consumer refuse unknown option keys, naming them', async () => {
-  await expect(twain.createTopic('x', { partition: 3 } as never)).rejects.toThrow(/Unknown createTopic option "partition": use partitions/)
+  await expect(twain.createTopic('x', { partition: 3 } as never)).rejects.toThrow(
+    /Unknown createTopic option "partition": use partitions/,
+  )
   expect(await twain.topicExists('x')).toBe(false)
   refuses(() => twain.producer('t', { linger: 5 } as never), 'linger')
   refuses(() => twain.tail('t', { form: 'start' } as never), 'form')

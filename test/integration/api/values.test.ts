@@ -46,7 +46,18 @@ describe('values through a real topic', () => {
   })
 
   it('round-trips JSON values: null, numbers, booleans, arrays, nested objects', async () => {
-    const values = [null, 0, -1.5, 1e300, true, false, [], [1, 'a', null, [2]], {}, { a: { b: [1, { c: 'd' }] }, e: null }]
+    const values = [
+      null,
+      0,
+      -1.5,
+      1e300,
+      true,
+      false,
+      [],
+      [1, 'a', null, [2]],
+      {},
+      { a: { b: [1, { c: 'd' }] }, e: null },
+    ]
     const got = await roundTrip(values)
     expect(got.map((m) => m.value)).toEqual(values)
   })
@@ -56,7 +67,15 @@ describe('values through a real topic', () => {
     const p = store.twain.producer('vals')
     await p.send(7, 'v', { headers: { a: '1', 'ü-h': 'wert 😀' } })
     const [m] = await collect(store.twain.history('vals'))
-    expect(m).toMatchObject({ topic: 'vals', partition: 0, offset: 0, key: 7, value: 'v', headers: { a: '1', 'ü-h': 'wert 😀' }, producerId: store.twain.clientId })
+    expect(m).toMatchObject({
+      topic: 'vals',
+      partition: 0,
+      offset: 0,
+      key: 7,
+      value: 'v',
+      headers: { a: '1', 'ü-h': 'wert 😀' },
+      producerId: store.twain.clientId,
+    })
     expect(m?.type).toBeUndefined()
     expect(m?.timestamp).toBeGreaterThanOrEqual(before)
     expect(m?.timestamp).toBeLessThanOrEqual(Date.now())
@@ -70,7 +89,12 @@ describe('values through a real topic', () => {
     it(`rejects sending ${what} with InvalidArgumentError and writes nothing`, async () => {
       const p = store.twain.producer('vals')
       await expect(p.send(1, value)).rejects.toBeInstanceOf(InvalidArgumentError)
-      await expect(p.sendBatch([{ key: 1, value: 'fine' }, { key: 2, value }])).rejects.toBeInstanceOf(InvalidArgumentError)
+      await expect(
+        p.sendBatch([
+          { key: 1, value: 'fine' },
+          { key: 2, value },
+        ]),
+      ).rejects.toBeInstanceOf(InvalidArgumentError)
       expect(await store.twain.length('vals')).toBe(0)
       expect(await collect(store.twain.history('vals'))).toEqual([])
     })

@@ -9,7 +9,6 @@ import { RedisServer } from '../../helpers/redis-server.js'
 import { runCli as cli } from '../../helpers/cli.js'
 import { tempDir } from '../../helpers/tmp.js'
 
-
 interface Report {
   store: string
   results: Array<{ phase: string; messages: number; rate: number; p50Ms?: number; p99Ms?: number; maxMs?: number }>
@@ -42,18 +41,42 @@ describe('twainmq bench', () => {
 
   it('file, in a temporary directory: a table with every phase, the directory removed', async () => {
     const before = benchDirs()
-    const r = await cli(['bench', 'file', '--messages', '3000', '--size', '64', '--partitions', '3', '--tail-messages', '50'])
+    const r = await cli([
+      'bench',
+      'file',
+      '--messages',
+      '3000',
+      '--size',
+      '64',
+      '--partitions',
+      '3',
+      '--tail-messages',
+      '50',
+    ])
     expect(r.stderr).toBe('')
     expect(r.code).toBe(0)
-    expect(r.stdout).toMatch(/^twainmq bench: file .*twainmq-bench-.* \(temporary\), 3,000 messages of 64 bytes, 3 partitions\n/)
-    for (const phase of ['produce', 'read', 'consume\\+ack', 'tail latency']) expect(r.stdout).toMatch(new RegExp(`\\n${phase} +[0-9,]+ +[0-9.]+ +[0-9,]+`))
+    expect(r.stdout).toMatch(
+      /^twainmq bench: file .*twainmq-bench-.* \(temporary\), 3,000 messages of 64 bytes, 3 partitions\n/,
+    )
+    for (const phase of ['produce', 'read', 'consume\\+ack', 'tail latency'])
+      expect(r.stdout).toMatch(new RegExp(`\\n${phase} +[0-9,]+ +[0-9.]+ +[0-9,]+`))
     expect(benchDirs()).toEqual(before)
   }, 60_000)
 
   it('file at --url, as JSON: the store keeps no topic or group', async () => {
     const tmp = tempDir()
     try {
-      const r = await cli(['bench', '--url', tmp.dir, '--messages', '2000', '--tail-messages', '40', '--format', 'json'])
+      const r = await cli([
+        'bench',
+        '--url',
+        tmp.dir,
+        '--messages',
+        '2000',
+        '--tail-messages',
+        '40',
+        '--format',
+        'json',
+      ])
       expect(r.code, r.stderr).toBe(0)
       checkReport(r.stdout, 2000, 40)
       const twain = await open(tmp.dir)
@@ -66,7 +89,18 @@ describe('twainmq bench', () => {
   }, 60_000)
 
   it('redis, on a private redis-server: every phase, no key left', async () => {
-    const r = await cli(['bench', 'redis', '--url', server.url, '--messages', '2000', '--tail-messages', '40', '--format', 'json'])
+    const r = await cli([
+      'bench',
+      'redis',
+      '--url',
+      server.url,
+      '--messages',
+      '2000',
+      '--tail-messages',
+      '40',
+      '--format',
+      'json',
+    ])
     expect(r.code, r.stderr).toBe(0)
     expect(checkReport(r.stdout, 2000, 40).store).toBe(`redis ${server.url}`)
     const twain = await open(server.url)

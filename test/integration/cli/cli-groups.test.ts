@@ -2,10 +2,17 @@ import fs from 'node:fs'
 import os from 'node:os'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { open } from '../../../src/index.js'
-import { finished, jsonLines, runCli as cli, startCli as start, waitFor as until, type CliChild as Child, type CliResult as Result } from '../../helpers/cli.js'
+import {
+  finished,
+  jsonLines,
+  runCli as cli,
+  startCli as start,
+  waitFor as until,
+  type CliChild as Child,
+  type CliResult as Result,
+} from '../../helpers/cli.js'
 import { killChildren } from '../../helpers/spawn.js'
 import { sleep } from '../../helpers/wait.js'
-
 
 /** `partition@offset=value` of every printed message, sorted (partitions interleave in any order). */
 const printed = (stdout: string): string[] =>
@@ -65,7 +72,13 @@ describe('twainmq CLI: consumer groups', { timeout: 60_000 }, () => {
   it('tail --group consumes, commits on SIGTERM, resumes after the commit; groups list/describe/reset/delete', async () => {
     expect((await cli(['--url', dir, 'topics', 'create', 'orders', '--partitions', '2'])).code).toBe(0)
     expect((await cli(['--url', dir, 'groups'])).stdout).toBe('')
-    await produce([[1, 'a'], [1, 'b'], [1, 'c'], [2, 'd'], [2, 'e']])
+    await produce([
+      [1, 'a'],
+      [1, 'b'],
+      [1, 'c'],
+      [2, 'd'],
+      [2, 'e'],
+    ])
 
     // A member while it runs: it owns both partitions.
     const tail = start(['--url', dir, 'tail', 'orders', '--group', 'billing', '--format', 'json'])
@@ -74,13 +87,21 @@ describe('twainmq CLI: consumer groups', { timeout: 60_000 }, () => {
     await until('five messages', () => tail.out.stdout.split('\n').length > 5)
     const live = await describeJson('billing')
     expect(live.members).toHaveLength(1)
-    expect(live.members[0]!.assignments.map((a) => `${a.topic}/${a.partition}`).sort()).toEqual(['orders/0', 'orders/1'])
+    expect(live.members[0]!.assignments.map((a) => `${a.topic}/${a.partition}`).sort()).toEqual([
+      'orders/0',
+      'orders/1',
+    ])
     tail.kill('SIGTERM')
     const first = await done
     expect(first).toMatchObject({ code: 0, signal: null })
     const firstSeen = printed(first.stdout)
     expect(firstSeen.map((s) => s.split('=')[1]).sort()).toEqual(['a', 'b', 'c', 'd', 'e'])
-    expect(jsonLines(first.stdout)[0]).toMatchObject({ topic: 'orders', key: expect.any(Number), type: null, headers: {} })
+    expect(jsonLines(first.stdout)[0]).toMatchObject({
+      topic: 'orders',
+      key: expect.any(Number),
+      type: null,
+      headers: {},
+    })
 
     // Stopped: committed up to the end, lag 0, no members left.
     expect((await cli(['--url', dir, 'groups', 'list'])).stdout).toBe('billing\n')
@@ -107,9 +128,16 @@ describe('twainmq CLI: consumer groups', { timeout: 60_000 }, () => {
     }
 
     // Same group again: only what came after the commit.
-    await produce([[1, 'f'], [2, 'g']])
+    await produce([
+      [1, 'f'],
+      [2, 'g'],
+    ])
     const second = await tailGroup('billing', 2)
-    expect(printed(second.stdout).map((s) => s.split('=')[1]).sort()).toEqual(['f', 'g'])
+    expect(
+      printed(second.stdout)
+        .map((s) => s.split('=')[1])
+        .sort(),
+    ).toEqual(['f', 'g'])
     expect(printed(second.stdout).filter((s) => firstSeen.includes(s))).toEqual([])
 
     // Back to the start: everything again.
@@ -117,7 +145,11 @@ describe('twainmq CLI: consumer groups', { timeout: 60_000 }, () => {
     expect(reset.code, reset.stderr).toBe(0)
     expect((await describeJson('billing')).topics.map((t) => t.committed)).toEqual([0, 0])
     const third = await tailGroup('billing', 7)
-    expect(printed(third.stdout).map((s) => s.split('=')[1]).sort()).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g'])
+    expect(
+      printed(third.stdout)
+        .map((s) => s.split('=')[1])
+        .sort(),
+    ).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g'])
 
     // Per-partition offsets.
     const p0 = after.topics.find((t) => t.partition === 0)!
@@ -128,7 +160,9 @@ describe('twainmq CLI: consumer groups', { timeout: 60_000 }, () => {
     // Past the end: refused (exit 1); below a trimmed start: set to the start, and said so.
     const past = await cli(['--url', dir, 'groups', 'reset', 'billing', 'orders', '--to', `0=${p0.end + 40}`])
     expect(past.code).toBe(1)
-    expect(past.stderr).toMatch(new RegExp(`^ERR_INVALID_ARGUMENT: Offset ${p0.end + 40} of partition 0 is past the end`, 'm'))
+    expect(past.stderr).toMatch(
+      new RegExp(`^ERR_INVALID_ARGUMENT: Offset ${p0.end + 40} of partition 0 is past the end`, 'm'),
+    )
     expect((await cli(['--url', dir, 'trim', 'orders', '--before', '0=1'])).code).toBe(0)
     const below = await cli(['--url', dir, 'groups', 'reset', 'billing', 'orders', '--to', '0=0'])
     expect(below.code, below.stderr).toBe(0)
@@ -157,7 +191,9 @@ describe('twainmq CLI: consumer groups', { timeout: 60_000 }, () => {
     const r = await done
     expect(r.code).toBe(0)
     expect(printed(r.stdout)).toEqual(['0@1=new'])
-    expect((await describeJson('fresh')).topics).toEqual([{ topic: 'orders', partition: 0, committed: 2, end: 2, lag: 0 }])
+    expect((await describeJson('fresh')).topics).toEqual([
+      { topic: 'orders', partition: 0, committed: 2, end: 2, lag: 0 },
+    ])
 
     for (const to of ['sideways', '0=', '0=1,', '0=1,0=2']) {
       const bad = await cli(['--url', dir, 'groups', 'reset', 'fresh', 'orders', '--to', to])

@@ -5,7 +5,8 @@ import { startCli, waitFor, type CliChild } from '../../helpers/cli.js'
 import { killChildren } from '../../helpers/spawn.js'
 import { tempDir } from '../../helpers/tmp.js'
 
-const LINE = /^twainmq gateway listening on http:\/\/127\.0\.0\.1:([0-9]+)\/v1\/stream\/( \(dashboard: http:\/\/127\.0\.0\.1:\1\/\))?\n$/
+const LINE =
+  /^twainmq gateway listening on http:\/\/127\.0\.0\.1:([0-9]+)\/v1\/stream\/( \(dashboard: http:\/\/127\.0\.0\.1:\1\/\))?\n$/
 const children: CliChild[] = []
 const tmp = tempDir('twainmq-serve-ui-')
 

@@ -9,7 +9,8 @@ import { killChildren } from '../../helpers/spawn.js'
 import { readSse } from '../../helpers/sse.js'
 import { tempDir } from '../../helpers/tmp.js'
 
-const LINE = /^twainmq gateway listening on (http:\/\/127\.0\.0\.1:([0-9]+)\/v1\/stream\/) \(dashboard: http:\/\/127\.0\.0\.1:\2\/\)\n$/
+const LINE =
+  /^twainmq gateway listening on (http:\/\/127\.0\.0\.1:([0-9]+)\/v1\/stream\/) \(dashboard: http:\/\/127\.0\.0\.1:\2\/\)\n$/
 const children: CliChild[] = []
 
 /** Start `twainmq serve` on a free port and wait for its one line; `streams` is the printed URL. */
@@ -84,7 +85,8 @@ describe.each(['file', 'redis'] as const)('twainmq serve over %s', (kind) => {
     expect(head.headers.get('access-control-allow-origin')).toBeNull() // CORS is off without --cors
     expect((await post(`${a.streams}${name}`, ['from a'])).status).toBe(204)
     expect((await post(`${b.streams}${name}`, ['from b'])).status).toBe(204)
-    for (const s of [a, b]) expect(await (await fetch(`${s.streams}${name}?offset=-1`)).json()).toEqual(['from a', 'from b'])
+    for (const s of [a, b])
+      expect(await (await fetch(`${s.streams}${name}?offset=-1`)).json()).toEqual(['from a', 'from b'])
     await Promise.all([stop(a.child), stop(b.child)])
   }, 60_000)
 
@@ -122,7 +124,10 @@ describe.each(['file', 'redis'] as const)('twainmq serve over %s', (kind) => {
     let writing = true
     const writer = (async () => {
       for (let i = 0; writing; i++) {
-        const ok = await post(`${a.streams}${name}`, [i]).then((r) => r.status === 204, () => false)
+        const ok = await post(`${a.streams}${name}`, [i]).then(
+          (r) => r.status === 204,
+          () => false,
+        )
         if (!ok) return // the gateway is gone: what this send did is unknown (it may be in the log)
         acked.push(i)
       }
@@ -135,7 +140,10 @@ describe.each(['file', 'redis'] as const)('twainmq serve over %s', (kind) => {
     const b = await serve(store)
     const second = await readSse(`${b.streams}${name}`, first.lastOffset() as string)
     const all = (await (await fetch(`${b.streams}${name}?offset=-1`)).json()) as number[]
-    await waitFor('the rest of the stream', () => second.upToDate() && first.confirmed().length + second.items.length >= all.length)
+    await waitFor(
+      'the rest of the stream',
+      () => second.upToDate() && first.confirmed().length + second.items.length >= all.length,
+    )
     // What the reader committed to before the kill plus what it read after: the whole log, in order, once.
     expect([...first.confirmed(), ...second.items]).toEqual(all)
     expect(all).toEqual(Array.from({ length: all.length }, (_, i) => i))
@@ -152,7 +160,13 @@ describe.each(['file', 'redis'] as const)('twainmq serve over %s', (kind) => {
     expect((await post(url, [1, 2, 3])).status).toBe(204)
     const items: unknown[] = []
     const abort = new AbortController()
-    const res = await stream({ url, offset: '-1', live: 'sse', signal: abort.signal, backoffOptions: { initialDelay: 50, maxDelay: 200, multiplier: 1.5 } })
+    const res = await stream({
+      url,
+      offset: '-1',
+      live: 'sse',
+      signal: abort.signal,
+      backoffOptions: { initialDelay: 50, maxDelay: 200, multiplier: 1.5 },
+    })
     res.subscribeJson((batch) => void items.push(...batch.items))
     await waitFor('the catch-up', () => items.length === 3)
     await stop(a.child)
@@ -170,22 +184,32 @@ describe('twainmq serve: usage errors (exit 2, the bad value named)', () => {
   it.each([
     [['--port', '70000'], /option '--port <port>' argument '70000' is invalid\. expected an integer 0\.\.65535/],
     [['--port', 'http'], /argument 'http' is invalid/],
-    [['--long-poll-ms', '0'], /option '--long-poll-ms <ms>' argument '0' is invalid\. expected an integer 1\.\.3600000/],
+    [
+      ['--long-poll-ms', '0'],
+      /option '--long-poll-ms <ms>' argument '0' is invalid\. expected an integer 1\.\.3600000/,
+    ],
     [['--host', 'http://x'], /argument 'http:\/\/x' is invalid\. expected a host name or IP address, got "http:\/\/x"/],
-    [['--cors', 'https://ok.example,app.example'], /expected '\*' or origins like https:\/\/app\.example separated by commas, got "app\.example"/],
+    [
+      ['--cors', 'https://ok.example,app.example'],
+      /expected '\*' or origins like https:\/\/app\.example separated by commas, got "app\.example"/,
+    ],
     [['--cors', 'https://a.example/'], /got "https:\/\/a\.example\/"/],
-  ])('serve %j', async (args, message) => {
-    const tmp = tempDir('twainmq-serve-')
-    try {
-      const r = await runCli(['--url', tmp.dir, 'serve', ...args])
-      expect(r.stdout).toBe('')
-      expect(r.stderr).toMatch(/^ERR_USAGE: /)
-      expect(r.stderr).toMatch(message)
-      expect(r.code).toBe(2)
-    } finally {
-      tmp.remove()
-    }
-  }, 30_000)
+  ])(
+    'serve %j',
+    async (args, message) => {
+      const tmp = tempDir('twainmq-serve-')
+      try {
+        const r = await runCli(['--url', tmp.dir, 'serve', ...args])
+        expect(r.stdout).toBe('')
+        expect(r.stderr).toMatch(/^ERR_USAGE: /)
+        expect(r.stderr).toMatch(message)
+        expect(r.code).toBe(2)
+      } finally {
+        tmp.remove()
+      }
+    },
+    30_000,
+  )
 
   it('--auth file: 401 without a token, the granted reads and writes through, 403 outside; a bad file is refused before the store opens', async () => {
     const tmp = tempDir('twainmq-serve-')
@@ -198,7 +222,9 @@ describe('twainmq serve: usage errors (exit 2, the bad value named)', () => {
       expect((await fetch(`${streams}app.a`, { method: 'PUT', headers: json })).status).toBe(401)
       expect((await fetch(`${streams}app.a`, { method: 'PUT', headers: { ...json, ...bearer } })).status).toBe(201)
       expect((await fetch(`${streams}other`, { method: 'PUT', headers: { ...json, ...bearer } })).status).toBe(403)
-      expect((await fetch(`${streams}app.a`, { method: 'POST', headers: { ...json, ...bearer }, body: '[1]' })).status).toBe(204)
+      expect(
+        (await fetch(`${streams}app.a`, { method: 'POST', headers: { ...json, ...bearer }, body: '[1]' })).status,
+      ).toBe(204)
       expect(await (await fetch(`${streams}app.a?offset=-1`, { headers: bearer })).json()).toEqual([1])
       await stop(child)
       writeFileSync(file, JSON.stringify({ tokens: [{ token: 'short', read: ['*'] }] }))

@@ -33,8 +33,19 @@ describe('twainmq CLI', { timeout: 60_000 }, () => {
     expect(text.stdout).toMatch(/^2 +0 +0 +0$/m)
 
     const json = await cli(['topics', 'describe', 'logs', '--format', 'json', '--url', dir])
-    const info = JSON.parse(json.stdout) as { partitions: number; keyType: string; offsets: unknown[]; messageTypes: unknown[] }
-    expect(info).toMatchObject({ name: 'logs', partitions: 1, keyType: 'u16', messageTypes: [], offsets: [{ partition: 0, start: 0, end: 0 }] })
+    const info = JSON.parse(json.stdout) as {
+      partitions: number
+      keyType: string
+      offsets: unknown[]
+      messageTypes: unknown[]
+    }
+    expect(info).toMatchObject({
+      name: 'logs',
+      partitions: 1,
+      keyType: 'u16',
+      messageTypes: [],
+      offsets: [{ partition: 0, start: 0, end: 0 }],
+    })
 
     const again = await cli(['--url', dir, 'topics', 'create', 'orders'])
     expect(again.code).toBe(1)
@@ -43,7 +54,10 @@ describe('twainmq CLI', { timeout: 60_000 }, () => {
 
   it('produces stdin lines and prints history as JSON (u64 keys as strings, bytes as base64) and text', async () => {
     await cli(['--url', dir, 'topics', 'create', 'events', '--key-type', 'u64'])
-    const produced = await cli(['produce', 'events', '--url', dir, '--json', '--key', '18446744073709551615', '-H', 'src=cli'], '{"n":1}\n"two"\n\n3\n')
+    const produced = await cli(
+      ['produce', 'events', '--url', dir, '--json', '--key', '18446744073709551615', '-H', 'src=cli'],
+      '{"n":1}\n"two"\n\n3\n',
+    )
     expect(produced.code).toBe(0)
     expect(produced.stderr).toContain('produced 3 messages')
 
@@ -58,12 +72,26 @@ describe('twainmq CLI', { timeout: 60_000 }, () => {
     expect(json.code).toBe(0)
     const rows = jsonLines(json.stdout)
     expect(rows.map((r) => r.value)).toEqual([{ n: 1 }, 'two', 3, { base64: 'AAEC/w==' }])
-    expect(rows.map((r) => r.key)).toEqual(['18446744073709551615', '18446744073709551615', '18446744073709551615', '5'])
+    expect(rows.map((r) => r.key)).toEqual([
+      '18446744073709551615',
+      '18446744073709551615',
+      '18446744073709551615',
+      '5',
+    ])
     expect(rows.map((r) => r.offset)).toEqual([0, 1, 2, 3])
     expect(rows[0]).toMatchObject({ topic: 'events', partition: 0, type: null, headers: { src: 'cli' } })
     expect(rows[3]!.headers).toEqual({})
     expect(typeof rows[0]!.timestamp).toBe('number')
-    expect(Object.keys(rows[0]!).sort()).toEqual(['headers', 'key', 'offset', 'partition', 'timestamp', 'topic', 'type', 'value'])
+    expect(Object.keys(rows[0]!).sort()).toEqual([
+      'headers',
+      'key',
+      'offset',
+      'partition',
+      'timestamp',
+      'topic',
+      'type',
+      'value',
+    ])
 
     const text = await cli(['--url', dir, 'history', 'events'])
     expect(text.code).toBe(0)
@@ -112,7 +140,10 @@ describe('twainmq CLI', { timeout: 60_000 }, () => {
     expect((await cli(['--url', dir, 'produce', 'seq', '--partition', '1'], 'a\nb\nc\nd\ne\n')).code).toBe(0)
     expect((await cli(['--url', dir, 'produce', 'seq', '--partition', '0'], 'zero\n')).code).toBe(0)
 
-    const newest = jsonLines((await cli(['--url', dir, 'history', 'seq', '--partition', '1', '--reverse', '--limit', '2', '--format', 'json'])).stdout)
+    const newest = jsonLines(
+      (await cli(['--url', dir, 'history', 'seq', '--partition', '1', '--reverse', '--limit', '2', '--format', 'json']))
+        .stdout,
+    )
     expect(newest.map((r) => [r.partition, r.offset, r.value])).toEqual([
       [1, 4, 'e'],
       [1, 3, 'd'],
@@ -141,7 +172,16 @@ describe('twainmq CLI', { timeout: 60_000 }, () => {
       const r = await done
       expect(r).toMatchObject({ code: 0, signal: null })
       expect(jsonLines(r.stdout)).toEqual([
-        { topic: 'live', partition: 0, offset: 1, key: 7, timestamp: expect.any(Number), type: null, headers: { h: '1' }, value: { hello: 'world' } },
+        {
+          topic: 'live',
+          partition: 0,
+          offset: 1,
+          key: 7,
+          timestamp: expect.any(Number),
+          type: null,
+          headers: { h: '1' },
+          value: { hello: 'world' },
+        },
       ])
     } finally {
       if (tail.exitCode === null && tail.signalCode === null) tail.kill('SIGKILL')
@@ -235,7 +275,12 @@ describe('twainmq CLI', { timeout: 60_000 }, () => {
     expect(history.stderr).toMatch(/^ERR_TOPIC_NOT_FOUND: Topic "nope" does not exist/m)
     expect(history.stdout).toBe('')
 
-    for (const args of [['topics', 'describe', 'nope'], ['topics', 'delete', 'nope', '--yes'], ['tail', 'nope'], ['produce', 'nope']]) {
+    for (const args of [
+      ['topics', 'describe', 'nope'],
+      ['topics', 'delete', 'nope', '--yes'],
+      ['tail', 'nope'],
+      ['produce', 'nope'],
+    ]) {
       const r = await cli(['--url', dir, ...args], 'x\n')
       expect(r.code, args.join(' ')).toBe(1)
       expect(r.stderr, args.join(' ')).toMatch(/^ERR_TOPIC_NOT_FOUND: /m)

@@ -12,7 +12,8 @@ const hosts = (): string => cluster.nodes.map((n) => `127.0.0.1:${n.port}`).join
 
 beforeAll(async () => {
   cluster = await RedisCluster.start({ password: 'sekret' })
-  for (const n of cluster.nodes) await cluster.admin(n).call('ACL', 'SETUSER', 'elsewhere', 'on', '>pw', '~other:*', '+@all')
+  for (const n of cluster.nodes)
+    await cluster.admin(n).call('ACL', 'SETUSER', 'elsewhere', 'on', '>pw', '~other:*', '+@all')
 }, 60_000)
 afterAll(async () => {
   await cluster?.destroy()
@@ -51,7 +52,10 @@ describe('open() of a Redis Cluster says why it cannot connect', () => {
       const next = tail.next()
       const blocked = async (): Promise<number> => {
         let n = 0
-        for (const m of await cluster.masters()) n += String(await cluster.admin(m).client('LIST')).split('\n').filter((l) => / cmd=xread /.test(l)).length
+        for (const m of await cluster.masters())
+          n += String(await cluster.admin(m).client('LIST'))
+            .split('\n')
+            .filter((l) => / cmd=xread /.test(l)).length
         return n
       }
       await until(async () => (await blocked()) > 0, 10_000, 'the tail blocked in XREAD')

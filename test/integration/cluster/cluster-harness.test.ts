@@ -11,7 +11,10 @@ describe('RedisCluster harness', () => {
 
   beforeAll(async () => {
     cluster = await RedisCluster.start()
-    client = new Cluster(cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })), { redisOptions: { protocol: 2 } })
+    client = new Cluster(
+      cluster.nodes.map((n) => ({ host: '127.0.0.1', port: n.port })),
+      { redisOptions: { protocol: 2 } },
+    )
   }, 60_000)
   afterAll(async () => {
     client?.disconnect()
@@ -57,7 +60,11 @@ describe('RedisCluster harness', () => {
     const [replica] = await cluster.replicasOf(master)
     if (!replica) throw new Error('no replica')
     await master.kill()
-    await until(async () => (await cluster.servingMaster(slot, [master])) === replica, 20_000, 'promotion of the replica')
+    await until(
+      async () => (await cluster.servingMaster(slot, [master])) === replica,
+      20_000,
+      'promotion of the replica',
+    )
     await master.restart()
     await cluster.waitHealthy()
     expect((await cluster.replicasOf(replica)).map((n) => n.port)).toEqual([master.port])
@@ -71,7 +78,11 @@ describe('RedisCluster harness', () => {
     if (!replica) throw new Error('no replica')
     master.pause(true)
     try {
-      await until(async () => (await cluster.servingMaster(slot, [master])) === replica, 20_000, 'promotion of the replica')
+      await until(
+        async () => (await cluster.servingMaster(slot, [master])) === replica,
+        20_000,
+        'promotion of the replica',
+      )
     } finally {
       master.pause(false)
     }

@@ -59,7 +59,14 @@ describe('placement on a 3-master cluster', () => {
   })
 
   it('spreads partitions evenly: max - min <= 1 per topic, for any partition count', async () => {
-    for (const [topic, n] of [['t', 12], ['orders', 12], ['a', 5], ['b', 7], ['c', 1], ['d', 96]] as const) {
+    for (const [topic, n] of [
+      ['t', 12],
+      ['orders', 12],
+      ['a', 5],
+      ['b', 7],
+      ['c', 1],
+      ['d', 96],
+    ] as const) {
       await twain.createTopic(topic, { partitions: n })
       const counts = await spread(twain, topic, n)
       expect(counts.reduce((s, c) => s + c, 0)).toBe(n)
@@ -88,10 +95,17 @@ describe('placement on a 3-master cluster', () => {
     await shared.close()
 
     const streams = await Promise.all(Array.from({ length: 12 }, (_, p) => streamKeyOf(twain, 'k', p)))
-    const keys = (await keysOnMasters(prefix)).filter(({ key }) => streams.some((s) => key === s || key.startsWith(`${s}:`)) || key.includes('{billing}') || key.includes('{ship}'))
+    const keys = (await keysOnMasters(prefix)).filter(
+      ({ key }) =>
+        streams.some((s) => key === s || key.startsWith(`${s}:`)) ||
+        key.includes('{billing}') ||
+        key.includes('{ship}'),
+    )
     for (let p = 0; p < 12; p++) {
       const own = keys.filter(({ key }) => key === streams[p] || key.startsWith(`${streams[p]}:`))
-      expect(own.map(({ key }) => key.slice((streams[p] as string).length)).sort()).toEqual(expect.arrayContaining(['', ':end', ':g:billing']))
+      expect(own.map(({ key }) => key.slice((streams[p] as string).length)).sort()).toEqual(
+        expect.arrayContaining(['', ':end', ':g:billing']),
+      )
       const slot = keySlot(streams[p] as string)
       const master = await cluster.masterOf(slot)
       for (const { key, node } of own) {
@@ -104,14 +118,34 @@ describe('placement on a 3-master cluster', () => {
     for (const { key } of groupKeys) expect(keySlot(key), key).toBe(keySlot('{billing}'))
 
     await twain.deleteTopic('k')
-    const left = (await keysOnMasters(prefix)).map(({ key }) => key).filter((key) => key === `${prefix}k:meta` || streams.some((s) => key === s || key.startsWith(`${s}:`)))
+    const left = (await keysOnMasters(prefix))
+      .map(({ key }) => key)
+      .filter((key) => key === `${prefix}k:meta` || streams.some((s) => key === s || key.startsWith(`${s}:`)))
     expect(left).toEqual([])
   })
 
   it('still reads and writes a topic created without placement (layout {<topic>:<partition>})', async () => {
     const client = (twain as unknown as { store: { client: Cluster } }).store.client
     // What an older twainmq wrote: a meta without `tags`, and `{old:<p>}:end` per partition.
-    await client.hset(`${prefix}old:meta`, 'name', 'old', 'partitions', '3', 'keyType', 'string', 'messageTypes', '[]', 'retention', '{}', 'maxMessageBytes', String(1024 * 1024), 'createdAt', String(Date.now()), 'state', 'ready')
+    await client.hset(
+      `${prefix}old:meta`,
+      'name',
+      'old',
+      'partitions',
+      '3',
+      'keyType',
+      'string',
+      'messageTypes',
+      '[]',
+      'retention',
+      '{}',
+      'maxMessageBytes',
+      String(1024 * 1024),
+      'createdAt',
+      String(Date.now()),
+      'state',
+      'ready',
+    )
     for (let p = 0; p < 3; p++) await client.set(`${prefix}{old:${p}}:end`, '0')
     await client.sadd(`${prefix}topics`, 'old')
     const other = await open(cluster.url, { prefix })
@@ -147,11 +181,18 @@ describe('connections on a 3-master cluster', () => {
       const it = twain.tail<string>('wide')[Symbol.asyncIterator]()
       const first = it.next()
       let blocked = 0
-      await until(async () => {
-        blocked = 0
-        for (const m of masters) blocked += String(await cluster.admin(m).client('LIST')).split('\n').filter((l) => / cmd=xread /.test(l) && / name=twainmq:tail/.test(l)).length
-        return blocked === 3
-      }, 10_000, 'one blocked read per master')
+      await until(
+        async () => {
+          blocked = 0
+          for (const m of masters)
+            blocked += String(await cluster.admin(m).client('LIST'))
+              .split('\n')
+              .filter((l) => / cmd=xread /.test(l) && / name=twainmq:tail/.test(l)).length
+          return blocked === 3
+        },
+        10_000,
+        'one blocked read per master',
+      )
       const used = (await twainConnections()) - before
       expect(used, `${used} connections`).toBeLessThanOrEqual(12)
       const producer = twain.producer<string>('wide')
@@ -176,7 +217,10 @@ describe('connections on a 3-master cluster', () => {
       const first = it.next()
       const blockedGroupReads = async (): Promise<number> => {
         let n = 0
-        for (const m of masters) n += String(await cluster.admin(m).client('LIST')).split('\n').filter((l) => / cmd=xreadgroup /.test(l) && / name=twainmq:shared/.test(l)).length
+        for (const m of masters)
+          n += String(await cluster.admin(m).client('LIST'))
+            .split('\n')
+            .filter((l) => / cmd=xreadgroup /.test(l) && / name=twainmq:shared/.test(l)).length
         return n
       }
       await until(async () => (await blockedGroupReads()) === 3, 10_000, 'one blocked group read per master')

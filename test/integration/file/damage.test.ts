@@ -1,7 +1,19 @@
 import fs from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
 import { TopicCorruptError, open, type Message, type Twain } from '../../../src/index.js'
-import { TOPIC, cli, cut, drain, essence, flip, frames, makeTopic, value, type Damaged, type Frame } from '../../helpers/damage.js'
+import {
+  TOPIC,
+  cli,
+  cut,
+  drain,
+  essence,
+  flip,
+  frames,
+  makeTopic,
+  value,
+  type Damaged,
+  type Frame,
+} from '../../helpers/damage.js'
 import { until } from '../../helpers/spawn.js'
 
 /*
@@ -22,16 +34,59 @@ interface Case {
 }
 
 const one = (f: Frame) => [f.base]
-const toEnd = (f: Frame, next: number | undefined) => Array.from({ length: (next as number) - f.base }, (_, i) => f.base + i)
+const toEnd = (f: Frame, next: number | undefined) =>
+  Array.from({ length: (next as number) - f.base }, (_, i) => f.base + i)
 
 const CASES: Case[] = [
-  { name: 'a flipped magic byte in a sealed segment', seg: 1, frame: 5, damage: (file, f) => flip(file, f.pos), lost: one },
-  { name: 'a flipped length byte in the active segment', seg: -1, frame: 1, damage: (file, f) => flip(file, f.pos + 4, 0x01), lost: one },
-  { name: 'a flipped magic byte in the last frame of the active segment', seg: -1, frame: -1, damage: (file, f) => flip(file, f.pos + 1, 0x04), lost: one },
-  { name: 'a flipped value byte in a sealed segment', seg: 2, frame: 7, damage: (file, f) => flip(file, f.pos + f.len - 1, 0x20), lost: one },
-  { name: 'a flipped CRC byte in the last frame of the active segment', seg: -1, frame: -1, damage: (file, f) => flip(file, f.pos + 8, 0x80), lost: one },
-  { name: 'a sealed segment cut in the middle of a frame', seg: 1, frame: 5, damage: (file, f) => cut(file, f.pos + 10), lost: toEnd },
-  { name: 'a sealed segment cut at a frame boundary (its seal and later frames gone)', seg: 2, frame: 3, damage: (file, f) => cut(file, f.pos), lost: toEnd },
+  {
+    name: 'a flipped magic byte in a sealed segment',
+    seg: 1,
+    frame: 5,
+    damage: (file, f) => flip(file, f.pos),
+    lost: one,
+  },
+  {
+    name: 'a flipped length byte in the active segment',
+    seg: -1,
+    frame: 1,
+    damage: (file, f) => flip(file, f.pos + 4, 0x01),
+    lost: one,
+  },
+  {
+    name: 'a flipped magic byte in the last frame of the active segment',
+    seg: -1,
+    frame: -1,
+    damage: (file, f) => flip(file, f.pos + 1, 0x04),
+    lost: one,
+  },
+  {
+    name: 'a flipped value byte in a sealed segment',
+    seg: 2,
+    frame: 7,
+    damage: (file, f) => flip(file, f.pos + f.len - 1, 0x20),
+    lost: one,
+  },
+  {
+    name: 'a flipped CRC byte in the last frame of the active segment',
+    seg: -1,
+    frame: -1,
+    damage: (file, f) => flip(file, f.pos + 8, 0x80),
+    lost: one,
+  },
+  {
+    name: 'a sealed segment cut in the middle of a frame',
+    seg: 1,
+    frame: 5,
+    damage: (file, f) => cut(file, f.pos + 10),
+    lost: toEnd,
+  },
+  {
+    name: 'a sealed segment cut at a frame boundary (its seal and later frames gone)',
+    seg: 2,
+    frame: 3,
+    damage: (file, f) => cut(file, f.pos),
+    lost: toEnd,
+  },
 ]
 
 let d: Damaged | undefined
@@ -160,11 +215,20 @@ describe('bogus index entries', () => {
 
 describe('writers never destroy damaged bytes', () => {
   it('a send to a partition with damage in its active segment rejects with TopicCorruptError and changes no byte', async () => {
-    const { file } = await damaged({ name: '', seg: -1, frame: 1, damage: (file, f) => flip(file, f.pos + f.len - 2), lost: one })
+    const { file } = await damaged({
+      name: '',
+      seg: -1,
+      frame: 1,
+      damage: (file, f) => flip(file, f.pos + f.len - 2),
+      lost: one,
+    })
     const before = fs.readFileSync(file)
     twain = await open(d!.root)
     await expect(twain.producer<string>(TOPIC).send(1, 'after the damage')).rejects.toBeInstanceOf(TopicCorruptError)
-    await expect(twain.producer<string>(TOPIC).send(1, 'and again')).rejects.toMatchObject({ code: 'ERR_TOPIC_CORRUPT', file })
+    await expect(twain.producer<string>(TOPIC).send(1, 'and again')).rejects.toMatchObject({
+      code: 'ERR_TOPIC_CORRUPT',
+      file,
+    })
     expect(fs.readFileSync(file).equals(before)).toBe(true)
   })
 })
@@ -177,7 +241,9 @@ describe('twainmq check and repair', { timeout: 60_000 }, () => {
       expect(checked.code).toBe(1)
       expect(checked.stderr).toMatch(/^ERR_TOPIC_CORRUPT: /)
       expect(checked.stdout).toMatch(/^partition 0: \d+ segments, \d+ records, offsets 0\.\.\d+, DAMAGED$/m)
-      expect(checked.stdout).toContain(`damage: ${file} ${fs.statSync(file).size > f.pos ? `bytes ${f.pos}..` : `at byte ${f.pos}`}`)
+      expect(checked.stdout).toContain(
+        `damage: ${file} ${fs.statSync(file).size > f.pos ? `bytes ${f.pos}..` : `at byte ${f.pos}`}`,
+      )
       const bytesAfter = fs.statSync(file).size - f.pos
 
       const repaired = await cli(['--url', d!.root, 'repair', TOPIC])

@@ -40,7 +40,8 @@ describe('file backend with maxOpenFiles', () => {
     twain = await open(dir, { maxOpenFiles: 8, pollMs: 20, fsync: 20 })
     await twain.createTopic('w', { partitions: P, keyType: 'u32' })
     const p = twain.producer<string>('w')
-    const round = (r: number) => p.sendBatch(Array.from({ length: P }, (_, i) => ({ key: i, value: `r${r}-p${i}`, partition: i })))
+    const round = (r: number) =>
+      p.sendBatch(Array.from({ length: P }, (_, i) => ({ key: i, value: `r${r}-p${i}`, partition: i })))
     // Appenders are evicted between rounds and must continue at the right offsets.
     for (let r = 0; r < 3; r++) expect((await round(r)).map((m) => m.offset)).toEqual(new Array(P).fill(r))
     sample()

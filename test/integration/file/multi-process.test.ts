@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import { appendFileSync, closeSync, openSync, readFileSync, readdirSync, statSync, truncateSync, writeSync } from 'node:fs'
+import {
+  appendFileSync,
+  closeSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  truncateSync,
+  writeSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { spawnSync } from 'node:child_process'
 import { open, type Message } from '../../../src/index.js'
@@ -17,7 +26,9 @@ async function readAll(topic: string): Promise<Message<string>[]> {
 
 function activeSegment(topic: string, partition = 0): string {
   const dir = join(store.dir, topic, String(partition))
-  const segs = readdirSync(dir).filter((n) => n.endsWith('.seg')).sort()
+  const segs = readdirSync(dir)
+    .filter((n) => n.endsWith('.seg'))
+    .sort()
   return join(dir, segs[segs.length - 1]!)
 }
 
@@ -93,14 +104,20 @@ describe('file backend across processes', () => {
       await other.close()
     }
     const all = await readAll('torn')
-    expect(all.map((m) => [m.offset, m.value])).toEqual([...Array.from({ length: 10 }, (_, i) => [i, `v${i}`]), [10, 'repaired']])
+    expect(all.map((m) => [m.offset, m.value])).toEqual([
+      ...Array.from({ length: 10 }, (_, i) => [i, `v${i}`]),
+      [10, 'repaired'],
+    ])
   })
 
   it('survives a torn frame left by a writer that died mid-write: the next writer cuts it and goes on', async () => {
     await store.twain.createTopic('cut')
     const p = store.twain.producer<string>('cut')
     await p.sendBatch([{ key: 1, value: 'a' }])
-    await p.sendBatch([{ key: 1, value: 'b' }, { key: 1, value: 'c' }])
+    await p.sendBatch([
+      { key: 1, value: 'b' },
+      { key: 1, value: 'c' },
+    ])
     const seg = activeSegment('cut')
     // What a writer killed half-way through its write() leaves: the first bytes of a frame.
     const frame = readFileSync(seg).subarray(0, statSync(seg).size)
@@ -120,7 +137,10 @@ describe('file backend across processes', () => {
     await store.twain.createTopic('shrunk')
     const p = store.twain.producer<string>('shrunk')
     await p.sendBatch([{ key: 1, value: 'a' }])
-    await p.sendBatch([{ key: 1, value: 'b' }, { key: 1, value: 'c' }])
+    await p.sendBatch([
+      { key: 1, value: 'b' },
+      { key: 1, value: 'c' },
+    ])
     const seg = activeSegment('shrunk')
     truncateSync(seg, statSync(seg).size - 3)
     await expect(p.send(1, 'd')).rejects.toMatchObject({ code: 'ERR_TOPIC_CORRUPT', file: seg })

@@ -34,29 +34,30 @@ afterEach(async () => {
 }, 180_000)
 
 describe.skipIf(!existsSync('/proc/self/fd') || !existsSync('/bin/bash'))('a very wide topic', () => {
-  it(
-    `is produced to, read, tailed and consumed with ${PARTITIONS} partitions under ulimit -n 1024, fds within maxOpenFiles`,
-    async () => {
-      tmp = tempDir()
-      const child = join(repoRoot, 'test', 'helpers', 'children', 'wide-topic.ts')
-      const opts = JSON.stringify({ maxOpenFiles: MAX_OPEN_FILES })
-      // The limit applies to the child alone; `exec` keeps the pid (killChildren kills by pid).
-      const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
-      const script = `ulimit -n 1024 && exec ${quote(process.execPath)} --import tsx ${quote(child)} ${quote(tmp.dir)} ${PARTITIONS} ${quote(opts)}`
-      const c = spawn('/bin/bash', ['-c', script], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] })
-      children.push(c)
-      const out = lines(c)
-      const code = await exited(c)
-      const line = out.lines.find((l) => l.startsWith('RESULT '))
-      const context = `${out.lines.join('\n')}\n${out.stderr()}`
-      expect(line, context).toBeDefined()
-      const result = JSON.parse((line as string).slice('RESULT '.length)) as { ok: boolean; error?: string; firstDeliveryMs?: number; maxFds: number }
-      expect(result.error, context).toBeUndefined()
-      expect(result.ok).toBe(true)
-      expect(code).toBe(0)
-      expect(result.firstDeliveryMs, context).toBeLessThan(FIRST_DELIVERY_MS)
-      expect(result.maxFds, context).toBeLessThanOrEqual(MAX_OPEN_FILES + SLACK)
-    },
-    300_000,
-  )
+  it(`is produced to, read, tailed and consumed with ${PARTITIONS} partitions under ulimit -n 1024, fds within maxOpenFiles`, async () => {
+    tmp = tempDir()
+    const child = join(repoRoot, 'test', 'helpers', 'children', 'wide-topic.ts')
+    const opts = JSON.stringify({ maxOpenFiles: MAX_OPEN_FILES })
+    // The limit applies to the child alone; `exec` keeps the pid (killChildren kills by pid).
+    const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
+    const script = `ulimit -n 1024 && exec ${quote(process.execPath)} --import tsx ${quote(child)} ${quote(tmp.dir)} ${PARTITIONS} ${quote(opts)}`
+    const c = spawn('/bin/bash', ['-c', script], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] })
+    children.push(c)
+    const out = lines(c)
+    const code = await exited(c)
+    const line = out.lines.find((l) => l.startsWith('RESULT '))
+    const context = `${out.lines.join('\n')}\n${out.stderr()}`
+    expect(line, context).toBeDefined()
+    const result = JSON.parse((line as string).slice('RESULT '.length)) as {
+      ok: boolean
+      error?: string
+      firstDeliveryMs?: number
+      maxFds: number
+    }
+    expect(result.error, context).toBeUndefined()
+    expect(result.ok).toBe(true)
+    expect(code).toBe(0)
+    expect(result.firstDeliveryMs, context).toBeLessThan(FIRST_DELIVERY_MS)
+    expect(result.maxFds, context).toBeLessThanOrEqual(MAX_OPEN_FILES + SLACK)
+  }, 300_000)
 })

@@ -13,7 +13,12 @@ import { RedisServer } from '../../helpers/redis-server.js'
 import { until } from '../../helpers/spawn.js'
 import { tempDir } from '../../helpers/tmp.js'
 
-const FAST = { group: 'g', sessionTimeoutMs: 5000, heartbeatIntervalMs: 50, commitIntervalMs: 100 } satisfies ConsumerOptions
+const FAST = {
+  group: 'g',
+  sessionTimeoutMs: 5000,
+  heartbeatIntervalMs: 50,
+  commitIntervalMs: 100,
+} satisfies ConsumerOptions
 
 const cleanups: Array<() => Promise<void> | void> = []
 afterEach(async () => {
@@ -24,12 +29,20 @@ async function store(): Promise<FileBackend> {
   const t = tempDir('twainmq-defects-')
   const b = new FileBackend(t.dir, { pollMs: 50 })
   await b.init()
-  cleanups.push(() => t.remove(), () => b.close())
+  cleanups.push(
+    () => t.remove(),
+    () => b.close(),
+  )
   return b
 }
 
 function consumer(b: Backend, o: Partial<ConsumerOptions> = {}): Consumer<string> {
-  const c = new Consumer<string>({ store: b, clientId: 'test', iterations: new Set(), decode: undefined }, ['t'], resolveConsumerOptions({ ...FAST, ...o }), () => undefined)
+  const c = new Consumer<string>(
+    { store: b, clientId: 'test', iterations: new Set(), decode: undefined },
+    ['t'],
+    resolveConsumerOptions({ ...FAST, ...o }),
+    () => undefined,
+  )
   cleanups.push(() => c.close())
   return c
 }
@@ -84,7 +97,10 @@ describe("the user's signal", () => {
   it('keeps no listener of a closed partitioned consumer', async () => {
     const t = tempDir('twainmq-defects-')
     const twain = await open(t.dir, { pollMs: 50 })
-    cleanups.push(() => t.remove(), () => twain.close())
+    cleanups.push(
+      () => t.remove(),
+      () => twain.close(),
+    )
     await twain.createTopic('t', { partitions: 1 })
     const ctl = new AbortController() // long-lived: the application's own
     const before = getEventListeners(ctl.signal, 'abort').length

@@ -5,7 +5,13 @@ import { open, type ConsumerOptions, type GroupMessage, type Twain } from '../..
 import { tempDir } from '../../helpers/tmp.js'
 import { until } from '../../helpers/wait.js'
 
-const FAST = { group: 'g', sessionTimeoutMs: 2000, heartbeatIntervalMs: 200, commitIntervalMs: 100, deadLetter: 'dlq' } satisfies ConsumerOptions
+const FAST = {
+  group: 'g',
+  sessionTimeoutMs: 2000,
+  heartbeatIntervalMs: 200,
+  commitIntervalMs: 100,
+  deadLetter: 'dlq',
+} satisfies ConsumerOptions
 
 let tmp: ReturnType<typeof tempDir>
 let twain: Twain
@@ -20,7 +26,12 @@ afterEach(async () => {
   tmp.remove()
 })
 
-async function history(t: Twain, topic: string): Promise<Array<{ key: unknown; partition: number; value: unknown; type?: string | undefined; headers: Record<string, string> }>> {
+async function history(
+  t: Twain,
+  topic: string,
+): Promise<
+  Array<{ key: unknown; partition: number; value: unknown; type?: string | undefined; headers: Record<string, string> }>
+> {
   const out = []
   for await (const m of t.history(topic)) out.push(m)
   return out
@@ -67,7 +78,11 @@ describe('dead letters', () => {
     expect(bad!.error).toBeInstanceOf(Error)
     bad!.term('invalid')
     unknown!.term('unknown type')
-    await until(async () => (await twain.topicExists('dlq')) && (await twain.length('dlq')) === 2, 5000, 'both dead letters')
+    await until(
+      async () => (await twain.topicExists('dlq')) && (await twain.length('dlq')) === 2,
+      5000,
+      'both dead letters',
+    )
     await c.close()
     const dead = await history(writer, 'dlq')
     expect(dead.map((d) => ({ key: d.key, type: d.type, value: d.value }))).toEqual([

@@ -29,33 +29,37 @@ describe('exiting without close()', () => {
     ['file', 'partitioned'],
     ['redis', 'partitioned'],
     ['redis', 'shared'],
-  ] as const)('%s, %s: what was acked is committed before the process exits', async (backend, mode) => {
-    let target = server.url
-    const prefix = backend === 'redis' ? `exit-${mode}:` : ''
-    if (backend === 'file') {
-      const t = tempDir('twainmq-exit-')
-      dirs.push(t.remove)
-      target = t.dir
-    }
-    await runChild(target, prefix, mode, 7)
-    const twain = await open(target, prefix ? { prefix } : {})
-    try {
-      const d = await twain.describeGroup('g')
-      expect(d.topics).toMatchObject([{ topic: 't', partition: 0, committed: 7, end: 7, lag: 0 }])
-      if (mode === 'shared') expect(d.topics[0]?.pending).toBe(0)
-      // A new member of the group gets only what came after.
-      await twain.producer<string>('t').send(1, 'later')
-      const c = twain.consumer<string>('t', { group: 'g', mode, sessionTimeoutMs: 1000 })
-      for await (const m of c) {
-        expect(m.offset).toBe(7)
-        m.ack()
-        break
+  ] as const)(
+    '%s, %s: what was acked is committed before the process exits',
+    async (backend, mode) => {
+      let target = server.url
+      const prefix = backend === 'redis' ? `exit-${mode}:` : ''
+      if (backend === 'file') {
+        const t = tempDir('twainmq-exit-')
+        dirs.push(t.remove)
+        target = t.dir
       }
-      await c.close()
-    } finally {
-      await twain.close()
-    }
-  }, 30_000)
+      await runChild(target, prefix, mode, 7)
+      const twain = await open(target, prefix ? { prefix } : {})
+      try {
+        const d = await twain.describeGroup('g')
+        expect(d.topics).toMatchObject([{ topic: 't', partition: 0, committed: 7, end: 7, lag: 0 }])
+        if (mode === 'shared') expect(d.topics[0]?.pending).toBe(0)
+        // A new member of the group gets only what came after.
+        await twain.producer<string>('t').send(1, 'later')
+        const c = twain.consumer<string>('t', { group: 'g', mode, sessionTimeoutMs: 1000 })
+        for await (const m of c) {
+          expect(m.offset).toBe(7)
+          m.ack()
+          break
+        }
+        await c.close()
+      } finally {
+        await twain.close()
+      }
+    },
+    30_000,
+  )
 
   it('live consumers share one beforeExit listener; close() removes it (nothing is committed after close)', async () => {
     const t = tempDir('twainmq-exit-')

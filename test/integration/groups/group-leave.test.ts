@@ -28,7 +28,15 @@ describe('groupLeave (file backend)', () => {
     const b = new FileBackend(fs.dir)
     await b.init()
     try {
-      await b.createTopic({ name: 't', partitions: 1, keyType: 'u16', messageTypes: [], retention: {}, maxMessageBytes: 1 << 20, createdAt: Date.now() })
+      await b.createTopic({
+        name: 't',
+        partitions: 1,
+        keyType: 'u16',
+        messageTypes: [],
+        retention: {},
+        maxMessageBytes: 1 << 20,
+        createdAt: Date.now(),
+      })
       await expect(b.groups.groupLeave('never-made', 'm1')).resolves.toBeUndefined()
       await b.groups.groupHeartbeat('g', member, [])
       remount(fs, 'ro')

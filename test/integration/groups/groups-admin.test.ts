@@ -99,7 +99,9 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
       await twain.resetGroup('g', 't', { 1: 2 })
       expect(await committed('g', 't')).toEqual([5, 2])
       // Past the end the group would skip what is sent next: refused, nothing changed. The end itself is fine.
-      await expect(twain.resetGroup('g', 't', { 0: 50 })).rejects.toThrow(/Offset 50 of partition 0 is past the end of topic "t"'s partition \(5\): the group would skip the next 45 messages/)
+      await expect(twain.resetGroup('g', 't', { 0: 50 })).rejects.toThrow(
+        /Offset 50 of partition 0 is past the end of topic "t"'s partition \(5\): the group would skip the next 45 messages/,
+      )
       await twain.resetGroup('g', 't', { 0: 5 })
       expect(await committed('g', 't')).toEqual([5, 2])
       const c = twain.consumer<string>('t', { group: 'g', ...FAST })
@@ -129,7 +131,8 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
       expect(() => twain.consumer('t', { group: '' })).toThrow(InvalidArgumentError)
       expect(() => twain.consumer('t', { group: 'g', from: 'middle' as 'start' })).toThrow(InvalidArgumentError)
       expect(() => twain.consumer('t', { group: 'g', maxInFlight: 0 })).toThrow(InvalidArgumentError)
-      if (kind.caps.shared) await twain.consumer('t', { group: 'g', mode: 'shared' }).close() // Redis has shared groups
+      if (kind.caps.shared)
+        await twain.consumer('t', { group: 'g', mode: 'shared' }).close() // Redis has shared groups
       else expect(() => twain.consumer('t', { group: 'g', mode: 'shared' })).toThrow(InvalidArgumentError)
       expect(() => twain.consumer([], { group: 'g' })).toThrow(InvalidArgumentError)
     })

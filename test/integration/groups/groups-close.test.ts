@@ -3,7 +3,17 @@ import { describe, expect, it } from 'vitest'
 import { AbortError } from '../../../src/index.js'
 import type { Backend } from '../../../src/backends/backend.js'
 import { PROMPT_MS, sleep, until } from '../../helpers/wait.js'
-import { FAST, committed, fill, iterN, openOther, pollN, twain, useGroupStore, waitAssigned } from './groups-fixtures.js'
+import {
+  FAST,
+  committed,
+  fill,
+  iterN,
+  openOther,
+  pollN,
+  twain,
+  useGroupStore,
+  waitAssigned,
+} from './groups-fixtures.js'
 import { everyStore } from '../../conformance/backends.js'
 
 describe.each(everyStore())('consumer groups on $name', (kind) => {
@@ -28,7 +38,13 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
     it('close() keeps the membership alive while it drains (an ack later than the session timeout, within the drain timeout, is committed)', async () => {
       await twain.createTopic('t')
       await fill('t', 0, 2)
-      const opts = { group: 'g', sessionTimeoutMs: 1000, heartbeatIntervalMs: 100, commitIntervalMs: 60_000, drainTimeoutMs: 4000 }
+      const opts = {
+        group: 'g',
+        sessionTimeoutMs: 1000,
+        heartbeatIntervalMs: 100,
+        commitIntervalMs: 60_000,
+        drainTimeoutMs: 4000,
+      }
       const a = twain.consumer<string>('t', opts)
       const ms = await pollN(a, 2)
       const b = twain.consumer<string>('t', { ...opts, commitIntervalMs: 100 }) // another live member
@@ -107,7 +123,10 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
       await waitAssigned(c, 2)
       await c.close()
       await Promise.all(late)
-      expect({ lateHeartbeats: late.length, members: (await twain.describeGroup('g')).members }).toEqual({ lateHeartbeats: 0, members: [] })
+      expect({ lateHeartbeats: late.length, members: (await twain.describeGroup('g')).members }).toEqual({
+        lateHeartbeats: 0,
+        members: [],
+      })
     })
 
     it('close() is idempotent and ends every open view quietly', async () => {

@@ -125,13 +125,17 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
       const b = twain.consumer<string>('t', { group: 'g', ...FAST })
       await until(() => a.assignments().length === 1 && b.assignments().length === 1, 3000, 'a 1/1 split')
       const got: number[] = []
-      await until(() => {
-        for (const m of [...a.pollMany(100), ...b.pollMany(100)]) {
-          if (m.partition === 1) got.push(m.offset)
-          m.ack()
-        }
-        return got.includes(9)
-      }, 3000, 'the rest of partition 1')
+      await until(
+        () => {
+          for (const m of [...a.pollMany(100), ...b.pollMany(100)]) {
+            if (m.partition === 1) got.push(m.offset)
+            m.ack()
+          }
+          return got.includes(9)
+        },
+        3000,
+        'the rest of partition 1',
+      )
       expect(got).toContain(2)
       await a.close()
       await b.close()

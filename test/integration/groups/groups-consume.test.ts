@@ -3,7 +3,18 @@ import { describe, expect, it } from 'vitest'
 import { from as rxFrom, take as rxTake, toArray as rxToArray, firstValueFrom } from 'rxjs'
 import { TopicNotFoundError } from '../../../src/index.js'
 import { PROMPT_MS, sleep, until } from '../../helpers/wait.js'
-import { FAST, committed, fill, iterN, pollN, sortTp, twain, useGroupStore, waitAssigned, waitingReads } from './groups-fixtures.js'
+import {
+  FAST,
+  committed,
+  fill,
+  iterN,
+  pollN,
+  sortTp,
+  twain,
+  useGroupStore,
+  waitAssigned,
+  waitingReads,
+} from './groups-fixtures.js'
 import { everyStore } from '../../conformance/backends.js'
 
 describe.each(everyStore())('consumer groups on $name', (kind) => {
@@ -36,7 +47,11 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
         expect(offs).toEqual(offs.map((_, i) => i))
       }
       expect(got.map((m) => m.value).sort()).toEqual(
-        [...Array.from({ length: 7 }, (_, i) => `p0-${i}`), ...Array.from({ length: 5 }, (_, i) => `p1-${i}`), ...Array.from({ length: 3 }, (_, i) => `p2-${i}`)].sort(),
+        [
+          ...Array.from({ length: 7 }, (_, i) => `p0-${i}`),
+          ...Array.from({ length: 5 }, (_, i) => `p1-${i}`),
+          ...Array.from({ length: 3 }, (_, i) => `p2-${i}`),
+        ].sort(),
       )
       expect(got.every((m) => m.deliveryCount === 1)).toBe(true)
       await c.commit()
@@ -96,7 +111,13 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
       await fill('t', 0, 5)
       await fill('t', 1, 3)
       // a long commit interval: only the immediate 'end' commit can explain what describeGroup shows
-      const a = twain.consumer<string>('t', { group: 'g', from: 'end', sessionTimeoutMs: 2000, heartbeatIntervalMs: 200, commitIntervalMs: 60_000 })
+      const a = twain.consumer<string>('t', {
+        group: 'g',
+        from: 'end',
+        sessionTimeoutMs: 2000,
+        heartbeatIntervalMs: 200,
+        commitIntervalMs: 60_000,
+      })
       await waitAssigned(a, 2)
       await until(async () => (await committed('g', 't')).join() === '5,3', 1000, "the 'end' position to be committed")
       await a.close()

@@ -13,7 +13,6 @@ import { tempDir } from '../../helpers/tmp.js'
 import { watch, type Out } from '../../helpers/group-children.js'
 import { sleep } from '../../helpers/wait.js'
 
-
 let tmp: ReturnType<typeof tempDir>
 let twain: Twain
 const children: ChildProcess[] = []
@@ -31,8 +30,11 @@ afterEach(async () => {
   }
 })
 
-
-function member(topic: string, group: string, opts: Record<string, unknown>): { child: ChildProcess; out: Out; id: () => string | undefined } {
+function member(
+  topic: string,
+  group: string,
+  opts: Record<string, unknown>,
+): { child: ChildProcess; out: Out; id: () => string | undefined } {
   const child = spawnChild('group-member.ts', [tmp.dir, topic, group, JSON.stringify(opts)])
   children.push(child)
   const out = watch(child)
@@ -63,12 +65,21 @@ describe('crash safety', () => {
     const SESSION = 2000
     const MAX_IN_FLIGHT = 20
     await twain.createTopic('t', { partitions: 6 })
-    const opts = { sessionTimeoutMs: SESSION, heartbeatIntervalMs: 200, commitIntervalMs: 100, maxInFlight: MAX_IN_FLIGHT }
+    const opts = {
+      sessionTimeoutMs: SESSION,
+      heartbeatIntervalMs: 200,
+      commitIntervalMs: 100,
+      maxInFlight: MAX_IN_FLIGHT,
+    }
     const ms = [member('t', 'g', opts), member('t', 'g', opts), member('t', 'g', opts)]
-    await until(async () => {
-      const d = await twain.describeGroup('g').catch(() => undefined)
-      return d !== undefined && d.members.length === 3 && d.members.every((m) => m.assignments.length === 2)
-    }, 20_000, 'three members with two partitions each')
+    await until(
+      async () => {
+        const d = await twain.describeGroup('g').catch(() => undefined)
+        return d !== undefined && d.members.length === 3 && d.members.every((m) => m.assignments.length === 2)
+      },
+      20_000,
+      'three members with two partitions each',
+    )
 
     const producer = twain.producer<string>('t')
     const sent = new Set<string>()
@@ -97,16 +108,24 @@ describe('crash safety', () => {
 
     const survivors = ms.slice(1)
     const all = () => ms.flatMap((m) => processed(m.out))
-    await until(() => {
-      const seen = new Set(all())
-      for (const k of sent) if (!seen.has(k)) return false
-      return true
-    }, 15_000, 'every produced message to be processed by some member')
+    await until(
+      () => {
+        const seen = new Set(all())
+        for (const k of sent) if (!seen.has(k)) return false
+        return true
+      },
+      15_000,
+      'every produced message to be processed by some member',
+    )
 
     // the killed member's partitions were consumed again by a survivor soon after the kill
     for (const p of victimParts) {
       const firstAfter = Math.min(
-        ...survivors.flatMap((m) => m.out.lines.map((l, i) => (!l.startsWith('#') && partitionOf(l) === p && m.out.times[i]! >= killedAt ? m.out.times[i]! : Infinity))),
+        ...survivors.flatMap((m) =>
+          m.out.lines.map((l, i) =>
+            !l.startsWith('#') && partitionOf(l) === p && m.out.times[i]! >= killedAt ? m.out.times[i]! : Infinity,
+          ),
+        ),
       )
       expect(firstAfter - killedAt, `partition ${p} picked up after the kill`).toBeLessThanOrEqual(SESSION + 1000)
     }
@@ -119,7 +138,9 @@ describe('crash safety', () => {
     const sinceCommit = processed(victim.out).filter((l) => offsetOf(l) >= (commits.get(partitionOf(l)) ?? 0))
     for (const l of dups) {
       expect(victimParts, `duplicate ${l} on a partition the victim did not own`).toContain(partitionOf(l))
-      expect(offsetOf(l), `duplicate ${l} below the victim's last commit`).toBeGreaterThanOrEqual(commits.get(partitionOf(l)) ?? 0)
+      expect(offsetOf(l), `duplicate ${l} below the victim's last commit`).toBeGreaterThanOrEqual(
+        commits.get(partitionOf(l)) ?? 0,
+      )
     }
     expect(dups.length).toBeLessThanOrEqual(MAX_IN_FLIGHT + sinceCommit.length)
     // no member processed a message twice by itself
@@ -153,8 +174,17 @@ describe('fencing', () => {
     await twain.createTopic('t')
     await twain.producer<string>('t').sendBatch(Array.from({ length: 10 }, (_, i) => ({ key: 1, value: `v${i}` })))
     const z = member('t', 'g', { ...ZOMBIE, ...extra })
-    await until(() => processed(z.out).length === 10 && lastCommits(z.out).get(0) === 3, 20_000, 'the zombie to hold 3..9 with 3 committed')
-    const b = twain.consumer<string>('t', { group: 'g', sessionTimeoutMs: 1000, heartbeatIntervalMs: 100, commitIntervalMs: 100 })
+    await until(
+      () => processed(z.out).length === 10 && lastCommits(z.out).get(0) === 3,
+      20_000,
+      'the zombie to hold 3..9 with 3 committed',
+    )
+    const b = twain.consumer<string>('t', {
+      group: 'g',
+      sessionTimeoutMs: 1000,
+      heartbeatIntervalMs: 100,
+      commitIntervalMs: 100,
+    })
     const bErrors: Error[] = []
     b.on('error', (e) => bErrors.push(e))
     await until(async () => (await twain.describeGroup('g')).members.length === 2, 3000, 'b to join')
@@ -167,13 +197,17 @@ describe('fencing', () => {
     await until(() => b.assignments().length === 1, 3000, 'b to take the partition over')
     await twain.producer<string>('t').sendBatch(Array.from({ length: 5 }, (_, i) => ({ key: 1, value: `w${i}` })))
     const got: number[] = []
-    await until(() => {
-      for (const m of b.pollMany(100)) {
-        got.push(m.offset)
-        m.ack()
-      }
-      return got.length >= 12
-    }, 3000, 'b to read 3..14')
+    await until(
+      () => {
+        for (const m of b.pollMany(100)) {
+          got.push(m.offset)
+          m.ack()
+        }
+        return got.length >= 12
+      },
+      3000,
+      'b to read 3..14',
+    )
     expect(got).toEqual(Array.from({ length: 12 }, (_, i) => 3 + i))
     await b.commit()
     expect((await twain.describeGroup('g')).topics[0]!.committed).toBe(15)
@@ -211,6 +245,9 @@ describe('fencing', () => {
     await b.close()
     expect((await twain.describeGroup('g')).topics[0]!.committed).toBe(15)
     // and it found out: a FencedError from commit() or on 'error' (not just 'revoked' and a commit() that resolves)
-    expect(after.filter((l) => /FencedError/.test(l)), after.join('\n')).not.toEqual([])
+    expect(
+      after.filter((l) => /FencedError/.test(l)),
+      after.join('\n'),
+    ).not.toEqual([])
   }, 40_000)
 })

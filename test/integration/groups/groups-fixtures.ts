@@ -4,13 +4,23 @@
  * iterate.
  */
 import { afterEach, beforeEach, expect } from 'vitest'
-import { InvalidArgumentError, type Consumer, type ConsumerOptions, type GroupMessage, type Twain } from '../../../src/index.js'
+import {
+  InvalidArgumentError,
+  type Consumer,
+  type ConsumerOptions,
+  type GroupMessage,
+  type Twain,
+} from '../../../src/index.js'
 import type { BackendKind, Store } from '../../conformance/backends.js'
 import { until } from '../../helpers/wait.js'
 import { pollN } from '../../helpers/poll.js'
 
 /** Small timings so the suites stay fast. */
-export const FAST = { sessionTimeoutMs: 2000, heartbeatIntervalMs: 200, commitIntervalMs: 100 } satisfies Partial<ConsumerOptions>
+export const FAST = {
+  sessionTimeoutMs: 2000,
+  heartbeatIntervalMs: 200,
+  commitIntervalMs: 100,
+} satisfies Partial<ConsumerOptions>
 
 let store: Store | undefined
 let current: BackendKind | undefined
@@ -53,11 +63,17 @@ export function waitingReads(): Promise<number> {
 /** Send `n` string messages to one partition; values `${prefix}${i}`. */
 export async function fill(topic: string, partition: number, n: number, prefix = `p${partition}-`): Promise<void> {
   if (n === 0) return
-  await twain.producer<string>(topic).sendBatch(Array.from({ length: n }, (_, i) => ({ key: i, value: `${prefix}${i}`, partition })))
+  await twain
+    .producer<string>(topic)
+    .sendBatch(Array.from({ length: n }, (_, i) => ({ key: i, value: `${prefix}${i}`, partition })))
 }
 
 /** The next `n` messages of a `for await` view (the view is ended with break). */
-export async function iterN<V>(c: Consumer<V>, n: number, onMessage?: (m: GroupMessage<V>) => void): Promise<GroupMessage<V>[]> {
+export async function iterN<V>(
+  c: Consumer<V>,
+  n: number,
+  onMessage?: (m: GroupMessage<V>) => void,
+): Promise<GroupMessage<V>[]> {
   const out: GroupMessage<V>[] = []
   if (n === 0) return out
   for await (const m of c) {
@@ -71,7 +87,10 @@ export async function iterN<V>(c: Consumer<V>, n: number, onMessage?: (m: GroupM
 /** The committed offsets of `group` on `topic`, by partition. */
 export async function committed(group: string, topic: string): Promise<number[]> {
   const d = await twain.describeGroup(group)
-  return d.topics.filter((t) => t.topic === topic).sort((a, b) => a.partition - b.partition).map((t) => t.committed)
+  return d.topics
+    .filter((t) => t.topic === topic)
+    .sort((a, b) => a.partition - b.partition)
+    .map((t) => t.committed)
 }
 
 /** Until `c` owns exactly `n` partitions. */
@@ -80,7 +99,8 @@ export async function waitAssigned(c: Consumer, n: number, ms = 3000): Promise<v
 }
 
 /** `topic/partition` strings, sorted (to compare sets of partitions). */
-export const sortTp = (xs: Array<{ topic: string; partition: number }>): string[] => xs.map((x) => `${x.topic}/${x.partition}`).sort()
+export const sortTp = (xs: Array<{ topic: string; partition: number }>): string[] =>
+  xs.map((x) => `${x.topic}/${x.partition}`).sort()
 
 /**
  * `m.term(reason)` on a store without headers (twainmq-v1): its dead letter cannot be written (the

@@ -28,10 +28,14 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
         expect(open.length).toBeLessThanOrEqual(5)
         open.forEach((m) => m.ack())
         open = []
-        await until(() => {
-          open.push(...c.pollMany(100))
-          return open.length > 0 || seen.size >= 90
-        }, 3000, 'more messages')
+        await until(
+          () => {
+            open.push(...c.pollMany(100))
+            return open.length > 0 || seen.size >= 90
+          },
+          3000,
+          'more messages',
+        )
         expect(open.length).toBeLessThanOrEqual(5)
         for (const m of open) seen.add(`${m.partition}@${m.offset}`)
       }
@@ -44,7 +48,9 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
       it(`a small maxInFlight does not starve a partition behind a busy one (busy partition ${busy})`, async () => {
         const quiet = 1 - busy
         await twain.createTopic('t', { partitions: 2 })
-        await twain.producer<string>('t').sendBatch(Array.from({ length: 2000 }, (_, i) => ({ key: i, value: `busy${i}`, partition: busy })))
+        await twain
+          .producer<string>('t')
+          .sendBatch(Array.from({ length: 2000 }, (_, i) => ({ key: i, value: `busy${i}`, partition: busy })))
         await fill('t', quiet, 5)
         const c = twain.consumer<string>('t', { group: 'g', ...FAST, maxInFlight: 10 })
         const order: number[] = []

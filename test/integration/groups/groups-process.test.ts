@@ -13,7 +13,6 @@ import { tempDir } from '../../helpers/tmp.js'
 import { watch, type Out } from '../../helpers/group-children.js'
 import { sleep } from '../../helpers/wait.js'
 
-
 let tmp: ReturnType<typeof tempDir>
 let twain: Twain
 const children: ChildProcess[] = []
@@ -30,7 +29,6 @@ afterEach(async () => {
     tmp.remove()
   }
 })
-
 
 function member(topics: string, group: string, opts: Record<string, unknown> = {}): { child: ChildProcess; out: Out } {
   const child = spawnChild('group-member.ts', [tmp.dir, topics, group, JSON.stringify(opts)])
@@ -51,7 +49,9 @@ async function balanced(group: string, n: number, partitions: number): Promise<b
   if (!d || d.members.length !== n) return false
   const owned = d.members.flatMap((m) => m.assignments.map((a) => `${a.topic}/${a.partition}`))
   const counts = d.members.map((m) => m.assignments.length)
-  return owned.length === partitions && new Set(owned).size === partitions && Math.max(...counts) - Math.min(...counts) <= 1
+  return (
+    owned.length === partitions && new Set(owned).size === partitions && Math.max(...counts) - Math.min(...counts) <= 1
+  )
 }
 
 const errorLines = (outs: Out[]) => outs.flatMap((o) => o.lines.filter((l) => l.startsWith('# error')))
@@ -107,19 +107,27 @@ describe('rebalancing across processes', () => {
     await p.sendBatch(Array.from({ length: 10 }, (_, i) => ({ key: i, value: `old${i}`, partition: i % 2 })))
     const m = member('t', 'g', { ...FAST, from: 'end', commitIntervalMs: 60_000 })
     await until(() => m.out.lines.filter((l) => l.startsWith('# assigned')).length > 0, 20_000, 'assignment')
-    await until(async () => (await twain.describeGroup('g')).topics.every((t) => t.committed === 5), 2000, "the 'end' commit")
+    await until(
+      async () => (await twain.describeGroup('g')).topics.every((t) => t.committed === 5),
+      2000,
+      "the 'end' commit",
+    )
     m.child.kill('SIGKILL')
     await exited(m.child)
     await p.send(1, 'new', { partition: 0 })
     const c = twain.consumer<string>('t', { group: 'g', ...FAST })
     const got: string[] = []
-    await until(() => {
-      for (const x of c.pollMany(100)) {
-        got.push(x.value)
-        x.ack()
-      }
-      return got.length > 0
-    }, 5000, 'the new message')
+    await until(
+      () => {
+        for (const x of c.pollMany(100)) {
+          got.push(x.value)
+          x.ack()
+        }
+        return got.length > 0
+      },
+      5000,
+      'the new message',
+    )
     await sleep(300) // nothing older arrives within 300 ms
     for (const x of c.pollMany(100)) got.push(x.value)
     expect(got).toEqual(['new'])
@@ -159,7 +167,11 @@ describe('a consumer and process exit', () => {
       expect(r.lines.at(-1)).toBe('done')
       expect(Date.now() - t0).toBeLessThan(11_000)
       // the group forgets the member (dead pid / session timeout)
-      await until(async () => (await twain.describeGroup('g')).members.length === 0, 5000, 'the dead member to be dropped')
+      await until(
+        async () => (await twain.describeGroup('g')).members.length === 0,
+        5000,
+        'the dead member to be dropped',
+      )
     }, 20_000)
   }
 

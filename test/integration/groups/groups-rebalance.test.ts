@@ -52,17 +52,22 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
       const errors: Error[] = []
       const members: Consumer[] = []
       const check = async (n: number) => {
-        await until(() => {
-          const counts = members.map((m) => m.assignments().length)
-          const all = members.flatMap((m) => sortTp(m.assignments()))
-          return all.length === 7 && new Set(all).size === 7 && Math.max(...counts) - Math.min(...counts) <= 1
-        }, 3000, `a balanced split over ${n} members (${members.map((m) => m.assignments().length).join(',')})`)
+        await until(
+          () => {
+            const counts = members.map((m) => m.assignments().length)
+            const all = members.flatMap((m) => sortTp(m.assignments()))
+            return all.length === 7 && new Set(all).size === 7 && Math.max(...counts) - Math.min(...counts) <= 1
+          },
+          3000,
+          `a balanced split over ${n} members (${members.map((m) => m.assignments().length).join(',')})`,
+        )
         const d = await twain.describeGroup('g')
         expect(d.members).toHaveLength(n)
         const owned = d.members.flatMap((m) => sortTp(m.assignments))
         expect(owned.sort()).toEqual(['t/0', 't/1', 't/2', 't/3', 't/4', 't/5', 't/6'])
       }
-      const owners = () => new Map(members.flatMap((m) => m.assignments().map((a) => [`${a.topic}/${a.partition}`, m] as const)))
+      const owners = () =>
+        new Map(members.flatMap((m) => m.assignments().map((a) => [`${a.topic}/${a.partition}`, m] as const)))
       for (let i = 0; i < 4; i++) {
         const before = owners()
         const c = twain.consumer('t', { group: 'g', ...FAST })
@@ -87,7 +92,11 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
       await waitAssigned(a, 4)
       const t0 = Date.now()
       const b = twain.consumer('t', { group: 'g', sessionTimeoutMs: 30_000 })
-      await until(() => b.assignments().length === 2 && a.assignments().length === 2, PROMPT_MS, 'the newcomer to get 2 partitions')
+      await until(
+        () => b.assignments().length === 2 && a.assignments().length === 2,
+        PROMPT_MS,
+        'the newcomer to get 2 partitions',
+      )
       expect(Date.now() - t0).toBeLessThan(PROMPT_MS)
       await b.close()
       // and when it leaves, the other takes everything back quickly
@@ -151,7 +160,13 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
       await twain.createTopic('t', { partitions: 2 })
       await fill('t', 0, 1)
       await fill('t', 1, 1)
-      const opts = { group: 'g', sessionTimeoutMs: 2000, heartbeatIntervalMs: 100, commitIntervalMs: 100, drainTimeoutMs: 500 }
+      const opts = {
+        group: 'g',
+        sessionTimeoutMs: 2000,
+        heartbeatIntervalMs: 100,
+        commitIntervalMs: 100,
+        drainTimeoutMs: 500,
+      }
       const a = twain.consumer<string>('t', opts)
       await pollN(a, 2) // never acked
       const b = twain.consumer<string>('t', opts)

@@ -69,13 +69,17 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
       await Promise.resolve()
       c.seek('t', 0, 1990) // …and the application changes its mind
       const got: number[] = []
-      await until(() => {
-        for (const m of c.pollMany(100)) {
-          got.push(m.offset)
-          m.ack()
-        }
-        return got.includes(1999)
-      }, 3000, 'offset 1999')
+      await until(
+        () => {
+          for (const m of c.pollMany(100)) {
+            got.push(m.offset)
+            m.ack()
+          }
+          return got.includes(1999)
+        },
+        3000,
+        'offset 1999',
+      )
       expect(got).toEqual(Array.from({ length: 10 }, (_, i) => 1990 + i))
       await c.commit()
       expect(await committed('g', 't')).toEqual([2000])

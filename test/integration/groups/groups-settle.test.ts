@@ -66,14 +66,22 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
       await twain.createTopic('orders', { partitions: 3, keyType: 'string' })
       twain.registerType('Order')
       const p = twain.producer<{ id: number }>('orders')
-      const sent = await p.send('order-7', { id: 7 }, { type: 'Order', headers: { trace: 'abc', 'x-custom': '1' }, partition: 2 })
+      const sent = await p.send(
+        'order-7',
+        { id: 7 },
+        { type: 'Order', headers: { trace: 'abc', 'x-custom': '1' }, partition: 2 },
+      )
       await p.send('order-8', { id: 8 }, { partition: 2 })
       const c = twain.consumer<{ id: number }>('orders', { group: 'g', deadLetter: 'orders-dlq', ...FAST })
       const [m, next] = await pollN(c, 2)
       expect(m!.type).toBe('Order')
       m!.term('bad order')
       next!.ack()
-      await until(async () => (await twain.topicExists('orders-dlq')) && (await twain.length('orders-dlq')) === 1, 3000, 'the dead letter')
+      await until(
+        async () => (await twain.topicExists('orders-dlq')) && (await twain.length('orders-dlq')) === 1,
+        3000,
+        'the dead letter',
+      )
       const info = await twain.describeTopic('orders-dlq')
       expect(info.partitions).toBe(1)
       expect(info.keyType).toBe('string')
@@ -106,7 +114,11 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
       const [m] = await pollN(c, 1)
       if (!kind.caps.headers) return expectTermRefused(c, m!).then(() => c.close())
       m!.term()
-      await until(async () => (await twain.topicExists('big-dlq')) && (await twain.length('big-dlq')) === 1, 3000, 'the dead letter')
+      await until(
+        async () => (await twain.topicExists('big-dlq')) && (await twain.length('big-dlq')) === 1,
+        3000,
+        'the dead letter',
+      )
       expect((await twain.describeTopic('big-dlq')).keyType).toBe('u64')
       const [d] = await (async () => {
         const out = []
@@ -158,7 +170,11 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
         return c.close()
       }
       expect(errors).toEqual([])
-      await until(async () => (await twain.topicExists('dlq')) && (await twain.length('dlq')) === 1, 3000, 'the dead letter')
+      await until(
+        async () => (await twain.topicExists('dlq')) && (await twain.length('dlq')) === 1,
+        3000,
+        'the dead letter',
+      )
       const dead = []
       for await (const d of twain.history<string>('dlq')) dead.push(d)
       expect(dead[0]!.value).toBe('p0-0')

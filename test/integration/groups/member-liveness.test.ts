@@ -23,7 +23,14 @@ import { RedisServer } from '../../helpers/redis-server.js'
 import { tempDir } from '../../helpers/tmp.js'
 
 const P = 2
-const spec = (id: string): MemberSpec => ({ id, name: id, topics: ['t'], sessionTimeoutMs: 60_000, pid: process.pid, host: HOST })
+const spec = (id: string): MemberSpec => ({
+  id,
+  name: id,
+  topics: ['t'],
+  sessionTimeoutMs: 60_000,
+  pid: process.pid,
+  host: HOST,
+})
 const owned = (r: { owned: ReadonlyArray<{ partition: number }> }) => r.owned.map((l) => l.partition).sort()
 
 /** A live process that is no member: its pid stands for a dead member's pid, reused. */
@@ -130,7 +137,12 @@ describe('redis', () => {
 
   /** Rewrite member `id`'s record as if `kind` had written it. */
   async function plant(members: string, id: string, kind: Recorded): Promise<void> {
-    const { boot: _b, ns: _n, start: _s, ...rest } = JSON.parse((await admin.hget(members, id)) as string) as Record<string, unknown>
+    const {
+      boot: _b,
+      ns: _n,
+      start: _s,
+      ...rest
+    } = JSON.parse((await admin.hget(members, id)) as string) as Record<string, unknown>
     await admin.hset(members, id, JSON.stringify({ ...rest, ...recordedProcess(kind) }))
   }
 
@@ -160,12 +172,36 @@ describe('redis', () => {
   })
 
   describe('a shared member', () => {
-    const events: SharedMemberEvents = { lost: () => undefined, trimmed: () => undefined, committed: () => undefined, error: () => undefined, fenced: () => undefined, rolledBack: () => undefined }
-    const options: SharedMemberOptions = { group: 'g', name: 'worker', topics: ['t'], from: 'start', claimAfterMs: 30_000, ackIntervalMs: 50, sessionTimeoutMs: 60_000, heartbeatIntervalMs: 60_000 }
+    const events: SharedMemberEvents = {
+      lost: () => undefined,
+      trimmed: () => undefined,
+      committed: () => undefined,
+      error: () => undefined,
+      fenced: () => undefined,
+      rolledBack: () => undefined,
+    }
+    const options: SharedMemberOptions = {
+      group: 'g',
+      name: 'worker',
+      topics: ['t'],
+      from: 'start',
+      claimAfterMs: 30_000,
+      ackIntervalMs: 50,
+      sessionTimeoutMs: 60_000,
+      heartbeatIntervalMs: 60_000,
+    }
 
     /** A registration of `worker` by another consumer (token `gone`), its session live for a minute. */
     async function register(members: string, alive: string, kind: Recorded): Promise<void> {
-      const stored = { name: 'worker', topics: ['t'], sessionTimeoutMs: 60_000, leaving: true, mode: 'shared', token: 'gone', ...recordedProcess(kind) }
+      const stored = {
+        name: 'worker',
+        topics: ['t'],
+        sessionTimeoutMs: 60_000,
+        leaving: true,
+        mode: 'shared',
+        token: 'gone',
+        ...recordedProcess(kind),
+      }
       await admin.hset(members, 'worker', JSON.stringify(stored))
       await admin.zadd(alive, Date.now() + 60_000, 'worker')
     }
@@ -182,7 +218,9 @@ describe('redis', () => {
     it('recorded by an older twainmq (no start time) is judged by its pid: a live pid keeps its name', async () => {
       const { b, members, alive } = await connect()
       await register(members, alive, 'legacy')
-      await expect((b.shared as NonNullable<Backend['shared']>).join(options, events)).rejects.toBeInstanceOf(InvalidArgumentError)
+      await expect((b.shared as NonNullable<Backend['shared']>).join(options, events)).rejects.toBeInstanceOf(
+        InvalidArgumentError,
+      )
     })
   })
 })

@@ -4,7 +4,14 @@
 // both process everything.
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { FencedError, InvalidArgumentError, open, type GroupMessage, type SharedConsumer, type Twain } from '../../../src/index.js'
+import {
+  FencedError,
+  InvalidArgumentError,
+  open,
+  type GroupMessage,
+  type SharedConsumer,
+  type Twain,
+} from '../../../src/index.js'
 import { RedisServer } from '../../helpers/redis-server.js'
 import { until } from '../../helpers/spawn.js'
 import { tempDir } from '../../helpers/tmp.js'
@@ -46,11 +53,17 @@ async function openFile(root: string): Promise<Twain> {
 }
 
 async function fill(twain: Twain, topic: string, count: number, from = 0): Promise<void> {
-  await twain.producer<string>(topic).sendBatch(Array.from({ length: count }, (_, i) => ({ key: from + i, value: `m${from + i}` })))
+  await twain
+    .producer<string>(topic)
+    .sendBatch(Array.from({ length: count }, (_, i) => ({ key: from + i, value: `m${from + i}` })))
 }
 
 /** Iterate `c` in the background, acking everything, recording offsets in `seen`, until `stop` aborts. */
-function drain<V>(c: SharedConsumer<V> | AsyncIterable<GroupMessage<V>>, seen: number[], stop: AbortSignal): Promise<void> {
+function drain<V>(
+  c: SharedConsumer<V> | AsyncIterable<GroupMessage<V>>,
+  seen: number[],
+  stop: AbortSignal,
+): Promise<void> {
   return (async () => {
     const it = c[Symbol.asyncIterator]()
     stop.addEventListener('abort', () => void it.return?.(), { once: true })
@@ -64,7 +77,7 @@ function drain<V>(c: SharedConsumer<V> | AsyncIterable<GroupMessage<V>>, seen: n
 }
 
 describe('a live member name is refused synchronously in the same instance', () => {
-  it("shared mode (Redis): the second consumer throws InvalidArgumentError naming group and name; the first delivers every message once", async () => {
+  it('shared mode (Redis): the second consumer throws InvalidArgumentError naming group and name; the first delivers every message once', async () => {
     const twain = await openRedis(`names${n++}:`)
     await twain.createTopic('t')
     await fill(twain, 't', 200)
@@ -78,7 +91,11 @@ describe('a live member name is refused synchronously in the same instance', () 
     let running2: Promise<void> | undefined
     try {
       // On the old code this was accepted, and both members delivered every message.
-      running2 = drain(twain.consumer<string>('t', { group: 'g', mode: 'shared', name: 'worker' }), seen2, stop.signal).catch(() => undefined)
+      running2 = drain(
+        twain.consumer<string>('t', { group: 'g', mode: 'shared', name: 'worker' }),
+        seen2,
+        stop.signal,
+      ).catch(() => undefined)
     } catch (e) {
       refused = e
     }
@@ -103,7 +120,9 @@ describe('a live member name is refused synchronously in the same instance', () 
       const first = twain.consumer('t', { group: 'g', name: 'worker' })
       await first.rebalance()
       expect(() => twain.consumer('t', { group: 'g', name: 'worker' })).toThrow(InvalidArgumentError)
-      expect(() => twain.consumer('t', { group: 'g', name: 'worker', mode: 'partitioned' })).toThrow(/member name "worker" .*group "g"/i)
+      expect(() => twain.consumer('t', { group: 'g', name: 'worker', mode: 'partitioned' })).toThrow(
+        /member name "worker" .*group "g"/i,
+      )
       const other = twain.consumer('t', { group: 'g2', name: 'worker' })
       const unnamed = [twain.consumer('t', { group: 'g' }), twain.consumer('t', { group: 'g' })]
       await first.rebalance()
@@ -140,7 +159,10 @@ describe('one shared name in two instances (two processes)', () => {
       (e: unknown) => e,
     )
     // Refused when it joins (its iteration throws); on the old code it delivered instead.
-    const refused = await Promise.race([runB, until(() => seenB.length > 0, 10_000, 'the second member to fail or deliver').then(() => 'delivered')])
+    const refused = await Promise.race([
+      runB,
+      until(() => seenB.length > 0, 10_000, 'the second member to fail or deliver').then(() => 'delivered'),
+    ])
     await until(() => new Set([...seenA, ...seenB]).size >= 100, 10_000, 'every message')
     stop.abort()
     await Promise.all([runB, runA])
@@ -157,7 +179,15 @@ describe('one shared name in two instances (two processes)', () => {
     const b = await openRedis(prefix)
     await a.createTopic('t')
     await fill(a, 't', 50)
-    const opts = { group: 'g', mode: 'shared', name: 'worker', maxInFlight: 10, heartbeatIntervalMs: 50, sessionTimeoutMs: 60_000, drainTimeoutMs: 100 } as const
+    const opts = {
+      group: 'g',
+      mode: 'shared',
+      name: 'worker',
+      maxInFlight: 10,
+      heartbeatIntervalMs: 50,
+      sessionTimeoutMs: 60_000,
+      drainTimeoutMs: 100,
+    } as const
     const stale = a.consumer<string>('t', opts)
     const held: number[] = []
     const it1 = stale[Symbol.asyncIterator]()

@@ -18,14 +18,17 @@ describe('operators over consumer groups', () => {
     dir = makeTmp()
     twain = await open(dir)
     await twain.createTopic('jobs', { partitions: 2, keyType: 'string' })
-    await twain.producer<string>('jobs').sendBatch(Array.from({ length: 20 }, (_, i) => ({ key: `k${i % 4}`, value: `job-${i}` })))
+    await twain
+      .producer<string>('jobs')
+      .sendBatch(Array.from({ length: 20 }, (_, i) => ({ key: `k${i % 4}`, value: `job-${i}` })))
   })
   afterEach(async () => {
     await twain.close()
     rmTmp(dir)
   })
 
-  const committed = async (group: string) => (await twain.describeGroup(group)).topics.filter((t) => t.topic === 'jobs').reduce((n, t) => n + t.committed, 0)
+  const committed = async (group: string) =>
+    (await twain.describeGroup(group)).topics.filter((t) => t.topic === 'jobs').reduce((n, t) => n + t.committed, 0)
 
   it('ack(handler, { concurrency }) handles every message once, keeps per-key order, and the acks are committed', async () => {
     const consumer = twain.consumer<string>('jobs', { group: 'g-ack', ...FAST })

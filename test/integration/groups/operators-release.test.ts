@@ -17,12 +17,14 @@ afterEach(async () => {
   tmp.remove()
 })
 
-
 describe('operators hand back messages they pulled but never emitted', () => {
   it('after break from a concurrent ack, close() does not wait for held messages and nothing is lost or skipped', async () => {
     const c = twain.consumer<string>('t', { group: 'g', drainTimeoutMs: 10_000 })
     const seen: number[] = []
-    for await (const m of pipe(c, ack(() => sleep(5), { concurrency: 8 }))) {
+    for await (const m of pipe(
+      c,
+      ack(() => sleep(5), { concurrency: 8 }),
+    )) {
       seen.push(m.offset)
       if (seen.length === 10) break
     }
@@ -65,7 +67,10 @@ describe('operators hand back messages they pulled but never emitted', () => {
   it('retry stopped during a handler hands its message back', async () => {
     const c = twain.consumer<string>('t', { group: 'g', drainTimeoutMs: 10_000 })
     let handling = false
-    const it = pipe(c, retry(() => ((handling = true), sleep(200)), { attempts: 3 }))[Symbol.asyncIterator]()
+    const it = pipe(
+      c,
+      retry(() => ((handling = true), sleep(200)), { attempts: 3 }),
+    )[Symbol.asyncIterator]()
     const pending = it.next()
     await until(() => handling, 5000, 'the handler to start')
     await it.return?.()

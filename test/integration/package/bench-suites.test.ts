@@ -16,7 +16,11 @@ interface Run {
 
 function bench(tmp: string, args: string[]): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TMPDIR: tmp } })
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', ...args], {
+      cwd: repoRoot,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, TMPDIR: tmp },
+    })
     let stdout = ''
     let stderr = ''
     proc.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')))
@@ -25,7 +29,6 @@ function bench(tmp: string, args: string[]): Promise<Run> {
     proc.once('exit', (code) => resolve({ code, stdout, stderr }))
   })
 }
-
 
 /** What a bench run left in its TMPDIR (tsx's compile cache, which it keeps there, aside). */
 const leftovers = (dir: string): string[] => readdirSync(dir).filter((n) => !n.startsWith('tsx-'))
@@ -50,8 +53,16 @@ describe('bench suites', () => {
     const rows = tableRows(r.stdout, 'row ')
     expect(rows).toHaveLength(19)
     for (const row of rows) expect(row).toMatch(/ [0-9.]+× +[≤≥].* (MET|MISS)$/)
-    for (const phase of ['produce: file sendBatch / JetStream publish', 'read: Redis history / JetStream ordered consumer', 'consume+ack: Redis shared / JetStream AckPolicy.All', 'tail p99: Redis / JetStream']) {
-      expect(rows.some((row) => row.startsWith(phase)), phase).toBe(true)
+    for (const phase of [
+      'produce: file sendBatch / JetStream publish',
+      'read: Redis history / JetStream ordered consumer',
+      'consume+ack: Redis shared / JetStream AckPolicy.All',
+      'tail p99: Redis / JetStream',
+    ]) {
+      expect(
+        rows.some((row) => row.startsWith(phase)),
+        phase,
+      ).toBe(true)
     }
     expect(tableRows(r.stdout, 'send → other process')).toHaveLength(4)
     expect(await canConnect(Number(ports?.[1]))).toBe(false)
@@ -64,14 +75,29 @@ describe('bench suites', () => {
     const tmp = tempDir()
     const r = await bench(tmp.dir, ['floors', '--messages', '2000', '--repeat', '1', '--tail-messages', '20'])
     expect(r.code, r.stderr).toBe(0)
-    const ports = /servers: private nats-server: v\S+ -js on 127\.0\.0\.1:(\d+); private redis-server \S+ on 127\.0\.0\.1:(\d+)/.exec(r.stdout)
+    const ports =
+      /servers: private nats-server: v\S+ -js on 127\.0\.0\.1:(\d+); private redis-server \S+ on 127\.0\.0\.1:(\d+)/.exec(
+        r.stdout,
+      )
     expect(ports, r.stdout).not.toBeNull()
     const rows = tableRows(r.stdout, 'row ')
     expect(rows).toHaveLength(19)
     // A baseline row has a value; every other row a ratio (and, where a goal applies, the goal).
-    for (const row of rows) expect(row).toMatch(/^(send|shared|tail p50|tail p99): \S.*( [0-9][0-9,]*| [0-9.]+ ms| [0-9.]+×( +[≤≥] [0-9.]+×)?)$/)
-    for (const phase of ['send: floor (plain log + a promise per send, Promise.all)', 'shared: raw ioredis, two reads in flight', 'shared: ioredis reply decoder alone', 'tail p50: raw ioredis XADD → XREAD BLOCK', 'tail p99: twainmq Redis tail']) {
-      expect(rows.some((row) => row.startsWith(phase)), phase).toBe(true)
+    for (const row of rows)
+      expect(row).toMatch(
+        /^(send|shared|tail p50|tail p99): \S.*( [0-9][0-9,]*| [0-9.]+ ms| [0-9.]+×( +[≤≥] [0-9.]+×)?)$/,
+      )
+    for (const phase of [
+      'send: floor (plain log + a promise per send, Promise.all)',
+      'shared: raw ioredis, two reads in flight',
+      'shared: ioredis reply decoder alone',
+      'tail p50: raw ioredis XADD → XREAD BLOCK',
+      'tail p99: twainmq Redis tail',
+    ]) {
+      expect(
+        rows.some((row) => row.startsWith(phase)),
+        phase,
+      ).toBe(true)
     }
     expect(await canConnect(Number(ports?.[1]))).toBe(false)
     expect(await canConnect(Number(ports?.[2]))).toBe(false)

@@ -76,9 +76,13 @@ describe('examples run as smoke tests', () => {
     const { code, out } = run('http-gateway.ts')
     expect(code, out).toBe(0)
     expect(out).toMatch(/PUT \/prices -> 201/)
-    expect(out).toMatch(/SSE received: \[\{"sku":"apple","cents":120\},\{"sku":"bread","cents":250\},\{"sku":"milk","cents":99\}\]/)
+    expect(out).toMatch(
+      /SSE received: \[\{"sku":"apple","cents":120\},\{"sku":"bread","cents":250\},\{"sku":"milk","cents":99\}\]/,
+    )
     expect(out).toMatch(/GET \/prices -> 200 \[\{"sku":"apple"/)
-    expect(out).toMatch(/consumer group read: \[\{"sku":"apple","cents":120\},\{"sku":"bread","cents":250\},\{"sku":"milk","cents":99\}\]/)
+    expect(out).toMatch(
+      /consumer group read: \[\{"sku":"apple","cents":120\},\{"sku":"bread","cents":250\},\{"sku":"milk","cents":99\}\]/,
+    )
     expect(out).toMatch(/done/)
   }, 60_000)
 

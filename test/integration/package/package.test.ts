@@ -48,7 +48,10 @@ beforeAll(async () => {
   await installScratchApp(app, packed, ['rxjs', 'ix', 'typescript', '@types/node'])
   for (const f of ['app.ts', 'ix-app.ts', 'require.cjs']) copyFileSync(join(fixtures, f), join(app, f))
   writeFileSync(join(app, 'quickstart.ts'), quickStart())
-  writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions: strict, files: ['quickstart.ts', 'app.ts', 'ix-app.ts'] }))
+  writeFileSync(
+    join(app, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: strict, files: ['quickstart.ts', 'app.ts', 'ix-app.ts'] }),
+  )
 }, 240_000)
 
 afterAll(() => tmp?.remove())
@@ -59,15 +62,23 @@ describe('the packed tarball in a fresh strict-TypeScript app', () => {
   it('npm pack builds a fresh clone (prepack) and the app installs from the npm cache', () => {
     expect(existsSync(join(clone, 'dist', 'index.js')), 'prepack built dist/ in the clone').toBe(true)
     expect(packLog).toMatch(/> twainmq@[^ ]+ prepack/)
-    expect(packLog.split('\n').filter((l) => /npm warn/i.test(l)), 'npm pack warnings').toEqual([])
+    expect(
+      packLog.split('\n').filter((l) => /npm warn/i.test(l)),
+      'npm pack warnings',
+    ).toEqual([])
     const manifest = JSON.parse(readFileSync(join(installed(), 'package.json'), 'utf8')) as Record<string, unknown>
     expect(manifest['scripts'], 'no prepare: npm 11 warns on installs that run it').not.toHaveProperty('prepare')
     expect(manifest['scripts']).toHaveProperty('prepack')
     expect(manifest['repository']).toEqual({ type: 'git', url: `git+${REPO}.git` })
     expect(manifest['homepage']).toBe(`${REPO}#readme`)
     expect(manifest['bugs']).toEqual({ url: `${REPO}/issues` })
-    const conditions = Object.entries(manifest['exports'] as Record<string, unknown>).filter(([, v]) => typeof v === 'object')
-    expect(conditions.filter(([, v]) => !('default' in (v as object))).map(([k]) => k), 'exports without a default condition').toEqual([])
+    const conditions = Object.entries(manifest['exports'] as Record<string, unknown>).filter(
+      ([, v]) => typeof v === 'object',
+    )
+    expect(
+      conditions.filter(([, v]) => !('default' in (v as object))).map(([k]) => k),
+      'exports without a default condition',
+    ).toEqual([])
   })
 
   it('type-checks the Quick start, every entry point, RxJS and IxJS pipelines with lib ES2022 only (no DOM)', async () => {
@@ -108,9 +119,23 @@ describe('the packed tarball in a fresh strict-TypeScript app', () => {
   it('CommonJS require() of every entry point works (require(esm))', async () => {
     // Node 20.19+ and 22.12+ have require(esm) on by default (process.features.require_module);
     // 20.17/20.18 and 22.0-22.11 only behind the flag.
-    const flag = (process.features as { require_module?: boolean }).require_module === true ? [] : ['--experimental-require-module']
-    const out = ok(await run(process.execPath, [...flag, 'require.cjs', join(app, 'store-cjs')], app), 'node require.cjs')
-    const r = JSON.parse(out.stdout) as { topics: string[]; value: unknown; twainError: string; operators: string[]; rx: string[]; gateway: string[]; browser: string[] }
+    const flag =
+      (process.features as { require_module?: boolean }).require_module === true
+        ? []
+        : ['--experimental-require-module']
+    const out = ok(
+      await run(process.execPath, [...flag, 'require.cjs', join(app, 'store-cjs')], app),
+      'node require.cjs',
+    )
+    const r = JSON.parse(out.stdout) as {
+      topics: string[]
+      value: unknown
+      twainError: string
+      operators: string[]
+      rx: string[]
+      gateway: string[]
+      browser: string[]
+    }
     expect(r.topics).toEqual(['cjs'])
     expect(r.value).toEqual({ via: 'require' })
     expect(r.twainError).toBe('function')
@@ -122,18 +147,34 @@ describe('the packed tarball in a fresh strict-TypeScript app', () => {
 
   it('ships LICENSE, README, built JS with declarations, maps whose sources are shipped, and no tests', () => {
     const files = filesUnder(installed())
-    expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json', 'dist/cli/main.js', 'docs/operators.md']))
+    expect(files).toEqual(
+      expect.arrayContaining(['LICENSE', 'README.md', 'package.json', 'dist/cli/main.js', 'docs/operators.md']),
+    )
     expect(files.filter((f) => f.startsWith('src/') && f.endsWith('.ts')).length).toBeGreaterThan(0)
-    expect(readFileSync(join(installed(), 'LICENSE'), 'utf8')).toMatch(/MIT License[\s\S]*Copyright \(c\) 2026 the twainmq authors/)
-    for (const entry of ['dist/index', 'dist/operators/index', 'dist/operators/rx/index', 'dist/gateway/index', 'dist/browser/index']) {
+    expect(readFileSync(join(installed(), 'LICENSE'), 'utf8')).toMatch(
+      /MIT License[\s\S]*Copyright \(c\) 2026 the twainmq authors/,
+    )
+    for (const entry of [
+      'dist/index',
+      'dist/operators/index',
+      'dist/operators/rx/index',
+      'dist/gateway/index',
+      'dist/browser/index',
+    ]) {
       expect(files).toEqual(expect.arrayContaining([`${entry}.js`, `${entry}.d.ts`]))
     }
-    expect(files.filter((f) => /(^|\/)(test|tests|property-tests|__tests__)\/|\.(test|spec)\.[cm]?[jt]s$/.test(f))).toEqual([])
+    expect(
+      files.filter((f) => /(^|\/)(test|tests|property-tests|__tests__)\/|\.(test|spec)\.[cm]?[jt]s$/.test(f)),
+    ).toEqual([])
     const maps = files.filter((f) => f.endsWith('.map'))
     expect(maps.length).toBeGreaterThan(0)
     const unresolved: string[] = []
     for (const m of maps) {
-      const map = JSON.parse(readFileSync(join(installed(), m), 'utf8')) as { sources: string[]; sourceRoot?: string; sourcesContent?: unknown[] }
+      const map = JSON.parse(readFileSync(join(installed(), m), 'utf8')) as {
+        sources: string[]
+        sourceRoot?: string
+        sourcesContent?: unknown[]
+      }
       map.sources.forEach((s, i) => {
         const file = resolve(dirname(join(installed(), m)), map.sourceRoot ?? '', s)
         const inside = !relative(installed(), file).startsWith('..')
@@ -143,10 +184,13 @@ describe('the packed tarball in a fresh strict-TypeScript app', () => {
     expect(unresolved.slice(0, 5), `${unresolved.length} map sources are not in the package`).toEqual([])
   })
 
-  it("README links work on npm: docs and examples by absolute URL, and the linked files exist", () => {
+  it('README links work on npm: docs and examples by absolute URL, and the linked files exist', () => {
     const readme = readFileSync(join(installed(), 'README.md'), 'utf8')
     const links = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]!)
-    expect(links.filter((l) => !l.startsWith('#') && !/^https?:\/\//.test(l)), 'relative links are dead on npmjs.com').toEqual([])
+    expect(
+      links.filter((l) => !l.startsWith('#') && !/^https?:\/\//.test(l)),
+      'relative links are dead on npmjs.com',
+    ).toEqual([])
     const own = /^https:\/\/github\.com\/twainmq\/twainmq\/(?:blob|tree)\/main\/([^#]+)/
     const ownFiles = links.flatMap((l) => own.exec(l)?.[1] ?? [])
     expect(ownFiles).toEqual(expect.arrayContaining(['docs/operators.md', 'docs/cli.md']))

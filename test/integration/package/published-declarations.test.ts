@@ -8,7 +8,11 @@ import { repoRoot } from '../../helpers/spawn.js'
 
 const classes = Object.keys(api).filter((name) => {
   const v = (api as Record<string, unknown>)[name]
-  return typeof v === 'function' && name.endsWith('Error') && (v === api.TwainError || (v as { prototype: unknown }).prototype instanceof api.TwainError)
+  return (
+    typeof v === 'function' &&
+    name.endsWith('Error') &&
+    (v === api.TwainError || (v as { prototype: unknown }).prototype instanceof api.TwainError)
+  )
 })
 
 describe('the published declarations (dist/core/errors.d.ts, made by npm run build)', () => {

@@ -19,15 +19,30 @@ afterAll(async () => {
 
 describe('keySlot', () => {
   it('agrees with CLUSTER KEYSLOT on chosen keys', async () => {
-    const keys = ['foo', '{user1000}.following', 'twainmq:{t:0}', 'twainmq:{t:0}:end', 'a{}b', '{}{x}', '{a}{b}', 'x{', 'x}y{z', 'é{ü}', '']
+    const keys = [
+      'foo',
+      '{user1000}.following',
+      'twainmq:{t:0}',
+      'twainmq:{t:0}:end',
+      'a{}b',
+      '{}{x}',
+      '{a}{b}',
+      'x{',
+      'x}y{z',
+      'é{ü}',
+      '',
+    ]
     for (const k of keys) expect(keySlot(k), k).toBe(Number(await admin.call('CLUSTER', 'KEYSLOT', k)))
   })
 
   it('agrees with CLUSTER KEYSLOT on random keys', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.string({ unit: fc.constantFrom('a', 'b', '{', '}', ':', 'é', '1') , maxLength: 12 }), async (k) => {
-        expect(keySlot(k)).toBe(Number(await admin.call('CLUSTER', 'KEYSLOT', k)))
-      }),
+      fc.asyncProperty(
+        fc.string({ unit: fc.constantFrom('a', 'b', '{', '}', ':', 'é', '1'), maxLength: 12 }),
+        async (k) => {
+          expect(keySlot(k)).toBe(Number(await admin.call('CLUSTER', 'KEYSLOT', k)))
+        },
+      ),
       { numRuns: 300 },
     )
   })

@@ -52,7 +52,13 @@ describe('key layout', () => {
         `${prefix}topics`,
         // Every key a script names exists from the start (a Cluster slot migration: no TRYAGAIN for absent keys);
         // the producers hash holds the partition's incarnations (decision 112) from its creation on.
-        ...[0, 1].flatMap((p) => [`${prefix}{orders:${p}}`, `${prefix}{orders:${p}}:end`, `${prefix}{orders:${p}}:start`, `${prefix}{orders:${p}}:producers`, `${prefix}{orders:${p}}:resv`]),
+        ...[0, 1].flatMap((p) => [
+          `${prefix}{orders:${p}}`,
+          `${prefix}{orders:${p}}:end`,
+          `${prefix}{orders:${p}}:start`,
+          `${prefix}{orders:${p}}:producers`,
+          `${prefix}{orders:${p}}:resv`,
+        ]),
       ].sort(),
     )
     expect(await admin.xlen(`${prefix}{orders:0}`)).toBe(0)
@@ -69,7 +75,11 @@ describe('key layout', () => {
     expect(await admin.hget(`${prefix}{orders:1}:producers`, '~inc')).toMatch(/^t[0-9a-f]{16}:0 [0-9a-f]{12}:0$/)
     expect(await admin.hget(`${prefix}orders:meta`, 'state')).toBe('ready')
     // every key of a partition hashes to the same slot
-    const slots = await Promise.all([`${prefix}{orders:1}`, `${prefix}{orders:1}:end`, `${prefix}{orders:1}:producers`].map((k) => admin.call('CLUSTER', 'KEYSLOT', k).catch(() => null)))
+    const slots = await Promise.all(
+      [`${prefix}{orders:1}`, `${prefix}{orders:1}:end`, `${prefix}{orders:1}:producers`].map((k) =>
+        admin.call('CLUSTER', 'KEYSLOT', k).catch(() => null),
+      ),
+    )
     if (slots[0] !== null) expect(new Set(slots).size).toBe(1)
   })
 
@@ -89,7 +99,11 @@ describe('key layout', () => {
         `${prefix}{t:1}:g:billing`,
       ]),
     )
-    expect(await admin.hgetall(`${prefix}{t:0}:g:billing`)).toMatchObject({ owner: c.memberId, epoch: expect.stringMatching(/^\d+$/), committed: '0' })
+    expect(await admin.hgetall(`${prefix}{t:0}:g:billing`)).toMatchObject({
+      owner: c.memberId,
+      epoch: expect.stringMatching(/^\d+$/),
+      committed: '0',
+    })
     await c.close()
     expect(await admin.hget(`${prefix}{t:0}:g:billing`, 'owner')).toBeNull()
   })
@@ -124,7 +138,13 @@ describe('appends', () => {
     const client = new Redis({ port: server.port, host: '127.0.0.1', protocol: 2 })
     try {
       const scripts = new Scripts(client)
-      const k = [keys.stream('t', 0), keys.end('t', 0), keys.start('t', 0), keys.producers('t', 0), keys.reservation('t', 0)]
+      const k = [
+        keys.stream('t', 0),
+        keys.end('t', 0),
+        keys.start('t', 0),
+        keys.producers('t', 0),
+        keys.reservation('t', 0),
+      ]
       // records as the script sees them: each starts with its u32 little-endian length
       const rec = Buffer.concat([Buffer.from([13, 0, 0, 0]), Buffer.from('not-a-record!')])
       const two = Buffer.concat([rec, rec])
@@ -135,7 +155,19 @@ describe('appends', () => {
       expect(await admin.xlen(keys.stream('t', 0))).toBe(4)
       expect((await admin.xrangeBuffer(keys.stream('t', 0), '0-1', '0-1'))[0]?.[1][1]).toEqual(rec)
       await expect(scripts.run('append', k, ['inst-1', 5, 'next', 0, 'me', 0, rec])).rejects.toThrow(/SEQGAP/)
-      await expect(scripts.run('append', [keys.stream('nope', 0), keys.end('nope', 0), keys.start('nope', 0), keys.producers('nope', 0), keys.reservation('nope', 0)], ['inst-1', 1, 'one', 0, 'me', 0, rec])).rejects.toThrow(/NOTOPIC/)
+      await expect(
+        scripts.run(
+          'append',
+          [
+            keys.stream('nope', 0),
+            keys.end('nope', 0),
+            keys.start('nope', 0),
+            keys.producers('nope', 0),
+            keys.reservation('nope', 0),
+          ],
+          ['inst-1', 1, 'one', 0, 'me', 0, rec],
+        ),
+      ).rejects.toThrow(/NOTOPIC/)
     } finally {
       client.disconnect()
     }
@@ -177,7 +209,11 @@ describe('reads', () => {
     await admin.xdel(`${prefix}{t:0}`, '10-1', '11-1', '4000-1') // not something twainmq does
     const got: Array<[number, number]> = []
     for await (const m of twain.history<number>('t', { from: 5, limit: 20 })) got.push([m.offset, m.value])
-    expect(got).toEqual(Array.from({ length: 22 }, (_, i) => i + 5).filter((o) => o !== 10 && o !== 11).map((o) => [o, o]))
+    expect(got).toEqual(
+      Array.from({ length: 22 }, (_, i) => i + 5)
+        .filter((o) => o !== 10 && o !== 11)
+        .map((o) => [o, o]),
+    )
     let n = 0
     for await (const m of twain.history<number>('t')) {
       expect(m.value).toBe(m.offset)
@@ -196,7 +232,10 @@ describe('connections', () => {
 
   it('a blocked 4-partition tail waits on one connection, is aborted at once and its connection is closed', async () => {
     await twain.createTopic('t', { partitions: 4 })
-    const count = async () => String(await admin.call('CLIENT', 'LIST')).split('\n').filter((l) => l.includes('name=twainmq:tail')).length
+    const count = async () =>
+      String(await admin.call('CLIENT', 'LIST'))
+        .split('\n')
+        .filter((l) => l.includes('name=twainmq:tail')).length
     const ctrl = new AbortController()
     const it = twain.tail('t', { signal: ctrl.signal })[Symbol.asyncIterator]()
     const pending = it.next()
@@ -263,7 +302,11 @@ describe('the built package', () => {
       for await (const m of t.history('d')) out.push(m.value)
       await t.close()
       console.log(JSON.stringify({ r, out }))`
-    const res = spawnSync(process.execPath, ['--input-type=module', '-e', code], { cwd: repoRoot, encoding: 'utf8', timeout: 20_000 })
+    const res = spawnSync(process.execPath, ['--input-type=module', '-e', code], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      timeout: 20_000,
+    })
     expect(res.stderr).toBe('')
     expect(JSON.parse(res.stdout.trim())).toEqual({ r: { partition: 0, offset: 0 }, out: ['hi'] })
   })

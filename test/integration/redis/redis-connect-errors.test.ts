@@ -22,7 +22,25 @@ beforeAll(async () => {
   // A TLS server with a self-signed certificate (what a TLS-only Redis port looks like to a plain client).
   const key = join(certDir.dir, 'key.pem')
   const cert = join(certDir.dir, 'cert.pem')
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost'], { stdio: 'ignore' })
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+    ],
+    { stdio: 'ignore' },
+  )
   tls = createServer({ key: readFileSync(key), cert: readFileSync(cert) }, (s) => s.end())
   tlsPort = await freePort()
   await new Promise<void>((resolve) => tls.listen(tlsPort, '127.0.0.1', resolve))
@@ -50,7 +68,10 @@ describe('open() says why it cannot connect', () => {
   })
 
   it('a wrong password (or user): WRONGPASS, and the password is not in the message', async () => {
-    for (const url of [`redis://:wrong@127.0.0.1:${secured.port}`, `redis://someone:sekret@127.0.0.1:${secured.port}`]) {
+    for (const url of [
+      `redis://:wrong@127.0.0.1:${secured.port}`,
+      `redis://someone:sekret@127.0.0.1:${secured.port}`,
+    ]) {
       const e = await openFailure(url)
       expect(e.message).toMatch(/wrong user name or password \(WRONGPASS\)/)
       expect(e.message).not.toMatch(/wrong@|sekret/)

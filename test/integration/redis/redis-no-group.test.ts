@@ -26,8 +26,14 @@ const failure = (p: Promise<unknown>): Promise<unknown> =>
 
 describe('isNoGroup', () => {
   it.each([
-    ['XREADGROUP on a stream without the group', () => redis.xreadgroup('GROUP', 'g', 'c', 'COUNT', 1, 'STREAMS', 's', '>')],
-    ['XREADGROUP on a missing stream', () => redis.xreadgroup('GROUP', 'g', 'c', 'COUNT', 1, 'STREAMS', 'missing', '>')],
+    [
+      'XREADGROUP on a stream without the group',
+      () => redis.xreadgroup('GROUP', 'g', 'c', 'COUNT', 1, 'STREAMS', 's', '>'),
+    ],
+    [
+      'XREADGROUP on a missing stream',
+      () => redis.xreadgroup('GROUP', 'g', 'c', 'COUNT', 1, 'STREAMS', 'missing', '>'),
+    ],
     ['XPENDING on a stream without the group', () => redis.xpending('s', 'g')],
     ['XAUTOCLAIM on a stream without the group', () => redis.xautoclaim('s', 'g', 'c', 0, '0')],
     ['XGROUP SETID on a missing stream', () => redis.xgroup('SETID', 'missing', 'g', '0')],
@@ -42,6 +48,11 @@ describe('isNoGroup', () => {
     await redis.set('str', 'x')
     const wrongType = await failure(redis.xgroup('SETID', 'str', 'g', '0'))
     const syntax = await failure(redis.call('XREADGROUP', 'GROUP', 'g'))
-    expect([isNoGroup(wrongType), isNoGroup(syntax), isNoGroup('NOGROUP as a string'), isNoGroup(undefined)]).toEqual([false, false, false, false])
+    expect([isNoGroup(wrongType), isNoGroup(syntax), isNoGroup('NOGROUP as a string'), isNoGroup(undefined)]).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ])
   })
 })

@@ -6,7 +6,11 @@ import { useRedisTwain } from '../../helpers/redis-twain.js'
 
 const ctx = useRedisTwain('noscript:')
 
-async function take<T>(it: AsyncIterable<T>, n: number, each: (m: T) => Promise<void> | void = () => undefined): Promise<T[]> {
+async function take<T>(
+  it: AsyncIterable<T>,
+  n: number,
+  each: (m: T) => Promise<void> | void = () => undefined,
+): Promise<T[]> {
   const out: T[] = []
   if (n === 0) return out
   for await (const m of it) {
@@ -43,7 +47,9 @@ describe('Redis scripts after the server lost them (NOSCRIPT)', () => {
     const viaGroup = await take(parted2, 20, (m) => m.ack())
     expect(viaGroup.map((m) => m.value).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `b${i}`).sort())
     // The calls above did meet NOSCRIPT (and went again with the text): the path under test ran.
-    expect(Number(/errorstat_NOSCRIPT:count=(\d+)/.exec(await ctx.admin.info('errorstats'))?.[1] ?? 0)).toBeGreaterThan(0)
+    expect(Number(/errorstat_NOSCRIPT:count=(\d+)/.exec(await ctx.admin.info('errorstats'))?.[1] ?? 0)).toBeGreaterThan(
+      0,
+    )
     await shared2.close()
     await parted2.close()
   })

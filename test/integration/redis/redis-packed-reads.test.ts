@@ -12,7 +12,9 @@ import { streamKeyOf } from '../../helpers/redis-keys.js'
 const ctx = useRedisTwain('packed:')
 
 async function fill(topic: string, from: number, count: number): Promise<void> {
-  await ctx.twain.producer<string>(topic).sendBatch(Array.from({ length: count }, (_, i) => ({ key: from + i, value: `m${from + i}` })))
+  await ctx.twain
+    .producer<string>(topic)
+    .sendBatch(Array.from({ length: count }, (_, i) => ({ key: from + i, value: `m${from + i}` })))
 }
 
 describe('packed Redis reads', () => {
@@ -50,13 +52,19 @@ describe('packed Redis reads', () => {
       if (seen.length >= 600) break
     }
     await c.commit()
-    expect(seen.sort((a, b) => a - b)).toEqual([...Array.from({ length: 300 }, (_, i) => i), ...Array.from({ length: 300 }, (_, i) => 301 + i)])
+    expect(seen.sort((a, b) => a - b)).toEqual([
+      ...Array.from({ length: 300 }, (_, i) => i),
+      ...Array.from({ length: 300 }, (_, i) => 301 + i),
+    ])
     expect((await ctx.admin.xpending(key, 'sg'))[0]).toBe(0)
     await c.close()
   })
 
   it('a raw read cut by its budget goes on from the kept reply: each entry is fetched once', async () => {
-    const b = await RedisBackend.connect({ url: ctx.server.url, cluster: false }, { prefix: 'budget:', clientId: 'budget' })
+    const b = await RedisBackend.connect(
+      { url: ctx.server.url, cluster: false },
+      { prefix: 'budget:', clientId: 'budget' },
+    )
     try {
       const meta = topicMeta('t')
       await b.createTopic(meta)
@@ -80,7 +88,9 @@ describe('packed Redis reads', () => {
       // 3000 entries are three replies of up to 1024 (plus a read-ahead or two and the empty end),
       // not a fetch per page.
       const stats = String(await ctx.admin.info('commandstats'))
-      const calls = Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0) + Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0)
+      const calls =
+        Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0) +
+        Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0)
       expect(calls).toBeGreaterThan(0)
       expect(calls).toBeLessThanOrEqual(6)
       await reader.close()

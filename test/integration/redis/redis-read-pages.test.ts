@@ -15,7 +15,10 @@ const PAD = 'p'.repeat(32 * 1024)
 async function fill(topic: string, count: number): Promise<void> {
   await ctx.twain.createTopic(topic)
   const p = ctx.twain.producer<string>(topic)
-  for (let i = 0; i < count; i += 100) await p.sendBatch(Array.from({ length: Math.min(100, count - i) }, (_, j) => ({ key: 0, value: `m${i + j} ${PAD}` })))
+  for (let i = 0; i < count; i += 100)
+    await p.sendBatch(
+      Array.from({ length: Math.min(100, count - i) }, (_, j) => ({ key: 0, value: `m${i + j} ${PAD}` })),
+    )
 }
 
 describe('Redis read pages', () => {

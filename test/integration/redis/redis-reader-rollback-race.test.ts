@@ -18,11 +18,22 @@ describe('Redis reader: a rollback notice during a read', () => {
   })
 
   it('reads again from where it was instead of returning nothing', async () => {
-    const b = await RedisBackend.connect({ url: server.url, cluster: false }, { prefix: `k${randomBytes(4).toString('hex')}:`, clientId: 'race' })
+    const b = await RedisBackend.connect(
+      { url: server.url, cluster: false },
+      { prefix: `k${randomBytes(4).toString('hex')}:`, clientId: 'race' },
+    )
     try {
       const meta = topicMeta('t')
       await b.createTopic(meta)
-      await b.append('t', 0, records(meta, Array.from({ length: 20 }, (_, i) => `v${i}`)), 'p')
+      await b.append(
+        't',
+        0,
+        records(
+          meta,
+          Array.from({ length: 20 }, (_, i) => `v${i}`),
+        ),
+        'p',
+      )
       const reader = await b.openReader('t', 0, 0)
       // The watcher reports a rollback from offset 5 once the first read is on its way (as a
       // failover found by the watcher while the read script ran would).

@@ -8,7 +8,6 @@ import { RedisServer } from '../../helpers/redis-server.js'
 import { until } from '../../helpers/spawn.js'
 import { sleep } from '../../helpers/wait.js'
 
-
 /** Kill every normal client connection (not the admin's own) every `everyMs` until stopped; counts kills. */
 function killer(admin: Redis, everyMs: number): { stop: () => Promise<number> } {
   let running = true
@@ -124,7 +123,12 @@ describe('CLIENT KILL', () => {
     const twain = await open(server.url, { prefix: 'k3:' })
     try {
       await twain.createTopic('t', { partitions: 2 })
-      const c = twain.consumer<number>('t', { group: 'g', sessionTimeoutMs: 5000, heartbeatIntervalMs: 100, commitIntervalMs: 50 })
+      const c = twain.consumer<number>('t', {
+        group: 'g',
+        sessionTimeoutMs: 5000,
+        heartbeatIntervalMs: 100,
+        commitIntervalMs: 50,
+      })
       c.on('error', () => undefined) // heartbeats and commits cut by a kill are retried
       const seen: number[] = []
       const loop = (async () => {
@@ -141,7 +145,11 @@ describe('CLIENT KILL', () => {
       }
       await kill.stop()
       await until(() => new Set(seen).size >= 300, 15_000, `300 consumed (have ${new Set(seen).size})`)
-      await until(async () => (await twain.describeGroup('g')).topics.every((t) => t.lag === 0), 10_000, 'commits to the end')
+      await until(
+        async () => (await twain.describeGroup('g')).topics.every((t) => t.lag === 0),
+        10_000,
+        'commits to the end',
+      )
       expect(new Set(seen).size).toBe(300)
       await c.close()
       await loop

@@ -34,7 +34,9 @@ afterEach(async () => {
 })
 
 const fill = (topic: string, count: number, from = 0) =>
-  twain.producer<number>(topic).sendBatch(Array.from({ length: count }, (_, i) => ({ key: (from + i) % 65536, value: from + i })))
+  twain
+    .producer<number>(topic)
+    .sendBatch(Array.from({ length: count }, (_, i) => ({ key: (from + i) % 65536, value: from + i })))
 
 describe('no silent trimming', () => {
   it('a topic without retention keeps every entry (no default MAXLEN), whatever its size', async () => {
@@ -83,7 +85,11 @@ describe('no silent trimming', () => {
       if (++k === 70) break
     }
     await again.commit()
-    await until(async () => (await twain.describeTopic('t')).offsets[0]?.start === 100, 5000, 'consumed clean-up after the commits')
+    await until(
+      async () => (await twain.describeTopic('t')).offsets[0]?.start === 100,
+      5000,
+      'consumed clean-up after the commits',
+    )
     await again.close()
     await fast.close()
   })

@@ -10,7 +10,8 @@ import { PROMPT_MS, sleep } from '../../helpers/wait.js'
 import { blockedClients } from '../../helpers/waiting-reads.js'
 
 /** Until at least one client is blocked in XREADGROUP (the member waits for entries). */
-const blockedInRead = async (): Promise<void> => until(async () => (await blockedClients(admin, 'xreadgroup')) >= 1, 5000, 'a member blocked in XREADGROUP')
+const blockedInRead = async (): Promise<void> =>
+  until(async () => (await blockedClients(admin, 'xreadgroup')) >= 1, 5000, 'a member blocked in XREADGROUP')
 
 let server: RedisServer
 let admin: Redis
@@ -28,7 +29,6 @@ afterAll(async () => {
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((t) => t.close().catch(() => undefined)))
 })
-
 
 async function fresh(): Promise<{ prefix: string; twain: Twain }> {
   const prefix = `st${n++}:`
@@ -126,7 +126,9 @@ describe('acknowledgements', () => {
   it('1000 acks go as at most a few XACK calls (counted with MONITOR)', async () => {
     const { twain } = await fresh()
     await twain.createTopic('t', { partitions: 2 })
-    await twain.producer<string>('t').sendBatch(Array.from({ length: 1000 }, (_, i) => ({ key: i, value: `v${i}`, partition: i % 2 })))
+    await twain
+      .producer<string>('t')
+      .sendBatch(Array.from({ length: 1000 }, (_, i) => ({ key: i, value: `v${i}`, partition: i % 2 })))
     const monitor = await new Redis({ port: server.port, host: '127.0.0.1', protocol: 2 }).monitor()
     let xacks = 0
     monitor.on('monitor', (_time: string, args: string[]) => {
@@ -199,18 +201,24 @@ describe('connection kills', () => {
       if (i % 10 === 0) await sleep(5)
     }
     await until(() => seen.size === 200, 15_000, `200 distinct messages (got ${seen.size})`)
-    await until(async () => {
-      await c.commit().catch(() => undefined)
-      const rows = (await Promise.all([0, 1].map((part) => admin.xpending(`${prefix}{t:${part}}`, 'g')))) as Array<[number]>
-      return rows.every((r) => Number(r[0]) === 0)
-    }, 10_000, 'every entry acknowledged')
+    await until(
+      async () => {
+        await c.commit().catch(() => undefined)
+        const rows = (await Promise.all([0, 1].map((part) => admin.xpending(`${prefix}{t:${part}}`, 'g')))) as Array<
+          [number]
+        >
+        return rows.every((r) => Number(r[0]) === 0)
+      },
+      10_000,
+      'every entry acknowledged',
+    )
     await c.close()
     await loop
   }, 40_000)
 })
 
 describe('lost replies', () => {
-  it('entries Redis counts as a member\'s that it never got are delivered once its read connection drops, not after claimAfterMs, their count kept', async () => {
+  it("entries Redis counts as a member's that it never got are delivered once its read connection drops, not after claimAfterMs, their count kept", async () => {
     const { twain, prefix } = await fresh()
     await twain.createTopic('t', { partitions: 1 })
     const key = `${prefix}{t:0}`
@@ -219,8 +227,14 @@ describe('lost replies', () => {
     const p = twain.producer<number>('t')
     for (let i = 0; i < 3; i++) await p.send(i, i)
     // Another consumer name reads them (the group exists once the member joined), before the member reads.
-    await until(async () => (await admin.exists(key)) === 1 && ((await admin.xinfo('GROUPS', key)) as unknown[]).length === 1, 5000, 'the group')
-    const taken = (await admin.call('XREADGROUP', 'GROUP', 'g', 'x', 'COUNT', '3', 'STREAMS', key, '>')) as Array<[string, Array<[string, string[]]>]>
+    await until(
+      async () => (await admin.exists(key)) === 1 && ((await admin.xinfo('GROUPS', key)) as unknown[]).length === 1,
+      5000,
+      'the group',
+    )
+    const taken = (await admin.call('XREADGROUP', 'GROUP', 'g', 'x', 'COUNT', '3', 'STREAMS', key, '>')) as Array<
+      [string, Array<[string, string[]]>]
+    >
     const ids = (taken[0]?.[1] ?? []).map(([id]) => id)
     expect(ids).toHaveLength(3)
     const got: Array<{ value: number; deliveryCount: number }> = []

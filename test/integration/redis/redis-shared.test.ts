@@ -4,7 +4,15 @@
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { RedisBackend } from '../../../src/backends/redis/redis-backend.js'
-import { FencedError, InvalidArgumentError, open, type TwainError, type GroupMessage, type SharedConsumer, type Twain } from '../../../src/index.js'
+import {
+  FencedError,
+  InvalidArgumentError,
+  open,
+  type TwainError,
+  type GroupMessage,
+  type SharedConsumer,
+  type Twain,
+} from '../../../src/index.js'
 import { RedisServer } from '../../helpers/redis-server.js'
 import { exited, lines, spawnChild, until } from '../../helpers/spawn.js'
 import { sleep } from '../../helpers/wait.js'
@@ -27,7 +35,6 @@ afterEach(async () => {
   await Promise.all(opened.splice(0).map((t) => t.close().catch(() => undefined)))
 })
 
-
 /** A fresh key prefix and a first instance on it. */
 async function fresh(): Promise<{ prefix: string; twain: Twain; open(): Promise<Twain> }> {
   const prefix = `sh${n++}:`
@@ -40,11 +47,18 @@ async function fresh(): Promise<{ prefix: string; twain: Twain; open(): Promise<
 }
 
 async function fill(twain: Twain, topic: string, count: number, partition = 0, from = 0): Promise<void> {
-  await twain.producer<string>(topic).sendBatch(Array.from({ length: count }, (_, i) => ({ key: from + i, value: `m${from + i}`, partition })))
+  await twain
+    .producer<string>(topic)
+    .sendBatch(Array.from({ length: count }, (_, i) => ({ key: from + i, value: `m${from + i}`, partition })))
 }
 
 /** The next `count` messages of a consumer (each passed to `each`), or a failure after `ms`. */
-async function collect<V>(c: SharedConsumer<V>, count: number, each?: (m: GroupMessage<V>) => void | Promise<void>, ms = 10_000): Promise<GroupMessage<V>[]> {
+async function collect<V>(
+  c: SharedConsumer<V>,
+  count: number,
+  each?: (m: GroupMessage<V>) => void | Promise<void>,
+  ms = 10_000,
+): Promise<GroupMessage<V>[]> {
   const out: GroupMessage<V>[] = []
   const it = c[Symbol.asyncIterator]()
   const timer = setTimeout(() => void it.return?.(), ms)
@@ -59,7 +73,10 @@ async function collect<V>(c: SharedConsumer<V>, count: number, each?: (m: GroupM
     clearTimeout(timer)
     await it.return?.()
   }
-  if (out.length < count) throw new Error(`got ${out.length} of ${count} messages within ${ms} ms: ${out.map((m) => `${m.partition}@${m.offset}`).join(' ')}`)
+  if (out.length < count)
+    throw new Error(
+      `got ${out.length} of ${count} messages within ${ms} ms: ${out.map((m) => `${m.partition}@${m.offset}`).join(' ')}`,
+    )
   return out
 }
 
@@ -68,7 +85,9 @@ const streamKey = (prefix: string, topic: string, partition = 0) => `${prefix}{$
 
 /** Entries pending per consumer name of a partition's group. */
 async function pendingBy(prefix: string, topic: string, group: string, partition = 0): Promise<Record<string, number>> {
-  const rows = (await admin.xpending(streamKey(prefix, topic, partition), group, '-', '+', 10_000)) as Array<[string, string, number, number]>
+  const rows = (await admin.xpending(streamKey(prefix, topic, partition), group, '-', '+', 10_000)) as Array<
+    [string, string, number, number]
+  >
   const out: Record<string, number> = {}
   for (const [, name] of rows) out[name] = (out[name] ?? 0) + 1
   return out
@@ -91,8 +110,13 @@ describe('competing consumers', () => {
       })(),
     )
     await Promise.all(members.map((c) => c.rebalance()))
-    await until(async () => (await blockedClients(admin, 'xreadgroup')) >= 3, 5000, 'all three members blocked in XREADGROUP')
-    for (let i = 0; i < 300; i += 30) await p.sendBatch(Array.from({ length: 30 }, (_, k) => ({ key: i + k, value: `v${i + k}` })))
+    await until(
+      async () => (await blockedClients(admin, 'xreadgroup')) >= 3,
+      5000,
+      'all three members blocked in XREADGROUP',
+    )
+    for (let i = 0; i < 300; i += 30)
+      await p.sendBatch(Array.from({ length: 30 }, (_, k) => ({ key: i + k, value: `v${i + k}` })))
     await until(() => seen.length >= 300, 10_000, '300 messages')
     await sleep(100) // nothing is delivered twice: no 301st message arrives within 100 ms
     expect(seen).toHaveLength(300)
@@ -188,7 +212,9 @@ describe('claims from dead members', () => {
     for (const m of got) expect(m.deliveryCount).toBe(m.offset < 4 ? 2 : 1)
     for (const o of [0, 1, 2, 3]) expect(at.get(o)).toBeGreaterThanOrEqual(350)
     // the new entries did not wait for the claim
-    expect(Math.max(...[4, 5, 6, 7, 8, 9].map((o) => at.get(o) as number))).toBeLessThan(Math.min(...[0, 1, 2, 3].map((o) => at.get(o) as number)))
+    expect(Math.max(...[4, 5, 6, 7, 8, 9].map((o) => at.get(o) as number))).toBeLessThan(
+      Math.min(...[0, 1, 2, 3].map((o) => at.get(o) as number)),
+    )
     await c.commit()
     expect(await pendingBy(prefix, 't', 'g')).toEqual({})
     await c.close()
@@ -201,7 +227,13 @@ describe('claims from dead members', () => {
     await admin.xgroup('CREATE', streamKey(prefix, 't'), 'g', '0')
     await admin.xreadgroup('GROUP', 'g', 'dead', 'COUNT', 400, 'STREAMS', streamKey(prefix, 't'), '>')
     await sleep(150)
-    const c = twain.consumer<string>('t', { group: 'g', mode: 'shared', name: 'live', claimAfterMs: 100, maxInFlight: 7 })
+    const c = twain.consumer<string>('t', {
+      group: 'g',
+      mode: 'shared',
+      name: 'live',
+      claimAfterMs: 100,
+      maxInFlight: 7,
+    })
     const got = await collect(c, 400, (m) => m.ack(), 15_000)
     expect(new Set(got.map((m) => m.offset)).size).toBe(400)
     expect(got.every((m) => m.deliveryCount === 2)).toBe(true)
@@ -213,11 +245,20 @@ describe('claims from dead members', () => {
   it('a member killed (SIGKILL) while holding messages: another member gets them after claimAfterMs, deliveryCount 2', async () => {
     const { twain, prefix } = await fresh()
     await twain.createTopic('t', { partitions: 2 })
-    const child = spawnChild('shared-member.ts', [server.url, prefix, 't', 'g', 'doomed', JSON.stringify({ claimAfterMs: 600 })])
+    const child = spawnChild('shared-member.ts', [
+      server.url,
+      prefix,
+      't',
+      'g',
+      'doomed',
+      JSON.stringify({ claimAfterMs: 600 }),
+    ])
     const out = lines(child)
     try {
       await until(() => out.lines.includes('# joined'), 15_000, 'the child to join')
-      await twain.producer<string>('t').sendBatch(Array.from({ length: 6 }, (_, i) => ({ key: i, value: `v${i}`, partition: i % 2 })))
+      await twain
+        .producer<string>('t')
+        .sendBatch(Array.from({ length: 6 }, (_, i) => ({ key: i, value: `v${i}`, partition: i % 2 })))
       await until(() => out.lines.filter((l) => !l.startsWith('#')).length >= 6, 10_000, 'the child to hold 6 messages')
       await sleep(700) // the live child keeps them fresh: nobody may claim them yet
       const rescuer = twain.consumer<string>('t', { group: 'g', mode: 'shared', name: 'rescuer', claimAfterMs: 600 })
@@ -246,10 +287,21 @@ describe('a restarted member (same name)', () => {
     const { twain, prefix } = await fresh()
     await twain.createTopic('t')
     await fill(twain, 't', 10)
-    const child = spawnChild('shared-member.ts', [server.url, prefix, 't', 'g', 'a', JSON.stringify({ claimAfterMs: 60_000 })])
+    const child = spawnChild('shared-member.ts', [
+      server.url,
+      prefix,
+      't',
+      'g',
+      'a',
+      JSON.stringify({ claimAfterMs: 60_000 }),
+    ])
     const out = lines(child)
     try {
-      await until(() => out.lines.filter((l) => !l.startsWith('#')).length >= 10, 15_000, 'the child to hold 10 messages')
+      await until(
+        () => out.lines.filter((l) => !l.startsWith('#')).length >= 10,
+        15_000,
+        'the child to hold 10 messages',
+      )
       child.kill('SIGKILL')
       await exited(child)
     } finally {
@@ -257,7 +309,13 @@ describe('a restarted member (same name)', () => {
     }
     await fill(twain, 't', 5, 0, 10)
     // Restarted under the same name, with a small window so recovery takes several steps.
-    const a = twain.consumer<string>('t', { group: 'g', mode: 'shared', name: 'a', maxInFlight: 3, claimAfterMs: 60_000 })
+    const a = twain.consumer<string>('t', {
+      group: 'g',
+      mode: 'shared',
+      name: 'a',
+      maxInFlight: 3,
+      claimAfterMs: 60_000,
+    })
     const got = await collect(a, 15, (m) => {
       if (m.offset !== 0) m.ack() // offset 0 is never acked
     })
@@ -295,7 +353,13 @@ describe('slow members', () => {
     await twain.createTopic('t')
     await fill(twain, 't', 4)
     const errors: Error[] = []
-    const slow = twain.consumer<string>('t', { group: 'g', mode: 'shared', name: 'slow', claimAfterMs: 500, maxInFlight: 10 })
+    const slow = twain.consumer<string>('t', {
+      group: 'g',
+      mode: 'shared',
+      name: 'slow',
+      claimAfterMs: 500,
+      maxInFlight: 10,
+    })
     slow.on('error', (e) => errors.push(e))
     const it = slow[Symbol.asyncIterator]()
     const first = await it.next()
@@ -376,7 +440,11 @@ describe('settlement', () => {
         m.nack()
       }
     })()
-    await until(async () => (await twain.topicExists('dlq')) && (await twain.length('dlq')) === 1, 10_000, 'the dead letter')
+    await until(
+      async () => (await twain.topicExists('dlq')) && (await twain.length('dlq')) === 1,
+      10_000,
+      'the dead letter',
+    )
     expect(counts).toEqual([1, 2, 3])
     const [dead] = await (async () => {
       const out = []
@@ -385,7 +453,13 @@ describe('settlement', () => {
     })()
     expect(dead?.key).toBe('k1')
     expect(dead?.value).toBe('poison')
-    expect(dead?.headers).toMatchObject({ trace: 'abc', 'x-original-topic': 't', 'x-original-partition': '0', 'x-original-offset': '0', 'x-delivery-count': '3' })
+    expect(dead?.headers).toMatchObject({
+      trace: 'abc',
+      'x-original-topic': 't',
+      'x-original-partition': '0',
+      'x-original-offset': '0',
+      'x-delivery-count': '3',
+    })
     expect(dead?.headers['x-dead-letter-reason']).toMatch(/maxDeliveries 3/)
     await c.commit()
     expect(await pendingBy(prefix, 't', 'g')).toEqual({})
@@ -402,16 +476,24 @@ describe('settlement', () => {
     m0?.term('bad input')
     const t0 = Date.now()
     m1?.nack({ delayMs: 300 })
-    const rows = (await admin.xpending(streamKey(prefix, 't'), 'g', '-', '+', 10)) as Array<[string, string, number, number]>
+    const rows = (await admin.xpending(streamKey(prefix, 't'), 'g', '-', '+', 10)) as Array<
+      [string, string, number, number]
+    >
     expect(rows.find((r) => r[0] === '1-1')?.[3]).toBe(1)
     const [again] = await collect(c, 1)
     expect(Date.now() - t0).toBeGreaterThanOrEqual(280)
     expect(again?.offset).toBe(1)
     expect(again?.deliveryCount).toBe(2)
-    const after = (await admin.xpending(streamKey(prefix, 't'), 'g', '-', '+', 10)) as Array<[string, string, number, number]>
+    const after = (await admin.xpending(streamKey(prefix, 't'), 'g', '-', '+', 10)) as Array<
+      [string, string, number, number]
+    >
     expect(after.find((r) => r[0] === '1-1')?.[3]).toBe(2)
     again?.ack()
-    await until(async () => (await twain.topicExists('dlq')) && (await twain.length('dlq')) === 1, 5000, 'the termed message')
+    await until(
+      async () => (await twain.topicExists('dlq')) && (await twain.length('dlq')) === 1,
+      5000,
+      'the termed message',
+    )
     await c.commit()
     expect(await pendingBy(prefix, 't', 'g')).toEqual({})
     await c.close()
@@ -502,9 +584,11 @@ describe('options and admin', () => {
     const p = twain.consumer('t', { group: 'part' })
     await until(() => p.assignments().length === 2, 5000, 'the partitioned member')
     const s2 = twain.consumer('t', { group: 'part', mode: 'shared' })
-    await expect((async () => {
-      for await (const _ of s2) break
-    })()).rejects.toBeInstanceOf(InvalidArgumentError)
+    await expect(
+      (async () => {
+        for await (const _ of s2) break
+      })(),
+    ).rejects.toBeInstanceOf(InvalidArgumentError)
     await p.close()
   })
 
@@ -526,7 +610,9 @@ describe('options and admin', () => {
       return undefined
     })().catch((e: unknown) => e)
     expect(got).toBeInstanceOf(InvalidArgumentError)
-    expect((got as Error).message).toMatch(/Group "g" is a shared group \(member \S+ is live\): use mode 'shared' or another group name/)
+    expect((got as Error).message).toMatch(
+      /Group "g" is a shared group \(member \S+ is live\): use mode 'shared' or another group name/,
+    )
     expect(errors).toEqual([got])
     expect((await twain.describeGroup('g')).members.map((m) => m.name)).toEqual([s.memberId]) // the refused member left
     first?.ack()
@@ -550,9 +636,11 @@ describe('options and admin', () => {
   it('a missing topic fails the consumer with TopicNotFoundError', async () => {
     const { twain } = await fresh()
     const c = twain.consumer('nope', { group: 'g', mode: 'shared' })
-    await expect((async () => {
-      for await (const _ of c) break
-    })()).rejects.toMatchObject({ code: 'ERR_TOPIC_NOT_FOUND' })
+    await expect(
+      (async () => {
+        for await (const _ of c) break
+      })(),
+    ).rejects.toMatchObject({ code: 'ERR_TOPIC_NOT_FOUND' })
   })
 
   it('listGroups, resetGroup and deleteGroup work on shared groups (refused while members are live)', async () => {
@@ -573,7 +661,7 @@ describe('options and admin', () => {
     expect(await admin.xinfo('GROUPS', streamKey(prefix, 't'))).toEqual([])
   })
 
-  it("retention { consumed: true } trims what the shared group acknowledged, and never what is pending", async () => {
+  it('retention { consumed: true } trims what the shared group acknowledged, and never what is pending', async () => {
     const { twain } = await fresh()
     await twain.createTopic('t', { retention: { consumed: true } })
     await fill(twain, 't', 6)
@@ -581,7 +669,11 @@ describe('options and admin', () => {
     const got = await collect(c, 6)
     for (const m of got) if (m.offset !== 3) m.ack()
     await c.commit()
-    await until(async () => (await twain.describeTopic('t')).offsets[0]?.start === 3, 5000, 'retention to trim below the pending entry')
+    await until(
+      async () => (await twain.describeTopic('t')).offsets[0]?.start === 3,
+      5000,
+      'retention to trim below the pending entry',
+    )
     got[3]?.ack()
     await c.close()
   })

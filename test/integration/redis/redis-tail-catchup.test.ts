@@ -17,7 +17,8 @@ describe('Redis tail catch-up', () => {
   it(`a tail from 'start' over ${RECORDS} stored records keeps at least ${MIN_RATIO}x the pace of history() over them`, async () => {
     await ctx.twain.createTopic('backlog', { partitions: PARTITIONS })
     const p = ctx.twain.producer<number>('backlog')
-    for (let i = 0; i < RECORDS; i += 2000) await p.sendBatch(Array.from({ length: 2000 }, (_, j) => ({ key: (i + j) % 1000, value: i + j })))
+    for (let i = 0; i < RECORDS; i += 2000)
+      await p.sendBatch(Array.from({ length: 2000 }, (_, j) => ({ key: (i + j) % 1000, value: i + j })))
 
     let t0 = performance.now()
     let read = 0

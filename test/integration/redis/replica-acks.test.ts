@@ -17,7 +17,11 @@ beforeAll(async () => {
   replica = await RedisServer.start({ args: ['--replicaof', '127.0.0.1', String(master.port)] })
   const admin = new Redis({ port: replica.port, host: '127.0.0.1', protocol: 2 })
   try {
-    await until(async () => String(await admin.info('replication')).includes('master_link_status:up'), 10_000, 'the replica linked')
+    await until(
+      async () => String(await admin.info('replication')).includes('master_link_status:up'),
+      10_000,
+      'the replica linked',
+    )
   } finally {
     admin.disconnect()
   }
@@ -55,13 +59,19 @@ describe('replicaAcks', () => {
       let e: unknown
       try {
         const t0 = performance.now()
-        e = await producer.send(1, 'unacknowledged').then(() => undefined, (x: unknown) => x)
+        e = await producer.send(1, 'unacknowledged').then(
+          () => undefined,
+          (x: unknown) => x,
+        )
         expect(performance.now() - t0).toBeGreaterThanOrEqual(250)
       } finally {
         replica.pause(false)
       }
       expect(e).toBeInstanceOf(TimeoutError)
-      expect(e).toMatchObject({ retriable: true, message: expect.stringMatching(/acknowledged by 0 of 1 replica within 300 ms \(replicaAcks\)/) })
+      expect(e).toMatchObject({
+        retriable: true,
+        message: expect.stringMatching(/acknowledged by 0 of 1 replica within 300 ms \(replicaAcks\)/),
+      })
       await expect(producer.send(1, 'after')).resolves.toMatchObject({ partition: 0 })
     } finally {
       await twain.close()
@@ -79,12 +89,18 @@ describe('replicaAcks', () => {
   })
 
   it('bad values and a file target are InvalidArgumentErrors naming the value', async () => {
-    await expect(open(master.url, { replicaAcks: -1 })).rejects.toThrow(/replicaAcks must be an integer 0\.\.64, got -1/)
-    await expect(open(master.url, { replicaAcks: 1, replicaAckTimeoutMs: 0 })).rejects.toThrow(/replicaAckTimeoutMs must be an integer 1\.\.600000, got 0/)
+    await expect(open(master.url, { replicaAcks: -1 })).rejects.toThrow(
+      /replicaAcks must be an integer 0\.\.64, got -1/,
+    )
+    await expect(open(master.url, { replicaAcks: 1, replicaAckTimeoutMs: 0 })).rejects.toThrow(
+      /replicaAckTimeoutMs must be an integer 1\.\.600000, got 0/,
+    )
     const tmp = tempDir()
     try {
       await expect(open(tmp.dir, { replicaAcks: 1 })).rejects.toBeInstanceOf(InvalidArgumentError)
-      await expect(open(tmp.dir, { replicaAcks: 1 })).rejects.toThrow(/does not take the option replicaAcks: 1: it is for Redis targets/)
+      await expect(open(tmp.dir, { replicaAcks: 1 })).rejects.toThrow(
+        /does not take the option replicaAcks: 1: it is for Redis targets/,
+      )
     } finally {
       tmp.remove()
     }

@@ -32,7 +32,8 @@ it('a command on a lane whose server died settles when the lane is dropped', asy
     () => 'answered',
     (e: unknown) => `rejected: ${(e as Error).message}`,
   )
-  const waited = (p: Promise<string>) => Promise.race([p, new Promise<string>((r) => setTimeout(() => r('still waiting after 3 s'), 3000))])
+  const waited = (p: Promise<string>) =>
+    Promise.race([p, new Promise<string>((r) => setTimeout(() => r('still waiting after 3 s'), 3000))])
   lanes.drop(lane)
   expect(await waited(asked)).toMatch(/^rejected: .*closed/)
   // So does a read written on a lane dropped while it reconnects.

@@ -10,7 +10,6 @@ import { collect } from '../../unit/helpers.js'
 
 const TOPICS = ['orders', 'users', 'sensors', 'tiny', 'wide', 'damaged', '--group--g1']
 
-
 /** What both sides must agree on for one message. */
 const essence = (m: Message) => ({
   partition: m.partition,
@@ -25,7 +24,8 @@ const essence = (m: Message) => ({
 function lossy(v: unknown): unknown {
   if (typeof v === 'bigint') return Number(v)
   if (Array.isArray(v)) return v.map(lossy)
-  if (v && typeof v === 'object' && !Buffer.isBuffer(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, lossy(x)]))
+  if (v && typeof v === 'object' && !Buffer.isBuffer(v))
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, lossy(x)]))
   return v
 }
 
@@ -91,7 +91,11 @@ describe('import-twainmq: a TwainMQ topic copied into a native root', () => {
     const dir = join(src.dir, 'orders')
     rmSync(join(dir, '0-20240101_0.tmf')) // the empty 0-20240102_9.tmf is now the first chunk
     const progress: Array<[number, number]> = []
-    const r = await importTwainmqTopic(src.dir, 'orders', dest, { as: 'orders-copy', batch: 2, onProgress: (d, t) => progress.push([d, t]) })
+    const r = await importTwainmqTopic(src.dir, 'orders', dest, {
+      as: 'orders-copy',
+      batch: 2,
+      onProgress: (d, t) => progress.push([d, t]),
+    })
     expect(r).toMatchObject({ topic: 'orders-copy', partitions: 3, corrupt: 0, unknownTypes: 0, missing: 0 })
     const native = await open(dest)
     try {
@@ -99,7 +103,11 @@ describe('import-twainmq: a TwainMQ topic copied into a native root', () => {
       expect(info.offsets[0]).toEqual({ partition: 0, start: 9, end: 12 })
       const p0 = await collect(native.history('orders-copy', { partition: 0 }))
       expect(p0.map((m) => m.offset)).toEqual([9, 10, 11])
-      expect(p0.map((m) => Math.round(m.timestamp * 1000))).toEqual(expected().orders!.messages[0]!.slice(9).map((e) => e.us))
+      expect(p0.map((m) => Math.round(m.timestamp * 1000))).toEqual(
+        expected()
+          .orders!.messages[0]!.slice(9)
+          .map((e) => e.us),
+      )
     } finally {
       await native.close()
     }

@@ -1,5 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { TopicCorruptError, TopicNotFoundError, UnknownMessageTypeError, open, type Message, type Twain } from '../../../src/index.js'
+import {
+  TopicCorruptError,
+  TopicNotFoundError,
+  UnknownMessageTypeError,
+  open,
+  type Message,
+  type Twain,
+} from '../../../src/index.js'
 import { stringifyJson } from '../../../src/compat/twainmq/json64.js'
 import { msToSeconds } from '../../../src/compat/twainmq/line-codec.js'
 import { collect, takeN } from '../../unit/helpers.js'
@@ -48,11 +55,15 @@ describe('reading a root written by the Python TwainMQ rules (test/fixtures/twai
     await expect(twain.describeTopic('ghost')).rejects.toThrow(TopicNotFoundError)
   })
 
-  it('creates a native topic over a config Python\'s delete_topic left behind, and routes it as native at once', async () => {
+  it("creates a native topic over a config Python's delete_topic left behind, and routes it as native at once", async () => {
     expect(await twain.topicExists('ghost')).toBe(false)
     await twain.createTopic('ghost', { keyType: 'string' })
     await twain.producer('ghost').send('k', 'v', { headers: { native: 'yes' } })
-    expect((await collect(twain.history('ghost')))[0]).toMatchObject({ key: 'k', value: 'v', headers: { native: 'yes' } })
+    expect((await collect(twain.history('ghost')))[0]).toMatchObject({
+      key: 'k',
+      value: 'v',
+      headers: { native: 'yes' },
+    })
     expect(await twain.listTopics()).toEqual([...USER_TOPICS, 'ghost'].sort())
   })
 
@@ -62,7 +73,11 @@ describe('reading a root written by the Python TwainMQ rules (test/fixtures/twai
       const info = await twain.describeTopic(name)
       expect(info.partitions).toBe(t.partitions)
       expect(info.keyType).toBe({ 1: 'u8', 2: 'u16', 4: 'u32', 8: 'u64' }[t.key_width] ?? `char${-t.key_width}`)
-      expect(info.messageTypes).toEqual(Object.entries(t.message_types).sort((a, b) => a[1] - b[1]).map(([n]) => n))
+      expect(info.messageTypes).toEqual(
+        Object.entries(t.message_types)
+          .sort((a, b) => a[1] - b[1])
+          .map(([n]) => n),
+      )
       expect(info.offsets).toEqual(t.ends.map((end, partition) => ({ partition, start: 0, end })))
       expect(await twain.length(name)).toBe(t.ends.reduce((a, b) => a + b, 0))
     }
@@ -154,7 +169,13 @@ describe('reading a root written by the Python TwainMQ rules (test/fixtures/twai
     const got = await collect(twain.history('--group--g1'))
     expect(got.map((m) => m.type)).toEqual(['~~TWAIN~~COMMIT', '~~TWAIN~~JOINED', '~~TWAIN~~ENDREBAL'])
     expect(got[1]!.value).toEqual({ tag: 18204373000982585223n })
-    expect(got[0]!.value).toEqual({ partition_offsets: [[0, 0], [1, 0], [2, 0]] })
+    expect(got[0]!.value).toEqual({
+      partition_offsets: [
+        [0, 0],
+        [1, 0],
+        [2, 0],
+      ],
+    })
   })
 
   it('opens the same root with format twainmq-v1 and with format native alike for reading', async () => {

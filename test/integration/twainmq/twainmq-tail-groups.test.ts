@@ -6,7 +6,10 @@ import { until } from '../../helpers/spawn.js'
 import { pythonAvailable, pythonDecode, runScript, tempRoot } from '../../helpers/twainmq.js'
 import { collect } from '../../unit/helpers.js'
 
-const chunkFiles = (dir: string, topic: string) => readdirSync(join(dir, topic)).filter((n) => n.endsWith('.tmf')).sort()
+const chunkFiles = (dir: string, topic: string) =>
+  readdirSync(join(dir, topic))
+    .filter((n) => n.endsWith('.tmf'))
+    .sort()
 const FAST = { sessionTimeoutMs: 2000, heartbeatIntervalMs: 200, commitIntervalMs: 100 }
 
 /** Collect a stream's messages in the background until `stop()`. */
@@ -44,7 +47,7 @@ describe('tailing TwainMQ topics', () => {
     root.remove()
   })
 
-  it('follows new lines and the UTC day roll-over into a new chunk file (ours and a Python producer\'s)', async () => {
+  it("follows new lines and the UTC day roll-over into a new chunk file (ours and a Python producer's)", async () => {
     vi.useFakeTimers({ toFake: ['Date'] })
     vi.setSystemTime(Date.UTC(2024, 0, 1, 23, 59, 59, 500))
     await twain.createTopic('roll')
@@ -61,8 +64,22 @@ describe('tailing TwainMQ topics', () => {
       await until(() => tail.got.length === 5, 5000, 'the roll-over')
       if (pythonAvailable()) {
         // A Python producer on day 2 appends to our chunk; on day 3 it starts a new one by its own rules.
-        runScript(['produce', root.dir, 'roll', '{"int":"5"}', '{"text":"py day2"}', String(Date.UTC(2024, 0, 2, 12) / 1000)])
-        runScript(['produce', root.dir, 'roll', '{"int":"6"}', '{"text":"py day3"}', String(Date.UTC(2024, 0, 3, 1) / 1000)])
+        runScript([
+          'produce',
+          root.dir,
+          'roll',
+          '{"int":"5"}',
+          '{"text":"py day2"}',
+          String(Date.UTC(2024, 0, 2, 12) / 1000),
+        ])
+        runScript([
+          'produce',
+          root.dir,
+          'roll',
+          '{"int":"6"}',
+          '{"text":"py day3"}',
+          String(Date.UTC(2024, 0, 3, 1) / 1000),
+        ])
         expect(chunkFiles(root.dir, 'roll')).toEqual(['0-20240101_0.tmf', '0-20240102_3.tmf', '0-20240103_6.tmf'])
         await until(() => tail.got.length === 7, 5000, "the Python producer's lines")
         vi.setSystemTime(Date.UTC(2024, 0, 3, 2))
@@ -131,12 +148,20 @@ describe('consumer groups over a TwainMQ topic (our group store, not the TwainMQ
       }
     }
     try {
-      await until(() => a.assignments().length + b.assignments().length === 4 && a.assignments().length === 2, 5000, 'a balanced assignment')
-      await until(() => {
-        take(a)
-        take(b)
-        return seen.size === 200
-      }, 10_000, 'every message')
+      await until(
+        () => a.assignments().length + b.assignments().length === 4 && a.assignments().length === 2,
+        5000,
+        'a balanced assignment',
+      )
+      await until(
+        () => {
+          take(a)
+          take(b)
+          return seen.size === 200
+        },
+        10_000,
+        'every message',
+      )
       expect([...seen.values()].every((n) => n === 1)).toBe(true)
       await a.commit()
       await b.commit()
@@ -153,13 +178,17 @@ describe('consumer groups over a TwainMQ topic (our group store, not the TwainMQ
     const c = twain.consumer<string>('jobs', { group: 'workers', ...FAST })
     try {
       const got: string[] = []
-      await until(() => {
-        for (const m of c.pollMany(100)) {
-          got.push(m.value)
-          m.ack()
-        }
-        return got.length >= 20
-      }, 5000, 'the late messages')
+      await until(
+        () => {
+          for (const m of c.pollMany(100)) {
+            got.push(m.value)
+            m.ack()
+          }
+          return got.length >= 20
+        },
+        5000,
+        'the late messages',
+      )
       expect(got.sort()).toEqual(Array.from({ length: 20 }, (_, i) => `late ${i}`).sort())
     } finally {
       await c.close()
@@ -173,13 +202,17 @@ describe('consumer groups over a TwainMQ topic (our group store, not the TwainMQ
     try {
       const c = t.consumer('damaged', { group: 'g', ...FAST })
       const got: GroupMessage[] = []
-      await until(() => {
-        for (const m of c.pollMany(20)) {
-          got.push(m)
-          m.ack()
-        }
-        return got.length >= 8
-      }, 5000, 'the damaged topic')
+      await until(
+        () => {
+          for (const m of c.pollMany(20)) {
+            got.push(m)
+            m.ack()
+          }
+          return got.length >= 8
+        },
+        5000,
+        'the damaged topic',
+      )
       expect(got.map((m) => [m.offset, m.error?.name ?? 'ok'])).toEqual([
         [0, 'ok'],
         [1, 'TopicCorruptError'],

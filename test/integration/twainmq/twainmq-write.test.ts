@@ -20,7 +20,10 @@ import { collect, takeN } from '../../unit/helpers.js'
 import { pythonAvailable, pythonDecode, runScript, tempRoot } from '../../helpers/twainmq.js'
 import { sleep } from '../../helpers/wait.js'
 
-const chunks = (dir: string, topic: string) => readdirSync(join(dir, topic)).filter((n) => n.endsWith('.tmf')).sort()
+const chunks = (dir: string, topic: string) =>
+  readdirSync(join(dir, topic))
+    .filter((n) => n.endsWith('.tmf'))
+    .sort()
 
 describe('writing TwainMQ topics (format twainmq-v1)', () => {
   let root: ReturnType<typeof tempRoot>
@@ -42,20 +45,41 @@ describe('writing TwainMQ topics (format twainmq-v1)', () => {
     expect(await twain.producer('hello').send(42, 'hello world')).toEqual({ partition: 0, offset: 0 })
     expect(chunks(root.dir, 'hello')).toEqual(['0-20231114_0.tmf'])
     expect(readFileSync(join(root.dir, 'hello', '0-20231114_0.tmf'), 'latin1')).toBe('04eLD^LNKmY&$%Sg@1$yX@PFUm;)00\n')
-    expect(readFileSync(join(root.dir, 'hello.twc'), 'utf8')).toBe('{\n"key_width": 2,\n"partitions": 1,\n"message_types": {}\n}')
+    expect(readFileSync(join(root.dir, 'hello.twc'), 'utf8')).toBe(
+      '{\n"key_width": 2,\n"partitions": 1,\n"message_types": {}\n}',
+    )
     await twain.producer('hello').send(7, Buffer.from([0, 1, 0x72, 0x61, 0x77]))
     await twain.producer('hello').send(1, '')
-    expect(readFileSync(join(root.dir, 'hello', '0-20231114_0.tmf'), 'latin1')).toBe('04eLD^LNKmY&$%Sg@1$yX@PFUm;)00\n00#LD^LNKmY&$`@_IklvoY`\n009LD^LNKmY&$0{{\n')
+    expect(readFileSync(join(root.dir, 'hello', '0-20231114_0.tmf'), 'latin1')).toBe(
+      '04eLD^LNKmY&$%Sg@1$yX@PFUm;)00\n00#LD^LNKmY&$`@_IklvoY`\n009LD^LNKmY&$0{{\n',
+    )
   })
 
   it('writes typed values as 0xFB + the topic type id + JSON, as Python does (group Commit golden line: same key, time and payload bytes)', async () => {
     vi.useFakeTimers({ toFake: ['Date'] })
     vi.setSystemTime(1700000000000)
-    const types = ['~~TWAIN~~JOINED', '~~TWAIN~~ABORTJOIN', '~~TWAIN~~REBALOFFER', '~~TWAIN~~REBALCONFIRM', '~~TWAIN~~BEGINREBAL', '~~TWAIN~~ENDREBAL', '~~TWAIN~~COMMIT']
+    const types = [
+      '~~TWAIN~~JOINED',
+      '~~TWAIN~~ABORTJOIN',
+      '~~TWAIN~~REBALOFFER',
+      '~~TWAIN~~REBALCONFIRM',
+      '~~TWAIN~~BEGINREBAL',
+      '~~TWAIN~~ENDREBAL',
+      '~~TWAIN~~COMMIT',
+    ]
     for (const t of types) twain.registerType(t)
     await twain.createTopic('--group--g', { keyType: 'u32', messageTypes: types })
     const p = twain.producer('--group--g')
-    await p.send(0, { partition_offsets: [[0, 0], [1, 0]] }, { type: '~~TWAIN~~COMMIT' })
+    await p.send(
+      0,
+      {
+        partition_offsets: [
+          [0, 0],
+          [1, 0],
+        ],
+      },
+      { type: '~~TWAIN~~COMMIT' },
+    )
     await p.send(1, {}, { type: '~~TWAIN~~ENDREBAL' })
     const written = readFileSync(join(root.dir, '--group--g', '0-20231114_0.tmf'), 'latin1').split('\n')
     const golden = ['00000LD^LNKmY&$`^~^styGX$RFYYenV%P*pO#jfT2icJ6&-D$V-TwoZ3rY|YXJ', '00001LD^LNKmY&$`^~^wT?+s']
@@ -65,7 +89,9 @@ describe('writing TwainMQ topics (format twainmq-v1)', () => {
       const want = golden[i] as string
       expect(line.slice(0, 15)).toBe(want.slice(0, 15)) // u32 key (5) + timestamp (10)
       // Node's zlib may choose other deflate codes than CPython's: compare what the payloads hold.
-      expect(inflateRawSync(b85decode(line.slice(15))).toString('hex')).toBe(inflateRawSync(b85decode(want.slice(15))).toString('hex'))
+      expect(inflateRawSync(b85decode(line.slice(15))).toString('hex')).toBe(
+        inflateRawSync(b85decode(want.slice(15))).toString('hex'),
+      )
     })
   })
 
@@ -120,7 +146,14 @@ describe('writing TwainMQ topics (format twainmq-v1)', () => {
         expect(d.us).toBe(m.timestamp * 1000)
         if (typeof m.value === 'string') expect(d).toMatchObject({ kind: 'text', text: m.value })
         else if (Buffer.isBuffer(m.value)) expect(d).toMatchObject({ kind: 'bytes', hex: m.value.toString('hex') })
-        else expect(d).toMatchObject({ kind: 'typed', type: 'Order', type_id: 0, json: stringifyJson(m.value), raw_json: stringifyJson(m.value) })
+        else
+          expect(d).toMatchObject({
+            kind: 'typed',
+            type: 'Order',
+            type_id: 0,
+            json: stringifyJson(m.value),
+            raw_json: stringifyJson(m.value),
+          })
       }
     }
   })
@@ -177,7 +210,9 @@ describe('writing TwainMQ topics (format twainmq-v1)', () => {
     await expect(p.send(1, { a: 1 }, { type: 'B' })).rejects.toThrow(UnknownMessageTypeError)
     await expect(twain.producer('notypes').send(1, { a: 1 }, { type: 'A' })).rejects.toThrow(/not in the message_types/)
     await expect(twain.createTopic('s', { keyType: 'string' })).rejects.toThrow(InvalidKeyTypeError)
-    await expect(twain.createTopic('r', { retention: { maxMessages: 5 } })).rejects.toThrow(/Retention is not supported/)
+    await expect(twain.createTopic('r', { retention: { maxMessages: 5 } })).rejects.toThrow(
+      /Retention is not supported/,
+    )
     await expect(twain.trim('strict', { maxMessages: 1 })).rejects.toThrow(/not supported/)
     expect((await p.send(1, 'still fine')).offset).toBe(0) // nothing was written by the refused sends
   })
@@ -211,7 +246,11 @@ describe('writing TwainMQ topics (format twainmq-v1)', () => {
       await mixed.producer('py-side').send(3, 'p')
       expect(existsSync(join(root.dir, 'native-side', 'topic.json'))).toBe(true)
       expect(existsSync(join(root.dir, 'native-side.twc'))).toBe(false)
-      expect((await collect(twain.history('native-side')))[0]).toMatchObject({ key: 'k', value: 'n', headers: { h: '1' } })
+      expect((await collect(twain.history('native-side')))[0]).toMatchObject({
+        key: 'k',
+        value: 'n',
+        headers: { h: '1' },
+      })
       expect((await collect(twain.history('py-side')))[0]).toMatchObject({ key: 3, value: 'p' })
     } finally {
       await mixed.close()
@@ -230,7 +269,15 @@ describe('writing TwainMQ topics (format twainmq-v1)', () => {
     const order: Array<{ who: string; key: number; value: string; partition: number; offset?: number }> = []
     for (let i = 0; i < 12; i++) {
       if (i % 3 === 1) {
-        const r = JSON.parse(runScript(['produce', root.dir, 'shared', JSON.stringify({ int: String(i) }), JSON.stringify({ text: `py ${i}` })])) as { partition: number }
+        const r = JSON.parse(
+          runScript([
+            'produce',
+            root.dir,
+            'shared',
+            JSON.stringify({ int: String(i) }),
+            JSON.stringify({ text: `py ${i}` }),
+          ]),
+        ) as { partition: number }
         order.push({ who: 'py', key: i, value: `py ${i}`, partition: r.partition })
       } else {
         const r = await p.send(i, `ts ${i}`)

@@ -4,7 +4,18 @@ import { map } from 'ix/asynciterable/operators'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { AbortError, InvalidArgumentError, type GroupMessage } from '../../../src/index.js'
 import { ack, pipe } from '../../../src/operators/index.js'
-import { deferred, fakeMessage, fakeMessages, fromArray, ManualSource, settle, settlements, within, type Deferred, type FakeMessage } from './fakes.js'
+import {
+  deferred,
+  fakeMessage,
+  fakeMessages,
+  fromArray,
+  ManualSource,
+  settle,
+  settlements,
+  within,
+  type Deferred,
+  type FakeMessage,
+} from './fakes.js'
 import { PROMPT_MS, sleep } from '../../helpers/wait.js'
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
@@ -125,7 +136,7 @@ describe('ack()', () => {
     for (const m of msgs) expect(m.acks).toBe(1)
   })
 
-  it('keeps one key in order: a key\'s next message starts only after the previous one finished', async () => {
+  it("keeps one key in order: a key's next message starts only after the previous one finished", async () => {
     // keys: a a b a b
     const msgs = ['a', 'a', 'b', 'a', 'b'].map((k, i) => fakeMessage(i, k))
     const h = controlledHandler()
@@ -152,7 +163,13 @@ describe('ack()', () => {
 
   it('compares keys by value, bigint-safe: equal bigints share a lane, different ones run in parallel', async () => {
     const big = (1n << 64n) - 1n
-    const msgs = [fakeMessage(0, big), fakeMessage(1, (1n << 64n) - 1n), fakeMessage(2, big - 1n), fakeMessage(3, 5), fakeMessage(4, 5n)]
+    const msgs = [
+      fakeMessage(0, big),
+      fakeMessage(1, (1n << 64n) - 1n),
+      fakeMessage(2, big - 1n),
+      fakeMessage(3, 5),
+      fakeMessage(4, 5n),
+    ]
     const h = controlledHandler()
     const done = collect(pipe(fromArray(msgs), ack(h.handler, { concurrency: 5 })))
     await settle()
@@ -383,11 +400,19 @@ describe('ack()', () => {
   })
 
   it('is typed for GroupMessage sources', () => {
-    const typed = (src: AsyncIterable<GroupMessage<{ id: string }>>) => pipe(src, ack(async (m) => m.value.id))
+    const typed = (src: AsyncIterable<GroupMessage<{ id: string }>>) =>
+      pipe(
+        src,
+        ack(async (m) => m.value.id),
+      )
     expectTypeOf(typed).returns.toEqualTypeOf<AsyncIterable<GroupMessage<{ id: string }>>>()
     const viaIx = (src: AsyncIterable<GroupMessage<string>>) => from(src).pipe(ack((m) => m.value.length))
     expectTypeOf(viaIx).returns.toEqualTypeOf<AsyncIterableX<GroupMessage<string>>>()
-    const viaIx2 = (src: AsyncIterable<GroupMessage<string>>) => from(src).pipe(ack(), map((m) => m.value.length))
+    const viaIx2 = (src: AsyncIterable<GroupMessage<string>>) =>
+      from(src).pipe(
+        ack(),
+        map((m) => m.value.length),
+      )
     expectTypeOf(viaIx2).returns.toEqualTypeOf<AsyncIterableX<number>>()
   })
 
@@ -396,7 +421,10 @@ describe('ack()', () => {
     let count = 0
     let maxListeners = 0
     const n = 300
-    for await (const m of pipe(fromArray(fakeMessages(n, (i) => i % 7)), ack(async () => sleep(0), { concurrency: 4, signal: ac.signal }))) {
+    for await (const m of pipe(
+      fromArray(fakeMessages(n, (i) => i % 7)),
+      ack(async () => sleep(0), { concurrency: 4, signal: ac.signal }),
+    )) {
       count += m.acks
       maxListeners = Math.max(maxListeners, getEventListeners(ac.signal, 'abort').length)
     }

@@ -2,7 +2,16 @@ import { from } from 'ix/asynciterable'
 import { describe, expect, it, vi } from 'vitest'
 import { AbortError, InvalidArgumentError } from '../../../src/index.js'
 import { batch, pipe, type MessageBatch } from '../../../src/operators/index.js'
-import { fakeMessage, fakeMessages, fromArray, ManualSource, settle, settlements, within, type FakeMessage } from './fakes.js'
+import {
+  fakeMessage,
+  fakeMessages,
+  fromArray,
+  ManualSource,
+  settle,
+  settlements,
+  within,
+  type FakeMessage,
+} from './fakes.js'
 import { PROMPT_MS } from '../../helpers/wait.js'
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
@@ -120,7 +129,9 @@ describe('batch()', () => {
     src.push(fakeMessage(0), fakeMessage(1), fakeMessage(2))
     const r = await within(it.next(), PROMPT_MS)
     expect(r).not.toBe('pending')
-    expect(ids((r as { value: IteratorResult<MessageBatch<FakeMessage>> }).value.value as MessageBatch<FakeMessage>)).toEqual([0, 1])
+    expect(
+      ids((r as { value: IteratorResult<MessageBatch<FakeMessage>> }).value.value as MessageBatch<FakeMessage>),
+    ).toEqual([0, 1])
     expect(src.nextCalls).toBe(2) // reads only what it needs
     await it.return!()
   })
@@ -130,7 +141,9 @@ describe('batch()', () => {
     const it = pipe(src, batch({ size: 10, maxWaitMs: 0 }))[Symbol.asyncIterator]()
     src.push(fakeMessage(0), fakeMessage(1))
     const r = await within(it.next(), PROMPT_MS)
-    expect(ids((r as { value: IteratorResult<MessageBatch<FakeMessage>> }).value.value as MessageBatch<FakeMessage>)).toEqual([0, 1])
+    expect(
+      ids((r as { value: IteratorResult<MessageBatch<FakeMessage>> }).value.value as MessageBatch<FakeMessage>),
+    ).toEqual([0, 1])
     await it.return!()
   })
 
@@ -183,7 +196,11 @@ describe('batch()', () => {
     const r = await within(next, PROMPT_MS)
     expect((r as { error: unknown }).error).toBeInstanceOf(AbortError)
     expect(src.returnCalls).toBe(1)
-    await expect(pipe(src, batch({ size: 1, signal: AbortSignal.abort() }))[Symbol.asyncIterator]().next()).rejects.toBeInstanceOf(AbortError)
+    await expect(
+      pipe(src, batch({ size: 1, signal: AbortSignal.abort() }))
+        [Symbol.asyncIterator]()
+        .next(),
+    ).rejects.toBeInstanceOf(AbortError)
   })
 
   it('works in IxJS: from(source).pipe(batch(options))', async () => {

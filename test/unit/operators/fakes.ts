@@ -135,7 +135,13 @@ export async function within<T>(p: Promise<T>, ms: number): Promise<{ value: T }
   let timer: NodeJS.Timeout | undefined
   const timeout = new Promise<'pending'>((r) => (timer = setTimeout(() => r('pending'), ms)))
   try {
-    return await Promise.race([p.then((value) => ({ value }), (error: unknown) => ({ error })), timeout])
+    return await Promise.race([
+      p.then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      ),
+      timeout,
+    ])
   } finally {
     clearTimeout(timer)
   }

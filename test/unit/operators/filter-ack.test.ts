@@ -3,7 +3,16 @@ import { describe, expect, it } from 'vitest'
 import { AbortError, InvalidArgumentError } from '../../../src/index.js'
 import { filterAck, pipe } from '../../../src/operators/index.js'
 import { filterAckRx } from '../../../src/operators/rx/index.js'
-import { deferred, fakeMessages, fromArray, ManualSource, settle, settlements, within, type FakeMessage } from './fakes.js'
+import {
+  deferred,
+  fakeMessages,
+  fromArray,
+  ManualSource,
+  settle,
+  settlements,
+  within,
+  type FakeMessage,
+} from './fakes.js'
 import { PROMPT_MS } from '../../helpers/wait.js'
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
@@ -20,7 +29,11 @@ describe('filterAck (twainmq/operators)', () => {
     const out = await collect(pipe(fromArray(msgs), filterAck(even)))
     expect(out.map((m) => m.id)).toEqual([0, 2, 4])
     expect(out.every((m) => settlements(m) === 0)).toBe(true)
-    expect(msgs.filter((m) => !even(m)).map((m) => [m.acks, m.nacks, m.terms])).toEqual([[1, 0, 0], [1, 0, 0], [1, 0, 0]])
+    expect(msgs.filter((m) => !even(m)).map((m) => [m.acks, m.nacks, m.terms])).toEqual([
+      [1, 0, 0],
+      [1, 0, 0],
+      [1, 0, 0],
+    ])
   })
 
   it('takes an async predicate and keeps source order', async () => {
@@ -49,7 +62,9 @@ describe('filterAck (twainmq/operators)', () => {
   it('a rejecting async predicate nacks its message too', async () => {
     const msgs = fakeMessages(2)
     const boom = new Error('async failure')
-    const run = collect(filterAck(async (m: FakeMessage) => (m.id === 1 ? Promise.reject(boom) : true))(fromArray(msgs)))
+    const run = collect(
+      filterAck(async (m: FakeMessage) => (m.id === 1 ? Promise.reject(boom) : true))(fromArray(msgs)),
+    )
     await expect(run).rejects.toBe(boom)
     expect([msgs[0]?.nacks, msgs[1]?.nacks]).toEqual([0, 1])
   })
@@ -95,7 +110,12 @@ describe('filterAckRx (twainmq/rx)', () => {
     expect(out.map((m) => m.id)).toEqual([0, 2, 4])
     expect(msgs.map((m) => m.acks)).toEqual([0, 1, 0, 1, 0, 1])
     const more = fakeMessages(4)
-    const outAsync = await lastValueFrom(rxFrom(more).pipe(filterAckRx(async (m: FakeMessage) => m.id >= 2), toArray()))
+    const outAsync = await lastValueFrom(
+      rxFrom(more).pipe(
+        filterAckRx(async (m: FakeMessage) => m.id >= 2),
+        toArray(),
+      ),
+    )
     expect(outAsync.map((m) => m.id)).toEqual([2, 3])
     expect(more.map((m) => m.acks)).toEqual([1, 1, 0, 0])
   })
@@ -103,10 +123,21 @@ describe('filterAckRx (twainmq/rx)', () => {
   it('a throwing or rejecting predicate nacks its message and errors the stream', async () => {
     const boom = new Error('no')
     const a = fakeMessages(3)
-    await expect(lastValueFrom(rxFrom(a).pipe(filterAckRx((m: FakeMessage) => { if (m.id === 1) throw boom; return true })))).rejects.toBe(boom)
+    await expect(
+      lastValueFrom(
+        rxFrom(a).pipe(
+          filterAckRx((m: FakeMessage) => {
+            if (m.id === 1) throw boom
+            return true
+          }),
+        ),
+      ),
+    ).rejects.toBe(boom)
     expect(a.map((m) => m.nacks)).toEqual([0, 1, 0])
     const b = fakeMessages(3)
-    await expect(lastValueFrom(rxFrom(b).pipe(filterAckRx(async (m: FakeMessage) => (m.id === 2 ? Promise.reject(boom) : true))))).rejects.toBe(boom)
+    await expect(
+      lastValueFrom(rxFrom(b).pipe(filterAckRx(async (m: FakeMessage) => (m.id === 2 ? Promise.reject(boom) : true)))),
+    ).rejects.toBe(boom)
     expect(b.map((m) => m.nacks)).toEqual([0, 0, 1])
   })
 })

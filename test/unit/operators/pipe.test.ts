@@ -3,7 +3,15 @@ import { filter, map } from 'ix/asynciterable/operators'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import type { GroupMessage } from '../../../src/index.js'
 import * as operators from '../../../src/operators/index.js'
-import { ack, batch, pipe, retry, type MessageBatch, type Operator, type RetryResult } from '../../../src/operators/index.js'
+import {
+  ack,
+  batch,
+  pipe,
+  retry,
+  type MessageBatch,
+  type Operator,
+  type RetryResult,
+} from '../../../src/operators/index.js'
 import { fakeMessages, fromArray, type FakeMessage } from './fakes.js'
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
@@ -13,8 +21,7 @@ async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
 }
 
 /** An operator that tags each value, to see the order operators are applied in. */
-const tag =
-  (t: string): Operator<string, string> =>
+const tag = (t: string): Operator<string, string> =>
   async function* (source) {
     for await (const v of source) yield `${v}${t}`
   }
@@ -28,7 +35,9 @@ describe('pipe()', () => {
   it('applies operators left to right: pipe(src, f, g) is g(f(src))', async () => {
     expect(await collect(pipe(fromArray(['x']), tag('1'), tag('2'), tag('3')))).toEqual(['x123'])
     const ops = Array.from({ length: 8 }, (_, i) => tag(String(i)))
-    expect(await collect(pipe(fromArray(['']), ops[0]!, ops[1]!, ops[2]!, ops[3]!, ops[4]!, ops[5]!, ops[6]!, ops[7]!))).toEqual(['01234567'])
+    expect(
+      await collect(pipe(fromArray(['']), ops[0]!, ops[1]!, ops[2]!, ops[3]!, ops[4]!, ops[5]!, ops[6]!, ops[7]!)),
+    ).toEqual(['01234567'])
     expect(await collect(pipe(fromArray(['']), ...ops, tag('8'), tag('9')))).toEqual(['0123456789'])
   })
 
@@ -48,7 +57,12 @@ describe('pipe()', () => {
   })
 
   it('IxJS from(source).pipe(...) works with several twainmq operators', async () => {
-    const out = await collect(from(fromArray(fakeMessages(3))).pipe(ack<FakeMessage>(), retry<FakeMessage>(() => undefined, { attempts: 1 })))
+    const out = await collect(
+      from(fromArray(fakeMessages(3))).pipe(
+        ack<FakeMessage>(),
+        retry<FakeMessage>(() => undefined, { attempts: 1 }),
+      ),
+    )
     expect(out.map((r) => r.ok)).toEqual([true, true, true])
   })
 

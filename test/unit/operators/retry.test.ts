@@ -3,7 +3,17 @@ import { describe, expect, it, vi } from 'vitest'
 import { AbortError, InvalidArgumentError } from '../../../src/index.js'
 import { backoffDelay, resolveBackoff } from '../../../src/operators/backoff.js'
 import { pipe, retry, type RetryResult } from '../../../src/operators/index.js'
-import { deferred, fakeMessage, fakeMessages, fromArray, ManualSource, settle, settlements, within, type FakeMessage } from './fakes.js'
+import {
+  deferred,
+  fakeMessage,
+  fakeMessages,
+  fromArray,
+  ManualSource,
+  settle,
+  settlements,
+  within,
+  type FakeMessage,
+} from './fakes.js'
 import { PROMPT_MS } from '../../helpers/wait.js'
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
@@ -56,7 +66,9 @@ describe('retry()', () => {
 
   it('deadLetter: false nacks instead of term', async () => {
     const m = fakeMessage(0)
-    const [r] = await collect(pipe(fromArray([m]), retry(flaky(Infinity).handler, { attempts: 2, backoff: fast, deadLetter: false })))
+    const [r] = await collect(
+      pipe(fromArray([m]), retry(flaky(Infinity).handler, { attempts: 2, backoff: fast, deadLetter: false })),
+    )
     expect(r).toMatchObject({ ok: false, attempts: 2 })
     expect([m.acks, m.nacks, m.terms]).toEqual([0, 1, 0])
   })
@@ -87,7 +99,12 @@ describe('retry()', () => {
 
   it('does not ask retryIf after the last attempt', async () => {
     let asked = 0
-    await collect(pipe(fromArray([fakeMessage(0)]), retry(flaky(Infinity).handler, { attempts: 2, backoff: fast, retryIf: () => (asked++, true) })))
+    await collect(
+      pipe(
+        fromArray([fakeMessage(0)]),
+        retry(flaky(Infinity).handler, { attempts: 2, backoff: fast, retryIf: () => (asked++, true) }),
+      ),
+    )
     expect(asked).toBe(1)
   })
 
@@ -113,7 +130,12 @@ describe('retry()', () => {
       times.push(performance.now())
       throw new Error('no')
     }
-    await collect(pipe(fromArray([fakeMessage(0)]), retry(handler, { attempts: 3, backoff: { initialMs: 30, multiplier: 2, jitter: 0 } })))
+    await collect(
+      pipe(
+        fromArray([fakeMessage(0)]),
+        retry(handler, { attempts: 3, backoff: { initialMs: 30, multiplier: 2, jitter: 0 } }),
+      ),
+    )
     expect(times).toHaveLength(3)
     const gap1 = times[1]! - times[0]!
     const gap2 = times[2]! - times[1]!
@@ -182,7 +204,10 @@ describe('retry()', () => {
 
   it('return() while the source next() is pending resolves promptly and calls the source return()', async () => {
     const src = new ManualSource<FakeMessage>({ hangingReturn: true })
-    const it = pipe(src, retry(() => undefined, { attempts: 1 }))[Symbol.asyncIterator]()
+    const it = pipe(
+      src,
+      retry(() => undefined, { attempts: 1 }),
+    )[Symbol.asyncIterator]()
     const next = it.next()
     await settle()
     expect(await within(it.return!(), PROMPT_MS)).toEqual({ value: { done: true, value: undefined } })
@@ -194,7 +219,10 @@ describe('retry()', () => {
     const ac = new AbortController()
     const m = fakeMessage(0)
     const gate = deferred()
-    const it = pipe(fromArray([m]), retry(() => gate.promise, { attempts: 3, signal: ac.signal }))[Symbol.asyncIterator]()
+    const it = pipe(
+      fromArray([m]),
+      retry(() => gate.promise, { attempts: 3, signal: ac.signal }),
+    )[Symbol.asyncIterator]()
     const next = it.next()
     await settle()
     ac.abort()
@@ -226,7 +254,9 @@ describe('retry()', () => {
   })
 
   it('works in IxJS: from(source).pipe(retry(...))', async () => {
-    const out: Array<RetryResult<FakeMessage>> = await collect(from(fromArray(fakeMessages(2))).pipe(retry<FakeMessage>(() => undefined, { attempts: 1 })))
+    const out: Array<RetryResult<FakeMessage>> = await collect(
+      from(fromArray(fakeMessages(2))).pipe(retry<FakeMessage>(() => undefined, { attempts: 1 })),
+    )
     expect(out.map((r) => [r.message.id, r.ok])).toEqual([
       [0, true],
       [1, true],
@@ -241,10 +271,18 @@ describe('retry()', () => {
     expect(() => retry(h, { attempts: 2, backoff: { jitter: 2 } })).toThrow(/jitter must be a number 0\.\.1, got 2/)
     expect(() => retry(h, { attempts: 2, backoff: { multiplier: 0.5 } })).toThrow(/multiplier.*got 0\.5/)
     expect(() => retry(h, { attempts: 2, backoff: { initialMs: -1 } })).toThrow(/initialMs.*got -1/)
-    expect(() => retry(h, { attempts: 2, backoff: { initialMs: 500, maxMs: 100 } })).toThrow(/maxMs \(100\) must be >= backoff\.initialMs \(500\)/)
-    expect(() => retry(h, { attempts: 2, retryIf: 'yes' as unknown as () => boolean })).toThrow(/retryIf must be a function/)
-    expect(() => retry(h, { attempts: 2, deadLetter: 'no' as unknown as boolean })).toThrow(/deadLetter must be a boolean, got "no"/)
-    expect(() => retry(undefined as unknown as () => void, { attempts: 1 })).toThrow(/handler must be a function, got undefined/)
+    expect(() => retry(h, { attempts: 2, backoff: { initialMs: 500, maxMs: 100 } })).toThrow(
+      /maxMs \(100\) must be >= backoff\.initialMs \(500\)/,
+    )
+    expect(() => retry(h, { attempts: 2, retryIf: 'yes' as unknown as () => boolean })).toThrow(
+      /retryIf must be a function/,
+    )
+    expect(() => retry(h, { attempts: 2, deadLetter: 'no' as unknown as boolean })).toThrow(
+      /deadLetter must be a boolean, got "no"/,
+    )
+    expect(() => retry(undefined as unknown as () => void, { attempts: 1 })).toThrow(
+      /handler must be a function, got undefined/,
+    )
   })
 })
 

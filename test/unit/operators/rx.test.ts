@@ -10,7 +10,11 @@ import { sleep } from '../../helpers/wait.js'
 function record<T>(obs: Observable<T>) {
   const values: T[] = []
   const state: { error?: unknown; complete: boolean } = { complete: false }
-  const sub = obs.subscribe({ next: (v) => values.push(v), error: (e: unknown) => (state.error = e), complete: () => (state.complete = true) })
+  const sub = obs.subscribe({
+    next: (v) => values.push(v),
+    error: (e: unknown) => (state.error = e),
+    complete: () => (state.complete = true),
+  })
   return { values, state, sub }
 }
 
@@ -50,7 +54,16 @@ const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeo
 
 describe('twainmq/rx exports', () => {
   it('exports ackRx, batchRx, retryRx, filterAckRx and the aliases ack, batch, retry, filterAck', () => {
-    expect(Object.keys(rx).sort()).toEqual(['ack', 'ackRx', 'batch', 'batchRx', 'filterAck', 'filterAckRx', 'retry', 'retryRx'])
+    expect(Object.keys(rx).sort()).toEqual([
+      'ack',
+      'ackRx',
+      'batch',
+      'batchRx',
+      'filterAck',
+      'filterAckRx',
+      'retry',
+      'retryRx',
+    ])
     expect(rx.filterAck).toBe(rx.filterAckRx)
     expect(rx.ack).toBe(ackRx)
     expect(rx.batch).toBe(batchRx)
@@ -58,9 +71,14 @@ describe('twainmq/rx exports', () => {
   })
 
   it('is typed as OperatorFunctions over GroupMessage', () => {
-    const chain = (src: Observable<GroupMessage<string>>) => src.pipe(ackRx((m) => m.value.length), batchRx({ size: 2 }))
+    const chain = (src: Observable<GroupMessage<string>>) =>
+      src.pipe(
+        ackRx((m) => m.value.length),
+        batchRx({ size: 2 }),
+      )
     expectTypeOf(chain).returns.toEqualTypeOf<Observable<MessageBatch<GroupMessage<string>>>>()
-    const r = (src: Observable<GroupMessage<number>>) => src.pipe(retryRx((m, attempt) => m.value * attempt, { attempts: 2 }))
+    const r = (src: Observable<GroupMessage<number>>) =>
+      src.pipe(retryRx((m, attempt) => m.value * attempt, { attempts: 2 }))
     expectTypeOf(r).returns.toEqualTypeOf<Observable<RetryResult<GroupMessage<number>>>>()
   })
 })
@@ -238,7 +256,12 @@ describe('retryRx()', () => {
 
   it('deadLetter: false nacks; retryIf false gives up after one call', async () => {
     const m1 = fakeMessage(0)
-    await lastValueFrom(of(m1).pipe(retryRx(() => Promise.reject(new Error('x')), { attempts: 2, backoff: fast, deadLetter: false }), toArray()))
+    await lastValueFrom(
+      of(m1).pipe(
+        retryRx(() => Promise.reject(new Error('x')), { attempts: 2, backoff: fast, deadLetter: false }),
+        toArray(),
+      ),
+    )
     expect([m1.nacks, m1.terms]).toEqual([1, 0])
     let calls = 0
     const m2 = fakeMessage(1)
@@ -333,6 +356,8 @@ describe('retryRx()', () => {
   })
 
   it('validates its options like retry()', () => {
-    expect(() => retryRx(() => undefined, { attempts: 0 })).toThrow(/retryRx\(\): attempts must be an integer >= 1, got 0/)
+    expect(() => retryRx(() => undefined, { attempts: 0 })).toThrow(
+      /retryRx\(\): attempts must be an integer >= 1, got 0/,
+    )
   })
 })

@@ -5,4 +5,5 @@
  * and DESTROY give on a missing stream ("requires the key to exist", "no such key"). Reads re-create
  * the group on it; admin calls take it as nothing to describe, reset or delete there.
  */
-export const isNoGroup = (e: unknown): boolean => e instanceof Error && /NOGROUP|requires the key to exist|no such key/i.test(e.message)
+export const isNoGroup = (e: unknown): boolean =>
+  e instanceof Error && /NOGROUP|requires the key to exist|no such key/i.test(e.message)

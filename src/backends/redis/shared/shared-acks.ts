@@ -71,7 +71,10 @@ export class SharedAcks {
     } catch (e) {
       // Not sent: they go with the next flush.
       p.acks = offsets.slice(sent).concat(p.acks)
-      throw redisError(`Shared group "${this.group}": acknowledgement of ${offsets.length - sent} entries of "${p.topic}" partition ${p.partition} failed`, e)
+      throw redisError(
+        `Shared group "${this.group}": acknowledgement of ${offsets.length - sent} entries of "${p.topic}" partition ${p.partition} failed`,
+        e,
+      )
     } finally {
       if (committed !== undefined) this.committed([p.ref(Number(committed))])
     }

@@ -28,8 +28,16 @@ export class DeliveryConfirm {
    * The offsets, of those given, whose delivery to `member` replicas hold; rejects (a retriable
    * `TimeoutError` or the connection's failure) when that is not known within the policy's time.
    */
-  async confirm(key: string, group: string, member: string, offsets: readonly number[], what: string): Promise<Set<number>> {
-    const mine = (await this.run(this.lua, [key], [group, member, ...offsets.map(idOf)], what)) as Array<string | Buffer>
+  async confirm(
+    key: string,
+    group: string,
+    member: string,
+    offsets: readonly number[],
+    what: string,
+  ): Promise<Set<number>> {
+    const mine = (await this.run(this.lua, [key], [group, member, ...offsets.map(idOf)], what)) as Array<
+      string | Buffer
+    >
     return new Set(mine.map((id) => offsetOf(id)))
   }
 
@@ -38,7 +46,12 @@ export class DeliveryConfirm {
    * hold what it wrote; the script runs again before each slice of the wait, so it must be
    * idempotent (XACK is). Resolves with its last reply.
    */
-  async run(lua: string, keys: readonly string[], args: ReadonlyArray<string | number>, what: string): Promise<unknown> {
+  async run(
+    lua: string,
+    keys: readonly string[],
+    args: ReadonlyArray<string | number>,
+    what: string,
+  ): Promise<unknown> {
     const { replicas, timeoutMs } = this.policy
     let reply: unknown
     const acked = await waitInSlices(replicas, Date.now() + timeoutMs, async (slice) => {
@@ -54,7 +67,10 @@ export class DeliveryConfirm {
       reply = script[1]
       return Number(wait[1])
     })
-    if (acked < replicas) throw new TimeoutError(`${what}: acknowledged by ${acked} of ${replicas} replica(s) within ${timeoutMs} ms (replicaAcks)`)
+    if (acked < replicas)
+      throw new TimeoutError(
+        `${what}: acknowledged by ${acked} of ${replicas} replica(s) within ${timeoutMs} ms (replicaAcks)`,
+      )
     return reply
   }
 }
@@ -65,7 +81,11 @@ export class DeliveryConfirm {
  * are read again by whichever member comes next; when that is not known in time, the partition is
  * looked at again for the member's own pending entries.
  */
-export async function confirmDeliveries(s: MemberState, confirm: DeliveryConfirm, got: readonly SharedDelivery[]): Promise<SharedDelivery[]> {
+export async function confirmDeliveries(
+  s: MemberState,
+  confirm: DeliveryConfirm,
+  got: readonly SharedDelivery[],
+): Promise<SharedDelivery[]> {
   const by = new Map<MemberPartition, SharedDelivery[]>()
   for (const d of got) {
     const p = s.part(d.message)
@@ -79,11 +99,23 @@ export async function confirmDeliveries(s: MemberState, confirm: DeliveryConfirm
     [...by].map(async ([p, list]) => {
       let mine: Set<number>
       try {
-        mine = await confirm.confirm(p.key, s.group, s.name, list.map((d) => d.message.offset), `Shared group "${s.group}": delivery to member "${s.name}" of ${list.length} entries of "${p.topic}" partition ${p.partition}`)
+        mine = await confirm.confirm(
+          p.key,
+          s.group,
+          s.name,
+          list.map((d) => d.message.offset),
+          `Shared group "${s.group}": delivery to member "${s.name}" of ${list.length} entries of "${p.topic}" partition ${p.partition}`,
+        )
       } catch (e) {
         mine = new Set()
         p.doubt()
-        if (!s.stopped) s.events.error(redisError(`Shared group "${s.group}": member "${s.name}" could not confirm its delivery of ${list.length} entries of "${p.topic}" partition ${p.partition} with replicas; they are read again`, e))
+        if (!s.stopped)
+          s.events.error(
+            redisError(
+              `Shared group "${s.group}": member "${s.name}" could not confirm its delivery of ${list.length} entries of "${p.topic}" partition ${p.partition} with replicas; they are read again`,
+              e,
+            ),
+          )
       }
       for (const d of list) {
         const o = d.message.offset

@@ -101,7 +101,13 @@ export class ProducerIds {
 }
 
 /** A delivery from an entry's record. */
-export function delivery(p: MemberPartition, offset: number, record: Buffer, producerId: string, count: number): SharedDelivery {
+export function delivery(
+  p: MemberPartition,
+  offset: number,
+  record: Buffer,
+  producerId: string,
+  count: number,
+): SharedDelivery {
   return { message: decodeEntry(record, p.codec, p.topic, p.partition, offset, producerId), deliveryCount: count }
 }
 

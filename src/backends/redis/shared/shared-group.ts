@@ -87,7 +87,9 @@ export class RedisSharedGroups implements SharedGroups {
     const group = checkGroupName(options.group)
     const id = `${group}\0${options.name}`
     if (this.names.has(id)) {
-      throw new InvalidArgumentError(`Member name "${options.name}" is in use in shared group "${group}" by another consumer of this instance: close it first, or use another name`)
+      throw new InvalidArgumentError(
+        `Member name "${options.name}" is in use in shared group "${group}" by another consumer of this instance: close it first, or use another name`,
+      )
     }
     this.names.add(id)
     try {
@@ -102,7 +104,12 @@ export class RedisSharedGroups implements SharedGroups {
     const metas = await Promise.all(options.topics.map((t) => this.topic(t)))
     const replace = await this.checkMembers(options)
     await this.detectClaimMode()
-    const parts = metas.flatMap((m) => Array.from({ length: m.partitions }, (_, p) => new MemberPartition(m.name, p, keyCodec(m.keyType), this.keys, group)))
+    const parts = metas.flatMap((m) =>
+      Array.from(
+        { length: m.partitions },
+        (_, p) => new MemberPartition(m.name, p, keyCodec(m.keyType), this.keys, group),
+      ),
+    )
     await this.ensure(parts, options)
     const ctx: SharedContext = {
       client: this.client,
@@ -137,7 +144,9 @@ export class RedisSharedGroups implements SharedGroups {
     if (taken) {
       member.halt()
       this.members.delete(member)
-      throw new InvalidArgumentError(`Member name "${options.name}" is in use in shared group "${group}" by a live member (pid ${taken.pid} on ${taken.host}): member names must be unique among live members`)
+      throw new InvalidArgumentError(
+        `Member name "${options.name}" is in use in shared group "${group}" by a live member (pid ${taken.pid} on ${taken.host}): member names must be unique among live members`,
+      )
     }
     return member
   }
@@ -145,15 +154,25 @@ export class RedisSharedGroups implements SharedGroups {
   /** Create the partition groups where missing (and record `committed`). */
   private async ensure(parts: readonly MemberPartition[], options: SharedMemberOptions): Promise<void> {
     try {
-      await Promise.all(parts.map((p) => this.scripts.call('shared-join', [p.key, p.stateKey], [options.group, startId(p, options), FORGET_IDLE_MS])))
+      await Promise.all(
+        parts.map((p) =>
+          this.scripts.call('shared-join', [p.key, p.stateKey], [options.group, startId(p, options), FORGET_IDLE_MS]),
+        ),
+      )
     } catch (e) {
-      throw redisError(`Cannot create shared group "${options.group}" on ${options.topics.map((t) => `"${t}"`).join(', ')}`, e)
+      throw redisError(
+        `Cannot create shared group "${options.group}" on ${options.topics.map((t) => `"${t}"`).join(', ')}`,
+        e,
+      )
     }
   }
 
   /** Live members of a group, with their stored specs. */
   private async liveSpecs(group: string): Promise<Array<[string, StoredSpec]>> {
-    const [flat, alive] = await Promise.all([this.client.hgetall(this.keys.groupMembers(group)), this.client.zrangebyscore(this.keys.groupAlive(group), Date.now(), '+inf')])
+    const [flat, alive] = await Promise.all([
+      this.client.hgetall(this.keys.groupMembers(group)),
+      this.client.zrangebyscore(this.keys.groupAlive(group), Date.now(), '+inf'),
+    ])
     const live = new Set(alive)
     const out: Array<[string, StoredSpec]> = []
     for (const [id, json] of Object.entries(flat)) {
@@ -178,13 +197,18 @@ export class RedisSharedGroups implements SharedGroups {
     let specs: Array<[string, StoredSpec]>
     let stored: string | null
     try {
-      ;[specs, stored] = await Promise.all([this.liveSpecs(o.group), this.client.hget(this.keys.groupMembers(o.group), o.name)])
+      ;[specs, stored] = await Promise.all([
+        this.liveSpecs(o.group),
+        this.client.hget(this.keys.groupMembers(o.group), o.name),
+      ])
     } catch (e) {
       throw redisError(`Cannot read the members of group "${o.group}"`, e)
     }
     for (const [id, spec] of specs) {
       if (spec.mode !== 'shared') {
-        throw new InvalidArgumentError(`Group "${o.group}" is a partitioned group (member ${id} is live): use mode 'partitioned' or another group name; a group is either partitioned or shared`)
+        throw new InvalidArgumentError(
+          `Group "${o.group}" is a partitioned group (member ${id} is live): use mode 'partitioned' or another group name; a group is either partitioned or shared`,
+        )
       }
     }
     return stored !== null && !specs.some(([id]) => id === o.name) ? stored : ''
@@ -197,9 +221,28 @@ export class RedisSharedGroups implements SharedGroups {
   private async register(o: SharedMemberOptions, token: string, replace = ''): Promise<StoredSpec | undefined> {
     const now = Date.now()
     // `leaving: true` keeps partitioned assignment from ever counting a shared member.
-    const spec = JSON.stringify({ name: o.name, topics: [...o.topics].sort(), ...memberProcess(process.pid, HOST), sessionTimeoutMs: o.sessionTimeoutMs, leaving: true, mode: 'shared', token })
+    const spec = JSON.stringify({
+      name: o.name,
+      topics: [...o.topics].sort(),
+      ...memberProcess(process.pid, HOST),
+      sessionTimeoutMs: o.sessionTimeoutMs,
+      leaving: true,
+      mode: 'shared',
+      token,
+    })
     const gk = [this.keys.groupMembers(o.group), this.keys.groupAlive(o.group), this.keys.groupTopics(o.group)] as const
-    const [[ok, other]] = await Promise.all([this.scripts.call('shared-member-join', gk, [o.name, spec, now, now + o.sessionTimeoutMs, token, replace, ...o.topics]), this.client.sadd(this.keys.groups(), o.group)])
+    const [[ok, other]] = await Promise.all([
+      this.scripts.call('shared-member-join', gk, [
+        o.name,
+        spec,
+        now,
+        now + o.sessionTimeoutMs,
+        token,
+        replace,
+        ...o.topics,
+      ]),
+      this.client.sadd(this.keys.groups(), o.group),
+    ])
     if (ok === 1) return undefined
     try {
       return JSON.parse(other ?? '{}') as StoredSpec
@@ -228,7 +271,10 @@ export class RedisSharedGroups implements SharedGroups {
   }
 
   /** Pending counts per partition and live shared members, or `undefined` when no partition of `topics` has the group (for `RedisGroupAdmin`). */
-  async describeGroup(group: string, topics: readonly string[]): Promise<{ pending: Map<PartitionKey, number>; members: Map<string, TopicPartition[]> } | undefined> {
+  async describeGroup(
+    group: string,
+    topics: readonly string[],
+  ): Promise<{ pending: Map<PartitionKey, number>; members: Map<string, TopicPartition[]> } | undefined> {
     const parts = await this.partitionsOf(topics)
     const pending = new Map<PartitionKey, number>()
     try {
@@ -250,7 +296,10 @@ export class RedisSharedGroups implements SharedGroups {
     for (const [id, spec] of await this.liveSpecs(group)) {
       if (spec.mode !== 'shared') continue
       const mine = new Set(spec.topics ?? [])
-      members.set(id, parts.filter((tp) => mine.has(tp.topic)))
+      members.set(
+        id,
+        parts.filter((tp) => mine.has(tp.topic)),
+      )
     }
     return { pending, members }
   }
@@ -261,7 +310,12 @@ export class RedisSharedGroups implements SharedGroups {
       await Promise.all(
         [...offsets].map(async ([partition, offset]) => {
           try {
-            await this.client.xgroup('SETID', this.keys.stream(topic, partition), group, offset <= 0 ? '0' : idOf(offset - 1))
+            await this.client.xgroup(
+              'SETID',
+              this.keys.stream(topic, partition),
+              group,
+              offset <= 0 ? '0' : idOf(offset - 1),
+            )
           } catch (e) {
             if (!isNoGroup(e)) throw e
           }

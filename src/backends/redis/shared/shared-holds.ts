@@ -36,7 +36,9 @@ export class SharedHolds {
       const now = Date.now()
       const stale = all ? Infinity : now - this.touchEveryMs
       const onError = (e: Error) => void (s.halted || s.events.error(e))
-      const lost = (await Promise.all(s.parts.map((p) => refreshHeld(s.scripts, s.group, s.name, p, stale, now, onError)))).flat()
+      const lost = (
+        await Promise.all(s.parts.map((p) => refreshHeld(s.scripts, s.group, s.name, p, stale, now, onError)))
+      ).flat()
       if (lost.length) s.events.lost(lost)
     })()
     this.touchRun = run
@@ -56,7 +58,11 @@ export class SharedHolds {
     const out: SharedDelivery[] = []
     const lost: EntryRef[] = []
     for (const [p, offsets] of s.byPartition(entries)) {
-      const [flat, gone, trimmed] = await s.scripts.call('shared-redeliver', [p.key], [s.group, s.name, ...offsets.map(idOf)])
+      const [flat, gone, trimmed] = await s.scripts.call(
+        'shared-redeliver',
+        [p.key],
+        [s.group, s.name, ...offsets.map(idOf)],
+      )
       for (const o of offsetsOf(gone)) {
         if (p.held.delete(o)) lost.push(p.ref(o))
       }
@@ -88,7 +94,11 @@ export class SharedHolds {
       try {
         for (let i = 0; i < offsets.length; i += RELEASE_BATCH) {
           const chunk = offsets.slice(i, i + RELEASE_BATCH)
-          await s.scripts.call('shared-release', [p.key], [s.group, s.name, s.options.claimAfterMs, delivered ? '0' : '1', ...chunk.map(idOf)])
+          await s.scripts.call(
+            'shared-release',
+            [p.key],
+            [s.group, s.name, s.options.claimAfterMs, delivered ? '0' : '1', ...chunk.map(idOf)],
+          )
         }
       } finally {
         for (const o of offsets) if (p.held.get(o)?.given) p.held.delete(o)

@@ -67,17 +67,33 @@ export class RedisSharedMember implements SharedMember {
   ) {
     this.partitions = parts.map((p) => ({ topic: p.topic, partition: p.partition }))
     this.s = new MemberState(ctx.scripts, options, parts, events)
-    this.acks = new SharedAcks(ctx.scripts, options.group, parts, (o) => events.committed(o), (e) => events.error(e), ctx.confirm)
+    this.acks = new SharedAcks(
+      ctx.scripts,
+      options.group,
+      parts,
+      (o) => events.committed(o),
+      (e) => events.error(e),
+      ctx.confirm,
+    )
     this.holds = new SharedHolds(this.s, this.acks)
-    this.reads = new SharedReads(this.s, ctx.client, cluster, {
-      rejoin: () => ctx.rejoin(this),
-      claimMode: () => ctx.claimMode(),
-      claimModeFailed: () => ctx.claimModeFailed(),
-      giveBack: (refs) => this.giveBack(refs, false),
-    }, ctx.confirm)
+    this.reads = new SharedReads(
+      this.s,
+      ctx.client,
+      cluster,
+      {
+        rejoin: () => ctx.rejoin(this),
+        claimMode: () => ctx.claimMode(),
+        claimModeFailed: () => ctx.claimModeFailed(),
+        giveBack: (refs) => this.giveBack(refs, false),
+      },
+      ctx.confirm,
+    )
     this.timers.push(setInterval(() => void this.heartbeat(), options.heartbeatIntervalMs))
-    this.timers.push(setInterval(() => void this.flush().catch((e) => this.events.error(e as Error)), options.ackIntervalMs))
-    if (options.claimAfterMs > 0) this.timers.push(setInterval(() => void this.holds.touch(false), this.holds.touchEveryMs))
+    this.timers.push(
+      setInterval(() => void this.flush().catch((e) => this.events.error(e as Error)), options.ackIntervalMs),
+    )
+    if (options.claimAfterMs > 0)
+      this.timers.push(setInterval(() => void this.holds.touch(false), this.holds.touchEveryMs))
     this.setPersistent(false)
   }
 
@@ -127,7 +143,8 @@ export class RedisSharedMember implements SharedMember {
       const other = await this.ctx.register(this)
       if (other && !this.s.halted) this.fence(other)
     } catch (e) {
-      if (!this.s.halted) this.events.error(redisError(`Shared group "${this.group}": heartbeat of member "${this.name}" failed`, e))
+      if (!this.s.halted)
+        this.events.error(redisError(`Shared group "${this.group}": heartbeat of member "${this.name}" failed`, e))
     }
   }
 
@@ -181,7 +198,14 @@ export class RedisSharedMember implements SharedMember {
           if (!s.replaced && (await this.ctx.register(this))) s.replaced = true
         },
         // Deleted where it holds nothing; elsewhere what it still holds becomes claimable at once.
-        () => (s.replaced ? Promise.resolve() : Promise.all(this.parts.map((p) => this.ctx.scripts.call('shared-leave', [p.key], [this.group, this.name, this.options.claimAfterMs])))),
+        () =>
+          s.replaced
+            ? Promise.resolve()
+            : Promise.all(
+                this.parts.map((p) =>
+                  this.ctx.scripts.call('shared-leave', [p.key], [this.group, this.name, this.options.claimAfterMs]),
+                ),
+              ),
         () => (s.replaced ? Promise.resolve() : this.ctx.unregister(this)),
       ]
       // Every step runs even if one fails (BullMQ's close), the first failure is reported.
@@ -189,7 +213,9 @@ export class RedisSharedMember implements SharedMember {
         try {
           await step()
         } catch (e) {
-          this.events.error(redisError(`Shared group "${this.group}": member "${this.name}" could not leave cleanly`, e))
+          this.events.error(
+            redisError(`Shared group "${this.group}": member "${this.name}" could not leave cleanly`, e),
+          )
         }
       }
       for (const p of this.parts) p.held.clear()

@@ -72,7 +72,16 @@ export class NewEntryReads {
       if (got.length > 0 || s.stopped) return got
     }
     const block = Math.max(1, Math.min(BLOCK_MS, until() - Date.now()))
-    for (const r of this.readers) if (!r.pending) r.start(s.group, s.name, per, block, (reply, reader) => this.takeRead(reader, reply), () => this.readEnded(r))
+    for (const r of this.readers)
+      if (!r.pending)
+        r.start(
+          s.group,
+          s.name,
+          per,
+          block,
+          (reply, reader) => this.takeRead(reader, reply),
+          () => this.readEnded(r),
+        )
     if (!this.readers.some((r) => r.done)) {
       await new Promise<void>((resolve) => {
         const done = () => {
@@ -109,7 +118,9 @@ export class NewEntryReads {
     const s = this.s
     // Every partition's reply is taken, whatever the others': a failed call may have run (its
     // partition is looked at for entries it read), the replies that came are this member's entries.
-    const settled = await Promise.allSettled(s.parts.map((p) => s.scripts.call('shared-read', [p.key], [s.group, s.name, per])))
+    const settled = await Promise.allSettled(
+      s.parts.map((p) => s.scripts.call('shared-read', [p.key], [s.group, s.name, per])),
+    )
     const now = Date.now()
     const out: SharedDelivery[] = []
     const msgs: Message[] = []
@@ -152,10 +163,17 @@ export class NewEntryReads {
   private async giveBackRead(r: GroupReader): Promise<void> {
     const refs: EntryRef[] = []
     try {
-      for (const d of r.collect()) refs.push({ topic: d.message.topic, partition: d.message.partition, offset: d.message.offset })
+      for (const d of r.collect())
+        refs.push({ topic: d.message.topic, partition: d.message.partition, offset: d.message.offset })
       await this.giveBack(refs)
     } catch (e) {
-      if (!this.s.stopped) this.s.events.error(redisError(`Shared group "${this.s.group}": member "${this.s.name}" could not give back ${refs.length} entries read while idle`, e))
+      if (!this.s.stopped)
+        this.s.events.error(
+          redisError(
+            `Shared group "${this.s.group}": member "${this.s.name}" could not give back ${refs.length} entries read while idle`,
+            e,
+          ),
+        )
     }
   }
 
@@ -191,7 +209,13 @@ export class NewEntryReads {
       p.newest = offset
       return
     }
-    const rb = new LogRollbackError(p.topic, p.partition, offset, p.newest, `member "${this.s.name}" of shared group "${this.s.group}"`)
+    const rb = new LogRollbackError(
+      p.topic,
+      p.partition,
+      offset,
+      p.newest,
+      `member "${this.s.name}" of shared group "${this.s.group}"`,
+    )
     const gone = p.rollBack(offset)
     p.newest = offset
     this.s.events.rolledBack(rb, gone)
@@ -208,4 +232,3 @@ export class NewEntryReads {
     this.readDone?.()
   }
 }
-

@@ -76,7 +76,14 @@ export class GroupReader {
    * Start a read of up to `count` new entries per partition, blocking up to `blockMs`: `take` turns
    * its reply into deliveries when it arrives, `onDone` runs when it settles.
    */
-  start(group: string, member: string, count: number, blockMs: number, take: (reply: XReadGroupReply, reader: GroupReader) => SharedDelivery[], onDone: () => void): void {
+  start(
+    group: string,
+    member: string,
+    count: number,
+    blockMs: number,
+    take: (reply: XReadGroupReply, reader: GroupReader) => SharedDelivery[],
+    onDone: () => void,
+  ): void {
     const keys = this.parts.map((p) => p.key)
     const args: Array<string | number> = ['GROUP', group, member, 'COUNT', count, 'BLOCK', blockMs, 'STREAMS', ...keys]
     for (let i = 0; i < keys.length; i++) args.push('>')

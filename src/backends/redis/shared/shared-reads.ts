@@ -98,7 +98,11 @@ export class SharedReads {
         this.nextScan = Date.now() + this.scanEveryMs
         // One call per partition, all in flight at once (a member over many partitions).
         const minIdle = Math.min(AUDIT_MIN_IDLE_MS, this.scanEveryMs)
-        const adopted = (await Promise.all(s.parts.filter((p) => p.adoptFrom === undefined).map((p) => this.adopt(p, max, '', minIdle, p.held.size)))).flat()
+        const adopted = (
+          await Promise.all(
+            s.parts.filter((p) => p.adoptFrom === undefined).map((p) => this.adopt(p, max, '', minIdle, p.held.size)),
+          )
+        ).flat()
         if (adopted.length) return adopted
         const got = await this.claim(max)
         if (got.length) return got
@@ -124,7 +128,11 @@ export class SharedReads {
 
   private async recover(p: MemberPartition, max: number): Promise<SharedDelivery[]> {
     const s = this.s
-    const [last, flat, trimmed] = await s.scripts.call('shared-recover', [p.key], [s.group, s.name, p.recoverFrom as string, Math.min(max, READ_MAX)])
+    const [last, flat, trimmed] = await s.scripts.call(
+      'shared-recover',
+      [p.key],
+      [s.group, s.name, p.recoverFrom as string, Math.min(max, READ_MAX)],
+    )
     if (s.stopped) return []
     p.recoverFrom = last.length === 0 ? undefined : last.toString('latin1')
     s.reportTrimmed(p, trimmed)
@@ -137,9 +145,19 @@ export class SharedReads {
    * only when Redis counts more pending entries for the member than that. A scan that stops short
    * goes on from where it stopped at the next fetch.
    */
-  private async adopt(p: MemberPartition, max: number, cursor: string, minIdleMs: number, known: number): Promise<SharedDelivery[]> {
+  private async adopt(
+    p: MemberPartition,
+    max: number,
+    cursor: string,
+    minIdleMs: number,
+    known: number,
+  ): Promise<SharedDelivery[]> {
     const s = this.s
-    const [last, flat, trimmed] = await s.scripts.call('shared-adopt', [p.key], [s.group, s.name, cursor, Math.min(max, READ_MAX), minIdleMs, s.options.claimAfterMs, known])
+    const [last, flat, trimmed] = await s.scripts.call(
+      'shared-adopt',
+      [p.key],
+      [s.group, s.name, cursor, Math.min(max, READ_MAX), minIdleMs, s.options.claimAfterMs, known],
+    )
     if (s.stopped) return []
     const next = last.toString('latin1')
     p.adoptFrom = next === '' ? undefined : next
@@ -157,10 +175,19 @@ export class SharedReads {
       const mode = this.hooks.claimMode()
       let reply: ScriptReply<'shared-claim'>
       try {
-        reply = await s.scripts.call('shared-claim', [p.key], [s.group, s.name, s.options.claimAfterMs, p.claimCursor, Math.min(max - out.length, READ_MAX), mode])
+        reply = await s.scripts.call(
+          'shared-claim',
+          [p.key],
+          [s.group, s.name, s.options.claimAfterMs, p.claimCursor, Math.min(max - out.length, READ_MAX), mode],
+        )
       } catch (e) {
         // A server that turns out not to know XREADGROUP … CLAIM: XAUTOCLAIM from now on.
-        if (mode === 'readgroup' && e instanceof Error && /syntax|unknown|wrong number|CLAIM/i.test(e.message) && !isNoGroup(e)) {
+        if (
+          mode === 'readgroup' &&
+          e instanceof Error &&
+          /syntax|unknown|wrong number|CLAIM/i.test(e.message) &&
+          !isNoGroup(e)
+        ) {
           this.hooks.claimModeFailed()
           k--
           continue

@@ -14,7 +14,15 @@ const TOUCH_BATCH = 1000
  * entries trimmed while held are dropped (the member has their data). A failed call is reported
  * through `onError` and the rest go on.
  */
-export async function refreshHeld(scripts: Scripts, group: string, name: string, p: MemberPartition, stale: number, now: number, onError: (e: Error) => void): Promise<EntryRef[]> {
+export async function refreshHeld(
+  scripts: Scripts,
+  group: string,
+  name: string,
+  p: MemberPartition,
+  stale: number,
+  now: number,
+  onError: (e: Error) => void,
+): Promise<EntryRef[]> {
   const lost: EntryRef[] = []
   const offsets: number[] = []
   for (const [o, h] of p.held) if (!h.acked && !h.given && h.refreshed <= stale) offsets.push(o)
@@ -34,7 +42,12 @@ export async function refreshHeld(scripts: Scripts, group: string, name: string,
       }
       for (const o of offsetsOf(trimmed)) p.held.delete(o)
     } catch (e) {
-      onError(redisError(`Shared group "${group}": refresh of ${chunk.length} held entries of "${p.topic}" partition ${p.partition} failed`, e))
+      onError(
+        redisError(
+          `Shared group "${group}": refresh of ${chunk.length} held entries of "${p.topic}" partition ${p.partition} failed`,
+          e,
+        ),
+      )
     }
   }
   return lost
