@@ -11,7 +11,7 @@ import { open, type ConsumerOptions, type Twain } from '../../../src/index.js'
 import { exited, killChildren, spawnChild, until } from '../../helpers/spawn.js'
 import { tempDir } from '../../helpers/tmp.js'
 import { watch, type Out } from '../../helpers/group-children.js'
-import { sleep } from '../../helpers/wait.js'
+import { PROMPT_MS, sleep } from '../../helpers/wait.js'
 
 let tmp: ReturnType<typeof tempDir>
 let twain: Twain
@@ -167,6 +167,12 @@ describe('crash safety', () => {
 })
 
 describe('fencing', () => {
+  /**
+   * How long the stalled zombie stays stalled, and within which `b` must have taken over (the
+   * zombie's session is 1 s, heartbeats every 100 ms: a takeover takes about 1.5 s). Long enough
+   * that a loaded machine cannot make the takeover miss it.
+   */
+  const STALL_MS = 10_000
   const ZOMBIE = { sessionTimeoutMs: 1000, heartbeatIntervalMs: 100, commitIntervalMs: 100, ackFirst: 3 }
 
   /** A zombie member owning the only partition with offsets 0..2 committed and 3..9 held un-acked; a live second member `b`. */
@@ -194,7 +200,7 @@ describe('fencing', () => {
 
   /** `b` takes over after the zombie's session expires, reads 3..9 and 5 more, and commits 15. */
   async function takeOver(b: ReturnType<typeof twain.consumer<string>>): Promise<void> {
-    await until(() => b.assignments().length === 1, 3000, 'b to take the partition over')
+    await until(() => b.assignments().length === 1, STALL_MS - 1000, 'b to take the partition over')
     await twain.producer<string>('t').sendBatch(Array.from({ length: 5 }, (_, i) => ({ key: 1, value: `w${i}` })))
     const got: number[] = []
     await until(
@@ -205,7 +211,7 @@ describe('fencing', () => {
         }
         return got.length >= 12
       },
-      3000,
+      PROMPT_MS,
       'b to read 3..14',
     )
     expect(got).toEqual(Array.from({ length: 12 }, (_, i) => 3 + i))
@@ -214,12 +220,12 @@ describe('fencing', () => {
   }
 
   it('a member whose event loop stalled past the session timeout gets FencedError from commit() and does not overwrite the new owner', async () => {
-    const { z, b, bErrors } = await setup({ onUsr1Block: 3000 })
+    const { z, b, bErrors } = await setup({ onUsr1Block: STALL_MS })
     const t0 = Date.now()
-    z.child.kill('SIGUSR1') // the zombie stalls for 3 s, then acks 3..9 and commits
+    z.child.kill('SIGUSR1') // the zombie stalls for STALL_MS, then acks 3..9 and commits
     await takeOver(b)
-    expect(Date.now() - t0).toBeLessThan(2900) // all before the zombie wakes
-    await until(() => z.out.lines.some((l) => l.startsWith('# commit-result')), 5000, "the zombie's commit")
+    expect(Date.now() - t0).toBeLessThan(STALL_MS - 100) // all before the zombie wakes
+    await until(() => z.out.lines.some((l) => l.startsWith('# commit-result')), STALL_MS + 5000, "the zombie's commit")
     expect(z.out.lines.find((l) => l.startsWith('# commit-result'))).toBe('# commit-result FencedError')
     await sleep(500) // the fenced commit does not land later either (within 500 ms)
     expect((await twain.describeGroup('g')).topics[0]!.committed).toBe(15)
