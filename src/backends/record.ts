@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from '../core/errors.js'
 import type { KeyCodec } from '../core/keys.js'
 import type { Key, Message } from '../core/types.js'
 import { encodeValue, type ValueKind } from '../core/values.js'
@@ -55,6 +56,13 @@ export interface RecordInput {
 /** `RecordInput.valueBytes` of a string value not measured yet: its encoder measures it as it writes it. */
 export const UNMEASURED = -1
 
+/** Stored bytes of a record key as `codec.recordKey` gives it (at most 65535). */
+export function keyBytesOf(key: Buffer | number, codec: KeyCodec): number {
+  const keyBytes = typeof key === 'number' ? codec.width : key.length
+  if (keyBytes > 65535) throw new InvalidArgumentError(`Key is ${keyBytes} bytes; at most 65535 are allowed`)
+  return keyBytes
+}
+
 /** What {@link recordInput} takes besides the key and the value. */
 export interface RecordExtras {
   /** Registered message type name, for `ValueKind.Typed`. Default: none. */
@@ -81,7 +89,7 @@ export function recordInput(
   const k = codec.recordKey(key)
   return {
     key: k,
-    keyBytes: typeof k === 'number' ? codec.width : k.length,
+    keyBytes: keyBytesOf(k, codec),
     timestamp: extras.timestamp ?? Date.now(),
     kind,
     value,

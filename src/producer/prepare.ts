@@ -1,5 +1,5 @@
 import type { TopicMeta } from '../backends/backend.js'
-import { headerBytes, UNMEASURED } from '../backends/record.js'
+import { headerBytes, keyBytesOf, UNMEASURED } from '../backends/record.js'
 import { InvalidArgumentError, MessageTooLargeError, UnknownMessageTypeError } from '../core/errors.js'
 import type { Partitioner } from '../core/hash64.js'
 import { keyCodec, type KeyCodec } from '../core/keys.js'
@@ -30,13 +30,6 @@ function checkHeaders(headers: unknown): Record<string, string> | undefined {
  * check that keeps the value as it was read.
  */
 export type TypeCheck = Pick<TypeRegistry, 'validate'>
-
-/** Stored bytes of a record key (at most 65535). */
-function keyBytesOf(key: Buffer | number, codec: KeyCodec): number {
-  const keyBytes = typeof key === 'number' ? codec.width : key.length
-  if (keyBytes > 65535) throw new InvalidArgumentError(`Key is ${keyBytes} bytes; at most 65535 are allowed`)
-  return keyBytes
-}
 
 function tooLarge(meta: TopicMeta, keyBytes: number, hb: number, length: number): MessageTooLargeError {
   return new MessageTooLargeError(
