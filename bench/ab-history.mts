@@ -3,7 +3,7 @@
 // usage: P=6 npx tsx bench/ab-history.mts <tree> <redis-url|dir>   (run in <tree>, alternate trees)
 const [tree, target] = process.argv.slice(2) as [string, string]
 const { open } = await import(`${tree}/src/index.ts`)
-const twain = await open(target, { prefix: `h${Date.now()}:` })
+const twain = await open(target, target.startsWith('redis') ? { prefix: `h${Date.now()}:` } : {})
 await twain.createTopic('t', { partitions: Number(process.env.P ?? 1), keyType: 'u32' })
 const p = twain.producer('t')
 const N = 300_000

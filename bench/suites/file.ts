@@ -392,9 +392,11 @@ async function run(opts: SuiteOptions): Promise<void> {
 
   const rate = (a: Aggregate) => msgsPerSec(a.median)
   const goals: Array<[string, boolean, string]> = [
-    ['write sendBatch ≥ 0.5× baseline', rate(wa) >= 0.5 * rate(bw), ratio(rate(wa), rate(bw))],
+    // Issue 26 raised the write and read goals to 0.65×; `Promise.all(send)` keeps 0.5×: the floors
+    // suite measures a producer with only a promise per send at about 0.59× (decision 177).
+    ['write sendBatch ≥ 0.65× baseline', rate(wa) >= 0.65 * rate(bw), ratio(rate(wa), rate(bw))],
     ['write Promise.all(send) ≥ 0.5× baseline', rate(wb) >= 0.5 * rate(bw), ratio(rate(wb), rate(bw))],
-    ['read history ≥ 0.5× baseline', rate(rc) >= 0.5 * rate(br), ratio(rate(rc), rate(br))],
+    ['read history ≥ 0.65× baseline', rate(rc) >= 0.65 * rate(br), ratio(rate(rc), rate(br))],
     [
       `memory flat while reading (RSS growth < ${fmtMiB(FLAT_RSS_BYTES)})`,
       growth(rcMem) < FLAT_RSS_BYTES,

@@ -62,13 +62,16 @@ describe.each(kinds())('$name: readRaw', (kind) => {
     expect(await readAllRaw(r, 100_000)).toEqual(expected)
     expect(r.next).toBe(3000)
     r.seek(0)
+    // A raw read may stop early (at the end of the bytes it has read: its records point into them).
     const firstRaw = besides(await r.readRaw(300))
+    expect(firstRaw.length).toBeGreaterThanOrEqual(100)
     const firstRead = await b.openReader('t', 0, 0)
-    expect(firstRaw).toEqual((await firstRead.read(300)).map((m) => [m.offset, m.timestamp, m.headers]))
+    const read300 = (await firstRead.read(300)).map((m) => [m.offset, m.timestamp, m.headers])
+    expect(firstRaw).toEqual(read300.slice(0, firstRaw.length))
     await firstRead.close()
     if (kind.caps.headers)
       expect(firstRaw.filter(([, , h]) => h.n !== undefined).map(([o]) => o)).toEqual(
-        Array.from({ length: 60 }, (_, i) => i * 5),
+        Array.from({ length: Math.ceil(firstRaw.length / 5) }, (_, i) => i * 5),
       )
     r.seek(1234)
     expect(await readAllRaw(r, 7)).toEqual(expected.slice(1234))
