@@ -18,9 +18,19 @@ import { MessageStream } from '../stream/message-stream.js'
 import { TailSource, checkTailFrom } from '../stream/tail-source.js'
 import type { FileOpenOptions, GroupDescription, HistoryOptions, TailOptions } from './twain-options.js'
 import { topicMetaFrom } from './topic-options.js'
-import { bindBackend } from './twain-backend.js'
 
 export type { FileOpenOptions, GroupDescription, HistoryOptions, TailOptions } from './twain-options.js'
+
+let storeOf: (twain: object) => Backend
+
+/**
+ * @internal The store under a `Twain`, for the package's layers above the facade (the HTTP gateway
+ * appends and watches through it). Not part of the public API (not exported by the entry points).
+ * @throws TypeError when `twain` is not a `Twain`.
+ */
+export function backendOf(twain: object): Backend {
+  return storeOf(twain)
+}
 
 /** A handle on a twainmq store (a directory or a Redis). Create with `open()`. */
 export class Twain implements AsyncDisposable {
@@ -31,12 +41,23 @@ export class Twain implements AsyncDisposable {
   private readonly iterations = new Set<BatchIterator<unknown>>()
   private closing: Promise<void> | undefined
 
+  readonly #store: Backend
+
+  static {
+    // The package's layers above the facade (the HTTP gateway) reach the store through `backendOf`,
+    // which only this class can answer: a private field read, not a registry kept beside it.
+    storeOf = (twain) => {
+      if (!(#store in twain)) throw new TypeError('Expected a Twain instance (from open())')
+      return twain.#store
+    }
+  }
+
   private constructor(
-    private readonly store: Backend,
+    store: Backend,
     /** Identity of this instance; stored as `producerId` on every message it writes. */
     readonly clientId: string,
   ) {
-    bindBackend(this, store)
+    this.#store = store
   }
 
   /** Open a store: a path or `file:` URL, `redis://…`, `rediss://…` or `redis+cluster://…`. */
@@ -48,7 +69,7 @@ export class Twain implements AsyncDisposable {
   /** Which backend this instance uses. */
   get backend(): 'file' | 'redis' {
     // The contract lets a backend name itself (`Backend.kind: string`); the two this package opens are these.
-    return this.store.kind as 'file' | 'redis'
+    return this.#store.kind as 'file' | 'redis'
   }
 
   private live(): void {
@@ -78,7 +99,7 @@ export class Twain implements AsyncDisposable {
   async createTopic(name: string, options: CreateTopicOptions = {}): Promise<TopicInfo> {
     this.live()
     const meta = topicMetaFrom(name, options)
-    await this.store.createTopic(meta)
+    await this.#store.createTopic(meta)
     return this.describeTopic(name)
   }
 
@@ -94,19 +115,19 @@ export class Twain implements AsyncDisposable {
    */
   async ensureTopic(name: string, options: CreateTopicOptions = {}): Promise<TopicInfo> {
     this.live()
-    await ensureTopic(this.store, name, options)
+    await ensureTopic(this.#store, name, options)
     return this.describeTopic(name)
   }
 
   async deleteTopic(name: string): Promise<void> {
     this.live()
-    await this.store.deleteTopic(checkTopicName(name))
+    await this.#store.deleteTopic(checkTopicName(name))
   }
 
   async topicExists(name: string): Promise<boolean> {
     this.live()
     try {
-      await this.store.getTopic(checkTopicName(name))
+      await this.#store.getTopic(checkTopicName(name))
       return true
     } catch (e) {
       if (e instanceof TopicNotFoundError) return false
@@ -116,13 +137,13 @@ export class Twain implements AsyncDisposable {
 
   listTopics(): Promise<string[]> {
     this.live()
-    return this.store.listTopics()
+    return this.#store.listTopics()
   }
 
   async describeTopic(name: string): Promise<TopicInfo> {
     this.live()
-    const m = await this.store.getTopic(checkTopicName(name))
-    const offsets = await this.store.offsets(name)
+    const m = await this.#store.getTopic(checkTopicName(name))
+    const offsets = await this.#store.offsets(name)
     return {
       name: m.name,
       partitions: m.partitions,
@@ -138,7 +159,7 @@ export class Twain implements AsyncDisposable {
   /** Number of messages retained in a topic. */
   async length(topic: string): Promise<number> {
     this.live()
-    const offsets = await this.store.offsets(checkTopicName(topic))
+    const offsets = await this.#store.offsets(checkTopicName(topic))
     return offsets.reduce((n, o) => n + (o.end - o.start), 0)
   }
 
@@ -148,17 +169,17 @@ export class Twain implements AsyncDisposable {
    */
   async trim(topic: string, how: { maxMessages: number } | { before: Record<number, number> }): Promise<number> {
     this.live()
-    const offsets = await this.store.offsets(checkTopicName(topic))
+    const offsets = await this.#store.offsets(checkTopicName(topic))
     let removed = 0
     if (how && 'maxMessages' in how) {
       const keep = checkInt('maxMessages', how.maxMessages, 0, Number.MAX_SAFE_INTEGER)
-      for (const o of offsets) removed += await this.store.trimBefore(topic, o.partition, o.end - keep)
+      for (const o of offsets) removed += await this.#store.trimBefore(topic, o.partition, o.end - keep)
     } else if (how && 'before' in how && how.before && typeof how.before === 'object') {
       for (const [p, off] of Object.entries(how.before)) {
         const partition = Number(p)
         if (!offsets.some((o) => o.partition === partition))
           throw new InvalidArgumentError(`Partition ${p} does not exist in topic "${topic}"`)
-        removed += await this.store.trimBefore(
+        removed += await this.#store.trimBefore(
           topic,
           partition,
           checkInt(`before[${p}]`, off, 0, Number.MAX_SAFE_INTEGER),
@@ -175,7 +196,7 @@ export class Twain implements AsyncDisposable {
   producer<V = unknown, K extends Key = Key>(topic: string, options: ProducerOptions = {}): Producer<V, K> {
     this.live()
     checkKnownKeys('producer()', options, ['partitioner', 'lingerMs', 'maxBatch', 'signal'])
-    const p = new Producer<V, K>(this.store, checkTopicName(topic), this.clientId, this.types, options, (done) =>
+    const p = new Producer<V, K>(this.#store, checkTopicName(topic), this.clientId, this.types, options, (done) =>
       this.producers.delete(done),
     )
     this.producers.add(p)
@@ -226,7 +247,7 @@ export class Twain implements AsyncDisposable {
         return undefined
       const ends = new Map<string, number[] | Promise<number[]>>()
       for (const t of list) {
-        const e = this.store.endOffsetsSnapshot(t)
+        const e = this.#store.endOffsetsSnapshot(t)
         if (e) ends.set(t, e)
       }
       return ends
@@ -235,7 +256,7 @@ export class Twain implements AsyncDisposable {
     return this.stream(() => {
       const ends = first === null ? snapshot() : first
       first = null
-      const source = new TailSource(this.store, {
+      const source = new TailSource(this.#store, {
         topics: list,
         partitions: options.partitions,
         from,
@@ -255,7 +276,7 @@ export class Twain implements AsyncDisposable {
     checkHistoryRange(options)
     return this.stream(
       () =>
-        new HistorySource(this.store, {
+        new HistorySource(this.#store, {
           topic,
           ...options,
           decode: this.decoder(),
@@ -290,7 +311,7 @@ export class Twain implements AsyncDisposable {
     if (list.length === 0) throw new InvalidArgumentError('consumer() needs at least one topic')
     // A name in use by a live consumer of the group here is refused now (InvalidArgumentError).
     return this.consumers.create<V, K>(
-      { store: this.store, clientId: this.clientId, iterations: this.iterations, decode: this.decoder() },
+      { store: this.#store, clientId: this.clientId, iterations: this.iterations, decode: this.decoder() },
       list,
       resolveConsumerOptions(options),
     )
@@ -299,13 +320,13 @@ export class Twain implements AsyncDisposable {
   /** Members, assignments and committed/end/lag of every partition a group consumes. */
   describeGroup(group: string): Promise<GroupDescription> {
     this.live()
-    return describeGroup(this.store, group)
+    return describeGroup(this.#store, group)
   }
 
   /** Names of consumer groups. */
   listGroups(): Promise<string[]> {
     this.live()
-    return listGroups(this.store)
+    return listGroups(this.#store)
   }
 
   /**
@@ -315,18 +336,18 @@ export class Twain implements AsyncDisposable {
    */
   resetGroup(group: string, topic: string, to: 'start' | 'end' | Record<number, number>): Promise<void> {
     this.live()
-    return resetGroup(this.store, group, topic, to)
+    return resetGroup(this.#store, group, topic, to)
   }
 
   /** Delete a consumer group (it must have no live members). */
   deleteGroup(group: string): Promise<void> {
     this.live()
-    return deleteGroup(this.store, group)
+    return deleteGroup(this.#store, group)
   }
 
   /** Whether the backend is reachable. */
   ping(): Promise<boolean> {
-    return this.closing ? Promise.resolve(false) : this.store.ping()
+    return this.closing ? Promise.resolve(false) : this.#store.ping()
   }
 
   /** Close every producer, stream and consumer this instance created, then the backend. Idempotent. */
@@ -337,7 +358,7 @@ export class Twain implements AsyncDisposable {
       await Promise.all(this.consumers.values().map((c) => run(() => c.close())))
       await Promise.all([...this.producers].map((p) => run(() => p.close())))
       await Promise.all([...this.iterations].map((it) => run(() => it.finish())))
-      await run(() => this.store.close())
+      await run(() => this.#store.close())
       this.producers.clear()
       this.consumers.clear()
       this.iterations.clear()

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { setMaxListeners } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { backendOf } from '../facade/twain-backend.js'
+import { backendOf } from '../facade/twain.js'
 import type { Twain } from '../facade/twain.js'
 import type { GatewayContext } from './config/context.js'
 import { fromFetch, toFetch } from './transport/fetch-adapter.js'

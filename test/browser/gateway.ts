@@ -4,7 +4,7 @@
 import { createServer, type Server } from 'node:http'
 import { open, type Twain } from '../../src/index.js'
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway/index.js'
-import { backendOf } from '../../src/facade/twain-backend.js'
+import { backendOf } from '../../src/facade/twain.js'
 import { freePort } from '../helpers/redis-server.js'
 
 export class TestGateway {

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { GroupOverview, StoreOverview, TopicOverview } from '../../src/gateway/overview/overview.js'
 import { StatsHub } from '../../src/gateway/overview/stats-hub.js'
-import { backendOf } from '../../src/facade/twain-backend.js'
+import { backendOf } from '../../src/facade/twain.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { tempDir } from '../helpers/tmp.js'
 import { serve, type Served } from './serve.js'

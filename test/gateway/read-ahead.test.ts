@@ -5,7 +5,7 @@
 // Over a file store and over Redis.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readAheadSettled } from '../../src/gateway/reads/read-ahead.js'
-import { backendOf } from '../../src/facade/twain-backend.js'
+import { backendOf } from '../../src/facade/twain.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { tempDir } from '../helpers/tmp.js'
 import { serve, type Served } from './serve.js'

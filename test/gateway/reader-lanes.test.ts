@@ -3,7 +3,7 @@
 // keyed by offset alone, both wanted the reader at the same offset after every append, so one of
 // them opened a new reader (segment listing, start file, opens) on every wake-up.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { backendOf } from '../../src/facade/twain-backend.js'
+import { backendOf } from '../../src/facade/twain.js'
 import { tempDir } from '../helpers/tmp.js'
 import { until } from '../helpers/wait.js'
 import { serve, type Served } from './serve.js'

@@ -3,7 +3,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { open, type Twain } from '../../src/index.js'
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway/index.js'
-import { backendOf } from '../../src/facade/twain-backend.js'
+import { backendOf } from '../../src/facade/twain.js'
 
 export interface Served {
   twain: Twain

@@ -3,7 +3,7 @@
 // messages were lost, each right after such an empty read (the Redis reader's read-ahead).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { PartitionReader } from '../../src/backends/backend.js'
-import { backendOf } from '../../src/facade/twain-backend.js'
+import { backendOf } from '../../src/facade/twain.js'
 import { tempDir } from '../helpers/tmp.js'
 import { serve, type Served } from './serve.js'
 
