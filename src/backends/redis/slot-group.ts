@@ -78,11 +78,14 @@ export class SlotGroup {
 
   /**
    * Unblock the read on `lane` so it is re-issued with the new member. The unblock may reach the
-   * server before the read does (another connection): then it is tried again while still needed.
+   * server before the read does (another connection): then it is tried again, every 100 ms at
+   * most, for as long as that read is the one under way (it ends by itself after its BLOCK time).
+   * A fixed number of tries gave up after about a second, and a loaded machine can take longer to
+   * get the read to the server: the new member then waited for the whole BLOCK time.
    */
   private async kick(lane: Lane): Promise<void> {
-    for (let attempt = 1; attempt <= 20; attempt++) {
-      await new Promise<void>((resolve) => setTimeout(resolve, attempt === 1 ? 0 : 5 * attempt).unref())
+    for (let attempt = 1; ; attempt++) {
+      await new Promise<void>((resolve) => setTimeout(resolve, attempt === 1 ? 0 : Math.min(5 * attempt, 100)).unref())
       if (!this.dirty || this.lane !== lane || this.stopped) return
       if (await this.lanes.unblock(lane).catch(() => false)) return
     }
