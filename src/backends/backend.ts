@@ -68,6 +68,14 @@ export interface TextFrames {
   appendNow(topic: string, partition: number, frame: TextFrame): number | undefined
 }
 
+/** One record's outcome in {@link TopicStore.appendIdempotent}. */
+export interface IdempotentResult {
+  /** Where the record is: stored by this call, or (a duplicate) where its id's record was stored before. */
+  offset: number
+  /** Its id was stored within the window before (by any process, or earlier in this call): nothing was written for it. */
+  duplicate: boolean
+}
+
 /** First retained and next-to-be-written offset of a partition. */
 export interface PartitionOffsets {
   partition: number
@@ -165,6 +173,24 @@ export interface TopicStore {
     producerId: string,
     options?: AppendOptions,
   ): Promise<number>
+  /**
+   * `append` for records of which some carry an idempotency id (the `ID_HEADER` header of
+   * `record.ts`; `send(…, { id })`). A record whose id this partition stored within the last
+   * `windowMs` milliseconds (the store's clock: the machine's for a directory, the server's for
+   * Redis), by any process, before this call or earlier in it, is not stored again: it gets that
+   * record's offset. The others are stored as `append` stores them, in order, with consecutive
+   * offsets, and their ids are remembered for at least the window they were stored with, at most
+   * `MAX_REMEMBERED_IDS` per partition (the oldest forgotten first). Atomic with the append: no
+   * interleaving of processes, crashes or retried calls stores an id twice within its window.
+   * @throws what `append` throws; `InvalidArgumentError` where the topic's format keeps no headers.
+   */
+  appendIdempotent(
+    topic: string,
+    partition: number,
+    records: readonly RecordInput[],
+    producerId: string,
+    windowMs: number,
+  ): Promise<IdempotentResult[]>
   /**
    * The text-frame capability, where the store has one (the file backend); absent elsewhere (the
    * producer then sends records through `append`).
