@@ -1,5 +1,5 @@
 import type { TopicMeta } from '../backends/backend.js'
-import { headerBytes, keyBytesOf, UNMEASURED } from '../backends/record.js'
+import { headerBytes, ID_HEADER, keyBytesOf, MAX_ID_BYTES, UNMEASURED } from '../backends/record.js'
 import { InvalidArgumentError, MessageTooLargeError, UnknownMessageTypeError } from '../core/errors.js'
 import type { Partitioner } from '../core/hash64.js'
 import { keyCodec, type KeyCodec } from '../core/keys.js'
@@ -23,6 +23,23 @@ function checkHeaders(headers: unknown): Record<string, string> | undefined {
   }
   if (n > 65535) throw new InvalidArgumentError(`A message may carry at most 65535 headers, got ${n}`)
   return n === 0 ? undefined : (headers as Record<string, string>)
+}
+
+/** The headers of a send with an idempotency id: `headers` plus `ID_HEADER` (checked). */
+function withId(id: unknown, headers: Record<string, string> | undefined): Record<string, string> {
+  if (typeof id !== 'string' || id.length === 0)
+    throw new InvalidArgumentError(`A send's id must be a non-empty string, got ${JSON.stringify(id) ?? String(id)}`)
+  const bytes = Buffer.byteLength(id, 'utf8')
+  if (bytes > MAX_ID_BYTES)
+    throw new InvalidArgumentError(
+      `A send's id must be at most ${MAX_ID_BYTES} UTF-8 bytes, got ${bytes} ("${id.slice(0, 40)}…")`,
+    )
+  const given = headers?.[ID_HEADER]
+  if (given !== undefined && given !== id)
+    throw new InvalidArgumentError(
+      `A send's id "${id}" and its header ${ID_HEADER} "${given}" differ: give one (the id is stored in that header)`,
+    )
+  return { ...headers, [ID_HEADER]: id }
 }
 
 /**
@@ -98,7 +115,9 @@ export class Preparer {
     const type = item.type
     const key = codec.recordKey(rawKey)
     const keyBytes = keyBytesOf(key, codec)
-    const headers = item.headers === undefined ? undefined : checkHeaders(item.headers)
+    const id = item.id
+    let headers = item.headers === undefined ? undefined : checkHeaders(item.headers)
+    if (id !== undefined) headers = withId(id, headers)
     let kind: ValueKind
     let bytes: Buffer | string
     let length: number

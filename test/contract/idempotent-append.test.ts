@@ -6,7 +6,6 @@
  * twainmq-v1 topics refuse it (the format keeps no headers).
  */
 import { describe, expect, it } from 'vitest'
-import type { Backend } from '../../src/backends/backend.js'
 import { ID_HEADER } from '../../src/backends/record.js'
 import type { TopicMeta } from '../../src/backends/backend.js'
 import { InvalidArgumentError } from '../../src/core/errors.js'
@@ -35,9 +34,9 @@ describe.each(kinds())('$name: idempotent append', (kind) => {
     const meta = topicMeta('t')
     await b.createTopic(meta)
     if (!kind.caps.headers) {
-      await expect(
-        b.appendIdempotent('t', 0, withIds(meta, [['a', 'id-a']]), 'p', WINDOW),
-      ).rejects.toBeInstanceOf(InvalidArgumentError)
+      await expect(b.appendIdempotent('t', 0, withIds(meta, [['a', 'id-a']]), 'p', WINDOW)).rejects.toBeInstanceOf(
+        InvalidArgumentError,
+      )
       return
     }
     // A plain append first, so offsets do not start at 0.
@@ -102,7 +101,7 @@ describe.each(kinds())('$name: idempotent append', (kind) => {
     await third.close()
   })
 
-  it('an id is per partition, and the window is the caller\'s: past it the id is stored again', async () => {
+  it("an id is per partition, and the window is the caller's: past it the id is stored again", async () => {
     const b = await ctx.fresh()
     const meta = { ...topicMeta('t'), partitions: 2 }
     await b.createTopic(meta)

@@ -4,6 +4,7 @@ import type { FsyncPolicy } from '../../core/types.js'
 import { TopicNotFoundError } from '../../core/errors.js'
 import type {
   AppendOptions,
+  IdempotentResult,
   Backend,
   PartitionOffsets,
   PartitionReader,
@@ -120,6 +121,15 @@ export class FileBackend implements Backend {
     options?: AppendOptions,
   ): Promise<number> {
     return this.at(topic).append(topic, partition, records, producerId, options)
+  }
+  async appendIdempotent(
+    topic: string,
+    partition: number,
+    records: readonly RecordInput[],
+    producerId: string,
+    windowMs: number,
+  ): Promise<IdempotentResult[]> {
+    return this.at(topic).appendIdempotent(topic, partition, records, producerId, windowMs)
   }
   /** Native topics take frames built by the producer; a foreign format's do not. */
   readonly frames: TextFrames = {
