@@ -59,6 +59,19 @@ export class RedisKeys {
     return `${this.stream(topic, partition)}:resv`
   }
 
+  /**
+   * HASH: the partition's remembered idempotency ids (`appendIdempotent`): id → `<offset> <ms stored>`,
+   * and a placeholder field `''` → `-` that keeps it existing.
+   */
+  ids(topic: string, partition: number): string {
+    return `${this.stream(topic, partition)}:ids`
+  }
+
+  /** ZSET: the remembered ids scored by when they may be forgotten (ms); a placeholder `''` at +inf. */
+  idExpiries(topic: string, partition: number): string {
+    return `${this.stream(topic, partition)}:idexp`
+  }
+
   /** HASH: a group's state for one partition: owner, epoch, expires, committed. */
   partitionGroup(topic: string, partition: number, group: string): string {
     return `${this.stream(topic, partition)}:g:${group}`
@@ -72,6 +85,8 @@ export class RedisKeys {
       this.start(topic, partition),
       this.producers(topic, partition),
       this.reservation(topic, partition),
+      this.ids(topic, partition),
+      this.idExpiries(topic, partition),
     ]
   }
 
