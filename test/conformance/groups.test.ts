@@ -1,6 +1,5 @@
 // Conformance: partitioned consumer groups (DESIGN §3.6) — the same behaviour on both backends.
 import { describe, expect, it } from 'vitest'
-import type { Backend } from '../../src/backends/backend.js'
 import type { MemberSpec } from '../../src/backends/group.js'
 import {
   GroupNotFoundError,
@@ -15,6 +14,7 @@ import { backends, perTest } from './backends.js'
 import { pollN } from '../helpers/poll.js'
 import { PROMPT_MS, sleep } from '../helpers/wait.js'
 import { partitionKey } from '../../src/core/partition-key.js'
+import { backendOf } from '../../src/facade/twain.js'
 
 const FAST = {
   sessionTimeoutMs: 2000,
@@ -62,7 +62,6 @@ const spec = (id: string, topics: string[], sessionTimeoutMs: number): MemberSpe
   pid: process.pid,
   host: 'conformance',
 })
-const backendOf = (t: Twain): Backend => (t as unknown as { store: Backend }).store
 
 describe.each(backends())('consumer groups on $name', (kind) => {
   kind.hooks()

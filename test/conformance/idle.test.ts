@@ -3,15 +3,15 @@
 // reads. In shared mode (Redis), an idle member therefore holds no entries the live members cannot
 // get, and when its last iteration ends what it had fetched and not handed out goes back to the group.
 import { describe, expect, it } from 'vitest'
-import type { Backend } from '../../src/backends/backend.js'
 import type { GroupMessage, Twain } from '../../src/index.js'
 import { until } from '../helpers/spawn.js'
 import { streamKeyOf } from '../helpers/redis-keys.js'
 import { backends, perTest } from './backends.js'
+import { backendOf } from '../../src/facade/twain.js'
 
 /** Count the partition reads a Twain instance's consumers make (every reader its backend opens). */
 function countReads(twain: Twain): { reads: number } {
-  const store = (twain as unknown as { store: Backend }).store
+  const store = backendOf(twain)
   const counter = { reads: 0 }
   const openReader = store.openReader.bind(store)
   store.openReader = async (topic, partition, from) => {

@@ -3,8 +3,9 @@
 // instance instead of spelling `{<topic>:<partition>}`.
 import type { RedisBackend } from '../../src/backends/redis/redis-backend.js'
 import type { Twain } from '../../src/index.js'
+import { backendOf } from '../../src/facade/twain.js'
 
-const redisOf = (t: Twain): RedisBackend => (t as unknown as { store: RedisBackend }).store
+const redisOf = (t: Twain): RedisBackend => backendOf(t) as RedisBackend
 
 /** The stream key of a partition, as `twain` names it (its topic's meta read, e.g. by `describeTopic`). */
 export async function streamKeyOf(twain: Twain, topic: string, partition: number): Promise<string> {

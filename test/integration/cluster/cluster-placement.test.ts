@@ -11,6 +11,7 @@ import { RedisCluster } from '../../helpers/redis-cluster.js'
 import { streamKeyOf } from '../../helpers/redis-keys.js'
 import type { RedisServer } from '../../helpers/redis-server.js'
 import { until } from '../../helpers/wait.js'
+import { backendOf } from '../../../src/facade/twain.js'
 
 let cluster: RedisCluster
 let masters: RedisServer[]
@@ -125,7 +126,7 @@ describe('placement on a 3-master cluster', () => {
   })
 
   it('still reads and writes a topic created without placement (layout {<topic>:<partition>})', async () => {
-    const client = (twain as unknown as { store: { client: Cluster } }).store.client
+    const client = (backendOf(twain) as unknown as { client: Cluster }).client
     // What an older twainmq wrote: a meta without `tags`, and `{old:<p>}:end` per partition.
     await client.hset(
       `${prefix}old:meta`,

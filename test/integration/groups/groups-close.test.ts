@@ -1,7 +1,6 @@
 // Consumer groups in one process: close(), drains and leaving the membership. Public API only (DESIGN §3.6); shared fixtures in groups-fixtures.ts.
 import { describe, expect, it } from 'vitest'
 import { AbortError } from '../../../src/index.js'
-import type { Backend } from '../../../src/backends/backend.js'
 import { PROMPT_MS, sleep, until } from '../../helpers/wait.js'
 import {
   FAST,
@@ -15,6 +14,7 @@ import {
   waitAssigned,
 } from './groups-fixtures.js'
 import { everyStore } from '../../conformance/backends.js'
+import { backendOf } from '../../../src/facade/twain.js'
 
 describe.each(everyStore())('consumer groups on $name', (kind) => {
   useGroupStore(kind)
@@ -101,7 +101,7 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
       // The store's coordinator, instrumented: the group's change callback is fired right after the
       // leave is written (another member's step announcing a change then), and heartbeats started
       // after it are counted (one re-added the leaving member: describeGroup listed it after close()).
-      const groups = (twain as unknown as { store: Backend }).store.groups
+      const groups = backendOf(twain).groups
       let announce: (() => void) | undefined
       let left = false
       const late: Array<Promise<unknown>> = []

@@ -5,7 +5,6 @@ import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import type { Backend } from '../../../src/backends/backend.js'
 import { RedisKeys } from '../../../src/backends/redis/keys.js'
 import { Scripts } from '../../../src/backends/redis/scripts.js'
 import { AbortError, ConnectionError, open, type Twain } from '../../../src/index.js'
@@ -13,6 +12,7 @@ import { RedisServer } from '../../helpers/redis-server.js'
 import { repoRoot } from '../../helpers/spawn.js'
 import { PROMPT_MS, until, within } from '../../helpers/wait.js'
 import { blockedClients } from '../../helpers/waiting-reads.js'
+import { backendOf } from '../../../src/facade/twain.js'
 
 let server: RedisServer
 let admin: Redis
@@ -35,8 +35,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await twain.close()
 })
-
-const backendOf = (t: Twain): Backend => (t as unknown as { store: Backend }).store
 
 describe('key layout', () => {
   it('one stream per partition under a hash tag, entry IDs <offset>-1, fields r and p, partition keys beside it', async () => {

@@ -3,11 +3,11 @@
 // `maxAgeMs` are the user's explicit limits.
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import type { Backend } from '../../../src/backends/backend.js'
 import { open, type Twain } from '../../../src/index.js'
 import { RedisServer } from '../../helpers/redis-server.js'
 import { until } from '../../helpers/spawn.js'
 import { sleep } from '../../helpers/wait.js'
+import { backendOf } from '../../../src/facade/twain.js'
 
 let server: RedisServer
 let admin: Redis
@@ -15,7 +15,6 @@ let twain: Twain
 let prefix: string
 let n = 0
 const FAST = { sessionTimeoutMs: 2000, heartbeatIntervalMs: 100, commitIntervalMs: 50 }
-const backendOf = (t: Twain): Backend => (t as unknown as { store: Backend }).store
 
 beforeAll(async () => {
   server = await RedisServer.start()

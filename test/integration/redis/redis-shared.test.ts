@@ -17,6 +17,7 @@ import { RedisServer } from '../../helpers/redis-server.js'
 import { exited, lines, spawnChild, until } from '../../helpers/spawn.js'
 import { sleep } from '../../helpers/wait.js'
 import { blockedClients } from '../../helpers/waiting-reads.js'
+import { backendOf } from '../../../src/facade/twain.js'
 
 let server: RedisServer
 let admin: Redis
@@ -189,7 +190,7 @@ describe('competing consumers', () => {
     await twain.createTopic('t')
     const c = twain.consumer('t', { group: 'g', mode: 'shared' })
     await c.rebalance()
-    expect((twain as unknown as { store: RedisBackend }).store.shared.claimMode).toBe('autoclaim')
+    expect((backendOf(twain) as RedisBackend).shared.claimMode).toBe('autoclaim')
     await c.close()
   })
 })
