@@ -197,16 +197,12 @@ export class RedisAppender {
     const keys = [
       ...this.partKeys(topic, partition),
       this.keys.ids(topic, partition),
-      this.keys.idExpiries(topic, partition),
+      this.keys.idsBefore(topic, partition),
     ] as const
     const results: IdempotentResult[] = []
     for (let p = 0, at = 0; p < parts.length; p++) {
       const n = counts[p] as number
-      const ids: Array<number | string> = []
-      for (let k = 0; k < n; k++) {
-        const recordId = (records[at + k] as RecordInput).headers?.[ID_HEADER]
-        if (recordId !== undefined) ids.push(k + 1, recordId)
-      }
+      const ids = packIds(records, at, n)
       const seq = (this.seqs.get(id) ?? 0) + 1
       this.seqs.set(id, seq)
       const blob = parts[p] as Buffer
@@ -228,7 +224,7 @@ export class RedisAppender {
             blob,
             windowMs,
             MAX_REMEMBERED_IDS,
-            ...ids,
+            ids,
           ]),
         ],
       )
@@ -369,4 +365,28 @@ function encodeParts(records: readonly RecordInput[]): { parts: Buffer[]; counts
     i = j
   }
   return { parts, counts }
+}
+
+/**
+ * The ids of `records[at .. at + n)` as append-ids-7.lua takes them (one argument): of each record
+ * with an id, its index in the part (from 1, u32 LE), the id's UTF-8 length (u16 LE), the id.
+ */
+export function packIds(records: readonly RecordInput[], at: number, n: number): Buffer {
+  const ids: Array<[number, string]> = []
+  let bytes = 0
+  for (let k = 0; k < n; k++) {
+    const id = (records[at + k] as RecordInput).headers?.[ID_HEADER]
+    if (id === undefined) continue
+    ids.push([k + 1, id])
+    bytes += 6 + Buffer.byteLength(id, 'utf8')
+  }
+  const out = Buffer.allocUnsafe(bytes)
+  let pos = 0
+  for (const [index, id] of ids) {
+    out.writeUInt32LE(index, pos)
+    const len = out.write(id, pos + 6, 'utf8')
+    out.writeUInt16LE(len, pos + 4)
+    pos += 6 + len
+  }
+  return out
 }

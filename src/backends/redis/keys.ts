@@ -60,16 +60,17 @@ export class RedisKeys {
   }
 
   /**
-   * HASH: the partition's remembered idempotency ids (`appendIdempotent`): id → `<offset> <ms stored>`,
-   * and a placeholder field `''` → `-` that keeps it existing.
+   * HASH: the partition's remembered idempotency ids (`appendIdempotent`), the current generation:
+   * id → `<offset> <ms stored>`, and the field `''` → `<ms it began> <longest window asked>`, which
+   * keeps it existing.
    */
   ids(topic: string, partition: number): string {
     return `${this.stream(topic, partition)}:ids`
   }
 
-  /** ZSET: the remembered ids scored by when they may be forgotten (ms); a placeholder `''` at +inf. */
-  idExpiries(topic: string, partition: number): string {
-    return `${this.stream(topic, partition)}:idexp`
+  /** HASH: the previous generation of the remembered ids (see append-ids-7.lua), same fields as `ids`. */
+  idsBefore(topic: string, partition: number): string {
+    return `${this.stream(topic, partition)}:ids0`
   }
 
   /** HASH: a group's state for one partition: owner, epoch, expires, committed. */
@@ -86,7 +87,7 @@ export class RedisKeys {
       this.producers(topic, partition),
       this.reservation(topic, partition),
       this.ids(topic, partition),
-      this.idExpiries(topic, partition),
+      this.idsBefore(topic, partition),
     ]
   }
 

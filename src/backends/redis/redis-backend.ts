@@ -224,8 +224,8 @@ export class RedisBackend implements Backend {
 
   /**
    * `append` for records of which some carry an id (`ID_HEADER`): see append-ids-7.lua. Ids live in
-   * the partition's Cluster slot (`:ids`, `:idexp`), are judged by the Redis server's clock, and the
-   * oldest to expire are forgotten first past `MAX_REMEMBERED_IDS`. A call larger than one script
+   * the partition's Cluster slot, in two generations (`:ids`, `:ids0`), are judged by the Redis
+   * server's clock, and are kept about `MAX_REMEMBERED_IDS` at most. A call larger than one script
    * call's part (2000 records, 2 MiB) is stored part after part, each atomic.
    */
   async appendIdempotent(

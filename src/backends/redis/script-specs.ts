@@ -79,7 +79,8 @@ export interface ScriptSpecs {
       records: Buffer,
       windowMs: number,
       maxIds: number,
-      ...indexAndId: Array<number | string>,
+      /** Of each record with an id: its index (from 1) as u32 LE, the id's UTF-8 length as u16 LE, the id (`packIds`). */
+      ids: Buffer,
     ]
     /** Then of each duplicate record: its index in the call (from 1), the offset its id was stored at. */
     reply: [base: number, applied: number, ...indexAndOffset: number[]]

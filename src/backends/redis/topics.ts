@@ -100,9 +100,9 @@ export class RedisTopics {
       // Its first incarnation is this creation's (decision 112): a tail of the topic deleted and
       // created again sees a log rebuilt from offset 0.
       this.client.hset(this.keys.producers(topic, p), '-', '-', INCARNATIONS_FIELD, `t${token}:0`),
-      // Remembered idempotency ids and their expiries, each with a placeholder that is never removed.
-      this.client.hset(this.keys.ids(topic, p), '', '-'),
-      this.client.zadd(this.keys.idExpiries(topic, p), '+inf', ''),
+      // Remembered idempotency ids, two generations, each with a placeholder field that is never removed.
+      this.client.hset(this.keys.ids(topic, p), '', '0 0'),
+      this.client.hset(this.keys.idsBefore(topic, p), '', '-'),
       this.client.set(this.keys.end(topic, p), '0'),
     ]
   }

@@ -57,7 +57,7 @@ describe('key layout', () => {
           `${prefix}{orders:${p}}:producers`,
           `${prefix}{orders:${p}}:resv`,
           `${prefix}{orders:${p}}:ids`,
-          `${prefix}{orders:${p}}:idexp`,
+          `${prefix}{orders:${p}}:ids0`,
         ]),
       ].sort(),
     )
@@ -65,8 +65,8 @@ describe('key layout', () => {
     expect(await admin.hget(`${prefix}{orders:0}:producers`, '~inc')).toMatch(/^t[0-9a-f]{16}:0$/)
     expect(await admin.get(`${prefix}{orders:1}:resv`)).toBe('-')
     // The idempotency ids: only their placeholders until a send with an id.
-    expect(await admin.hgetall(`${prefix}{orders:1}:ids`)).toEqual({ '': '-' })
-    expect(await admin.zrange(`${prefix}{orders:1}:idexp`, '0', '-1', 'WITHSCORES')).toEqual(['', 'inf'])
+    expect(await admin.hgetall(`${prefix}{orders:1}:ids`)).toEqual({ '': '0 0' })
+    expect(await admin.hgetall(`${prefix}{orders:1}:ids0`)).toEqual({ '': '-' })
     expect(await admin.type(`${prefix}{orders:1}`)).toBe('stream')
     const entries = await admin.xrange(`${prefix}{orders:1}`, '-', '+')
     expect(entries.map(([id, f]) => [id, f[0], f[2], f[3]])).toEqual([

@@ -5,7 +5,8 @@
 import { createServer, connect, type Server, type Socket } from 'node:net'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { ID_HEADER } from '../../../src/backends/record.js'
+import { ID_HEADER, type RecordInput } from '../../../src/backends/record.js'
+import { packIds } from '../../../src/backends/redis/appender.js'
 import { RedisKeys } from '../../../src/backends/redis/keys.js'
 import { RedisBackend } from '../../../src/backends/redis/redis-backend.js'
 import { Scripts } from '../../../src/backends/redis/scripts.js'
@@ -176,7 +177,11 @@ describe('forgetting ids', () => {
       Buffer.concat(ids.map((id) => rec(`v-${id}`))),
       windowMs,
       max,
-      ...ids.flatMap((id, i) => [i + 1, id]),
+      packIds(
+        ids.map((id) => ({ headers: { [ID_HEADER]: id } }) as unknown as RecordInput),
+        0,
+        ids.length,
+      ),
     ]) as Promise<number[]>
   const partition = (keys: RedisKeys) => [
     keys.stream('t', 0),
@@ -185,10 +190,10 @@ describe('forgetting ids', () => {
     keys.producers('t', 0),
     keys.reservation('t', 0),
     keys.ids('t', 0),
-    keys.idExpiries('t', 0),
+    keys.idsBefore('t', 0),
   ]
 
-  it('past the most remembered, the earliest to expire first; past their window, by the next call', async () => {
+  it('keeps ids in two generations: a new one past the longest window or half the most remembered, the older dropped', async () => {
     const b = await connectTo(server.url)
     await b.createTopic(meta)
     const keys = new RedisKeys(prefix)
@@ -196,34 +201,40 @@ describe('forgetting ids', () => {
     const client = new Redis({ port: server.port, host: '127.0.0.1', protocol: 2 })
     try {
       const scripts = new Scripts(client)
-      const remembered = async () =>
-        Object.keys(await admin.hgetall(keys.ids('t', 0)))
+      const fields = async (key: string) =>
+        Object.keys(await admin.hgetall(key))
           .filter((f) => f !== '')
           .sort()
-      // At most 3: the two oldest of five go (one window, so the oldest are the earliest to expire).
-      expect(await call(scripts, k, ['a', 'b'], WINDOW, 3)).toEqual([0, 0])
-      await sleep(3)
-      expect(await call(scripts, k, ['c', 'd', 'e'], WINDOW, 3)).toEqual([2, 0])
-      expect(await remembered()).toEqual(['c', 'd', 'e'])
-      expect(await admin.zcard(keys.idExpiries('t', 0))).toBe(4) // and the placeholder
-      // A forgotten id is stored again; a remembered one is a duplicate (listed: index 2, its offset).
-      expect(await call(scripts, k, ['a', 'e'], WINDOW, 3)).toEqual([5, 0, 2, 4])
-      expect(await remembered()).toEqual(['a', 'd', 'e'])
+      // At most 4 remembered: a generation holds 2; the third id of a full one starts a new generation.
+      expect(await call(scripts, k, ['a', 'b'], WINDOW, 4)).toEqual([0, 0])
+      expect(await call(scripts, k, ['c'], WINDOW, 4)).toEqual([2, 0])
+      expect(await fields(keys.ids('t', 0))).toEqual(['c'])
+      expect(await fields(keys.idsBefore('t', 0))).toEqual(['a', 'b'])
+      // Both generations are looked up: a remembered id is a duplicate (listed: index, its offset).
+      expect(await call(scripts, k, ['a', 'd', 'c'], WINDOW, 4)).toEqual([3, 0, 1, 0, 3, 2])
+      expect(await fields(keys.ids('t', 0))).toEqual(['c', 'd'])
+      // The next generation drops the oldest one whole: a and b are forgotten, stored again.
+      expect(await call(scripts, k, ['e', 'a'], WINDOW, 4)).toEqual([4, 0])
+      expect(await fields(keys.idsBefore('t', 0))).toEqual(['c', 'd'])
+      expect(await fields(keys.ids('t', 0))).toEqual(['a', 'e'])
 
-      // Ids stored with a 1 ms window are gone after the next call once it has passed.
-      expect(await call(scripts, k, ['s1', 's2'], 1, 100)).toEqual([6, 0])
-      expect(await remembered()).toEqual(['a', 'd', 'e', 's1', 's2'])
-      await sleep(10)
-      expect(await call(scripts, k, ['f'], WINDOW, 100)).toEqual([8, 0])
-      expect(await remembered()).toEqual(['a', 'd', 'e', 'f'])
-      expect(await admin.zrange(keys.idExpiries('t', 0), '0', '-1')).toEqual(['d', 'e', 'a', 'f', ''])
-      expect(await admin.xlen(keys.stream('t', 0))).toBe(9)
+      expect(await admin.xlen(keys.stream('t', 0))).toBe(6)
 
       // A partition without id keys (created before id appends existed) gets them with placeholders.
-      await admin.del(keys.ids('t', 0), keys.idExpiries('t', 0))
-      expect(await call(scripts, k, ['g'], WINDOW, 100)).toEqual([9, 0])
-      expect(await admin.hgetall(keys.ids('t', 0))).toEqual({ '': '-', g: expect.stringMatching(/^9 \d+$/) })
-      expect(await admin.zscore(keys.idExpiries('t', 0), '')).toBe('inf')
+      await admin.del(keys.ids('t', 0), keys.idsBefore('t', 0))
+      expect(await call(scripts, k, ['g'], 1, 100)).toEqual([6, 0])
+      expect(await admin.hgetall(keys.ids('t', 0))).toEqual({
+        '': expect.stringMatching(/^\d+ 1$/),
+        g: expect.stringMatching(/^6 \d+$/),
+      })
+      expect(await admin.hexists(keys.idsBefore('t', 0), '')).toBe(1)
+      // With only a 1 ms window asked for, each call a few ms later starts a new generation.
+      await sleep(5)
+      expect(await call(scripts, k, ['h'], 1, 100)).toEqual([7, 0])
+      await sleep(5)
+      expect(await call(scripts, k, ['i'], 1, 100)).toEqual([8, 0])
+      expect(await fields(keys.idsBefore('t', 0))).toEqual(['h'])
+      expect(await fields(keys.ids('t', 0))).toEqual(['i'])
     } finally {
       client.disconnect()
     }
@@ -273,7 +284,7 @@ describe('id keys', () => {
       { offset: 0, duplicate: true },
     ])
     await b.deleteTopic('t')
-    expect(await admin.exists(keys.ids('t', 0), keys.idExpiries('t', 0))).toBe(0)
+    expect(await admin.exists(keys.ids('t', 0), keys.idsBefore('t', 0))).toBe(0)
     expect((await admin.keys(`${prefix}*`)).filter((k) => k.includes('{t:') || k.endsWith('t:meta'))).toEqual([])
     // Created again: a new log, with no ids remembered.
     await b.createTopic(meta)
