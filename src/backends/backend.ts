@@ -41,8 +41,12 @@ export interface TextFrame {
   readonly bytes: number
   /** Empty the frame; its records will have this timestamp (ms since the epoch). */
   start(timestamp: number): void
-  /** Add a record: the key as `RecordInput.key` gives it (`keyBytes` stored bytes), a text value. */
-  add(key: Buffer | number, keyBytes: number, value: string): void
+  /**
+   * Add a record: the key as `RecordInput.key` gives it (`keyBytes` stored bytes), a text value,
+   * and an idempotency id (the record's one header, `ID_HEADER`; a frame with one is appended with
+   * `TextFrames.appendIdempotent`).
+   */
+  add(key: Buffer | number, keyBytes: number, value: string, id?: string): void
 }
 
 /**
@@ -66,6 +70,8 @@ export interface TextFrames {
    * cannot go now (then `append`). Throws what `append` rejects with.
    */
   appendNow(topic: string, partition: number, frame: TextFrame): number | undefined
+  /** `TopicStore.appendIdempotent` of the frame's records (some added with an id). */
+  appendIdempotent(topic: string, partition: number, frame: TextFrame, windowMs: number): Promise<IdempotentResult[]>
 }
 
 /** One record's outcome in {@link TopicStore.appendIdempotent}. */

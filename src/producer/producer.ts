@@ -143,14 +143,8 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
   private push(p: Pending): void {
     this.queue.push(p)
     if (this.textOnly) {
-      if (
-        p instanceof SendRecord &&
-        typeof p.value === 'string' &&
-        p.headers === undefined &&
-        p.type === undefined &&
-        p.id === undefined
-      )
-        this.textUnits += p.value.length
+      if (p instanceof SendRecord && typeof p.value === 'string' && p.headers === undefined && p.type === undefined)
+        this.textUnits += p.value.length + (p.id === undefined ? 0 : p.id.length + 16)
       else this.textOnly = false
     }
     if (!this.scheduled) {
@@ -199,7 +193,7 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     }
     // Prepare every record; a send with a bad item fails alone and writes nothing.
     const prep = new Preparer(meta, this.partitioner, this.types, Date.now())
-    const framed = text && this.text?.write(batch as SendRecord[], prep, issued, this.forgetMeta)
+    const framed = text && this.text?.write(batch as SendRecord[], prep, issued, this.forgetMeta, this.dedupWindowMs)
     if (framed) return framed
     if (batch.length === 1 && batch[0] instanceof SendRecord) return this.writeOne(batch[0], prep, issued)
     const byPartition = new Map<number, PreparedRecord[]>()

@@ -66,28 +66,22 @@ export class PartitionAppender {
   }
 
   /**
-   * Append what `choose` picks given the partition's end offset, decided under the lock (the
-   * idempotent appends: `choose` reads what others appended up to that end, then drops the records
-   * whose ids are stored). Resolves with the chosen records and the base offset they were written
-   * at (undefined when `choose` picked none: nothing is written).
+   * Append a frame decided on under the lock: `count` looks at the partition's end offset and says
+   * how many records the frame will hold (the idempotent appends read what others appended up to
+   * that end and drop the duplicates), `encode` makes it at its base offset. Resolves with the base
+   * offset, or undefined when `count` gave 0 (nothing is written).
    */
-  async appendChosen(
-    choose: (end: number) => readonly RecordInput[],
+  appendChosen(
+    count: (end: number) => number,
+    encode: (base: number) => Buffer,
     producerId: string,
-  ): Promise<{ records: readonly RecordInput[]; base: number | undefined }> {
+  ): Promise<number | undefined> {
     this.pending++
     const run = this.tail.then(async () => {
       await this.takeLock()
-      const chosen = { records: [] as readonly RecordInput[], base: undefined as number | undefined }
-      const base = this.writeLockedWith(
-        (end) => (chosen.records = choose(end)).length,
-        (b) => this.encode(chosen.records, b, producerId),
-        producerId,
-      )
-      if (base === undefined) return chosen
-      await this.synced()
-      chosen.base = base
-      return chosen
+      const base = this.writeLockedWith(count, encode, producerId)
+      if (base !== undefined) await this.synced()
+      return base
     })
     this.tail = run.catch(() => undefined).finally(() => this.pending--)
     return run

@@ -141,6 +141,10 @@ export class FileBackend implements Backend {
     },
     appendNow: (topic: string, partition: number, frame: TextFrame): number | undefined =>
       this.at(topic) === this.native ? this.native.frames.appendNow(topic, partition, frame) : undefined,
+    appendIdempotent: async (topic: string, partition: number, frame: TextFrame, windowMs: number) => {
+      if (this.at(topic) !== this.native) throw new TopicNotFoundError(`Topic "${topic}" is no longer a native topic`)
+      return this.native.frames.appendIdempotent(topic, partition, frame, windowMs)
+    },
   }
   async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
     return this.at(topic).openReader(topic, partition, from)

@@ -1,5 +1,5 @@
 import type { IdempotentResult } from '../backend.js'
-import { ID_HEADER, MAX_REMEMBERED_IDS, type RecordInput } from '../record.js'
+import { ID_HEADER, MAX_REMEMBERED_IDS } from '../record.js'
 
 /** Where an id was stored, and when (ms since the epoch, the machine's clock). */
 interface Seen {
@@ -9,12 +9,16 @@ interface Seen {
 
 /** What {@link IdTable.decide} chose: the records to write, and each input record's result once they are. */
 export interface IdPlan {
-  /** The records to store, in order (those whose id is not a duplicate, and those without one). */
-  fresh: RecordInput[]
+  /** The input records to store (indexes, ascending): those whose id is not a duplicate, and those without one. */
+  fresh: number[]
+  /** The ids of the input records (undefined: none). */
+  ids: ReadonlyArray<string | undefined>
   /** Per input record: an offset already stored (a duplicate), or the index into `fresh` (as `~index`). */
   slots: number[]
-  /** Input records whose id an earlier record of the call has: duplicates of that one. */
-  repeats: Set<number>
+  /** Input records whose id an earlier record of the call has: duplicates of that one (undefined: none). */
+  repeats: Set<number> | undefined
+  /** The table's entries of the fresh ids, pending until `stored`. */
+  pending: Seen[]
 }
 
 /** The records of a partition from an offset on, read synchronously (the caller holds the partition lock). */
@@ -80,51 +84,72 @@ export class IdTable {
     return true
   }
 
-  /** Choose what to write of `records` at `now` (ms) for a sender's `windowMs` (the table synced to the end). */
-  decide(records: readonly RecordInput[], now: number, windowMs: number): IdPlan {
+  /**
+   * Choose which of records with `ids` to write at `now` (ms) for a sender's `windowMs` (the table
+   * synced to the end). The fresh ids enter the table at once, pending (a negative offset: `~` the
+   * index into `fresh`), so a repeat later in the call finds them with the one lookup each id
+   * costs; `stored` gives them their offsets, `abandon` takes them out if the write fails.
+   */
+  decide(ids: ReadonlyArray<string | undefined>, now: number, windowMs: number): IdPlan {
     if (windowMs > this.keepMs) this.keepMs = windowMs
-    const fresh: RecordInput[] = []
-    const slots: number[] = new Array(records.length)
-    const repeats = new Set<number>()
-    const inCall = new Map<string, number>() // id → index into fresh, for repeats within this call
-    for (let i = 0; i < records.length; i++) {
-      const r = records[i] as RecordInput
-      const id = r.headers?.[ID_HEADER]
+    const fresh: number[] = []
+    const slots: number[] = new Array(ids.length)
+    const pending: Seen[] = []
+    let repeats: Set<number> | undefined
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i]
       if (id !== undefined) {
-        const again = inCall.get(id)
-        if (again !== undefined) {
-          slots[i] = ~again
-          repeats.add(i)
-          continue
-        }
         const seen = this.ids.get(id)
-        if (seen !== undefined && now - seen.at <= windowMs) {
-          slots[i] = seen.offset
-          continue
+        if (seen !== undefined) {
+          if (seen.offset < 0) {
+            // Earlier in this call: a duplicate of that record.
+            slots[i] = seen.offset
+            ;(repeats ??= new Set()).add(i)
+            continue
+          }
+          if (now - seen.at <= windowMs) {
+            slots[i] = seen.offset
+            continue
+          }
+          this.ids.delete(id) // past the window: stored again, at the end of the storage order
         }
-        inCall.set(id, fresh.length)
+        const entry = { offset: ~fresh.length, at: now }
+        this.ids.set(id, entry)
+        pending.push(entry)
       }
       slots[i] = ~fresh.length
-      fresh.push(r)
+      fresh.push(i)
     }
-    return { fresh, slots, repeats }
+    return { fresh, ids, slots, repeats, pending }
   }
 
-  /** The plan's records were written from `base`, at `now`: remember their ids; the results per input record. */
+  /** The plan's records were written from `base`, at `now`: its pending ids get their offsets; the results per input record. */
   stored(plan: IdPlan, base: number, now: number): IdempotentResult[] {
-    for (let k = 0; k < plan.fresh.length; k++) {
-      const id = (plan.fresh[k] as RecordInput).headers?.[ID_HEADER]
-      if (id !== undefined) this.remember(id, base + k, now)
+    for (const e of plan.pending) {
+      e.offset = base + ~e.offset
+      e.at = now
     }
     this.covered = Math.max(this.covered, base + plan.fresh.length)
     this.prune(now)
-    return plan.slots.map((s, i) =>
-      s < 0 ? { offset: base + ~s, duplicate: plan.repeats.has(i) } : { offset: s, duplicate: true },
-    )
+    const out = new Array<IdempotentResult>(plan.slots.length)
+    for (let i = 0; i < out.length; i++) {
+      const s = plan.slots[i] as number
+      out[i] = s < 0 ? { offset: base + ~s, duplicate: plan.repeats?.has(i) === true } : { offset: s, duplicate: true }
+    }
+    return out
+  }
+
+  /** The plan's write failed (or wrote nothing): its pending ids leave the table. */
+  abandon(plan: IdPlan): void {
+    for (let k = 0; k < plan.fresh.length; k++) {
+      const id = plan.ids[plan.fresh[k] as number]
+      if (id !== undefined && (this.ids.get(id)?.offset ?? 0) < 0) this.ids.delete(id)
+    }
   }
 
   /** Results when nothing was written (every record a duplicate). */
   unchanged(plan: IdPlan): IdempotentResult[] {
+    this.abandon(plan)
     return plan.slots.map((offset) => ({ offset, duplicate: true }))
   }
 
@@ -135,6 +160,8 @@ export class IdTable {
 
   /** Forget ids older than the longest window asked for, and the oldest past `MAX_REMEMBERED_IDS`. */
   private prune(now: number): void {
+    const first = this.ids.values().next().value as Seen | undefined
+    if (first === undefined || (this.ids.size <= MAX_REMEMBERED_IDS && now - first.at <= this.keepMs)) return
     for (const [id, seen] of this.ids) {
       if (this.ids.size <= MAX_REMEMBERED_IDS && now - seen.at <= this.keepMs) break
       this.ids.delete(id) // forgotten: not read again (the bound on memory is the point)

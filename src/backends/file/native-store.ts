@@ -181,6 +181,8 @@ export class NativeStore implements TopicStore {
       this.appendFrame(topic, partition, frame),
     appendNow: (topic: string, partition: number, frame: TextFrame): number | undefined =>
       this.appendFrameNow(topic, partition, frame),
+    appendIdempotent: async (topic: string, partition: number, frame: TextFrame, windowMs: number) =>
+      this.idAppends.appendFrame(topic, partition, ownFrame(topic, frame), windowMs),
   }
 
   private async appendFrame(topic: string, partition: number, frame: TextFrame): Promise<number> {
