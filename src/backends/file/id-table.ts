@@ -19,6 +19,8 @@ export interface IdPlan {
   repeats: Set<number> | undefined
   /** The table's entries of the fresh ids, pending until `stored`. */
   pending: Seen[]
+  /** The entries (past the call's window) the fresh ids replaced: put back by `abandon`. */
+  replaced: Array<[string, Seen]> | undefined
 }
 
 /** The records of a partition from an offset on, read synchronously (the caller holds the partition lock). */
@@ -96,6 +98,7 @@ export class IdTable {
     const slots: number[] = new Array(ids.length)
     const pending: Seen[] = []
     let repeats: Set<number> | undefined
+    let replaced: Array<[string, Seen]> | undefined
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i]
       if (id !== undefined) {
@@ -111,7 +114,10 @@ export class IdTable {
             slots[i] = seen.offset
             continue
           }
-          this.ids.delete(id) // past the window: stored again, at the end of the storage order
+          // Past this call's window: stored again, at the end of the storage order (the entry it
+          // replaces comes back if the write fails: a longer window may still need it).
+          this.ids.delete(id)
+          ;(replaced ??= []).push([id, seen])
         }
         const entry = { offset: ~fresh.length, at: now }
         this.ids.set(id, entry)
@@ -120,7 +126,7 @@ export class IdTable {
       slots[i] = ~fresh.length
       fresh.push(i)
     }
-    return { fresh, ids, slots, repeats, pending }
+    return { fresh, ids, slots, repeats, pending, replaced }
   }
 
   /** The plan's records were written from `base`, at `now`: its pending ids get their offsets; the results per input record. */
@@ -145,6 +151,7 @@ export class IdTable {
       const id = plan.ids[plan.fresh[k] as number]
       if (id !== undefined && (this.ids.get(id)?.offset ?? 0) < 0) this.ids.delete(id)
     }
+    if (plan.replaced) for (const [id, seen] of plan.replaced) this.ids.set(id, seen)
   }
 
   /** Results when nothing was written (every record a duplicate). */

@@ -49,7 +49,7 @@ describe('idempotent sends', () => {
     ])
   })
 
-  it('an id is stored again once the producer\'s window has passed', async () => {
+  it("an id is stored again once the producer's window has passed", async () => {
     const short = twain.producer<string>('o', { dedupWindowMs: 1 })
     const first = await short.send('k', 'a', { id: 'x' })
     const t = Date.now()
