@@ -55,7 +55,6 @@ describe('IdTable against a model', () => {
         const table = new IdTable(logSource(log))
         const model = new Map<string, { offset: number; at: number }>()
         let now = 1_000_000
-        table.start(0, 0)
         for (const s of steps) {
           if (s.kind === 'wait') now += s.ms
           else if (s.kind === 'other') {
@@ -66,6 +65,12 @@ describe('IdTable against a model', () => {
               if (id !== undefined) model.set(id, { offset, at: now })
             }
           } else {
+            // As IdAppends does: a window reaching before what the table holds reads the log from its start.
+            const from = now - s.window
+            if (!table.covers(from)) {
+              const at = log.find((r) => r.timestamp >= from)?.offset ?? log.length
+              table.start(at, from)
+            }
             table.syncTo(log.length)
             const plan = table.decide(s.ids, now, s.window)
             // The model's verdicts, in call order.

@@ -170,8 +170,12 @@ export class IdTable {
     const first = this.ids.values().next().value as Seen | undefined
     if (first === undefined || (this.ids.size <= MAX_REMEMBERED_IDS && now - first.at <= this.keepMs)) return
     for (const [id, seen] of this.ids) {
-      if (this.ids.size <= MAX_REMEMBERED_IDS && now - seen.at <= this.keepMs) break
-      this.ids.delete(id) // forgotten: not read again (the bound on memory is the point)
+      const old = now - seen.at > this.keepMs
+      if (this.ids.size <= MAX_REMEMBERED_IDS && !old) break
+      this.ids.delete(id)
+      // Past every window asked so far: a longer window asked later reads the log again from its
+      // start (`covers`). Past the most remembered: forgotten, not read again (memory is bounded).
+      if (old && seen.at >= this.since) this.since = seen.at + 1
     }
   }
 
