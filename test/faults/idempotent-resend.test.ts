@@ -101,5 +101,5 @@ describe.each(targets)('%s: idempotent sends after a SIGKILL', (_name, target) =
       expect(after.get(seq)?.dup, `m-${seq} sent again`).toBe(true)
     }
     expect([...after.values()].filter((t) => !t.dup).length).toBeLessThanOrEqual(COUNT - before.size)
-  })
+  }, 120_000)
 })
