@@ -65,6 +65,12 @@ const SUITES: Record<
       'twainmq/browser in headless Chromium: produce→render p50/p99 over loopback (file, Redis), gzipped bundle size vs @durable-streams/client + rxjs',
     load: () => import('./suites/browser.js'),
   },
+  ids: {
+    description:
+      'idempotent sends (send with an id) vs plain sends on file and Redis, and the same ids sent again (defaults: --messages 100000 --repeat 3)',
+    defaults: { messages: 100_000, repeat: 3 },
+    load: () => import('./suites/ids.js'),
+  },
   twainmq: {
     description: 'Python TwainMQ format: write/read vs the native format and vs a python3 re-creation of TwainMQ',
     load: () => import('./suites/twainmq.js'),

@@ -41,8 +41,12 @@ export interface TextFrame {
   readonly bytes: number
   /** Empty the frame; its records will have this timestamp (ms since the epoch). */
   start(timestamp: number): void
-  /** Add a record: the key as `RecordInput.key` gives it (`keyBytes` stored bytes), a text value. */
-  add(key: Buffer | number, keyBytes: number, value: string): void
+  /**
+   * Add a record: the key as `RecordInput.key` gives it (`keyBytes` stored bytes), a text value,
+   * and an idempotency id (the record's one header, `ID_HEADER`; a frame with one is appended with
+   * `TextFrames.appendIdempotent`).
+   */
+  add(key: Buffer | number, keyBytes: number, value: string, id?: string): void
 }
 
 /**
@@ -66,6 +70,16 @@ export interface TextFrames {
    * cannot go now (then `append`). Throws what `append` rejects with.
    */
   appendNow(topic: string, partition: number, frame: TextFrame): number | undefined
+  /** `TopicStore.appendIdempotent` of the frame's records (some added with an id). */
+  appendIdempotent(topic: string, partition: number, frame: TextFrame, windowMs: number): Promise<IdempotentResult[]>
+}
+
+/** One record's outcome in {@link TopicStore.appendIdempotent}. */
+export interface IdempotentResult {
+  /** Where the record is: stored by this call, or (a duplicate) where its id's record was stored before. */
+  offset: number
+  /** Its id was stored within the window before (by any process, or earlier in this call): nothing was written for it. */
+  duplicate: boolean
 }
 
 /** First retained and next-to-be-written offset of a partition. */
@@ -165,6 +179,24 @@ export interface TopicStore {
     producerId: string,
     options?: AppendOptions,
   ): Promise<number>
+  /**
+   * `append` for records of which some carry an idempotency id (the `ID_HEADER` header of
+   * `record.ts`; `send(…, { id })`). A record whose id this partition stored within the last
+   * `windowMs` milliseconds (the store's clock: the machine's for a directory, the server's for
+   * Redis), by any process, before this call or earlier in it, is not stored again: it gets that
+   * record's offset. The others are stored as `append` stores them, in order, with consecutive
+   * offsets, and their ids are remembered for at least the window they were stored with, at most
+   * `MAX_REMEMBERED_IDS` per partition (the oldest forgotten first). Atomic with the append: no
+   * interleaving of processes, crashes or retried calls stores an id twice within its window.
+   * @throws what `append` throws; `InvalidArgumentError` where the topic's format keeps no headers.
+   */
+  appendIdempotent(
+    topic: string,
+    partition: number,
+    records: readonly RecordInput[],
+    producerId: string,
+    windowMs: number,
+  ): Promise<IdempotentResult[]>
   /**
    * The text-frame capability, where the store has one (the file backend); absent elsewhere (the
    * producer then sends records through `append`).

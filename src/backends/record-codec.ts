@@ -123,7 +123,9 @@ export function writeRecord(
 /**
  * Write a text record with no type and no headers at `pos`, its timestamp the base's (delta 0):
  * the same bytes `writeRecord` writes for it (room for `RECORD_FIXED + keyBytes + 3 × value.length`
- * must be there); returns the position after it.
+ * must be there); returns the position after it. With `header` (the UTF-8 bytes of one header's
+ * name, e.g. the idempotency id's) and `headerValue`, the record carries that one header (room for
+ * `6 + header.length + 3 × headerValue.length` more).
  */
 export function writeTextRecord(
   buf: Buffer,
@@ -131,14 +133,23 @@ export function writeTextRecord(
   key: Buffer | number,
   keyBytes: number,
   value: string,
+  header?: Buffer,
+  headerValue?: string,
 ): number {
   const start = pos
   for (let i = 4; i < 12; i++) buf[pos + i] = 0 // f64 +0: the timestamp delta
   buf[pos + 12] = ValueKind.Text
   buf[pos + 13] = 0
   put16(buf, pos + 14, keyBytes)
-  put16(buf, pos + 16, 0)
+  put16(buf, pos + 16, header === undefined ? 0 : 1)
   pos = writeKey(buf, pos + 18, key, keyBytes)
+  if (header !== undefined) {
+    const kl = header.copy(buf, pos + 6)
+    const vl = writeUtf8(buf, headerValue as string, pos + 6 + kl)
+    put16(buf, pos, kl)
+    put32(buf, pos + 2, vl)
+    pos += 6 + kl + vl
+  }
   pos += writeUtf8(buf, value, pos)
   put32(buf, start, pos - start - 4)
   return pos

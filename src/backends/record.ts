@@ -53,6 +53,20 @@ export interface RecordInput {
   headers?: Record<string, string> | undefined
 }
 
+/**
+ * The header of an idempotent send (`send(key, value, { id })`): a record carrying it is stored at
+ * most once per id and partition within the sender's window (`TopicStore.appendIdempotent`).
+ * Readers see it as any header.
+ */
+export const ID_HEADER = 'x-twain-id'
+/** Longest idempotency id, in UTF-8 bytes. */
+export const MAX_ID_BYTES = 512
+/**
+ * Ids a partition remembers at most (`appendIdempotent`): past it the oldest are forgotten before
+ * their window ends, so memory stays bounded (about 100 bytes each plus the id).
+ */
+export const MAX_REMEMBERED_IDS = 100_000
+
 /** `RecordInput.valueBytes` of a string value not measured yet: its encoder measures it as it writes it. */
 export const UNMEASURED = -1
 

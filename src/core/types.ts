@@ -97,6 +97,11 @@ export interface Message<V = unknown, K extends Key = Key> {
 export interface RecordMetadata {
   partition: number
   offset: number
+  /**
+   * Set (`true`) on a send with an `id` that the partition had stored within the producer's
+   * `dedupWindowMs`: nothing was written, `offset` is the stored message's. Absent otherwise.
+   */
+  duplicate?: true
 }
 
 /** `fsync` policy of the file backend. */

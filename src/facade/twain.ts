@@ -195,7 +195,7 @@ export class Twain implements AsyncDisposable {
   /** A producer for one topic; `K` (e.g. `number`, `string`, or `KeyOf<'u32'>`) narrows the keys `send` accepts at compile time. */
   producer<V = unknown, K extends Key = Key>(topic: string, options: ProducerOptions = {}): Producer<V, K> {
     this.live()
-    checkKnownKeys('producer()', options, ['partitioner', 'lingerMs', 'maxBatch', 'signal'])
+    checkKnownKeys('producer()', options, ['partitioner', 'lingerMs', 'maxBatch', 'signal', 'dedupWindowMs'])
     const p = new Producer<V, K>(this.#store, checkTopicName(topic), this.clientId, this.types, options, (done) =>
       this.producers.delete(done),
     )

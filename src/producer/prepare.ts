@@ -1,5 +1,5 @@
 import type { TopicMeta } from '../backends/backend.js'
-import { headerBytes, keyBytesOf, UNMEASURED } from '../backends/record.js'
+import { headerBytes, ID_HEADER, keyBytesOf, MAX_ID_BYTES, UNMEASURED } from '../backends/record.js'
 import { InvalidArgumentError, MessageTooLargeError, UnknownMessageTypeError } from '../core/errors.js'
 import type { Partitioner } from '../core/hash64.js'
 import { keyCodec, type KeyCodec } from '../core/keys.js'
@@ -23,6 +23,32 @@ function checkHeaders(headers: unknown): Record<string, string> | undefined {
   }
   if (n > 65535) throw new InvalidArgumentError(`A message may carry at most 65535 headers, got ${n}`)
   return n === 0 ? undefined : (headers as Record<string, string>)
+}
+
+/** An idempotency id checked (a non-empty string of at most `MAX_ID_BYTES`); returns its UTF-8 length. */
+function checkId(id: unknown): number {
+  if (typeof id !== 'string' || id.length === 0)
+    throw new InvalidArgumentError(`A send's id must be a non-empty string, got ${JSON.stringify(id) ?? String(id)}`)
+  const bytes = id.length * 3 <= MAX_ID_BYTES ? -1 : Buffer.byteLength(id, 'utf8')
+  if (bytes > MAX_ID_BYTES)
+    throw new InvalidArgumentError(
+      `A send's id must be at most ${MAX_ID_BYTES} UTF-8 bytes, got ${bytes} ("${id.slice(0, 40)}…")`,
+    )
+  return bytes < 0 ? Buffer.byteLength(id, 'utf8') : bytes
+}
+
+/** Stored bytes of the id header (name, value and their lengths) of an id of `idBytes` UTF-8 bytes. */
+const ID_HEADER_FIXED = 6 + Buffer.byteLength(ID_HEADER, 'utf8')
+
+/** The headers of a send with an idempotency id: `headers` plus `ID_HEADER` (checked). */
+function withId(id: unknown, headers: Record<string, string> | undefined): Record<string, string> {
+  checkId(id)
+  const given = headers?.[ID_HEADER]
+  if (given !== undefined && given !== id)
+    throw new InvalidArgumentError(
+      `A send's id "${id}" and its header ${ID_HEADER} "${given}" differ: give one (the id is stored in that header)`,
+    )
+  return { ...headers, [ID_HEADER]: id as string }
 }
 
 /**
@@ -98,7 +124,10 @@ export class Preparer {
     const type = item.type
     const key = codec.recordKey(rawKey)
     const keyBytes = keyBytesOf(key, codec)
-    const headers = item.headers === undefined ? undefined : checkHeaders(item.headers)
+    let headers = item.headers === undefined ? undefined : checkHeaders(item.headers)
+    // An id given as `id` or as the header itself (the header alone is an id too).
+    const id = item.id ?? headers?.[ID_HEADER]
+    if (id !== undefined) headers = withId(id, headers)
     let kind: ValueKind
     let bytes: Buffer | string
     let length: number
@@ -143,15 +172,16 @@ export class Preparer {
   }
 
   /**
-   * A plain text send (string value, no type, no headers; see `TextFlusher`), checked as `send`
-   * checks it and prepared in place only as far as a frame needs: its key encoded (`key`,
+   * A plain text send (string value, no type, no headers but an idempotency id; see `TextFlusher`),
+   * checked as `send` checks it and prepared in place only as far as a frame needs: its key encoded (`key`,
    * `keyBytes`) and its partition chosen.
    */
   text(r: SendRecord): void {
     const rawKey = r.key as unknown
     const key = this.codec.recordKey(rawKey)
     const keyBytes = keyBytesOf(key, this.codec)
-    this.checkText(keyBytes, r.value as string, 0)
+    const hb = r.id === undefined ? 0 : ID_HEADER_FIXED + checkId(r.id)
+    this.checkText(keyBytes + hb, r.value as string, hb)
     r.partition = this.partitionOf(rawKey, r.partition as number | undefined)
     r.key = key
     r.keyBytes = keyBytes

@@ -3,6 +3,7 @@ import { ClosedError, InvalidArgumentError, TopicNotFoundError, abortErrorFrom }
 import { cachedHash64, type Partitioner } from '../core/hash64.js'
 import { checkInt, checkNonNegative } from '../core/names.js'
 import type { Key, RecordMetadata } from '../core/types.js'
+import { appendIdempotent, hasIds } from './idempotent.js'
 import { IssueOrder } from './issue-order.js'
 import { MAX_BATCH_BYTES, chunkEnd, place } from './partition-batches.js'
 import { Preparer, type TypeCheck } from './prepare.js'
@@ -19,6 +20,13 @@ export interface ProducerOptions {
   maxBatch?: number
   /** Aborting closes the producer: sends not yet written reject with `AbortError`. */
   signal?: AbortSignal
+  /**
+   * How long a send's `id` is remembered: a send whose id its partition stored within this many
+   * milliseconds (by any producer, process or restart) is not stored again and resolves with the
+   * stored message's offset (`duplicate: true`). From 1 ms to a day. A partition remembers at most
+   * the last 100,000 ids (`MAX_REMEMBERED_IDS`) whatever the window. @default 300000 (5 minutes)
+   */
+  dedupWindowMs?: number
 }
 
 /** Per-send options. */
@@ -28,6 +36,13 @@ export interface SendOptions {
   type?: string
   /** Write to this partition instead of the partitioner's choice. */
   partition?: number
+  /**
+   * An idempotency id (at most 512 UTF-8 bytes): a send whose id the partition stored within the
+   * producer's `dedupWindowMs` is not stored again and resolves with the stored message's offset
+   * and `duplicate: true`. Stored as the header `x-twain-id`, which readers see. Ids are per
+   * partition: send a retried message with the same key (or `partition`).
+   */
+  id?: string
 }
 
 /** A queued `sendBatch` (resolves with an array); single sends queue as `SendRecord`s. */
@@ -64,6 +79,7 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
   private readonly partitioner: Partitioner
   private readonly lingerMs: number
   private readonly maxBatch: number
+  private readonly dedupWindowMs: number
   private readonly offAbort: () => void
 
   /** @internal Use `twain.producer()`. */
@@ -79,6 +95,7 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     this.partitioner = options.partitioner ?? cachedHash64()
     this.lingerMs = checkNonNegative('lingerMs', options.lingerMs ?? 0)
     this.maxBatch = checkInt('maxBatch', options.maxBatch ?? 10_000, 1, 1_000_000)
+    this.dedupWindowMs = checkInt('dedupWindowMs', options.dedupWindowMs ?? 300_000, 1, 24 * 60 * 60 * 1000)
     const signal = options.signal
     const onAbort = () => this.abort(abortErrorFrom(signal as AbortSignal))
     signal?.addEventListener('abort', onAbort, { once: true })
@@ -100,7 +117,14 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
 
   /** Send several messages; all are validated first, so one bad item writes nothing. */
   sendBatch(
-    items: Array<{ key: K; value: V; headers?: Record<string, string>; type?: string; partition?: number }>,
+    items: Array<{
+      key: K
+      value: V
+      headers?: Record<string, string>
+      type?: string
+      partition?: number
+      id?: string
+    }>,
   ): Promise<RecordMetadata[]> {
     if (!Array.isArray(items))
       return Promise.reject(
@@ -120,7 +144,7 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     this.queue.push(p)
     if (this.textOnly) {
       if (p instanceof SendRecord && typeof p.value === 'string' && p.headers === undefined && p.type === undefined)
-        this.textUnits += p.value.length
+        this.textUnits += p.value.length + (p.id === undefined ? 0 : p.id.length + 16)
       else this.textOnly = false
     }
     if (!this.scheduled) {
@@ -169,7 +193,7 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     }
     // Prepare every record; a send with a bad item fails alone and writes nothing.
     const prep = new Preparer(meta, this.partitioner, this.types, Date.now())
-    const framed = text && this.text?.write(batch as SendRecord[], prep, issued, this.forgetMeta)
+    const framed = text && this.text?.write(batch as SendRecord[], prep, issued, this.forgetMeta, this.dedupWindowMs)
     if (framed) return framed
     if (batch.length === 1 && batch[0] instanceof SendRecord) return this.writeOne(batch[0], prep, issued)
     const byPartition = new Map<number, PreparedRecord[]>()
@@ -228,7 +252,9 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
         const out = new Array<RecordMetadata>(records.length)
         for (let i = 0; i < records.length; i++) {
           const r = records[i] as PreparedRecord
-          out[i] = { partition: r.partition, offset: r.offset }
+          out[i] = r.duplicate
+            ? { partition: r.partition, offset: r.offset, duplicate: true }
+            : { partition: r.partition, offset: r.offset }
         }
         pending.resolve(out)
       }
@@ -241,14 +267,19 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     try {
       const r = prep.send(send)
       if (r instanceof Promise) await r
-      append = this.backend.append(this.topic, send.partition, [send], this.producerId)
+      append = !hasIds([send])
+        ? this.backend.append(this.topic, send.partition, [send], this.producerId)
+        : appendIdempotent(this.backend, this.topic, send.partition, [send], this.producerId, this.dedupWindowMs)
     } catch (e) {
       return send.reject(e)
     } finally {
       issued()
     }
     try {
-      send.resolve({ partition: send.partition, offset: await append })
+      const offset = await append
+      send.resolve(
+        send.duplicate ? { partition: send.partition, offset, duplicate: true } : { partition: send.partition, offset },
+      )
     } catch (e) {
       if (e instanceof TopicNotFoundError) this.forgetMeta()
       send.reject(e)
@@ -265,8 +296,12 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
       const end = chunkEnd(records, start, this.maxBatch)
       const chunk = start === 0 && end === records.length ? records : records.slice(start, end)
       try {
-        const base = await this.backend.append(this.topic, partition, chunk, this.producerId)
-        for (let k = 0; k < chunk.length; k++) (chunk[k] as PreparedRecord).offset = base + k
+        if (hasIds(chunk))
+          await appendIdempotent(this.backend, this.topic, partition, chunk, this.producerId, this.dedupWindowMs)
+        else {
+          const base = await this.backend.append(this.topic, partition, chunk, this.producerId)
+          for (let k = 0; k < chunk.length; k++) (chunk[k] as PreparedRecord).offset = base + k
+        }
       } catch (e) {
         if (e instanceof TopicNotFoundError) this.forgetMeta() // deleted (maybe re-created): look it up again
         for (const r of chunk) failures.set(r, e)

@@ -9,12 +9,16 @@ export interface SendItem {
   headers?: Record<string, string> | undefined
   type?: string | undefined
   partition?: number | undefined
+  /** Idempotency id (`SendOptions.id`). */
+  id?: string | undefined
 }
 
 /** A checked record with its partition; `offset` is filled in once written. */
 export interface PreparedRecord extends RecordInput {
   partition: number
   offset: number
+  /** Its id was stored within the window before: nothing was written (an idempotent send). */
+  duplicate?: boolean
 }
 
 const captured = {
@@ -47,6 +51,9 @@ export class SendRecord implements PreparedRecord {
   headers: Record<string, string> | undefined
   partition: number
   offset = -1
+  /** The idempotency id given (`SendOptions.id`), until preparation puts it in `headers`. */
+  id: string | undefined
+  duplicate = false
   /** Settle the `send()` promise. */
   readonly resolve: (m: RecordMetadata) => void
   readonly reject: (error: unknown) => void
@@ -56,13 +63,19 @@ export class SendRecord implements PreparedRecord {
     key: Key,
     value: unknown,
     options:
-      | { headers?: Record<string, string> | undefined; type?: string | undefined; partition?: number | undefined }
+      | {
+          headers?: Record<string, string> | undefined
+          type?: string | undefined
+          partition?: number | undefined
+          id?: string | undefined
+        }
       | undefined,
   ) {
     this.key = key as Buffer | number
     this.value = value as Buffer | string
     this.headers = options?.headers
     this.type = options?.type
+    this.id = options?.id
     this.partition = options?.partition as number // undefined until prepared when not pinned
     this.promise = new Promise(capture)
     this.resolve = captured.resolve
@@ -72,6 +85,11 @@ export class SendRecord implements PreparedRecord {
 
 /** Settle a single send once its partition's writes are done: written (offset set) or failed (in `failures`). */
 export function settleSend(r: SendRecord, failures: Map<PreparedRecord, unknown>): void {
-  if (r.offset >= 0) r.resolve({ partition: r.partition, offset: r.offset })
+  if (r.offset >= 0)
+    r.resolve(
+      r.duplicate
+        ? { partition: r.partition, offset: r.offset, duplicate: true }
+        : { partition: r.partition, offset: r.offset },
+    )
   else if (failures.has(r)) r.reject(failures.get(r))
 }

@@ -1,4 +1,4 @@
-import type { TextFrame, TextFrames } from '../backends/backend.js'
+import type { IdempotentResult, TextFrame, TextFrames } from '../backends/backend.js'
 import { TopicNotFoundError } from '../core/errors.js'
 import type { Preparer } from './prepare.js'
 import type { SendRecord } from './send-record.js'
@@ -13,10 +13,13 @@ interface Part {
   partition: number
   frame: TextFrame
   sends: SendRecord[]
+  /** Some of its sends have an idempotency id (the frame is appended with `appendIdempotent`). */
+  ids: boolean
 }
 
 /**
- * The producer's path for a flush of plain text sends (string values, no headers, no type) on a
+ * The producer's path for a flush of plain text sends (string values, no headers but an idempotency
+ * id, no type) on a
  * store with the text-frame capability (`TopicStore.frames`): each send is checked as any other and its
  * record encoded straight into its partition's frame, one pass, no record objects; each frame is
  * one append. A send settles with its partition's append, as on the general path. Frames are
@@ -42,7 +45,13 @@ export class TextFlusher {
    * Write `batch`; false (nothing done) when the topic takes no frames. `issued` is called once
    * every append is issued; `onNotFound` when the topic turned out missing.
    */
-  write(batch: SendRecord[], prep: Preparer, issued: () => void, onNotFound: () => void): Promise<void> | false {
+  write(
+    batch: SendRecord[],
+    prep: Preparer,
+    issued: () => void,
+    onNotFound: () => void,
+    windowMs: number,
+  ): Promise<void> | false {
     const first = this.take(prep.now)
     if (first === undefined) return false
     const parts = new Map<number, Part>()
@@ -58,20 +67,24 @@ export class TextFlusher {
       let part = last !== undefined && last.partition === partition ? last : parts.get(partition)
       if (part === undefined) {
         const frame = parts.size === 0 ? first : (this.take(prep.now) as TextFrame)
-        parts.set(partition, (part = { partition, frame, sends: [] }))
+        parts.set(partition, (part = { partition, frame, sends: [], ids: false }))
       }
       last = part
-      part.frame.add(r.key, r.keyBytes, r.value as string)
+      if (r.id === undefined) part.frame.add(r.key, r.keyBytes, r.value as string)
+      else {
+        part.frame.add(r.key, r.keyBytes, r.value as string, r.id)
+        part.ids = true
+      }
       part.sends.push(r)
     }
     if (parts.size === 0) this.free.push(first)
     if (parts.size === 1) {
-      const only = this.append(parts.values().next().value as Part, onNotFound)
+      const only = this.append(parts.values().next().value as Part, onNotFound, windowMs)
       issued()
       return only
     }
     const writes: Array<Promise<void>> = []
-    for (const part of parts.values()) writes.push(this.append(part, onNotFound))
+    for (const part of parts.values()) writes.push(this.append(part, onNotFound, windowMs))
     issued()
     return Promise.all(writes).then(() => undefined)
   }
@@ -82,7 +95,8 @@ export class TextFlusher {
    * for latency beyond this process: a reader woken by the write often waits for this CPU until
    * the writer blocks again (decision 175).
    */
-  private append(part: Part, onNotFound: () => void): Promise<void> {
+  private append(part: Part, onNotFound: () => void, windowMs: number): Promise<void> {
+    if (part.ids) return this.appendIdempotent(part, onNotFound, windowMs)
     let base: number | undefined
     try {
       base = this.frames.appendNow(this.topic, part.partition, part.frame)
@@ -103,6 +117,22 @@ export class TextFlusher {
       return this.failed(part, e, onNotFound)
     }
     this.written(part, base)
+  }
+
+  /** A part with ids: each send resolves with its record's offset, or the stored one's (`duplicate`). */
+  private async appendIdempotent(part: Part, onNotFound: () => void, windowMs: number): Promise<void> {
+    let results: IdempotentResult[]
+    try {
+      results = await this.frames.appendIdempotent(this.topic, part.partition, part.frame, windowMs)
+    } catch (e) {
+      return this.failed(part, e, onNotFound)
+    }
+    const { partition, sends } = part
+    this.release(part.frame)
+    for (let i = 0; i < sends.length; i++) {
+      const { offset, duplicate } = results[i] as IdempotentResult
+      ;(sends[i] as SendRecord).resolve(duplicate ? { partition, offset, duplicate: true } : { partition, offset })
+    }
   }
 
   private written(part: Part, base: number): void {

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { keySlot } from '../../src/backends/redis/key-slot.js'
-import { LogRollbackError, open, type Twain } from '../../src/index.js'
+import { ClosedError, LogRollbackError, open, type Twain } from '../../src/index.js'
 import { RedisCluster } from '../helpers/redis-cluster.js'
 import { streamKeyOf } from '../helpers/redis-keys.js'
 import { until } from '../helpers/wait.js'
@@ -29,8 +29,12 @@ function sender(twain: Twain): { acked: string[]; sent: () => number; stop(): Pr
       try {
         await producer.send(0, `v${n}`, { partition: 0 })
         acked.push(`v${n}`)
-      } catch {
-        /* a send rejected during the move (another helper's concern): not counted */
+      } catch (e) {
+        // A send rejected during the move (another helper's concern): not counted. A closed
+        // producer (the test ended early) ends the loop; any rejection yields to timers first, so a
+        // send that fails at once cannot starve the event loop (and the test's own timeouts).
+        if (e instanceof ClosedError) return
+        await new Promise((r) => setImmediate(r))
       }
     }
   })()
@@ -56,6 +60,7 @@ describe.each(['slot migration', 'manual failover', 'kill -9 of the master'] as 
       if (w instanceof LogRollbackError && w.partition === 0) rollbacks.push(w)
     }
     process.on('warning', onWarning)
+    let running: ReturnType<typeof sender> | undefined
     try {
       await twain.createTopic('t', { partitions: 3 })
       const slot = keySlot(await streamKeyOf(twain, 't', 0))
@@ -72,7 +77,7 @@ describe.each(['slot migration', 'manual failover', 'kill -9 of the master'] as 
           }
         }
       })()
-      const s = sender(twain)
+      const s = (running = sender(twain))
       await until(() => got.length >= 200, 15_000, '200 records tailed before the move')
       const master = await cluster.masterOf(slot)
       if (move === 'slot migration') {
@@ -125,7 +130,10 @@ describe.each(['slot migration', 'manual failover', 'kill -9 of the master'] as 
       await reading
     } finally {
       process.off('warning', onWarning)
+      await running?.stop()
       await twain.close()
     }
-  })
+    // Its own waits are the bounds under test (15 s after the move, 20 s for 200 sends, …); the test as
+    // a whole gets room for all of them on a loaded machine (the default 30 s ended it mid-wait once).
+  }, 120_000)
 })

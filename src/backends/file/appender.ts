@@ -65,6 +65,28 @@ export class PartitionAppender {
     return this.appendWith(records.length, (base) => this.encode(records, base, producerId), producerId, expectedEnd)
   }
 
+  /**
+   * Append a frame decided on under the lock: `count` looks at the partition's end offset and says
+   * how many records the frame will hold (the idempotent appends read what others appended up to
+   * that end and drop the duplicates), `encode` makes it at its base offset. Resolves with the base
+   * offset, or undefined when `count` gave 0 (nothing is written).
+   */
+  appendChosen(
+    count: (end: number) => number,
+    encode: (base: number) => Buffer,
+    producerId: string,
+  ): Promise<number | undefined> {
+    this.pending++
+    const run = this.tail.then(async () => {
+      await this.takeLock()
+      const base = this.writeLockedWith(count, encode, producerId)
+      if (base !== undefined) await this.synced()
+      return base
+    })
+    this.tail = run.catch(() => undefined).finally(() => this.pending--)
+    return run
+  }
+
   /** Append a frame built by the producer (see `NativeTextFrame`) as `append` does. */
   appendFrame(frame: NativeTextFrame): Promise<number> {
     return this.appendWith(frame.count, (base) => frame.frame(base), frame.producerId, undefined)
@@ -127,17 +149,28 @@ export class PartitionAppender {
     producerId: string,
     expectedEnd: number | undefined,
   ): Promise<number> {
+    await this.takeLock()
+    const base = this.writeLocked(count, encode, producerId, expectedEnd)
+    await this.synced()
+    return base
+  }
+
+  /** Hold the lock (the caller then writes synchronously, while it is still ours). */
+  private async takeLock(): Promise<void> {
     try {
       this.checkDir()
       await this.lock.take()
       // The fd pool may have closed this appender (releasing the lock) between the acquire and this
-      // continuation: write only while the lock is ours (writeLocked runs synchronously from here).
+      // continuation: write only while the lock is ours (the write runs synchronously from here).
       while (!this.lock.owns()) await this.lock.take()
     } catch (e) {
       this.close()
       throw e
     }
-    const base = this.writeLocked(count, encode, producerId, expectedEnd)
+  }
+
+  /** After a write under the lock: sync it as the fsync policy says. */
+  private async synced(): Promise<void> {
     const policy = this.options.fsync
     if (policy === 'batch' || policy === 'always') {
       const seg = this.seg as ActiveSegment
@@ -151,7 +184,6 @@ export class PartitionAppender {
         this.busy--
       }
     } else if (typeof policy === 'number') this.dirty = true
-    return base
   }
 
   /** The topic or partition directory replaced by a symlink is refused (checked once per appender). */
@@ -179,17 +211,38 @@ export class PartitionAppender {
     producerId: string,
     expectedEnd: number | undefined,
   ): number {
+    const check = (end: number): number => {
+      if (expectedEnd !== undefined && end !== expectedEnd) {
+        this.lock.written() // nothing written, nothing wrong: the lock is kept or yielded as after a write
+        throw new AppendConflictError(
+          `Append to "${this.topic}" partition ${basename(this.dir)} expected its end at ${expectedEnd}, found ${end}: another writer appended first`,
+          { end },
+        )
+      }
+      return count
+    }
+    return this.writeLockedWith(check, encode, producerId) as number
+  }
+
+  /**
+   * Write one frame with the lock held: `count` looks at the partition's end and says how many
+   * records the frame will hold (0: write nothing, undefined is returned); then the lock is kept
+   * briefly, or released on failure.
+   */
+  private writeLockedWith(
+    count: (end: number) => number,
+    encode: (base: number) => Buffer,
+    producerId: string,
+  ): number | undefined {
     let base: number
     try {
       this.checkDir()
       let seg = (this.seg = refresh(this.seg, this.dir, this.topic))
       base = seg.nextOffset
-      if (expectedEnd !== undefined && base !== expectedEnd) {
-        this.lock.written() // nothing written, nothing wrong: the lock is kept or yielded as after a write
-        throw new AppendConflictError(
-          `Append to "${this.topic}" partition ${basename(this.dir)} expected its end at ${expectedEnd}, found ${base}: another writer appended first`,
-          { end: base },
-        )
+      const n = count(base)
+      if (n === 0) {
+        this.lock.written()
+        return undefined
       }
       const frame = encode(base)
       if (seg.size > 0 && seg.size + frame.length > this.options.segmentBytes) {
@@ -197,7 +250,7 @@ export class PartitionAppender {
         seg = this.seg = roll(seg, this.dir, this.topic, producerId, this.options.fsync === 'always')
         this.rolled = true
       }
-      writeFrame(seg, frame, count)
+      writeFrame(seg, frame, n)
     } catch (e) {
       if (!(e instanceof AppendConflictError)) this.close()
       throw e

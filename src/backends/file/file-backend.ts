@@ -4,6 +4,7 @@ import type { FsyncPolicy } from '../../core/types.js'
 import { TopicNotFoundError } from '../../core/errors.js'
 import type {
   AppendOptions,
+  IdempotentResult,
   Backend,
   PartitionOffsets,
   PartitionReader,
@@ -121,6 +122,15 @@ export class FileBackend implements Backend {
   ): Promise<number> {
     return this.at(topic).append(topic, partition, records, producerId, options)
   }
+  async appendIdempotent(
+    topic: string,
+    partition: number,
+    records: readonly RecordInput[],
+    producerId: string,
+    windowMs: number,
+  ): Promise<IdempotentResult[]> {
+    return this.at(topic).appendIdempotent(topic, partition, records, producerId, windowMs)
+  }
   /** Native topics take frames built by the producer; a foreign format's do not. */
   readonly frames: TextFrames = {
     frame: (topic: string, producerId: string): TextFrame | undefined =>
@@ -131,6 +141,10 @@ export class FileBackend implements Backend {
     },
     appendNow: (topic: string, partition: number, frame: TextFrame): number | undefined =>
       this.at(topic) === this.native ? this.native.frames.appendNow(topic, partition, frame) : undefined,
+    appendIdempotent: async (topic: string, partition: number, frame: TextFrame, windowMs: number) => {
+      if (this.at(topic) !== this.native) throw new TopicNotFoundError(`Topic "${topic}" is no longer a native topic`)
+      return this.native.frames.appendIdempotent(topic, partition, frame, windowMs)
+    },
   }
   async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
     return this.at(topic).openReader(topic, partition, from)

@@ -4,6 +4,7 @@ import { keyCodec } from '../../core/keys.js'
 import type { FsyncPolicy } from '../../core/types.js'
 import type {
   AppendOptions,
+  IdempotentResult,
   PartitionOffsets,
   PartitionReader,
   TextFrame,
@@ -13,6 +14,7 @@ import type {
 } from '../backend.js'
 import { OpenReaders } from '../open-readers.js'
 import type { RecordInput } from '../record.js'
+import { IdAppends } from './id-appends.js'
 import { lastAccessSync, markAccessSync } from './access-time.js'
 import { FdPool } from './fd-pool.js'
 import { partitionDir, topicFile } from './layout.js'
@@ -52,6 +54,11 @@ export class NativeStore implements TopicStore {
   private readonly segmentBytes: number
   private syncTimer: NodeJS.Timeout | undefined
   private readonly readers = new OpenReaders()
+  private readonly idAppends = new IdAppends({
+    appendVia: (topic, partition, write) => this.appendVia(topic, partition, write),
+    openRawReader: (topic, partition, from) => this.openFileReader(topic, partition, from),
+    offsetForTime: (topic, partition, time) => this.offsetForTime(topic, partition, time),
+  })
 
   constructor(
     readonly root: string,
@@ -157,6 +164,16 @@ export class NativeStore implements TopicStore {
     return this.appendVia(topic, partition, (a) => a.append(records, producerId, options.expectedEnd))
   }
 
+  async appendIdempotent(
+    topic: string,
+    partition: number,
+    records: readonly RecordInput[],
+    producerId: string,
+    windowMs: number,
+  ): Promise<IdempotentResult[]> {
+    return this.idAppends.append(topic, partition, records, producerId, windowMs)
+  }
+
   /** Every topic of this store takes frames (the producer's path for plain text sends). */
   readonly frames: TextFrames = {
     frame: (_topic: string, producerId: string): NativeTextFrame => new NativeTextFrame(producerId),
@@ -164,6 +181,8 @@ export class NativeStore implements TopicStore {
       this.appendFrame(topic, partition, frame),
     appendNow: (topic: string, partition: number, frame: TextFrame): number | undefined =>
       this.appendFrameNow(topic, partition, frame),
+    appendIdempotent: async (topic: string, partition: number, frame: TextFrame, windowMs: number) =>
+      this.idAppends.appendFrame(topic, partition, ownFrame(topic, frame), windowMs),
   }
 
   private async appendFrame(topic: string, partition: number, frame: TextFrame): Promise<number> {
@@ -219,6 +238,10 @@ export class NativeStore implements TopicStore {
   }
 
   async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
+    return this.openFileReader(topic, partition, from)
+  }
+
+  private async openFileReader(topic: string, partition: number, from: number): Promise<FilePartitionReader> {
     const meta = await this.getTopic(topic)
     const rekey = () => keyCodec((this.metaNow(topic) ?? meta).keyType)
     return this.readers.add(
@@ -262,11 +285,13 @@ export class NativeStore implements TopicStore {
   private forget(topic: string): void {
     this.metas.delete(topic)
     this.appenders.forgetTopic(topic)
+    this.idAppends.forgetTopic(topic)
   }
 
   async close(): Promise<void> {
     if (this.syncTimer) clearInterval(this.syncTimer)
     this.syncTimer = undefined
+    this.idAppends.close()
     await this.readers.closeAll()
     await this.appenders.close()
   }

@@ -78,6 +78,13 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
   async read(max: number, make?: MessageFactory): Promise<Message[]> {
     return this.readSync(max, false, undefined, make) as Message[]
   }
+  /**
+   * `readRaw` now, synchronously (the reads inside are page-cache reads): for a caller holding the
+   * partition lock, which must not wait between looking at the log and writing to it.
+   */
+  readRawNow(max: number): RawRecord[] {
+    return this.readSync(max, true) as RawRecord[]
+  }
   /** Like `read`, without decoding (`readSync(…, raw)`): the records point into this reader's buffer until its next call. */
   async readRaw(max: number, budget?: RawBudget): Promise<RawRecord[]> {
     return this.readSync(max, true, budget) as RawRecord[]

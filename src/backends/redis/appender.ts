@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import { AppendConflictError, ClosedError, LogRollbackError, TopicNotFoundError } from '../../core/errors.js'
 import { recordBytes, typeBytes, writeRecord } from '../record-codec.js'
-import type { RecordInput } from '../record.js'
+import type { IdempotentResult } from '../backend.js'
+import { ID_HEADER, MAX_REMEMBERED_IDS, type RecordInput } from '../record.js'
 import { byDeadline } from './ack-deadline.js'
 import { isConnectionError, redisError, sleep } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import type { ReplicaAcks } from './replica-acks.js'
+import type { ScriptReply } from './script-specs.js'
 import type { Scripts } from './scripts.js'
 
 /** Records per script call: larger appends go as several calls in one pipeline (a few ms of Lua each). */
@@ -70,10 +72,37 @@ export class RedisAppender {
     expectedEnd?: number,
   ): Promise<number> {
     const id = `${topic}\0${partition}`
-    const prev = this.tails.get(id)
     const takenAt = Date.now()
     // Nothing in flight to this partition: the script call goes now, in this task.
-    const go = () => this.write(topic, partition, id, records, producerId, maxMessages, expectedEnd, takenAt)
+    return this.queue(id, () =>
+      this.write(topic, partition, id, records, producerId, maxMessages, expectedEnd, takenAt),
+    )
+  }
+
+  /**
+   * Append records of which some carry an id (`ID_HEADER`): append-ids-7.lua stores each id once per
+   * window. Queued behind this instance's other appends to the partition, as `append` is. A call
+   * larger than one part (PART_RECORDS / PART_BYTES) is several script calls, one after the other,
+   * each atomic: another instance's records may come between two parts.
+   */
+  appendIdempotent(
+    topic: string,
+    partition: number,
+    records: readonly RecordInput[],
+    producerId: string,
+    maxMessages: number,
+    windowMs: number,
+  ): Promise<IdempotentResult[]> {
+    const id = `${topic}\0${partition}`
+    const takenAt = Date.now()
+    return this.queue(id, () =>
+      this.writeIds(topic, partition, id, records, producerId, maxMessages, windowMs, takenAt),
+    )
+  }
+
+  /** Run `go` after this instance's appends to the partition `id` taken before it. */
+  private queue<T>(id: string, go: () => Promise<T>): Promise<T> {
+    const prev = this.tails.get(id)
     const run = prev === undefined ? go() : prev.then(go, go)
     const tail = run.catch(() => undefined)
     this.tails.set(id, tail)
@@ -81,6 +110,16 @@ export class RedisAppender {
       if (this.tails.get(id) === tail) this.tails.delete(id)
     })
     return run
+  }
+
+  private partKeys(topic: string, partition: number) {
+    return [
+      this.keys.stream(topic, partition),
+      this.keys.end(topic, partition),
+      this.keys.start(topic, partition),
+      this.keys.producers(topic, partition),
+      this.keys.reservation(topic, partition),
+    ] as const
   }
 
   private async write(
@@ -98,89 +137,177 @@ export class RedisAppender {
     const { parts: chunks, counts } = encodeParts(records)
     const first = (this.seqs.get(id) ?? 0) + 1
     this.seqs.set(id, first + chunks.length - 1)
-    const keys = [
-      this.keys.stream(topic, partition),
-      this.keys.end(topic, partition),
-      this.keys.start(topic, partition),
-      this.keys.producers(topic, partition),
-      this.keys.reservation(topic, partition),
-    ] as const
+    const keys = this.partKeys(topic, partition)
     const part = (i: number): Part =>
       chunks.length === 1 ? 'one' : i === 0 ? 'first' : i === chunks.length - 1 ? 'last' : 'next'
-    const what = `Append to "${topic}" partition ${partition}`
-    const acks = this.acks
     let base = -1
     // At most WINDOW parts in flight: the script remembers the last 32 batches of an instance, so
     // every part a retry re-sends is still recognised.
     for (let from = 0; from < chunks.length; from += WINDOW) {
       const window = chunks.slice(from, from + WINDOW)
-      let attempt = 0
-      const since = Date.now()
-      // With replicaAcks, when this window must have settled: the first one replicaAckTimeoutMs
-      // after the append was taken (time spent queued behind earlier appends to the partition
-      // counts), a later one after its turn came.
-      const ackBy = acks && (from === 0 ? takenAt : since) + acks.policy.timeoutMs
-      const tryWindow = async () => {
+      const replies = await this.settle(
+        topic,
+        partition,
+        keys[3],
+        from === 0 ? takenAt : undefined,
+        first + from + window.length - 1,
+        expectedEnd,
         // One pipeline: the calls are issued in one tick and written back to back without waiting for replies.
-        const now = Date.now()
-        const call = (c: Buffer, k: number) =>
-          this.scripts.call('append', keys, [
+        (now) =>
+          window.map((c, k) =>
+            this.scripts.call('append', keys, [
+              this.token,
+              first + from + k,
+              part(from + k),
+              maxMessages,
+              producerId,
+              now,
+              c,
+              from + k === 0 && expectedEnd !== undefined ? String(expectedEnd) : '',
+            ]),
+          ),
+      )
+      if (from === 0) base = Number((replies[0] as (typeof replies)[number])[0])
+      // Only offsets now acknowledged count as given (a window whose WAIT failed is sent again).
+      replies.forEach((r, k) =>
+        this.checkTold(topic, partition, id, Number(r[0]), Number(r[1]) === 1, counts[from + k] as number),
+      )
+    }
+    return base
+  }
+
+  /**
+   * The parts of an idempotent append, one script call after another. Each carries the next batch
+   * sequence number like an `append` part, so a part re-sent after a dropped connection is
+   * recognised and answered as it was the first time (its ids alone would not keep the records
+   * without one from being written twice).
+   */
+  private async writeIds(
+    topic: string,
+    partition: number,
+    id: string,
+    records: readonly RecordInput[],
+    producerId: string,
+    maxMessages: number,
+    windowMs: number,
+    takenAt: number,
+  ): Promise<IdempotentResult[]> {
+    if (this.closed) throw new ClosedError(`The Redis backend is closed: cannot append to "${topic}"`)
+    const { parts, counts } = encodeParts(records)
+    const keys = [
+      ...this.partKeys(topic, partition),
+      this.keys.ids(topic, partition),
+      this.keys.idsBefore(topic, partition),
+    ] as const
+    const results: IdempotentResult[] = []
+    for (let p = 0, at = 0; p < parts.length; p++) {
+      const n = counts[p] as number
+      const ids = packIds(records, at, n)
+      const seq = (this.seqs.get(id) ?? 0) + 1
+      this.seqs.set(id, seq)
+      const blob = parts[p] as Buffer
+      const [reply] = await this.settle(
+        topic,
+        partition,
+        keys[3],
+        p === 0 ? takenAt : undefined,
+        seq,
+        undefined,
+        (now) => [
+          this.scripts.call('append-ids', keys, [
             this.token,
-            first + from + k,
-            part(from + k),
+            seq,
+            'one',
             maxMessages,
             producerId,
             now,
-            c,
-            from + k === 0 && expectedEnd !== undefined ? String(expectedEnd) : '',
-          ])
-        const replies = window.length === 1 ? [await call(window[0] as Buffer, 0)] : await Promise.all(window.map(call))
-        if (acks && ackBy !== undefined) {
-          // The window's last part stands for it: the script applies parts in order, so a node holding it holds them all.
-          const seq = first + from + window.length - 1
-          const mark = {
-            field: `${this.token}:${seq % 32}`,
-            value: `${seq}:${Number((replies[window.length - 1] as (typeof replies)[number])[0])}`,
-          }
-          await acks.wait(keys[3], mark, what, ackBy)
-        }
-        return replies
+            blob,
+            windowMs,
+            MAX_REMEMBERED_IDS,
+            ids,
+          ]),
+        ],
+      )
+      const r = reply as ScriptReply<'append-ids'>
+      const base = Number(r[0])
+      const dups = new Map<number, number>()
+      for (let j = 2; j + 1 < r.length; j += 2) dups.set(Number(r[j]) - 1, Number(r[j + 1]))
+      let stored = 0
+      for (let k = 0; k < n; k++) {
+        const dup = dups.get(k)
+        results.push(
+          dup === undefined ? { offset: base + stored++, duplicate: false } : { offset: dup, duplicate: true },
+        )
       }
-      for (;;) {
-        try {
-          // Past the deadline (queued too long, or retried up to it): rejected without another try.
-          if (acks && ackBy !== undefined && Date.now() >= ackBy) throw acks.late(what)
-          const replies =
-            acks && ackBy !== undefined
-              ? await byDeadline(tryWindow(), ackBy + REPLY_GRACE_MS, () => acks.late(what))
-              : await tryWindow()
-          if (from === 0) base = Number((replies[0] as (typeof replies)[number])[0])
-          // Only offsets now acknowledged count as given (a window whose WAIT failed is sent again).
-          replies.forEach((r, k) =>
-            this.checkTold(topic, partition, id, Number(r[0]), Number(r[1]) === 1, counts[from + k] as number),
-          )
-          break
-        } catch (e) {
-          const msg = e instanceof Error ? e.message : String(e)
-          if (msg.startsWith('NOTOPIC'))
-            throw new TopicNotFoundError(`Topic "${topic}" (partition ${partition}) does not exist`)
-          if (msg.startsWith('CONFLICT')) {
-            const end = Number(msg.slice('CONFLICT '.length))
-            throw new AppendConflictError(
-              `Append to "${topic}" partition ${partition} expected its end at ${expectedEnd}, found ${end}: another writer appended first`,
-              { end },
-            )
-          }
-          const busy = msg.startsWith('BUSY') || msg.startsWith('SEQGAP')
-          const retry = Date.now() - since < (busy ? BUSY_WAIT_MS : RETRY_FOR_MS) && (busy || isConnectionError(e))
-          if (!retry || this.closed) throw redisError(`${what} failed`, e)
-          attempt++
-          const pause = busy ? 2 : Math.min(20 * 2 ** attempt, MAX_BACKOFF_MS)
-          await sleep(ackBy === undefined ? pause : Math.max(0, Math.min(pause, ackBy - Date.now())))
+      this.checkTold(topic, partition, id, base, Number(r[1]) === 1, stored)
+      at += n
+    }
+    return results
+  }
+
+  /**
+   * Send one window of script calls (all parts of one append, or one part) and wait for their
+   * replies, retrying after connection failures and while another instance's multi-part append
+   * holds the partition; with replicaAcks, until enough replicas hold the window's last batch.
+   * `takenAt`: when the append was taken (its first window), else undefined (the window's turn
+   * starts now). `issue` makes the script calls (again on a retry, with the same sequence numbers).
+   */
+  private async settle<R extends readonly unknown[]>(
+    topic: string,
+    partition: number,
+    producersKey: string,
+    takenAt: number | undefined,
+    lastSeq: number,
+    expectedEnd: number | undefined,
+    issue: (now: number) => Array<Promise<R>>,
+  ): Promise<R[]> {
+    const what = `Append to "${topic}" partition ${partition}`
+    const acks = this.acks
+    let attempt = 0
+    const since = Date.now()
+    // With replicaAcks, when this window must have settled: the first one replicaAckTimeoutMs
+    // after the append was taken (time spent queued behind earlier appends to the partition
+    // counts), a later one after its turn came.
+    const ackBy = acks && (takenAt ?? since) + acks.policy.timeoutMs
+    const tryWindow = async () => {
+      const calls = issue(Date.now())
+      const replies = calls.length === 1 ? [await (calls[0] as Promise<R>)] : await Promise.all(calls)
+      if (acks && ackBy !== undefined) {
+        // The window's last part stands for it: the script applies parts in order, so a node holding it holds them all.
+        const mark = {
+          field: `${this.token}:${lastSeq % 32}`,
+          value: `${lastSeq}:${Number((replies[replies.length - 1] as R)[0])}`,
         }
+        await acks.wait(producersKey, mark, what, ackBy)
+      }
+      return replies
+    }
+    for (;;) {
+      try {
+        // Past the deadline (queued too long, or retried up to it): rejected without another try.
+        if (acks && ackBy !== undefined && Date.now() >= ackBy) throw acks.late(what)
+        return acks && ackBy !== undefined
+          ? await byDeadline(tryWindow(), ackBy + REPLY_GRACE_MS, () => acks.late(what))
+          : await tryWindow()
+      } catch (e) {
+        const msg = e instanceof Error ? e.message : String(e)
+        if (msg.startsWith('NOTOPIC'))
+          throw new TopicNotFoundError(`Topic "${topic}" (partition ${partition}) does not exist`)
+        if (msg.startsWith('CONFLICT')) {
+          const end = Number(msg.slice('CONFLICT '.length))
+          throw new AppendConflictError(
+            `Append to "${topic}" partition ${partition} expected its end at ${expectedEnd}, found ${end}: another writer appended first`,
+            { end },
+          )
+        }
+        const busy = msg.startsWith('BUSY') || msg.startsWith('SEQGAP')
+        const retry = Date.now() - since < (busy ? BUSY_WAIT_MS : RETRY_FOR_MS) && (busy || isConnectionError(e))
+        if (!retry || this.closed) throw redisError(`${what} failed`, e)
+        attempt++
+        const pause = busy ? 2 : Math.min(20 * 2 ** attempt, MAX_BACKOFF_MS)
+        await sleep(ackBy === undefined ? pause : Math.max(0, Math.min(pause, ackBy - Date.now())))
       }
     }
-    return base
   }
 
   /**
@@ -238,4 +365,28 @@ function encodeParts(records: readonly RecordInput[]): { parts: Buffer[]; counts
     i = j
   }
   return { parts, counts }
+}
+
+/**
+ * The ids of `records[at .. at + n)` as append-ids-7.lua takes them (one argument): of each record
+ * with an id, its index in the part (from 1, u32 LE), the id's UTF-8 length (u16 LE), the id.
+ */
+export function packIds(records: readonly RecordInput[], at: number, n: number): Buffer {
+  const ids: Array<[number, string]> = []
+  let bytes = 0
+  for (let k = 0; k < n; k++) {
+    const id = (records[at + k] as RecordInput).headers?.[ID_HEADER]
+    if (id === undefined) continue
+    ids.push([k + 1, id])
+    bytes += 6 + Buffer.byteLength(id, 'utf8')
+  }
+  const out = Buffer.allocUnsafe(bytes)
+  let pos = 0
+  for (const [index, id] of ids) {
+    out.writeUInt32LE(index, pos)
+    const len = out.write(id, pos + 6, 'utf8')
+    out.writeUInt16LE(len, pos + 4)
+    pos += 6 + len
+  }
+  return out
 }

@@ -59,6 +59,20 @@ export class RedisKeys {
     return `${this.stream(topic, partition)}:resv`
   }
 
+  /**
+   * HASH: the partition's remembered idempotency ids (`appendIdempotent`), the current generation:
+   * id → `<offset> <ms stored>`, and the field `''` → `<ms it began> <longest window asked>`, which
+   * keeps it existing.
+   */
+  ids(topic: string, partition: number): string {
+    return `${this.stream(topic, partition)}:ids`
+  }
+
+  /** HASH: the previous generation of the remembered ids (see append-ids-7.lua), same fields as `ids`. */
+  idsBefore(topic: string, partition: number): string {
+    return `${this.stream(topic, partition)}:ids0`
+  }
+
   /** HASH: a group's state for one partition: owner, epoch, expires, committed. */
   partitionGroup(topic: string, partition: number, group: string): string {
     return `${this.stream(topic, partition)}:g:${group}`
@@ -72,6 +86,8 @@ export class RedisKeys {
       this.start(topic, partition),
       this.producers(topic, partition),
       this.reservation(topic, partition),
+      this.ids(topic, partition),
+      this.idsBefore(topic, partition),
     ]
   }
 

@@ -1,10 +1,17 @@
 import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import { keyCodec } from '../../core/keys.js'
 import { closedError, closedGuard } from '../closed-guard.js'
-import type { AppendOptions, Backend, PartitionOffsets, PartitionReader, TopicMeta } from '../backend.js'
+import type {
+  AppendOptions,
+  Backend,
+  IdempotentResult,
+  PartitionOffsets,
+  PartitionReader,
+  TopicMeta,
+} from '../backend.js'
 import type { GroupAdmin } from '../group-admin.js'
 import { trimConsumed } from '../trim-consumed.js'
-import type { RecordInput } from '../record.js'
+import { ID_HEADER, MAX_ID_BYTES, type RecordInput } from '../record.js'
 import { RedisAppender } from './appender.js'
 import { redisError, type Client, type RedisTarget } from './connection.js'
 import { RedisGroupAdmin } from './redis-group-admin.js'
@@ -211,6 +218,62 @@ export class RedisBackend implements Backend {
       if (e instanceof TopicNotFoundError) this.topics.forget(topic)
       throw e
     }
+    this.retainSoon(topic, meta)
+    return base
+  }
+
+  /**
+   * `append` for records of which some carry an id (`ID_HEADER`): see append-ids-7.lua. Ids live in
+   * the partition's Cluster slot, in two generations (`:ids`, `:ids0`), are judged by the Redis
+   * server's clock, and are kept about `MAX_REMEMBERED_IDS` at most. A call larger than one script
+   * call's part (2000 records, 2 MiB) is stored part after part, each atomic.
+   */
+  async appendIdempotent(
+    topic: string,
+    partition: number,
+    records: readonly RecordInput[],
+    producerId: string,
+    windowMs: number,
+  ): Promise<IdempotentResult[]> {
+    this.live(`append to "${topic}"`)
+    if (!Number.isSafeInteger(windowMs) || windowMs <= 0)
+      throw new InvalidArgumentError(`windowMs must be a positive integer (milliseconds), got ${String(windowMs)}`)
+    for (const r of records) {
+      const id = r.headers?.[ID_HEADER]
+      if (id !== undefined && Buffer.byteLength(id) > MAX_ID_BYTES)
+        throw new InvalidArgumentError(
+          `Idempotency id is ${Buffer.byteLength(id)} bytes; at most ${MAX_ID_BYTES} are allowed`,
+        )
+    }
+    const meta = await this.topics.cached(topic)
+    if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
+      throw new InvalidArgumentError(
+        `Partition ${partition} does not exist in topic "${topic}" (partitions 0..${meta.partitions - 1})`,
+      )
+    }
+    if (records.length === 0) return []
+    const gate = this.snapshotGates.get(topic)
+    if (gate) await gate
+    let results: IdempotentResult[]
+    try {
+      results = await this.appender.appendIdempotent(
+        topic,
+        partition,
+        records,
+        producerId,
+        meta.retention.maxMessages ?? 0,
+        windowMs,
+      )
+    } catch (e) {
+      if (e instanceof TopicNotFoundError) this.topics.forget(topic)
+      throw e
+    }
+    this.retainSoon(topic, meta)
+    return results
+  }
+
+  /** After an append: `maxAgeMs` / `maxBytes` retention, at most every RETENTION_EVERY_MS per topic, off the send path. */
+  private retainSoon(topic: string, meta: TopicMeta): void {
     const r = meta.retention
     if (r.maxAgeMs !== undefined || r.maxBytes !== undefined) {
       const now = Date.now()
@@ -222,7 +285,6 @@ export class RedisBackend implements Backend {
           .catch(() => undefined)
       }
     }
-    return base
   }
 
   async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {

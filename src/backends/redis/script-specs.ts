@@ -7,6 +7,7 @@
  */
 export const SCRIPT_KEYS = {
   append: 5,
+  'append-ids': 7,
   read: 1,
   'offset-for-time': 3,
   trim: 3,
@@ -66,6 +67,23 @@ export interface ScriptSpecs {
       expectedEnd: string,
     ]
     reply: [base: number, duplicate: number]
+  }
+  'append-ids': {
+    args: [
+      instance: string,
+      sequence: number,
+      part: 'one',
+      maxMessages: number,
+      producerId: string,
+      now: number,
+      records: Buffer,
+      windowMs: number,
+      maxIds: number,
+      /** Of each record with an id: its index (from 1) as u32 LE, the id's UTF-8 length as u16 LE, the id (`packIds`). */
+      ids: Buffer,
+    ]
+    /** Then of each duplicate record: its index in the call (from 1), the offset its id was stored at. */
+    reply: [base: number, applied: number, ...indexAndOffset: number[]]
   }
   read: { args: [from: number, count: number, ids: '0' | '1', maxBytes: number | '']; reply: Buffer }
   'offset-for-time': { args: [time: number]; reply: number }

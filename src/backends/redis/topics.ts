@@ -85,7 +85,7 @@ export class RedisTopics {
 
   /**
    * Every key a script names exists from the start (an empty stream, `start` 0, a free reservation
-   * `-`, a producers hash with a placeholder field): while a Cluster slot migrates, a script naming
+   * `-`, a producers hash with a placeholder field, the id hash and sorted set with theirs): while a Cluster slot migrates, a script naming
    * an absent key gets TRYAGAIN until the migration ends; with every key present only while the
    * partition's keys are split between the two masters.
    */
@@ -100,6 +100,9 @@ export class RedisTopics {
       // Its first incarnation is this creation's (decision 112): a tail of the topic deleted and
       // created again sees a log rebuilt from offset 0.
       this.client.hset(this.keys.producers(topic, p), '-', '-', INCARNATIONS_FIELD, `t${token}:0`),
+      // Remembered idempotency ids, two generations, each with a placeholder field that is never removed.
+      this.client.hset(this.keys.ids(topic, p), '', '0 0'),
+      this.client.hset(this.keys.idsBefore(topic, p), '', '-'),
       this.client.set(this.keys.end(topic, p), '0'),
     ]
   }

@@ -3,7 +3,14 @@ import { existsSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import type { FsyncPolicy } from '../../core/types.js'
-import type { AppendOptions, PartitionOffsets, PartitionReader, TopicMeta, TopicStore } from '../../backends/backend.js'
+import type {
+  AppendOptions,
+  IdempotentResult,
+  PartitionOffsets,
+  PartitionReader,
+  TopicMeta,
+  TopicStore,
+} from '../../backends/backend.js'
 import type { ForeignFormat } from '../../backends/file/file-backend.js'
 import type { WatchHub } from '../../backends/file/watch-hub.js'
 import { OpenReaders } from '../../backends/open-readers.js'
@@ -178,6 +185,13 @@ export class TwainmqStore implements TopicStore {
     } catch {
       return undefined
     }
+  }
+
+  /** Refused: the twainmq-v1 format keeps no headers, so it has no place for the ids. */
+  async appendIdempotent(topic: string): Promise<IdempotentResult[]> {
+    throw new InvalidArgumentError(
+      `TwainMQ topic "${topic}" cannot take sends with an id: the twainmq-v1 format keeps no headers, where the ids are stored; use a native topic`,
+    )
   }
 
   async append(

@@ -56,12 +56,17 @@ describe('key layout', () => {
           `${prefix}{orders:${p}}:start`,
           `${prefix}{orders:${p}}:producers`,
           `${prefix}{orders:${p}}:resv`,
+          `${prefix}{orders:${p}}:ids`,
+          `${prefix}{orders:${p}}:ids0`,
         ]),
       ].sort(),
     )
     expect(await admin.xlen(`${prefix}{orders:0}`)).toBe(0)
     expect(await admin.hget(`${prefix}{orders:0}:producers`, '~inc')).toMatch(/^t[0-9a-f]{16}:0$/)
     expect(await admin.get(`${prefix}{orders:1}:resv`)).toBe('-')
+    // The idempotency ids: only their placeholders until a send with an id.
+    expect(await admin.hgetall(`${prefix}{orders:1}:ids`)).toEqual({ '': '0 0' })
+    expect(await admin.hgetall(`${prefix}{orders:1}:ids0`)).toEqual({ '': '-' })
     expect(await admin.type(`${prefix}{orders:1}`)).toBe('stream')
     const entries = await admin.xrange(`${prefix}{orders:1}`, '-', '+')
     expect(entries.map(([id, f]) => [id, f[0], f[2], f[3]])).toEqual([

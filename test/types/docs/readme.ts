@@ -46,6 +46,14 @@ export async function block3(): Promise<void> {
   await p.flush(); await p.close()
 }
 
+// README.md, ts block of "Idempotent sends"
+export async function blockIdempotent(): Promise<void> {
+  const p = twain.producer<Order>('orders', { dedupWindowMs: 10 * 60_000 })   // default 5 minutes
+  await p.send(order.id, order, { id: `order-${order.id}` })          // → { partition: 1, offset: 42 }
+  await p.send(order.id, order, { id: `order-${order.id}` })          // → { partition: 1, offset: 42, duplicate: true }
+  await p.sendBatch([{ key: 7, value: a, id: 'a-7' }, { key: 8, value: b }])   // ids and plain sends mix
+}
+
 // README.md, ts block 6
 export async function block6(): Promise<void> {
   const consumer = twain.consumer<Order>('orders', { group: 'billing', from: 'start', maxInFlight: 1000 })
