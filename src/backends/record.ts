@@ -62,8 +62,9 @@ export const ID_HEADER = 'x-twain-id'
 /** Longest idempotency id, in UTF-8 bytes. */
 export const MAX_ID_BYTES = 512
 /**
- * Ids a partition remembers at most (`appendIdempotent`): past it the oldest are forgotten before
- * their window ends, so memory stays bounded (about 100 bytes each plus the id).
+ * Ids a partition remembers (`appendIdempotent`): its last this many at least, whatever the window;
+ * older ones are forgotten first, so memory stays bounded (the file backend keeps exactly this
+ * many at most; Redis, in two generations, up to twice as many).
  */
 export const MAX_REMEMBERED_IDS = 100_000
 

@@ -23,8 +23,8 @@ export interface ProducerOptions {
   /**
    * How long a send's `id` is remembered: a send whose id its partition stored within this many
    * milliseconds (by any producer, process or restart) is not stored again and resolves with the
-   * stored message's offset (`duplicate: true`). From 1 ms to a day. A partition remembers at most
-   * the last 100,000 ids (`MAX_REMEMBERED_IDS`) whatever the window. @default 300000 (5 minutes)
+   * stored message's offset (`duplicate: true`). From 1 ms to a day. A partition remembers at least its
+   * last 100,000 ids (`MAX_REMEMBERED_IDS`) whatever the window. @default 300000 (5 minutes)
    */
   dedupWindowMs?: number
 }

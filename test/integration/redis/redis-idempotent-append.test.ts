@@ -193,7 +193,7 @@ describe('forgetting ids', () => {
     keys.idsBefore('t', 0),
   ]
 
-  it('keeps ids in two generations: a new one past the longest window or half the most remembered, the older dropped', async () => {
+  it('keeps ids in two generations: a new one past the longest window or once full, the older dropped', async () => {
     const b = await connectTo(server.url)
     await b.createTopic(meta)
     const keys = new RedisKeys(prefix)
@@ -205,16 +205,16 @@ describe('forgetting ids', () => {
         Object.keys(await admin.hgetall(key))
           .filter((f) => f !== '')
           .sort()
-      // At most 4 remembered: a generation holds 2; the third id of a full one starts a new generation.
-      expect(await call(scripts, k, ['a', 'b'], WINDOW, 4)).toEqual([0, 0])
-      expect(await call(scripts, k, ['c'], WINDOW, 4)).toEqual([2, 0])
+      // A generation holds 2 ids (ARGV[9]): the call after it is full starts a new generation.
+      expect(await call(scripts, k, ['a', 'b'], WINDOW, 2)).toEqual([0, 0])
+      expect(await call(scripts, k, ['c'], WINDOW, 2)).toEqual([2, 0])
       expect(await fields(keys.ids('t', 0))).toEqual(['c'])
       expect(await fields(keys.idsBefore('t', 0))).toEqual(['a', 'b'])
       // Both generations are looked up: a remembered id is a duplicate (listed: index, its offset).
-      expect(await call(scripts, k, ['a', 'd', 'c'], WINDOW, 4)).toEqual([3, 0, 1, 0, 3, 2])
+      expect(await call(scripts, k, ['a', 'd', 'c'], WINDOW, 2)).toEqual([3, 0, 1, 0, 3, 2])
       expect(await fields(keys.ids('t', 0))).toEqual(['c', 'd'])
       // The next generation drops the oldest one whole: a and b are forgotten, stored again.
-      expect(await call(scripts, k, ['e', 'a'], WINDOW, 4)).toEqual([4, 0])
+      expect(await call(scripts, k, ['e', 'a'], WINDOW, 2)).toEqual([4, 0])
       expect(await fields(keys.idsBefore('t', 0))).toEqual(['c', 'd'])
       expect(await fields(keys.ids('t', 0))).toEqual(['a', 'e'])
 

@@ -7,11 +7,11 @@
 --         "<ms the generation began> <longest window asked for>")
 -- KEYS[7] ids, the previous generation (hash, same fields; its '' field is kept)
 -- Ids are kept in two generations, not with an expiry each: a generation older than the longest
--- window asked for, or holding half of ARGV[9] ids, becomes the previous one and the previous one
--- is dropped whole (UNLINK: freed off the main thread). An id is so remembered at least for the
--- longest window (or until ARGV[9] newer ids came), at most twice that; a lookup judges it by the
--- checking call's window against its own storage time. Per id that is one hash field set and two
--- looked up, in one command each per call (a sorted set of expiries cost the server more than the
+-- window asked for, or holding ARGV[9] ids, becomes the previous one and the previous one is dropped
+-- whole (UNLINK: freed off the main thread). An id is so remembered at least for the longest window
+-- and at least until ARGV[9] newer ids came (at most twice each); a lookup judges it by the checking
+-- call's window against its own storage time. Per id that is one hash field set and two looked up,
+-- in one command each per call (a sorted set of expiries cost the server more than the
 -- record's own XADD).
 -- Like the other keys, the two id keys exist from the topic's creation and are never emptied (their
 -- placeholder fields stay): a script naming an absent key gets TRYAGAIN for the whole migration of its
@@ -20,7 +20,7 @@
 -- ARGV[1] producer instance  ARGV[2] batch sequence number  ARGV[3] part: always 'one' (a larger
 -- call is several calls, each atomic)  ARGV[4] retention.maxMessages (0 = none)  ARGV[5] producer id
 -- ARGV[6] now (ms, the client's clock)  ARGV[7] the encoded records, as append-5.lua takes them
--- ARGV[8] the window (ms)  ARGV[9] most ids remembered (two generations of half as many)
+-- ARGV[8] the window (ms)  ARGV[9] ids a generation holds (so at least that many are remembered)
 -- ARGV[10] of each record with an id, packed: its index among ARGV[7]'s records (from 1, u32 LE), the
 --          id's length (u16 LE), the id (one argument, not two per record: ioredis writes each argument
 --          on its own, which cost the client more than the records)
@@ -98,7 +98,7 @@ do
   local began, stored = match(call('HGET', kids, '') or '', '^(%d+) (%d+)$')
   began, stored = tonumber(began) or 0, tonumber(stored) or 0
   local keep = math.max(stored, window)
-  if now - began > keep or call('HLEN', kids) > tonumber(ARGV[9]) / 2 then
+  if now - began > keep or call('HLEN', kids) > tonumber(ARGV[9]) then
     call('UNLINK', kold)
     call('RENAME', kids, kold)
     call('HSET', kids, '', stamp .. ' ' .. fmt('%d', keep))
