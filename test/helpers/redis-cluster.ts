@@ -167,6 +167,21 @@ export class RedisCluster {
   }
 
   /** The running masters (by the topology a live node reports). */
+  /** Every key under `prefix` on the given masters (SCAN on each), with the master it is on. */
+  async keysOn(masters: readonly RedisServer[], prefix: string): Promise<Array<{ key: string; node: RedisServer }>> {
+    const out: Array<{ key: string; node: RedisServer }> = []
+    for (const node of masters) {
+      const admin = this.admin(node)
+      let cursor = '0'
+      do {
+        const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
+        cursor = next
+        for (const key of keys) out.push({ key, node })
+      } while (cursor !== '0')
+    }
+    return out
+  }
+
   async masters(exclude: readonly RedisServer[] = []): Promise<RedisServer[]> {
     return (await this.topology(exclude))
       .filter((n) => n.role === 'master' && !n.flags.some((f) => f.startsWith('fail')))

@@ -22,19 +22,8 @@ afterAll(async () => {
 })
 
 /** Every key under `prefix` on every master, with the master it is on. */
-async function keysOnMasters(prefix: string): Promise<Array<{ key: string; node: RedisServer }>> {
-  const out: Array<{ key: string; node: RedisServer }> = []
-  for (const node of masters) {
-    const admin = cluster.admin(node)
-    let cursor = '0'
-    do {
-      const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
-      cursor = next
-      for (const key of keys) out.push({ key, node })
-    } while (cursor !== '0')
-  }
-  return out
-}
+const keysOnMasters = (prefix: string): Promise<Array<{ key: string; node: RedisServer }>> =>
+  cluster.keysOn(masters, prefix)
 
 describe('idempotent appends on a 3-master cluster', () => {
   it('store each id once per partition across instances, in the partition slot; deleteTopic removes the id keys', async () => {

@@ -24,19 +24,8 @@ afterAll(async () => {
 })
 
 /** Every key under `prefix` on every master, with the master it is on. */
-async function keysOnMasters(prefix: string): Promise<Array<{ key: string; node: RedisServer }>> {
-  const out: Array<{ key: string; node: RedisServer }> = []
-  for (const node of masters) {
-    const admin = cluster.admin(node)
-    let cursor = '0'
-    do {
-      const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
-      cursor = next
-      for (const key of keys) out.push({ key, node })
-    } while (cursor !== '0')
-  }
-  return out
-}
+const keysOnMasters = (prefix: string): Promise<Array<{ key: string; node: RedisServer }>> =>
+  cluster.keysOn(masters, prefix)
 
 /** How many of a topic's partitions each master serves. */
 async function spread(twain: Twain, topic: string, partitions: number): Promise<number[]> {
