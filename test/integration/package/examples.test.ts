@@ -56,6 +56,13 @@ describe('examples run as smoke tests', () => {
     expect(out).toMatch(/4 processes wrote 2000 messages; offsets dense and unique: true/)
   }, 60_000)
 
+  it('idempotent-send: a producer killed part-way and restarted stores every order once', () => {
+    const { code, out } = run('idempotent-send.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/restarted producer: 1000 sent, 600 already stored/)
+    expect(out).toMatch(/stored 1000 messages, 1000 distinct ids/)
+  }, 60_000)
+
   it('worker-pool spreads 600 jobs over 3 worker processes and ends with zero lag', () => {
     const { code, out } = run('worker-pool.ts')
     expect(code, out).toBe(0)
