@@ -122,7 +122,7 @@ const suite: Suite = {
     try {
       rows.push(await rounds('redis', `redis://127.0.0.1:${server.port}`, o, value))
     } finally {
-      await server.stop()
+      await server.destroy()
     }
     log('')
     log('throughput, msgs/s, median of the rounds (ratio = median of the same-round ratios):')

@@ -53,7 +53,7 @@ const targets: Array<[string, () => Promise<string>]> = [
     'redis',
     async () => {
       const server = await RedisServer.start()
-      cleanups.push(() => server.stop())
+      cleanups.push(() => server.destroy())
       return `redis://127.0.0.1:${server.port}`
     },
   ],

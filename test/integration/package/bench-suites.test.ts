@@ -120,4 +120,21 @@ describe('bench suites', () => {
     expect(leftovers(tmp.dir)).toEqual([])
     tmp.remove()
   }, 180_000)
+
+  it('ids: a row per backend with both ratios; every id sent again found (0 stored); temp directory and server gone', async () => {
+    const tmp = tempDir()
+    const r = await bench(tmp.dir, ['ids', '--messages', '3000', '--repeat', '2'])
+    expect(r.code, r.stderr).toBe(0)
+    const rows = tableRows(r.stdout, 'backend ')
+    expect(rows.map((row) => row.split(/ +/)[0])).toEqual(['file', 'redis'])
+    for (const row of rows) expect(row).toMatch(/^\S+( +[0-9,]+ +[0-9,]+ +[0-9.]+×) +[0-9,]+ +[0-9.]+×$/)
+    for (const backend of ['file', 'redis'])
+      expect(r.stdout).toMatch(
+        new RegExp(
+          `${backend}: ids sent again stored 0 times, all reported duplicate +PASS +0 stored, 6,000 of 6,000 duplicate \\(first sends: 0\\)`,
+        ),
+      )
+    expect(leftovers(tmp.dir)).toEqual([])
+    tmp.remove()
+  }, 120_000)
 })

@@ -18,7 +18,7 @@ afterEach(async () => {
   vi.restoreAllMocks()
   await twain?.close()
   await writer?.close()
-  await server?.stop()
+  await server?.destroy()
   server = twain = writer = undefined
 })
 
