@@ -83,6 +83,9 @@ export async function getStream(ctx: GatewayContext, req: GwRequest, target: Str
   const wake = new PartitionWake(ctx.store, target.topic, target.partition)
   const deadline = Date.now() + ctx.options.longPollMs
   try {
+    // Look again now that the watch is in place: a record appended after `v` was read and before
+    // the watch existed brought no wake-up for it (a watch joining another's gets none of its own).
+    v = await liveView(ctx, target, false)
     for (;;) {
       if (!atTail(v, from)) {
         const shared = await sharedRead(ctx, v, from)

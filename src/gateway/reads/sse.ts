@@ -48,6 +48,14 @@ export function sseResponse(
     const wake = new PartitionWake(ctx.store, first.target.topic, first.target.partition)
     const endAt = Date.now() + ctx.options.sseMaxMs
     let v = first
+    try {
+      // Look again now that the watch is in place: a record appended after `first` was read and
+      // before the watch existed brought no wake-up for it.
+      v = await liveView(ctx, first.target, false)
+    } catch {
+      wake.close()
+      return // deleted or expired meanwhile: the client's next request gets the status
+    }
     let pos = start
     let cursor = clientCursor
     let announced = false
