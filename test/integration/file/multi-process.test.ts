@@ -57,7 +57,9 @@ describe('file backend across processes', () => {
 
   it('loses nothing acknowledged when a producer is SIGKILLed mid-batch, and the next writer continues densely', async () => {
     await store.twain.createTopic('crash', { keyType: 'u8' })
-    const child = spawnChild('produce.ts', [store.dir, 'crash', '7', '10000000', '2000'])
+    // At most 400,000 messages: a child writing at full speed while a loaded parent's check waits
+    // once wrote millions, which the reads below held in memory (the worker ran out of heap).
+    const child = spawnChild('produce.ts', [store.dir, 'crash', '7', '400000', '2000'])
     const out = lines(child)
     await until(() => out.lines.length >= 15, 30_000, 'acknowledged batches')
     child.kill('SIGKILL')
