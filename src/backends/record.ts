@@ -68,6 +68,28 @@ export const MAX_ID_BYTES = 512
  */
 export const MAX_REMEMBERED_IDS = 100_000
 
+/** The longest window an idempotent append takes: a longer one would make a first send read that much of the log. */
+export const MAX_WINDOW_MS = 24 * 60 * 60 * 1000
+
+/**
+ * The arguments of an idempotent append checked, the same for every backend: `windowMs` an
+ * integer from 1 ms to a day, and every id (the `ID_HEADER` header) at most `MAX_ID_BYTES`.
+ * @throws InvalidArgumentError naming the bad value.
+ */
+export function checkIdempotent(records: readonly RecordInput[], windowMs: number): void {
+  if (!Number.isInteger(windowMs) || windowMs < 1 || windowMs > MAX_WINDOW_MS)
+    throw new InvalidArgumentError(
+      `windowMs (a producer's dedupWindowMs) must be an integer from 1 to ${MAX_WINDOW_MS} (a day), got ${String(windowMs)}`,
+    )
+  for (const r of records) {
+    const id = r.headers?.[ID_HEADER]
+    if (id !== undefined && id.length * 3 > MAX_ID_BYTES && Buffer.byteLength(id, 'utf8') > MAX_ID_BYTES)
+      throw new InvalidArgumentError(
+        `An idempotency id is ${Buffer.byteLength(id, 'utf8')} UTF-8 bytes; at most ${MAX_ID_BYTES} are allowed`,
+      )
+  }
+}
+
 /** `RecordInput.valueBytes` of a string value not measured yet: its encoder measures it as it writes it. */
 export const UNMEASURED = -1
 

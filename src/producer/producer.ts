@@ -3,6 +3,7 @@ import { ClosedError, InvalidArgumentError, TopicNotFoundError, abortErrorFrom }
 import { cachedHash64, type Partitioner } from '../core/hash64.js'
 import { checkInt, checkNonNegative } from '../core/names.js'
 import type { Key, RecordMetadata } from '../core/types.js'
+import { MAX_WINDOW_MS } from '../backends/record.js'
 import { appendIdempotent, hasIds } from './idempotent.js'
 import { IssueOrder } from './issue-order.js'
 import { MAX_BATCH_BYTES, chunkEnd, place } from './partition-batches.js'
@@ -95,7 +96,7 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     this.partitioner = options.partitioner ?? cachedHash64()
     this.lingerMs = checkNonNegative('lingerMs', options.lingerMs ?? 0)
     this.maxBatch = checkInt('maxBatch', options.maxBatch ?? 10_000, 1, 1_000_000)
-    this.dedupWindowMs = checkInt('dedupWindowMs', options.dedupWindowMs ?? 300_000, 1, 24 * 60 * 60 * 1000)
+    this.dedupWindowMs = checkInt('dedupWindowMs', options.dedupWindowMs ?? 300_000, 1, MAX_WINDOW_MS)
     const signal = options.signal
     const onAbort = () => this.abort(abortErrorFrom(signal as AbortSignal))
     signal?.addEventListener('abort', onAbort, { once: true })

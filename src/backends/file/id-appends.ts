@@ -1,6 +1,5 @@
-import { InvalidArgumentError } from '../../core/errors.js'
 import type { IdempotentResult } from '../backend.js'
-import { ID_HEADER, type RecordInput } from '../record.js'
+import { checkIdempotent, ID_HEADER, type RecordInput } from '../record.js'
 import type { PartitionAppender } from './appender.js'
 import { encodeBatch } from './batch-format.js'
 import { IdTable, type IdPlan, type IdSource } from './id-table.js'
@@ -13,18 +12,6 @@ export interface IdAppendsHost {
   appendVia(topic: string, partition: number, write: (a: PartitionAppender) => Promise<number>): Promise<number>
   openRawReader(topic: string, partition: number, from: number): Promise<FilePartitionReader>
   offsetForTime(topic: string, partition: number, time: number): Promise<number>
-}
-
-/** The longest window accepted: a window longer than a day would make the first send of a process read a day of records. */
-export const MAX_WINDOW_MS = 24 * 60 * 60 * 1000
-
-/** `windowMs` checked: a positive integer of at most a day. */
-export function checkWindow(windowMs: number): number {
-  if (!Number.isInteger(windowMs) || windowMs < 1 || windowMs > MAX_WINDOW_MS)
-    throw new InvalidArgumentError(
-      `dedupWindowMs must be an integer from 1 to ${MAX_WINDOW_MS} (a day), got ${String(windowMs)}`,
-    )
-  return windowMs
 }
 
 /**
@@ -44,6 +31,7 @@ export class IdAppends {
     producerId: string,
     windowMs: number,
   ): Promise<IdempotentResult[]> {
+    checkIdempotent(records, windowMs)
     const ids = records.map((r) => r.headers?.[ID_HEADER])
     let fresh: RecordInput[] = []
     return this.decideAndWrite(topic, partition, ids, windowMs, producerId, (keep) => {
@@ -54,6 +42,7 @@ export class IdAppends {
 
   /** Idempotent append of a frame the producer built (its ids are `frame.ids`). */
   appendFrame(topic: string, partition: number, frame: NativeTextFrame, windowMs: number): Promise<IdempotentResult[]> {
+    checkIdempotent([], windowMs) // the frame's ids were checked as they were added (producer/prepare.ts)
     const ids = frame.ids ?? new Array<string | undefined>(frame.count)
     return this.decideAndWrite(topic, partition, ids, windowMs, frame.producerId, (keep) => {
       if (keep.length !== frame.count) frame.keepOnly(keep)
@@ -73,7 +62,6 @@ export class IdAppends {
     producerId: string,
     prepare: (keep: number[]) => (base: number) => Buffer,
   ): Promise<IdempotentResult[]> {
-    checkWindow(windowMs)
     const table = await this.tableOf(topic, partition)
     const now = Date.now()
     // The first records the window covers (found before the lock: a time seek reads the index).

@@ -11,7 +11,7 @@ import type {
 } from '../backend.js'
 import type { GroupAdmin } from '../group-admin.js'
 import { trimConsumed } from '../trim-consumed.js'
-import { ID_HEADER, MAX_ID_BYTES, type RecordInput } from '../record.js'
+import { checkIdempotent, type RecordInput } from '../record.js'
 import { RedisAppender } from './appender.js'
 import { redisError, type Client, type RedisTarget } from './connection.js'
 import { RedisGroupAdmin } from './redis-group-admin.js'
@@ -43,7 +43,14 @@ export interface RedisBackendOptions {
 /** How often (per topic) appends apply `maxAgeMs` / `maxBytes` retention. */
 const RETENTION_EVERY_MS = 1000
 
-/** A URL without its password, for messages. */
+/** `partition` is one of `meta`'s. @throws InvalidArgumentError naming it and the topic's range. */
+function checkPartition(meta: TopicMeta, topic: string, partition: number): void {
+  if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions)
+    throw new InvalidArgumentError(
+      `Partition ${partition} does not exist in topic "${topic}" (partitions 0..${meta.partitions - 1})`,
+    )
+}
+
 /**
  * The Redis backend: topics, dense offsets and partitioned groups on Redis Streams,
  * behind the same `Backend` contract as the file backend. See docs/format.md ("Redis layout").
@@ -197,11 +204,7 @@ export class RedisBackend implements Backend {
     this.live(`append to "${topic}"`)
     // Written out so a fresh cached configuration costs no microtask before the script call.
     const meta = this.topics.fresh(topic) ?? (await this.topics.cached(topic))
-    if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
-      throw new InvalidArgumentError(
-        `Partition ${partition} does not exist in topic "${topic}" (partitions 0..${meta.partitions - 1})`,
-      )
-    }
+    checkPartition(meta, topic, partition)
     const gate = this.snapshotGates.get(topic)
     if (gate) await gate
     let base: number
@@ -236,21 +239,9 @@ export class RedisBackend implements Backend {
     windowMs: number,
   ): Promise<IdempotentResult[]> {
     this.live(`append to "${topic}"`)
-    if (!Number.isSafeInteger(windowMs) || windowMs <= 0)
-      throw new InvalidArgumentError(`windowMs must be a positive integer (milliseconds), got ${String(windowMs)}`)
-    for (const r of records) {
-      const id = r.headers?.[ID_HEADER]
-      if (id !== undefined && Buffer.byteLength(id) > MAX_ID_BYTES)
-        throw new InvalidArgumentError(
-          `Idempotency id is ${Buffer.byteLength(id)} bytes; at most ${MAX_ID_BYTES} are allowed`,
-        )
-    }
+    checkIdempotent(records, windowMs)
     const meta = await this.topics.cached(topic)
-    if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
-      throw new InvalidArgumentError(
-        `Partition ${partition} does not exist in topic "${topic}" (partitions 0..${meta.partitions - 1})`,
-      )
-    }
+    checkPartition(meta, topic, partition)
     if (records.length === 0) return []
     const gate = this.snapshotGates.get(topic)
     if (gate) await gate
@@ -290,11 +281,7 @@ export class RedisBackend implements Backend {
   async openReader(topic: string, partition: number, from: number): Promise<PartitionReader> {
     this.live(`read "${topic}"`)
     const meta = await this.topics.cached(topic)
-    if (!Number.isInteger(partition) || partition < 0 || partition >= meta.partitions) {
-      throw new InvalidArgumentError(
-        `Partition ${partition} does not exist in topic "${topic}" (partitions 0..${meta.partitions - 1})`,
-      )
-    }
+    checkPartition(meta, topic, partition)
     const reader = new RedisPartitionReader(
       this.scripts,
       this.keys,
