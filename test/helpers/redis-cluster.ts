@@ -209,11 +209,24 @@ export class RedisCluster {
     return m
   }
 
-  /** The replicas of a master. */
-  async replicasOf(master: RedisServer): Promise<RedisServer[]> {
-    const topo = await this.topology([master])
-    const id = topo.find((n) => n.port === master.port)?.id
-    return topo.filter((n) => n.role === 'replica' && n.masterId === id).map((n) => this.node(n.port))
+  /**
+   * The replicas of a master, once the other nodes report at least one: right after a failover a
+   * node's view may still show the promoted node as a replica (with none of its own), so an empty
+   * answer is waited out (`ms`) rather than returned.
+   */
+  async replicasOf(master: RedisServer, ms = 20_000): Promise<RedisServer[]> {
+    let found: RedisServer[] = []
+    await until(
+      async () => {
+        const topo = await this.topology([master])
+        const id = topo.find((n) => n.port === master.port)?.id
+        found = topo.filter((n) => n.role === 'replica' && n.masterId === id).map((n) => this.node(n.port))
+        return found.length > 0
+      },
+      ms,
+      `a replica of node ${master.port}`,
+    )
+    return found
   }
 
   /**
@@ -253,6 +266,8 @@ export class RedisCluster {
       20_000,
       `node ${replica.port} to become master`,
     )
+    // Every node agrees on the new roles (and the old master syncs as a replica) before the next step.
+    await this.waitHealthy()
   }
 
   /**
