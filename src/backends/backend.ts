@@ -74,6 +74,30 @@ export interface TextFrames {
   appendIdempotent(topic: string, partition: number, frame: TextFrame, windowMs: number): Promise<IdempotentResult[]>
 }
 
+/** Where a processor's outputs come from (`TopicStore.appendSourced`). */
+export interface OutputSource {
+  /** The processor's group. */
+  group: string
+  /** The input partition. */
+  topic: string
+  partition: number
+  /** The lease epoch of the member writing (its fencing token). */
+  epoch: number
+  /** The input partition's committed offset as the writer knows it: outputs of inputs below it are forgotten. */
+  committed: number
+  /**
+   * When the writer's lease lapses unless it heartbeats again (ms since the epoch, the clock the
+   * group's sessions are judged by): a call the store handles later is fenced. `Infinity`: no check.
+   */
+  deadline: number
+}
+
+/** An output's place among its source's: the input's offset and the output's sequence number among that input's outputs. */
+export interface SourcePosition {
+  offset: number
+  seq: number
+}
+
 /** One record's outcome in {@link TopicStore.appendIdempotent}. */
 export interface IdempotentResult {
   /** Where the record is: stored by this call, or (a duplicate) where its id's record was stored before. */
@@ -196,6 +220,26 @@ export interface TopicStore {
     records: readonly RecordInput[],
     producerId: string,
     windowMs: number,
+  ): Promise<IdempotentResult[]>
+  /**
+   * Append a processor's outputs (`twain.processor`) to one output partition, exactly once
+   * (docs/format.md, "Exactly-once outputs"). Every record is an output of `source` (an input
+   * partition of a group, written by a member holding its lease at `source.epoch`) at its
+   * `positions[i]` (the input's offset and the output's sequence number among that input's
+   * outputs). Atomically with the append, the partition keeps per source the highest lease epoch
+   * stored and the positions of the outputs of inputs at or past the source's committed offset:
+   * an output whose position is remembered is not stored again (its result is the stored offset,
+   * `duplicate: true`); the others are stored as `append` stores them, in order.
+   * @throws `FencedError` (nothing stored) when a writer with a higher lease epoch stored outputs
+   * here, or when the store's clock is past `source.deadline`; what `append` throws.
+   */
+  appendSourced(
+    topic: string,
+    partition: number,
+    records: readonly RecordInput[],
+    producerId: string,
+    source: OutputSource,
+    positions: readonly SourcePosition[],
   ): Promise<IdempotentResult[]>
   /**
    * The text-frame capability, where the store has one (the file backend); absent elsewhere (the

@@ -69,17 +69,21 @@ export class PartitionAppender {
    * Append a frame decided on under the lock: `count` looks at the partition's end offset and says
    * how many records the frame will hold (the idempotent appends read what others appended up to
    * that end and drop the duplicates), `encode` makes it at its base offset. Resolves with the base
-   * offset, or undefined when `count` gave 0 (nothing is written).
+   * offset, or undefined when `count` gave 0 (nothing is written). `written` is called with the
+   * base offset once the frame is written, still under the lock and before this process's next
+   * append to the partition (a cache of the log's contents records it there).
    */
   appendChosen(
     count: (end: number) => number,
     encode: (base: number) => Buffer,
     producerId: string,
+    written?: (base: number) => void,
   ): Promise<number | undefined> {
     this.pending++
     const run = this.tail.then(async () => {
       await this.takeLock()
       const base = this.writeLockedWith(count, encode, producerId)
+      if (base !== undefined) written?.(base)
       if (base !== undefined) await this.synced()
       return base
     })

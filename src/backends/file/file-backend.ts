@@ -5,6 +5,8 @@ import { TopicNotFoundError } from '../../core/errors.js'
 import type {
   AppendOptions,
   IdempotentResult,
+  OutputSource,
+  SourcePosition,
   Backend,
   PartitionOffsets,
   PartitionReader,
@@ -130,6 +132,16 @@ export class FileBackend implements Backend {
     windowMs: number,
   ): Promise<IdempotentResult[]> {
     return this.at(topic).appendIdempotent(topic, partition, records, producerId, windowMs)
+  }
+  async appendSourced(
+    topic: string,
+    partition: number,
+    records: readonly RecordInput[],
+    producerId: string,
+    source: OutputSource,
+    positions: readonly SourcePosition[],
+  ): Promise<IdempotentResult[]> {
+    return this.at(topic).appendSourced(topic, partition, records, producerId, source, positions)
   }
   /** Native topics take frames built by the producer; a foreign format's do not. */
   readonly frames: TextFrames = {

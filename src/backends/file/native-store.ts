@@ -5,8 +5,10 @@ import type { FsyncPolicy } from '../../core/types.js'
 import type {
   AppendOptions,
   IdempotentResult,
+  OutputSource,
   PartitionOffsets,
   PartitionReader,
+  SourcePosition,
   TextFrame,
   TextFrames,
   TopicMeta,
@@ -15,6 +17,7 @@ import type {
 import { OpenReaders } from '../open-readers.js'
 import type { RecordInput } from '../record.js'
 import { IdAppends } from './id-appends.js'
+import { SourceAppends } from './source-appends.js'
 import { lastAccessSync, markAccessSync } from './access-time.js'
 import { FdPool } from './fd-pool.js'
 import { partitionDir, topicFile } from './layout.js'
@@ -58,6 +61,12 @@ export class NativeStore implements TopicStore {
     appendVia: (topic, partition, write) => this.appendVia(topic, partition, write),
     openRawReader: (topic, partition, from) => this.openFileReader(topic, partition, from),
     offsetForTime: (topic, partition, time) => this.offsetForTime(topic, partition, time),
+  })
+
+  private readonly sourceAppends = new SourceAppends({
+    appendVia: (topic, partition, write) => this.appendVia(topic, partition, write),
+    openRawReader: (topic, partition, from) => this.openFileReader(topic, partition, from),
+    partitionDir: (topic, partition) => partitionDir(this.root, topic, partition),
   })
 
   constructor(
@@ -174,6 +183,17 @@ export class NativeStore implements TopicStore {
     return this.idAppends.append(topic, partition, records, producerId, windowMs)
   }
 
+  async appendSourced(
+    topic: string,
+    partition: number,
+    records: readonly RecordInput[],
+    producerId: string,
+    source: OutputSource,
+    positions: readonly SourcePosition[],
+  ): Promise<IdempotentResult[]> {
+    return this.sourceAppends.append(topic, partition, records, producerId, source, positions)
+  }
+
   /** Every topic of this store takes frames (the producer's path for plain text sends). */
   readonly frames: TextFrames = {
     frame: (_topic: string, producerId: string): NativeTextFrame => new NativeTextFrame(producerId),
@@ -286,12 +306,14 @@ export class NativeStore implements TopicStore {
     this.metas.delete(topic)
     this.appenders.forgetTopic(topic)
     this.idAppends.forgetTopic(topic)
+    this.sourceAppends.forgetTopic(topic)
   }
 
   async close(): Promise<void> {
     if (this.syncTimer) clearInterval(this.syncTimer)
     this.syncTimer = undefined
     this.idAppends.close()
+    this.sourceAppends.close()
     await this.readers.closeAll()
     await this.appenders.close()
   }

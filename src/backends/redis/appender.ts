@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import { AppendConflictError, ClosedError, LogRollbackError, TopicNotFoundError } from '../../core/errors.js'
 import { recordBytes, typeBytes, writeRecord } from '../record-codec.js'
-import type { IdempotentResult } from '../backend.js'
+import type { IdempotentResult, OutputSource, SourcePosition } from '../backend.js'
+import { fencedOutput, sourceKey } from '../source-table.js'
 import { ID_HEADER, MAX_REMEMBERED_IDS, type RecordInput } from '../record.js'
 import { byDeadline } from './ack-deadline.js'
 import { isConnectionError, redisError, sleep } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import type { ReplicaAcks } from './replica-acks.js'
-import type { ScriptReply } from './script-specs.js'
 import type { Scripts } from './scripts.js'
 
 /** Records per script call: larger appends go as several calls in one pipeline (a few ms of Lua each). */
@@ -100,6 +100,60 @@ export class RedisAppender {
     )
   }
 
+  /**
+   * Append a processor's outputs (`appendSourced`): append-src-7.lua stores each (source, position)
+   * once and fences writers behind the stored lease epoch or past their deadline. Queued behind
+   * this instance's other appends to the partition; a call larger than one part is several script
+   * calls, each atomic.
+   */
+  appendSourced(
+    topic: string,
+    partition: number,
+    records: readonly RecordInput[],
+    producerId: string,
+    maxMessages: number,
+    source: OutputSource,
+    positions: readonly SourcePosition[],
+  ): Promise<IdempotentResult[]> {
+    const id = `${topic}\0${partition}`
+    const takenAt = Date.now()
+    const key = sourceKey(source)
+    const keys = [
+      ...this.partKeys(topic, partition),
+      this.keys.sources(topic, partition),
+      this.keys.sourceOutputs(topic, partition, key),
+    ] as const
+    const deadline = Number.isFinite(source.deadline) ? Math.floor(source.deadline) : ''
+    return this.queue(id, () =>
+      this.writeParts(topic, partition, id, records, takenAt, (seq, blob, at, n, now) => {
+        let pos = ''
+        for (let k = at; k < at + n; k++) {
+          const p = positions[k] as SourcePosition
+          pos += `${pos === '' ? '' : ' '}${p.offset} ${p.seq}`
+        }
+        return this.scripts.call('append-src', keys, [
+          this.token,
+          seq,
+          'one',
+          maxMessages,
+          producerId,
+          now,
+          blob,
+          key,
+          source.epoch,
+          source.committed,
+          deadline,
+          pos,
+        ])
+      }).catch((e: unknown) => {
+        const cause = e instanceof Error && e.cause instanceof Error ? e.cause : e
+        const msg = cause instanceof Error ? cause.message : String(cause)
+        if (msg.startsWith('FENCED ')) throw fencedOutput(topic, partition, source, msg.slice('FENCED '.length))
+        throw e
+      }),
+    )
+  }
+
   /** Run `go` after this instance's appends to the partition `id` taken before it. */
   private queue<T>(id: string, go: () => Promise<T>): Promise<T> {
     const prev = this.tails.get(id)
@@ -177,12 +231,10 @@ export class RedisAppender {
   }
 
   /**
-   * The parts of an idempotent append, one script call after another. Each carries the next batch
-   * sequence number like an `append` part, so a part re-sent after a dropped connection is
-   * recognised and answered as it was the first time (its ids alone would not keep the records
-   * without one from being written twice).
+   * The parts of an idempotent append (`writeParts`): their sequence numbers, not their ids, make a
+   * re-sent part safe (the ids alone would not keep the records without one from being written twice).
    */
-  private async writeIds(
+  private writeIds(
     topic: string,
     partition: number,
     id: string,
@@ -192,46 +244,65 @@ export class RedisAppender {
     windowMs: number,
     takenAt: number,
   ): Promise<IdempotentResult[]> {
-    if (this.closed) throw new ClosedError(`The Redis backend is closed: cannot append to "${topic}"`)
-    const { parts, counts } = encodeParts(records)
     const keys = [
       ...this.partKeys(topic, partition),
       this.keys.ids(topic, partition),
       this.keys.idsBefore(topic, partition),
     ] as const
+    return this.writeParts(topic, partition, id, records, takenAt, (seq, blob, at, n, now) =>
+      this.scripts.call('append-ids', keys, [
+        this.token,
+        seq,
+        'one',
+        maxMessages,
+        producerId,
+        now,
+        blob,
+        windowMs,
+        MAX_REMEMBERED_IDS,
+        packIds(records, at, n),
+      ]),
+    )
+  }
+
+  /**
+   * The parts of an append whose records may be duplicates (`append-ids`, `append-src`), one
+   * script call after another. Each carries the next batch sequence number like an `append` part,
+   * so a part re-sent after a dropped connection is recognised and answered as it was the first
+   * time. `call` makes a part's script call (records `at .. at + n` of the append, encoded in
+   * `blob`); its reply is `{base, applied, then index (from 1) and offset of each duplicate}`.
+   */
+  private async writeParts(
+    topic: string,
+    partition: number,
+    id: string,
+    records: readonly RecordInput[],
+    takenAt: number,
+    call: (seq: number, blob: Buffer, at: number, n: number, now: number) => Promise<readonly unknown[]>,
+  ): Promise<IdempotentResult[]> {
+    if (this.closed) throw new ClosedError(`The Redis backend is closed: cannot append to "${topic}"`)
+    const { parts, counts } = encodeParts(records)
+    const producersKey = this.keys.producers(topic, partition)
     const results: IdempotentResult[] = []
     for (let p = 0, at = 0; p < parts.length; p++) {
       const n = counts[p] as number
-      const ids = packIds(records, at, n)
       const seq = (this.seqs.get(id) ?? 0) + 1
       this.seqs.set(id, seq)
       const blob = parts[p] as Buffer
-      const [reply] = await this.settle(
+      const from = at
+      const [r] = await this.settle(
         topic,
         partition,
-        keys[3],
+        producersKey,
         p === 0 ? takenAt : undefined,
         seq,
         undefined,
-        (now) => [
-          this.scripts.call('append-ids', keys, [
-            this.token,
-            seq,
-            'one',
-            maxMessages,
-            producerId,
-            now,
-            blob,
-            windowMs,
-            MAX_REMEMBERED_IDS,
-            ids,
-          ]),
-        ],
+        (now) => [call(seq, blob, from, n, now)],
       )
-      const r = reply as ScriptReply<'append-ids'>
-      const base = Number(r[0])
+      const reply = r as readonly unknown[]
+      const base = Number(reply[0])
       const dups = new Map<number, number>()
-      for (let j = 2; j + 1 < r.length; j += 2) dups.set(Number(r[j]) - 1, Number(r[j + 1]))
+      for (let j = 2; j + 1 < reply.length; j += 2) dups.set(Number(reply[j]) - 1, Number(reply[j + 1]))
       let stored = 0
       for (let k = 0; k < n; k++) {
         const dup = dups.get(k)
@@ -239,7 +310,7 @@ export class RedisAppender {
           dup === undefined ? { offset: base + stored++, duplicate: false } : { offset: dup, duplicate: true },
         )
       }
-      this.checkTold(topic, partition, id, base, Number(r[1]) === 1, stored)
+      this.checkTold(topic, partition, id, base, Number(reply[1]) === 1, stored)
       at += n
     }
     return results

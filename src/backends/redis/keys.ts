@@ -73,6 +73,16 @@ export class RedisKeys {
     return `${this.stream(topic, partition)}:ids0`
   }
 
+  /** HASH: the sources of a processor's outputs stored in the partition (append-src-7.lua): source → `<epoch> <floor>`. */
+  sources(topic: string, partition: number): string {
+    return `${this.stream(topic, partition)}:src`
+  }
+
+  /** SORTED SET: the outputs of one source stored in the partition: member `<seq>:<offset>`, score the input offset. */
+  sourceOutputs(topic: string, partition: number, source: string): string {
+    return `${this.stream(topic, partition)}:src:${source.replace(/ /g, ':')}`
+  }
+
   /** HASH: a group's state for one partition: owner, epoch, expires, committed. */
   partitionGroup(topic: string, partition: number, group: string): string {
     return `${this.stream(topic, partition)}:g:${group}`

@@ -5,6 +5,8 @@ import type {
   AppendOptions,
   Backend,
   IdempotentResult,
+  OutputSource,
+  SourcePosition,
   PartitionOffsets,
   PartitionReader,
   TopicMeta,
@@ -12,6 +14,7 @@ import type {
 import type { GroupAdmin } from '../group-admin.js'
 import { trimConsumed } from '../trim-consumed.js'
 import { checkIdempotent, type RecordInput } from '../record.js'
+import { checkSourced, withSourceHeaders } from '../source-table.js'
 import { RedisAppender } from './appender.js'
 import { redisError, type Client, type RedisTarget } from './connection.js'
 import { RedisGroupAdmin } from './redis-group-admin.js'
@@ -254,6 +257,45 @@ export class RedisBackend implements Backend {
         producerId,
         meta.retention.maxMessages ?? 0,
         windowMs,
+      )
+    } catch (e) {
+      if (e instanceof TopicNotFoundError) this.topics.forget(topic)
+      throw e
+    }
+    this.retainSoon(topic, meta)
+    return results
+  }
+
+  /**
+   * A processor's outputs (`TopicStore.appendSourced`): see append-src-7.lua. A partition's sources
+   * live in its Cluster slot (`:src`, and one sorted set per source), so the check and the append
+   * are one script on one node, and the lease deadline is judged by that server's clock.
+   */
+  async appendSourced(
+    topic: string,
+    partition: number,
+    records: readonly RecordInput[],
+    producerId: string,
+    source: OutputSource,
+    positions: readonly SourcePosition[],
+  ): Promise<IdempotentResult[]> {
+    this.live(`append to "${topic}"`)
+    checkSourced(records.length, source, positions)
+    const meta = await this.topics.cached(topic)
+    checkPartition(meta, topic, partition)
+    if (records.length === 0) return []
+    const gate = this.snapshotGates.get(topic)
+    if (gate) await gate
+    let results: IdempotentResult[]
+    try {
+      results = await this.appender.appendSourced(
+        topic,
+        partition,
+        withSourceHeaders(records, source, positions),
+        producerId,
+        meta.retention.maxMessages ?? 0,
+        source,
+        positions,
       )
     } catch (e) {
       if (e instanceof TopicNotFoundError) this.topics.forget(topic)

@@ -8,6 +8,7 @@
 export const SCRIPT_KEYS = {
   append: 5,
   'append-ids': 7,
+  'append-src': 7,
   read: 1,
   'offset-for-time': 3,
   trim: 3,
@@ -83,6 +84,25 @@ export interface ScriptSpecs {
       ids: Buffer,
     ]
     /** Then of each duplicate record: its index in the call (from 1), the offset its id was stored at. */
+    reply: [base: number, applied: number, ...indexAndOffset: number[]]
+  }
+  'append-src': {
+    args: [
+      instance: string,
+      sequence: number,
+      part: 'one',
+      maxMessages: number,
+      producerId: string,
+      now: number,
+      records: Buffer,
+      source: string,
+      epoch: number,
+      committed: number,
+      deadline: number | '',
+      /** Each record's `<input offset> <seq>`, space-separated. */
+      positions: string,
+    ]
+    /** Then of each duplicate record: its index in the call (from 1), its stored offset. */
     reply: [base: number, applied: number, ...indexAndOffset: number[]]
   }
   read: { args: [from: number, count: number, ids: '0' | '1', maxBytes: number | '']; reply: Buffer }

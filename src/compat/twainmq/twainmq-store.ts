@@ -194,6 +194,13 @@ export class TwainmqStore implements TopicStore {
     )
   }
 
+  /** Refused: the twainmq-v1 format keeps no headers, where outputs carry their source. */
+  async appendSourced(topic: string): Promise<IdempotentResult[]> {
+    throw new InvalidArgumentError(
+      `TwainMQ topic "${topic}" cannot take a processor's outputs: the twainmq-v1 format keeps no headers, where an output's source is stored; use a native topic`,
+    )
+  }
+
   async append(
     topic: string,
     partition: number,

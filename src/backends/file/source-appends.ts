@@ -1,0 +1,193 @@
+import { readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { IdempotentResult, OutputSource, SourcePosition } from '../backend.js'
+import type { RecordInput } from '../record.js'
+import {
+  checkSourced,
+  fencedOutput,
+  parseSourceHeader,
+  SOURCE_HEADER,
+  SourceTable,
+  withSourceHeaders,
+} from '../source-table.js'
+import type { PartitionAppender } from './appender.js'
+import { encodeBatch } from './batch-format.js'
+import type { IdAppendsHost } from './id-appends.js'
+import type { FilePartitionReader } from './reader.js'
+
+/** The checkpoint of a partition's source table, beside its segments. */
+export const SOURCES_FILE = 'sources.json'
+/** Records read into a table since its last checkpoint before it writes another. */
+const CHECKPOINT_EVERY = 4096
+/** Or this long since the last one (ms), whichever comes first. */
+const CHECKPOINT_MS = 1000
+
+/** How `SourceAppends` reaches the store: as `IdAppends` does, plus where a partition's directory is. */
+export interface SourceAppendsHost extends Pick<IdAppendsHost, 'appendVia' | 'openRawReader'> {
+  partitionDir(topic: string, partition: number): string
+}
+
+/**
+ * One partition's source table as this process knows it: a cache of the log (every output carries
+ * its source in `SOURCE_HEADER`, written in the same frame), brought up to the log's end under the
+ * partition lock before each decision. A checkpoint (`sources.json`: the table and the offset it
+ * covers) is written under the lock now and then, and before the partition's first output, so a
+ * process that starts reads the log from the checkpoint on, not from its start. A crash between
+ * checkpoints leaves an older checkpoint: the log after it is read again.
+ */
+class PartitionSources {
+  table = new SourceTable()
+  /** Offsets below this are in the table (-1: the checkpoint not read yet). */
+  covered = -1
+  private checkpointAt = -1
+  private checkpointMs = 0
+
+  constructor(
+    private readonly dir: string,
+    private readonly reader: FilePartitionReader,
+  ) {}
+
+  /** Bring the table to the log's `end` (under the lock). */
+  syncTo(end: number): void {
+    if (this.covered < 0 || end < this.covered) this.load(end)
+    while (this.covered < end) {
+      const got = this.reader.readRawNow(4096)
+      if (got.length === 0) break
+      for (const r of got) {
+        const h = r.headers?.[SOURCE_HEADER]
+        const p = h === undefined ? undefined : parseSourceHeader(h)
+        if (p !== undefined) this.table.observe(p.key, p.epoch, p.committed, p.offset, p.seq, r.offset)
+        this.covered = r.offset + 1
+      }
+    }
+    if (this.covered < end) this.covered = end
+  }
+
+  /** Start from the checkpoint; none (no output was ever stored here): empty at `end`. A log that moved back: from its start. */
+  private load(end: number): void {
+    let data: { covered: number; sources: unknown } | undefined
+    try {
+      data = JSON.parse(readFileSync(join(this.dir, SOURCES_FILE), 'utf8')) as { covered: number; sources: unknown }
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') data = { covered: 0, sources: [] } // unreadable: read the whole log
+    }
+    if (data === undefined) {
+      this.table = new SourceTable()
+      this.covered = end
+      this.checkpoint(true)
+      return
+    }
+    let table: SourceTable
+    try {
+      table = SourceTable.fromJSON(data.sources)
+    } catch {
+      table = new SourceTable()
+      data.covered = 0
+    }
+    if (!Number.isSafeInteger(data.covered) || data.covered > end) {
+      table = new SourceTable()
+      data.covered = 0
+    }
+    this.table = table
+    this.covered = data.covered
+    this.checkpointAt = data.covered
+    this.reader.seek(data.covered)
+  }
+
+  /** Write the checkpoint when due (or `now`). Under the lock; a failure leaves the older one. */
+  checkpoint(now = false): void {
+    const ms = Date.now()
+    if (!now && this.covered - this.checkpointAt < CHECKPOINT_EVERY && ms - this.checkpointMs < CHECKPOINT_MS) return
+    const file = join(this.dir, SOURCES_FILE)
+    const tmp = `${file}.${process.pid}.tmp`
+    writeFileSync(tmp, JSON.stringify({ covered: this.covered, sources: this.table.toJSON() }))
+    renameSync(tmp, file)
+    this.checkpointAt = this.covered
+    this.checkpointMs = ms
+  }
+
+  close(): void {
+    void this.reader.close().catch(() => undefined)
+  }
+}
+
+/** The file backend's sourced appends (`TopicStore.appendSourced`): one `PartitionSources` per partition written to. */
+export class SourceAppends {
+  private readonly parts = new Map<string, PartitionSources>()
+
+  constructor(private readonly host: SourceAppendsHost) {}
+
+  async append(
+    topic: string,
+    partition: number,
+    records: readonly RecordInput[],
+    producerId: string,
+    source: OutputSource,
+    positions: readonly SourcePosition[],
+  ): Promise<IdempotentResult[]> {
+    checkSourced(records.length, source, positions)
+    if (records.length === 0) return []
+    const stamped = withSourceHeaders(records, source, positions)
+    const sources = await this.partOf(topic, partition)
+    let plan: ReturnType<SourceTable['decide']> | undefined
+    let base: number | undefined
+    let results: IdempotentResult[] | undefined
+    await this.host.appendVia(topic, partition, async (a: PartitionAppender) => {
+      base = await a.appendChosen(
+        (end) => {
+          sources.syncTo(end)
+          // The lease's deadline judged under the lock, right before the write: a writer paused
+          // past it (its partition given to another member) writes nothing.
+          if (Date.now() > source.deadline)
+            throw fencedOutput(topic, partition, source, 'its lease lapsed (session timeout) before the write')
+          plan = sources.table.decide(topic, partition, source, positions)
+          if (plan.fresh.length === 0) sources.checkpoint()
+          return plan.fresh.length
+        },
+        (b) => {
+          const p = plan as NonNullable<typeof plan>
+          const fresh = p.fresh.length === stamped.length ? stamped : p.fresh.map((i) => stamped[i] as RecordInput)
+          return encodeBatch(fresh, b, producerId)
+        },
+        producerId,
+        (b) => {
+          const p = plan as NonNullable<typeof plan>
+          results = sources.table.stored(source, positions, p, b)
+          sources.covered = Math.max(sources.covered, b + p.fresh.length)
+          sources.checkpoint()
+        },
+      )
+      return base ?? -1
+    })
+    return results ?? sources.table.stored(source, positions, plan as NonNullable<typeof plan>, undefined)
+  }
+
+  private async partOf(topic: string, partition: number): Promise<PartitionSources> {
+    const key = `${topic}\0${partition}`
+    const had = this.parts.get(key)
+    if (had !== undefined) return had
+    const reader = await this.host.openRawReader(topic, partition, 0)
+    const now = this.parts.get(key)
+    if (now !== undefined) {
+      void reader.close().catch(() => undefined)
+      return now
+    }
+    const p = new PartitionSources(this.host.partitionDir(topic, partition), reader)
+    this.parts.set(key, p)
+    return p
+  }
+
+  forgetTopic(topic: string): void {
+    for (const [key, p] of this.parts) {
+      if (key.startsWith(`${topic}\0`)) {
+        p.close()
+        this.parts.delete(key)
+      }
+    }
+  }
+
+  close(): void {
+    for (const p of this.parts.values()) p.close()
+    this.parts.clear()
+  }
+}

@@ -1,0 +1,213 @@
+import { FencedError, InvalidArgumentError } from '../core/errors.js'
+import type { IdempotentResult, OutputSource, SourcePosition } from './backend.js'
+import type { RecordInput } from './record.js'
+
+/**
+ * The header a processor's output carries (`TopicStore.appendSourced`): where it came from, as
+ * `<group> <topic> <partition> <offset> <seq> <epoch> <committed>` (names have no spaces). The
+ * file backend rebuilds its source tables from it; readers see it as any header.
+ */
+export const SOURCE_HEADER = 'x-twain-source'
+
+/** The `SOURCE_HEADER` value of an output of `source` at `position`. */
+export function sourceHeader(source: OutputSource, position: SourcePosition): string {
+  return `${source.group} ${source.topic} ${source.partition} ${position.offset} ${position.seq} ${source.epoch} ${source.committed}`
+}
+
+/** A `SOURCE_HEADER` value read back (undefined when it is not one). */
+export function parseSourceHeader(
+  value: string,
+): { key: string; offset: number; seq: number; epoch: number; committed: number } | undefined {
+  const f = value.split(' ')
+  if (f.length !== 7) return undefined
+  const [offset, seq, epoch, committed] = [Number(f[3]), Number(f[4]), Number(f[5]), Number(f[6])]
+  if (![offset, seq, epoch, committed].every(Number.isSafeInteger)) return undefined
+  return { key: `${f[0]} ${f[1]} ${f[2]}`, offset, seq, epoch, committed }
+}
+
+/** The records with their `SOURCE_HEADER` (copies: the caller's are not changed). */
+export function withSourceHeaders(
+  records: readonly RecordInput[],
+  source: OutputSource,
+  positions: readonly SourcePosition[],
+): RecordInput[] {
+  return records.map((r, i) => ({
+    ...r,
+    headers: { ...r.headers, [SOURCE_HEADER]: sourceHeader(source, positions[i] as SourcePosition) },
+  }))
+}
+
+/** The key of a source in a table: `<group> <topic> <partition>`. */
+export const sourceKey = (s: OutputSource): string => `${s.group} ${s.topic} ${s.partition}`
+
+/**
+ * The arguments of a sourced append checked, the same for every backend.
+ * @throws InvalidArgumentError naming the bad value.
+ */
+export function checkSourced(recordCount: number, source: OutputSource, positions: readonly SourcePosition[]): void {
+  if (positions.length !== recordCount)
+    throw new InvalidArgumentError(`appendSourced: ${positions.length} positions for ${recordCount} records`)
+  for (const [name, v] of [
+    ['epoch', source.epoch],
+    ['committed', source.committed],
+    ['partition', source.partition],
+  ] as const) {
+    if (!Number.isSafeInteger(v) || v < 0)
+      throw new InvalidArgumentError(`appendSourced: source ${name} must be a non-negative integer, got ${String(v)}`)
+  }
+  if (typeof source.deadline !== 'number' || Number.isNaN(source.deadline))
+    throw new InvalidArgumentError(
+      `appendSourced: source deadline must be a time in ms, got ${String(source.deadline)}`,
+    )
+  for (const p of positions) {
+    if (!Number.isSafeInteger(p.offset) || p.offset < 0 || !Number.isSafeInteger(p.seq) || p.seq < 0)
+      throw new InvalidArgumentError(`appendSourced: bad position ${JSON.stringify(p)}`)
+  }
+}
+
+/** What one output partition knows of one source (docs/format.md, "Exactly-once outputs"). */
+export interface SourceState {
+  /** Highest lease epoch of a writer stored: a lower one is fenced. */
+  epoch: number
+  /** The input offset below which outputs are no longer remembered (their input is committed). */
+  floor: number
+  /** Input offset → the offsets of its outputs here, by output sequence number (holes: none stored). */
+  entries: Map<number, number[]>
+}
+
+/** The fenced error of a writer whose epoch or lease is behind. */
+export function fencedOutput(topic: string, partition: number, source: OutputSource, why: string): FencedError {
+  return new FencedError(
+    `Output to ${topic}/${partition} of group "${source.group}" for ${source.topic}/${source.partition} (lease epoch ${source.epoch}) was refused: ${why}`,
+  )
+}
+
+/**
+ * The exactly-once rule of one output partition, over every source that wrote to it (the file
+ * backend keeps one per partition; append-src-7.lua is the same rule in Lua). A writer is
+ * admitted when its lease epoch is not below the highest stored; a higher epoch (a new lease)
+ * sets the floor to the writer's committed offset, the same epoch raises it. An output whose
+ * (input offset, sequence number) is remembered is a duplicate: it gets the stored offset.
+ */
+export class SourceTable {
+  readonly sources = new Map<string, SourceState>()
+
+  /**
+   * Admit a writer at `epoch` with `committed` (and prune what its input commit passed); undefined
+   * when it is fenced (a higher epoch stored). `observe` of the log uses it too, so a table read back
+   * holds what the decisions held.
+   */
+  admit(key: string, epoch: number, committed: number): SourceState | undefined {
+    let s = this.sources.get(key)
+    if (s === undefined) {
+      s = { epoch, floor: committed, entries: new Map() }
+      this.sources.set(key, s)
+      return s
+    }
+    if (epoch < s.epoch) return undefined
+    const floor = epoch > s.epoch ? committed : Math.max(s.floor, committed)
+    s.epoch = epoch
+    if (floor !== s.floor) {
+      s.floor = floor
+      for (const o of s.entries.keys()) if (o < floor) s.entries.delete(o)
+    }
+    return s
+  }
+
+  /** A stored output read from the log (or just written). */
+  observe(key: string, epoch: number, committed: number, offset: number, seq: number, at: number): void {
+    const s = this.admit(key, epoch, committed)
+    // A record of a lower epoch after a higher one: written before this rule held (not by it); kept.
+    const state = s ?? (this.sources.get(key) as SourceState)
+    if (offset < state.floor) return
+    let list = state.entries.get(offset)
+    if (list === undefined) state.entries.set(offset, (list = []))
+    list[seq] = at
+  }
+
+  /**
+   * Decide a call (the table synced to the log's end): which positions to write (`fresh`, indexes)
+   * and, per position, the stored offset of a duplicate or `~k` for the k-th fresh one.
+   * @throws FencedError when the writer's epoch is behind (nothing is decided).
+   */
+  decide(
+    topic: string,
+    partition: number,
+    source: OutputSource,
+    positions: readonly SourcePosition[],
+  ): { fresh: number[]; slots: number[]; repeats: Set<number> | undefined } {
+    const s = this.admit(sourceKey(source), source.epoch, source.committed)
+    if (s === undefined)
+      throw fencedOutput(topic, partition, source, `a writer with a later lease epoch stored outputs there`)
+    const fresh: number[] = []
+    const slots = new Array<number>(positions.length)
+    let repeats: Set<number> | undefined
+    const inCall = new Map<string, number>()
+    for (let i = 0; i < positions.length; i++) {
+      const p = positions[i] as SourcePosition
+      const stored = s.entries.get(p.offset)?.[p.seq]
+      if (stored !== undefined) {
+        slots[i] = stored
+        continue
+      }
+      const id = `${p.offset}.${p.seq}`
+      const earlier = inCall.get(id)
+      if (earlier !== undefined) {
+        slots[i] = earlier
+        ;(repeats ??= new Set()).add(i)
+        continue
+      }
+      inCall.set(id, ~fresh.length)
+      slots[i] = ~fresh.length
+      fresh.push(i)
+    }
+    return { fresh, slots, repeats }
+  }
+
+  /** The fresh ones of a decided call were written from `base`: remember them; each position's result. */
+  stored(
+    source: OutputSource,
+    positions: readonly SourcePosition[],
+    plan: { fresh: number[]; slots: number[]; repeats: Set<number> | undefined },
+    base: number | undefined,
+  ): IdempotentResult[] {
+    const key = sourceKey(source)
+    if (base !== undefined)
+      plan.fresh.forEach((i, k) => {
+        const p = positions[i] as SourcePosition
+        this.observe(key, source.epoch, source.committed, p.offset, p.seq, base + k)
+      })
+    return plan.slots.map((s, i) =>
+      s < 0
+        ? { offset: (base as number) + ~s, duplicate: plan.repeats?.has(i) === true }
+        : { offset: s, duplicate: true },
+    )
+  }
+
+  /** The table as JSON-able data (the file backend's checkpoint). */
+  toJSON(): Array<[string, number, number, Array<[number, number[]]>]> {
+    return [...this.sources].map(([k, s]) => [k, s.epoch, s.floor, [...s.entries]])
+  }
+
+  /** A table from `toJSON`'s data (throws on anything else). */
+  static fromJSON(data: unknown): SourceTable {
+    const t = new SourceTable()
+    if (!Array.isArray(data)) throw new Error('not a source table')
+    for (const row of data as unknown[]) {
+      const [k, epoch, floor, entries] = row as [string, number, number, Array<[number, number[]]>]
+      if (
+        typeof k !== 'string' ||
+        !Number.isSafeInteger(epoch) ||
+        !Number.isSafeInteger(floor) ||
+        !Array.isArray(entries)
+      )
+        throw new Error('not a source table')
+      t.sources.set(k, {
+        epoch,
+        floor,
+        entries: new Map(entries.map(([o, list]) => [o, list.map((x) => (x === null ? undefined : x)) as number[]])),
+      })
+    }
+    return t
+  }
+}

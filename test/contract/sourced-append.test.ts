@@ -1,0 +1,121 @@
+/**
+ * Backend contract, a processor's outputs (`appendSourced`, docs/format.md "Exactly-once outputs"):
+ * an output whose (source, input offset, sequence number) the partition stored is not stored again
+ * and gets the stored offset — in one call, across calls, instances and a reopen; a writer whose
+ * lease epoch is behind the stored one, or whose deadline has passed, is fenced and writes nothing;
+ * the input commit a writer carries makes the partition forget the outputs of inputs below it.
+ * twainmq-v1 topics refuse it (the format keeps no headers).
+ */
+import { describe, expect, it } from 'vitest'
+import type { OutputSource, TopicMeta } from '../../src/backends/backend.js'
+import { SOURCE_HEADER } from '../../src/backends/source-table.js'
+import { FencedError, InvalidArgumentError } from '../../src/core/errors.js'
+import { readAll, records, topicMeta } from './fixture.js'
+import { kinds, perTest } from './kinds.js'
+
+const src = (epoch: number, committed = 0, deadline = Infinity): OutputSource => ({
+  group: 'g',
+  topic: 'in',
+  partition: 3,
+  epoch,
+  committed,
+  deadline,
+})
+const at = (...pairs: Array<[number, number]>) => pairs.map(([offset, seq]) => ({ offset, seq }))
+const outcome = (r: Array<{ offset: number; duplicate: boolean }>) =>
+  r.map((x) => `${x.offset}${x.duplicate ? '=' : '+'}`)
+const values = (meta: TopicMeta, vs: string[]) => records(meta, vs)
+
+describe.each(kinds())('$name: sourced append', (kind) => {
+  kind.hooks()
+  const ctx = perTest(kind)
+
+  it('stores each output once: in one call, across calls, instances and a reopen', async () => {
+    const b = await ctx.fresh()
+    const meta = topicMeta('out')
+    await b.createTopic(meta)
+    if (!kind.caps.headers) {
+      await expect(b.appendSourced('out', 0, values(meta, ['a']), 'p', src(1), at([0, 0]))).rejects.toBeInstanceOf(
+        InvalidArgumentError,
+      )
+      return
+    }
+    await b.append('out', 0, values(meta, ['x']), 'p')
+    const first = await b.appendSourced(
+      'out',
+      0,
+      values(meta, ['a0', 'a1', 'b0', 'a0 again']),
+      'p',
+      src(1),
+      at([10, 0], [10, 1], [11, 0], [10, 0]),
+    )
+    expect(outcome(first)).toEqual(['1+', '2+', '3+', '1='])
+    const other = await ctx.open()
+    const second = await other.appendSourced(
+      'out',
+      0,
+      values(meta, ['b0 again', 'c0']),
+      'q',
+      src(1),
+      at([11, 0], [12, 0]),
+    )
+    expect(outcome(second)).toEqual(['3=', '4+'])
+    // Another source's positions are its own.
+    const another = { ...src(1), partition: 4 }
+    expect(outcome(await other.appendSourced('out', 0, values(meta, ['d']), 'q', another, at([10, 0])))).toEqual(['5+'])
+    await other.close()
+    expect(await b.append('out', 0, values(meta, ['y']), 'p')).toBe(6)
+    const third = await ctx.open()
+    // A new instance (a restarted process) knows every stored output, and a new lease (epoch 2) that committed 11.
+    const again = await third.appendSourced(
+      'out',
+      0,
+      values(meta, ['a1 again', 'c0 again', 'c1']),
+      'r',
+      src(2, 11),
+      at([10, 1], [12, 0], [12, 1]),
+    )
+    // Input 10 is below the new lease's commit: forgotten, so stored again (a reset replays); 12 is known.
+    expect(outcome(again)).toEqual(['7+', '4=', '8+'])
+    const all = await readAll(third, 'out', 0)
+    expect(all.map((m) => m.value)).toEqual(['x', 'a0', 'a1', 'b0', 'c0', 'd', 'y', 'a1 again', 'c1'])
+    expect(all[1]?.headers[SOURCE_HEADER]).toBe('g in 3 10 0 1 0')
+    expect(all[7]?.headers[SOURCE_HEADER]).toBe('g in 3 10 1 2 11')
+    await third.close()
+  })
+
+  it('fences a writer behind the stored epoch or past its deadline: nothing of it is stored', async () => {
+    const b = await ctx.fresh()
+    const meta = topicMeta('out')
+    await b.createTopic(meta)
+    if (!kind.caps.headers) return
+    await b.appendSourced('out', 0, values(meta, ['new lease']), 'p', src(5), at([0, 0]))
+    await expect(b.appendSourced('out', 0, values(meta, ['zombie']), 'z', src(4), at([1, 0]))).rejects.toBeInstanceOf(
+      FencedError,
+    )
+    const other = await ctx.open()
+    await expect(
+      other.appendSourced('out', 0, values(meta, ['zombie']), 'z', src(4), at([0, 0])),
+    ).rejects.toBeInstanceOf(FencedError)
+    await expect(
+      other.appendSourced('out', 0, values(meta, ['late']), 'z', src(5, 0, Date.now() - 1000), at([2, 0])),
+    ).rejects.toBeInstanceOf(FencedError)
+    await other.close()
+    // The same epoch, within its deadline, goes on.
+    const ok = await b.appendSourced('out', 0, values(meta, ['next']), 'p', src(5, 0, Date.now() + 60_000), at([1, 0]))
+    expect(outcome(ok)).toEqual(['1+'])
+    expect((await readAll(b, 'out')).map((m) => m.value)).toEqual(['new lease', 'next'])
+  })
+
+  it('refuses bad arguments, naming them', async () => {
+    const b = await ctx.fresh()
+    const meta = topicMeta('out')
+    await b.createTopic(meta)
+    if (!kind.caps.headers) return
+    await expect(b.appendSourced('out', 0, values(meta, ['a']), 'p', src(1), at())).rejects.toThrow(/0 positions for 1/)
+    await expect(b.appendSourced('out', 0, values(meta, ['a']), 'p', src(-1), at([0, 0]))).rejects.toThrow(/epoch.*-1/)
+    await expect(b.appendSourced('out', 0, values(meta, ['a']), 'p', src(1), at([-2, 0]))).rejects.toThrow(
+      InvalidArgumentError,
+    )
+  })
+})
