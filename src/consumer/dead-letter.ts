@@ -10,6 +10,15 @@ import { Producer } from '../producer/producer.js'
  */
 const AS_READ: TypeCheck = { validate: (_type, value) => Promise.resolve(value) }
 
+/** Writes one dead letter (`m` given up, as `key`, `value` and `options`) instead of the writer's producer. */
+export type DeadLetterSend = (
+  m: Message & { deliveryCount: number },
+  topic: string,
+  key: Message['key'],
+  value: unknown,
+  options: { headers: Record<string, string>; type?: string },
+) => Promise<unknown>
+
 /**
  * Writes given-up messages to a dead-letter topic through a `Producer` of it (its encoding, size
  * and key checks and its partitioner): the original key, value, type and headers plus
@@ -24,6 +33,8 @@ export class DeadLetterWriter {
     private readonly backend: Backend,
     readonly topic: string,
     producerId: string,
+    /** Writes a dead letter instead of the producer (a processor's: exactly once, through its outputs). */
+    private readonly sendVia?: DeadLetterSend,
   ) {
     this.producer = new Producer(backend, topic, producerId, AS_READ)
   }
@@ -87,11 +98,12 @@ export class DeadLetterWriter {
       'x-original-offset': String(m.offset),
       'x-delivery-count': String(m.deliveryCount),
     }
-    await this.producer
-      .send(m.key, m.value, m.type === undefined ? { headers } : { headers, type: m.type })
-      .catch((e: unknown) => {
-        if (e instanceof TopicNotFoundError) this.ready = undefined // deleted since: create it again next time
-        throw e
-      })
+    const options = m.type === undefined ? { headers } : { headers, type: m.type }
+    await (
+      this.sendVia ? this.sendVia(m, this.topic, m.key, m.value, options) : this.producer.send(m.key, m.value, options)
+    ).catch((e: unknown) => {
+      if (e instanceof TopicNotFoundError) this.ready = undefined // deleted since: create it again next time
+      throw e
+    })
   }
 }

@@ -4,7 +4,7 @@ import type { BatchIterator, BatchSource } from '../stream/batch-iterator.js'
 import type { StreamControl } from '../stream/message-stream.js'
 import { Wake } from '../stream/wake.js'
 import { ConsumedRetention } from './consumed-retention.js'
-import { DeadLetterWriter } from './dead-letter.js'
+import { DeadLetterWriter, type DeadLetterSend } from './dead-letter.js'
 import { drain } from './drain.js'
 import { ConsumerEvents } from './events.js'
 import { commitBeforeExit } from './exit-commit.js'
@@ -70,6 +70,8 @@ export interface MemberWiring<V, H, L extends MemberLedger<V, H>> {
   ledger: (core: MemberCore<V, H, L>) => L
   /** The member closed (its instance forgets it). */
   onClosed: () => void
+  /** How it writes dead letters, when not as a consumer does (a processor's go through its outputs). */
+  deadLetterSend?: DeadLetterSend
 }
 
 /**
@@ -120,7 +122,9 @@ export class MemberCore<V, H, L extends MemberLedger<V, H> = MemberLedger<V, H>>
     this.#stream = wiring.stream
     this.#life = wiring.life
     this.#onClosed = wiring.onClosed
-    this.dlq = opts.deadLetter ? new DeadLetterWriter(ctx.store, opts.deadLetter, ctx.clientId) : undefined
+    this.dlq = opts.deadLetter
+      ? new DeadLetterWriter(ctx.store, opts.deadLetter, ctx.clientId, wiring.deadLetterSend)
+      : undefined
     this.retention = new ConsumedRetention(ctx.store, (e) => this.emitError(e))
     this.#report = new FailureReport(this.events, `twainmq consumer ${wiring.memberId} of group "${opts.group}"`)
     this.views = new MemberViews(this, wiring.life)

@@ -6,6 +6,8 @@ import { checkHistoryRange } from './history-range.js'
 import type { Consumer } from '../consumer/partitioned/consumer.js'
 import { ConsumerSet } from '../consumer/consumer-set.js'
 import type { SharedConsumer } from '../consumer/shared/shared-consumer.js'
+import type { Processor, ProcessorOptions } from '../consumer/partitioned/processor.js'
+import { cachedHash64 } from '../core/hash64.js'
 import { resolveConsumerOptions, type ConsumerOptions } from '../consumer/options.js'
 import type { CreateTopicOptions, Key, Message, TopicInfo } from '../core/types.js'
 import { ensureTopic } from './ensure-topic.js'
@@ -314,6 +316,32 @@ export class Twain implements AsyncDisposable {
       { store: this.#store, clientId: this.clientId, iterations: this.iterations, decode: this.decoder() },
       list,
       resolveConsumerOptions(options),
+    )
+  }
+
+  /**
+   * A processor (README, "Exactly-once processing"): a member of a partitioned group whose
+   * messages send outputs (`m.send(topic, key, value)`) stored exactly once, across kill -9,
+   * restarts, rebalances, retried writes and Redis failovers. `m.ack()` commits the message once its
+   * outputs are stored; a member that lost a partition stores nothing more for it (`FencedError`).
+   */
+  processor<V = unknown, K extends Key = Key>(topics: string | string[], options: ProcessorOptions): Processor<V, K> {
+    this.live()
+    const list = [...new Set((Array.isArray(topics) ? topics : [topics]).map((t) => checkTopicName(t)))]
+    if (list.length === 0) throw new InvalidArgumentError('processor() needs at least one topic')
+    const { partitioner, ...rest } = options ?? ({} as ProcessorOptions)
+    if ((rest as { mode?: unknown }).mode !== undefined && (rest as { mode?: unknown }).mode !== 'partitioned')
+      throw new InvalidArgumentError(
+        `processor() members are partitioned; got mode ${JSON.stringify((rest as { mode?: unknown }).mode)}`,
+      )
+    if (partitioner !== undefined && typeof partitioner !== 'function')
+      throw new InvalidArgumentError(`processor() partitioner must be a function, got ${typeof partitioner}`)
+    return this.consumers.createProcessor<V, K>(
+      { store: this.#store, clientId: this.clientId, iterations: this.iterations, decode: this.decoder() },
+      list,
+      resolveConsumerOptions({ ...rest, mode: 'partitioned' }),
+      this.types,
+      partitioner ?? cachedHash64(),
     )
   }
 

@@ -4,8 +4,10 @@ import type { TopicPartition } from '../../backends/assign.js'
 import type { MemberSpec } from '../../backends/group.js'
 import { FencedError } from '../../core/errors.js'
 import type { Key } from '../../core/types.js'
+import type { BatchSource } from '../../stream/batch-iterator.js'
 import { MessageStream, type StreamControl } from '../../stream/message-stream.js'
 import { endsAtCreation } from '../ends-at-creation.js'
+import type { DeadLetterSend } from '../dead-letter.js'
 import type { ConsumerEventMap } from '../events.js'
 import { fetchLoop } from '../fetch-loop.js'
 import type { GroupMessage } from '../group-message.js'
@@ -13,10 +15,17 @@ import { MemberCore, type ConsumerContext } from '../member-core.js'
 import type { ResolvedConsumerOptions } from '../options.js'
 import { Commits } from './commits.js'
 import { Coordination } from './coordination.js'
-import { PartitionedLedger, type PartitionedCore } from './ledger.js'
+import { PartitionedLedger, type MessageMaker, type PartitionedCore } from './ledger.js'
 import { exposeLedger } from './ledger-of.js'
 import type { PartitionHandle } from './partition-message.js'
 import { PartitionReads } from './partition-reads.js'
+
+/** What makes a partitioned member a processor (`twain.processor()`): its messages, its dead letters, its outputs' view of the ledger. */
+export interface Processing {
+  make: MessageMaker
+  deadLetterSend: DeadLetterSend
+  attach(ledger: PartitionedLedger<unknown>): void
+}
 
 /**
  * A member of a consumer group (partitioned mode). It is a `MessageStream` of `GroupMessage`s:
@@ -28,8 +37,8 @@ import { PartitionReads } from './partition-reads.js'
  * settlement), and the parts that take the ledger — the coordination (membership steps), the
  * commits and the partition reads, which the fetch loop runs.
  */
-export class Consumer<V = unknown, K extends Key = Key>
-  extends MessageStream<GroupMessage<V, K>>
+export class Consumer<V = unknown, K extends Key = Key, M extends GroupMessage<V, K> = GroupMessage<V, K>>
+  extends MessageStream<M>
   implements AsyncDisposable
 {
   readonly #core: PartitionedCore<V>
@@ -45,16 +54,21 @@ export class Consumer<V = unknown, K extends Key = Key>
     exposeLedger((c) => (c as Consumer<unknown>).#ledger)
   }
 
-  /** @internal Use `twain.consumer()`. */
+  /** @internal Use `twain.consumer()` (`processing`: a processor's messages, `twain.processor()`). */
   constructor(
     ctx: ConsumerContext,
     topics: string[],
     opts: ResolvedConsumerOptions,
-    onClosed: (c: Consumer<any>) => void,
+    onClosed: (c: Consumer<any, any, any>) => void,
+    processing?: Processing,
   ) {
     let stream!: StreamControl
     super(
-      { open: () => this.#core.open(), afterClose: () => this.#core.afterClose(), attach: (c) => (stream = c) },
+      {
+        open: () => this.#core.open() as unknown as BatchSource<M>,
+        afterClose: () => this.#core.afterClose() as unknown as BatchSource<M> | undefined,
+        attach: (c) => (stream = c),
+      },
       opts.signal,
       ctx.iterations,
     )
@@ -79,10 +93,12 @@ export class Consumer<V = unknown, K extends Key = Key>
         flushCommits: () => this.#commits.commitParts(),
         shutdown: () => this.#shutdown(),
       },
-      ledger: (core) => new PartitionedLedger<V>(core, () => this.#scheduleStep()),
+      ledger: (core) => new PartitionedLedger<V>(core, () => this.#scheduleStep(), processing?.make),
       onClosed: () => onClosed(this),
+      deadLetterSend: processing?.deadLetterSend,
     })
     this.#ledger = this.#core.ledger
+    processing?.attach(this.#ledger)
     this.#commits = new Commits(this.#ledger, this.#member)
     this.#reads = new PartitionReads(this.#ledger)
     this.#coordination = new Coordination(this.#ledger, this.#member, this.#commits, this.#reads)
@@ -108,13 +124,13 @@ export class Consumer<V = unknown, K extends Key = Key>
    * Next buffered message, without waiting (TwainMQ's `poll`). The first call starts reading ahead
    * (up to `maxInFlight`), so it usually returns `undefined`; later calls get what arrived.
    */
-  poll(): GroupMessage<V, K> | undefined {
+  poll(): M | undefined {
     return this.pollMany(1)[0]
   }
 
   /** Up to `n` buffered messages, without waiting (the first call starts reading ahead, as `poll()`). */
-  pollMany(n = 10): GroupMessage<V, K>[] {
-    return this.#core.views.poll(n)
+  pollMany(n = 10): M[] {
+    return this.#core.views.poll(n) as unknown as M[]
   }
 
   on<E extends keyof ConsumerEventMap>(event: E, listener: (payload: ConsumerEventMap[E]) => void): () => void {

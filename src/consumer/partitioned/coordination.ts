@@ -90,12 +90,15 @@ export class Coordination {
     if (core.state === 'closing') return this.closingHeartbeat()
     const now = Date.now()
     const release = [...ledger.parts.values()].filter((p) => p.revoking && (p.drained || now >= p.drainDeadline))
+    for (const p of release) p.releasing = true // a processor's outputs for it stop now
     if (release.length) await this.commits.commitParts(release).catch(() => undefined)
+    const began = Date.now()
     const res = await core.backend.groups.groupHeartbeat(
       core.opts.group,
       member,
       release.map((p) => ({ topic: p.topic, partition: p.partition })),
     )
+    ledger.sessionDeadline = began + member.sessionTimeoutMs
     if (core.state !== 'running') return
     const revoked: TopicPartition[] = []
     for (const p of release) if (ledger.parts.get(p.key) === p) revoked.push(ledger.dropPartition(p))
@@ -166,7 +169,9 @@ export class Coordination {
    */
   private async closingHeartbeat(): Promise<void> {
     const core = this.ledger.core
+    const began = Date.now()
     const res = await core.backend.groups.groupHeartbeat(core.opts.group, this.member, [])
+    this.ledger.sessionDeadline = began + this.member.sessionTimeoutMs
     const owned = new Map(res.owned.map((l) => [partitionKey(l.topic, l.partition), l.epoch]))
     for (const p of this.ledger.parts.values()) if (owned.get(p.key) !== p.epoch) p.lost = true
   }

@@ -20,6 +20,21 @@ import {
   type PartitionMessage,
 } from './partition-message.js'
 
+/** How a partitioned ledger makes its messages: `GroupMessageImpl`s, or a processor's (which can send). */
+export interface MessageMaker {
+  /** The factory a read builds its messages with. */
+  factory(settler: Settler<PartitionHandle>, handle: PartitionHandle): MessageFactory
+  /** A copy of a plain read message. */
+  from<V>(m: Message, settler: Settler<PartitionHandle>, handle: PartitionHandle): PartitionMessage<V>
+}
+
+/** A consumer's messages. */
+export const GROUP_MESSAGES: MessageMaker = {
+  factory: (settler, handle) => GroupMessageImpl.factory<PartitionHandle>(settler, handle),
+  from: <V>(m: Message, settler: Settler<PartitionHandle>, handle: PartitionHandle) =>
+    GroupMessageImpl.from<V, PartitionHandle>(m, 0, settler, handle),
+}
+
 /** The member core of a partitioned member. */
 export type PartitionedCore<V> = MemberCore<V, PartitionHandle, PartitionedLedger<V>>
 
@@ -59,6 +74,12 @@ export class PartitionedLedger<V = unknown> implements MemberLedger<V, Partition
     release: (m) => this.#release(m),
   }
   readonly #maxInFlight: number
+  /**
+   * When the member's session lapses unless it heartbeats again (ms, this process's clock): the
+   * start of its last successful heartbeat plus `sessionTimeoutMs`. Until then no other member can
+   * take its leases; a processor's outputs carry it, and the store refuses them after it.
+   */
+  sessionDeadline = Infinity
   /** Room (`maxInFlight` less outstanding) from which a settlement wakes the fetch loop (the refill rule). */
   readonly #refill: number
 
@@ -67,6 +88,8 @@ export class PartitionedLedger<V = unknown> implements MemberLedger<V, Partition
     readonly core: PartitionedCore<V>,
     /** A revoking partition drained: run a coordination step soon (it releases the partition). */
     private readonly revokeDrained: () => void,
+    /** How its messages are made. */
+    private readonly make: MessageMaker = GROUP_MESSAGES,
   ) {
     this.#maxInFlight = core.opts.maxInFlight
     this.#refill = refillAt(this.#maxInFlight)
@@ -74,7 +97,7 @@ export class PartitionedLedger<V = unknown> implements MemberLedger<V, Partition
 
   /** What `p`'s next read builds its messages with: this mode's messages, sharing one handle (partition, generation). */
   messageFactory(p: OwnedPartition): MessageFactory {
-    return GroupMessageImpl.factory<PartitionHandle>(this.#settler, { part: p, generation: p.generation })
+    return this.make.factory(this.#settler, { part: p, generation: p.generation })
   }
 
   /** Messages `p` fetched (in offset order), counted outstanding and buffered. */
@@ -86,7 +109,8 @@ export class PartitionedLedger<V = unknown> implements MemberLedger<V, Partition
       // … or plain: copied. `map` allocates the array at its size (pushing grows it step by step).
       const handle: PartitionHandle = { part: p, generation: p.generation }
       const settler = this.#settler
-      made = msgs.map((m) => GroupMessageImpl.from<V, PartitionHandle>(m, 0, settler, handle))
+      const make = this.make
+      made = msgs.map((m) => make.from<V>(m, settler, handle))
     }
     this.core.buffer = this.core.buffer.length === 0 ? made : this.core.buffer.concat(made)
     for (let i = 0; i < msgs.length; i++) p.track((msgs[i] as Message).offset)

@@ -33,6 +33,8 @@ export class OwnedPartition {
   /** Assigned elsewhere: no more fetching; release once drained (or at `drainDeadline`). */
   revoking = false
   drainDeadline = 0
+  /** Released (or being released) to another member: a processor sends no more outputs for it. */
+  releasing = false
   /** The lease was lost (fenced, or taken after a timeout): acks are ignored. */
   lost = false
   /** May have new data to fetch. */

@@ -1,0 +1,252 @@
+import type { Backend, OutputSource, TopicMeta } from '../../backends/backend.js'
+import { ClosedError, FencedError, TopicNotFoundError, TwainError } from '../../core/errors.js'
+import type { Partitioner } from '../../core/hash64.js'
+import type { Key, RecordMetadata } from '../../core/types.js'
+import { Preparer, type TypeCheck } from '../../producer/prepare.js'
+import type { PreparedRecord } from '../../producer/send-record.js'
+import type { PartitionedLedger } from './ledger.js'
+import type { OwnedPartition } from './owned-partition.js'
+import { current, type PartitionHandle } from './partition-message.js'
+
+/** Options of one output (`ProcessorMessage.send`): a producer's `SendOptions` without `id` (an output's identity is its source position). */
+export interface OutputOptions {
+  headers?: Record<string, string>
+  /** A registered message type: the value is validated and stored as tagged JSON. */
+  type?: string
+  /** Write to this partition instead of the partitioner's choice. */
+  partition?: number
+}
+
+/** Where an output is stored. */
+export interface OutputMetadata extends RecordMetadata {
+  topic: string
+}
+
+/** The message an output is of: its offset is the output's source position (with the output's sequence number). */
+export interface OutputOf {
+  readonly offset: number
+}
+
+/** Most outputs in one store call (the Redis backend splits larger calls into parts itself). */
+const MAX_CALL = 5000
+/** Longest pause between two tries of an output write after a retriable failure. */
+const MAX_BACKOFF_MS = 1000
+
+/** One output waiting for its write. */
+interface Item {
+  m: OutputOf
+  h: PartitionHandle
+  seq: number
+  rec: PreparedRecord
+  resolve: (r: OutputMetadata) => void
+  reject: (e: unknown) => void
+}
+
+/** The outputs to one partition of one topic, written in the order they were sent, one store call at a time. */
+interface Lane {
+  topic: string
+  partition: number
+  queue: Item[]
+  busy: boolean
+}
+
+/** The partition a message was read from is still this member's, and not being handed over. */
+const holds = (part: OwnedPartition): boolean => !part.lost && !part.dropped && !part.releasing
+
+/**
+ * A processor's outputs (docs/format.md, "Exactly-once outputs"). Each output is checked and
+ * encoded as a producer's send is, then queued on its partition's lane; a lane writes its queue
+ * in send order, one `appendSourced` call at a time, each call the outputs of one input partition
+ * (its source: group, input partition, the lease's epoch, the input's committed offset, the
+ * session's deadline). A call that fails with a retriable error is tried again, unchanged (the
+ * store recognises what it already stored), while the input partition is this member's; a later
+ * output to the partition waits for it, so outputs are stored in the order they were sent.
+ */
+export class Outputs {
+  private readonly lanes = new Map<string, Lane>()
+  private readonly metas = new Map<string, TopicMeta>()
+  /** Sends being prepared asynchronously (a topic's configuration, an asynchronous validator): later ones queue behind. */
+  private chain: Promise<unknown> | undefined
+  private ledger: PartitionedLedger<unknown> | undefined
+  private closed = false
+  private readonly idleWaiters: Array<() => void> = []
+
+  constructor(
+    private readonly store: Backend,
+    private readonly group: string,
+    private readonly producerId: string,
+    private readonly types: TypeCheck,
+    private readonly partitioner: Partitioner,
+  ) {}
+
+  /** The member's ledger (its session deadline). */
+  attach(ledger: PartitionedLedger<unknown>): void {
+    this.ledger = ledger
+  }
+
+  /** Queue an output of `m` (its `seq`-th); resolves once stored (or recognised as stored). */
+  send(
+    m: OutputOf,
+    h: PartitionHandle,
+    seq: number,
+    topic: string,
+    key: Key,
+    value: unknown,
+    options: OutputOptions | undefined,
+    types: TypeCheck = this.types,
+  ): Promise<OutputMetadata> {
+    if (this.closed) return Promise.reject(new ClosedError(`The processor of group "${this.group}" is closed`))
+    const item = { key, value, headers: options?.headers, type: options?.type, partition: options?.partition }
+    const meta = this.metas.get(topic)
+    if (this.chain === undefined && meta !== undefined && item.type === undefined) {
+      // The common case, synchronously: the output is queued in the order it was sent.
+      let rec: PreparedRecord
+      try {
+        rec = new Preparer(meta, this.partitioner, types, Date.now()).item(item) as PreparedRecord
+      } catch (e) {
+        return Promise.reject(e)
+      }
+      return this.enqueue(m, h, seq, topic, rec)
+    }
+    const run = (this.chain ?? Promise.resolve()).then(async () => {
+      const known = this.metas.get(topic) ?? (await this.metaOf(topic))
+      const rec = await new Preparer(known, this.partitioner, types, Date.now()).item(item)
+      return this.enqueue(m, h, seq, topic, rec)
+    })
+    const link = run.catch(() => undefined)
+    this.chain = link
+    void link.then(() => {
+      if (this.chain === link) this.chain = undefined
+    })
+    return run
+  }
+
+  private async metaOf(topic: string): Promise<TopicMeta> {
+    const meta = await this.store.getTopic(topic)
+    this.metas.set(topic, meta)
+    return meta
+  }
+
+  private enqueue(
+    m: OutputOf,
+    h: PartitionHandle,
+    seq: number,
+    topic: string,
+    rec: PreparedRecord,
+  ): Promise<OutputMetadata> {
+    if (this.closed) return Promise.reject(new ClosedError(`The processor of group "${this.group}" is closed`))
+    const id = `${topic}\0${rec.partition}`
+    let lane = this.lanes.get(id)
+    if (lane === undefined) this.lanes.set(id, (lane = { topic, partition: rec.partition, queue: [], busy: false }))
+    const l = lane
+    return new Promise<OutputMetadata>((resolve, reject) => {
+      l.queue.push({ m, h, seq, rec, resolve, reject })
+      if (!l.busy) void this.pump(l)
+    })
+  }
+
+  /** Drop `m`'s outputs not yet written (`nack()`): they reject. */
+  discard(m: OutputOf): void {
+    for (const lane of this.lanes.values()) {
+      const keep: Item[] = []
+      for (const it of lane.queue) {
+        if (it.m === m) it.reject(new TwainError(`Output dropped: its message was nacked`, { code: 'ERR_DISCARDED' }))
+        else keep.push(it)
+      }
+      lane.queue = keep
+    }
+  }
+
+  private async pump(lane: Lane): Promise<void> {
+    lane.busy = true
+    // A tick first: the sends of one turn of the application go in one call.
+    await Promise.resolve()
+    try {
+      while (lane.queue.length > 0) {
+        const part = (lane.queue[0] as Item).h.part
+        let n = 1
+        while (n < lane.queue.length && n < MAX_CALL && (lane.queue[n] as Item).h.part === part) n++
+        const items = lane.queue.splice(0, n)
+        await this.write(lane, part, items)
+      }
+    } finally {
+      lane.busy = false
+      if (lane.queue.length === 0) this.lanes.delete(`${lane.topic}\0${lane.partition}`)
+      if (this.lanes.size === 0) for (const w of this.idleWaiters.splice(0)) w()
+    }
+  }
+
+  /** Write one call's outputs (one source), trying again after retriable failures while the partition is this member's. */
+  private async write(lane: Lane, part: OwnedPartition, all: Item[]): Promise<void> {
+    let items = all
+    for (let attempt = 0; ; attempt++) {
+      // Outputs of a delivery from before a seek, or of a partition given up, are not written.
+      const stale = items.filter((it) => !current(it.h) || !holds(part))
+      if (stale.length > 0) {
+        for (const it of stale) it.reject(this.fenced(part, 'its partition is no longer this member’s'))
+        items = items.filter((it) => current(it.h) && holds(part))
+        if (items.length === 0) return
+      }
+      const source: OutputSource = {
+        group: this.group,
+        topic: part.topic,
+        partition: part.partition,
+        epoch: part.epoch,
+        committed: Math.max(0, part.committed),
+        deadline: this.ledger?.sessionDeadline ?? Infinity,
+      }
+      try {
+        const results = await this.store.appendSourced(
+          lane.topic,
+          lane.partition,
+          items.map((it) => it.rec),
+          this.producerId,
+          source,
+          items.map((it) => ({ offset: it.m.offset, seq: it.seq })),
+        )
+        items.forEach((it, i) => {
+          const r = results[i] as { offset: number; duplicate: boolean }
+          it.resolve(
+            r.duplicate
+              ? { topic: lane.topic, partition: lane.partition, offset: r.offset, duplicate: true }
+              : { topic: lane.topic, partition: lane.partition, offset: r.offset },
+          )
+        })
+        return
+      } catch (e) {
+        if (e instanceof TopicNotFoundError) this.metas.delete(lane.topic)
+        const retriable = e instanceof TwainError && e.retriable && !(e instanceof FencedError)
+        if (!retriable || this.closed) {
+          for (const it of items) it.reject(e)
+          // Later outputs of the same input partition to this partition would be stored out of order: they fail too.
+          const later = lane.queue.filter((it) => it.h.part === part)
+          lane.queue = lane.queue.filter((it) => it.h.part !== part)
+          for (const it of later) it.reject(e)
+          return
+        }
+        await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** attempt, MAX_BACKOFF_MS)))
+      }
+    }
+  }
+
+  private fenced(part: OwnedPartition, why: string): FencedError {
+    return new FencedError(
+      `Output of group "${this.group}" for ${part.topic}/${part.partition} (lease epoch ${part.epoch}) was not stored: ${why}`,
+    )
+  }
+
+  /** Resolves when no output is queued or being written. */
+  idle(): Promise<void> {
+    if (this.lanes.size === 0) return Promise.resolve()
+    return new Promise((r) => this.idleWaiters.push(r))
+  }
+
+  /** Refuse new outputs; queued ones not yet written reject with `ClosedError` (their messages were not acked). */
+  close(): void {
+    this.closed = true
+    for (const lane of this.lanes.values()) {
+      for (const it of lane.queue.splice(0))
+        it.reject(new ClosedError(`The processor of group "${this.group}" closed before this output was written`))
+    }
+  }
+}

@@ -1,0 +1,168 @@
+import { FencedError, InvalidArgumentError } from '../../core/errors.js'
+import type { Key, Message } from '../../core/types.js'
+import type { MessageFactory } from '../../backends/record.js'
+import { GroupMessageImpl, type GroupMessage, type Settler } from '../group-message.js'
+import type { MessageMaker } from './ledger.js'
+import { current, isSettled, type PartitionHandle } from './partition-message.js'
+import type { OutputMetadata, OutputOptions, Outputs } from './outputs.js'
+
+/**
+ * A message of a processor (`twain.processor()`): a `GroupMessage` that can send outputs. Each
+ * output is stored exactly once, whatever crashes, restarts, rebalances and retries happen
+ * (README, "Exactly-once processing"); `ack()` commits the message once its outputs are stored.
+ */
+export interface ProcessorMessage<V = unknown, K extends Key = Key> extends GroupMessage<V, K> {
+  /**
+   * Send an output of this message to `topic` (any topic of the store, any number of outputs).
+   * Resolves with where it is stored; `duplicate: true` when an earlier delivery of this message
+   * (this process's or a predecessor's) stored it, and nothing was written. The n-th output of a
+   * delivery is recognised as the n-th of any other: send the same outputs in the same order.
+   * @throws `FencedError` when the message's partition is no longer this member's (nothing is
+   * stored); `InvalidArgumentError` after `ack()`, `term()`, or for a bad key, value or option.
+   */
+  send<OV = unknown>(topic: string, key: Key, value: OV, options?: OutputOptions): Promise<OutputMetadata>
+}
+
+/** The sequence number of a message's dead letter (`term()`): above any output's, so it is one per input. */
+export const DEAD_LETTER_SEQ = 2 ** 31 - 1
+
+/**
+ * The processor's message class. `ack()` waits for the message's outputs: the message is acked (and
+ * so committed) only once every output it sent is stored; if one failed, it is delivered again
+ * instead (its stored outputs are then recognised). `nack()` drops the outputs not yet written.
+ */
+export class ProcessorMessageImpl<V> extends GroupMessageImpl<V, PartitionHandle> implements ProcessorMessage<V> {
+  /** Given by the maker right after construction (`ProcessorMessageImpl.bind`): off the public object. */
+  #outputs: Outputs | undefined
+  #seq = 0
+  #delivery = -1
+  #pending = 0
+  #failure: unknown = undefined
+  #ackWanted = false
+
+  send<OV = unknown>(topic: string, key: Key, value: OV, options?: OutputOptions): Promise<OutputMetadata> {
+    const h = GroupMessageImpl.handle(this)
+    const where = `${this.topic}/${this.partition}@${this.offset}`
+    if (isSettled(this) || this.#ackWanted)
+      return Promise.reject(new InvalidArgumentError(`send() to "${topic}" after the message ${where} was settled`))
+    if (!current(h) || h.part.releasing)
+      return Promise.reject(
+        new FencedError(`send() of message ${where}: its partition is no longer this member's; nothing was stored`),
+      )
+    if (this.#delivery !== this.deliveryCount) {
+      this.#delivery = this.deliveryCount
+      this.#seq = 0
+      this.#failure = undefined
+    }
+    if (this.#seq >= DEAD_LETTER_SEQ)
+      return Promise.reject(new InvalidArgumentError(`Message ${where} sent more than ${DEAD_LETTER_SEQ - 1} outputs`))
+    const seq = this.#seq++
+    const delivery = this.#delivery
+    this.#pending++
+    return (this.#outputs as Outputs).send(this, h, seq, topic, key, value, options).then(
+      (r) => {
+        this.#done()
+        return r
+      },
+      (e: unknown) => {
+        if (delivery === this.#delivery && this.#failure === undefined) this.#failure = e
+        this.#done()
+        throw e
+      },
+    )
+  }
+
+  override ack(): void {
+    if (this.#pending === 0 && this.#failure === undefined) return super.ack()
+    this.#ackWanted = true
+    if (this.#pending === 0) this.#finishAck()
+  }
+
+  override nack(options?: { delayMs?: number }): void {
+    this.#outputs?.discard(this)
+    this.#ackWanted = false
+    super.nack(options)
+  }
+
+  /** Give a new message its processor's outputs. */
+  static bind<V>(m: ProcessorMessageImpl<V>, outputs: Outputs): ProcessorMessageImpl<V> {
+    m.#outputs = outputs
+    return m
+  }
+
+  #done(): void {
+    this.#pending--
+    if (this.#pending === 0 && this.#ackWanted) this.#finishAck()
+  }
+
+  /** Every output settled after `ack()`: acked when all were stored, else delivered again (soon). */
+  #finishAck(): void {
+    this.#ackWanted = false
+    if (this.#failure === undefined) return super.ack()
+    this.#failure = undefined
+    super.nack({ delayMs: 1000 })
+  }
+}
+
+/** A processor's messages, each given `outputs`. */
+export function processorMessages(outputs: Outputs): MessageMaker {
+  return {
+    factory: (settler, handle) => new ProcessorMessageFactory(settler, handle, outputs),
+    from: <V>(m: Message, settler: Settler<PartitionHandle>, handle: PartitionHandle) => {
+      const made = new ProcessorMessageImpl<V>(
+        m.topic,
+        m.partition,
+        m.offset,
+        m.key,
+        m.timestamp,
+        m.value,
+        m.headers,
+        m.producerId,
+        m.type,
+        m.error,
+        0,
+        settler,
+        handle,
+      )
+      return ProcessorMessageImpl.bind(made, outputs)
+    },
+  }
+}
+
+/** Builds a read's messages as `ProcessorMessageImpl`s (see `MessageFactory`). */
+class ProcessorMessageFactory implements MessageFactory {
+  constructor(
+    private readonly settler: Settler<PartitionHandle>,
+    private readonly handle: PartitionHandle,
+    private readonly outputs: Outputs,
+  ) {}
+
+  message(
+    topic: string,
+    partition: number,
+    offset: number,
+    key: Key,
+    timestamp: number,
+    value: unknown,
+    headers: Record<string, string>,
+    producerId: string,
+    type: string | undefined,
+  ): ProcessorMessageImpl<unknown> {
+    const m = new ProcessorMessageImpl<unknown>(
+      topic,
+      partition,
+      offset,
+      key,
+      timestamp,
+      value,
+      headers,
+      producerId,
+      type,
+      undefined,
+      0,
+      this.settler,
+      this.handle,
+    )
+    return ProcessorMessageImpl.bind(m, this.outputs)
+  }
+}
