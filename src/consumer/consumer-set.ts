@@ -8,7 +8,7 @@ import { Processor } from './partitioned/processor.js'
 import type { ResolvedConsumerOptions } from './options.js'
 import { SharedConsumer } from './shared/shared-consumer.js'
 
-type Member = Consumer<any, any, any> | SharedConsumer<any>
+type Member = Consumer<any> | SharedConsumer<any>
 
 /**
  * The live consumers of one `Twain` instance. A member name belongs to one live consumer of a group:

@@ -59,7 +59,7 @@ export class Consumer<V = unknown, K extends Key = Key, M extends GroupMessage<V
     ctx: ConsumerContext,
     topics: string[],
     opts: ResolvedConsumerOptions,
-    onClosed: (c: Consumer<any, any, any>) => void,
+    onClosed: (c: Consumer<any>) => void,
     processing?: Processing,
   ) {
     let stream!: StreamControl

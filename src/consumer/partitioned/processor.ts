@@ -8,7 +8,7 @@ import type { ConsumerOptions, ResolvedConsumerOptions } from '../options.js'
 import { Consumer } from './consumer.js'
 import type { PartitionHandle } from './partition-message.js'
 import { Outputs } from './outputs.js'
-import { DEAD_LETTER_SEQ, processorMessages, ProcessorMessageImpl, type ProcessorMessage } from './processor-message.js'
+import { DEAD_LETTER_SEQ, processorMessages, type ProcessorMessageImpl, type ProcessorMessage } from './processor-message.js'
 
 /** Options of `twain.processor()`: a partitioned consumer's (`mode` is always partitioned). */
 export interface ProcessorOptions extends Omit<ConsumerOptions, 'mode'> {
@@ -35,7 +35,7 @@ export class Processor<V = unknown, K extends Key = Key> extends Consumer<V, K, 
     opts: ResolvedConsumerOptions,
     types: TypeCheck,
     partitioner: Partitioner,
-    onClosed: (c: Consumer<any, any, any>) => void,
+    onClosed: ConstructorParameters<typeof Consumer>[3],
   ) {
     const outputs = new Outputs(ctx.store, opts.group, ctx.clientId, types, partitioner)
     // A dead letter is an output of its message (the one after every other): written once however often `term()` runs.
