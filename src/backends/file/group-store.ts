@@ -168,7 +168,10 @@ export class FileGroupStore implements GroupCoordinator, GroupAdmin {
       const target = assignPartitions(partitions, members, owners)
       for (const [key, id] of target) {
         if (id === member.id && !member.leaving && !s.owners[key]) {
-          s.owners[key] = { member: member.id, epoch: ++s.epoch }
+          // Not below the clock (ms): a group deleted and created again never hands out an epoch
+          // its predecessor used, which a processor's output partitions still hold (decision 190).
+          s.epoch = Math.max(s.epoch + 1, Date.now())
+          s.owners[key] = { member: member.id, epoch: s.epoch }
           changed = true
         }
       }

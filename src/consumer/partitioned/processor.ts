@@ -8,7 +8,12 @@ import type { ConsumerOptions, ResolvedConsumerOptions } from '../options.js'
 import { Consumer } from './consumer.js'
 import type { PartitionHandle } from './partition-message.js'
 import { Outputs } from './outputs.js'
-import { DEAD_LETTER_SEQ, processorMessages, type ProcessorMessageImpl, type ProcessorMessage } from './processor-message.js'
+import {
+  DEAD_LETTER_SEQ,
+  processorMessages,
+  type ProcessorMessageImpl,
+  type ProcessorMessage,
+} from './processor-message.js'
 
 /** Options of `twain.processor()`: a partitioned consumer's (`mode` is always partitioned). */
 export interface ProcessorOptions extends Omit<ConsumerOptions, 'mode'> {
