@@ -81,6 +81,11 @@ export interface OutputSource {
   /** The input partition. */
   topic: string
   partition: number
+  /**
+   * The input topic's creation time (`TopicMeta.createdAt`): a topic deleted and created again is
+   * another source, whose offsets start over.
+   */
+  incarnation: number
   /** The lease epoch of the member writing (its fencing token). */
   epoch: number
   /** The input partition's committed offset as the writer knows it: outputs of inputs below it are forgotten. */

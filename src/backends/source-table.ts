@@ -4,14 +4,15 @@ import type { RecordInput } from './record.js'
 
 /**
  * The header a processor's output carries (`TopicStore.appendSourced`): where it came from, as
- * `<group> <topic> <partition> <offset> <seq> <epoch> <committed>` (names have no spaces). The
- * file backend rebuilds its source tables from it; readers see it as any header.
+ * `<group> <topic>@<incarnation> <partition> <offset> <seq> <epoch> <committed>` (names have no
+ * spaces; the incarnation is the input topic's creation ms). The file backend rebuilds its source
+ * tables from it; readers see it as any header.
  */
 export const SOURCE_HEADER = 'x-twain-source'
 
 /** The `SOURCE_HEADER` value of an output of `source` at `position`. */
 export function sourceHeader(source: OutputSource, position: SourcePosition): string {
-  return `${source.group} ${source.topic} ${source.partition} ${position.offset} ${position.seq} ${source.epoch} ${source.committed}`
+  return `${sourceKey(source)} ${position.offset} ${position.seq} ${source.epoch} ${source.committed}`
 }
 
 /** A `SOURCE_HEADER` value read back (undefined when it is not one). */
@@ -37,8 +38,8 @@ export function withSourceHeaders(
   }))
 }
 
-/** The key of a source in a table: `<group> <topic> <partition>`. */
-export const sourceKey = (s: OutputSource): string => `${s.group} ${s.topic} ${s.partition}`
+/** The key of a source in a table: `<group> <topic>@<incarnation> <partition>`. */
+export const sourceKey = (s: OutputSource): string => `${s.group} ${s.topic}@${s.incarnation} ${s.partition}`
 
 /**
  * The arguments of a sourced append checked, the same for every backend.
@@ -48,6 +49,7 @@ export function checkSourced(recordCount: number, source: OutputSource, position
   if (positions.length !== recordCount)
     throw new InvalidArgumentError(`appendSourced: ${positions.length} positions for ${recordCount} records`)
   for (const [name, v] of [
+    ['incarnation', source.incarnation],
     ['epoch', source.epoch],
     ['committed', source.committed],
     ['partition', source.partition],

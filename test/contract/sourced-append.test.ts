@@ -17,6 +17,7 @@ const src = (epoch: number, committed = 0, deadline = Infinity): OutputSource =>
   group: 'g',
   topic: 'in',
   partition: 3,
+  incarnation: 1,
   epoch,
   committed,
   deadline,
@@ -62,9 +63,14 @@ describe.each(kinds())('$name: sourced append', (kind) => {
     expect(outcome(second)).toEqual(['3=', '4+'])
     // Another source's positions are its own.
     const another = { ...src(1), partition: 4 }
+    const recreated = { ...src(1), incarnation: 2 }
     expect(outcome(await other.appendSourced('out', 0, values(meta, ['d']), 'q', another, at([10, 0])))).toEqual(['5+'])
+    // So are those of an input topic created again (its offsets start over).
+    expect(outcome(await other.appendSourced('out', 0, values(meta, ['e']), 'q', recreated, at([10, 0])))).toEqual([
+      '6+',
+    ])
     await other.close()
-    expect(await b.append('out', 0, values(meta, ['y']), 'p')).toBe(6)
+    expect(await b.append('out', 0, values(meta, ['y']), 'p')).toBe(7)
     const third = await ctx.open()
     // A new instance (a restarted process) knows every stored output, and a new lease (epoch 2) that committed 11.
     const again = await third.appendSourced(
@@ -76,11 +82,11 @@ describe.each(kinds())('$name: sourced append', (kind) => {
       at([10, 1], [12, 0], [12, 1]),
     )
     // Input 10 is below the new lease's commit: forgotten, so stored again (a reset replays); 12 is known.
-    expect(outcome(again)).toEqual(['7+', '4=', '8+'])
+    expect(outcome(again)).toEqual(['8+', '4=', '9+'])
     const all = await readAll(third, 'out', 0)
-    expect(all.map((m) => m.value)).toEqual(['x', 'a0', 'a1', 'b0', 'c0', 'd', 'y', 'a1 again', 'c1'])
-    expect(all[1]?.headers[SOURCE_HEADER]).toBe('g in 3 10 0 1 0')
-    expect(all[7]?.headers[SOURCE_HEADER]).toBe('g in 3 10 1 2 11')
+    expect(all.map((m) => m.value)).toEqual(['x', 'a0', 'a1', 'b0', 'c0', 'd', 'e', 'y', 'a1 again', 'c1'])
+    expect(all[1]?.headers[SOURCE_HEADER]).toBe('g in@1 3 10 0 1 0')
+    expect(all[8]?.headers[SOURCE_HEADER]).toBe('g in@1 3 10 1 2 11')
     await third.close()
   })
 
@@ -105,6 +111,21 @@ describe.each(kinds())('$name: sourced append', (kind) => {
     const ok = await b.appendSourced('out', 0, values(meta, ['next']), 'p', src(5, 0, Date.now() + 60_000), at([1, 0]))
     expect(outcome(ok)).toEqual(['1+'])
     expect((await readAll(b, 'out')).map((m) => m.value)).toEqual(['new lease', 'next'])
+  })
+
+  it("forgets its outputs' sources with the topic: an output topic deleted and created again stores them anew", async () => {
+    const b = await ctx.fresh()
+    const meta = topicMeta('out')
+    await b.createTopic(meta)
+    if (!kind.caps.headers) return
+    expect(outcome(await b.appendSourced('out', 0, values(meta, ['a', 'b']), 'p', src(3), at([0, 0], [1, 0])))).toEqual(
+      ['0+', '1+'],
+    )
+    await b.deleteTopic('out')
+    await b.createTopic(meta)
+    const other = await ctx.open()
+    expect(outcome(await other.appendSourced('out', 0, values(meta, ['a']), 'p', src(2), at([0, 0])))).toEqual(['0+'])
+    await other.close()
   })
 
   it('refuses bad arguments, naming them', async () => {

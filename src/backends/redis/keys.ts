@@ -80,7 +80,7 @@ export class RedisKeys {
 
   /** SORTED SET: the outputs of one source stored in the partition: member `<seq>:<offset>`, score the input offset. */
   sourceOutputs(topic: string, partition: number, source: string): string {
-    return `${this.stream(topic, partition)}:src:${source.replace(/ /g, ':')}`
+    return `${this.stream(topic, partition)}:src:${source.replace(/ /g, '|')}`
   }
 
   /** HASH: a group's state for one partition: owner, epoch, expires, committed. */
@@ -98,6 +98,7 @@ export class RedisKeys {
       this.reservation(topic, partition),
       this.ids(topic, partition),
       this.idsBefore(topic, partition),
+      this.sources(topic, partition),
     ]
   }
 

@@ -65,11 +65,8 @@ export class RedisTopics {
       this.keys.place(meta.name, tags)
       const groups = await this.client.smembers(this.keys.groups())
       await Promise.all(
-        Array.from({ length: meta.partitions }, (_, p) => {
-          const stale = [
-            ...this.keys.partitionKeys(meta.name, p),
-            ...groups.map((g) => this.keys.partitionGroup(meta.name, p, g)),
-          ]
+        Array.from({ length: meta.partitions }, async (_, p) => {
+          const stale = await this.allKeysOf(meta.name, p, groups)
           // Leftovers of an interrupted delete go first; `end` = 0 then marks the partition as existing.
           return Promise.all([this.client.del(...stale), ...this.initPartition(meta.name, p, token)])
         }),
@@ -107,6 +104,16 @@ export class RedisTopics {
     ]
   }
 
+  /** Every key of a partition: its log's, its groups' and its processor sources' (one sorted set per source its sources hash names). */
+  private async allKeysOf(name: string, p: number, groups: readonly string[]): Promise<string[]> {
+    const sources = await this.client.hkeys(this.keys.sources(name, p))
+    return [
+      ...this.keys.partitionKeys(name, p),
+      ...groups.map((g) => this.keys.partitionGroup(name, p, g)),
+      ...sources.map((s) => this.keys.sourceOutputs(name, p, s)),
+    ]
+  }
+
   async delete(name: string): Promise<void> {
     const meta = await this.get(name)
     this.cache.delete(name)
@@ -117,11 +124,8 @@ export class RedisTopics {
       await this.client.del(this.keys.accessed(name))
       const groups = await this.client.smembers(this.keys.groups())
       await Promise.all(
-        Array.from({ length: meta.partitions }, (_, p) =>
-          this.client.del(
-            ...this.keys.partitionKeys(name, p),
-            ...groups.map((g) => this.keys.partitionGroup(name, p, g)),
-          ),
+        Array.from({ length: meta.partitions }, async (_, p) =>
+          this.client.del(...(await this.allKeysOf(name, p, groups))),
         ),
       )
     } catch (e) {

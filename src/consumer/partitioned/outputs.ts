@@ -65,6 +65,7 @@ const holds = (part: OwnedPartition): boolean => !part.lost && !part.dropped && 
 export class Outputs {
   private readonly lanes = new Map<string, Lane>()
   private readonly metas = new Map<string, TopicMeta>()
+  private readonly incarnations = new Map<string, number>()
   /** Sends being prepared asynchronously (a topic's configuration, an asynchronous validator): later ones queue behind. */
   private chain: Promise<unknown> | undefined
   private ledger: PartitionedLedger<unknown> | undefined
@@ -187,15 +188,17 @@ export class Outputs {
         items = items.filter((it) => current(it.h) && holds(part))
         if (items.length === 0) return
       }
-      const source: OutputSource = {
-        group: this.group,
-        topic: part.topic,
-        partition: part.partition,
-        epoch: part.epoch,
-        committed: Math.max(0, part.committed),
-        deadline: this.ledger?.sessionDeadline ?? Infinity,
-      }
       try {
+        const incarnation = this.incarnations.get(part.topic) ?? (await this.incarnationOf(part.topic))
+        const source: OutputSource = {
+          group: this.group,
+          topic: part.topic,
+          partition: part.partition,
+          incarnation,
+          epoch: part.epoch,
+          committed: Math.max(0, part.committed),
+          deadline: this.ledger?.sessionDeadline ?? Infinity,
+        }
         const results = await this.store.appendSourced(
           lane.topic,
           lane.partition,
@@ -227,6 +230,13 @@ export class Outputs {
         await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** attempt, MAX_BACKOFF_MS)))
       }
     }
+  }
+
+  /** An input topic's creation time (its incarnation: one created again is another source). */
+  private async incarnationOf(topic: string): Promise<number> {
+    const at = (await this.store.getTopic(topic)).createdAt
+    this.incarnations.set(topic, at)
+    return at
   }
 
   private fenced(part: OwnedPartition, why: string): FencedError {
