@@ -39,11 +39,13 @@ export class ProcessorMessageImpl<V> extends GroupMessageImpl<V, PartitionHandle
   #pending = 0
   #failure: unknown = undefined
   #ackWanted = false
+  /** The delivery (count) in which it was nacked: no more outputs until it is delivered again. */
+  #nackedIn = -1
 
   send<OV = unknown>(topic: string, key: Key, value: OV, options?: OutputOptions): Promise<OutputMetadata> {
     const h = GroupMessageImpl.handle(this)
     const where = `${this.topic}/${this.partition}@${this.offset}`
-    if (isSettled(this) || this.#ackWanted)
+    if (isSettled(this) || this.#ackWanted || this.#nackedIn === this.deliveryCount)
       return Promise.reject(new InvalidArgumentError(`send() to "${topic}" after the message ${where} was settled`))
     if (!current(h) || h.part.releasing)
       return Promise.reject(
@@ -81,6 +83,7 @@ export class ProcessorMessageImpl<V> extends GroupMessageImpl<V, PartitionHandle
   override nack(options?: { delayMs?: number }): void {
     this.#outputs?.discard(this)
     this.#ackWanted = false
+    this.#nackedIn = this.deliveryCount
     super.nack(options)
   }
 
