@@ -103,6 +103,7 @@ export class ProcessorMessageImpl<V> extends GroupMessageImpl<V, PartitionHandle
     this.#ackWanted = false
     if (this.#failure === undefined) return super.ack()
     this.#failure = undefined
+    this.#nackedIn = this.deliveryCount
     super.nack({ delayMs: 1000 })
   }
 }
