@@ -8,7 +8,8 @@ import type { GroupSnapshot } from '../group-admin.js'
 import { redisError, type Client } from './connection.js'
 import type { GroupNotifier } from './group-notify.js'
 import type { RedisKeys } from './keys.js'
-import type { Scripts } from './scripts.js'
+import { Scripts } from './scripts.js'
+import type { DeliveryConfirm } from './shared/shared-confirm.js'
 
 interface StoredMember extends MemberProcess {
   id: string
@@ -40,6 +41,8 @@ function parseMembers(flat: readonly string[]): StoredMember[] {
  * next to the partition (owner, epoch — the next one, not below the clock —, expiry, committed offset). Leases are taken,
  * renewed, released and commits checked in Lua, each script on one partition's keys only.
  */
+const COMMIT_LUA = Scripts.source('commit')
+
 export class RedisGroupStore implements GroupCoordinator {
   constructor(
     private readonly client: Client,
@@ -48,6 +51,11 @@ export class RedisGroupStore implements GroupCoordinator {
     private readonly notifier: GroupNotifier,
     /** Partition count of a topic (0 when it does not exist). */
     private readonly partitionsOf: (topic: string) => Promise<number>,
+    /**
+     * With `replicaAcks`: a commit counts once replicas hold it (a processor's output partitions
+     * forget the outputs of inputs below a commit its writes carry; a failover must not take it back).
+     */
+    private readonly confirm?: DeliveryConfirm,
   ) {}
 
   private lease(tp: TopicPartition, group: string): string {
@@ -186,8 +194,18 @@ export class RedisGroupStore implements GroupCoordinator {
   async groupCommit(group: string, memberId: string, commits: readonly CommitRequest[]): Promise<TopicPartition[]> {
     checkGroupName(group)
     try {
+      const confirm = this.confirm
       const res = await Promise.all(
-        commits.map((c) => this.scripts.call('commit', [this.lease(c, group)], [memberId, c.epoch, c.offset])),
+        commits.map((c) =>
+          confirm
+            ? confirm.run(
+                COMMIT_LUA,
+                [this.lease(c, group)],
+                [memberId, c.epoch, c.offset],
+                `Commit of ${c.topic}/${c.partition} in group "${group}"`,
+              )
+            : this.scripts.call('commit', [this.lease(c, group)], [memberId, c.epoch, c.offset]),
+        ),
       )
       return commits.filter((_, i) => Number(res[i]) !== 1).map((c) => ({ topic: c.topic, partition: c.partition }))
     } catch (e) {

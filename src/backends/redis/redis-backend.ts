@@ -101,14 +101,21 @@ export class RedisBackend implements Backend {
       ? new DeliveryConfirm(client, { replicas: options.replicaAcks, timeoutMs: options.replicaAckTimeoutMs ?? 2000 })
       : undefined
     this.shared = new RedisSharedGroups(client, this.scripts, this.keys, (t) => this.topics.get(t), confirm)
-    const groups = new RedisGroupStore(client, this.scripts, this.keys, this.notifier, async (t) => {
-      try {
-        return (await this.topics.cached(t)).partitions
-      } catch (e) {
-        if (e instanceof TopicNotFoundError) return 0
-        throw e
-      }
-    })
+    const groups = new RedisGroupStore(
+      client,
+      this.scripts,
+      this.keys,
+      this.notifier,
+      async (t) => {
+        try {
+          return (await this.topics.cached(t)).partitions
+        } catch (e) {
+          if (e instanceof TopicNotFoundError) return 0
+          throw e
+        }
+      },
+      confirm,
+    )
     this.groups = closedGuard(groups, () => this.closing !== undefined, 'redis', ['watchGroup'])
     this.admin = closedGuard(new RedisGroupAdmin(groups, this.shared), () => this.closing !== undefined, 'redis')
   }

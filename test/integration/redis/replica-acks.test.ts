@@ -7,6 +7,8 @@ import { RedisServer } from '../../helpers/redis-server.js'
 import { tempDir } from '../../helpers/tmp.js'
 import { until } from '../../helpers/wait.js'
 import { Redis } from 'ioredis'
+import { hostname } from 'node:os'
+import { backendOf } from '../../../src/facade/twain.js'
 
 let master: RedisServer
 let replica: RedisServer
@@ -73,6 +75,41 @@ describe('replicaAcks', () => {
         message: expect.stringMatching(/acknowledged by 0 of 1 replica within 300 ms \(replicaAcks\)/),
       })
       await expect(producer.send(1, 'after')).resolves.toMatchObject({ partition: 0 })
+    } finally {
+      await twain.close()
+    }
+  })
+
+  it('a group commit counts once the replica holds it: with the replica paused it is not acknowledged (a processor carries commits into its outputs)', async () => {
+    const twain = await open(master.url, { prefix: 'd:', replicaAcks: 1, replicaAckTimeoutMs: 300 })
+    try {
+      await twain.createTopic('t')
+      const groups = backendOf(twain).groups
+      const member = {
+        id: 'm1',
+        name: 'm1',
+        topics: ['t'],
+        sessionTimeoutMs: 30_000,
+        pid: process.pid,
+        host: hostname(),
+      }
+      const [lease] = (await groups.groupHeartbeat('g', member, [])).owned
+      if (!lease) throw new Error('no lease')
+      const commit = (offset: number) => groups.groupCommit('g', 'm1', [{ ...lease, offset }])
+      await expect(commit(1)).resolves.toEqual([])
+      replica.pause(true)
+      let e: unknown
+      try {
+        e = await commit(2).then(
+          () => undefined,
+          (x: unknown) => x,
+        )
+      } finally {
+        replica.pause(false)
+      }
+      expect(e).toBeInstanceOf(TimeoutError)
+      expect(String(e)).toMatch(/acknowledged by 0 of 1 replica/)
+      await expect(commit(3)).resolves.toEqual([])
     } finally {
       await twain.close()
     }
