@@ -12,6 +12,8 @@
 //
 // Sizes: 20,000 inputs on file, 10,000 on Redis, 5,000 on the Cluster, times
 // TWAINMQ_CHAOS_INPUTS_SCALE (10: the issue's full 200,000 / 100,000 / 50,000; timeouts scale too).
+// TWAINMQ_CHAOS_FAILOVER_OF=<topic>/<partition> makes the Cluster case kill another partition's
+// master (e.g. `in/0`: the master of an input partition and of the group's lease on it).
 import type { ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -32,6 +34,8 @@ const INPUT_PARTITIONS = 4
 /** Kills of processors that had handled a message: the storm goes on until there were this many. */
 const MIN_WORKING_KILLS = 4
 const BATCH = 100
+/** The partition whose master the Cluster case kills: an output partition (TWAINMQ_CHAOS_FAILOVER_OF, e.g. `in/0`, for another). */
+const FAILOVER_OF = process.env.TWAINMQ_CHAOS_FAILOVER_OF ?? 'out-a/0'
 /** More storm rounds at most, once the rest is done, for a kill that makes a processor find outputs stored. */
 const EXTRA_ROUNDS = 10
 
@@ -154,10 +158,11 @@ describe.each(cases.map((c) => [c.name, c] as const))('%s: processor outputs und
         () => (producing = false),
       )
 
-      // On the Cluster: kill -9 the master serving out-a/0 halfway through, wait for its replica's promotion, restart it.
+      // On the Cluster: kill -9 the master serving out-a/0 (FAILOVER_OF) halfway through, wait for its replica's promotion, restart it.
       let failover: Promise<string> | undefined
       const startFailover = async (cl: RedisCluster): Promise<string> => {
-        const slot = keySlot(await streamKeyOf(twain, 'out-a', 0))
+        const [topic, partition] = FAILOVER_OF.split('/') as [string, string]
+        const slot = keySlot(await streamKeyOf(twain, topic, Number(partition)))
         const master = await cl.masterOf(slot)
         await master.kill()
         const killedAt = inputs.size
@@ -171,7 +176,7 @@ describe.each(cases.map((c) => [c.name, c] as const))('%s: processor outputs und
         )
         await master.restart()
         await cl.waitHealthy(60_000)
-        return `master ${master.port} of out-a/0 killed at ${killedAt} inputs written, replica promoted, restarted (${inputs.size} inputs written by then)`
+        return `master ${master.port} of ${FAILOVER_OF} killed at ${killedAt} inputs written, replica promoted, restarted (${inputs.size} inputs written by then)`
       }
 
       // The storm: every 1–3 s one processor is killed (SIGKILL) and the group topped up to 1 or 2 members.
@@ -239,11 +244,11 @@ describe.each(cases.map((c) => [c.name, c] as const))('%s: processor outputs und
       const drained = performance.now()
 
       const report = checkOutputs(inputs, await readOutputs(twain))
-      const sendErrors = procs.reduce((k, p) => k + p.out.lines.filter((l) => l.startsWith('# error')).length, 0)
+      const errorLines = procs.flatMap((p) => p.out.lines.filter((l) => l.startsWith('# error')))
       const info =
         `${c.name}: ${n} inputs; ${kills} SIGKILLs (${workingKills} of working processors), ${procs.length} processors started; ` +
         `failover: ${failoverReport}; ${producerErrors.length} producer retries${producerErrors[0] ? ` (${producerErrors[0]})` : ''}; ` +
-        `${sendErrors} error lines of processors; ${recognised()} outputs recognised as stored by a later delivery; group: ${group}; ` +
+        `${errorLines.length} error lines of processors${errorLines.length ? ` (e.g. ${errorLines.slice(0, 2).join(' | ')})` : ''}; ${recognised()} outputs recognised as stored by a later delivery; group: ${group}; ` +
         `storm ${Math.round((stormEnded - began) / 1000)} s, drained at ${Math.round((drained - began) / 1000)} s\n${report.text}`
       if (process.env.TWAINMQ_REPORT) console.log(info)
 
