@@ -99,7 +99,7 @@ const cases: Case[] = [
     setup: async () => {
       const cluster = await RedisCluster.start({ nodeTimeoutMs: 1000 })
       cleanups.push(() => cluster.destroy())
-      // Acknowledged writes (outputs, commits, inputs) survive a master's kill -9.
+      // Acknowledged appends (inputs and outputs) survive a master's kill -9 (group commits and leases do not wait for replicas).
       const options = { prefix: `c${randomBytes(4).toString('hex')}:`, replicaAcks: 1, replicaAckTimeoutMs: 3000 }
       const twain = await open(cluster.url, options)
       cleanups.push(() => twain.close())
