@@ -32,7 +32,7 @@ const opts = (o: Partial<ProcessorOptions> = {}): ProcessorOptions => ({
 })
 
 /** Until `p` has handed out `n` messages (non-blocking polls). */
-async function take_<V>(p: Processor<V>, n: number, ms = 5000): Promise<ProcessorMessage<V>[]> {
+async function takeN<V>(p: Processor<V>, n: number, ms = 5000): Promise<ProcessorMessage<V>[]> {
   const out: ProcessorMessage<V>[] = []
   await until(() => (out.push(...p.pollMany(n - out.length)), out.length >= n), ms, `${n} processor messages`)
   return out
@@ -61,7 +61,7 @@ describe.each(kinds)('processor on $name', (kind) => {
     await setup(3)
     await fill('in', 0, 3)
     const p = twain.processor<string>('in', opts())
-    const ms = await take_(p, 3)
+    const ms = await takeN(p, 3)
     const results = await Promise.all(ms.map((m) => m.send('out', `k-${m.offset}`, `${m.value}!`)))
     ms.forEach((m) => m.ack())
     await p.close()
@@ -81,10 +81,10 @@ describe.each(kinds)('processor on $name', (kind) => {
     await setup(2)
     await fill('in', 0, 1)
     const p = twain.processor<string>('in', opts())
-    const [m] = await take_(p, 1)
+    const [m] = await takeN(p, 1)
     const first = [await m!.send('out', 'a', 'one'), await m!.send('out', 'b', 'two')]
     m!.nack()
-    const [again] = await take_(p, 1)
+    const [again] = await takeN(p, 1)
     expect([again!.offset, again!.deliveryCount]).toEqual([0, 2])
     const second = await Promise.all([again!.send('out', 'a', 'one'), again!.send('out', 'b', 'two')])
     expect(second).toEqual(first.map((r) => ({ ...r, duplicate: true })))
@@ -106,17 +106,17 @@ describe.each(kinds)('processor on $name', (kind) => {
         () => undefined,
         (e: unknown) => (e as { code?: string }).code,
       )
-    const [m] = await take_(p, 1)
+    const [m] = await takeN(p, 1)
     // The first output to a topic waits for the topic's configuration; a later one is queued at once: both are dropped.
     const first = m!.send('out', 'a', 'v')
     m!.nack()
     expect(await discarded(first)).toBe('ERR_DISCARDED')
-    const [again] = await take_(p, 1)
+    const [again] = await takeN(p, 1)
     const queued = again!.send('out', 'a', 'v')
     again!.nack()
     expect(await discarded(queued)).toBe('ERR_DISCARDED')
     expect(await twain.length('out')).toBe(0)
-    const [third] = await take_(p, 1)
+    const [third] = await takeN(p, 1)
     expect(third!.deliveryCount).toBe(3)
     expect(await third!.send('out', 'a', 'v')).toEqual({ topic: 'out', partition: 0, offset: 0 })
     third!.ack()
@@ -132,13 +132,13 @@ describe.each(kinds)('processor on $name', (kind) => {
     const p = twain.processor<string>('in', opts({ deadLetter: 'dlq' }))
     const errors: Error[] = []
     p.on('error', (e) => errors.push(e))
-    const [m] = await take_(p, 1)
+    const [m] = await takeN(p, 1)
     await m!.send('out', 'a', 'kept')
     m!.term('poison')
     await until(async () => (await twain.length('dlq')) === 1, 5000, 'the dead letter')
     // Nothing committed yet: the member reads the input again (as a successor would after a crash) and terms it again.
     p.seek('in', 0, 0)
-    const [again] = await take_(p, 1)
+    const [again] = await takeN(p, 1)
     expect(again!.offset).toBe(0)
     expect(await again!.send('out', 'a', 'kept')).toMatchObject({ duplicate: true })
     again!.term('poison again')
@@ -160,7 +160,7 @@ describe.each(kinds)('processor on $name', (kind) => {
     await setup(2)
     await fill('in', 0, 4)
     const p = twain.processor<string>('in', opts({ drainTimeoutMs: 100 }))
-    const ms = await take_(p, 4)
+    const ms = await takeN(p, 4)
     const first = await Promise.all(ms.map((m) => m.send('out', `k${m.offset}`, m.value)))
     ms[0]!.ack() // only the first is acked: the others come back to the next member
     await until(async () => (await p.commit(), (await committed('etl', 'in'))[0] === 1), 5000, 'the first ack')
@@ -168,7 +168,7 @@ describe.each(kinds)('processor on $name', (kind) => {
     expect(await committed('etl', 'in')).toEqual([1])
     const other = await openOther()
     const q = other.processor<string>('in', opts())
-    const again = await take_(q, 3)
+    const again = await takeN(q, 3)
     expect(again.map((m) => m.offset)).toEqual([1, 2, 3])
     const second = await Promise.all(again.map((m) => m.send('out', `k${m.offset}`, m.value)))
     expect(second).toEqual(first.slice(1).map((r) => ({ ...r, duplicate: true })))
@@ -184,12 +184,12 @@ describe.each(kinds)('processor on $name', (kind) => {
     await fill('in', 0, 1)
     await fill('in', 1, 1)
     const a = twain.processor<string>('in', opts({ drainTimeoutMs: 100 }))
-    const held = await take_(a, 2)
+    const held = await takeN(a, 2)
     const first = new Map<number, unknown>()
     for (const m of held) first.set(m.partition, await m.send('out', `k${m.partition}`, m.value))
     const b = (await openOther()).processor<string>('in', opts())
     // `a` gives one partition up (its message un-acked past drainTimeoutMs); `b` takes it.
-    const [moved] = await take_(b, 1, 10_000)
+    const [moved] = await takeN(b, 1, 10_000)
     const lost = held.find((m) => m.partition === moved!.partition)!
     const e = await lost.send('out', 'late', 'zombie').catch((err: unknown) => err)
     expect(e).toBeInstanceOf(FencedError)
@@ -224,9 +224,9 @@ describe.each(kinds)('processor on $name', (kind) => {
     await setup()
     await fill('in', 0, 5)
     const p = twain.processor<string>('in', opts())
-    const offsets = await firstValueFrom(from(p).pipe(take(5), toArray()))
-    const results = await Promise.all(offsets.map((m) => m.send('out', 'k', m.value)))
-    offsets.forEach((m) => m.ack())
+    const ms = await firstValueFrom(from(p).pipe(take(5), toArray()))
+    const results = await Promise.all(ms.map((m) => m.send('out', 'k', m.value)))
+    ms.forEach((m) => m.ack())
     await p.close()
     expect(results.map((r) => r.offset)).toEqual([0, 1, 2, 3, 4])
     expect(await committed('etl', 'in')).toEqual([5])
@@ -237,7 +237,7 @@ describe.each(kinds)('processor on $name', (kind) => {
     await twain.createTopic('out', { keyType: 'u32' })
     await fill('in', 0, 3)
     const p = twain.processor<string>('in', opts())
-    const [m0, m1, m2] = await take_(p, 3)
+    const [m0, m1, m2] = await takeN(p, 3)
     m0!.ack()
     const late = await m0!.send('out', 1, 'late').then(
       () => new Error('stored'),
