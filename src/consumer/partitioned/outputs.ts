@@ -10,10 +10,11 @@ import { current, type PartitionHandle } from './partition-message.js'
 
 /** Options of one output (`ProcessorMessage.send`): a producer's `SendOptions` without `id` (an output's identity is its source position). */
 export interface OutputOptions {
+  /** Headers stored with the output (the store adds `x-twain-source`). @default none */
   headers?: Record<string, string>
-  /** A registered message type: the value is validated and stored as tagged JSON. */
+  /** A registered message type: the value is validated and stored as tagged JSON. @default none (the value is stored as it is) */
   type?: string
-  /** Write to this partition instead of the partitioner's choice. */
+  /** Write to this partition instead of the partitioner's choice. @default the processor's `partitioner` of the key */
   partition?: number
 }
 
