@@ -8,7 +8,7 @@ export interface GroupSnapshot {
    * Live members and what they read: a partitioned member its leased partitions, a shared member
    * every partition of its topics.
    */
-  members: Array<{ id: string; name: string; assignments: TopicPartition[] }>
+  members: Array<{ id: string; name: string; assignments: TopicPartition[]; processor?: true }>
   /**
    * Committed offset (next offset to consume) per partition: a partitioned group's commits, a
    * shared group's oldest pending entry, else the one after its last delivered entry.

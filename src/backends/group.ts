@@ -13,6 +13,8 @@ export interface MemberSpec {
   host: string
   /** Closing: keeps its session and leases while it drains, but is assigned nothing new. */
   leaving?: boolean
+  /** A processor (`twain.processor()`): stored with the member, shown by `describeGroup`. */
+  processor?: boolean
 }
 
 /** A partition lease held by a member: `epoch` is its fencing token. */

@@ -25,7 +25,8 @@ export function offsetsTable(topics: GroupDescription['topics']): string[] {
 }
 
 /**
- * A readable description: the live members (id, name, partitions), then committed/end/lag per
+ * A readable description: the live members (id, name, kind — `processor` or `consumer` —,
+ * partitions), then committed/end/lag per
  * partition. A member without a name (its name is its id) shows `-`.
  */
 export function describeGroupText(d: GroupDescription): string {
@@ -40,10 +41,11 @@ export function describeGroupText(d: GroupDescription): string {
       return [
         m.id,
         m.name === m.id ? '-' : m.name,
+        m.kind,
         parts.length > 0 ? parts.map((tp) => `${tp.topic}/${tp.partition}`).join(' ') : '(none)',
       ]
     })
-    lines.push(...table([['member', 'name', 'assignments'], ...rows], 3))
+    lines.push(...table([['member', 'name', 'kind', 'assignments'], ...rows], 4))
   }
   lines.push('')
   if (d.topics.length === 0) lines.push('(no topics)')

@@ -3,7 +3,7 @@ import { checkGroupName, checkInt, checkKnownKeys, checkTopicName } from '../cor
 
 /** Options of `twain.consumer()`. */
 export interface ConsumerOptions {
-  /** The consumer group. */
+  /** The consumer group. Required: there is no default. */
   group: string
   /**
    * Member name; stable names let a restarted member recover its own pending entries (shared mode).
@@ -49,7 +49,7 @@ export interface ConsumerOptions {
   deadLetter?: string
   /** How long `close()` and a revoked partition wait for in-flight messages to be acked. @default sessionTimeoutMs */
   drainTimeoutMs?: number
-  /** Aborting closes the consumer (leaves the group). */
+  /** Aborting closes the consumer (leaves the group). @default none */
   signal?: AbortSignal
 }
 

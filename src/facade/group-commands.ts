@@ -40,7 +40,12 @@ export async function describeGroup(store: Backend, group: string): Promise<Grou
   }
   return {
     group: snap.group,
-    members: snap.members.map((m) => ({ id: m.id, name: m.name, assignments: m.assignments })),
+    members: snap.members.map((m) => ({
+      id: m.id,
+      name: m.name,
+      kind: m.processor === true ? ('processor' as const) : ('consumer' as const),
+      assignments: m.assignments,
+    })),
     topics,
   }
 }

@@ -32,7 +32,8 @@ export interface HistoryOptions {
 /** What `describeGroup` reports. `committed` is the partition's start where nothing is committed. */
 export interface GroupDescription {
   group: string
-  members: Array<{ id: string; name: string; assignments: TopicPartition[] }>
+  /** `kind`: `'processor'` for a member made by `twain.processor()`, else `'consumer'`. */
+  members: Array<{ id: string; name: string; kind: 'processor' | 'consumer'; assignments: TopicPartition[] }>
   /** `pending` (shared groups): entries delivered and not yet acknowledged. */
   topics: Array<{ topic: string; partition: number; committed: number; end: number; lag: number; pending?: number }>
 }

@@ -128,6 +128,24 @@ describe.each(kinds())('$name: sourced append', (kind) => {
     await other.close()
   })
 
+  it('a new lease that finds every output stored still fences the older one, in every instance', async () => {
+    const b = await ctx.fresh()
+    const meta = topicMeta('out')
+    await b.createTopic(meta)
+    if (!kind.caps.headers) return
+    // Two members of one instance: the first (epoch 1) stores outputs of inputs 0 and 1, then its
+    // partition moves to the second (epoch 2), which processes input 0 again: a duplicate, nothing written.
+    await b.appendSourced('out', 0, values(meta, ['a0']), 'p', src(1), at([0, 0]))
+    await b.appendSourced('out', 0, values(meta, ['b0']), 'p', src(1), at([1, 0]))
+    expect(outcome(await b.appendSourced('out', 0, values(meta, ['a0']), 'q', src(2), at([0, 0])))).toEqual(['0='])
+    // The first member, as seen by an instance that reads the partition afresh (another process), is fenced.
+    const other = await ctx.open()
+    await expect(
+      other.appendSourced('out', 0, values(meta, ['zombie']), 'z', src(1), at([2, 0])),
+    ).rejects.toBeInstanceOf(FencedError)
+    expect((await readAll(other, 'out')).map((m) => m.value)).toEqual(['a0', 'b0'])
+  })
+
   it('refuses bad arguments, naming them', async () => {
     const b = await ctx.fresh()
     const meta = topicMeta('out')

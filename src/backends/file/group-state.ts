@@ -9,6 +9,8 @@ export interface StoredMember extends MemberProcess {
   host: string
   lastSeen: number
   sessionTimeoutMs: number
+  /** A processor's member (absent for a consumer's). */
+  processor?: boolean
 }
 
 /** `<root>/__groups/<group>/state.json`, rewritten atomically under `<root>/__groups/<group>.lock`. */

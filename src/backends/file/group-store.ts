@@ -141,6 +141,7 @@ export class FileGroupStore implements GroupCoordinator, GroupAdmin {
         lastSeen: now,
         sessionTimeoutMs: member.sessionTimeoutMs,
         leaving: member.leaving,
+        ...(member.processor === true ? { processor: true } : {}),
       }
       for (const tp of release) {
         const key = partitionKey(tp.topic, tp.partition)
@@ -240,6 +241,7 @@ export class FileGroupStore implements GroupCoordinator, GroupAdmin {
         assignments: Object.entries(s.owners)
           .filter(([, o]) => o.member === id)
           .map(([k]) => splitPartitionKey(k)),
+        ...(m.processor === true ? { processor: true as const } : {}),
       }))
     const commits = new Map(
       Object.entries(s.commits).map(([k, c]) => {

@@ -7,8 +7,10 @@ import {
   fencedOutput,
   parseSourceHeader,
   SOURCE_HEADER,
+  sourceKey,
   SourceTable,
   withSourceHeaders,
+  type SourceState,
 } from '../source-table.js'
 import type { PartitionAppender } from './appender.js'
 import { encodeBatch } from './batch-format.js'
@@ -31,9 +33,10 @@ export interface SourceAppendsHost extends Pick<IdAppendsHost, 'appendVia' | 'op
  * One partition's source table as this process knows it: a cache of the log (every output carries
  * its source in `SOURCE_HEADER`, written in the same frame), brought up to the log's end under the
  * partition lock before each decision. A checkpoint (`sources.json`: the table and the offset it
- * covers) is written under the lock now and then, and before the partition's first output, so a
- * process that starts reads the log from the checkpoint on, not from its start. A crash between
- * checkpoints leaves an older checkpoint: the log after it is read again.
+ * covers) is written under the lock now and then, before the partition's first output, and when a
+ * call that writes nothing changes the table (a new lease's epoch, a commit), so a process that
+ * starts reads the log from the checkpoint on, not from its start. A crash between checkpoints
+ * leaves an older checkpoint: the log after it is read again.
  */
 class PartitionSources {
   table = new SourceTable()
@@ -140,8 +143,16 @@ export class SourceAppends {
           // past it (its partition given to another member) writes nothing.
           if (Date.now() > source.deadline)
             throw fencedOutput(topic, partition, source, 'its lease lapsed (session timeout) before the write')
+          const key = sourceKey(source)
+          const was = sources.table.sources.get(key)
+          const before = was === undefined ? undefined : `${was.epoch} ${was.floor}`
           plan = sources.table.decide(topic, partition, source, positions)
-          if (plan.fresh.length === 0) sources.checkpoint()
+          if (plan.fresh.length === 0) {
+            // Nothing is written, so the log will not tell of this writer's lease (a later epoch
+            // fences the earlier ones) or commit: when they changed the table, checkpoint it now.
+            const now = sources.table.sources.get(key) as SourceState
+            sources.checkpoint(before !== `${now.epoch} ${now.floor}`)
+          }
           return plan.fresh.length
         },
         (b) => {

@@ -20,6 +20,8 @@ interface StoredMember extends MemberProcess {
   sessionTimeoutMs: number
   /** Closing: keeps its session and leases while it drains, assigned nothing new. */
   leaving?: boolean
+  /** A processor's member (absent for a consumer's). */
+  processor?: boolean
 }
 
 function parseMembers(flat: readonly string[]): StoredMember[] {
@@ -88,6 +90,7 @@ export class RedisGroupStore implements GroupCoordinator {
         ...memberProcess(member.pid, member.host),
         sessionTimeoutMs: member.sessionTimeoutMs,
         leaving: member.leaving === true,
+        ...(member.processor === true ? { processor: true } : {}),
       })
       const gk = [this.keys.groupMembers(group), this.keys.groupAlive(group), this.keys.groupTopics(group)] as const
       const [reply] = await Promise.all([
@@ -249,7 +252,12 @@ export class RedisGroupStore implements GroupCoordinator {
       })
       return {
         group,
-        members: members.map((m) => ({ id: m.id, name: m.name, assignments: assignments.get(m.id) ?? [] })),
+        members: members.map((m) => ({
+          id: m.id,
+          name: m.name,
+          assignments: assignments.get(m.id) ?? [],
+          ...(m.processor === true ? { processor: true as const } : {}),
+        })),
         commits,
         topics: [...topics].sort(),
       }

@@ -29,6 +29,7 @@ export class RedisGroupAdmin implements GroupAdmin {
       id: m.id,
       name: m.name,
       assignments: shared?.members.get(m.id) ?? m.assignments,
+      ...(m.processor === true ? { processor: true as const } : {}),
     }))
     return { ...snap, members, pending: shared?.pending ?? new Map() }
   }

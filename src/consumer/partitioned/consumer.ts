@@ -80,6 +80,7 @@ export class Consumer<V = unknown, K extends Key = Key, M extends GroupMessage<V
       sessionTimeoutMs: opts.sessionTimeoutMs,
       pid: process.pid,
       host: hostname(),
+      ...(processing ? { processor: true } : {}),
     }
     this.#core = new MemberCore<V, PartitionHandle, PartitionedLedger<V>>(ctx, topics, opts, {
       memberId: id,

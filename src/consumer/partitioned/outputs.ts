@@ -10,10 +10,11 @@ import { current, type PartitionHandle } from './partition-message.js'
 
 /** Options of one output (`ProcessorMessage.send`): a producer's `SendOptions` without `id` (an output's identity is its source position). */
 export interface OutputOptions {
+  /** Headers stored with the output (the store adds `x-twain-source`). @default none */
   headers?: Record<string, string>
-  /** A registered message type: the value is validated and stored as tagged JSON. */
+  /** A registered message type: the value is validated and stored as tagged JSON. @default none (the value is stored as it is) */
   type?: string
-  /** Write to this partition instead of the partitioner's choice. */
+  /** Write to this partition instead of the partitioner's choice. @default the processor's `partitioner` of the key */
   partition?: number
 }
 
@@ -50,6 +51,9 @@ interface Lane {
   busy: boolean
 }
 
+/** The rejection of an output dropped by its message's `nack()`. */
+const discarded = (): TwainError => new TwainError(`Output dropped: its message was nacked`, { code: 'ERR_DISCARDED' })
+
 /** The partition a message was read from is still this member's, and not being handed over. */
 const holds = (part: OwnedPartition): boolean => !part.lost && !part.dropped && !part.releasing
 
@@ -70,6 +74,8 @@ export class Outputs {
   private chain: Promise<unknown> | undefined
   private ledger: PartitionedLedger<unknown> | undefined
   private closed = false
+  /** How often each message's outputs were discarded (`nack()`): an output prepared across a discard is dropped too. */
+  private readonly discards = new WeakMap<OutputOf, number>()
   private readonly idleWaiters: Array<() => void> = []
 
   constructor(
@@ -109,9 +115,12 @@ export class Outputs {
       }
       return this.enqueue(m, h, seq, topic, rec)
     }
+    const discards = this.discards.get(m)
     const run = (this.chain ?? Promise.resolve()).then(async () => {
       const known = this.metas.get(topic) ?? (await this.metaOf(topic))
       const rec = await new Preparer(known, this.partitioner, types, Date.now()).item(item)
+      // `nack()` while it was prepared: it was not sent yet, so it is dropped like a queued one.
+      if (this.discards.get(m) !== discards) throw discarded()
       return this.enqueue(m, h, seq, topic, rec)
     })
     const link = run.catch(() => undefined)
@@ -148,10 +157,11 @@ export class Outputs {
 
   /** Drop `m`'s outputs not yet written (`nack()`): they reject. */
   discard(m: OutputOf): void {
+    this.discards.set(m, (this.discards.get(m) ?? 0) + 1)
     for (const lane of this.lanes.values()) {
       const keep: Item[] = []
       for (const it of lane.queue) {
-        if (it.m === m) it.reject(new TwainError(`Output dropped: its message was nacked`, { code: 'ERR_DISCARDED' }))
+        if (it.m === m) it.reject(discarded())
         else keep.push(it)
       }
       lane.queue = keep

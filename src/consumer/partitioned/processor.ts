@@ -15,8 +15,17 @@ import {
   type ProcessorMessage,
 } from './processor-message.js'
 
-/** Options of `twain.processor()`: a partitioned consumer's (`mode` is always partitioned). */
-export interface ProcessorOptions extends Omit<ConsumerOptions, 'mode'> {
+/**
+ * Options of `twain.processor()` (README, "Exactly-once processing"): a partitioned consumer's
+ * (`mode` is always partitioned; `claimAfterMs` applies to shared groups only), plus `partitioner`.
+ */
+export interface ProcessorOptions extends Omit<ConsumerOptions, 'mode' | 'deadLetter'> {
+  /**
+   * Topic that `term`ed messages go to, written as an output of the message: once per input,
+   * however often it is termed (created with the source's key type and one partition if missing).
+   * @default none: `term` drops the message
+   */
+  deadLetter?: string
   /** Maps an output's key to a partition of its topic. @default TwainMQ's `hash64(key) % partitions` (a producer's) */
   partitioner?: Partitioner
 }

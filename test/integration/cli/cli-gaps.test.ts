@@ -278,6 +278,7 @@ describe.each(['file', 'redis'] as const)('member names and trim (%s)', (backend
         {
           id: expect.stringMatching(/^alice-/),
           name: 'alice',
+          kind: 'consumer',
           assignments: [
             { topic: 'orders', partition: 0 },
             { topic: 'orders', partition: 1 },
@@ -285,12 +286,40 @@ describe.each(['file', 'redis'] as const)('member names and trim (%s)', (backend
         },
       ])
       const text = await runCli(['--url', url, 'groups', 'describe', 'billing'])
-      expect(text.stdout).toMatch(new RegExp(`^${d.members[0]!.id} +alice +orders/0 orders/1$`, 'm'))
+      expect(text.stdout).toMatch(new RegExp(`^${d.members[0]!.id} +alice +consumer +orders/0 orders/1$`, 'm'))
       tail.kill('SIGTERM')
       expect((await done).code).toBe(0)
       await runCli(['--url', url, 'groups', 'delete', 'billing', '--yes'])
     },
   )
+
+  it('describe marks the members of twain.processor() as processors', { timeout: 60_000 }, async () => {
+    const twain = await open(url)
+    try {
+      const fast = { group: 'etl', sessionTimeoutMs: 2000, heartbeatIntervalMs: 200 }
+      const proc = twain.processor('orders', { ...fast, name: 'enricher' })
+      const plain = twain.consumer('orders', { ...fast, name: 'auditor' })
+      await waitFor(
+        'both members to own a partition',
+        () => proc.assignments().length === 1 && plain.assignments().length === 1,
+      )
+      const json = await runCli(['--url', url, 'groups', 'describe', 'etl', '--format', 'json'])
+      expect(json.code, json.stderr).toBe(0)
+      const d = JSON.parse(json.stdout) as { members: Array<{ id: string; name: string; kind: string }> }
+      expect(d.members.map((m) => [m.name, m.kind]).sort()).toEqual([
+        ['auditor', 'consumer'],
+        ['enricher', 'processor'],
+      ])
+      const text = await runCli(['--url', url, 'groups', 'describe', 'etl'])
+      expect(text.stdout).toMatch(/^member +name +kind +assignments$/m)
+      expect(text.stdout).toMatch(/^enricher-\S+ +enricher +processor +orders\/\d$/m)
+      expect(text.stdout).toMatch(/^auditor-\S+ +auditor +consumer +orders\/\d$/m)
+      await Promise.all([proc.close(), plain.close()])
+    } finally {
+      await twain.close()
+    }
+    await runCli(['--url', url, 'groups', 'delete', 'etl', '--yes'])
+  })
 
   it('trim --max-messages and --before print how many were removed', { timeout: 60_000 }, async () => {
     await library(url, (t) =>

@@ -63,6 +63,15 @@ describe('examples run as smoke tests', () => {
     expect(out).toMatch(/stored 1000 messages, 1000 distinct ids/)
   }, 60_000)
 
+  it('exactly-once-etl: a processor stopped part-way and the next one store each enriched click once', () => {
+    const { code, out } = run('exactly-once-etl.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/first run: handled 200 clicks, committed 100/)
+    expect(out).toMatch(/second run: [1-9]\d* outputs were already stored/)
+    expect(out).toMatch(/enriched topic: 257 records for 257 human clicks, 257 distinct sources/)
+    expect(out).toMatch(/sink table: 257 rows; lag 0/)
+  }, 60_000)
+
   it('worker-pool spreads 600 jobs over 3 worker processes and ends with zero lag', () => {
     const { code, out } = run('worker-pool.ts')
     expect(code, out).toBe(0)

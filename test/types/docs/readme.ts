@@ -102,3 +102,25 @@ export async function block11(): Promise<void> {
   const app = await open('redis://localhost:6379', { prefix: 'app1:' })   // key prefix, default 'twainmq:'
   const big = await open('redis+cluster://10.0.0.1:7000,10.0.0.2:7000')   // a Redis Cluster (any reachable nodes)
 }
+
+// README.md, Exactly-once processing, ts block 1
+export async function exactlyOnce1(): Promise<void> {
+  const proc = twain.processor<Order>('orders', { group: 'enrich' })
+  for await (const m of proc) {
+    if (m.value.total <= 0) { m.ack(); continue }                  // dropped: nothing sent
+    await m.send('orders.enriched', m.value.id, { ...m.value, vat: m.value.total * 0.2 })
+    m.ack()                                                         // committed once its outputs are stored
+  }
+}
+
+// README.md, Exactly-once processing, ts block 2
+export async function exactlyOnce2(): Promise<void> {
+  for await (const m of proc) {
+    await pg.query(
+      `INSERT INTO enriched (source, total) VALUES ($1, $2)
+       ON CONFLICT (source) DO UPDATE SET total = EXCLUDED.total`,   // or DO NOTHING: the first version stands
+      [`${m.topic}/${m.partition}/${m.offset}`, m.value.total],
+    )
+    m.ack()
+  }
+}

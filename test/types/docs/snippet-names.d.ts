@@ -24,3 +24,5 @@ declare function deliver(m: { value: Order }): Promise<void>
 declare function alert(e: unknown): void
 declare const twain: import('twainmq').Twain
 declare const consumer: import('twainmq').Consumer<Order>
+declare const proc: import('twainmq').Processor<Order>
+declare const pg: { query(sql: string, params: unknown[]): Promise<unknown> }
