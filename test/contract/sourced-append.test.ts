@@ -128,6 +128,24 @@ describe.each(kinds())('$name: sourced append', (kind) => {
     await other.close()
   })
 
+  it('a new lease that finds every output stored fences the older one in an instance that had read the partition already', async () => {
+    const b = await ctx.fresh()
+    const meta = topicMeta('out')
+    await b.createTopic(meta)
+    if (!kind.caps.headers) return
+    await b.appendSourced('out', 0, values(meta, ['a0']), 'p', src(1), at([0, 0]))
+    // Another process has the partition's sources in memory (it wrote there for another source).
+    const other = await ctx.open()
+    await other.appendSourced('out', 0, values(meta, ['x']), 'x', { ...src(1), partition: 9 }, at([0, 0]))
+    // The partition moves to epoch 2, whose first call is a duplicate: nothing written.
+    expect(outcome(await b.appendSourced('out', 0, values(meta, ['a0']), 'q', src(2), at([0, 0])))).toEqual(['0='])
+    await expect(
+      other.appendSourced('out', 0, values(meta, ['zombie']), 'z', src(1), at([1, 0])),
+    ).rejects.toBeInstanceOf(FencedError)
+    expect((await readAll(other, 'out')).map((m) => m.value)).toEqual(['a0', 'x'])
+    await other.close()
+  })
+
   it('a new lease that finds every output stored still fences the older one, in every instance', async () => {
     const b = await ctx.fresh()
     const meta = topicMeta('out')

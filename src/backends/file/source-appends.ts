@@ -1,4 +1,4 @@
-import { readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { IdempotentResult, OutputSource, SourcePosition } from '../backend.js'
 import type { RecordInput } from '../record.js'
@@ -44,6 +44,8 @@ class PartitionSources {
   covered = -1
   private checkpointAt = -1
   private checkpointMs = 0
+  /** The checkpoint file as this process last read or wrote it (inode, mtime, size): another process's is read. */
+  private seen = ''
 
   constructor(
     private readonly dir: string,
@@ -53,6 +55,7 @@ class PartitionSources {
   /** Bring the table to the log's `end` (under the lock). */
   syncTo(end: number): void {
     if (this.covered < 0 || end < this.covered) this.load(end)
+    else if (this.stamp() !== this.seen) this.adopt(end)
     while (this.covered < end) {
       const got = this.reader.readRawNow(4096)
       if (got.length === 0) break
@@ -66,14 +69,47 @@ class PartitionSources {
     if (this.covered < end) this.covered = end
   }
 
+  /** The checkpoint file's identity now ('' when there is none). */
+  private stamp(): string {
+    const st = statSync(join(this.dir, SOURCES_FILE), { throwIfNoEntry: false })
+    return st === undefined ? '' : `${st.ino}:${st.mtimeMs}:${st.size}`
+  }
+
+  /**
+   * Another process wrote a checkpoint since this one looked (under the lock, after reading the log
+   * to its end then, so at or past what this table covers): it holds what that process decided
+   * without writing a record (a new lease's epoch, a commit). Taken whole when it covers at least
+   * as much as this table; else kept as it is.
+   */
+  private adopt(end: number): void {
+    const seen = this.stamp()
+    const data = this.read()
+    this.seen = seen
+    if (data === undefined || !Number.isSafeInteger(data.covered) || data.covered < this.covered || data.covered > end)
+      return
+    try {
+      this.table = SourceTable.fromJSON(data.sources)
+    } catch {
+      return
+    }
+    this.covered = data.covered
+    this.checkpointAt = data.covered
+    this.reader.seek(data.covered)
+  }
+
+  private read(): { covered: number; sources: unknown } | undefined {
+    try {
+      return JSON.parse(readFileSync(join(this.dir, SOURCES_FILE), 'utf8')) as { covered: number; sources: unknown }
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return { covered: 0, sources: [] } // unreadable: read the whole log
+      return undefined
+    }
+  }
+
   /** Start from the checkpoint; none (no output was ever stored here): empty at `end`. A log that moved back: from its start. */
   private load(end: number): void {
-    let data: { covered: number; sources: unknown } | undefined
-    try {
-      data = JSON.parse(readFileSync(join(this.dir, SOURCES_FILE), 'utf8')) as { covered: number; sources: unknown }
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') data = { covered: 0, sources: [] } // unreadable: read the whole log
-    }
+    this.seen = this.stamp()
+    const data = this.read()
     if (data === undefined) {
       this.table = new SourceTable()
       this.covered = end
@@ -105,6 +141,7 @@ class PartitionSources {
     const tmp = `${file}.${process.pid}.tmp`
     writeFileSync(tmp, JSON.stringify({ covered: this.covered, sources: this.table.toJSON() }))
     renameSync(tmp, file)
+    this.seen = this.stamp()
     this.checkpointAt = this.covered
     this.checkpointMs = ms
   }
