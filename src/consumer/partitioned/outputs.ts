@@ -109,12 +109,18 @@ export class Outputs {
       }
       return this.enqueue(m, h, seq, topic, rec)
     }
-    const run = (this.chain ?? Promise.resolve()).then(async () => {
+    const prepared = (this.chain ?? Promise.resolve()).then(async () => {
       const known = this.metas.get(topic) ?? (await this.metaOf(topic))
-      const rec = await new Preparer(known, this.partitioner, types, Date.now()).item(item)
-      return this.enqueue(m, h, seq, topic, rec)
+      return new Preparer(known, this.partitioner, types, Date.now()).item(item)
     })
-    const link = run.catch(() => undefined)
+    // Queued as soon as prepared (before the next send's preparation starts): the chain holds
+    // sends being prepared, not sends being stored, so a lane's next call takes every output queued
+    // meanwhile rather than one output per call.
+    const run = prepared.then((rec) => this.enqueue(m, h, seq, topic, rec))
+    const link = prepared.then(
+      () => undefined,
+      () => undefined,
+    )
     this.chain = link
     void link.then(() => {
       if (this.chain === link) this.chain = undefined
