@@ -137,29 +137,31 @@ describe('bench suites', () => {
     expect(leftovers(tmp.dir)).toEqual([])
     tmp.remove()
   }, 120_000)
-  it('processor: a row per backend and pipeline with both ratios; every output stored once; temp directory and server gone', async () => {
+  it('processor: a row per backend, pipeline and idiom with both ratios; every output stored once; temp directory and server gone', async () => {
     const tmp = tempDir()
     const r = await bench(tmp.dir, ['processor', '--messages', '1500', '--repeat', '1'])
     expect(r.code, r.stderr).toBe(0)
     const port = /redis: +private redis-server on 127\.0\.0\.1:(\d+)/.exec(r.stdout)
     expect(port, r.stdout).not.toBeNull()
     const rows = tableRows(r.stdout, 'backend ')
-    expect(rows.map((row) => row.split(/ +/).slice(0, 2).join(' '))).toEqual([
-      'file map',
-      'file enrich',
-      'redis map',
-      'redis enrich',
-    ])
-    for (const row of rows) expect(row).toMatch(/^\S+ +\S+ +[0-9,]+ +[0-9,]+ +[0-9.]+× +[0-9,]+ +[0-9.]+×$/)
+    expect(rows.map((row) => row.split(/ +/).slice(0, 3).join(' '))).toEqual(
+      ['file', 'redis'].flatMap((b) =>
+        ['map each', 'map batch', 'enrich each', 'enrich batch'].map((p) => `${b} ${p}`),
+      ),
+    )
+    for (const row of rows) expect(row).toMatch(/^\S+ +\S+ +\S+ +[0-9,]+ +[0-9,]+ +[0-9.]+× +[0-9,]+ +[0-9.]+×$/)
     // map: one output per input; enrich: 0, 1 or 3 by input offset (per partition), about 4/3 per input.
-    for (const backend of ['file', 'redis']) {
-      expect(r.stdout).toMatch(
-        new RegExp(`${backend} map: every output stored once by each pipeline +PASS +1,500 outputs each`),
-      )
-      expect(r.stdout).toMatch(
-        new RegExp(`${backend} enrich: every output stored once by each pipeline +PASS +1,9[0-9]{2} outputs each`),
-      )
-    }
+    for (const backend of ['file', 'redis'])
+      for (const idiom of ['each', 'batch']) {
+        expect(r.stdout).toMatch(
+          new RegExp(`${backend} map ${idiom}: every output stored once by each pipeline +PASS +1,500 outputs each`),
+        )
+        expect(r.stdout).toMatch(
+          new RegExp(
+            `${backend} enrich ${idiom}: every output stored once by each pipeline +PASS +1,9[0-9]{2} outputs each`,
+          ),
+        )
+      }
     expect(await canConnect(Number(port?.[1]))).toBe(false)
     expect(leftovers(tmp.dir)).toEqual([])
     tmp.remove()
