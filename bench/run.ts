@@ -71,6 +71,12 @@ const SUITES: Record<
     defaults: { messages: 100_000, repeat: 3 },
     load: () => import('./suites/ids.js'),
   },
+  processor: {
+    description:
+      'exactly-once processor (twain.processor + m.send) vs consumer + producer and a hand-written dedup, 1 and 0/1/3 outputs per input, file and Redis (defaults: --messages 100000 --repeat 3)',
+    defaults: { messages: 100_000, repeat: 3 },
+    load: () => import('./suites/processor.js'),
+  },
   twainmq: {
     description: 'Python TwainMQ format: write/read vs the native format and vs a python3 re-creation of TwainMQ',
     load: () => import('./suites/twainmq.js'),

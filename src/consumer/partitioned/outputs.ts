@@ -43,7 +43,7 @@ interface Item {
   reject: (e: unknown) => void
 }
 
-/** The outputs to one partition of one topic, written in the order they were sent, one store call at a time. */
+/** The outputs to one partition of one topic, written one store call at a time (each input partition's in the order they were sent). */
 interface Lane {
   topic: string
   partition: number
@@ -60,11 +60,12 @@ const holds = (part: OwnedPartition): boolean => !part.lost && !part.dropped && 
 /**
  * A processor's outputs (docs/format.md, "Exactly-once outputs"). Each output is checked and
  * encoded as a producer's send is, then queued on its partition's lane; a lane writes its queue
- * in send order, one `appendSourced` call at a time, each call the outputs of one input partition
+ * one `appendSourced` call at a time, each call the outputs of one input partition in send order
  * (its source: group, input partition, the lease's epoch, the input's committed offset, the
  * session's deadline). A call that fails with a retriable error is tried again, unchanged (the
  * store recognises what it already stored), while the input partition is this member's; a later
- * output to the partition waits for it, so outputs are stored in the order they were sent.
+ * output to the partition waits for it, so an input partition's outputs are stored in the order
+ * they were sent.
  */
 export class Outputs {
   private readonly lanes = new Map<string, Lane>()
@@ -116,14 +117,22 @@ export class Outputs {
       return this.enqueue(m, h, seq, topic, rec)
     }
     const discards = this.discards.get(m)
-    const run = (this.chain ?? Promise.resolve()).then(async () => {
+    const prepared = (this.chain ?? Promise.resolve()).then(async () => {
       const known = this.metas.get(topic) ?? (await this.metaOf(topic))
-      const rec = await new Preparer(known, this.partitioner, types, Date.now()).item(item)
+      return new Preparer(known, this.partitioner, types, Date.now()).item(item)
+    })
+    // Queued as soon as prepared (before the next send's preparation starts): the chain holds
+    // sends being prepared, not sends being stored, so a lane's next call takes every output queued
+    // meanwhile rather than one output per call.
+    const run = prepared.then((rec) => {
       // `nack()` while it was prepared: it was not sent yet, so it is dropped like a queued one.
       if (this.discards.get(m) !== discards) throw discarded()
       return this.enqueue(m, h, seq, topic, rec)
     })
-    const link = run.catch(() => undefined)
+    const link = prepared.then(
+      () => undefined,
+      () => undefined,
+    )
     this.chain = link
     void link.then(() => {
       if (this.chain === link) this.chain = undefined
@@ -170,21 +179,43 @@ export class Outputs {
 
   private async pump(lane: Lane): Promise<void> {
     lane.busy = true
-    // A tick first: the sends of one turn of the application go in one call.
-    await Promise.resolve()
+    // A turn of the event loop first, not a microtask: the sends made until then go in one call.
+    // Deliveries from a buffer, sends and (on the file backend) writes are all microtasks, so one
+    // microtask let each call take one or two outputs.
+    await new Promise((r) => setImmediate(r))
     try {
       while (lane.queue.length > 0) {
         const part = (lane.queue[0] as Item).h.part
-        let n = 1
-        while (n < lane.queue.length && n < MAX_CALL && (lane.queue[n] as Item).h.part === part) n++
-        const items = lane.queue.splice(0, n)
-        await this.write(lane, part, items)
+        await this.write(lane, part, this.take(lane, part))
       }
     } finally {
       lane.busy = false
       if (lane.queue.length === 0) this.lanes.delete(`${lane.topic}\0${lane.partition}`)
       if (this.lanes.size === 0) for (const w of this.idleWaiters.splice(0)) w()
     }
+  }
+
+  /**
+   * The queued outputs of input partition `part` (at most `MAX_CALL`), in send order, taken off the
+   * lane; the others stay queued in send order. A call has one source, and outputs of one input
+   * partition are stored in the order they were sent; outputs of different input partitions, which
+   * no order binds (their inputs are not ordered either), are not kept in send order among each
+   * other: interleaved, they would make a call per run.
+   */
+  private take(lane: Lane, part: OwnedPartition): Item[] {
+    const q = lane.queue
+    let n = 1
+    while (n < q.length && n < MAX_CALL && (q[n] as Item).h.part === part) n++
+    if (n === q.length || n === MAX_CALL) return q.splice(0, n)
+    const items = q.slice(0, n)
+    const rest: Item[] = []
+    for (let i = n; i < q.length; i++) {
+      const it = q[i] as Item
+      if (it.h.part === part && items.length < MAX_CALL) items.push(it)
+      else rest.push(it)
+    }
+    lane.queue = rest
+    return items
   }
 
   /** Write one call's outputs (one source), trying again after retriable failures while the partition is this member's. */

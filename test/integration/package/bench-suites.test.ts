@@ -1,4 +1,4 @@
-// `npm run bench -- peers`, `floors` and `scale` at tiny sizes: each runs to the end, prints
+// `npm run bench -- peers`, `floors`, `scale`, `ids` and `processor` at tiny sizes: each runs to the end, prints
 // its table with a value in every cell, and leaves no temp directory or server behind (the bench
 // runs with TMPDIR set to a directory of its own, which must be empty at the end).
 import { spawn } from 'node:child_process'
@@ -134,6 +134,35 @@ describe('bench suites', () => {
           `${backend}: ids sent again stored 0 times, all reported duplicate +PASS +0 stored, 6,000 of 6,000 duplicate \\(first sends: 0\\)`,
         ),
       )
+    expect(leftovers(tmp.dir)).toEqual([])
+    tmp.remove()
+  }, 120_000)
+  it('processor: a row per backend, pipeline and idiom with both ratios; every output stored once; temp directory and server gone', async () => {
+    const tmp = tempDir()
+    const r = await bench(tmp.dir, ['processor', '--messages', '1500', '--repeat', '1'])
+    expect(r.code, r.stderr).toBe(0)
+    const port = /redis: +private redis-server on 127\.0\.0\.1:(\d+)/.exec(r.stdout)
+    expect(port, r.stdout).not.toBeNull()
+    const rows = tableRows(r.stdout, 'backend ')
+    expect(rows.map((row) => row.split(/ +/).slice(0, 3).join(' '))).toEqual(
+      ['file', 'redis'].flatMap((b) =>
+        ['map each', 'map batch', 'enrich each', 'enrich batch'].map((p) => `${b} ${p}`),
+      ),
+    )
+    for (const row of rows) expect(row).toMatch(/^\S+ +\S+ +\S+ +[0-9,]+ +[0-9,]+ +[0-9.]+× +[0-9,]+ +[0-9.]+×$/)
+    // map: one output per input; enrich: 0, 1 or 3 by input offset (per partition), about 4/3 per input.
+    for (const backend of ['file', 'redis'])
+      for (const idiom of ['each', 'batch']) {
+        expect(r.stdout).toMatch(
+          new RegExp(`${backend} map ${idiom}: every output stored once by each pipeline +PASS +1,500 outputs each`),
+        )
+        expect(r.stdout).toMatch(
+          new RegExp(
+            `${backend} enrich ${idiom}: every output stored once by each pipeline +PASS +1,9[0-9]{2} outputs each`,
+          ),
+        )
+      }
+    expect(await canConnect(Number(port?.[1]))).toBe(false)
     expect(leftovers(tmp.dir)).toEqual([])
     tmp.remove()
   }, 120_000)

@@ -1,0 +1,111 @@
+// A processor's output lanes (consumer/partitioned/outputs.ts): how sends become store calls.
+import { describe, expect, it } from 'vitest'
+import type { Backend, OutputSource, SourcePosition, TopicMeta } from '../../src/backends/backend.js'
+import type { RecordInput } from '../../src/backends/record.js'
+import { cachedHash64 } from '../../src/core/hash64.js'
+import { Outputs } from '../../src/consumer/partitioned/outputs.js'
+import { OwnedPartition } from '../../src/consumer/partitioned/owned-partition.js'
+import type { PartitionHandle } from '../../src/consumer/partitioned/partition-message.js'
+
+const META: TopicMeta = {
+  name: 'out',
+  partitions: 1,
+  keyType: 'string',
+  messageTypes: [],
+  retention: {},
+  maxMessageBytes: 1 << 20,
+  createdAt: 0,
+}
+
+interface Call {
+  source: OutputSource
+  positions: SourcePosition[]
+  release: () => void
+}
+
+/** A store whose `appendSourced` calls wait until released; `getTopic` answers after a few ticks. */
+function heldStore(): { store: Backend; calls: Call[] } {
+  const calls: Call[] = []
+  let next = 0
+  const store = {
+    getTopic: async () => {
+      await new Promise((r) => setTimeout(r, 5))
+      return META
+    },
+    appendSourced: (
+      _topic: string,
+      _partition: number,
+      records: readonly RecordInput[],
+      _producerId: string,
+      source: OutputSource,
+      positions: readonly SourcePosition[],
+    ) =>
+      new Promise((resolve) => {
+        calls.push({
+          source,
+          positions: [...positions],
+          release: () => resolve(records.map(() => ({ offset: next++, duplicate: false }))),
+        })
+      }),
+  } as unknown as Backend
+  return { store, calls }
+}
+
+const outputs = (store: Backend): Outputs =>
+  new Outputs(store, 'g', 'producer-1', { validate: (_t, v) => Promise.resolve(v) }, cachedHash64())
+
+const handle = (partition: number): PartitionHandle => ({
+  part: new OwnedPartition('in', partition, 1, 0),
+  generation: 0,
+})
+
+const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 20))
+
+describe('processor outputs', () => {
+  it('sends made before the topic is known go in one call, not one call per stored output', async () => {
+    const { store, calls } = heldStore()
+    const o = outputs(store)
+    const h = handle(0)
+    const sent = Array.from({ length: 10 }, (_, i) => o.send({ offset: i }, h, 0, 'out', `k${i}`, 'v', undefined))
+    await settle()
+    expect(calls.map((c) => c.positions.length)).toEqual([10])
+    // Sends while that call is under way wait for it, then go together.
+    const more = Array.from({ length: 5 }, (_, i) => o.send({ offset: 10 + i }, h, 0, 'out', `k${i}`, 'v', undefined))
+    await settle()
+    expect(calls).toHaveLength(1)
+    calls[0]?.release()
+    await settle()
+    expect(calls.map((c) => c.positions.map((p) => p.offset))).toEqual([
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+      [10, 11, 12, 13, 14],
+    ])
+    calls[1]?.release()
+    expect((await Promise.all([...sent, ...more])).map((r) => r.offset)).toEqual([...Array(15).keys()])
+  })
+
+  it("one call per input partition, each in its outputs' send order, when their outputs interleave", async () => {
+    const { store, calls } = heldStore()
+    const o = outputs(store)
+    const first = o.send({ offset: 0 }, handle(9), 0, 'out', 'k', 'v', undefined) // the topic learnt
+    await settle()
+    calls.shift()?.release()
+    await first
+    const [h0, h1] = [handle(0), handle(1)]
+    const sent = [
+      o.send({ offset: 5 }, h0, 0, 'out', 'a', 'v', undefined),
+      o.send({ offset: 7 }, h1, 0, 'out', 'b', 'v', undefined),
+      o.send({ offset: 5 }, h0, 1, 'out', 'c', 'v', undefined),
+      o.send({ offset: 8 }, h1, 0, 'out', 'd', 'v', undefined),
+      o.send({ offset: 6 }, h0, 0, 'out', 'e', 'v', undefined),
+    ]
+    await settle()
+    calls[0]?.release()
+    await settle()
+    calls[1]?.release()
+    await Promise.all(sent)
+    expect(calls.map((c) => [c.source.partition, c.positions.map((p) => `${p.offset}.${p.seq}`)])).toEqual([
+      [0, ['5.0', '5.1', '6.0']],
+      [1, ['7.0', '8.0']],
+    ])
+  })
+})
