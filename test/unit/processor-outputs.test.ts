@@ -29,7 +29,7 @@ function heldStore(): { store: Backend; calls: Call[] } {
   let next = 0
   const store = {
     getTopic: async () => {
-      await new Promise((r) => setTimeout(r, 5))
+      await new Promise((r) => setImmediate(r))
       return META
     },
     appendSourced: (
@@ -59,18 +59,24 @@ const handle = (partition: number): PartitionHandle => ({
   generation: 0,
 })
 
-const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 20))
+/** A message of the given offset (its outputs' settlements are not counted here). */
+const msg = (offset: number) => ({ offset, outputDone: () => undefined })
+
+/** Ten turns of the event loop: a lane waits one before its call, and the fake store answers in microtasks. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r))
+}
 
 describe('processor outputs', () => {
   it('sends made before the topic is known go in one call, not one call per stored output', async () => {
     const { store, calls } = heldStore()
     const o = outputs(store)
     const h = handle(0)
-    const sent = Array.from({ length: 10 }, (_, i) => o.send({ offset: i }, h, 0, 'out', `k${i}`, 'v', undefined))
+    const sent = Array.from({ length: 10 }, (_, i) => o.send(msg(i), h, 0, 0, 'out', `k${i}`, 'v', undefined))
     await settle()
     expect(calls.map((c) => c.positions.length)).toEqual([10])
     // Sends while that call is under way wait for it, then go together.
-    const more = Array.from({ length: 5 }, (_, i) => o.send({ offset: 10 + i }, h, 0, 'out', `k${i}`, 'v', undefined))
+    const more = Array.from({ length: 5 }, (_, i) => o.send(msg(10 + i), h, 0, 0, 'out', `k${i}`, 'v', undefined))
     await settle()
     expect(calls).toHaveLength(1)
     calls[0]?.release()
@@ -86,17 +92,17 @@ describe('processor outputs', () => {
   it("one call per input partition, each in its outputs' send order, when their outputs interleave", async () => {
     const { store, calls } = heldStore()
     const o = outputs(store)
-    const first = o.send({ offset: 0 }, handle(9), 0, 'out', 'k', 'v', undefined) // the topic learnt
+    const first = o.send(msg(0), handle(9), 0, 0, 'out', 'k', 'v', undefined) // the topic learnt
     await settle()
     calls.shift()?.release()
     await first
     const [h0, h1] = [handle(0), handle(1)]
     const sent = [
-      o.send({ offset: 5 }, h0, 0, 'out', 'a', 'v', undefined),
-      o.send({ offset: 7 }, h1, 0, 'out', 'b', 'v', undefined),
-      o.send({ offset: 5 }, h0, 1, 'out', 'c', 'v', undefined),
-      o.send({ offset: 8 }, h1, 0, 'out', 'd', 'v', undefined),
-      o.send({ offset: 6 }, h0, 0, 'out', 'e', 'v', undefined),
+      o.send(msg(5), h0, 0, 0, 'out', 'a', 'v', undefined),
+      o.send(msg(7), h1, 0, 0, 'out', 'b', 'v', undefined),
+      o.send(msg(5), h0, 1, 0, 'out', 'c', 'v', undefined),
+      o.send(msg(8), h1, 0, 0, 'out', 'd', 'v', undefined),
+      o.send(msg(6), h0, 0, 0, 'out', 'e', 'v', undefined),
     ]
     await settle()
     calls[0]?.release()

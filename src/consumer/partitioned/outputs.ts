@@ -26,6 +26,11 @@ export interface OutputMetadata extends RecordMetadata {
 /** The message an output is of: its offset is the output's source position (with the output's sequence number). */
 export interface OutputOf {
   readonly offset: number
+  /**
+   * Its output sent with `token` settled (`failure` undefined: stored): called once per output,
+   * before the output's promise settles, so the message needs no promise of its own per output.
+   */
+  outputDone(token: number, failure: unknown): void
 }
 
 /** Most outputs in one store call (the Redis backend splits larger calls into parts itself). */
@@ -38,9 +43,22 @@ interface Item {
   m: OutputOf
   h: PartitionHandle
   seq: number
+  token: number
   rec: PreparedRecord
   resolve: (r: OutputMetadata) => void
   reject: (e: unknown) => void
+}
+
+/** An output stored: its message told, then its promise. */
+function stored(it: Item, r: OutputMetadata): void {
+  it.m.outputDone(it.token, undefined)
+  it.resolve(r)
+}
+
+/** An output that will not be stored: its message told, then its promise. */
+function failed(it: Item, e: unknown): void {
+  it.m.outputDone(it.token, e)
+  it.reject(e)
 }
 
 /** The outputs to one partition of one topic, written one store call at a time (each input partition's in the order they were sent). */
@@ -71,6 +89,7 @@ export class Outputs {
   private readonly lanes = new Map<string, Lane>()
   private readonly metas = new Map<string, TopicMeta>()
   private readonly incarnations = new Map<string, number>()
+  private readonly preparers = new Map<string, { p: Preparer; now: number; meta: TopicMeta; types: TypeCheck }>()
   /** Sends being prepared asynchronously (a topic's configuration, an asynchronous validator): later ones queue behind. */
   private chain: Promise<unknown> | undefined
   private ledger: PartitionedLedger<unknown> | undefined
@@ -92,29 +111,37 @@ export class Outputs {
     this.ledger = ledger
   }
 
-  /** Queue an output of `m` (its `seq`-th); resolves once stored (or recognised as stored). */
+  /**
+   * Queue an output of `m` (its `seq`-th); resolves once stored (or recognised as stored). `m` is
+   * told (`outputDone(token, …)`) once, whatever becomes of it.
+   */
   send(
     m: OutputOf,
     h: PartitionHandle,
     seq: number,
+    token: number,
     topic: string,
     key: Key,
     value: unknown,
     options: OutputOptions | undefined,
     types: TypeCheck = this.types,
   ): Promise<OutputMetadata> {
-    if (this.closed) return Promise.reject(new ClosedError(`The processor of group "${this.group}" is closed`))
+    const refuse = (e: unknown): Promise<never> => {
+      m.outputDone(token, e)
+      return Promise.reject(e)
+    }
+    if (this.closed) return refuse(new ClosedError(`The processor of group "${this.group}" is closed`))
     const item = { key, value, headers: options?.headers, type: options?.type, partition: options?.partition }
     const meta = this.metas.get(topic)
     if (this.chain === undefined && meta !== undefined && item.type === undefined) {
       // The common case, synchronously: the output is queued in the order it was sent.
       let rec: PreparedRecord
       try {
-        rec = new Preparer(meta, this.partitioner, types, Date.now()).item(item) as PreparedRecord
+        rec = this.preparer(topic, meta, types).item(item) as PreparedRecord
       } catch (e) {
-        return Promise.reject(e)
+        return refuse(e)
       }
-      return this.enqueue(m, h, seq, topic, rec)
+      return this.enqueue(m, h, seq, token, topic, rec)
     }
     const discards = this.discards.get(m)
     const prepared = (this.chain ?? Promise.resolve()).then(async () => {
@@ -124,11 +151,12 @@ export class Outputs {
     // Queued as soon as prepared (before the next send's preparation starts): the chain holds
     // sends being prepared, not sends being stored, so a lane's next call takes every output queued
     // meanwhile rather than one output per call.
-    const run = prepared.then((rec) => {
-      // `nack()` while it was prepared: it was not sent yet, so it is dropped like a queued one.
-      if (this.discards.get(m) !== discards) throw discarded()
-      return this.enqueue(m, h, seq, topic, rec)
-    })
+    const run = prepared.then(
+      (rec) =>
+        // `nack()` while it was prepared: it was not sent yet, so it is dropped like a queued one.
+        this.discards.get(m) !== discards ? refuse(discarded()) : this.enqueue(m, h, seq, token, topic, rec),
+      refuse,
+    )
     const link = prepared.then(
       () => undefined,
       () => undefined,
@@ -138,6 +166,16 @@ export class Outputs {
       if (this.chain === link) this.chain = undefined
     })
     return run
+  }
+
+  /** The topic's preparer for this millisecond (one per topic and ms: its records' timestamp is the ms). */
+  private preparer(topic: string, meta: TopicMeta, types: TypeCheck): Preparer {
+    const now = Date.now()
+    const had = this.preparers.get(topic)
+    if (had !== undefined && had.now === now && had.meta === meta && had.types === types) return had.p
+    const p = new Preparer(meta, this.partitioner, types, now)
+    this.preparers.set(topic, { p, now, meta, types })
+    return p
   }
 
   private async metaOf(topic: string): Promise<TopicMeta> {
@@ -150,16 +188,21 @@ export class Outputs {
     m: OutputOf,
     h: PartitionHandle,
     seq: number,
+    token: number,
     topic: string,
     rec: PreparedRecord,
   ): Promise<OutputMetadata> {
-    if (this.closed) return Promise.reject(new ClosedError(`The processor of group "${this.group}" is closed`))
+    if (this.closed) {
+      const e = new ClosedError(`The processor of group "${this.group}" is closed`)
+      m.outputDone(token, e)
+      return Promise.reject(e)
+    }
     const id = `${topic}\0${rec.partition}`
     let lane = this.lanes.get(id)
     if (lane === undefined) this.lanes.set(id, (lane = { topic, partition: rec.partition, queue: [], busy: false }))
     const l = lane
     return new Promise<OutputMetadata>((resolve, reject) => {
-      l.queue.push({ m, h, seq, rec, resolve, reject })
+      l.queue.push({ m, h, seq, token, rec, resolve, reject })
       if (!l.busy) void this.pump(l)
     })
   }
@@ -170,7 +213,7 @@ export class Outputs {
     for (const lane of this.lanes.values()) {
       const keep: Item[] = []
       for (const it of lane.queue) {
-        if (it.m === m) it.reject(discarded())
+        if (it.m === m) failed(it, discarded())
         else keep.push(it)
       }
       lane.queue = keep
@@ -225,7 +268,7 @@ export class Outputs {
       // Outputs of a delivery from before a seek, or of a partition given up, are not written.
       const stale = items.filter((it) => !current(it.h) || !holds(part))
       if (stale.length > 0) {
-        for (const it of stale) it.reject(this.fenced(part, 'its partition is no longer this member’s'))
+        for (const it of stale) failed(it, this.fenced(part, 'its partition is no longer this member’s'))
         items = items.filter((it) => current(it.h) && holds(part))
         if (items.length === 0) return
       }
@@ -250,7 +293,8 @@ export class Outputs {
         )
         items.forEach((it, i) => {
           const r = results[i] as { offset: number; duplicate: boolean }
-          it.resolve(
+          stored(
+            it,
             r.duplicate
               ? { topic: lane.topic, partition: lane.partition, offset: r.offset, duplicate: true }
               : { topic: lane.topic, partition: lane.partition, offset: r.offset },
@@ -261,11 +305,11 @@ export class Outputs {
         if (e instanceof TopicNotFoundError) this.metas.delete(lane.topic)
         const retriable = e instanceof TwainError && e.retriable && !(e instanceof FencedError)
         if (!retriable || this.closed) {
-          for (const it of items) it.reject(e)
+          for (const it of items) failed(it, e)
           // Later outputs of the same input partition to this partition would be stored out of order: they fail too.
           const later = lane.queue.filter((it) => it.h.part === part)
           lane.queue = lane.queue.filter((it) => it.h.part !== part)
-          for (const it of later) it.reject(e)
+          for (const it of later) failed(it, e)
           return
         }
         await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** attempt, MAX_BACKOFF_MS)))
@@ -297,7 +341,7 @@ export class Outputs {
     this.closed = true
     for (const lane of this.lanes.values()) {
       for (const it of lane.queue.splice(0))
-        it.reject(new ClosedError(`The processor of group "${this.group}" closed before this output was written`))
+        failed(it, new ClosedError(`The processor of group "${this.group}" closed before this output was written`))
     }
   }
 }

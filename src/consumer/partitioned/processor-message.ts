@@ -23,6 +23,9 @@ export interface ProcessorMessage<V = unknown, K extends Key = Key> extends Grou
   send<OV = unknown>(topic: string, key: Key, value: OV, options?: OutputOptions): Promise<OutputMetadata>
 }
 
+/** The token of a dead letter's output (`outputDone` counts it in no delivery). */
+export const DEAD_LETTER_TOKEN = -1
+
 /** The sequence number of a message's dead letter (`term()`): above any output's, so it is one per input. */
 export const DEAD_LETTER_SEQ = 2 ** 31 - 1
 
@@ -44,12 +47,15 @@ export class ProcessorMessageImpl<V> extends GroupMessageImpl<V, PartitionHandle
 
   send<OV = unknown>(topic: string, key: Key, value: OV, options?: OutputOptions): Promise<OutputMetadata> {
     const h = GroupMessageImpl.handle(this)
-    const where = `${this.topic}/${this.partition}@${this.offset}`
     if (isSettled(this) || this.#ackWanted || this.#nackedIn === this.deliveryCount)
-      return Promise.reject(new InvalidArgumentError(`send() to "${topic}" after the message ${where} was settled`))
+      return Promise.reject(
+        new InvalidArgumentError(`send() to "${topic}" after the message ${this.#where()} was settled`),
+      )
     if (!current(h) || h.part.releasing)
       return Promise.reject(
-        new FencedError(`send() of message ${where}: its partition is no longer this member's; nothing was stored`),
+        new FencedError(
+          `send() of message ${this.#where()}: its partition is no longer this member's; nothing was stored`,
+        ),
       )
     if (this.#delivery !== this.deliveryCount) {
       this.#delivery = this.deliveryCount
@@ -57,21 +63,23 @@ export class ProcessorMessageImpl<V> extends GroupMessageImpl<V, PartitionHandle
       this.#failure = undefined
     }
     if (this.#seq >= DEAD_LETTER_SEQ)
-      return Promise.reject(new InvalidArgumentError(`Message ${where} sent more than ${DEAD_LETTER_SEQ - 1} outputs`))
-    const seq = this.#seq++
-    const delivery = this.#delivery
+      return Promise.reject(
+        new InvalidArgumentError(`Message ${this.#where()} sent more than ${DEAD_LETTER_SEQ - 1} outputs`),
+      )
     this.#pending++
-    return (this.#outputs as Outputs).send(this, h, seq, topic, key, value, options).then(
-      (r) => {
-        this.#done()
-        return r
-      },
-      (e: unknown) => {
-        if (delivery === this.#delivery && this.#failure === undefined) this.#failure = e
-        this.#done()
-        throw e
-      },
-    )
+    // The outputs tell this message when the output settles (`outputDone`), before its promise does.
+    return (this.#outputs as Outputs).send(this, h, this.#seq++, this.#delivery, topic, key, value, options)
+  }
+
+  /** @internal One of its outputs, sent in delivery `token` (`DEAD_LETTER_TOKEN`: its dead letter), settled. */
+  outputDone(token: number, failure: unknown): void {
+    if (token === DEAD_LETTER_TOKEN) return
+    if (failure !== undefined && token === this.#delivery && this.#failure === undefined) this.#failure = failure
+    this.#done()
+  }
+
+  #where(): string {
+    return `${this.topic}/${this.partition}@${this.offset}`
   }
 
   override ack(): void {

@@ -10,6 +10,7 @@ import type { PartitionHandle } from './partition-message.js'
 import { Outputs } from './outputs.js'
 import {
   DEAD_LETTER_SEQ,
+  DEAD_LETTER_TOKEN,
   processorMessages,
   type ProcessorMessageImpl,
   type ProcessorMessage,
@@ -56,7 +57,7 @@ export class Processor<V = unknown, K extends Key = Key> extends Consumer<V, K, 
     const deadLetterSend: DeadLetterSend = (m, topic, key, value, options) => {
       const pm = m as ProcessorMessageImpl<unknown>
       const h = GroupMessageImpl.handle(pm) as PartitionHandle
-      return outputs.send(pm, h, DEAD_LETTER_SEQ, topic, key, value, options, AS_READ)
+      return outputs.send(pm, h, DEAD_LETTER_SEQ, DEAD_LETTER_TOKEN, topic, key, value, options, AS_READ)
     }
     super(ctx, topics, opts, onClosed, {
       make: processorMessages(outputs),
