@@ -250,27 +250,9 @@ export class RedisBackend implements Backend {
   ): Promise<IdempotentResult[]> {
     this.live(`append to "${topic}"`)
     checkIdempotent(records, windowMs)
-    const meta = await this.topics.cached(topic)
-    checkPartition(meta, topic, partition)
-    if (records.length === 0) return []
-    const gate = this.snapshotGates.get(topic)
-    if (gate) await gate
-    let results: IdempotentResult[]
-    try {
-      results = await this.appender.appendIdempotent(
-        topic,
-        partition,
-        records,
-        producerId,
-        meta.retention.maxMessages ?? 0,
-        windowMs,
-      )
-    } catch (e) {
-      if (e instanceof TopicNotFoundError) this.topics.forget(topic)
-      throw e
-    }
-    this.retainSoon(topic, meta)
-    return results
+    return this.appendEach(topic, partition, records.length, (maxMessages) =>
+      this.appender.appendIdempotent(topic, partition, records, producerId, maxMessages, windowMs),
+    )
   }
 
   /**
@@ -288,22 +270,37 @@ export class RedisBackend implements Backend {
   ): Promise<IdempotentResult[]> {
     this.live(`append to "${topic}"`)
     checkSourced(records.length, source, positions)
-    const meta = await this.topics.cached(topic)
-    checkPartition(meta, topic, partition)
-    if (records.length === 0) return []
-    const gate = this.snapshotGates.get(topic)
-    if (gate) await gate
-    let results: IdempotentResult[]
-    try {
-      results = await this.appender.appendSourced(
+    return this.appendEach(topic, partition, records.length, (maxMessages) =>
+      this.appender.appendSourced(
         topic,
         partition,
         withSourceHeaders(records, source, positions),
         producerId,
-        meta.retention.maxMessages ?? 0,
+        maxMessages,
         source,
         positions,
-      )
+      ),
+    )
+  }
+
+  /**
+   * An append answered record by record (ids, sources): the partition checked, a snapshot of the
+   * topic's ends let through first, a topic found gone forgotten, retention applied after.
+   */
+  private async appendEach(
+    topic: string,
+    partition: number,
+    count: number,
+    write: (maxMessages: number) => Promise<IdempotentResult[]>,
+  ): Promise<IdempotentResult[]> {
+    const meta = await this.topics.cached(topic)
+    checkPartition(meta, topic, partition)
+    if (count === 0) return []
+    const gate = this.snapshotGates.get(topic)
+    if (gate) await gate
+    let results: IdempotentResult[]
+    try {
+      results = await write(meta.retention.maxMessages ?? 0)
     } catch (e) {
       if (e instanceof TopicNotFoundError) this.topics.forget(topic)
       throw e
