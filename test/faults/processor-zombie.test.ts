@@ -4,14 +4,15 @@
 //
 // A processor child Z (session 3 s, heartbeat 0.5 s) processes the inputs a producer (this process)
 // keeps writing: 3 outputs per input, each naming Z's pid. Z is made to SIGSTOP itself right after
-// issuing the sends of a message (queued, none written). A successor S joins the group; once the
-// group shows S alone owning every input partition (Z's session lapsed, S took the leases), the end
-// of every output partition is noted and Z is resumed. S reads nothing yet, so no later lease epoch
-// is stored in any output partition: what fences Z's writes is its session deadline. Z must see
-// its sends rejected with FencedError and report the loss of its partitions; then S processes
-// everything. Specified: no output of Z at or past the ends noted when S took over (what Z wrote
-// before its stop lies below them; whatever Z writes after the takeover would be past them), and
-// every input's every output stored exactly once.
+// issuing the sends of a message (queued, none written). A successor S (heartbeat 50 ms: it takes
+// the leases as soon as the store deems Z's session over) joins the group; once the group shows S
+// alone owning every input partition, the end of every output partition is noted and Z is resumed.
+// S reads nothing yet, so no later lease epoch is stored in any output partition: what fences Z's
+// writes is its session deadline. Z must see its sends rejected with FencedError and report the
+// loss of its partitions (it then leaves); then S processes everything. Specified: no output of Z
+// under a lease S took at or past the ends noted when S took over (what Z wrote before its stop
+// lies below them; whatever the store took from Z after the takeover lies past them), and every
+// input's every output stored exactly once.
 import type { ChildProcess } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -23,7 +24,7 @@ import { watch, type Out } from '../helpers/group-children.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { killChildren, spawnChild } from '../helpers/spawn.js'
 import { tempDir } from '../helpers/tmp.js'
-import { sleep, until } from '../helpers/wait.js'
+import { sleep, until, within } from '../helpers/wait.js'
 
 const IN_PARTITIONS = 2
 const OUT_PARTITIONS = 3
@@ -93,6 +94,13 @@ async function waitFor(check: () => boolean | Promise<boolean>, ms: number, what
   })
 }
 
+/** `p`, or a rejection naming `what()` as it is then when `ms` pass first. */
+async function settles<T>(p: Promise<T>, ms: number, what: () => string): Promise<T> {
+  return within(p, ms, 'a promise').catch((e: Error) => {
+    throw new Error(`${e.message.replace('a promise', what())}`, { cause: e })
+  })
+}
+
 const has = (o: Out, re: RegExp) => o.lines.some((l) => re.test(l))
 const tail = (o: Out) => `stdout …${o.lines.slice(-15).join(' | ')}; stderr: ${o.stderr().slice(0, 800)}`
 
@@ -121,7 +129,7 @@ describe.each(targets)('%s: a processor frozen past its session timeout (a zombi
     const zPid = z.child.pid as number
     await waitFor(
       () => z.out.lines.filter((l) => l.startsWith('out ')).length >= 30 * OUTPUTS,
-      60_000,
+      30_000,
       () => `Z to store outputs of 30 inputs (${tail(z.out)})`,
     )
 
@@ -154,10 +162,10 @@ describe.each(targets)('%s: a processor frozen past its session timeout (a zombi
     }
 
     // The successor joins; it takes every partition once Z's session has lapsed.
-    const s = startProcessor(url, { hold: true })
+    const s = startProcessor(url, { hold: true, heartbeatIntervalMs: 50 })
     await waitFor(
       () => has(s.out, /^# started /),
-      60_000,
+      30_000,
       () => `S to start (${tail(s.out)})`,
     )
     const sId = (s.out.lines.find((l) => l.startsWith('# started ')) as string).split(' ')[3]
@@ -179,7 +187,7 @@ describe.each(targets)('%s: a processor frozen past its session timeout (a zombi
           d.members[0]?.assignments.length === IN_PARTITIONS
         )
       },
-      60_000,
+      30_000,
       () => `S to own every input partition, Z gone from the group (S: ${tail(s.out)})`,
     )
     expect(procState(zPid), 'Z was not kept stopped').toBe('T')
@@ -188,11 +196,11 @@ describe.each(targets)('%s: a processor frozen past its session timeout (a zombi
     // Z runs again: its queued sends go to the store, its next heartbeat finds its leases taken.
     const zLinesAtResume = z.out.lines.length
     z.child.kill('SIGCONT')
-    expect(await z.closed, tail(z.out)).toBe(0)
+    expect(await settles(z.closed, 30_000, () => `Z to exit (${tail(z.out)})`), tail(z.out)).toBe(0)
     const afterResume = z.out.lines.slice(zLinesAtResume)
     const stoppedSends = afterResume.filter((l) => l.startsWith(`! ${stoppedAt}#`) || l.startsWith(`out ${stoppedAt}#`))
     expect(
-      afterResume.some((l) => /^# error FencedError: .* lost /.test(l)),
+      afterResume.some((l) => l.startsWith('# error FencedError: ')),
       `Z did not report the loss of its partitions: ${tail(z.out)}`,
     ).toBe(true)
 
@@ -200,7 +208,7 @@ describe.each(targets)('%s: a processor frozen past its session timeout (a zombi
     s.child.kill('SIGUSR2')
     await waitFor(
       () => s.out.lines.filter((l) => l.startsWith('out ')).length >= 10,
-      60_000,
+      30_000,
       () => `S to process (${tail(s.out)})`,
     )
     producing = false
@@ -211,15 +219,17 @@ describe.each(targets)('%s: a processor frozen past its session timeout (a zombi
         const d = await (twain as Twain).describeGroup(GROUP)
         return d.topics.length === IN_PARTITIONS && d.topics.every((t) => t.lag === 0)
       },
-      60_000,
+      30_000,
       () => `S to commit every input (${tail(s.out)})`,
     )
     s.child.kill('SIGTERM')
-    expect(await s.closed, tail(s.out)).toBe(0)
+    expect(await settles(s.closed, 30_000, () => `S to exit (${tail(s.out)})`), tail(s.out)).toBe(0)
 
     const inputs = (await twain.describeTopic('in')).offsets
     const stored = new Map<string, Array<{ partition: number; offset: number; pid: string }>>()
-    const zombie: string[] = []
+    const late: Array<{ what: string; input: number; epoch: number }> = []
+    /** Per input partition, the lowest lease epoch of S's outputs: Z's taken leases are below it. */
+    const sEpoch = new Map<number, number>()
     for await (const m of twain.history<string>('out')) {
       const src = parseSourceHeader(m.headers[SOURCE_HEADER] as string)
       expect(src, `output ${m.partition}/${m.offset} has no source`).toBeDefined()
@@ -229,9 +239,14 @@ describe.each(targets)('%s: a processor frozen past its session timeout (a zombi
       let list = stored.get(id)
       if (list === undefined) stored.set(id, (list = []))
       list.push({ partition: m.partition, offset: m.offset, pid })
+      const input = Number(src?.key.split(' ')[2])
+      const epoch = src?.epoch as number
+      if (pid === String(s.child.pid)) sEpoch.set(input, Math.min(sEpoch.get(input) ?? epoch, epoch))
       if (pid === String(zPid) && m.offset >= (ends.get(m.partition) as number))
-        zombie.push(`${id} at ${m.partition}/${m.offset} (epoch ${src?.epoch})`)
+        late.push({ what: `${id} at ${m.partition}/${m.offset} (epoch ${epoch})`, input, epoch })
     }
+    // Z's outputs stored past the ends noted once S held every lease, under a lease S took.
+    const zombie = late.filter((l) => l.epoch < (sEpoch.get(l.input) ?? Infinity)).map((l) => l.what)
     const info =
       `Z (pid ${zPid}) stopped after issuing ${stoppedAt}; output ends when S took over: ${JSON.stringify([...ends])}; ` +
       `Z's sends of ${stoppedAt}: ${stoppedSends.join(' | ')}`

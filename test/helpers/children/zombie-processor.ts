@@ -8,8 +8,8 @@
 // then per output `out <p>@<offset>#<i> <partition> <offset> <new|dup>` or `! <p>@<offset>#<i> <name>: <message>`.
 // SIGUSR1: right after issuing the next message's sends (none of them written yet), print
 // `# stopping <p>@<offset>` and SIGSTOP itself; `# resumed` once continued. On losing a partition
-// (a FencedError 'error' event: its lease was taken) it closes at once (so it is assigned nothing
-// again), prints `# closed` and exits 0; SIGTERM does the same.
+// (a FencedError 'error' event: its lease was taken, found by a heartbeat or a refused commit) it
+// closes at once (so it is assigned nothing again), prints `# closed` and exits 0; SIGTERM does the same.
 import { open, type ProcessorMessage } from '../../../src/index.js'
 import { lineNow as out } from './sync-out.js'
 
@@ -50,7 +50,8 @@ processor.on('assigned', (x) => out(`# assigned ${x.map((t) => t.partition).join
 processor.on('revoked', (x) => out(`# revoked ${x.map((t) => t.partition).join(',')}`))
 processor.on('error', (e) => {
   out(`# error ${e.name}: ${oneLine(e.message)}`)
-  if (e.name === 'FencedError' && / lost /.test(e.message)) void close()
+  // Its lease taken (found by a heartbeat or a refused commit): it leaves before it is given another.
+  if (e.name === 'FencedError') void close()
 })
 out(`# started ${process.pid} ${processor.memberId}`)
 
