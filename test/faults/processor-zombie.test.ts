@@ -6,9 +6,10 @@
 // keeps writing: 3 outputs per input, each naming Z's pid. Z is made to SIGSTOP itself right after
 // issuing the sends of a message (queued, none written), or is sent SIGSTOP once it logged that it
 // issued sends (writes may be under way; on files, a stop holding an output partition's lock, where
-// a write may sit between its deadline check and the write, is resumed and tried again). A successor S (heartbeat 50 ms: it takes
-// the leases as soon as the store deems Z's session over) joins the group; once the group shows S
-// alone owning every input partition, the end of every output partition is noted and Z is resumed.
+// a write may sit between its deadline check and the write, is resumed and tried again). A
+// successor S (heartbeat 50 ms: it takes the leases as soon as the store deems Z's session over)
+// joins the group; once the group shows S alone owning every input partition, the end of every
+// output partition is noted and Z is resumed.
 // S reads nothing yet, so no later lease epoch is stored in any output partition: what fences Z's
 // writes is its session deadline. Z must see its sends rejected with FencedError and report the
 // loss of its partitions (it then leaves); then S processes everything. Specified: no output of Z
