@@ -2,7 +2,7 @@
 //
 // A processor reaches Redis through a TCP proxy. While it handles chosen messages, the proxy is
 // armed: the first command carrying the message's source (an append-src script call: its source
-// argument "<group> <topic> <partition>") is passed to Redis, every reply on that connection from
+// argument "<group> <topic>@<incarnation> <partition>") is passed to Redis, every reply on that connection from
 // then on is swallowed, and once Redis has stored the call's outputs both sides are closed. The
 // processor tries the call again on a new connection, with the same batch sequence number: the
 // script answers it as the first time. Specified: every send resolves (the retried ones not as
@@ -30,7 +30,7 @@ const CUT_AT = [10, 25, 40]
  * hears of it.
  */
 async function lossyProxy(port: number) {
-  let armed: { marker: Buffer; ran: () => Promise<boolean> } | undefined
+  let armed: { marker: RegExp; ran: () => Promise<boolean> } | undefined
   let cuts = 0
   let connections = 0
   const sockets = new Set<Socket>()
@@ -42,11 +42,14 @@ async function lossyProxy(port: number) {
     let recent = Buffer.alloc(0) // the end of what came before: a marker split across two reads
     client.on('data', (d: Buffer) => {
       if (cut) return // the connection is being dropped: nothing more reaches the server
+      const before = recent.length
       const seen = Buffer.concat([recent, d])
       recent = seen.subarray(Math.max(0, seen.length - 64))
       const a = armed
       upstream.write(d)
-      if (a === undefined || !seen.includes(a.marker)) return
+      // A marker ending in what came before belongs to a command sent before: not this one.
+      const m = a?.marker.exec(seen.toString('latin1'))
+      if (a === undefined || !m || m.index + m[0].length <= before) return
       armed = undefined
       cut = true
       cuts++
@@ -72,7 +75,7 @@ async function lossyProxy(port: number) {
   const proxyPort = typeof addr === 'object' && addr ? addr.port : 0
   return {
     url: `redis://127.0.0.1:${proxyPort}`,
-    arm: (marker: string, ran: () => Promise<boolean>) => (armed = { marker: Buffer.from(marker), ran }),
+    arm: (marker: RegExp, ran: () => Promise<boolean>) => (armed = { marker, ran }),
     armed: () => armed !== undefined,
     cuts: () => cuts,
     connections: () => connections,
@@ -123,7 +126,8 @@ describe('redis: a processor output append whose reply is lost after Redis ran i
       const at = `${m.partition}@${m.offset}`
       if (m.partition === 0 && CUT_AT.includes(m.offset)) {
         const before = await outEnd()
-        proxy.arm(`${GROUP} in 0`, async () => (await outEnd()) > before)
+        // The script's source argument, `<group> <topic>[@<incarnation>] <partition>`, a whole bulk string.
+        proxy.arm(new RegExp(`${GROUP} in(@\\d+)? 0\r\n`), async () => (await outEnd()) > before)
       }
       const sends = Array.from({ length: OUTPUTS }, (_, i) =>
         m.send('out', `${at}#${i}`, `${at}#${i}`, { partition: (m.offset + i) % OUT_PARTITIONS }),
