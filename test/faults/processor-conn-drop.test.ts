@@ -48,8 +48,9 @@ async function lossyProxy(port: number) {
       const a = armed
       upstream.write(d)
       // A marker ending in what came before belongs to a command sent before: not this one.
-      const m = a?.marker.exec(seen.toString('latin1'))
-      if (a === undefined || !m || m.index + m[0].length <= before) return
+      if (a === undefined) return
+      const hits = seen.toString('latin1').matchAll(new RegExp(a.marker.source, 'g'))
+      if (![...hits].some((m) => m.index + m[0].length > before)) return
       armed = undefined
       cut = true
       cuts++
