@@ -9,7 +9,8 @@
 // SIGUSR1: right after issuing the next message's sends (none of them written yet), print
 // `# stopping <p>@<offset>` and SIGSTOP itself; `# resumed` once continued. On losing a partition
 // (a FencedError 'error' event: its lease was taken, found by a heartbeat or a refused commit) it
-// closes at once (so it is assigned nothing again), prints `# closed` and exits 0; SIGTERM does the same.
+// closes once the message in hand is handled (so it is assigned nothing again), prints `# closed`
+// and exits 0; SIGTERM closes too.
 import { open, type ProcessorMessage } from '../../../src/index.js'
 import { lineNow as out } from './sync-out.js'
 
@@ -38,6 +39,8 @@ process.on('SIGUSR2', () => go?.())
 const twain = await open(target, target.startsWith('redis') ? {} : { pollMs: 50 })
 const processor = twain.processor<string>(input, { group, ...opts })
 let closing: Promise<void> | undefined
+/** The handling of the message in hand (its sends settled, its ack). */
+let inHand: Promise<void> = Promise.resolve()
 const close = () =>
   (closing ??= (async () => {
     await processor.close().catch((e: Error) => out(`# close-error ${e.name}: ${oneLine(e.message)}`))
@@ -50,8 +53,9 @@ processor.on('assigned', (x) => out(`# assigned ${x.map((t) => t.partition).join
 processor.on('revoked', (x) => out(`# revoked ${x.map((t) => t.partition).join(',')}`))
 processor.on('error', (e) => {
   out(`# error ${e.name}: ${oneLine(e.message)}`)
-  // Its lease taken (found by a heartbeat or a refused commit): it leaves before it is given another.
-  if (e.name === 'FencedError') void close()
+  // Its lease taken (found by a heartbeat or a refused commit): it leaves before it is given
+  // another, once the sends of the message in hand have settled (they go to the store first).
+  if (e.name === 'FencedError') void inHand.then(close, close)
 })
 out(`# started ${process.pid} ${processor.memberId}`)
 
@@ -89,7 +93,7 @@ const handle = async (m: ProcessorMessage<string>) => {
 }
 
 try {
-  for await (const m of processor) await handle(m)
+  for await (const m of processor) await (inHand = handle(m))
 } catch (e) {
   out(`# error ${(e as Error).name}: ${oneLine((e as Error).message)}`)
 }
