@@ -30,6 +30,12 @@ export interface HeartbeatResult {
   owned: Lease[]
   /** Owned partitions now assigned to someone else: drain them, commit, then release. */
   revoke: TopicPartition[]
+  /**
+   * When the store counts the member's session from, if earlier than the call (a store that does
+   * not record every heartbeat): its session lapses, and its leases can be taken, `sessionTimeoutMs`
+   * after this, so the member's own deadline must not be later.
+   */
+  seen?: number
 }
 
 /** One partition's commit, checked against its lease epoch. */

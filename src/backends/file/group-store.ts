@@ -184,7 +184,9 @@ export class FileGroupStore implements GroupCoordinator, GroupAdmin {
         owned.push({ ...tp, epoch: o.epoch, committed: s.commits[key]?.offset })
         if (target.get(key) !== member.id) revoke.push(tp)
       }
-      return { changed, result: { owned, revoke } }
+      // Unchanged, the state is not written: the member's last heartbeat on file is an older one.
+      const seen = changed || !prev ? now : prev.lastSeen
+      return { changed, result: { owned, revoke, seen } }
     })
   }
 

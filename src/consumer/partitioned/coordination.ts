@@ -98,7 +98,8 @@ export class Coordination {
       member,
       release.map((p) => ({ topic: p.topic, partition: p.partition })),
     )
-    ledger.sessionDeadline = began + member.sessionTimeoutMs
+    // Counted from the heartbeat the store recorded, which may be an earlier one than this.
+    ledger.sessionDeadline = Math.min(began, res.seen ?? began) + member.sessionTimeoutMs
     if (core.state !== 'running') return
     const revoked: TopicPartition[] = []
     for (const p of release) if (ledger.parts.get(p.key) === p) revoked.push(ledger.dropPartition(p))
@@ -171,7 +172,7 @@ export class Coordination {
     const core = this.ledger.core
     const began = Date.now()
     const res = await core.backend.groups.groupHeartbeat(core.opts.group, this.member, [])
-    this.ledger.sessionDeadline = began + this.member.sessionTimeoutMs
+    this.ledger.sessionDeadline = Math.min(began, res.seen ?? began) + this.member.sessionTimeoutMs
     const owned = new Map(res.owned.map((l) => [partitionKey(l.topic, l.partition), l.epoch]))
     for (const p of this.ledger.parts.values()) if (owned.get(p.key) !== p.epoch) p.lost = true
   }
