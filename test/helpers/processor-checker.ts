@@ -125,7 +125,7 @@ export function checkOutputs(
     if (
       !src ||
       src[0] !== 'enrich' ||
-      src[1] !== 'in' ||
+      !/^in@\d+$/.test(src[1] ?? '') ||
       Number(src[2]) !== input.partition ||
       Number(src[3]) !== input.offset ||
       Number(src[4]) !== j
