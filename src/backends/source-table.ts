@@ -144,12 +144,27 @@ export class SourceTable {
     const fresh: number[] = []
     const slots = new Array<number>(positions.length)
     let repeats: Set<number> | undefined
-    const inCall = new Map<string, number>()
+    // A repeat within the call is possible only where positions do not rise (the usual call's
+    // positions rise: one input's outputs in order, then the next input's): looked up only there.
+    let inCall: Map<string, number> | undefined
+    for (let i = 1; i < positions.length; i++) {
+      const a = positions[i - 1] as SourcePosition
+      const b = positions[i] as SourcePosition
+      if (b.offset < a.offset || (b.offset === a.offset && b.seq <= a.seq)) {
+        inCall = new Map()
+        break
+      }
+    }
     for (let i = 0; i < positions.length; i++) {
       const p = positions[i] as SourcePosition
       const stored = s.entries.get(p.offset)?.[p.seq]
       if (stored !== undefined) {
         slots[i] = stored
+        continue
+      }
+      if (inCall === undefined) {
+        slots[i] = ~fresh.length
+        fresh.push(i)
         continue
       }
       const id = `${p.offset}.${p.seq}`
