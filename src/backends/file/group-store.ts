@@ -169,10 +169,7 @@ export class FileGroupStore implements GroupCoordinator, GroupAdmin {
       const target = assignPartitions(partitions, members, owners)
       for (const [key, id] of target) {
         if (id === member.id && !member.leaving && !s.owners[key]) {
-          // Not below the clock (ms): a group deleted and created again never hands out an epoch
-          // its predecessor used, which a processor's output partitions still hold (decision 190).
-          s.epoch = Math.max(s.epoch + 1, Date.now())
-          s.owners[key] = { member: member.id, epoch: s.epoch }
+          s.owners[key] = { member: member.id, epoch: ++s.epoch }
           changed = true
         }
       }

@@ -40,7 +40,7 @@ function parseMembers(flat: readonly string[]): StoredMember[] {
  * Partitioned consumer groups on Redis (docs/format.md), with the semantics of the file group store:
  * members in a hash plus a zset of session expiries (joined and pruned in Lua), assignment computed
  * client-side with `assignPartitions`, and per-partition leases in `<partition>:g:<group>` hashes
- * next to the partition (owner, epoch — the next one, not below the clock —, expiry, committed offset). Leases are taken,
+ * next to the partition (owner, epoch from HINCRBY, expiry, committed offset). Leases are taken,
  * renewed, released and commits checked in Lua, each script on one partition's keys only.
  */
 const COMMIT_LUA = Scripts.source('commit')

@@ -1,6 +1,4 @@
--- Take or renew a member's lease on a partition; every new lease gets the next epoch (fencing token),
--- not below the caller's clock (ms): a group deleted and created again never hands out an epoch its
--- predecessor used, which a processor's output partitions still hold (decision 190).
+-- Take or renew a member's lease on a partition; every new lease gets the next epoch (fencing token).
 -- KEYS[1] the group's state of the partition (hash: owner, epoch, expires, committed)
 -- ARGV[1] member id  ARGV[2] the owner the caller saw and found dead ('' = none)  ARGV[3] now (ms)
 -- ARGV[4] lease expiry (ms)
@@ -14,8 +12,7 @@ local epoch
 if owner == ARGV[1] then
   epoch = tonumber(redis.call('HGET', KEYS[1], 'epoch'))
 else
-  epoch = math.max(tonumber(redis.call('HGET', KEYS[1], 'epoch') or '0') + 1, tonumber(ARGV[3]))
-  redis.call('HSET', KEYS[1], 'epoch', string.format('%d', epoch))
+  epoch = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
   redis.call('HSET', KEYS[1], 'owner', ARGV[1])
 end
 redis.call('HSET', KEYS[1], 'expires', ARGV[4])
