@@ -26,6 +26,23 @@ export interface Settler<H> {
   release(m: GroupMessageImpl<unknown, H>): void
 }
 
+/** `GroupMessageImpl` or a subclass (a processor's messages): what the factories build. */
+export type GroupMessageClass<H> = new (
+  topic: string,
+  partition: number,
+  offset: number,
+  key: Key,
+  timestamp: number,
+  value: unknown,
+  headers: Record<string, string>,
+  producerId: string,
+  type: string | undefined,
+  error: Error | undefined,
+  deliveryCount: number,
+  settler: Settler<H>,
+  handle: H,
+) => GroupMessageImpl<unknown, H>
+
 /**
  * The one `GroupMessage` class of both modes: the message's fields, its delivery count, and its
  * settlement methods, which hand it to its ledger's `Settler`. `H` is what the ledger keeps on it
@@ -83,8 +100,14 @@ export class GroupMessageImpl<V, H, K extends Key = any> implements GroupMessage
   }
 
   /** A copy of a read message (from a reader that builds plain messages). */
-  static from<V, H>(m: Message, deliveryCount: number, settler: Settler<H>, handle: H): GroupMessageImpl<V, H> {
-    return new GroupMessageImpl<V, H>(
+  static from<V, H>(
+    m: Message,
+    deliveryCount: number,
+    settler: Settler<H>,
+    handle: H,
+    cls: GroupMessageClass<H> = GroupMessageImpl,
+  ): GroupMessageImpl<V, H> {
+    return new cls(
       m.topic,
       m.partition,
       m.offset,
@@ -98,12 +121,20 @@ export class GroupMessageImpl<V, H, K extends Key = any> implements GroupMessage
       deliveryCount,
       settler,
       handle,
-    )
+    ) as GroupMessageImpl<V, H>
   }
 
-  /** What a reader calls to build the messages of one read as this class (see `MessageFactory`). */
-  static factory<H>(settler: Settler<H>, handle: H): MessageFactory {
-    return new GroupMessageFactory(settler, handle)
+  /**
+   * What a reader calls to build the messages of one read as `cls` (this class, or a subclass such
+   * as a processor's), each passed through `finish` when given (see `MessageFactory`).
+   */
+  static factory<H>(
+    settler: Settler<H>,
+    handle: H,
+    cls: GroupMessageClass<H> = GroupMessageImpl,
+    finish?: (m: GroupMessageImpl<unknown, H>) => GroupMessageImpl<unknown, H>,
+  ): MessageFactory {
+    return new GroupMessageFactory(settler, handle, cls, finish)
   }
 
   ack(): void {
@@ -144,6 +175,8 @@ class GroupMessageFactory<H> implements MessageFactory {
   constructor(
     private readonly settler: Settler<H>,
     private readonly handle: H,
+    private readonly cls: GroupMessageClass<H>,
+    private readonly finish: ((m: GroupMessageImpl<unknown, H>) => GroupMessageImpl<unknown, H>) | undefined,
   ) {}
 
   message(
@@ -157,7 +190,7 @@ class GroupMessageFactory<H> implements MessageFactory {
     producerId: string,
     type: string | undefined,
   ): GroupMessageImpl<unknown, H> {
-    return new GroupMessageImpl(
+    const m = new this.cls(
       topic,
       partition,
       offset,
@@ -172,5 +205,6 @@ class GroupMessageFactory<H> implements MessageFactory {
       this.settler,
       this.handle,
     )
+    return this.finish === undefined ? m : this.finish(m)
   }
 }

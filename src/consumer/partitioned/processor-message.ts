@@ -1,6 +1,5 @@
 import { FencedError, InvalidArgumentError } from '../../core/errors.js'
 import type { Key, Message } from '../../core/types.js'
-import type { MessageFactory } from '../../backends/record.js'
 import { GroupMessageImpl, type GroupMessage, type Settler } from '../group-message.js'
 import type { MessageMaker } from './ledger.js'
 import { current, isSettled, type PartitionHandle } from './partition-message.js'
@@ -118,63 +117,13 @@ export class ProcessorMessageImpl<V> extends GroupMessageImpl<V, PartitionHandle
 
 /** A processor's messages, each given `outputs`. */
 export function processorMessages(outputs: Outputs): MessageMaker {
+  const finish = (m: GroupMessageImpl<unknown, PartitionHandle>) =>
+    ProcessorMessageImpl.bind(m as ProcessorMessageImpl<unknown>, outputs)
   return {
-    factory: (settler, handle) => new ProcessorMessageFactory(settler, handle, outputs),
-    from: <V>(m: Message, settler: Settler<PartitionHandle>, handle: PartitionHandle) => {
-      const made = new ProcessorMessageImpl<V>(
-        m.topic,
-        m.partition,
-        m.offset,
-        m.key,
-        m.timestamp,
-        m.value,
-        m.headers,
-        m.producerId,
-        m.type,
-        m.error,
-        0,
-        settler,
-        handle,
-      )
-      return ProcessorMessageImpl.bind(made, outputs)
-    },
-  }
-}
-
-/** Builds a read's messages as `ProcessorMessageImpl`s (see `MessageFactory`). */
-class ProcessorMessageFactory implements MessageFactory {
-  constructor(
-    private readonly settler: Settler<PartitionHandle>,
-    private readonly handle: PartitionHandle,
-    private readonly outputs: Outputs,
-  ) {}
-
-  message(
-    topic: string,
-    partition: number,
-    offset: number,
-    key: Key,
-    timestamp: number,
-    value: unknown,
-    headers: Record<string, string>,
-    producerId: string,
-    type: string | undefined,
-  ): ProcessorMessageImpl<unknown> {
-    const m = new ProcessorMessageImpl<unknown>(
-      topic,
-      partition,
-      offset,
-      key,
-      timestamp,
-      value,
-      headers,
-      producerId,
-      type,
-      undefined,
-      0,
-      this.settler,
-      this.handle,
-    )
-    return ProcessorMessageImpl.bind(m, this.outputs)
+    factory: (settler, handle) => GroupMessageImpl.factory(settler, handle, ProcessorMessageImpl, finish),
+    from: <V>(m: Message, settler: Settler<PartitionHandle>, handle: PartitionHandle) =>
+      finish(
+        GroupMessageImpl.from<V, PartitionHandle>(m, 0, settler, handle, ProcessorMessageImpl),
+      ) as ProcessorMessageImpl<V>,
   }
 }
