@@ -2,7 +2,7 @@
 // successor, then resumed: a zombie (README, "Exactly-once processing"; docs/format.md,
 // "Exactly-once outputs").
 //
-// A processor child Z (session 3 s, heartbeat 0.5 s) processes the inputs a producer (this process)
+// A processor child Z (sessionTimeoutMs 3000, heartbeatIntervalMs 500) processes the inputs a producer (this process)
 // keeps writing: 3 outputs per input, each naming Z's pid. Z is made to SIGSTOP itself right after
 // issuing the sends of a message (queued, none written), or is sent SIGSTOP once it logged that it
 // issued sends (writes may be under way; on files, a stop holding an output partition's lock, where

@@ -266,10 +266,13 @@ export class Outputs {
     let items = all
     for (let attempt = 0; ; attempt++) {
       // Outputs of a delivery from before a seek, or of a partition given up, are not written.
-      const stale = items.filter((it) => !current(it.h) || !holds(part))
-      if (stale.length > 0) {
-        for (const it of stale) failed(it, this.fenced(part, 'its partition is no longer this member’s'))
-        items = items.filter((it) => current(it.h) && holds(part))
+      if (!holds(part) || items.some((it) => !current(it.h))) {
+        const live: Item[] = []
+        for (const it of items) {
+          if (holds(part) && current(it.h)) live.push(it)
+          else failed(it, this.fenced(part, 'its partition is no longer this member’s'))
+        }
+        items = live
         if (items.length === 0) return
       }
       try {
