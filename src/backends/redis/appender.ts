@@ -1,18 +1,15 @@
 import { randomBytes } from 'node:crypto'
 import { AppendConflictError, ClosedError, LogRollbackError, TopicNotFoundError } from '../../core/errors.js'
-import { recordBytes, typeBytes, writeRecord } from '../record-codec.js'
 import type { IdempotentResult, OutputSource, SourcePosition } from '../backend.js'
 import { fencedOutput, sourceKey } from '../source-table.js'
-import { ID_HEADER, MAX_REMEMBERED_IDS, type RecordInput } from '../record.js'
+import { MAX_REMEMBERED_IDS, type RecordInput } from '../record.js'
+import { encodeParts, packIds, packPositions } from './append-parts.js'
 import { byDeadline } from './ack-deadline.js'
 import { isConnectionError, redisError, sleep } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import type { ReplicaAcks } from './replica-acks.js'
 import type { Scripts } from './scripts.js'
 
-/** Records per script call: larger appends go as several calls in one pipeline (a few ms of Lua each). */
-const PART_RECORDS = 2000
-const PART_BYTES = 2 * 1024 * 1024
 /** How long a part is retried after connection failures (a restart, a failover) before the append fails. */
 const RETRY_FOR_MS = 30_000
 /** Longest pause between two tries: short, so a send moves to a promoted replica soon after the promotion. */
@@ -126,11 +123,6 @@ export class RedisAppender {
     const deadline = Number.isFinite(source.deadline) ? Math.floor(source.deadline) : ''
     return this.queue(id, () =>
       this.writeParts(topic, partition, id, records, takenAt, (seq, blob, at, n, now) => {
-        let pos = ''
-        for (let k = at; k < at + n; k++) {
-          const p = positions[k] as SourcePosition
-          pos += `${pos === '' ? '' : ' '}${p.offset} ${p.seq}`
-        }
         return this.scripts.call('append-src', keys, [
           this.token,
           seq,
@@ -143,7 +135,7 @@ export class RedisAppender {
           source.epoch,
           source.committed,
           deadline,
-          pos,
+          packPositions(positions, at, n),
         ])
       }).catch((e: unknown) => {
         const cause = e instanceof Error && e.cause instanceof Error ? e.cause : e
@@ -411,53 +403,4 @@ export class RedisAppender {
   close(): void {
     this.closed = true
   }
-}
-
-/** Records encoded into parts of at most PART_RECORDS / PART_BYTES, each part one buffer of concatenated records. */
-function encodeParts(records: readonly RecordInput[]): { parts: Buffer[]; counts: number[] } {
-  const parts: Buffer[] = []
-  const counts: number[] = []
-  const types: Array<Buffer | undefined> = new Array(records.length)
-  for (let i = 0; i < records.length;) {
-    let size = 0
-    let j = i
-    while (j < records.length && j - i < PART_RECORDS && (j === i || size < PART_BYTES)) {
-      const r = records[j] as RecordInput
-      const t = typeBytes(r)
-      types[j] = t
-      size += recordBytes(r, t)
-      j++
-    }
-    const buf = Buffer.allocUnsafe(size) // a bound: unmeasured strings are measured as they are written
-    let pos = 0
-    for (let k = i; k < j; k++) pos = writeRecord(buf, pos, records[k] as RecordInput, types[k], 0)
-    parts.push(pos === size ? buf : buf.subarray(0, pos))
-    counts.push(j - i)
-    i = j
-  }
-  return { parts, counts }
-}
-
-/**
- * The ids of `records[at .. at + n)` as append-ids-7.lua takes them (one argument): of each record
- * with an id, its index in the part (from 1, u32 LE), the id's UTF-8 length (u16 LE), the id.
- */
-export function packIds(records: readonly RecordInput[], at: number, n: number): Buffer {
-  const ids: Array<[number, string]> = []
-  let bytes = 0
-  for (let k = 0; k < n; k++) {
-    const id = (records[at + k] as RecordInput).headers?.[ID_HEADER]
-    if (id === undefined) continue
-    ids.push([k + 1, id])
-    bytes += 6 + Buffer.byteLength(id, 'utf8')
-  }
-  const out = Buffer.allocUnsafe(bytes)
-  let pos = 0
-  for (const [index, id] of ids) {
-    out.writeUInt32LE(index, pos)
-    const len = out.write(id, pos + 6, 'utf8')
-    out.writeUInt16LE(len, pos + 4)
-    pos += 6 + len
-  }
-  return out
 }

@@ -80,7 +80,7 @@ export interface ScriptSpecs {
       records: Buffer,
       windowMs: number,
       maxIds: number,
-      /** Of each record with an id: its index (from 1) as u32 LE, the id's UTF-8 length as u16 LE, the id (`packIds`). */
+      /** Of each record with an id: its index (from 1) as u32 LE, the id's UTF-8 length as u16 LE, the id (`packIds`, append-parts.ts). */
       ids: Buffer,
     ]
     /** Then of each duplicate record: its index in the call (from 1), the offset its id was stored at. */
