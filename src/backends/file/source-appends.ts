@@ -182,13 +182,13 @@ export class SourceAppends {
             throw fencedOutput(topic, partition, source, 'its lease lapsed (session timeout) before the write')
           const key = sourceKey(source)
           const was = sources.table.sources.get(key)
-          const before = was === undefined ? undefined : `${was.epoch} ${was.floor}`
+          const [epoch, floor] = was === undefined ? [-1, -1] : [was.epoch, was.floor]
           plan = sources.table.decide(topic, partition, source, positions)
           if (plan.fresh.length === 0) {
             // Nothing is written, so the log will not tell of this writer's lease (a later epoch
             // fences the earlier ones) or commit: when they changed the table, checkpoint it now.
             const now = sources.table.sources.get(key) as SourceState
-            sources.checkpoint(before !== `${now.epoch} ${now.floor}`)
+            sources.checkpoint(now.epoch !== epoch || now.floor !== floor)
           }
           return plan.fresh.length
         },
