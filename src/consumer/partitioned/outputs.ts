@@ -96,7 +96,6 @@ export class Outputs {
   private closed = false
   /** How often each message's outputs were discarded (`nack()`): an output prepared across a discard is dropped too. */
   private readonly discards = new WeakMap<OutputOf, number>()
-  private readonly idleWaiters: Array<() => void> = []
 
   constructor(
     private readonly store: Backend,
@@ -234,7 +233,6 @@ export class Outputs {
     } finally {
       lane.busy = false
       if (lane.queue.length === 0) this.lanes.delete(`${lane.topic}\0${lane.partition}`)
-      if (this.lanes.size === 0) for (const w of this.idleWaiters.splice(0)) w()
     }
   }
 
@@ -331,12 +329,6 @@ export class Outputs {
     return new FencedError(
       `Output of group "${this.group}" for ${part.topic}/${part.partition} (lease epoch ${part.epoch}) was not stored: ${why}`,
     )
-  }
-
-  /** Resolves when no output is queued or being written. */
-  idle(): Promise<void> {
-    if (this.lanes.size === 0) return Promise.resolve()
-    return new Promise((r) => this.idleWaiters.push(r))
   }
 
   /** Refuse new outputs; queued ones not yet written reject with `ClosedError` (their messages were not acked). */
