@@ -8,7 +8,7 @@ import { Producer } from '../producer/producer.js'
  * A dead letter keeps its message's type and value as the consumer read them: validated then (or
  * carrying the validation's error), and possibly of a type this instance never registered.
  */
-const AS_READ: TypeCheck = { validate: (_type, value) => Promise.resolve(value) }
+export const AS_READ: TypeCheck = { validate: (_type, value) => Promise.resolve(value) }
 
 /** Writes one dead letter (`m` given up, as `key`, `value` and `options`) instead of the writer's producer. */
 export type DeadLetterSend = (

@@ -1,7 +1,7 @@
 import type { Partitioner } from '../../core/hash64.js'
 import type { Key } from '../../core/types.js'
 import type { TypeCheck } from '../../producer/prepare.js'
-import type { DeadLetterSend } from '../dead-letter.js'
+import { AS_READ, type DeadLetterSend } from '../dead-letter.js'
 import { GroupMessageImpl } from '../group-message.js'
 import type { ConsumerContext } from '../member-core.js'
 import type { ConsumerOptions, ResolvedConsumerOptions } from '../options.js'
@@ -77,5 +77,3 @@ export class Processor<V = unknown, K extends Key = Key> extends Consumer<V, K, 
   }
 }
 
-/** A dead letter keeps its message's type and value as read. */
-const AS_READ: TypeCheck = { validate: (_type, value) => Promise.resolve(value) }
