@@ -76,4 +76,3 @@ export class Processor<V = unknown, K extends Key = Key> extends Consumer<V, K, 
     }
   }
 }
-
