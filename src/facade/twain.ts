@@ -18,6 +18,7 @@ import { HistorySource } from '../stream/history-source.js'
 import type { BatchIterator, BatchSource } from '../stream/batch-iterator.js'
 import { MessageStream } from '../stream/message-stream.js'
 import { TailSource, checkTailFrom } from '../stream/tail-source.js'
+import { Table, type TableOptions } from '../stream/table.js'
 import type { FileOpenOptions, GroupDescription, HistoryOptions, TailOptions } from './twain-options.js'
 import { topicMetaFrom } from './topic-options.js'
 
@@ -41,6 +42,7 @@ export class Twain implements AsyncDisposable {
   private readonly consumers = new ConsumerSet()
   /** Live iterations of every stream this instance made (not the streams: those may be kept idle). */
   private readonly iterations = new Set<BatchIterator<unknown>>()
+  private readonly tables = new Set<Table<unknown, Key>>()
   private closing: Promise<void> | undefined
 
   readonly #store: Backend
@@ -288,6 +290,28 @@ export class Twain implements AsyncDisposable {
   }
 
   /**
+   * The latest value of every key of `topic`, following it live (README, "Tables"): `ready()`,
+   * `get(key)`, `has(key)`, `size`, `entries()`, `changes()`, `close()`. It starts reading at once.
+   */
+  table<V = unknown, K extends Key = Key>(topic: string, options: TableOptions = {}): Table<V, K> {
+    this.live()
+    checkTopicName(topic)
+    checkKnownKeys('table()', options, ['changesBuffer', 'signal'])
+    const t = new Table<V, K>(
+      topic,
+      {
+        store: this.#store,
+        decode: this.decoder(),
+        iterations: this.iterations,
+        done: (d) => void this.tables.delete(d),
+      },
+      options,
+    )
+    this.tables.add(t as unknown as Table<unknown, Key>)
+    return t
+  }
+
+  /**
    * A member of a consumer group over one or more topics (README, "Consumer groups"). Partitioned mode: each
    * partition is owned by one live member; acked offsets are committed in order. Shared mode (Redis):
    * competing consumers on every partition, per-message acks, claims from dead members.
@@ -385,11 +409,13 @@ export class Twain implements AsyncDisposable {
       const run = async (f: () => Promise<void>) => f().catch((e) => void errors.push(e))
       await Promise.all(this.consumers.values().map((c) => run(() => c.close())))
       await Promise.all([...this.producers].map((p) => run(() => p.close())))
+      await Promise.all([...this.tables].map((t) => run(() => t.close())))
       await Promise.all([...this.iterations].map((it) => run(() => it.finish())))
       await run(() => this.#store.close())
       this.producers.clear()
       this.consumers.clear()
       this.iterations.clear()
+      this.tables.clear()
       if (errors.length) throw errors[0]
     })()
     return this.closing

@@ -30,13 +30,18 @@ const codeLines = (text: string): string[] =>
     .filter((l) => l !== '' && !l.startsWith('import '))
 
 describe('type tests (test/types/)', () => {
-  it('every snippet of README (Quick start, Topics, Producing, Exactly-once processing, Operators) and docs/operators.md is in test/types/docs/, as written', () => {
+  it('every snippet of README (Quick start, Topics, Producing, Exactly-once processing, Tables, Operators) and docs/operators.md is in test/types/docs/, as written', () => {
     const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8')
     const ops = readFileSync(join(repoRoot, 'docs', 'operators.md'), 'utf8')
     const snippets = [
-      ...['## Quick start', '### Topics', '### Producing', '### Exactly-once processing', '### Operators'].flatMap(
-        (h) => tsBlocks(section(readme, h)),
-      ),
+      ...[
+        '## Quick start',
+        '### Topics',
+        '### Producing',
+        '### Exactly-once processing',
+        '### Tables',
+        '### Operators',
+      ].flatMap((h) => tsBlocks(section(readme, h))),
       ...tsBlocks(ops),
     ]
     const dir = join(repoRoot, 'test', 'types', 'docs')

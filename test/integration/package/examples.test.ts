@@ -72,6 +72,17 @@ describe('examples run as smoke tests', () => {
     expect(out).toMatch(/sink table: 257 rows; lag 0/)
   }, 60_000)
 
+  it('live-table keeps the latest customer per key, sees a change and a removal, and joins orders with it', () => {
+    const { code, out } = run('live-table.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/table ready: 3 customers, ada is \{"name":"ada#49","tier":"gold"\}/)
+    expect(out).toMatch(/bob: \{"name":"bob#49","tier":"gold"\} → \{"name":"Bob","tier":"gold"\}/)
+    expect(out).toMatch(/cy: \{"name":"cy#49","tier":"gold"\} → null/)
+    expect(out).toMatch(/order cake by bob: Bob \(gold\)/)
+    expect(out).toMatch(/order jam by cy: unknown customer/)
+    expect(out).toMatch(/done/)
+  }, 60_000)
+
   it('worker-pool spreads 600 jobs over 3 worker processes and ends with zero lag', () => {
     const { code, out } = run('worker-pool.ts')
     expect(code, out).toBe(0)

@@ -124,3 +124,14 @@ export async function exactlyOnce2(): Promise<void> {
     m.ack()
   }
 }
+
+// README.md, Tables, ts block 1
+export async function tables1(): Promise<void> {
+  const customers = twain.table<Customer, string>('customers')
+  await customers.ready()                    // holds every record the topic had when table() was called
+  customers.get('alice')                     // latest value, or undefined
+  customers.has('bob'); customers.size       // whether a key is held; how many
+  for (const [id, c] of customers.entries()) console.log(id, c.tier)
+  for await (const c of customers.changes()) console.log(c.key, c.previous, '→', c.value)   // null: removed
+  await customers.close()
+}
