@@ -54,6 +54,7 @@ export {
   InvalidTopicNameError,
   LogRollbackError,
   MessageTooLargeError,
+  StalledError,
   TimeoutError,
   TopicCorruptError,
   TopicExistsError,

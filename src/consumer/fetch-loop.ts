@@ -1,4 +1,5 @@
 import type { Wake } from '../stream/wake.js'
+import { StallWatch, type WatchedMember } from './stall-watch.js'
 
 /**
  * The refill rule of both modes: a member reads again once this much of `maxInFlight` is free,
@@ -18,14 +19,12 @@ export function mayRefill(maxInFlight: number, outstanding: number): boolean {
   return maxInFlight - outstanding >= refillAt(maxInFlight)
 }
 
-/** What the fetch loop watches: its member's state and demand, and the ledger's count. */
-export interface FetchingMember {
-  readonly state: 'running' | 'closing' | 'closed'
+/** What the fetch loop watches: its member's state and demand, and the ledger's count (and what its stall watch needs). */
+export interface FetchingMember extends WatchedMember {
   /** Something wants messages (an iteration, or `poll()` was called). */
   readonly demand: boolean
   /** Room to fetch may have appeared (a settlement at the refill mark, a watch, a seek, the shutdown). */
   readonly fetchWake: Wake
-  readonly opts: { readonly maxInFlight: number }
 }
 
 /** A mode's reads: one round of them, whenever the member may read. */
@@ -42,16 +41,25 @@ export interface FetchRounds {
 /**
  * The fetch loop of both modes (kafkajs's runner): demand-driven, one round of the mode's reads
  * whenever something wants messages and the refill rule allows, asleep on `fetchWake` otherwise.
+ * Its rounds are what the member's stall watch (`stall-watch.ts`) follows.
  */
 export async function fetchLoop(member: FetchingMember, reads: FetchRounds): Promise<void> {
   const max = member.opts.maxInFlight
-  while (member.state === 'running') {
-    member.fetchWake.take()
-    // Nothing reads until an iteration or poll() wants messages, and until the refill mark is free.
-    if (!member.demand || !mayRefill(max, reads.outstanding)) {
-      await member.fetchWake.next()
-      continue
+  const stall = new StallWatch(member, () => reads.outstanding)
+  try {
+    while (member.state === 'running') {
+      member.fetchWake.take()
+      // Nothing reads until an iteration or poll() wants messages, and until the refill mark is free.
+      if (!member.demand || !mayRefill(max, reads.outstanding)) {
+        await member.fetchWake.next()
+        continue
+      }
+      stall.roundStarted()
+      const more = await reads.round()
+      stall.roundEnded()
+      if (!more) await member.fetchWake.next() // the shutdown wakes it too
     }
-    if (!(await reads.round())) await member.fetchWake.next() // the shutdown wakes it too
+  } finally {
+    stall.stop()
   }
 }

@@ -35,6 +35,10 @@ export class MemberViews<T> {
   /** `poll()` was called: from then on the member reads ahead for polls, as for an iteration. */
   #polled = false
   readonly #waiting = new Set<() => void>()
+  /** Since when (ms, `Date.now()`) some view has waited for messages without a break. */
+  #waitingSince = 0
+  /** Since when polls have found nothing (undefined: the last poll took something). */
+  #pollEmptySince: number | undefined
 
   constructor(
     private readonly member: ViewedMember<T>,
@@ -55,7 +59,20 @@ export class MemberViews<T> {
       this.#polled = true
       this.listener.demandChanged()
     }
-    return this.member.take(Math.max(0, Math.floor(n)))
+    const got = this.member.take(Math.max(0, Math.floor(n)))
+    if (got.length > 0) this.#pollEmptySince = undefined
+    else if (n >= 1) this.#pollEmptySince ??= Date.now()
+    return got
+  }
+
+  /**
+   * Since when (ms, `Date.now()`) the application has been waiting for messages: a view waiting
+   * now, or, while nothing iterates, polls finding nothing since then. Undefined when it is busy
+   * with what it has (an iteration not waiting, or a poll that took something).
+   */
+  get waitingSince(): number | undefined {
+    if (this.#waiting.size > 0) return this.#waitingSince
+    return this.count === 0 ? this.#pollEmptySince : undefined
   }
 
   /** A view: takes buffered messages, waiting (abortably) for more; its end releases what it held. */
@@ -81,6 +98,7 @@ export class MemberViews<T> {
               signal.removeEventListener('abort', done)
               resolve()
             }
+            if (this.#waiting.size === 0) this.#waitingSince = Date.now()
             this.#waiting.add(done)
             signal.addEventListener('abort', done, { once: true })
             if (signal.aborted) done()

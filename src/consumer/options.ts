@@ -26,6 +26,19 @@ export interface ConsumerOptions {
   mode?: 'partitioned' | 'shared'
   /** Most messages fetched but not yet acked; fetching pauses beyond it. @default 1000 */
   maxInFlight?: number
+  /**
+   * How long the member may hold `maxInFlight` messages, acking or terming none of them, while the
+   * application waits for more (an iteration waiting, or `poll()` finding nothing) before it emits
+   * `'error'` with a `StalledError` (`code: 'ERR_STALLED'`): nothing more can be fetched until some
+   * are settled (README, "Holding messages"). Once per stall; a settlement ends it. An integer
+   * 1..86400000, or `Infinity` for no warning (`0` is refused: it would not mean "off").
+   * @default 30000
+   * @example
+   * ```ts
+   * twain.consumer('orders', { group: 'billing', maxInFlight: 5000, stallWarningMs: 120_000 })
+   * ```
+   */
+  stallWarningMs?: number
   /** How often acked offsets are committed (shared mode: how often waiting acks are sent as XACKs, at the latest). @default 1000 */
   commitIntervalMs?: number
   /** A member silent this long is dropped and its partitions move. @default 10000 */
@@ -59,6 +72,8 @@ export interface ResolvedConsumerOptions {
   from: 'start' | 'end'
   mode: 'partitioned' | 'shared'
   maxInFlight: number
+  /** `Infinity`: no stall warning. */
+  stallWarningMs: number
   commitIntervalMs: number
   sessionTimeoutMs: number
   heartbeatIntervalMs: number
@@ -76,6 +91,7 @@ const CONSUMER_KEYS = [
   'from',
   'mode',
   'maxInFlight',
+  'stallWarningMs',
   'commitIntervalMs',
   'sessionTimeoutMs',
   'heartbeatIntervalMs',
@@ -113,6 +129,7 @@ export function resolveConsumerOptions(o: ConsumerOptions): ResolvedConsumerOpti
     from,
     mode,
     maxInFlight: checkInt('maxInFlight', o.maxInFlight ?? 1000, 1, 10_000_000),
+    stallWarningMs: checkStallWarningMs(o.stallWarningMs),
     commitIntervalMs: checkInt('commitIntervalMs', o.commitIntervalMs ?? 1000, 1, 3_600_000),
     sessionTimeoutMs,
     heartbeatIntervalMs,
@@ -122,4 +139,14 @@ export function resolveConsumerOptions(o: ConsumerOptions): ResolvedConsumerOpti
     drainTimeoutMs: checkInt('drainTimeoutMs', o.drainTimeoutMs ?? sessionTimeoutMs, 0, 3_600_000),
     signal: o.signal,
   }
+}
+
+/** `stallWarningMs`: an integer 1..86400000, or `Infinity` (no warning); `0` is refused, not read as "off". */
+function checkStallWarningMs(value: unknown): number {
+  if (value === undefined) return 30_000
+  if (value === Infinity || (Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 86_400_000))
+    return value as number
+  throw new InvalidArgumentError(
+    `stallWarningMs must be an integer 1..86400000 or Infinity (no stall warning), got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}`,
+  )
 }

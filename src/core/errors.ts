@@ -175,6 +175,26 @@ export class LogRollbackError extends TwainError {
     this.to = to
   }
 }
+/**
+ * A consumer or processor has held `maxInFlight` messages, settling none, for `stallWarningMs`
+ * while the application waited for more: nothing more can be fetched until some are acked or
+ * termed. Reported as an `'error'` event (never thrown), once per stall; not retriable.
+ */
+export class StalledError extends TwainError {
+  /** Messages the member holds (fetched, not acked or termed). */
+  readonly held: number
+  /** The member's `maxInFlight`. */
+  readonly maxInFlight: number
+  /** How long it has held them without settling any (ms): at least its `stallWarningMs`. */
+  readonly stalledMs: number
+  constructor(message: string, options: Opts & { held?: number; maxInFlight?: number; stalledMs?: number } = {}) {
+    super(message, { code: 'ERR_STALLED', cause: options.cause })
+    this.name = 'StalledError'
+    this.held = options.held ?? NaN
+    this.maxInFlight = options.maxInFlight ?? NaN
+    this.stalledMs = options.stalledMs ?? NaN
+  }
+}
 /** An option or argument out of its range. */
 export class InvalidArgumentError extends TwainError {
   constructor(message: string, options: Opts = {}) {
