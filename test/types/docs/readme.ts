@@ -1,6 +1,6 @@
 // The README's TypeScript snippets (except those importing rxjs: readme-rx.ts), as written there.
 // Kept in step with the docs by test/unit/type-tests.test.ts; compiled under strict by it (test/types/tsconfig.json).
-import { open } from 'twainmq'
+import { open, StalledError } from 'twainmq'
 import { ack, batch, filterAck, retry, pipe } from 'twainmq/operators'
 
 // Order, Job, twain, consumer, save, … : test/types/docs/snippet-names.d.ts
@@ -101,6 +101,13 @@ export async function block11(): Promise<void> {
   const twain = await open('redis://localhost:6379')                 // also redis://user:pass@host:port/db, rediss:// (TLS)
   const app = await open('redis://localhost:6379', { prefix: 'app1:' })   // key prefix, default 'twainmq:'
   const big = await open('redis+cluster://10.0.0.1:7000,10.0.0.2:7000')   // a Redis Cluster (any reachable nodes)
+}
+
+// README.md, ts block of "Holding messages"
+export async function blockHolding(): Promise<void> {
+  const sink = twain.consumer<Order>('orders', { group: 'warehouse', maxInFlight: 5000, stallWarningMs: 60_000 })
+  sink.on('error', (e) => { if (e instanceof StalledError) log.warn({ held: e.held }, e.message) })
+  for await (const b of pipe(sink, batch({ size: 1000, maxWaitMs: 500 }))) { await warehouse.insertMany(b.map((m) => m.value)); b.ack() }
 }
 
 // README.md, Exactly-once processing, ts block 1
