@@ -1,11 +1,13 @@
 /**
  * `twainmq/rx`: the operators of `twainmq/operators` as RxJS `OperatorFunction`s, sharing their
- * options and policy code. Also exported as `ack`, `batch`, `retry` and `filterAck`.
+ * options and policy code. Also exported as `ack`, `batch`, `retry` and `filterAck`. Besides them,
+ * `pullMap` maps a stream to an Observable that reads the stream at its handlers' pace.
  */
 export { ackRx, ackRx as ack } from './ack.js'
 export { batchRx, batchRx as batch } from './batch.js'
 export { retryRx, retryRx as retry } from './retry.js'
 export { filterAckRx, filterAckRx as filterAck } from './filter-ack.js'
+export { pullMap, type PullMapOptions } from './pull-map.js'
 export type { FilterAckOptions, FilterAckPredicate } from '../filter-ack.js'
 export type { AckHandler, AckOptions } from '../ack.js'
 export type { BatchOptions } from '../batch.js'

@@ -53,7 +53,7 @@ function controlledHandler() {
 const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length
 
 describe('twainmq/rx exports', () => {
-  it('exports ackRx, batchRx, retryRx, filterAckRx and the aliases ack, batch, retry, filterAck', () => {
+  it('exports ackRx, batchRx, retryRx, filterAckRx, the aliases ack, batch, retry, filterAck, and pullMap', () => {
     expect(Object.keys(rx).sort()).toEqual([
       'ack',
       'ackRx',
@@ -61,6 +61,7 @@ describe('twainmq/rx exports', () => {
       'batchRx',
       'filterAck',
       'filterAckRx',
+      'pullMap',
       'retry',
       'retryRx',
     ])
