@@ -104,7 +104,12 @@ export class MessageStream<T> extends IxIterable implements AsyncIterable<T> {
     return this.iterate(signal)
   }
 
-  /** The stream as an RxJS Observable; unsubscribing releases everything at once. */
+  /**
+   * The stream as an RxJS Observable; unsubscribing releases everything at once. It pushes each
+   * batch as soon as it is read: an Observable has no backpressure, so a slow subscriber (e.g.
+   * `concatMap`) queues what a tail or history reads, a whole backlog included. `pullMap`
+   * (`twainmq/rx`) reads the stream at its handlers' pace instead.
+   */
   asObservable(): RxObservable<T> {
     return new Observable<T>((subscriber) => {
       const it = this.iterate()

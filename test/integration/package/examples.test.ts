@@ -50,6 +50,12 @@ describe('examples run as smoke tests', () => {
     expect(out).toMatch(/history has 20 readings/)
   }, 60_000)
 
+  it('backlog-with-rxjs writes a 50,000-record backlog through pullMap, four writes at a time', () => {
+    const { code, out } = run('backlog-with-rxjs.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/wrote 50000 clicks over 13 pages; at most 4 writes at once/)
+  }, 60_000)
+
   it('multi-process-producers gets dense unique offsets from 4 processes', () => {
     const { code, out } = run('multi-process-producers.ts')
     expect(code, out).toBe(0)
