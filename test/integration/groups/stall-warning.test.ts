@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { InvalidArgumentError, StalledError, type GroupMessage } from '../../../src/index.js'
 import { everyStore } from '../../conformance/backends.js'
 import { sleep, until } from '../../helpers/wait.js'
-import { FAST, fill, twain, useGroupStore } from './groups-fixtures.js'
+import { FAST, fill, pollN, twain, useGroupStore } from './groups-fixtures.js'
 
 /** Every 'error' a member emits, and a way to wait for the n-th. */
 function errorsOf(c: { on(e: 'error', l: (err: Error) => void): () => void }): Error[] {
@@ -132,6 +132,32 @@ describe.each(everyStore())('stall warning on $name', (kind) => {
     expect(quiet.map(stalls)).toEqual([[], [], []])
     await Promise.all([idle, few, busy, full].map((c) => c.close()))
     await idleNext
+  })
+
+  it('a member read with poll() reports ERR_STALLED once its polls find nothing while it holds maxInFlight', async () => {
+    await twain.createTopic('t')
+    await fill('t', 0, 10)
+    const c = twain.consumer<string>('t', {
+      group: 'g',
+      ...FAST,
+      maxInFlight: 4,
+      stallWarningMs: 200,
+      drainTimeoutMs: 0,
+    })
+    const errors = errorsOf(c)
+    await pollN(c, 4)
+    const more: GroupMessage<string>[] = []
+    await until(
+      () => {
+        more.push(...c.pollMany(10)) // nothing more comes: the polls wait in vain
+        return stalls(errors).length === 1
+      },
+      10_000,
+      'an ERR_STALLED error',
+    )
+    expect(more).toEqual([])
+    expect(stalls(errors)[0]).toMatchObject({ held: 4, maxInFlight: 4 })
+    await c.close()
   })
 
   it('a processor holding maxInFlight unsettled messages reports ERR_STALLED', async () => {
