@@ -9,7 +9,8 @@ export interface ConsumerEventMap {
   /** Offsets committed (next offset to consume per partition). */
   commit: Array<TopicPartition & { offset: number }>
   /**
-   * A background failure (heartbeat, commit, dead-letter write, fencing). Without a listener, the
+   * A background failure (heartbeat, commit, dead-letter write, fencing) or a stall (`StalledError`,
+   * `ERR_STALLED`: `maxInFlight` messages held unsettled for `stallWarningMs`). Without a listener, the
    * first failure of each code is printed as a process warning (`TwainmqWarning`), like Node's
    * unhandled `'error'`, so none vanishes silently.
    */
