@@ -69,7 +69,7 @@ describe.each(everyStore())('stall warning on $name', (kind) => {
       group: 'g',
       ...FAST,
       maxInFlight: 6,
-      stallWarningMs: 1000,
+      stallWarningMs: 2000,
       drainTimeoutMs: 0,
     })
     const errors = errorsOf(c)
@@ -78,7 +78,7 @@ describe.each(everyStore())('stall warning on $name', (kind) => {
     let acking = true
     let stopWhenFull = false
     // A sliding window: the loop takes whatever it can (the member is full much of the time) and
-    // the oldest message is acked every 40 ms, so a settlement comes long before stallWarningMs.
+    // the oldest message is acked every 40 ms, so a settlement comes long (50 times) before stallWarningMs.
     timers.push(
       setInterval(() => {
         if (stopWhenFull && held.length === 6) acking = false
