@@ -12,6 +12,8 @@ import { serve, type Served } from '../gateway/serve.js'
 export const READER = 'reader-token-0123456789abcdef'
 export const WRITER = 'writer-token-0123456789abcdef'
 export const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url)
+/** The stores' gateways' `longPollMs` and `sseMaxMs`: longer than any test. */
+export const LIVE_MS = 3_600_000
 
 /**
  * Bundle the dashboard from the current source as `npm run build` does, but into a directory of its
@@ -50,6 +52,11 @@ export async function startStore(kind: 'file' | 'redis', ui: string): Promise<Da
   const gw = await serve(redis ? redis.url : (dir as { dir: string }).dir, {
     ui,
     statsIntervalMs: 100,
+    // No timer answers a live read that missed its wake-up within a test: by default an SSE read
+    // looks at its stream again after 20 s and ends after 60 s, which would show a missed record
+    // late (a bound broken under load) instead of never (a failure whatever the bound).
+    longPollMs: LIVE_MS,
+    sseMaxMs: LIVE_MS,
     auth: {
       tokens: [
         { name: 'reader', token: READER, read: ['*'] },
