@@ -17,7 +17,11 @@ export interface BatchSend {
   reject: (e: unknown) => void
 }
 
-/** A `sendBatch` item the frame path takes: a string value, and no type, headers or id. */
+/**
+ * A `sendBatch` item the frame path takes: a string value, and no type, headers, id or timestamp
+ * of its own (DESIGN §3.12's per-message `timestamp`: an item giving one is left to the general
+ * path, which knows what to do with it).
+ */
 function isPlainText(item: SendItem | null | undefined): boolean {
   return (
     item !== null &&
@@ -25,7 +29,8 @@ function isPlainText(item: SendItem | null | undefined): boolean {
     typeof item.value === 'string' &&
     item.type === undefined &&
     item.headers === undefined &&
-    item.id === undefined
+    item.id === undefined &&
+    (item as { timestamp?: unknown }).timestamp === undefined
   )
 }
 
