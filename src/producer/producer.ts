@@ -197,9 +197,9 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     const framed = text && this.text?.write(batch as SendRecord[], prep, issued, this.forgetMeta, this.dedupWindowMs)
     if (framed) return framed
     if (batch.length === 1) {
-      const only = batch[0] as Pending
-      if (only instanceof SendRecord) return this.writeOne(only, prep, issued)
-      const batchFramed = this.text?.writeBatch(only, prep, issued, this.forgetMeta, this.maxBatch)
+      const single = batch[0] as Pending
+      if (single instanceof SendRecord) return this.writeOne(single, prep, issued)
+      const batchFramed = this.text?.writeBatch(single, prep, issued, this.forgetMeta, this.maxBatch)
       if (batchFramed) return batchFramed
     }
     const byPartition = new Map<number, PreparedRecord[]>()
