@@ -187,6 +187,25 @@ export class Preparer {
     r.keyBytes = keyBytes
   }
 
+  /** The encoded key of the last `textItem`, and its length in bytes. */
+  key: Buffer | number = 0
+  keyBytes = 0
+
+  /**
+   * A plain text `sendBatch` item (see `isPlainText`), checked as `item` checks it, without a
+   * record made for it: its encoded key is left in `key` and `keyBytes`; returns its partition.
+   */
+  textItem(item: SendItem): number {
+    const rawKey = item.key
+    const key = this.codec.recordKey(rawKey)
+    const keyBytes = keyBytesOf(key, this.codec)
+    this.checkText(keyBytes, item.value as string, 0)
+    const partition = this.partitionOf(rawKey, item.partition)
+    this.key = key
+    this.keyBytes = keyBytes
+    return partition
+  }
+
   /**
    * `maxMessageBytes` against a text value and `fixed` other bytes (`headerBytes` of them headers):
    * the UTF-8 length is measured only when the bound (3 bytes per UTF-16 unit) could break it.

@@ -196,7 +196,12 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     const prep = new Preparer(meta, this.partitioner, this.types, Date.now())
     const framed = text && this.text?.write(batch as SendRecord[], prep, issued, this.forgetMeta, this.dedupWindowMs)
     if (framed) return framed
-    if (batch.length === 1 && batch[0] instanceof SendRecord) return this.writeOne(batch[0], prep, issued)
+    if (batch.length === 1) {
+      const single = batch[0] as Pending
+      if (single instanceof SendRecord) return this.writeOne(single, prep, issued)
+      const batchFramed = this.text?.writeBatch(single, prep, issued, this.forgetMeta, this.maxBatch)
+      if (batchFramed) return batchFramed
+    }
     const byPartition = new Map<number, PreparedRecord[]>()
     const only: PreparedRecord[] | undefined = meta.partitions === 1 ? [] : undefined
     let bytes = 0

@@ -3,7 +3,9 @@ import { AbortError, abortErrorFrom } from '../core/errors.js'
 /**
  * A pull source of batches for one iteration. `next` resolves with a non-empty batch, or
  * `undefined` when the source is finished. It must settle promptly once `signal` aborts (it may
- * reject with anything then: the iterator has already moved on). `close` runs exactly once.
+ * reject with anything then: the iterator has already moved on). `close` runs exactly once. A
+ * batch once handed out is the iterator's: it clears each entry as it yields it (a message the
+ * loop is done with is then garbage at once), so a source must not keep using the array.
  */
 export interface BatchSource<T> {
   next(signal: AbortSignal): Promise<T[] | undefined>
@@ -80,7 +82,16 @@ export class BatchIterator<T> implements AsyncIterator<T> {
 
   next(): Promise<IteratorResult<T>> {
     // The per-message path: no async frame, one already-resolved promise.
-    if (this.idx < this.buf.length) return Promise.resolve({ value: this.buf[this.idx++] as T, done: false })
+    const buf = this.buf
+    const i = this.idx
+    if (i < buf.length) {
+      const value = buf[i] as T
+      // Yielded: no longer held here, so a message the loop is done with dies young (a batch of
+      // thousands kept whole until its end survives scavenges and is copied, then promoted).
+      buf[i] = undefined as T
+      this.idx = i + 1
+      return Promise.resolve({ value, done: false })
+    }
     return this.nextSlow()
   }
 
@@ -88,9 +99,11 @@ export class BatchIterator<T> implements AsyncIterator<T> {
     let b = await this.nextBatch()
     while (b && b.length === 0) b = await this.nextBatch()
     if (!b) return { value: undefined, done: true }
+    const value = b[0] as T
+    b[0] = undefined as T
     this.buf = b
     this.idx = 1
-    return { value: b[0] as T, done: false }
+    return { value, done: false }
   }
 
   async return(): Promise<IteratorResult<T>> {

@@ -15,7 +15,14 @@ export interface HistoryPlan {
   decode?: ((batch: Message[]) => Message[] | Promise<Message[]>) | undefined
 }
 
-const BATCH = 4096
+/**
+ * Messages handed to the iteration at a time. The ones not yet iterated are live at every scavenge
+ * of the young generation and copied by it: 1024 rather than 4096 cut what survives a scavenge
+ * reading 1M messages from ~66 to ~11 bytes per message.
+ */
+const BATCH = 1024
+/** Most messages a reverse read takes from a partition at once (each chunk is a seek). */
+const REVERSE_CHUNK = 4096
 
 /** Reads one partition newest-first between `lo` (inclusive) and `hi` (exclusive), in chunks. */
 class ReverseCursor {
@@ -37,7 +44,7 @@ class ReverseCursor {
   async peek(): Promise<Message | undefined> {
     while (this.buf.length === 0 && this.hi > this.lo) {
       const from = Math.max(this.lo, this.hi - this.chunk)
-      this.chunk = Math.min(this.chunk * 2, BATCH)
+      this.chunk = Math.min(this.chunk * 2, REVERSE_CHUNK)
       this.reader.seek(from)
       const got: Message[] = []
       while (got.length < this.hi - from) {
