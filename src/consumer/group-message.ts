@@ -164,12 +164,12 @@ export class GroupMessageImpl<V, H, K extends Key = any> implements GroupMessage
   #settled(how: Settlement, reason?: string): void {
     const t = this.#trace as MessageTrace
     this.#trace = undefined
-    t.settled(how, reason)
+    t.settled(how, this, reason)
   }
 
   /** @internal Give this delivery its telemetry (ended by the settlement; a new delivery gets a new one). */
   static traced(m: GroupMessageImpl<unknown, unknown>, trace: MessageTrace): void {
-    m.#trace?.settled('release')
+    m.#trace?.settled('release', m)
     m.#trace = trace
   }
 

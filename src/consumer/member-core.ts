@@ -12,7 +12,7 @@ import { GroupMessageImpl } from './group-message.js'
 import { FailureReport } from './failure-report.js'
 import { MemberViews, type ViewedMember } from './member-views.js'
 import type { ResolvedConsumerOptions } from './options.js'
-import { GroupTelemetry, type MessageTrace } from '../telemetry/process.js'
+import { GroupTelemetry } from '../telemetry/process.js'
 import type { Telemetry } from '../telemetry/telemetry.js'
 
 /** What every consumer of one `Twain` instance is made with. */
@@ -226,8 +226,10 @@ export class MemberCore<V, H, L extends MemberLedger<V, H> = MemberLedger<V, H>>
   #traced(out: GroupMessageImpl<V, H>[]): void {
     if (out.length === 0) return
     const traces = (this.#telemetry as GroupTelemetry).delivered(out)
-    for (let i = 0; i < out.length; i++)
-      GroupMessageImpl.traced(out[i] as GroupMessageImpl<V, H>, traces[i] as MessageTrace)
+    for (let i = 0; i < out.length; i++) {
+      const t = traces[i]
+      if (t !== undefined) GroupMessageImpl.traced(out[i] as GroupMessageImpl<V, H>, t)
+    }
   }
 
   /**

@@ -54,7 +54,14 @@ export class Telemetry {
   /** Sends inside a span store its context in their headers, unless a producer says otherwise. */
   readonly propagate: boolean
   readonly instruments: Instruments | undefined
+  /** Process spans also for messages that carry no trace context (`telemetry.rootSpans`). */
+  readonly rootSpans: boolean
+  /** `messaging.process.duration` is recorded for every message (`telemetry.processDuration`). */
+  readonly processDuration: boolean
   readonly #attrs = new Map<string, Attributes>()
+  /** The headers of the last context stamped on a send without headers (sends in one span share them). */
+  #lastContext: SpanContext | undefined
+  #lastHeaders: Record<string, string> | undefined
 
   private constructor(
     readonly api: Otel,
@@ -63,6 +70,8 @@ export class Telemetry {
     metrics: boolean,
   ) {
     this.propagate = options.propagate !== false
+    this.rootSpans = options.rootSpans === true
+    this.processDuration = options.processDuration === true
     const tp = (options.tracerProvider as TracerProvider | undefined) ?? api.trace.getTracerProvider()
     this.tracer = traces ? tp.getTracer(SCOPE) : undefined
     if (metrics) {
@@ -96,10 +105,20 @@ export class Telemetry {
     if (options !== undefined && (options === null || typeof options !== 'object' || Array.isArray(options)))
       throw new InvalidArgumentError(`telemetry must be an object or false, got ${JSON.stringify(options)}`)
     const o = options ?? {}
-    checkKnownKeys('telemetry', o, ['traces', 'propagate', 'metrics', 'tracerProvider', 'meterProvider'])
+    checkKnownKeys('telemetry', o, [
+      'traces',
+      'propagate',
+      'metrics',
+      'rootSpans',
+      'processDuration',
+      'tracerProvider',
+      'meterProvider',
+    ])
     const traces = checkFlag('traces', o.traces)
     const propagate = checkFlag('propagate', o.propagate)
     const metrics = checkFlag('metrics', o.metrics)
+    if (o.rootSpans !== undefined) checkFlag('rootSpans', o.rootSpans)
+    if (o.processDuration !== undefined) checkFlag('processDuration', o.processDuration)
     checkProvider('tracerProvider', o.tracerProvider, 'getTracer')
     checkProvider('meterProvider', o.meterProvider, 'getMeter')
     if (!traces && !propagate && !metrics) return undefined
@@ -126,11 +145,16 @@ export class Telemetry {
   withContext(headers: Record<string, string> | undefined, sc: SpanContext): Record<string, string> {
     if (headers !== undefined && (headers === null || typeof headers !== 'object' || Array.isArray(headers)))
       return headers
+    if (headers === undefined && sc === this.#lastContext) return this.#lastHeaders as Record<string, string>
     const out: Record<string, string> = { ...headers }
     out[A.TRACEPARENT] = traceparent(sc)
     const state = sc.traceState?.serialize()
     if (state) out[A.TRACESTATE] = state
     else delete out[A.TRACESTATE]
+    if (headers === undefined) {
+      this.#lastContext = sc
+      this.#lastHeaders = out
+    }
     return out
   }
 

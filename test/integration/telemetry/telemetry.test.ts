@@ -52,7 +52,9 @@ describe.each(kinds)('telemetry on $name', (kind) => {
 
   beforeEach(async () => {
     o = otel()
-    twain = await kind.store().open({ telemetry: { tracerProvider: o.tracerProvider, meterProvider: o.meterProvider } })
+    twain = await kind.store().open({
+      telemetry: { tracerProvider: o.tracerProvider, meterProvider: o.meterProvider, processDuration: true },
+    })
   })
   afterEach(async () => {
     await twain.close()
@@ -87,13 +89,37 @@ describe.each(kinds)('telemetry on $name', (kind) => {
     expect(send.links[0]?.context.spanId).toBe(request.spanContext().spanId)
   })
 
-  it('a send outside any span adds no header; `propagate: false` adds none inside one', async () => {
+  it('a send outside any span adds no header, and its message no process span unless rootSpans; `propagate: false` adds none', async () => {
     await twain.createTopic('plain', { partitions: 1 })
     await twain.producer<string>('plain').send(0, 'outside')
     await inSpan('request', () => twain.producer<string>('plain', { propagate: false }).send(0, 'off'))
     const read = await all(twain.history('plain'))
     expect(read.map((m) => m.headers)).toEqual([{}, {}])
     expect(spans('send plain')).toHaveLength(2)
+    // Consumed, they start no trace of their own (unless `rootSpans`), and are counted all the same.
+    const c = twain.consumer<string>('plain', { group: 'g', from: 'start' })
+    for (const m of await takeN(c, 2)) m.ack()
+    await c.close()
+    expect(spans('process plain')).toHaveLength(0)
+    const consumed = points((await o.metrics()).get('messaging.client.consumed.messages'))
+    expect(consumed.map((p) => p.value)).toEqual([2])
+    const processed = points((await o.metrics()).get('messaging.process.duration'))
+    expect(processed.map((p) => (p.value as { count: number }).count)).toEqual([2])
+    const roots = await kind.store().open({ telemetry: { tracerProvider: o.tracerProvider, rootSpans: true } })
+    try {
+      await roots.createTopic('plain', { partitions: 1 })
+      await roots.producer<string>('plain').send(0, 'outside')
+      const r = roots.consumer<string>('plain', { group: 'g', from: 'start' })
+      for (const m of await takeN(r, 1)) m.ack()
+      await r.close()
+    } finally {
+      await roots.close()
+    }
+    const root = spans('process plain')
+    expect(root).toHaveLength(1)
+    expect(root[0]?.parentSpanContext).toBeUndefined()
+    expect(root[0]?.links).toEqual([])
+    expect(root[0]?.events.map((e) => e.name)).toEqual(['ack'])
   })
 
   it('process spans continue the creation context, end at the settlement with its event', async () => {
@@ -142,7 +168,7 @@ describe.each(kinds)('telemetry on $name', (kind) => {
   it('a processor commits its outputs in a commit span; they carry the process span as creation context', async () => {
     await twain.createTopic('in', { partitions: 1 })
     await twain.createTopic('out', { partitions: 1 })
-    await twain.producer<string>('in').send(0, 'x')
+    await inSpan('request', () => twain.producer<string>('in').send(0, 'x'))
     const p = twain.processor<string>('in', { group: 'etl', from: 'start' })
     const [m] = (await takeN(p, 1)) as ProcessorMessage<string>[]
     await m?.send('out', 0, 'y')
