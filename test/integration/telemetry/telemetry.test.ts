@@ -1,5 +1,5 @@
 // OpenTelemetry through the real SDK (in-memory span exporter, a metric reader collected on demand),
-// on a directory and on Redis: send spans (one per batch written, links to the messages' creation
+// on a directory, Redis and a Redis Cluster: send spans (one per batch written, links to the messages' creation
 // contexts), W3C trace context in the headers of sends made inside a span, process spans continuing
 // it with ack/nack/term events, a processor's commit span and its outputs' context, the messaging
 // metrics, and the consumer lag in messages (exact) and seconds (within 1 s of the records' own
@@ -8,15 +8,15 @@ import { SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api'
 import type { DataPoint, MetricData } from '@opentelemetry/sdk-metrics'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Consumer, GroupMessage, Processor, ProcessorMessage, Twain } from '../../../src/index.js'
+import type { Consumer, GroupMessage, Processor, ProcessorMessage, SharedConsumer, Twain } from '../../../src/index.js'
 import { backends } from '../../conformance/backends.js'
 import { otel, type Otel } from '../../helpers/otel.js'
 import { until } from '../../helpers/wait.js'
 
-const kinds = backends().filter((k) => k.name === 'file' || k.name === 'redis')
+const kinds = backends().filter((k) => k.name === 'file' || k.name === 'redis' || k.name === 'cluster')
 
 /** Until `c` has handed out `n` messages (non-blocking polls). */
-async function takeN<V>(c: Consumer<V> | Processor<V>, n: number): Promise<GroupMessage<V>[]> {
+async function takeN<V>(c: Consumer<V> | Processor<V> | SharedConsumer<V>, n: number): Promise<GroupMessage<V>[]> {
   const out: GroupMessage<V>[] = []
   await until(() => (out.push(...c.pollMany(n - out.length)), out.length >= n), 10_000, `${n} messages`)
   return out
@@ -163,6 +163,17 @@ describe.each(kinds)('telemetry on $name', (kind) => {
     again?.ack()
     expect(spans('process jobs')).toHaveLength(4)
     await c.close()
+    if (!kind.caps.shared) return
+    // A shared group's member (Redis) traces its deliveries the same way.
+    const shared = twain.consumer<string>('jobs', { group: 'pool', mode: 'shared', from: 'start' })
+    for (const m of await takeN(shared, 3)) m.ack()
+    await shared.close()
+    const pooled = spans('process jobs').filter((s) => s.attributes['messaging.consumer.group.name'] === 'pool')
+    expect(pooled).toHaveLength(3)
+    for (const s of pooled) {
+      expect(s.parentSpanContext?.spanId).toBe(request.spanContext().spanId)
+      expect(s.events.map((e) => e.name)).toEqual(['ack'])
+    }
   })
 
   it('a processor commits its outputs in a commit span; they carry the process span as creation context', async () => {
