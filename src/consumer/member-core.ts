@@ -12,8 +12,8 @@ import { GroupMessageImpl } from './group-message.js'
 import { FailureReport } from './failure-report.js'
 import { MemberViews, type ViewedMember } from './member-views.js'
 import type { ResolvedConsumerOptions } from './options.js'
-import { GroupTelemetry } from '../telemetry/process.js'
-import type { Telemetry } from '../telemetry/telemetry.js'
+import type { DeliveryTelemetry, InstanceTelemetry } from '../telemetry/hooks.js'
+import { groupTelemetry } from '../telemetry/process.js'
 
 /** What every consumer of one `Twain` instance is made with. */
 export interface ConsumerContext {
@@ -25,7 +25,7 @@ export interface ConsumerContext {
   /** Registered-type validation of fetched messages. */
   decode: ((batch: Message[]) => Message[] | Promise<Message[]>) | undefined
   /** The instance's telemetry (process spans, consumed-message metrics), if it has any. */
-  telemetry?: Telemetry | undefined
+  telemetry?: InstanceTelemetry | undefined
 }
 
 /**
@@ -106,7 +106,7 @@ export class MemberCore<V, H, L extends MemberLedger<V, H> = MemberLedger<V, H>>
   readonly views: MemberViews<GroupMessageImpl<V, H>>
   readonly #report: FailureReport
   /** Process spans and metrics of the messages handed out, when the instance has telemetry. */
-  readonly #telemetry: GroupTelemetry | undefined
+  readonly #telemetry: DeliveryTelemetry | undefined
   readonly #stream: StreamControl
   readonly #life: MemberLife
   readonly #onClosed: () => void
@@ -125,7 +125,7 @@ export class MemberCore<V, H, L extends MemberLedger<V, H> = MemberLedger<V, H>>
     this.backend = ctx.store
     this.decode = ctx.decode
     this.memberId = wiring.memberId
-    this.#telemetry = ctx.telemetry && new GroupTelemetry(ctx.telemetry, opts.group, ctx.clientId)
+    this.#telemetry = ctx.telemetry && groupTelemetry(ctx.telemetry, opts.group, ctx.clientId)
     this.#stream = wiring.stream
     this.#life = wiring.life
     this.#onClosed = wiring.onClosed
@@ -225,7 +225,7 @@ export class MemberCore<V, H, L extends MemberLedger<V, H> = MemberLedger<V, H>>
   /** Give each message handed out its process span and count it (telemetry on). */
   #traced(out: GroupMessageImpl<V, H>[]): void {
     if (out.length === 0) return
-    const traces = (this.#telemetry as GroupTelemetry).delivered(out)
+    const traces = (this.#telemetry as DeliveryTelemetry).delivered(out)
     for (let i = 0; i < out.length; i++) {
       const t = traces[i]
       if (t !== undefined) GroupMessageImpl.traced(out[i] as GroupMessageImpl<V, H>, t)

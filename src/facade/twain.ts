@@ -24,13 +24,14 @@ import { Table, type TableOptions } from '../stream/table.js'
 import type { FileOpenOptions, GroupDescription, HistoryOptions, TailOptions } from './twain-options.js'
 import { topicMetaFrom } from './topic-options.js'
 import { observeLag } from '../telemetry/lag.js'
+import type { InstanceTelemetry } from '../telemetry/hooks.js'
 import { Telemetry } from '../telemetry/telemetry.js'
 import { tracedStore } from '../telemetry/traced-store.js'
 
 export type { FileOpenOptions, GroupDescription, HistoryOptions, TailOptions } from './twain-options.js'
 
 let storeOf: (twain: object) => Backend
-let telemetryFor: (twain: object) => Telemetry | undefined
+let telemetryFor: (twain: object) => InstanceTelemetry | undefined
 
 /**
  * @internal The store under a `Twain`, for the package's layers above the facade (the HTTP gateway
@@ -45,7 +46,7 @@ export function backendOf(twain: object): Backend {
  * @internal The telemetry of a `Twain` (undefined when it has none: no `@opentelemetry/api`, or
  * `open({ telemetry: false })`), for the HTTP gateway's server spans and propagation.
  */
-export function telemetryOf(twain: object): Telemetry | undefined {
+export function telemetryOf(twain: object): InstanceTelemetry | undefined {
   return telemetryFor(twain)
 }
 

@@ -10,7 +10,7 @@ import { MAX_BATCH_BYTES, chunkEnd, place } from './partition-batches.js'
 import { Preparer, type TypeCheck } from './prepare.js'
 import { SendRecord, settleSend, type PreparedRecord, type SendItem } from './send-record.js'
 import { TextFlusher } from './text-flush.js'
-import type { Telemetry } from '../telemetry/telemetry.js'
+import type { InstanceTelemetry } from '../telemetry/hooks.js'
 
 /** Options of `twain.producer()`. */
 export interface ProducerOptions {
@@ -91,7 +91,7 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
   private readonly dedupWindowMs: number
   private readonly offAbort: () => void
   /** Where sends inside a span store its context in their headers (undefined: they do not). */
-  private readonly tracing: Telemetry | undefined
+  private readonly tracing: InstanceTelemetry | undefined
 
   /** @internal Use `twain.producer()`. */
   constructor(
@@ -101,7 +101,7 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     private readonly types: TypeCheck,
     options: ProducerOptions = {},
     private readonly onClose: (p: Producer<V, K>) => void = () => undefined,
-    telemetry?: Telemetry,
+    telemetry?: InstanceTelemetry,
   ) {
     if (options.propagate !== undefined && typeof options.propagate !== 'boolean')
       throw new InvalidArgumentError(`propagate must be a boolean, got ${JSON.stringify(options.propagate)}`)
@@ -155,7 +155,7 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     if (this.closed) return Promise.reject(new ClosedError(`Producer of topic "${this.topic}" is closed`))
     const sc = this.tracing?.activeContext()
     if (sc !== undefined) {
-      const tracing = this.tracing as Telemetry
+      const tracing = this.tracing as InstanceTelemetry
       items = items.map((it) =>
         it !== null && typeof it === 'object' ? { ...it, headers: tracing.withContext(it.headers, sc) } : it,
       )

@@ -1,18 +1,7 @@
 import type { Attributes, Context, Span, SpanContext } from '@opentelemetry/api'
 import * as A from './attributes.js'
+import type { DeliveredMessage, DeliveryTelemetry, DeliveryTrace, InstanceTelemetry, Settlement } from './hooks.js'
 import type { Telemetry } from './telemetry.js'
-
-/** What the telemetry reads of a delivered message. */
-export interface DeliveredMessage {
-  readonly topic: string
-  readonly partition: number
-  readonly offset: number
-  readonly headers: Record<string, string>
-  readonly deliveryCount: number
-}
-
-/** How a delivery ended: the settlement, or `release` (handed back unprocessed, not counted). */
-export type Settlement = 'ack' | 'nack' | 'term' | 'release'
 
 /**
  * The hand-out of messages to the application, and for a message that carries a trace context its
@@ -21,7 +10,7 @@ export type Settlement = 'ack' | 'nack' | 'term' | 'release'
  * ends it with an event (`ack`, `nack`, `term`). The messages of one hand-out without a span share
  * one of these (their processing time is measured from the same instant).
  */
-export class MessageTrace {
+export class MessageTrace implements DeliveryTrace {
   readonly #start = performance.now()
 
   constructor(
@@ -61,7 +50,7 @@ export class MessageTrace {
 }
 
 /** The telemetry of one member of a group (a consumer or a processor). */
-export class GroupTelemetry {
+export class GroupTelemetry implements DeliveryTelemetry {
   readonly #root: Context
   /** Process spans also for messages without a trace context (`telemetry.rootSpans`). */
   readonly #roots: boolean
@@ -138,4 +127,9 @@ export class GroupTelemetry {
       parent,
     )
   }
+}
+
+/** The telemetry of a member of group `name` of an instance whose telemetry is `tel` (a `Telemetry`). */
+export function groupTelemetry(tel: InstanceTelemetry, name: string, clientId: string): DeliveryTelemetry {
+  return new GroupTelemetry(tel as Telemetry, name, clientId)
 }

@@ -1,5 +1,6 @@
 import type { SpanContext } from '@opentelemetry/api'
 import * as A from './attributes.js'
+import type { InstanceTelemetry } from './hooks.js'
 import type { Telemetry } from './telemetry.js'
 
 /** What the server span reads of an HTTP request. */
@@ -24,10 +25,11 @@ export function requestContext(req: ServedRequest): SpanContext | undefined {
  * span's context (`requestContext`); with traces off, the request's own context when propagated.
  */
 export async function serverSpan<T extends { status: number }>(
-  tel: Telemetry,
+  instance: InstanceTelemetry,
   req: ServedRequest,
   handle: () => Promise<T>,
 ): Promise<T> {
+  const tel = instance as Telemetry // the only implementation
   const api = tel.api
   const tp = req.header(A.TRACEPARENT)
   const ts = req.header(A.TRACESTATE)

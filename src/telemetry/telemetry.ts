@@ -13,6 +13,7 @@ import { InvalidArgumentError } from '../core/errors.js'
 import { checkKnownKeys } from '../core/names.js'
 import type { TelemetryOptions } from '../core/types.js'
 import * as A from './attributes.js'
+import type { InstanceTelemetry } from './hooks.js'
 import { loadOtel, type Otel } from './load.js'
 
 const SCOPE = 'twainmq'
@@ -48,7 +49,7 @@ function checkProvider(name: string, v: unknown, method: string): void {
  * instruments as `open({ telemetry })` asked, and the W3C trace context a message's headers carry.
  * An instance without telemetry has none of this object: every caller checks for `undefined` once.
  */
-export class Telemetry {
+export class Telemetry implements InstanceTelemetry {
   /** Spans are recorded (`telemetry.traces`). */
   readonly tracer: Tracer | undefined
   /** Sends inside a span store its context in their headers, unless a producer says otherwise. */

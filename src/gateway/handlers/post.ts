@@ -12,7 +12,7 @@ import { appendIf } from '../stream/stream-append.js'
 import { producerTuple, type FoldedState } from '../stream/stream-state.js'
 import { liveView } from '../stream/live-view.js'
 import { requestContext } from '../../telemetry/server.js'
-import type { Telemetry } from '../../telemetry/telemetry.js'
+import type { InstanceTelemetry } from '../../telemetry/hooks.js'
 
 type Decision = { reply: GwResponse } | { accept: true }
 
@@ -146,5 +146,5 @@ function traceRecords(ctx: GatewayContext, req: GwRequest, records: RecordInput[
   const tel = ctx.telemetry
   const sc = tel === undefined ? undefined : requestContext(req)
   if (sc === undefined) return
-  for (const r of records) if (!isControl(r.type)) r.headers = (tel as Telemetry).withContext(r.headers, sc)
+  for (const r of records) if (!isControl(r.type)) r.headers = (tel as InstanceTelemetry).withContext(r.headers, sc)
 }
