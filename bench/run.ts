@@ -77,6 +77,12 @@ const SUITES: Record<
     defaults: { messages: 100_000, repeat: 3 },
     load: () => import('./suites/processor.js'),
   },
+  telemetry: {
+    description:
+      'OpenTelemetry cost on the file backend: produce and consume with telemetry off, the SDK on (no-op export), and sends inside a span, same run (defaults: --messages 200000 --repeat 3)',
+    defaults: { messages: 200_000, repeat: 3 },
+    load: () => import('./suites/telemetry.js'),
+  },
   twainmq: {
     description: 'Python TwainMQ format: write/read vs the native format and vs a python3 re-creation of TwainMQ',
     load: () => import('./suites/twainmq.js'),

@@ -14,11 +14,24 @@ const MAY_USE = {
   'backends/redis': ['backends', 'core'],
   'compat/twainmq': ['backends/file', 'backends', 'core'],
   stream: ['backends', 'core'],
-  producer: ['backends', 'core'],
-  consumer: ['producer', 'stream', 'backends', 'core'], // producer: dead letters are written through one
+  // OpenTelemetry (an optional peer dependency): spans, propagation and metrics over the store
+  // contract; the producer, the consumer, the facade and the gateway call it.
+  telemetry: ['backends', 'core'],
+  producer: ['telemetry', 'backends', 'core'],
+  consumer: ['producer', 'stream', 'telemetry', 'backends', 'core'], // producer: dead letters are written through one
   operators: ['core'],
   'operators/rx': ['operators', 'core'],
-  facade: ['consumer', 'producer', 'stream', 'compat/twainmq', 'backends/file', 'backends/redis', 'backends', 'core'],
+  facade: [
+    'consumer',
+    'producer',
+    'stream',
+    'telemetry',
+    'compat/twainmq',
+    'backends/file',
+    'backends/redis',
+    'backends',
+    'core',
+  ],
   index: ['facade', 'consumer', 'producer', 'stream', 'compat/twainmq', 'backends', 'core'],
   'operators/index': ['operators', 'core'],
   // The CLI works through the public API; it checks arguments with the library's own rules
@@ -27,7 +40,7 @@ const MAY_USE = {
   cli: ['index', 'gateway', 'consumer', 'backends/file', 'core'],
   // The HTTP gateway (`twainmq/gateway`) sits above the facade: it takes a Twain and works on the
   // store under it (the store contract, for compare-and-append), never a particular backend.
-  gateway: ['index', 'facade', 'stream', 'backends', 'core'],
+  gateway: ['index', 'facade', 'stream', 'telemetry', 'backends', 'core'],
   // The browser client (`twainmq/browser`) runs without Node: of the rest of src it may use only
   // the files in BROWSER_SAFE, and nothing it reaches may import a node: built-in (checked below).
   browser: ['core'],
@@ -72,7 +85,14 @@ const PACKAGES = {
   consumer: ['rxjs'],
   cli: ['commander', 'cli-progress'],
   browser: ['@durable-streams/client'],
+  telemetry: ['@opentelemetry/api'],
 }
+
+/**
+ * Packages a layer may load only with a dynamic `import()` (or `import type`): optional peer
+ * dependencies, which an application may not have (twainmq costs nothing without them).
+ */
+const DYNAMIC_PACKAGES = { telemetry: ['@opentelemetry/api'] }
 
 /**
  * Inside the consumer layer: one folder per group mode beside the member core (the folder's root
@@ -137,6 +157,12 @@ for (const file of files) {
       const pkg = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]
       if (!(PACKAGES[from] ?? []).includes(pkg))
         problems.push(`${rel}: layer "${from}" may not import the package "${pkg}"`)
+      else if (
+        (DYNAMIC_PACKAGES[from] ?? []).includes(pkg) &&
+        m[2] === undefined &&
+        !/^\s*(import|export)\s+type\s/.test(m[0])
+      )
+        problems.push(`${rel}: layer "${from}" may load the package "${pkg}" only with a dynamic import() (${spec})`)
       continue
     }
     const target = resolve(dirname(file), spec).replace(/\.js$/, '.ts')

@@ -37,6 +37,7 @@ export type {
   OpenOptions,
   RecordMetadata,
   Retention,
+  TelemetryOptions,
   TopicInfo,
 } from './core/types.js'
 export {

@@ -53,6 +53,11 @@ export class ConsumerSet {
     return c
   }
 
+  /** The groups of the live consumers. */
+  groups(): string[] {
+    return [...new Set([...this.live.values()].map((m) => m.group))]
+  }
+
   values(): Member[] {
     return [...this.live.keys()]
   }

@@ -1,5 +1,6 @@
 import type { MessageFactory } from '../backends/record.js'
 import type { Key, Message } from '../core/types.js'
+import type { DeliveryTrace, Settlement } from '../telemetry/hooks.js'
 
 /** A message delivered by a consumer group, with its settlement methods: `ack`, `nack` (redeliver, optionally after a delay), `term` (give up: to the dead-letter topic if there is one). */
 export interface GroupMessage<V = unknown, K extends Key = Key> extends Message<V, K> {
@@ -67,6 +68,8 @@ export class GroupMessageImpl<V, H, K extends Key = any> implements GroupMessage
   readonly #handle: H
   /** The mode's per-message state bits (partitioned: settled, delivered), beside the handle it may share. */
   #flags = 0
+  /** This delivery's telemetry (its process span), ended by the settlement; only with telemetry on. */
+  #trace: DeliveryTrace | undefined = undefined
 
   /** The fields one by one: a reader given a `MessageFactory` calls this as it decodes (no copy). */
   constructor(
@@ -138,20 +141,41 @@ export class GroupMessageImpl<V, H, K extends Key = any> implements GroupMessage
   }
 
   ack(): void {
+    if (this.#trace !== undefined) this.#settled('ack')
     this.#settler.ack(this)
   }
 
   nack(options?: { delayMs?: number }): void {
+    if (this.#trace !== undefined) this.#settled('nack')
     const delay = options?.delayMs ?? 0
     this.#settler.nack(this, Number.isFinite(delay) && delay > 0 ? delay : 0)
   }
 
   term(reason?: string): void {
+    if (this.#trace !== undefined) this.#settled('term', reason ?? 'terminated')
     this.#settler.term(this, reason ?? 'terminated')
   }
 
   release(): void {
+    if (this.#trace !== undefined) this.#settled('release')
     this.#settler.release(this)
+  }
+
+  #settled(how: Settlement, reason?: string): void {
+    const t = this.#trace as DeliveryTrace
+    this.#trace = undefined
+    t.settled(how, this, reason)
+  }
+
+  /** @internal Give this delivery its telemetry (ended by the settlement; a new delivery gets a new one). */
+  static traced(m: GroupMessageImpl<unknown, unknown>, trace: DeliveryTrace): void {
+    m.#trace?.settled('release', m)
+    m.#trace = trace
+  }
+
+  /** @internal This delivery's telemetry, until it is settled. */
+  static trace(m: GroupMessageImpl<unknown, unknown>): DeliveryTrace | undefined {
+    return m.#trace
   }
 
   /** @internal What the member keeps on the message. */

@@ -8,10 +8,12 @@ import { DeadLetterWriter, type DeadLetterSend } from './dead-letter.js'
 import { drain } from './drain.js'
 import { ConsumerEvents } from './events.js'
 import { commitBeforeExit } from './exit-commit.js'
-import type { GroupMessageImpl } from './group-message.js'
+import { GroupMessageImpl } from './group-message.js'
 import { FailureReport } from './failure-report.js'
 import { MemberViews, type ViewedMember } from './member-views.js'
 import type { ResolvedConsumerOptions } from './options.js'
+import type { DeliveryTelemetry, InstanceTelemetry } from '../telemetry/hooks.js'
+import { groupTelemetry } from '../telemetry/process.js'
 
 /** What every consumer of one `Twain` instance is made with. */
 export interface ConsumerContext {
@@ -22,6 +24,8 @@ export interface ConsumerContext {
   iterations: Set<BatchIterator<unknown>>
   /** Registered-type validation of fetched messages. */
   decode: ((batch: Message[]) => Message[] | Promise<Message[]>) | undefined
+  /** The instance's telemetry (process spans, consumed-message metrics), if it has any. */
+  telemetry?: InstanceTelemetry | undefined
 }
 
 /**
@@ -101,6 +105,8 @@ export class MemberCore<V, H, L extends MemberLedger<V, H> = MemberLedger<V, H>>
   readonly ledger: L
   readonly views: MemberViews<GroupMessageImpl<V, H>>
   readonly #report: FailureReport
+  /** Process spans and metrics of the messages handed out, when the instance has telemetry. */
+  readonly #telemetry: DeliveryTelemetry | undefined
   readonly #stream: StreamControl
   readonly #life: MemberLife
   readonly #onClosed: () => void
@@ -119,6 +125,7 @@ export class MemberCore<V, H, L extends MemberLedger<V, H> = MemberLedger<V, H>>
     this.backend = ctx.store
     this.decode = ctx.decode
     this.memberId = wiring.memberId
+    this.#telemetry = ctx.telemetry && groupTelemetry(ctx.telemetry, opts.group, ctx.clientId)
     this.#stream = wiring.stream
     this.#life = wiring.life
     this.#onClosed = wiring.onClosed
@@ -195,6 +202,7 @@ export class MemberCore<V, H, L extends MemberLedger<V, H> = MemberLedger<V, H>>
     if (i === this.buffer.length) {
       const all = this.buffer // all of it delivered: hand out the array itself
       this.buffer = []
+      if (this.#telemetry !== undefined) this.#traced(all)
       return all
     }
     const out = i > 0 ? this.buffer.slice(0, i) : []
@@ -210,7 +218,18 @@ export class MemberCore<V, H, L extends MemberLedger<V, H> = MemberLedger<V, H>>
       out.push(m)
     }
     this.buffer = i === this.buffer.length ? [] : this.buffer.slice(i)
+    if (this.#telemetry !== undefined) this.#traced(out)
     return out
+  }
+
+  /** Give each message handed out its process span and count it (telemetry on). */
+  #traced(out: GroupMessageImpl<V, H>[]): void {
+    if (out.length === 0) return
+    const traces = (this.#telemetry as DeliveryTelemetry).delivered(out)
+    for (let i = 0; i < out.length; i++) {
+      const t = traces[i]
+      if (t !== undefined) GroupMessageImpl.traced(out[i] as GroupMessageImpl<V, H>, t)
+    }
   }
 
   /**

@@ -141,4 +141,55 @@ export interface OpenOptions {
   replicaAckTimeoutMs?: number
   /** On-disk format of the file backend. `'twainmq-v1'` opens a Python TwainMQ root. @default 'native' */
   format?: 'native' | 'twainmq-v1'
+  /**
+   * OpenTelemetry traces, trace-context propagation and metrics (README, "Observability"), used
+   * when the application has `@opentelemetry/api` (an optional peer dependency, loaded by
+   * `open()`); `false` turns all of it off. Without the package nothing is recorded or added.
+   * @default {} (each part on)
+   */
+  telemetry?: TelemetryOptions | false
+}
+
+/**
+ * What `open({ telemetry })` records through `@opentelemetry/api` (README, "Observability").
+ * Register the SDK's providers before `open()`, or give them here.
+ */
+export interface TelemetryOptions {
+  /**
+   * Spans on the messaging semantic conventions: `send <topic>` (one per batch written to a
+   * partition), `process <topic>` (a group's or a processor's message that carries a trace
+   * context, from its hand-out to its settlement, with `ack`/`nack`/`term` events; see
+   * `rootSpans`) and `commit <topic>` (a processor's exactly-once write of outputs). @default true
+   */
+  traces?: boolean
+  /**
+   * Give a `process` span (the root of a trace of its own) also to a message that carries no trace
+   * context (sent outside any span). Off, such a message is processed without a span (it is still
+   * counted and timed in the metrics): a span per message costs far more than consuming it does.
+   * @default false
+   */
+  rootSpans?: boolean
+  /**
+   * A send made inside an active span stores that span's W3C trace context in the message's
+   * headers `traceparent` (and `tracestate`), which consumers and processors continue. A
+   * producer's own `propagate` option overrides it. @default true
+   */
+  propagate?: boolean
+  /**
+   * Counters and histograms on the messaging metrics conventions (`messaging.process.duration`
+   * only with `processDuration`), and the observable gauges
+   * `messaging.consumer.lag` (messages) and `messaging.consumer.lag.age` (seconds) per group and
+   * partition consumed here. @default true
+   */
+  metrics?: boolean
+  /**
+   * Also record the histogram `messaging.process.duration` (from a message's hand-out to its
+   * settlement), for every message. Off by default: one histogram record per message costs the
+   * SDK about as much as consuming the message does (`npm run bench -- telemetry`). @default false
+   */
+  processDuration?: boolean
+  /** The tracer provider. @default the global one (`trace.getTracerProvider()`) */
+  tracerProvider?: { getTracer(name: string, version?: string): unknown }
+  /** The meter provider, read at `open()`. @default the global one (`metrics.getMeterProvider()`) */
+  meterProvider?: { getMeter(name: string, version?: string): unknown }
 }

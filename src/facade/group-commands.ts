@@ -10,7 +10,7 @@ import type { GroupDescription } from './twain-options.js'
  * answers for both group modes.
  */
 
-/** Members, assignments and committed/end/lag of every partition a group consumes. */
+/** Members, assignments and committed/end/lag/lagMs of every partition a group consumes. */
 export async function describeGroup(store: Backend, group: string): Promise<GroupDescription> {
   const snap = await store.admin.describeGroup(checkGroupName(group))
   if (!snap) throw new GroupNotFoundError(`Group "${group}" does not exist`)
@@ -32,12 +32,14 @@ export async function describeGroup(store: Backend, group: string): Promise<Grou
         committed,
         end: o.end,
         lag: Math.max(0, o.end - committed),
+        lagMs: 0,
       }
       const pending = snap.pending.get(key)
       if (pending !== undefined) row.pending = pending
       topics.push(row)
     }
   }
+  await lagAges(store, topics, Date.now())
   return {
     group: snap.group,
     members: snap.members.map((m) => ({
@@ -48,6 +50,31 @@ export async function describeGroup(store: Backend, group: string): Promise<Grou
     })),
     topics,
   }
+}
+
+/** Partitions whose ages are read at once (each opens a reader). */
+const AGE_READS = 16
+
+/**
+ * Set `lagMs` of each lagging row: `now` minus the timestamp of the first record at or after the
+ * committed offset (the oldest not committed; later records are no older on a partition whose
+ * sends carry the clock's time), at least 0. A partition trimmed meanwhile keeps 0.
+ */
+async function lagAges(store: Backend, rows: GroupDescription['topics'], now: number): Promise<void> {
+  const lagging = rows.filter((r) => r.lag > 0)
+  const one = async (r: GroupDescription['topics'][number]): Promise<void> => {
+    let reader
+    try {
+      reader = await store.openReader(r.topic, r.partition, r.committed)
+      const [first] = await reader.readRaw(1)
+      if (first !== undefined) r.lagMs = Math.max(0, now - first.timestamp)
+    } catch (e) {
+      if (!(e instanceof TopicNotFoundError)) throw e
+    } finally {
+      await reader?.close()
+    }
+  }
+  for (let i = 0; i < lagging.length; i += AGE_READS) await Promise.all(lagging.slice(i, i + AGE_READS).map(one))
 }
 
 /** Set a group's committed offsets of a topic: to its start, its end, or given offsets per partition. */

@@ -19,6 +19,7 @@ const OPEN_KEYS = [
   'maxOpenFiles',
   'replicaAcks',
   'replicaAckTimeoutMs',
+  'telemetry',
 ]
 /** Options that only one kind of target takes: given to the other, they would do nothing. */
 const ONLY: Record<'file' | 'redis', readonly string[]> = {

@@ -34,8 +34,20 @@ export interface GroupDescription {
   group: string
   /** `kind`: `'processor'` for a member made by `twain.processor()`, else `'consumer'`. */
   members: Array<{ id: string; name: string; kind: 'processor' | 'consumer'; assignments: TopicPartition[] }>
-  /** `pending` (shared groups): entries delivered and not yet acknowledged. */
-  topics: Array<{ topic: string; partition: number; committed: number; end: number; lag: number; pending?: number }>
+  /**
+   * Per partition: `lag`, the messages not yet committed (`end - committed`); `lagMs`, the age of
+   * the oldest of them (now minus the timestamp of the message at the committed offset; 0 when
+   * caught up); `pending` (shared groups), entries delivered and not yet acknowledged.
+   */
+  topics: Array<{
+    topic: string
+    partition: number
+    committed: number
+    end: number
+    lag: number
+    lagMs: number
+    pending?: number
+  }>
 }
 
 /** Extra options of the file backend (given with a Redis target, `open()` refuses them with `InvalidArgumentError`). */

@@ -9,6 +9,8 @@ import type { SharedConsumer } from '../consumer/shared/shared-consumer.js'
 import type { Processor, ProcessorOptions } from '../consumer/partitioned/processor.js'
 import { cachedHash64 } from '../core/hash64.js'
 import { resolveConsumerOptions, type ConsumerOptions } from '../consumer/options.js'
+import type { ConsumerContext } from '../consumer/member-core.js'
+import type { LagRow } from '../telemetry/lag.js'
 import type { CreateTopicOptions, Key, Message, TopicInfo } from '../core/types.js'
 import { ensureTopic } from './ensure-topic.js'
 import { deleteGroup, describeGroup, listGroups, resetGroup } from './group-commands.js'
@@ -21,10 +23,15 @@ import { TailSource, checkTailFrom } from '../stream/tail-source.js'
 import { Table, type TableOptions } from '../stream/table.js'
 import type { FileOpenOptions, GroupDescription, HistoryOptions, TailOptions } from './twain-options.js'
 import { topicMetaFrom } from './topic-options.js'
+import { observeLag } from '../telemetry/lag.js'
+import type { InstanceTelemetry } from '../telemetry/hooks.js'
+import { Telemetry } from '../telemetry/telemetry.js'
+import { tracedStore } from '../telemetry/traced-store.js'
 
 export type { FileOpenOptions, GroupDescription, HistoryOptions, TailOptions } from './twain-options.js'
 
 let storeOf: (twain: object) => Backend
+let telemetryFor: (twain: object) => InstanceTelemetry | undefined
 
 /**
  * @internal The store under a `Twain`, for the package's layers above the facade (the HTTP gateway
@@ -33,6 +40,14 @@ let storeOf: (twain: object) => Backend
  */
 export function backendOf(twain: object): Backend {
   return storeOf(twain)
+}
+
+/**
+ * @internal The telemetry of a `Twain` (undefined when it has none: no `@opentelemetry/api`, or
+ * `open({ telemetry: false })`), for the HTTP gateway's server spans and propagation.
+ */
+export function telemetryOf(twain: object): InstanceTelemetry | undefined {
+  return telemetryFor(twain)
 }
 
 /** A handle on a twainmq store (a directory or a Redis). Create with `open()`. */
@@ -46,6 +61,10 @@ export class Twain implements AsyncDisposable {
   private closing: Promise<void> | undefined
 
   readonly #store: Backend
+  /** The store producers and consumers write through: `#store`, or it with its writes traced and measured. */
+  readonly #writes: Backend
+  readonly #telemetry: Telemetry | undefined
+  readonly #unobserve: () => void
 
   static {
     // The package's layers above the facade (the HTTP gateway) reach the store through `backendOf`,
@@ -54,20 +73,30 @@ export class Twain implements AsyncDisposable {
       if (!(#store in twain)) throw new TypeError('Expected a Twain instance (from open())')
       return twain.#store
     }
+    telemetryFor = (twain) => {
+      if (!(#store in twain)) throw new TypeError('Expected a Twain instance (from open())')
+      return twain.#telemetry
+    }
   }
 
   private constructor(
     store: Backend,
     /** Identity of this instance; stored as `producerId` on every message it writes. */
     readonly clientId: string,
+    telemetry: Telemetry | undefined,
   ) {
     this.#store = store
+    this.#telemetry = telemetry
+    this.#writes = telemetry?.wrapsStore ? tracedStore(store, telemetry) : store
+    this.#unobserve = telemetry ? observeLag(telemetry, () => this.lagRows()) : () => undefined
   }
 
   /** Open a store: a path or `file:` URL, `redis://…`, `rediss://…` or `redis+cluster://…`. */
   static async open(target?: string, options: FileOpenOptions = {}): Promise<Twain> {
+    // Checked (and the API loaded) first: a bad telemetry option leaves no store open.
+    const telemetry = await Telemetry.open(options.telemetry)
     const { backend, clientId } = await openBackend(target, options)
-    return new Twain(backend, clientId)
+    return new Twain(backend, clientId, telemetry)
   }
 
   /** Which backend this instance uses. */
@@ -199,9 +228,22 @@ export class Twain implements AsyncDisposable {
   /** A producer for one topic; `K` (e.g. `number`, `string`, or `KeyOf<'u32'>`) narrows the keys `send` accepts at compile time. */
   producer<V = unknown, K extends Key = Key>(topic: string, options: ProducerOptions = {}): Producer<V, K> {
     this.live()
-    checkKnownKeys('producer()', options, ['partitioner', 'lingerMs', 'maxBatch', 'signal', 'dedupWindowMs'])
-    const p = new Producer<V, K>(this.#store, checkTopicName(topic), this.clientId, this.types, options, (done) =>
-      this.producers.delete(done),
+    checkKnownKeys('producer()', options, [
+      'partitioner',
+      'lingerMs',
+      'maxBatch',
+      'signal',
+      'dedupWindowMs',
+      'propagate',
+    ])
+    const p = new Producer<V, K>(
+      this.#writes,
+      checkTopicName(topic),
+      this.clientId,
+      this.types,
+      options,
+      (done) => this.producers.delete(done),
+      this.#telemetry,
     )
     this.producers.add(p)
     return p
@@ -336,11 +378,7 @@ export class Twain implements AsyncDisposable {
     const list = [...new Set((Array.isArray(topics) ? topics : [topics]).map((t) => checkTopicName(t)))]
     if (list.length === 0) throw new InvalidArgumentError('consumer() needs at least one topic')
     // A name in use by a live consumer of the group here is refused now (InvalidArgumentError).
-    return this.consumers.create<V, K>(
-      { store: this.#store, clientId: this.clientId, iterations: this.iterations, decode: this.decoder() },
-      list,
-      resolveConsumerOptions(options),
-    )
+    return this.consumers.create<V, K>(this.consumerContext(), list, resolveConsumerOptions(options))
   }
 
   /**
@@ -361,7 +399,7 @@ export class Twain implements AsyncDisposable {
     if (partitioner !== undefined && typeof partitioner !== 'function')
       throw new InvalidArgumentError(`processor() partitioner must be a function, got ${typeof partitioner}`)
     return this.consumers.createProcessor<V, K>(
-      { store: this.#store, clientId: this.clientId, iterations: this.iterations, decode: this.decoder() },
+      this.consumerContext(),
       list,
       resolveConsumerOptions({ ...rest, mode: 'partitioned' }),
       this.types,
@@ -369,7 +407,34 @@ export class Twain implements AsyncDisposable {
     )
   }
 
-  /** Members, assignments and committed/end/lag of every partition a group consumes. */
+  /** What this instance's consumers and processors are made with. */
+  private consumerContext(): ConsumerContext {
+    return {
+      store: this.#writes,
+      clientId: this.clientId,
+      iterations: this.iterations,
+      decode: this.decoder(),
+      telemetry: this.#telemetry,
+    }
+  }
+
+  /** The lag of every group consumed here, per partition (the telemetry's lag gauges). */
+  private async lagRows(): Promise<LagRow[]> {
+    if (this.closing) return []
+    const rows: LagRow[] = []
+    for (const group of this.consumers.groups()) {
+      let d: GroupDescription
+      try {
+        d = await describeGroup(this.#store, group)
+      } catch {
+        continue // not created yet, or deleted: nothing to report
+      }
+      for (const t of d.topics) rows.push({ group, topic: t.topic, partition: t.partition, lag: t.lag, lagMs: t.lagMs })
+    }
+    return rows
+  }
+
+  /** Members, assignments and committed/end/lag/lagMs of every partition a group consumes. */
   describeGroup(group: string): Promise<GroupDescription> {
     this.live()
     return describeGroup(this.#store, group)
@@ -407,6 +472,7 @@ export class Twain implements AsyncDisposable {
     this.closing ??= (async () => {
       const errors: unknown[] = []
       const run = async (f: () => Promise<void>) => f().catch((e) => void errors.push(e))
+      this.#unobserve()
       await Promise.all(this.consumers.values().map((c) => run(() => c.close())))
       await Promise.all([...this.producers].map((p) => run(() => p.close())))
       await Promise.all([...this.tables].map((t) => run(() => t.close())))

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { setMaxListeners } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { backendOf } from '../facade/twain.js'
+import { backendOf, telemetryOf } from '../facade/twain.js'
 import type { Twain } from '../facade/twain.js'
 import type { GatewayContext } from './config/context.js'
 import { fromFetch, toFetch } from './transport/fetch-adapter.js'
@@ -55,6 +55,7 @@ export function createGateway(twain: Twain, options: GatewayOptions = {}): Gatew
     live: new LiveLimit(resolved.maxLivePerClient),
     stats: new StatsHub(store, resolved.statsIntervalMs),
     background: track,
+    telemetry: telemetryOf(twain),
   }
   const unavailable = () =>
     new Response('The gateway is closed\n', { status: 503, headers: { 'content-type': 'text/plain; charset=utf-8' } })

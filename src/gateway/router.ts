@@ -9,6 +9,7 @@ import { OVERVIEW_PATHS, overviewRequest } from './overview/overview-routes.js'
 import { postStream } from './handlers/post.js'
 import { putStream } from './handlers/put.js'
 import { isUiPath, uiRequest } from './overview/ui-assets.js'
+import { serverSpan } from '../telemetry/server.js'
 
 const ALLOW_METHODS = 'GET, HEAD, POST, PUT, DELETE, OPTIONS'
 const EXPOSE =
@@ -73,8 +74,16 @@ function failure(e: unknown): GwResponse {
   return errorReply(new HttpStatusError(500, `Internal error: ${(e as Error)?.message ?? String(e)}`))
 }
 
-/** Handle one request: route it, and add the security (and CORS) headers to every answer. */
-export async function handle(ctx: GatewayContext, req: GwRequest): Promise<GwResponse> {
+/**
+ * Handle one request: route it, and add the security (and CORS) headers to every answer. With
+ * telemetry, inside a server span continuing the request's `traceparent`.
+ */
+export function handle(ctx: GatewayContext, req: GwRequest): Promise<GwResponse> {
+  const tel = ctx.telemetry
+  return tel === undefined ? answer(ctx, req) : serverSpan(tel, req, () => answer(ctx, req))
+}
+
+async function answer(ctx: GatewayContext, req: GwRequest): Promise<GwResponse> {
   let res: GwResponse
   try {
     res = await route(ctx, req)

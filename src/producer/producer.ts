@@ -10,6 +10,7 @@ import { MAX_BATCH_BYTES, chunkEnd, place } from './partition-batches.js'
 import { Preparer, type TypeCheck } from './prepare.js'
 import { SendRecord, settleSend, type PreparedRecord, type SendItem } from './send-record.js'
 import { TextFlusher } from './text-flush.js'
+import type { InstanceTelemetry } from '../telemetry/hooks.js'
 
 /** Options of `twain.producer()`. */
 export interface ProducerOptions {
@@ -28,6 +29,13 @@ export interface ProducerOptions {
    * last 100,000 ids (`MAX_REMEMBERED_IDS`) whatever the window. @default 300000 (5 minutes)
    */
   dedupWindowMs?: number
+  /**
+   * A send made inside an active OpenTelemetry span stores its W3C trace context in the message's
+   * headers (`traceparent`, `tracestate`): README, "Observability". Only where the application has
+   * `@opentelemetry/api` and `open()` did not turn telemetry off.
+   * @default the `open()` option `telemetry.propagate` (true)
+   */
+  propagate?: boolean
 }
 
 /** Per-send options. */
@@ -82,6 +90,8 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
   private readonly maxBatch: number
   private readonly dedupWindowMs: number
   private readonly offAbort: () => void
+  /** Where sends inside a span store its context in their headers (undefined: they do not). */
+  private readonly tracing: InstanceTelemetry | undefined
 
   /** @internal Use `twain.producer()`. */
   constructor(
@@ -91,7 +101,11 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
     private readonly types: TypeCheck,
     options: ProducerOptions = {},
     private readonly onClose: (p: Producer<V, K>) => void = () => undefined,
+    telemetry?: InstanceTelemetry,
   ) {
+    if (options.propagate !== undefined && typeof options.propagate !== 'boolean')
+      throw new InvalidArgumentError(`propagate must be a boolean, got ${JSON.stringify(options.propagate)}`)
+    this.tracing = (options.propagate ?? telemetry?.propagate) ? telemetry : undefined
     this.text = backend.frames ? new TextFlusher(backend.frames, topic, producerId) : undefined
     this.partitioner = options.partitioner ?? cachedHash64()
     this.lingerMs = checkNonNegative('lingerMs', options.lingerMs ?? 0)
@@ -111,6 +125,10 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
    */
   send(key: K, value: V, options?: SendOptions): Promise<RecordMetadata> {
     if (this.closed) return Promise.reject(new ClosedError(`Producer of topic "${this.topic}" is closed`))
+    if (this.tracing !== undefined) {
+      const sc = this.tracing.activeContext()
+      if (sc !== undefined) options = { ...options, headers: this.tracing.withContext(options?.headers, sc) }
+    }
     const r = new SendRecord(key, value, options)
     this.push(r)
     return r.promise
@@ -135,6 +153,13 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
       )
     if (items.length === 0) return Promise.resolve([])
     if (this.closed) return Promise.reject(new ClosedError(`Producer of topic "${this.topic}" is closed`))
+    const sc = this.tracing?.activeContext()
+    if (sc !== undefined) {
+      const tracing = this.tracing as InstanceTelemetry
+      items = items.map((it) =>
+        it !== null && typeof it === 'object' ? { ...it, headers: tracing.withContext(it.headers, sc) } : it,
+      )
+    }
     return new Promise<RecordMetadata[]>((resolve, reject) =>
       this.push({ items: items as SendItem[], resolve, reject }),
     )

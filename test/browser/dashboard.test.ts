@@ -121,6 +121,10 @@ describe.each(['file', 'redis'] as const)('dashboard over %s', (kind) => {
     await expect.poll(() => group.locator('.members li').first().textContent()).toMatch(/^billing-1 → orders\[[01]\]/)
     const lags = await group.locator('td.lag').allTextContents()
     expect(lags.map(Number).reduce((a, b) => a + b, 0)).toBe(6)
+    // Each lagging partition shows how old its oldest message not committed is (the exact ms as its title).
+    const ages = await group.locator('td.lag-age').evaluateAll((tds) => tds.map((td) => td.getAttribute('title')))
+    expect(ages).toHaveLength(2)
+    for (const a of ages) expect(a).toMatch(/^\d+ ms$/)
   })
 
   it('moves the lag chart as the producer writes and the group consumes', async () => {

@@ -115,15 +115,23 @@ describe.each(['file', 'redis'] as const)('gateway store overview over %s', (kin
     expect(res.status).toBe(200)
     const body = (await res.json()) as { groups: GroupOverview[] }
     const billing = body.groups.find((g) => g.group === 'billing')
+    const before = Date.now()
+    const ages = new Map<number, number>()
+    for await (const m of gw.twain.history('orders', { partition: 0, from: 2, limit: 1 }))
+      ages.set(m.partition, before - m.timestamp)
     expect(billing).toEqual({
       group: 'billing',
       members: [],
       lag: 3,
+      lagMs: billing?.partitions[0]?.lagMs,
       partitions: [
-        { topic: 'orders', partition: 0, stream: 'orders~0', committed: 2, end: 5, lag: 3 },
-        { topic: 'orders', partition: 1, stream: 'orders~1', committed: 3, end: 3, lag: 0 },
+        { topic: 'orders', partition: 0, stream: 'orders~0', committed: 2, end: 5, lag: 3, lagMs: expect.any(Number) },
+        { topic: 'orders', partition: 1, stream: 'orders~1', committed: 3, end: 3, lag: 0, lagMs: 0 },
       ],
     })
+    // The age of the oldest message not committed (offset 2), as its timestamp says (the request came first).
+    expect(billing!.partitions[0]!.lagMs).toBeLessThanOrEqual((ages.get(0) as number) + 1000)
+    expect(billing!.partitions[0]!.lagMs).toBeGreaterThanOrEqual(0)
     expect(body.groups.map((g) => g.group).sort()).toEqual(['auditors', 'billing'])
   })
 

@@ -55,6 +55,36 @@ describe('layering', () => {
     }
   })
 
+  it('the checker reports a static import of @opentelemetry/api (an optional peer dependency), and the package outside src/telemetry', () => {
+    const tmp = tempDir()
+    try {
+      const src = join(tmp.dir, 'src')
+      cpSync(join(repoRoot, 'src'), src, { recursive: true })
+      writeFileSync(
+        join(src, 'telemetry', 'eager.ts'),
+        "import { trace } from '@opentelemetry/api'\nexport const t = trace\n",
+      )
+      writeFileSync(
+        join(src, 'telemetry', 'types-only.ts'),
+        "import type { Span } from '@opentelemetry/api'\nexport type S = Span\nexport const lazy = () => import('@opentelemetry/api')\n",
+      )
+      writeFileSync(
+        join(src, 'producer', 'otel.ts'),
+        "import type { Span } from '@opentelemetry/api'\nexport type S = Span\n",
+      )
+      const r = check(src)
+      expect(r.status).toBe(1)
+      expect(r.stderr).toMatch(
+        /telemetry\/eager\.ts: layer "telemetry" may load the package "@opentelemetry\/api" only with a dynamic import\(\)/,
+      )
+      expect(r.stderr).toMatch(/producer\/otel\.ts: layer "producer" may not import the package "@opentelemetry\/api"/)
+      expect(r.stderr).not.toMatch(/types-only/)
+      expect(r.stderr).toMatch(/2 violations/)
+    } finally {
+      tmp.remove()
+    }
+  })
+
   it('the checker reports a consumer mode importing the other mode, and the member core importing a mode', () => {
     const tmp = tempDir()
     try {

@@ -23,6 +23,8 @@ export interface GroupPartitionRow {
   committed: number
   end: number
   lag: number
+  /** Age in ms of the oldest message not committed (0 when caught up). */
+  lagMs: number
   pending?: number
 }
 export interface GroupRow {
@@ -30,6 +32,8 @@ export interface GroupRow {
   members: Array<{ id: string; name: string; assignments: Array<{ topic: string; partition: number }> }>
   partitions: GroupPartitionRow[]
   lag: number
+  /** The oldest partition's `lagMs`. */
+  lagMs: number
 }
 export interface Snapshot {
   at: number

@@ -65,6 +65,9 @@ export class ProcessorMessageImpl<V> extends GroupMessageImpl<V, PartitionHandle
       return Promise.reject(
         new InvalidArgumentError(`Message ${this.#where()} sent more than ${DEAD_LETTER_SEQ - 1} outputs`),
       )
+    const trace = GroupMessageImpl.trace(this)
+    if (trace !== undefined)
+      options = { ...options, headers: trace.outputHeaders(options?.headers) as Record<string, string> }
     this.#pending++
     // The outputs tell this message when the output settles (`outputDone`), before its promise does.
     return (this.#outputs as Outputs).send(this, h, this.#seq++, this.#delivery, topic, key, value, options)

@@ -2,6 +2,7 @@ import type { Backend } from '../../backends/backend.js'
 import type { LiveLimit } from '../reads/live-limit.js'
 import type { ResolvedGatewayOptions } from './options.js'
 import type { StatsHub } from '../overview/stats-hub.js'
+import type { InstanceTelemetry } from '../../telemetry/hooks.js'
 
 /** What every handler gets: the store, the options, this gateway's producer id and its shutdown signal. */
 export interface GatewayContext {
@@ -19,4 +20,6 @@ export interface GatewayContext {
   stats: StatsHub
   /** Work begun for no request (a page read ahead): `gateway.close()` waits for it too. */
   background: (work: Promise<unknown>) => void
+  /** The twain's telemetry (server spans, the trace context of appended records), if it has any. */
+  telemetry: InstanceTelemetry | undefined
 }

@@ -5,12 +5,14 @@ import type { GatewayContext } from '../config/context.js'
 import { HttpStatusError, reply, type GwRequest, type GwResponse } from '../transport/http.js'
 import type { StreamTarget } from '../stream/names.js'
 import { formatToken } from '../stream/offsets.js'
-import { CLOSE_TYPE, H_EPOCH, H_PRODUCER, H_SEQ, H_STREAM_SEQ, controlRecord } from '../stream/records.js'
+import { CLOSE_TYPE, H_EPOCH, H_PRODUCER, H_SEQ, H_STREAM_SEQ, controlRecord, isControl } from '../stream/records.js'
 import { producerHeaders, wantsClose, type ProducerHeaders } from '../transport/request-headers.js'
 import { AppendConflictError } from '../../core/errors.js'
 import { appendIf } from '../stream/stream-append.js'
 import { producerTuple, type FoldedState } from '../stream/stream-state.js'
 import { liveView } from '../stream/live-view.js'
+import { requestContext } from '../../telemetry/server.js'
+import type { InstanceTelemetry } from '../../telemetry/hooks.js'
 
 type Decision = { reply: GwResponse } | { accept: true }
 
@@ -121,6 +123,7 @@ export async function postStream(ctx: GatewayContext, req: GwRequest, target: St
         ),
       )
     stamp(records, headers)
+    traceRecords(ctx, req, records)
     let first: number
     try {
       first = await appendIf(ctx.store, target.topic, records, state.covered, ctx.clientId)
@@ -136,4 +139,12 @@ export async function postStream(ctx: GatewayContext, req: GwRequest, target: St
     h['producer-seq'] = String(producer.seq)
     return reply(body.length > 0 ? 200 : 204, h)
   }
+}
+
+/** Each data record of an append carries the request's trace context (its server span's), when propagated. */
+function traceRecords(ctx: GatewayContext, req: GwRequest, records: RecordInput[]): void {
+  const tel = ctx.telemetry
+  const sc = tel === undefined ? undefined : requestContext(req)
+  if (sc === undefined) return
+  for (const r of records) if (!isControl(r.type)) r.headers = (tel as InstanceTelemetry).withContext(r.headers, sc)
 }

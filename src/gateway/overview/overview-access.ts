@@ -1,6 +1,6 @@
 import type { GatewayContext } from '../config/context.js'
 import { HttpStatusError, type GwRequest } from '../transport/http.js'
-import type { GroupOverview, StoreOverview, TopicOverview } from './overview.js'
+import { lagOf, type GroupOverview, type StoreOverview, type TopicOverview } from './overview.js'
 
 /*
  * What one request may see of the store overview: with `auth` (and/or an `authorize` hook) a
@@ -68,7 +68,7 @@ export function overviewFilter(ctx: GatewayContext, req: GwRequest): OverviewFil
           ...m,
           assignments: m.assignments.filter((a) => topicsSeen.has(`${a.topic}\0${a.partition}`)),
         }))
-        groups.push({ ...g, members, partitions, lag: partitions.reduce((n, p) => n + p.lag, 0) })
+        groups.push({ ...g, members, partitions, ...lagOf(partitions) })
       }
       return { at: o.at, topics, groups }
     },

@@ -38,6 +38,8 @@ export interface GroupPartitionOverview {
   committed: number
   end: number
   lag: number
+  /** Age in ms of the oldest message not committed (0 when caught up): `describeGroup`'s `lagMs`. */
+  lagMs: number
   /** Shared groups: delivered, unacknowledged entries. */
   pending?: number
 }
@@ -48,6 +50,8 @@ export interface GroupOverview {
   partitions: GroupPartitionOverview[]
   /** Sum of the partitions' lag. */
   lag: number
+  /** The largest of the partitions' `lagMs`: how old the oldest message not committed is. */
+  lagMs: number
 }
 
 /** A snapshot of the store: what `GET /v1/topics`, `GET /v1/groups` and `GET /v1/live` show. */
@@ -56,6 +60,14 @@ export interface StoreOverview {
   at: number
   topics: TopicOverview[]
   groups: GroupOverview[]
+}
+
+/** A group's lag over some of its partitions: the sum of their lag, the largest of their `lagMs`. */
+export function lagOf(partitions: readonly GroupPartitionOverview[]): { lag: number; lagMs: number } {
+  return {
+    lag: partitions.reduce((n, r) => n + r.lag, 0),
+    lagMs: partitions.reduce((n, r) => Math.max(n, r.lagMs), 0),
+  }
 }
 
 /** The stream serving partition `p` of a topic of `count` partitions. */
@@ -98,7 +110,7 @@ export async function readOverview(store: Backend): Promise<StoreOverview> {
       name: m.name,
       assignments: m.assignments.map((a) => ({ topic: a.topic, partition: a.partition })),
     }))
-    groups.push({ group: d.group, members, partitions, lag: partitions.reduce((n, r) => n + r.lag, 0) })
+    groups.push({ group: d.group, members, partitions, ...lagOf(partitions) })
   }
   return { at, topics, groups }
 }

@@ -192,7 +192,7 @@ describe('twainmq CLI: consumer groups', { timeout: 60_000 }, () => {
     expect(r.code).toBe(0)
     expect(printed(r.stdout)).toEqual(['0@1=new'])
     expect((await describeJson('fresh')).topics).toEqual([
-      { topic: 'orders', partition: 0, committed: 2, end: 2, lag: 0 },
+      { topic: 'orders', partition: 0, committed: 2, end: 2, lag: 0, lagMs: 0 },
     ])
 
     for (const to of ['sideways', '0=', '0=1,', '0=1,0=2']) {

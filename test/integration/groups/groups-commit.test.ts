@@ -23,7 +23,7 @@ describe.each(everyStore())('consumer groups on $name', (kind) => {
       await c.commit()
       expect(await committed('g', 't')).toEqual([6])
       const d = await twain.describeGroup('g')
-      expect(d.topics).toEqual([{ topic: 't', partition: 0, committed: 6, end: 6, lag: 0 }])
+      expect(d.topics).toEqual([{ topic: 't', partition: 0, committed: 6, end: 6, lag: 0, lagMs: 0 }])
       await c.close()
     })
 

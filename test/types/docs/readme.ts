@@ -1,6 +1,10 @@
 // The README's TypeScript snippets (except those importing rxjs: readme-rx.ts), as written there.
 // Kept in step with the docs by test/unit/type-tests.test.ts; compiled under strict by it (test/types/tsconfig.json).
 import { open, StalledError } from 'twainmq'
+import { context, metrics, trace } from '@opentelemetry/api'
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
+import { ConsoleMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics'
+import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter } from '@opentelemetry/sdk-trace-base'
 import { ack, batch, filterAck, retry, pipe } from 'twainmq/operators'
 
 // Order, Job, twain, consumer, save, … : test/types/docs/snippet-names.d.ts
@@ -141,4 +145,25 @@ export async function tables1(): Promise<void> {
   for (const [id, c] of customers.entries()) console.log(id, c.tier)
   for await (const c of customers.changes()) console.log(c.key, c.previous, '→', c.value)   // null: removed
   await customers.close()
+}
+
+// README.md, Observability
+export async function observability(): Promise<void> {
+context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
+trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(new ConsoleSpanExporter())] }))
+metrics.setGlobalMeterProvider(new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter: new ConsoleMetricExporter() })] }))
+
+const twain = await open('./data')                          // telemetry on: the API is installed
+await twain.ensureTopic('orders', { partitions: 3 })
+await trace.getTracer('shop').startActiveSpan('checkout', async (span) => {
+  await twain.producer('orders').send(1, { item: 'apple' }) // stores traceparent (and tracestate) in its headers
+  span.end()
+})
+for await (const m of twain.consumer('orders', { group: 'billing' })) {
+  m.ack()                                                   // ends its `process orders` span, a child of `checkout`
+  break
+}
+const plain = twain.producer('audit', { propagate: false }) // this producer adds no trace headers
+const lag = (await twain.describeGroup('billing')).topics   // [{ topic, partition, committed, end, lag, lagMs }, …]
+const quiet = await open('./data', { telemetry: false })    // no spans, headers or metrics
 }
