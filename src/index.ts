@@ -35,6 +35,7 @@ export type {
   OpenOptions,
   RecordMetadata,
   Retention,
+  TopicCompaction,
   TopicInfo,
 } from './core/types.js'
 export {
