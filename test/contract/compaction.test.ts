@@ -116,6 +116,17 @@ describe.each(kinds())('$name: compacted topics', (kind) => {
     expect((await readAll(b, 'c')).map((m) => m.offset)).toEqual([...left.map((m) => m.offset), 90])
   })
 
+  it('a reader crosses any number of segments a pass emptied', async () => {
+    const b = await ctx.fresh({ segmentBytes: 1024 })
+    if (await refusedOrPending(kind, b, 'c')) return
+    const meta = compacted('c')
+    await b.createTopic(meta)
+    await churn(b, meta, 1, 1500) // ~100 segments of one key's updates: all but the last emptied
+    await b.compact('c')
+    expect((await readAll(b, 'c')).map((m) => [m.offset, m.value])).toEqual([[1499, 'k0-1499']])
+    expect((await readAll(b, 'c', 700)).map((m) => m.offset)).toEqual([1499])
+  }, 60_000)
+
   it('a reader reading while a pass runs keeps reading: every latest value, offsets only growing', async () => {
     const b = await ctx.fresh({ segmentBytes: 1024 })
     if (await refusedOrPending(kind, b, 'c')) return
