@@ -30,14 +30,38 @@ export class Compactor {
   private readonly running = new Map<string, Promise<PartitionCompaction>>()
   /** Per partition directory: its bytes after the last pass here, and when it ended. */
   private readonly clean = new Map<string, { bytes: number; at: number }>()
+  /** Per partition directory: a look again at a background pass, after the one running or the interval. */
+  private readonly deferred = new Map<string, NodeJS.Timeout>()
+  private closed = false
 
   /** After a segment of `dir` was sealed: a background pass when due (see `DIRTY_RATIO`); failures are left to the next. */
   afterRoll(dir: string, topic: string, meta: TopicMeta): void {
-    if (meta.compact !== true || this.running.has(dir)) return
+    if (meta.compact !== true || this.closed) return
     const last = this.clean.get(dir)
+    const wait = last === undefined ? 0 : last.at + MIN_PASS_INTERVAL_MS - Date.now()
+    if (this.running.has(dir) || wait > 0) {
+      // Not now: looked at again once the pass running or the interval is over (a burst of rolls
+      // ends with a pass over its last segments, not with them left for the next roll).
+      if (!this.deferred.has(dir))
+        this.deferred.set(
+          dir,
+          setTimeout(
+            () => {
+              this.deferred.delete(dir)
+              this.afterRoll(dir, topic, meta)
+            },
+            Math.max(wait, 50),
+          ).unref(),
+        )
+      return
+    }
     if (last !== undefined) {
-      if (Date.now() - last.at < MIN_PASS_INTERVAL_MS) return
-      const bytes = partitionBytes(dir, topic)
+      let bytes: number
+      try {
+        bytes = partitionBytes(dir, topic)
+      } catch {
+        return // the topic is gone
+      }
       if (bytes - last.bytes < DIRTY_RATIO * bytes) return
     }
     void this.pass(dir, topic, meta).catch(() => undefined)
@@ -66,8 +90,11 @@ export class Compactor {
     return run
   }
 
-  /** Wait for the passes running (a store closing). */
-  async idle(): Promise<void> {
+  /** No more background passes; wait for those running (a store closing). */
+  async close(): Promise<void> {
+    this.closed = true
+    for (const t of this.deferred.values()) clearTimeout(t)
+    this.deferred.clear()
     await Promise.allSettled([...this.running.values()])
   }
 }

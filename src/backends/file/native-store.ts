@@ -353,7 +353,7 @@ export class NativeStore implements TopicStore {
     this.idAppends.close()
     this.sourceAppends.close()
     await this.readers.closeAll()
-    await this.compactor.idle()
+    await this.compactor.close()
     await this.appenders.close()
   }
 }
