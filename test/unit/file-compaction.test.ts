@@ -2,7 +2,8 @@
  * File compaction beyond the backend contract: the background pass after rolls, what `check` says
  * of a compacted segment (gaps counted, damage still found), a segment left without its indexes by
  * a crash inside the renames (read by a scan, given new indexes by the next pass), and a segment
- * another writer replaced meanwhile (left alone).
+ * another writer replaced meanwhile (left alone), small segments merged, and what a merge killed
+ * before it deleted the rest of its run leaves (noted by check, read right, deleted by the next pass).
  */
 import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -22,13 +23,13 @@ afterEach(async () => {
   cleanup = []
 })
 
-async function store(): Promise<{ b: FileBackend; dir: string }> {
+async function store(): Promise<{ b: FileBackend; dir: string; root: string }> {
   const t = tempDir('twainmq-compaction-')
   const b = new FileBackend(t.dir, { segmentBytes: 1024 })
   await b.init()
   cleanup.push(t.remove, () => b.close())
   await b.createTopic(meta)
-  return { b, dir: partitionDir(t.dir, 'c', 0) }
+  return { b, dir: partitionDir(t.dir, 'c', 0), root: t.dir }
 }
 
 /** `n` updates of keys 0..keys-1 in turn, one append each. */
@@ -104,5 +105,56 @@ describe('file compaction', () => {
     rmSync(live)
     const all = await readAll(b, 'c')
     expect(new Set(all.map((m) => m.key))).toEqual(new Set([0, 1, 2]))
+  })
+
+  it('merges runs of small sealed segments into the first of each: fewer files, the same records', async () => {
+    const { b, dir } = await store()
+    await churn(b, 600, 3)
+    const segmentsBefore = listSegmentsSync(dir, 'c').length
+    await b.compact('c')
+    const after = listSegmentsSync(dir, 'c')
+    expect(segmentsBefore).toBeGreaterThan(20)
+    expect(after.length).toBeLessThan(segmentsBefore / 4)
+    expect(after[0]).toBe(0) // the partition's first segment keeps its base: its start is unchanged
+    expect((await readAll(b, 'c')).map((m) => [m.key, m.value])).toEqual([
+      [0, 'v597'],
+      [1, 'v598'],
+      [2, 'v599'],
+    ])
+    expect(checkPartition(dir, 0, 'c', true).damage).toEqual([])
+  })
+
+  it('segments a merge left behind (killed before deleting them) are noted by check, read right, and deleted by the next pass', async () => {
+    const { b, dir, root } = await store()
+    await churn(b, 300, 3)
+    await b.close() // no background pass from here on: the files are this test's
+    await compactPartition(dir, 'c', rules) // no merging: sealed segments stay apart
+    const before = listSegmentsSync(dir, 'c').slice(0, -1)
+    const saved = new Map(before.map((base) => [base, readFileSync(segmentPath(dir, base))]))
+    await compactPartition(dir, 'c', { ...rules, mergeBytes: 1024 })
+    const merged = listSegmentsSync(dir, 'c')
+    const gone = before.filter((x) => !merged.includes(x))
+    expect(gone.length).toBeGreaterThan(0)
+    // As if the merge had been killed right after its rename: the rest of its run still there.
+    for (const base of gone) writeFileSync(segmentPath(dir, base), saved.get(base) as Buffer)
+    const r = checkPartition(dir, 0, 'c', true)
+    expect(r.damage.map((d) => d.reason)).toEqual([])
+    expect(r.notes.some((n) => /left over from a compaction merge/.test(n))).toBe(true)
+    const reader = new FileBackend(root, { segmentBytes: 1024 })
+    await reader.init()
+    cleanup.push(() => reader.close())
+    const view = (ms: Awaited<ReturnType<typeof readAll>>) => ms.map((m) => [m.offset, m.key, m.value])
+    const expected = [
+      [297, 0, 'v297'],
+      [298, 1, 'v298'],
+      [299, 2, 'v299'],
+    ]
+    expect(view(await readAll(reader, 'c'))).toEqual(expected)
+    // A reader seeking into a leftover reads its records (genuine, older), then what follows.
+    expect(view(await readAll(reader, 'c', gone[0] as number)).slice(-3)).toEqual(expected)
+    await compactPartition(dir, 'c', rules)
+    expect(listSegmentsSync(dir, 'c').filter((x) => gone.includes(x))).toEqual([])
+    expect(checkPartition(dir, 0, 'c', true).notes.some((n) => /left over/.test(n))).toBe(false)
+    expect(view(await readAll(reader, 'c'))).toEqual(expected)
   })
 })

@@ -44,6 +44,8 @@ export interface SegmentCheck {
   afterSeal?: number
   /** The segment ends with a seal naming the segment that follows it (or, if last, the one to create). */
   sealedTo?: number
+  /** The segment a whole seal frame names, right or wrong (see `checkPartition` on merges' leftovers). */
+  sealNames?: number
   /** It is not the last segment, and no correct seal ends it: repair appends one. */
   needsSeal: boolean
   /** The index has entries that do not point at a frame of the offset they name. */
@@ -205,6 +207,7 @@ export function checkSegment(
       if (typeof f === 'object' && f.ok) {
         const h = f.h
         if (h.flags & FLAG_SEAL) {
+          seg.sealNames = h.baseOffset
           if (following !== undefined && h.baseOffset !== following) {
             damage(pos + h.length, `the seal names segment ${h.baseOffset}, but segment ${following} follows`)
             break
@@ -311,20 +314,35 @@ export function checkSegment(
  */
 export function checkPartition(dir: string, partition: number, topic: string, compacted = false): PartitionCheck {
   const bases = listSegmentsSync(dir, topic)
-  const segments = bases.map((b, i) => checkSegment(dir, b, bases[i + 1], undefined, compacted))
+  const leftovers = new Set<number>()
+  const notes: string[] = []
+  const segments = bases.map((b, i) => {
+    const following = bases[i + 1]
+    const seg = checkSegment(dir, b, following, undefined, compacted)
+    const to = seg.sealNames
+    // A compaction merge killed between its rename and its deletions: this seal skips segments
+    // that still hold their records (readers seeking there read them); the next pass deletes them.
+    if (!compacted || following === undefined || to === undefined || to <= following || !bases.includes(to)) return seg
+    for (const skipped of bases.filter((x) => x > b && x < to)) leftovers.add(skipped)
+    notes.push(
+      `segment ${b}'s seal skips segments ${following}..${to - 1}: left over from a compaction merge (the next pass deletes them)`,
+    )
+    return checkSegment(dir, b, to, undefined, compacted)
+  })
+  const counted = segments.filter((s) => !leftovers.has(s.base))
   const last = segments[segments.length - 1]
   const r: PartitionCheck = {
     partition,
     dir,
     segments,
     damage: segments.flatMap((s) => s.damage),
-    notes: segments.flatMap((s) => s.notes),
-    records: segments.reduce((n, s) => n + s.records, 0),
-    first: segments.find((s) => s.first !== undefined)?.first,
+    notes: [...segments.flatMap((s) => s.notes), ...notes],
+    records: counted.reduce((n, s) => n + s.records, 0),
+    first: counted.find((s) => s.first !== undefined)?.first,
     end: last ? Math.max(last.next, last.sealedTo ?? 0) : 0,
   }
   if (bases.length === 0) r.notes.push('no segments (the next append creates the first)')
-  const gaps = segments.reduce((n, s) => n + s.gaps, 0)
+  const gaps = counted.reduce((n, s) => n + s.gaps, 0)
   if (compacted && gaps > 0)
     r.notes.push(
       `${gaps} ${gaps === 1 ? 'gap' : 'gaps'} of removed offsets (a compacted topic: older records of their keys)`,

@@ -119,8 +119,8 @@ function copyKept(f: SegmentFrame, keep: (r: StoredRecord) => boolean, w: FrameW
   }
 }
 
-/** Appends frames to the copy, building its sparse and time indexes as the writers do. */
-class FrameWriter {
+/** Appends frames to a copy, building its sparse and time indexes as the writers do. */
+export class FrameWriter {
   position = 0
   records = 0
   readonly entries: Buffer[] = []
@@ -152,7 +152,8 @@ class FrameWriter {
   }
 }
 
-function writeSynced(path: string, data: Buffer): void {
+/** Create `path` with `data`, synced. */
+export function writeSynced(path: string, data: Buffer): void {
   const fd = openSync(path, CREATE_FLAGS, 0o644)
   try {
     writeAll(fd, data, 0, data.length, null)

@@ -7,6 +7,7 @@ import { indexPath, lockFile, segmentPath, timeIndexPath } from './layout.js'
 import { PartitionLock } from './partition-lock.js'
 import { fdIdentity, sizeIfSame } from './partition-changes.js'
 import { READ_FLAGS, syncDirSync } from './safe-fs.js'
+import { deleteLeftovers, leftoverBases, mergeRun, mergeRuns } from './compaction-merge.js'
 import { rewriteSegment, type SegmentRewrite } from './compaction-rewrite.js'
 import { listSegmentsSync, readStartOffsetSync } from './segment-list.js'
 import { forEachRecord, walkFrames, type StoredRecord } from './segment-records.js'
@@ -39,6 +40,8 @@ export interface CompactionRules {
   tombstoneRetentionMs: number
   /** The pass's clock (ms since the epoch). */
   now: number
+  /** Merge runs of sealed segments whose bytes together stay within this (the store's segment size); none when absent. */
+  mergeBytes?: number
 }
 
 /** Records and bytes of a partition before and after a pass; `rewritten`: segments replaced. */
@@ -55,6 +58,8 @@ interface ScannedSegment {
   size: number
   records: number
   sealed: boolean
+  /** The segment its seal names. */
+  sealedTo?: number
 }
 
 /** Run one pass over partition directory `dir` (see above). */
@@ -67,9 +72,16 @@ export async function compactPartition(
   const start = readStartOffsetSync(dir)
   const bases = listSegmentsSync(dir, topic)
   const latest = new Map<string, number>()
-  const scanned = bases.map((base, i) =>
+  const all = bases.map((base, i) =>
     scanSegment(dir, base, i === bases.length - 1, start, (r) => latest.set(r.key, r.offset)),
   )
+  // A merge killed before it deleted the rest of its run left segments a seal skips: gone now.
+  const leftovers = leftoverBases(
+    bases,
+    new Map(all.flatMap((s) => (s.sealedTo === undefined ? [] : [[s.base, s.sealedTo]]))),
+  )
+  await deleteLeftovers(dir, leftovers)
+  const scanned = all.filter((s) => !leftovers.has(s.base))
   const out: PartitionCompaction = {
     before: { records: 0, bytes: 0 },
     after: { records: 0, bytes: 0 },
@@ -96,6 +108,12 @@ export async function compactPartition(
     out.after.bytes += done?.bytes ?? s.size
     if (done) out.rewritten++
   }
+  if (rules.mergeBytes !== undefined) {
+    for (const run of mergeRuns(dir, listSegmentsSync(dir, topic), rules.mergeBytes)) {
+      const saved = await mergeRun(dir, run)
+      if (saved !== undefined) out.after.bytes -= saved
+    }
+  }
   return out
 }
 
@@ -114,6 +132,7 @@ function scanSegment(
     const s: ScannedSegment = { base, id: fdIdentity(fd), size, records: 0, sealed: false }
     let prevEnd = -1
     const end = walkFrames(fd, size, (f) => {
+      if (f.h.flags & FLAG_SEAL) s.sealedTo = f.h.baseOffset
       // Misplaced frames (a broken lock's writer) are skipped, as readers skip them.
       if (f.h.flags & FLAG_SEAL || f.h.baseOffset < prevEnd) return
       prevEnd = f.h.baseOffset + f.h.count

@@ -34,6 +34,9 @@ export class Compactor {
   private readonly deferred = new Map<string, NodeJS.Timeout>()
   private closed = false
 
+  /** `segmentBytes`: the store's segment size, which merged segments stay within. */
+  constructor(private readonly segmentBytes: number) {}
+
   /** After a segment of `dir` was sealed: a background pass when due (see `DIRTY_RATIO`); failures are left to the next. */
   afterRoll(dir: string, topic: string, meta: TopicMeta): void {
     if (meta.compact !== true || this.closed) return
@@ -76,6 +79,7 @@ export class Compactor {
         const done = await compactPartition(dir, topic, {
           tombstoneRetentionMs: meta.tombstoneRetentionMs ?? DEFAULT_TOMBSTONE_MS,
           now: Date.now(),
+          mergeBytes: this.segmentBytes,
         })
         const at = Date.now()
         this.clean.set(dir, { bytes: done.after.bytes, at })

@@ -62,7 +62,7 @@ export class NativeStore implements TopicStore {
   private readonly segmentBytes: number
   private syncTimer: NodeJS.Timeout | undefined
   private readonly readers = new OpenReaders()
-  private readonly compactor = new Compactor()
+  private readonly compactor: Compactor
   private readonly idAppends = new IdAppends({
     appendVia: (topic, partition, write) => this.appendVia(topic, partition, write),
     openRawReader: (topic, partition, from) => this.openFileReader(topic, partition, from),
@@ -83,6 +83,7 @@ export class NativeStore implements TopicStore {
     this.fsync = options.fsync ?? 'never'
     this.segmentBytes = options.segmentBytes ?? 64 * 1024 * 1024
     this.pool = new FdPool(options.maxOpenFiles ?? 512)
+    this.compactor = new Compactor(this.segmentBytes)
     this.appenders = new PooledAppenders(this.pool, { segmentBytes: this.segmentBytes, fsync: this.fsync })
     if (typeof this.fsync === 'number') {
       this.syncTimer = setInterval(() => {
