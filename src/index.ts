@@ -38,6 +38,7 @@ export type {
   RecordMetadata,
   Retention,
   TelemetryOptions,
+  TopicCompaction,
   TopicInfo,
 } from './core/types.js'
 export {

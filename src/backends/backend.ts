@@ -17,6 +17,18 @@ export interface TopicMeta {
   createdAt: number
   /** Application attributes (`CreateTopicOptions.attributes`); absent when none were given. */
   attributes?: Record<string, string>
+  /** Keep at least the latest record of every key; older ones are removed in the background. Default false. */
+  compact?: boolean
+  /** How long a tombstone (null value) of a compacted topic is kept, in ms. Default 86_400_000. */
+  tombstoneRetentionMs?: number
+}
+
+/** What one compaction pass over a topic did (`TopicStore.compact`). */
+export interface CompactionStats {
+  /** When the pass ended (ms since the epoch). */
+  at: number
+  before: { records: number; bytes: number }
+  after: { records: number; bytes: number }
 }
 
 /** Options of one {@link TopicStore.append}. */
@@ -170,7 +182,9 @@ export interface PartitionReader {
  * 0.1.9 roots) to such a store.
  *
  * @remarks
- * - Offsets are dense per partition (0, 1, 2, …) and assigned atomically by `append`.
+ * - Offsets are dense per partition (0, 1, 2, …) and assigned atomically by `append`; a compacted
+ *   topic's (`TopicMeta.compact`) may have gaps once older records of a key are removed, which
+ *   every reader steps over (offsets never change).
  * - `append` may be called from many processes at once; each call's records get consecutive
  *   offsets and are never interleaved with another call's.
  * - Every method throws errors of the `TwainError` tree (`TopicNotFoundError`, `BackendError`, …).
@@ -276,6 +290,10 @@ export interface TopicStore {
   trimBefore(topic: string, partition: number, before: number): Promise<number>
   /** Apply the topic's retention limits now; resolves with how many messages were removed. */
   applyRetention(topic: string): Promise<number>
+  /** Runs one compaction pass over every partition of a compacted topic now (InvalidArgumentError if not compacted). */
+  compact(topic: string): Promise<CompactionStats>
+  /** The stats of the last pass, or undefined when none has run. */
+  lastCompaction(topic: string): Promise<CompactionStats | undefined>
   /**
    * Release every handle, watcher and connection. Idempotent. Afterwards `ping()` is false and every
    * other call (groups included) fails at once with a non-retriable `ClosedError`.

@@ -13,6 +13,7 @@ import { registerProduce } from './produce.js'
 import { registerRepair } from './repair.js'
 import { registerServe } from './serve.js'
 import { registerTail } from './tail.js'
+import { registerTopicsCompact } from './topics-compact.js'
 import { registerTopicsCreate } from './topics-create.js'
 import { registerTopicsDelete } from './topics-delete.js'
 import { registerTopicsDescribe } from './topics-describe.js'
@@ -53,11 +54,14 @@ export function buildProgram(version: string): Command {
     .configureOutput({ outputError: () => undefined }) // `run` prints usage errors as `ERR_USAGE: …`
     .showSuggestionAfterError(true)
 
-  const topics = program.command('topics').description('list, create, describe and delete topics (default: list)')
+  const topics = program
+    .command('topics')
+    .description('list, create, describe, delete and compact topics (default: list)')
   registerTopicsList(topics)
   registerTopicsCreate(topics)
   registerTopicsDescribe(topics)
   registerTopicsDelete(topics)
+  registerTopicsCompact(topics)
   registerProduce(program)
   registerTail(program)
   registerHistory(program)

@@ -14,6 +14,8 @@ interface CreateOptions {
   retentionMaxAge?: number
   retentionMaxBytes?: number
   retentionConsumed?: boolean
+  compact?: boolean
+  tombstoneRetention?: number
 }
 
 function createOptions(opts: CreateOptions): CreateTopicOptions {
@@ -29,13 +31,16 @@ function createOptions(opts: CreateOptions): CreateTopicOptions {
     ...(opts.messageTypes === undefined ? {} : { messageTypes: opts.messageTypes }),
     ...(Object.keys(retention).length === 0 ? {} : { retention }),
     ...(opts.maxMessageBytes === undefined ? {} : { maxMessageBytes: opts.maxMessageBytes }),
+    ...(opts.compact ? { compact: true } : {}),
+    ...(opts.tombstoneRetention === undefined ? {} : { tombstoneRetentionMs: opts.tombstoneRetention }),
   }
 }
 
 /**
  * `twainmq topics create <name> [--partitions n] [--key-type t] [--message-types A,B]
  * [--retention-max-messages n] [--retention-max-age d] [--retention-max-bytes n]
- * [--retention-consumed] [--max-message-bytes n]` (createTopic's options).
+ * [--retention-consumed] [--max-message-bytes n] [--compact [--tombstone-retention d]]`
+ * (createTopic's options).
  */
 export function registerTopicsCreate(topics: Command): void {
   topics
@@ -62,13 +67,20 @@ export function registerTopicsCreate(topics: Command): void {
       'largest message accepted, key + headers + value (1..268435456; default 1048576)',
       intOption(1, 256 * 1024 * 1024),
     )
+    .option('--compact', 'a compacted topic: keep at least the latest message of every key')
+    .option(
+      '--tombstone-retention <duration>',
+      'with --compact: keep a null value (a tombstone) this long: ms, or a number with ms, s, m, h or d (default 1d)',
+      durationOption,
+    )
     .action(async (name: string, opts: CreateOptions, cmd: Command) => {
       const info = await withTwain(cmd, (twain) => twain.createTopic(name, createOptions(opts)))
       const s = info.partitions === 1 ? '' : 's'
       const types = info.messageTypes.length > 0 ? `, message types ${info.messageTypes.join(', ')}` : ''
       const retention = Object.keys(info.retention).length > 0 ? `, retention ${retentionText(info.retention)}` : ''
+      const compacted = info.compact ? ', compacted' : ''
       process.stdout.write(
-        `created topic ${info.name} (${info.partitions} partition${s}, key type ${info.keyType}${types}${retention})\n`,
+        `created topic ${info.name} (${info.partitions} partition${s}, key type ${info.keyType}${types}${retention}${compacted})\n`,
       )
     })
 }

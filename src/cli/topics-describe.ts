@@ -1,5 +1,5 @@
 import type { Command } from 'commander'
-import type { Retention, TopicInfo } from '../index.js'
+import type { Retention, TopicCompaction, TopicInfo } from '../index.js'
 import { formatOption, topicArg } from './arguments.js'
 import { withTwain } from './context.js'
 
@@ -9,6 +9,12 @@ export function retentionText(r: Retention): string {
     .filter(([, v]) => v !== undefined)
     .map(([k, v]) => `${k}=${String(v)}`)
   return parts.length > 0 ? parts.join(', ') : 'keep everything'
+}
+
+/** A pass as `2026-12-05T08:00:00.000Z: 1000 records (52000 bytes) -> 10 records (700 bytes)`. */
+export function compactionText(c: TopicCompaction): string {
+  const side = (s: { records: number; bytes: number }) => `${s.records} records (${s.bytes} bytes)`
+  return `${new Date(c.at).toISOString()}: ${side(c.before)} -> ${side(c.after)}`
 }
 
 /** A readable description: settings, then a start/end/count table per partition. */
@@ -21,6 +27,10 @@ export function describeText(info: TopicInfo): string {
     `retention:         ${retentionText(info.retention)}`,
     `max message bytes: ${info.maxMessageBytes}`,
   ]
+  if (info.compact) {
+    lines.push(`compacted:         yes (tombstones kept ${String(info.tombstoneRetentionMs)} ms)`)
+    lines.push(`last compaction:   ${info.lastCompaction ? compactionText(info.lastCompaction) : '(none yet)'}`)
+  }
   const rows = [
     ['partition', 'start', 'end', 'messages'],
     ...info.offsets.map((o) => [o.partition, o.start, o.end, o.end - o.start].map(String)),

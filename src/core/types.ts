@@ -53,6 +53,34 @@ export interface CreateTopicOptions {
    * @default {} (none)
    */
   attributes?: Record<string, string>
+  /**
+   * A compacted topic: the log keeps, for every key, at least its latest record; older records of
+   * a key are removed in the background (a pass after a segment fills on a directory, or at once
+   * with `twain.compactTopic` / `twainmq topics compact`). Offsets never change, so a compacted
+   * topic's offsets may have gaps, which every reader steps over. A `null` value is a tombstone: it
+   * marks its key deleted and is itself removed once older than `tombstoneRetentionMs`. Not
+   * supported by twainmq-v1 topics.
+   * @default false
+   * @example
+   * ```ts
+   * await twain.createTopic('prices', { keyType: 'string', compact: true })
+   * ```
+   */
+  compact?: boolean
+  /**
+   * How long a tombstone (a `null` value) of a compacted topic is kept after its timestamp, in ms,
+   * so readers behind get to see the deletion; only with `compact: true`.
+   * @default 86400000 (1 day)
+   */
+  tombstoneRetentionMs?: number
+}
+
+/** What one compaction pass did: records and bytes of the topic before and after it. */
+export interface TopicCompaction {
+  /** When the pass ended (ms since the epoch). */
+  at: number
+  before: { records: number; bytes: number }
+  after: { records: number; bytes: number }
 }
 
 /** What `describeTopic` reports. `end` is the next offset to be written. */
@@ -65,6 +93,12 @@ export interface TopicInfo {
   maxMessageBytes: number
   /** The attributes given at creation (`{}` when none). */
   attributes: Record<string, string>
+  /** Whether the topic is compacted (`CreateTopicOptions.compact`). */
+  compact: boolean
+  /** A compacted topic's `tombstoneRetentionMs`; absent for others. */
+  tombstoneRetentionMs?: number
+  /** A compacted topic's last compaction pass; absent when none has run (or the topic is not compacted). */
+  lastCompaction?: TopicCompaction
   offsets: Array<{ partition: number; start: number; end: number }>
 }
 

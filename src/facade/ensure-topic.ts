@@ -4,7 +4,16 @@ import type { CreateTopicOptions, Retention } from '../core/types.js'
 import { topicMetaFrom } from './topic-options.js'
 
 /** The options `ensureTopic` compares, in the order it reports them. */
-const FIELDS = ['partitions', 'keyType', 'messageTypes', 'retention', 'maxMessageBytes', 'attributes'] as const
+const FIELDS = [
+  'partitions',
+  'keyType',
+  'messageTypes',
+  'retention',
+  'maxMessageBytes',
+  'attributes',
+  'compact',
+  'tombstoneRetentionMs',
+] as const
 
 /** Retention as compared: limits that are set, `consumed` only when true. */
 function retentionKey(r: Retention): string {
@@ -32,6 +41,8 @@ function sameField(field: (typeof FIELDS)[number], existing: TopicMeta, wanted: 
       return retentionKey(existing.retention) === retentionKey(wanted.retention)
     case 'attributes':
       return attributesKey(existing) === attributesKey(wanted)
+    case 'compact':
+      return (existing.compact === true) === (wanted.compact === true)
     default:
       return existing[field] === wanted[field]
   }
@@ -50,7 +61,9 @@ function mismatch(
         ? retentionKey(m.retention)
         : field === 'attributes'
           ? attributesKey(m)
-          : JSON.stringify(m[field])
+          : field === 'compact'
+            ? String(m.compact === true)
+            : JSON.stringify(m[field])
     return new InvalidArgumentError(
       `Topic "${wanted.name}" exists with ${field} ${show(existing)}, not ${show(wanted)} as requested: ensureTopic never changes a topic (delete and re-create it, or ask for what it has)`,
     )

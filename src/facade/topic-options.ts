@@ -1,8 +1,8 @@
-import type { TopicMeta } from '../backends/backend.js'
+import type { CompactionStats, TopicMeta } from '../backends/backend.js'
 import { InvalidArgumentError } from '../core/errors.js'
 import { keyCodec } from '../core/keys.js'
 import { checkInt, checkKnownKeys, checkNonNegative, checkTopicName } from '../core/names.js'
-import type { CreateTopicOptions, Retention } from '../core/types.js'
+import type { CreateTopicOptions, Retention, TopicInfo } from '../core/types.js'
 
 const RETENTION_KEYS = new Set(['maxMessages', 'maxAgeMs', 'maxBytes', 'consumed'])
 
@@ -39,6 +39,8 @@ export function topicMetaFrom(name: unknown, options: CreateTopicOptions = {}): 
     'retention',
     'maxMessageBytes',
     'attributes',
+    'compact',
+    'tombstoneRetentionMs',
   ])
   const partitions = checkInt('partitions', options.partitions ?? 1, 1, 10_000)
   const keyType = keyCodec(options.keyType ?? 'u16').type
@@ -60,7 +62,39 @@ export function topicMetaFrom(name: unknown, options: CreateTopicOptions = {}): 
     createdAt: Date.now(),
   }
   if (attributes) meta.attributes = attributes
+  Object.assign(meta, checkCompaction(options))
   return meta
+}
+
+/** A day: how long a tombstone of a compacted topic is kept unless `tombstoneRetentionMs` says otherwise. */
+export const DEFAULT_TOMBSTONE_RETENTION_MS = 86_400_000
+
+/**
+ * Validate `createTopic({ compact, tombstoneRetentionMs })`: the stored fields (both only for a
+ * compacted topic, the retention with its default). Throws `InvalidArgumentError` naming the option.
+ */
+export function checkCompaction(
+  options: Pick<CreateTopicOptions, 'compact' | 'tombstoneRetentionMs'>,
+): Pick<TopicMeta, 'compact' | 'tombstoneRetentionMs'> {
+  const { compact, tombstoneRetentionMs } = options
+  if (compact !== undefined && typeof compact !== 'boolean')
+    throw new InvalidArgumentError(`compact must be a boolean, got ${JSON.stringify(compact)}`)
+  if (compact !== true) {
+    if (tombstoneRetentionMs !== undefined)
+      throw new InvalidArgumentError(
+        `tombstoneRetentionMs (${JSON.stringify(tombstoneRetentionMs)}) applies only to a compacted topic: pass compact: true`,
+      )
+    return {}
+  }
+  return {
+    compact: true,
+    tombstoneRetentionMs: checkInt(
+      'tombstoneRetentionMs',
+      tombstoneRetentionMs ?? DEFAULT_TOMBSTONE_RETENTION_MS,
+      0,
+      Number.MAX_SAFE_INTEGER,
+    ),
+  }
 }
 
 const ATTRIBUTE_NAME = /^[A-Za-z0-9_.:-]{1,100}$/
@@ -92,4 +126,17 @@ export function checkAttributes(a: unknown): Record<string, string> | undefined 
     out[k] = v
   }
   return entries.length === 0 ? undefined : out
+}
+
+/** What `describeTopic` adds for a compacted topic: its tombstone retention and last pass (when one ran). */
+export function compactionInfo(
+  tombstoneRetentionMs: number | undefined,
+  last: CompactionStats | undefined,
+): Pick<TopicInfo, 'tombstoneRetentionMs' | 'lastCompaction'> {
+  return {
+    tombstoneRetentionMs: tombstoneRetentionMs ?? DEFAULT_TOMBSTONE_RETENTION_MS,
+    ...(last === undefined
+      ? {}
+      : { lastCompaction: { at: last.at, before: { ...last.before }, after: { ...last.after } } }),
+  }
 }

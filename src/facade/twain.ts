@@ -11,7 +11,7 @@ import { cachedHash64 } from '../core/hash64.js'
 import { resolveConsumerOptions, type ConsumerOptions } from '../consumer/options.js'
 import type { ConsumerContext } from '../consumer/member-core.js'
 import type { LagRow } from '../telemetry/lag.js'
-import type { CreateTopicOptions, Key, Message, TopicInfo } from '../core/types.js'
+import type { CreateTopicOptions, Key, Message, TopicCompaction, TopicInfo } from '../core/types.js'
 import { ensureTopic } from './ensure-topic.js'
 import { deleteGroup, describeGroup, listGroups, resetGroup } from './group-commands.js'
 import { openBackend } from './open-backend.js'
@@ -22,7 +22,7 @@ import { MessageStream } from '../stream/message-stream.js'
 import { TailSource, checkTailFrom } from '../stream/tail-source.js'
 import { Table, type TableOptions } from '../stream/table.js'
 import type { FileOpenOptions, GroupDescription, HistoryOptions, TailOptions } from './twain-options.js'
-import { topicMetaFrom } from './topic-options.js'
+import { compactionInfo, topicMetaFrom } from './topic-options.js'
 import { observeLag } from '../telemetry/lag.js'
 import type { InstanceTelemetry } from '../telemetry/hooks.js'
 import { Telemetry } from '../telemetry/telemetry.js'
@@ -185,8 +185,25 @@ export class Twain implements AsyncDisposable {
       retention: m.retention,
       maxMessageBytes: m.maxMessageBytes,
       attributes: { ...m.attributes },
+      compact: m.compact === true,
+      ...(m.compact === true ? compactionInfo(m.tombstoneRetentionMs, await this.#store.lastCompaction(name)) : {}),
       offsets,
     }
+  }
+
+  /**
+   * Run one compaction pass over every partition of a compacted topic now (`createTopic(name, {
+   * compact: true })`), beyond the passes that run in the background: older records of each key
+   * are removed, expired tombstones too. Resolves with the topic's records and bytes before and
+   * after it. Throws `InvalidArgumentError` when the topic is not compacted.
+   * @example
+   * ```ts
+   * const { before, after } = await twain.compactTopic('prices')
+   * ```
+   */
+  async compactTopic(name: string): Promise<TopicCompaction> {
+    this.live()
+    return this.#store.compact(checkTopicName(name))
   }
 
   /** Number of messages retained in a topic. */

@@ -39,6 +39,13 @@ export interface Capabilities {
   accessTimes: boolean
   /** `Backend.shared` (shared groups) exists. */
   shared: boolean
+  /**
+   * Compacted topics: 'passes' runs `compact` passes; 'refused': `createTopic` with `compact`
+   * rejects with `InvalidArgumentError` (the twainmq-v1 format keeps every record); 'pending': the
+   * topic is created, `compact` rejects with `InvalidArgumentError` (a backend whose pass is not
+   * written yet).
+   */
+  compaction: 'passes' | 'refused' | 'pending'
 }
 
 /** Options of one instance on a store (file kinds only; Redis ignores them). */
@@ -78,6 +85,7 @@ function fileKind(name: 'file' | 'twainmq-v1'): Kind {
           endOffsets: 'now',
           accessTimes: false,
           shared: false,
+          compaction: 'refused',
         }
       : {
           trim: 'exact',
@@ -88,6 +96,7 @@ function fileKind(name: 'file' | 'twainmq-v1'): Kind {
           endOffsets: 'now',
           accessTimes: true,
           shared: false,
+          compaction: 'passes',
         },
     hooks() {
       afterAll(() => {
@@ -128,6 +137,7 @@ function redisKind(): Kind {
       endOffsets: 'soon',
       accessTimes: true,
       shared: true,
+      compaction: 'pending',
     },
     hooks() {
       beforeAll(async () => {

@@ -263,6 +263,37 @@ export class PartitionAppender {
     return base
   }
 
+  /**
+   * Seal the active segment when it holds frames and open its successor, as a full one is (a
+   * compaction pass reaches only sealed segments: `TopicStore.compact` seals the records sent so
+   * far). Resolves with whether it sealed one.
+   */
+  rollNow(producerId: string): Promise<boolean> {
+    this.pending++
+    const run = this.tail
+      .then(async () => {
+        await this.takeLock()
+        try {
+          this.checkDir()
+          const seg = (this.seg = refresh(this.seg, this.dir, this.topic))
+          if (seg.size === 0) {
+            this.lock.written()
+            return false
+          }
+          this.seg = undefined // on failure, start from the files next time
+          this.seg = roll(seg, this.dir, this.topic, producerId, this.options.fsync === 'always')
+        } catch (e) {
+          this.close()
+          throw e
+        }
+        this.lock.written()
+        return true
+      })
+      .finally(() => this.pending--)
+    this.tail = run.catch(() => undefined)
+    return run
+  }
+
   /** Background fsync for the interval policy. */
   async syncIfDirty(): Promise<void> {
     if (!this.dirty || !this.seg) return

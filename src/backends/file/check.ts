@@ -44,6 +44,8 @@ export interface SegmentCheck {
   afterSeal?: number
   /** The segment ends with a seal naming the segment that follows it (or, if last, the one to create). */
   sealedTo?: number
+  /** The segment a whole seal frame names, right or wrong (see `checkPartition` on merges' leftovers). */
+  sealNames?: number
   /** It is not the last segment, and no correct seal ends it: repair appends one. */
   needsSeal: boolean
   /** The index has entries that do not point at a frame of the offset they name. */
@@ -59,6 +61,8 @@ export interface SegmentCheck {
   keptEnd: number
   /** Offset after every offset that may have been used, lost records included (repair reserves up to it). */
   reserve: number
+  /** Gaps between records frames (removed offsets: a compacted topic's, or a repair's). */
+  gaps: number
   notes: string[]
 }
 
@@ -160,6 +164,8 @@ export function checkSegment(
   base: number,
   following: number | undefined,
   visit?: FrameVisitor,
+  /** A compacted topic's segment: gaps are its removed records, counted (`gaps`), not noted one by one. */
+  compacted = false,
 ): SegmentCheck {
   const path = segmentPath(dir, base)
   const fd = openSync(path, READ_FLAGS)
@@ -179,6 +185,7 @@ export function checkSegment(
       next: base,
       keptEnd: base,
       reserve: base,
+      gaps: 0,
       notes: [],
     }
     const entries = readIndexEntries(indexPath(dir, base), seg.notes)
@@ -200,6 +207,7 @@ export function checkSegment(
       if (typeof f === 'object' && f.ok) {
         const h = f.h
         if (h.flags & FLAG_SEAL) {
+          seg.sealNames = h.baseOffset
           if (following !== undefined && h.baseOffset !== following) {
             damage(pos + h.length, `the seal names segment ${h.baseOffset}, but segment ${following} follows`)
             break
@@ -216,8 +224,10 @@ export function checkSegment(
             `misplaced frame at byte ${pos} (offsets ${range(h.baseOffset, h.baseOffset + h.count)}, from a writer whose lock was broken; readers skip it)`,
           )
         else {
-          if (h.baseOffset > seg.next)
-            seg.notes.push(`gap: offsets ${range(seg.next, h.baseOffset)} missing (before byte ${pos})`)
+          if (h.baseOffset > seg.next) {
+            seg.gaps++
+            if (!compacted) seg.notes.push(`gap: offsets ${range(seg.next, h.baseOffset)} missing (before byte ${pos})`)
+          }
           for (const i of at.get(pos) ?? []) if ((entries?.[i] as [number, number])[0] === h.baseOffset) good.add(i)
           if (h.count > 0) seg.first ??= h.baseOffset
           seg.records += h.count
@@ -298,22 +308,45 @@ export function checkSegment(
   }
 }
 
-/** Check every segment of partition directory `dir`, and its trim mark. */
-export function checkPartition(dir: string, partition: number, topic: string): PartitionCheck {
+/**
+ * Check every segment of partition directory `dir`, and its trim mark. In a `compacted` topic's
+ * partition, gaps between frames are the records compaction removed: one note counts them.
+ */
+export function checkPartition(dir: string, partition: number, topic: string, compacted = false): PartitionCheck {
   const bases = listSegmentsSync(dir, topic)
-  const segments = bases.map((b, i) => checkSegment(dir, b, bases[i + 1]))
+  const leftovers = new Set<number>()
+  const notes: string[] = []
+  const segments = bases.map((b, i) => {
+    const following = bases[i + 1]
+    const seg = checkSegment(dir, b, following, undefined, compacted)
+    const to = seg.sealNames
+    // A compaction merge killed between its rename and its deletions: this seal skips segments
+    // that still hold their records (readers seeking there read them); the next pass deletes them.
+    if (!compacted || following === undefined || to === undefined || to <= following || !bases.includes(to)) return seg
+    for (const skipped of bases.filter((x) => x > b && x < to)) leftovers.add(skipped)
+    notes.push(
+      `segment ${b}'s seal skips segments ${following}..${to - 1}: left over from a compaction merge (the next pass deletes them)`,
+    )
+    return checkSegment(dir, b, to, undefined, compacted)
+  })
+  const counted = segments.filter((s) => !leftovers.has(s.base))
   const last = segments[segments.length - 1]
   const r: PartitionCheck = {
     partition,
     dir,
     segments,
     damage: segments.flatMap((s) => s.damage),
-    notes: segments.flatMap((s) => s.notes),
-    records: segments.reduce((n, s) => n + s.records, 0),
-    first: segments.find((s) => s.first !== undefined)?.first,
+    notes: [...segments.flatMap((s) => s.notes), ...notes],
+    records: counted.reduce((n, s) => n + s.records, 0),
+    first: counted.find((s) => s.first !== undefined)?.first,
     end: last ? Math.max(last.next, last.sealedTo ?? 0) : 0,
   }
   if (bases.length === 0) r.notes.push('no segments (the next append creates the first)')
+  const gaps = counted.reduce((n, s) => n + s.gaps, 0)
+  if (compacted && gaps > 0)
+    r.notes.push(
+      `${gaps} ${gaps === 1 ? 'gap' : 'gaps'} of removed offsets (a compacted topic: older records of their keys)`,
+    )
   let start: number | undefined
   try {
     start = readStartOffsetSync(dir)
@@ -335,7 +368,9 @@ export function checkPartition(dir: string, partition: number, topic: string): P
 /** Check every partition of native topic `topic` under `root`. */
 export async function checkTopic(root: string, topic: string): Promise<PartitionCheck[]> {
   const meta = await readTopicMeta(root, checkTopicName(topic))
-  return Array.from({ length: meta.partitions }, (_, p) => checkPartition(partitionDir(root, topic, p), p, topic))
+  return Array.from({ length: meta.partitions }, (_, p) =>
+    checkPartition(partitionDir(root, topic, p), p, topic, meta.compact === true),
+  )
 }
 
 /** `a..b` for the offsets [a, b) (inclusive on print), `a` for one. */

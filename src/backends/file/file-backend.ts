@@ -4,6 +4,7 @@ import type { FsyncPolicy } from '../../core/types.js'
 import { TopicNotFoundError } from '../../core/errors.js'
 import type {
   AppendOptions,
+  CompactionStats,
   IdempotentResult,
   OutputSource,
   SourcePosition,
@@ -176,6 +177,13 @@ export class FileBackend implements Backend {
     const meta = await this.getTopic(topic)
     if (meta.retention.consumed) removed += await trimConsumed(this, this.admin, topic, meta.partitions)
     return removed
+  }
+
+  async compact(topic: string): Promise<CompactionStats> {
+    return this.at(topic).compact(topic)
+  }
+  async lastCompaction(topic: string): Promise<CompactionStats | undefined> {
+    return this.at(topic).lastCompaction(topic)
   }
 
   async ping(): Promise<boolean> {

@@ -7,6 +7,7 @@ import { join } from 'node:path'
  *   <root>/<topic>/<partition>/<baseOffset 20 digits>.seg   (+ .idx sparse index, .tix time index)
  *   <root>/<topic>/<partition>/start   logical start offset after a trim
  *   <root>/<topic>/<partition>/sources.json   checkpoint of a processor's outputs' sources (source-appends.ts)
+ *   <root>/<topic>/<partition>/compaction.json   a compacted topic's last pass over the partition (compactor.ts)
  *   <root>/<topic>/<partition>.lock    append lock (pid, token, time); outside the partition
  *                                      directory so taking it does not wake that directory's watchers
  *   <root>/__groups/<group>/…          consumer-group state

@@ -4,6 +4,7 @@ import { keyCodec } from '../../core/keys.js'
 import type { FsyncPolicy } from '../../core/types.js'
 import type {
   AppendOptions,
+  CompactionStats,
   IdempotentResult,
   OutputSource,
   PartitionOffsets,
@@ -19,6 +20,7 @@ import type { RecordInput } from '../record.js'
 import { IdAppends } from './id-appends.js'
 import { SourceAppends } from './source-appends.js'
 import { lastAccessSync, markAccessSync } from './access-time.js'
+import { Compactor, lastCompactionOf } from './compactor.js'
 import { FdPool } from './fd-pool.js'
 import { partitionDir, topicFile } from './layout.js'
 import { applyPartitionRetention, partitionEndSync, partitionSpanSync, trimPartition } from './partition-span.js'
@@ -40,6 +42,9 @@ export interface NativeStoreOptions {
   maxOpenFiles?: number
 }
 
+/** Producer id of the seals `compact` writes. */
+const COMPACTION_PRODUCER = 'twainmq-compaction'
+
 /** The frame as this store made it (`frames.frame`); another store's frame is refused. */
 function ownFrame(topic: string, frame: TextFrame): NativeTextFrame {
   if (!(frame instanceof NativeTextFrame))
@@ -57,6 +62,7 @@ export class NativeStore implements TopicStore {
   private readonly segmentBytes: number
   private syncTimer: NodeJS.Timeout | undefined
   private readonly readers = new OpenReaders()
+  private readonly compactor: Compactor
   private readonly idAppends = new IdAppends({
     appendVia: (topic, partition, write) => this.appendVia(topic, partition, write),
     openRawReader: (topic, partition, from) => this.openFileReader(topic, partition, from),
@@ -77,6 +83,7 @@ export class NativeStore implements TopicStore {
     this.fsync = options.fsync ?? 'never'
     this.segmentBytes = options.segmentBytes ?? 64 * 1024 * 1024
     this.pool = new FdPool(options.maxOpenFiles ?? 512)
+    this.compactor = new Compactor(this.segmentBytes)
     this.appenders = new PooledAppenders(this.pool, { segmentBytes: this.segmentBytes, fsync: this.fsync })
     if (typeof this.fsync === 'number') {
       this.syncTimer = setInterval(() => {
@@ -253,7 +260,10 @@ export class NativeStore implements TopicStore {
     if (!a.rolled) return
     a.rolled = false
     void this.getTopic(topic)
-      .then((m) => applyPartitionRetention(a.dir, topic, m.retention))
+      .then(async (m) => {
+        await applyPartitionRetention(a.dir, topic, m.retention)
+        this.compactor.afterRoll(a.dir, topic, m)
+      })
       .catch(() => undefined)
   }
 
@@ -302,6 +312,35 @@ export class NativeStore implements TopicStore {
     return removed
   }
 
+  async compact(topic: string): Promise<CompactionStats> {
+    const meta = await this.getTopic(topic)
+    if (meta.compact !== true)
+      throw new InvalidArgumentError(`Topic "${topic}" is not compacted (create it with compact: true to compact it)`)
+    const stats: CompactionStats = { at: 0, before: { records: 0, bytes: 0 }, after: { records: 0, bytes: 0 } }
+    for (let p = 0; p < meta.partitions; p++) {
+      const dir = partitionDir(this.root, topic, p)
+      // Seal what was sent so far: a pass reaches only sealed segments.
+      await this.appenders
+        .run(dir, topic, p, (a) => a.rollNow(COMPACTION_PRODUCER))
+        .catch((e: unknown) => {
+          throw this.missing(topic, e)
+        })
+      const done = await this.compactor.pass(dir, topic, meta)
+      for (const k of ['before', 'after'] as const) {
+        stats[k].records += done[k].records
+        stats[k].bytes += done[k].bytes
+      }
+    }
+    stats.at = Date.now()
+    return stats
+  }
+
+  async lastCompaction(topic: string): Promise<CompactionStats | undefined> {
+    const meta = await this.getTopic(topic)
+    if (meta.compact !== true) return undefined
+    return lastCompactionOf(Array.from({ length: meta.partitions }, (_, p) => partitionDir(this.root, topic, p)))
+  }
+
   private forget(topic: string): void {
     this.metas.delete(topic)
     this.appenders.forgetTopic(topic)
@@ -315,6 +354,7 @@ export class NativeStore implements TopicStore {
     this.idAppends.close()
     this.sourceAppends.close()
     await this.readers.closeAll()
+    await this.compactor.close()
     await this.appenders.close()
   }
 }

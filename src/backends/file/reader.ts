@@ -99,7 +99,9 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
       const start = this.changes.trimmedTo()
       if (start !== undefined && start > this.next) this.seek(this.next)
     }
-    for (let hops = 0; out.length < max && hops < 64; hops++) {
+    // Up to 64 windows or segments per read once it has records; one with none yet goes on until it
+    // finds some or the end: `[]` means "nothing now", also past a compacted topic's emptied segments.
+    for (let hops = 0; out.length < max && (hops < 64 || out.length === 0); hops++) {
       if (this.fh === undefined && !this.reopen()) return out
       const fd = this.fh as number
       // Parse from the bytes already read when `pos` is inside them (re-reading a window per read of a few hundred messages would multiply the I/O).

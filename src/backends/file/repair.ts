@@ -37,17 +37,25 @@ const CHUNK = 1 << 20
  * Appenders of other processes wait for the lock meanwhile and then see the new files (they
  * notice the replaced inode); readers holding the old file open keep seeing the old bytes.
  */
-export async function repairPartition(dir: string, partition: number, topic: string): Promise<string[]> {
-  if (checkPartition(dir, partition, topic).damage.length === 0) return []
+export async function repairPartition(
+  dir: string,
+  partition: number,
+  topic: string,
+  compacted = false,
+): Promise<string[]> {
+  if (checkPartition(dir, partition, topic, compacted).damage.length === 0) return []
   const lock = new PartitionLock(lockFile(dir))
   await lock.acquire()
   const actions: string[] = []
   try {
     // Again under the lock: a writer may have appended since the first look.
-    const r = checkPartition(dir, partition, topic)
+    const r = checkPartition(dir, partition, topic, compacted)
     const stamp = new Date().toISOString().replace(/[-:.]/g, '')
     r.segments.forEach((seg, i) => {
-      const following = r.segments[i + 1]?.base
+      // A seal naming a later segment than the next is a compaction merge's (its leftovers between).
+      const sealed = seg.sealedTo
+      const following =
+        sealed !== undefined && r.segments.some((x) => x.base === sealed) ? sealed : r.segments[i + 1]?.base
       const rewrite = seg.damage.some((d) => d.kind === 'frames')
       if (rewrite) rewriteSegment(dir, seg, following, lock, stamp, actions)
       if (rewrite || seg.indexDamaged || seg.timeIndexDamaged) rebuildIndexes(dir, seg, following, stamp, actions)
@@ -75,7 +83,10 @@ export async function repairTopic(
   const meta = await readTopicMeta(root, checkTopicName(topic))
   const out: Array<{ partition: number; actions: string[] }> = []
   for (let p = 0; p < meta.partitions; p++)
-    out.push({ partition: p, actions: await repairPartition(partitionDir(root, topic, p), p, topic) })
+    out.push({
+      partition: p,
+      actions: await repairPartition(partitionDir(root, topic, p), p, topic, meta.compact === true),
+    })
   return out
 }
 

@@ -118,6 +118,10 @@ export function parseTopicMeta(text: string, file: string, name: string): TopicM
   ) {
     throw bad(`"attributes" is ${JSON.stringify(attributes)}`)
   }
+  if (j.compact !== undefined && typeof j.compact !== 'boolean') throw bad(`"compact" is ${JSON.stringify(j.compact)}`)
+  const tombstones = j.tombstoneRetentionMs
+  if (tombstones !== undefined && (!Number.isSafeInteger(tombstones) || (tombstones as number) < 0))
+    throw bad(`"tombstoneRetentionMs" is ${JSON.stringify(tombstones)}`)
   return {
     name,
     partitions: j.partitions as number,
@@ -127,6 +131,8 @@ export function parseTopicMeta(text: string, file: string, name: string): TopicM
     maxMessageBytes: j.maxMessageBytes as number,
     createdAt: j.createdAt,
     ...(attributes === undefined ? {} : { attributes: attributes as Record<string, string> }),
+    ...(j.compact === true ? { compact: true } : {}),
+    ...(tombstones === undefined ? {} : { tombstoneRetentionMs: tombstones as number }),
   }
 }
 

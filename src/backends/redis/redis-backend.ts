@@ -4,6 +4,7 @@ import { closedError, closedGuard } from '../closed-guard.js'
 import type {
   AppendOptions,
   Backend,
+  CompactionStats,
   IdempotentResult,
   OutputSource,
   SourcePosition,
@@ -368,6 +369,19 @@ export class RedisBackend implements Backend {
     let removed = await this.retention.apply(meta)
     if (meta.retention.consumed) removed += await trimConsumed(this.retention, this.admin, topic, meta.partitions)
     return removed
+  }
+
+  /** Compaction on Redis comes with its own pass (not on this branch): refused plainly until then. */
+  async compact(topic: string): Promise<CompactionStats> {
+    this.live(`compact "${topic}"`)
+    await this.topics.get(topic)
+    throw new InvalidArgumentError(`Compaction of topic "${topic}" is not supported by the Redis backend yet`)
+  }
+
+  async lastCompaction(topic: string): Promise<CompactionStats | undefined> {
+    this.live(`describe the compaction of "${topic}"`)
+    await this.topics.get(topic)
+    return undefined
   }
 
   async ping(): Promise<boolean> {

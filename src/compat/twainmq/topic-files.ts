@@ -31,6 +31,11 @@ export async function createTopicFiles(root: string, meta: TopicMeta): Promise<v
       `Topic attributes are not supported by the twainmq-v1 format (topic "${meta.name}" asked for ${JSON.stringify(meta.attributes)})`,
     )
   }
+  if (meta.compact === true) {
+    throw new InvalidArgumentError(
+      `Compacted topics (compact: true) are not supported by the twainmq-v1 format (topic "${meta.name}"): TwainMQ keeps every record`,
+    )
+  }
   const dir = join(root, meta.name)
   makeDirs(root, 'the store directory')
   try {

@@ -5,6 +5,7 @@ import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import type { FsyncPolicy } from '../../core/types.js'
 import type {
   AppendOptions,
+  CompactionStats,
   IdempotentResult,
   PartitionOffsets,
   PartitionReader,
@@ -286,6 +287,19 @@ export class TwainmqStore implements TopicStore {
   async applyRetention(topic: string): Promise<number> {
     this.state(topic)
     return 0 // TwainMQ topics have no retention limits
+  }
+
+  /** TwainMQ topics are never compacted (`createTopicFiles` refuses `compact`). */
+  async compact(topic: string): Promise<CompactionStats> {
+    this.state(topic)
+    throw new InvalidArgumentError(
+      `Topic "${topic}" is not compacted: the twainmq-v1 format has no compacted topics (it keeps every record)`,
+    )
+  }
+
+  async lastCompaction(topic: string): Promise<CompactionStats | undefined> {
+    this.state(topic)
+    return undefined
   }
 
   private forget(topic: string): void {

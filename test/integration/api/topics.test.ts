@@ -33,6 +33,7 @@ describe('topics', () => {
       retention: {},
       maxMessageBytes: 1024 * 1024,
       attributes: {},
+      compact: false,
       offsets: [{ partition: 0, start: 0, end: 0 }],
     })
     expect(await store.twain.describeTopic('orders')).toEqual(info)

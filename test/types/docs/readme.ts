@@ -34,11 +34,23 @@ export async function block2(): Promise<void> {
   })
   await twain.ensureTopic('events', { partitions: 4, keyType: 'u32' })   // exists with these: fine
   await twain.listTopics()              // ['events', …]
-  await twain.describeTopic('events')   // { name, partitions, keyType, …, attributes, offsets: [{ partition, start, end }] }
+  await twain.describeTopic('events')   // { name, partitions, keyType, …, attributes, compact, offsets: [{ partition, start, end }] }
   await twain.length('events')          // messages retained
   await twain.trim('events', { maxMessages: 1000 })        // keep the newest 1000 per partition
   await twain.trim('events', { before: { 0: 500 } })        // drop offsets < 500 of partition 0
   await twain.deleteTopic('events')
+}
+
+// README.md, ts block of "Compacted topics"
+export async function blockCompacted(): Promise<void> {
+  await twain.createTopic('prices', { keyType: 'string', compact: true, tombstoneRetentionMs: 86_400_000 })
+  const prices = twain.producer<number | null, string>('prices')
+  await prices.send('apple', 120)
+  await prices.send('apple', 125)       // 'apple' at 120 goes at the next pass
+  await prices.send('pear', null)       // a tombstone: 'pear' is deleted
+  const { before, after } = await twain.compactTopic('prices')   // a pass now: records and bytes before and after
+  const info = await twain.describeTopic('prices')               // { …, compact: true, tombstoneRetentionMs, lastCompaction }
+  console.log(before, after, info)
 }
 
 // README.md, ts block 3
