@@ -17,6 +17,17 @@ export interface TopicMeta {
   createdAt: number
   /** Application attributes (`CreateTopicOptions.attributes`); absent when none were given. */
   attributes?: Record<string, string>
+  /** Keep at least the latest record of every key; older ones are removed in the background. Default false. */
+  compact?: boolean
+  /** How long a tombstone (null value) of a compacted topic is kept, in ms. Default 86_400_000. */
+  tombstoneRetentionMs?: number
+}
+
+export interface CompactionStats {
+  /** When the pass ended (ms since the epoch). */
+  at: number
+  before: { records: number; bytes: number }
+  after: { records: number; bytes: number }
 }
 
 /** Options of one {@link TopicStore.append}. */
@@ -276,6 +287,10 @@ export interface TopicStore {
   trimBefore(topic: string, partition: number, before: number): Promise<number>
   /** Apply the topic's retention limits now; resolves with how many messages were removed. */
   applyRetention(topic: string): Promise<number>
+  /** Runs one compaction pass over every partition of a compacted topic now (InvalidArgumentError if not compacted). */
+  compact(topic: string): Promise<CompactionStats>
+  /** The stats of the last pass, or undefined when none has run. */
+  lastCompaction(topic: string): Promise<CompactionStats | undefined>
   /**
    * Release every handle, watcher and connection. Idempotent. Afterwards `ping()` is false and every
    * other call (groups included) fails at once with a non-retriable `ClosedError`.

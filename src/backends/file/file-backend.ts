@@ -3,6 +3,7 @@ import { makeDirs } from './make-dirs.js'
 import type { FsyncPolicy } from '../../core/types.js'
 import { TopicNotFoundError } from '../../core/errors.js'
 import type {
+  CompactionStats,
   AppendOptions,
   IdempotentResult,
   OutputSource,
@@ -176,6 +177,15 @@ export class FileBackend implements Backend {
     const meta = await this.getTopic(topic)
     if (meta.retention.consumed) removed += await trimConsumed(this, this.admin, topic, meta.partitions)
     return removed
+  }
+
+  /** Compaction of file topics is not on this branch. */
+  async compact(topic: string): Promise<CompactionStats> {
+    throw new Error(`Compaction of "${topic}" is not implemented on this branch`)
+  }
+
+  async lastCompaction(_topic: string): Promise<CompactionStats | undefined> {
+    return undefined
   }
 
   async ping(): Promise<boolean> {

@@ -3,6 +3,7 @@ import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import { keyCodec } from '../../core/keys.js'
 import type { FsyncPolicy } from '../../core/types.js'
 import type {
+  CompactionStats,
   AppendOptions,
   IdempotentResult,
   OutputSource,
@@ -291,6 +292,15 @@ export class NativeStore implements TopicStore {
   async trimBefore(topic: string, partition: number, before: number): Promise<number> {
     await this.getTopic(topic)
     return trimPartition(partitionDir(this.root, topic, partition), topic, before)
+  }
+
+  /** Compaction of file topics is not on this branch. */
+  async compact(topic: string): Promise<CompactionStats> {
+    throw new Error(`Compaction of "${topic}" is not implemented on this branch`)
+  }
+
+  async lastCompaction(_topic: string): Promise<CompactionStats | undefined> {
+    return undefined
   }
 
   async applyRetention(topic: string): Promise<number> {

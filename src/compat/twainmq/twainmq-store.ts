@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import type { FsyncPolicy } from '../../core/types.js'
 import type {
+  CompactionStats,
   AppendOptions,
   IdempotentResult,
   PartitionOffsets,
@@ -281,6 +282,15 @@ export class TwainmqStore implements TopicStore {
     throw new InvalidArgumentError(
       `Trimming is not supported by the twainmq-v1 format (topic "${topic}"): TwainMQ keeps every day chunk`,
     )
+  }
+
+  /** Compaction of file topics is not on this branch. */
+  async compact(topic: string): Promise<CompactionStats> {
+    throw new Error(`Compaction of "${topic}" is not implemented on this branch`)
+  }
+
+  async lastCompaction(_topic: string): Promise<CompactionStats | undefined> {
+    return undefined
   }
 
   async applyRetention(topic: string): Promise<number> {
