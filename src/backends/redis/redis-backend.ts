@@ -4,6 +4,7 @@ import { closedError, closedGuard } from '../closed-guard.js'
 import type {
   AppendOptions,
   Backend,
+  CompactionStats,
   IdempotentResult,
   OutputSource,
   SourcePosition,
@@ -16,6 +17,7 @@ import { trimConsumed } from '../trim-consumed.js'
 import { checkIdempotent, type RecordInput } from '../record.js'
 import { checkSourced, withSourceHeaders } from '../source-table.js'
 import { RedisAppender } from './appender.js'
+import { RedisCompaction } from './compaction.js'
 import { redisError, type Client, type RedisTarget } from './connection.js'
 import { RedisGroupAdmin } from './redis-group-admin.js'
 import { openClient, openWriter } from './open-client.js'
@@ -41,6 +43,8 @@ export interface RedisBackendOptions {
   replicaAcks?: number
   /** How long a send waits for `replicaAcks` replicas, from when its append is taken, before it rejects with a `TimeoutError` (failovers included). @default 2000 */
   replicaAckTimeoutMs?: number
+  /** How often this process compacts, in the background, the compacted topics it appends to or reads. @default 30000 */
+  compactEveryMs?: number
 }
 
 /** How often (per topic) appends apply `maxAgeMs` / `maxBytes` retention. */
@@ -73,6 +77,7 @@ export class RedisBackend implements Backend {
   private readonly appender: RedisAppender
   private readonly watchers: RedisWatchers
   private readonly retention: RedisRetention
+  private readonly compaction: RedisCompaction
   private readonly notifier: GroupNotifier
   private readonly readers = new Set<RedisPartitionReader>()
   private readonly retainedAt = new Map<string, number>()
@@ -97,6 +102,13 @@ export class RedisBackend implements Backend {
     this.watchers = new RedisWatchers(client, this.keys)
     this.retention = new RedisRetention(client, this.scripts, this.keys)
     this.notifier = new GroupNotifier(client)
+    this.compaction = new RedisCompaction(
+      client,
+      this.scripts,
+      this.keys,
+      (t) => this.topics.get(t),
+      options.compactEveryMs,
+    )
     const confirm = options.replicaAcks
       ? new DeliveryConfirm(client, { replicas: options.replicaAcks, timeoutMs: options.replicaAckTimeoutMs ?? 2000 })
       : undefined
@@ -232,6 +244,7 @@ export class RedisBackend implements Backend {
       throw e
     }
     this.retainSoon(topic, meta)
+    if (meta.compact) this.compaction.track(meta)
     return base
   }
 
@@ -306,6 +319,7 @@ export class RedisBackend implements Backend {
       throw e
     }
     this.retainSoon(topic, meta)
+    if (meta.compact) this.compaction.track(meta)
     return results
   }
 
@@ -335,6 +349,7 @@ export class RedisBackend implements Backend {
       partition,
       keyCodec(meta.keyType),
       from,
+      meta.compact === true,
       {
         recent: () => this.watchers.recent(topic, partition),
         rollback: () => this.watchers.rollback(topic, partition),
@@ -342,6 +357,7 @@ export class RedisBackend implements Backend {
       (r) => this.readers.delete(r),
     )
     this.readers.add(reader)
+    if (meta.compact) this.compaction.track(meta)
     return reader
   }
 
@@ -370,6 +386,16 @@ export class RedisBackend implements Backend {
     return removed
   }
 
+  async compact(topic: string): Promise<CompactionStats> {
+    this.live(`compact "${topic}"`)
+    return this.compaction.compact(await this.topics.get(topic))
+  }
+
+  async lastCompaction(topic: string): Promise<CompactionStats | undefined> {
+    this.live(`read the compaction of "${topic}"`)
+    return this.compaction.last(await this.topics.get(topic))
+  }
+
   async ping(): Promise<boolean> {
     if (this.closing) return false
     let timer: NodeJS.Timeout | undefined
@@ -389,6 +415,7 @@ export class RedisBackend implements Backend {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.appender.close()
+      this.compaction.close()
       this.watchers.close()
       this.notifier.close()
       this.shared.close()

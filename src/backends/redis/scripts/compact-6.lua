@@ -1,0 +1,117 @@
+-- One bounded step of a compaction pass over a partition of a compacted topic (docs/format.md,
+-- "Compacted topics on Redis"). The partition's entries are looked at once each, in offset order,
+-- from a cursor kept in the state hash: an entry whose key has an older entry removes that one
+-- (XDEL: the offsets of the rest never change), and becomes its key's latest in the key index. Once
+-- the cursor reaches the end, tombstones (a null value) seen at least ARGV[2] ms ago go too. Each
+-- call is atomic and looks at most ARGV[1] entries; a pass is calls until one answers done. Calls of
+-- two processes may interleave: they share the cursor, so each entry is looked at once.
+-- KEYS[1] partition stream  KEYS[2] end  KEYS[3] start
+-- KEYS[4] key index (hash: 'k' .. key -> "<offset> <bytes> <1 if a tombstone else 0>"; the field ''
+--         is a placeholder that keeps it existing)
+-- KEYS[5] tombstones (sorted set: offset -> ms it was seen; the member '' at +inf is a placeholder)
+-- KEYS[6] state (hash: cur = next offset to look at, from = the start the index was built from,
+--         n / b = records and their bytes in [from, cur), rn / rb = records and bytes removed since
+--         the last pass ended; at, bn, bb, an, ab = the last pass's end and its counts before and after)
+-- ARGV[1] most entries to look at (and tombstones to remove)  ARGV[2] tombstone retention (ms)
+-- Returns {0, n, b} while the pass goes on; at its end {1, n, b, at, before records, before bytes}.
+-- Error NOTOPIC when the partition does not exist. An entry without a record (not twainmq's) stays.
+local call, sub, fmt, match, unpack = redis.call, string.sub, string.format, string.match, struct.unpack
+local kstream, kend, kstart, kidx, ktomb, kstate = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local budget, keep = tonumber(ARGV[1]), tonumber(ARGV[2])
+local e = call('GET', kend)
+if not e then return redis.error_reply('NOTOPIC partition does not exist') end
+e = tonumber(e)
+local s = tonumber(call('GET', kstart) or '0')
+local st = call('HMGET', kstate, 'cur', 'from', 'n', 'b', 'rn', 'rb')
+local cur, from = tonumber(st[1] or '0'), tonumber(st[2] or '0')
+local n, b, rn, rb = tonumber(st[3] or '0'), tonumber(st[4] or '0'), tonumber(st[5] or '0'), tonumber(st[6] or '0')
+if s > from or cur > e or cur < s then
+  -- Trimmed since the index was built (its counts include entries now gone): build it again.
+  call('UNLINK', kidx, ktomb)
+  call('HSET', kidx, '', '-')
+  call('ZADD', ktomb, '+inf', '')
+  cur, from, n, b = s, s, 0, 0
+end
+local t = call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+-- The record of an entry's fields (r first, as append-5.lua writes them).
+local function record_of(f)
+  if f and f[1] == 'r' then return f[2] end
+  if f then for k = 1, #f, 2 do if f[k] == 'r' then return f[k + 1] end end end
+  return nil
+end
+-- The index field of a record's key (record layout: backends/record-codec.ts, length prefix included).
+local function key_of(r)
+  return 'k' .. sub(r, 19, 18 + unpack('<I2', r, 15))
+end
+-- Whether a record's value is null: JSON (kind 2) or a typed value (kind 3) whose text is `null`.
+local function is_tombstone(r)
+  local kind = string.byte(r, 13)
+  if kind ~= 2 and kind ~= 3 then return false end
+  local q = 19 + unpack('<I2', r, 15) + string.byte(r, 14)
+  for _ = 1, unpack('<I2', r, 17) do q = q + 6 + unpack('<I2', r, q) + unpack('<I4', r, q + 2) end
+  return sub(r, q) == 'null'
+end
+
+local spent, caught = 0, false
+if cur < e then
+  local res = call('XRANGE', kstream, fmt('%d-1', cur), '+', 'COUNT', budget)
+  spent = #res
+  for i = 1, #res do
+    local id = res[i][1]
+    local o = tonumber(sub(id, 1, -3))
+    local r = record_of(res[i][2])
+    if r then
+      local key = key_of(r)
+      local old = call('HGET', kidx, key)
+      if old then
+        local oo, ob, ot = match(old, '^(%d+) (%d+) (%d)$')
+        if call('XDEL', kstream, oo .. '-1') == 1 then
+          n, b, rn, rb = n - 1, b - tonumber(ob), rn + 1, rb + tonumber(ob)
+        end
+        if ot == '1' then call('ZREM', ktomb, oo) end
+      end
+      local tomb = is_tombstone(r)
+      call('HSET', kidx, key, fmt('%d %d %s', o, #r, tomb and '1' or '0'))
+      if tomb then call('ZADD', ktomb, now, fmt('%d', o)) end
+      n, b = n + 1, b + #r
+    end
+    cur = o + 1
+  end
+  -- Fewer than asked: none left below the end.
+  if #res < budget then cur, caught = e, true end
+else
+  caught = true
+end
+
+local done = false
+if caught then
+  local limit = math.max(budget - spent, 1)
+  local due = call('ZRANGEBYSCORE', ktomb, '-inf', now - keep, 'LIMIT', 0, limit)
+  for i = 1, #due do
+    local o = due[i]
+    if o ~= '' then
+      local id = o .. '-1'
+      local ent = call('XRANGE', kstream, id, id)[1]
+      local r = ent and record_of(ent[2])
+      if r then
+        local key = key_of(r)
+        local latest = call('HGET', kidx, key)
+        if latest and match(latest, '^(%d+) ') == o then call('HDEL', kidx, key) end
+        call('XDEL', kstream, id)
+        n, b, rn, rb = n - 1, b - #r, rn + 1, rb + #r
+      end
+      call('ZREM', ktomb, o)
+    end
+  end
+  done = #due < limit
+end
+
+if done then
+  call('HSET', kstate, 'cur', cur, 'from', from, 'n', n, 'b', b, 'rn', 0, 'rb', 0,
+    'at', now, 'bn', n + rn, 'bb', b + rb, 'an', n, 'ab', b)
+  return {1, n, b, now, n + rn, b + rb}
+end
+call('HSET', kstate, 'cur', cur, 'from', from, 'n', n, 'b', b, 'rn', rn, 'rb', rb)
+return {0, n, b}
