@@ -11,9 +11,9 @@ export const DEFAULT_TOMBSTONE_RETENTION_MS = 86_400_000
 export const COMPACT_EVERY_MS = 30_000
 /**
  * Entries one compaction script call looks at: each call is atomic, so this bounds how long Redis
- * is busy with it (about a millisecond per 500 entries on a laptop), whatever the partition's size.
+ * is busy with it, whatever the partition's size.
  */
-const STEP = 1000
+export const COMPACT_STEP = 1000
 
 /** One partition's pass, as its last script call answered. */
 interface PartitionPass {
@@ -48,6 +48,7 @@ export class RedisCompaction {
     private readonly keys: RedisKeys,
     private readonly meta: (topic: string) => Promise<TopicMeta>,
     private readonly everyMs = COMPACT_EVERY_MS,
+    private readonly step = COMPACT_STEP,
   ) {}
 
   /** A compacted topic this process uses: compact it in the background from now on (others are ignored). */
@@ -114,7 +115,7 @@ export class RedisCompaction {
     for (;;) {
       let r: Awaited<ReturnType<Scripts['call']>>
       try {
-        r = await this.scripts.call('compact', keys, [STEP, keep])
+        r = await this.scripts.call('compact', keys, [this.step, keep])
       } catch (e) {
         if (e instanceof Error && e.message.startsWith('NOTOPIC'))
           throw new TopicNotFoundError(`Topic "${meta.name}" (partition ${p}) does not exist`)

@@ -45,6 +45,8 @@ export interface RedisBackendOptions {
   replicaAckTimeoutMs?: number
   /** How often this process compacts, in the background, the compacted topics it appends to or reads. @default 30000 */
   compactEveryMs?: number
+  /** Entries one compaction script call looks at (each call is atomic). @default 1000 */
+  compactStep?: number
 }
 
 /** How often (per topic) appends apply `maxAgeMs` / `maxBytes` retention. */
@@ -108,6 +110,7 @@ export class RedisBackend implements Backend {
       this.keys,
       (t) => this.topics.get(t),
       options.compactEveryMs,
+      options.compactStep,
     )
     const confirm = options.replicaAcks
       ? new DeliveryConfirm(client, { replicas: options.replicaAcks, timeoutMs: options.replicaAckTimeoutMs ?? 2000 })
