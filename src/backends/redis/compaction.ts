@@ -13,7 +13,7 @@ export const COMPACT_EVERY_MS = 30_000
  * Entries one compaction script call looks at: each call is atomic, so this bounds how long Redis
  * is busy with it, whatever the partition's size.
  */
-export const COMPACT_STEP = 1000
+export const COMPACT_STEP = 500
 
 /** One partition's pass, as its last script call answered. */
 interface PartitionPass {

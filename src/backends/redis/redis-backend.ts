@@ -45,7 +45,7 @@ export interface RedisBackendOptions {
   replicaAckTimeoutMs?: number
   /** How often this process compacts, in the background, the compacted topics it appends to or reads. @default 30000 */
   compactEveryMs?: number
-  /** Entries one compaction script call looks at (each call is atomic). @default 1000 */
+  /** Entries one compaction script call looks at (each call is atomic; at most 2000). @default 500 */
   compactStep?: number
 }
 

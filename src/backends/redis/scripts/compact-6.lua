@@ -12,12 +12,13 @@
 -- KEYS[6] state (hash: cur = next offset to look at, from = the start the index was built from,
 --         n / b = records and their bytes in [from, cur), rn / rb = records and bytes removed since
 --         the last pass ended; at, bn, bb, an, ab = the last pass's end and its counts before and after)
--- ARGV[1] most entries to look at (and tombstones to remove)  ARGV[2] tombstone retention (ms)
+-- ARGV[1] most entries to look at (and tombstones to remove; at most 2000)  ARGV[2] tombstone retention (ms)
 -- Returns {0, n, b} while the pass goes on; at its end {1, n, b, at, before records, before bytes}.
 -- Error NOTOPIC when the partition does not exist. An entry without a record (not twainmq's) stays.
-local call, sub, fmt, match, unpack = redis.call, string.sub, string.format, string.match, struct.unpack
+local call, sub, fmt, match, u = redis.call, string.sub, string.format, string.match, struct.unpack
 local kstream, kend, kstart, kidx, ktomb, kstate = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local budget, keep = tonumber(ARGV[1]), tonumber(ARGV[2])
+-- At most 2000 entries a call: a step's commands take their arguments from one Lua unpack each.
+local budget, keep = math.min(tonumber(ARGV[1]), 2000), tonumber(ARGV[2])
 local e = call('GET', kend)
 if not e then return redis.error_reply('NOTOPIC partition does not exist') end
 e = tonumber(e)
@@ -43,14 +44,14 @@ local function record_of(f)
 end
 -- The index field of a record's key (record layout: backends/record-codec.ts, length prefix included).
 local function key_of(r)
-  return 'k' .. sub(r, 19, 18 + unpack('<I2', r, 15))
+  return 'k' .. sub(r, 19, 18 + u('<I2', r, 15))
 end
 -- Whether a record's value is null: JSON (kind 2) or a typed value (kind 3) whose text is `null`.
 local function is_tombstone(r)
   local kind = string.byte(r, 13)
   if kind ~= 2 and kind ~= 3 then return false end
-  local q = 19 + unpack('<I2', r, 15) + string.byte(r, 14)
-  for _ = 1, unpack('<I2', r, 17) do q = q + 6 + unpack('<I2', r, q) + unpack('<I4', r, q + 2) end
+  local q = 19 + u('<I2', r, 15) + string.byte(r, 14)
+  for _ = 1, u('<I2', r, 17) do q = q + 6 + u('<I2', r, q) + u('<I4', r, q + 2) end
   return sub(r, q) == 'null'
 end
 
@@ -58,27 +59,57 @@ local spent, caught = 0, false
 if cur < e then
   local res = call('XRANGE', kstream, fmt('%d-1', cur), '+', 'COUNT', budget)
   spent = #res
+  -- The step's entries by key: a key seen twice in the step keeps its last entry; the earlier ones go.
+  local order, last, gone, goneBytes = {}, {}, {}, 0
   for i = 1, #res do
     local id = res[i][1]
     local o = tonumber(sub(id, 1, -3))
     local r = record_of(res[i][2])
     if r then
       local key = key_of(r)
-      local old = call('HGET', kidx, key)
-      if old then
-        local oo, ob, ot = match(old, '^(%d+) (%d+) (%d)$')
-        if call('XDEL', kstream, oo .. '-1') == 1 then
-          n, b, rn, rb = n - 1, b - tonumber(ob), rn + 1, rb + tonumber(ob)
-        end
-        if ot == '1' then call('ZREM', ktomb, oo) end
+      local prev = last[key]
+      if prev then
+        gone[#gone + 1] = prev.id
+        goneBytes = goneBytes + prev.size
+        n, b = n - 1, b - prev.size
+      else
+        order[#order + 1] = key
       end
-      local tomb = is_tombstone(r)
-      call('HSET', kidx, key, fmt('%d %d %s', o, #r, tomb and '1' or '0'))
-      if tomb then call('ZADD', ktomb, now, fmt('%d', o)) end
+      last[key] = {id = id, o = o, size = #r, tomb = is_tombstone(r)}
       n, b = n + 1, b + #r
     end
     cur = o + 1
   end
+  -- Their keys' latest entries before this step: removed (one command each for the whole step).
+  local fields, tombsGone, tombsNew = {}, {}, {}
+  if #order > 0 then
+    local olds = call('HMGET', kidx, unpack(order))
+    for i = 1, #order do
+      local key, old = order[i], olds[i]
+      if old then
+        local oo, ob, ot = match(old, '^(%d+) (%d+) (%d)$')
+        gone[#gone + 1] = oo .. '-1'
+        goneBytes = goneBytes + tonumber(ob)
+        n, b = n - 1, b - tonumber(ob)
+        if ot == '1' then tombsGone[#tombsGone + 1] = oo end
+      end
+      local l = last[key]
+      fields[#fields + 1] = key
+      fields[#fields + 1] = fmt('%d %d %s', l.o, l.size, l.tomb and '1' or '0')
+      if l.tomb then
+        tombsNew[#tombsNew + 1] = now
+        tombsNew[#tombsNew + 1] = fmt('%d', l.o)
+      end
+    end
+    call('HSET', kidx, unpack(fields))
+  end
+  if #gone > 0 then
+    -- Every entry the index names exists (a trim rebuilds it), so all of them are removed.
+    call('XDEL', kstream, unpack(gone))
+    rn, rb = rn + #gone, rb + goneBytes
+  end
+  if #tombsGone > 0 then call('ZREM', ktomb, unpack(tombsGone)) end
+  if #tombsNew > 0 then call('ZADD', ktomb, unpack(tombsNew)) end
   -- Fewer than asked: none left below the end.
   if #res < budget then cur, caught = e, true end
 else
