@@ -1,7 +1,7 @@
 // The Redis compaction script (scripts/compact-6.lua) against a model, on a real redis-server: any
-// sequence of puts, deletes (null values, tombstones) and compaction steps of any size, with
+// sequence of puts, deletes (null values, tombstones), trims and compaction steps of any size, with
 // tombstones kept forever or not at all. After every step: every record still stored is the one
-// sent at its offset, the latest record of every key that is not a tombstone is there, and the end
+// sent at its offset, the latest record of every key that is neither a tombstone nor trimmed is there, and the end
 // offset only grows. After a whole pass: exactly the latest record of every key is stored (tombstones
 // included when kept, none when not), and the pass's counts are the stored records and bytes.
 import fc from 'fast-check'
@@ -13,7 +13,7 @@ import { open, type Twain } from '../src/index.js'
 import { topicMeta } from '../test/contract/fixture.js'
 import { RedisServer } from '../test/helpers/redis-server.js'
 
-type Op = { put: string; value: string | null } | { step: number }
+type Op = { put: string; value: string | null } | { step: number } | { trim: number }
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   {
@@ -22,6 +22,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.record({ put: fc.constantFrom('a', 'b', 'c', 'd', ''), value: fc.constant(null) }) },
   { weight: 2, arbitrary: fc.record({ step: fc.integer({ min: 1, max: 5 }) }) },
+  { weight: 1, arbitrary: fc.record({ trim: fc.nat({ max: 4 }) }) },
 )
 
 describe('Redis compaction script (property, real redis-server)', () => {
@@ -60,6 +61,7 @@ describe('Redis compaction script (property, real redis-server)', () => {
         const latest = new Map<string, number>()
         const producer = twain.producer<string | null>(topic)
         let end = 0
+        let start = 0
         const stored = async (): Promise<Map<number, string | null>> => {
           const out = new Map<number, string | null>()
           for await (const m of twain.history<string | null>(topic)) {
@@ -74,10 +76,14 @@ describe('Redis compaction script (property, real redis-server)', () => {
             expect(r.offset).toBe(sent.length)
             sent.push({ key: op.put, value: op.value })
             latest.set(op.put, r.offset)
+          } else if ('trim' in op) {
+            start = Math.min(sent.length, start + op.trim)
+            await store.trimBefore(topic, 0, start)
           } else {
             await step(op.step)
             const now = await stored()
-            for (const [, offset] of latest) if (sent[offset]?.value !== null) expect(now.has(offset)).toBe(true)
+            for (const [, offset] of latest)
+              if (offset >= start && sent[offset]?.value !== null) expect(now.has(offset)).toBe(true)
           }
           const e = (await store.offsets(topic))[0]?.end as number
           expect(e).toBeGreaterThanOrEqual(end)
@@ -89,7 +95,7 @@ describe('Redis compaction script (property, real redis-server)', () => {
         expect(Number(last[0])).toBe(1)
         const now = await stored()
         const expected = [...latest.values()]
-          .filter((o) => keepTombstones || sent[o]?.value !== null)
+          .filter((o) => o >= start && (keepTombstones || sent[o]?.value !== null))
           .sort((a, b) => a - b)
         expect([...now.keys()]).toEqual(expected)
         const stats = await store.lastCompaction(topic)

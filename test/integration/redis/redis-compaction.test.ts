@@ -194,6 +194,42 @@ describe.each(kinds)('compacted topics on $name', (kind) => {
     expect(await historyOf(ctx.twain, 'c')).toEqual(['k2="r3"@17', 'k3="r3"@18', 'k4="new"@20'])
   })
 
+  it('a pass ends while appends go on trimming the topic (maxMessages: a window of many steps)', async () => {
+    const target = parseTarget(ctx.store.target) as { url: string; cluster: boolean }
+    const store = await RedisBackend.connect(target, {
+      prefix: ctx.store.prefix,
+      clientId: 'trimmed',
+      compactEveryMs: 3_600_000,
+      compactStep: 50,
+    })
+    try {
+      const meta = topicMeta('r', { keyType: 'string', compact: true, retention: { maxMessages: 400 } })
+      await store.createTopic(meta)
+      const TOTAL = 20_000
+      let appended = 0
+      const writer = (async () => {
+        while (appended < TOTAL) {
+          const batch = Array.from({ length: 20 }, (_, j) => ({ key: `k${(appended + j) % 1000}`, value: 'v' }))
+          await store.append('r', 0, records(meta, batch), 'w')
+          appended += 20
+        }
+      })()
+      await until(() => appended >= 1000, 20_000, 'the window full')
+      const stats = await store.compact('r')
+      // It ended while the appends (each trimming the start) went on, not once they stopped.
+      expect(appended).toBeLessThan(TOTAL)
+      expect(stats.after.records).toBeLessThanOrEqual(420)
+      await writer
+      const last = await store.compact('r')
+      expect(last.after.records).toBe(400) // the window holds 400 distinct keys, each once
+      expect((await readAll(store, 'r', 1)).map((m) => m.offset)).toEqual(
+        Array.from({ length: 400 }, (_, i) => TOTAL - 400 + i),
+      )
+    } finally {
+      await store.close()
+    }
+  }, 60_000)
+
   it('background passes of two processes sending to one topic leave the latest record of every key', async () => {
     const prefix = ctx.store.prefix as string
     const target = parseTarget(ctx.store.target) as { url: string; cluster: boolean }

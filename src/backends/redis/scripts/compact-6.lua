@@ -9,9 +9,12 @@
 -- KEYS[4] key index (hash: 'k' .. key -> "<offset> <bytes> <1 if a tombstone else 0>"; the field ''
 --         is a placeholder that keeps it existing)
 -- KEYS[5] tombstones (sorted set: offset -> ms it was seen; the member '' at +inf is a placeholder)
--- KEYS[6] state (hash: cur = next offset to look at, from = the start the index was built from,
---         n / b = records and their bytes in [from, cur), rn / rb = records and bytes removed since
---         the last pass ended; at, bn, bb, an, ab = the last pass's end and its counts before and after)
+-- KEYS[6] state (hash: cur = next offset to look at, n / b = the index's records and their bytes,
+--         from = the start below which the index names nothing, cln / to = the cursor of a sweep of the
+--         index under way and the start it sweeps below, rn / rb = records and bytes removed since the
+--         last pass ended; at, bn, bb, an, ab = the last pass's end and its counts before and after)
+-- A trim (retention, trim()) leaves index entries naming removed entries: a sweep removes them a
+-- step at a time, alongside the looking at new entries, so trims that never stop do not stop passes.
 -- ARGV[1] most entries to look at (and tombstones to remove; at most 2000)  ARGV[2] tombstone retention (ms)
 -- Returns {0, n, b} while the pass goes on; at its end {1, n, b, at, before records, before bytes}.
 -- Error NOTOPIC when the partition does not exist. An entry without a record (not twainmq's) stays.
@@ -23,16 +26,18 @@ local e = call('GET', kend)
 if not e then return redis.error_reply('NOTOPIC partition does not exist') end
 e = tonumber(e)
 local s = tonumber(call('GET', kstart) or '0')
-local st = call('HMGET', kstate, 'cur', 'from', 'n', 'b', 'rn', 'rb')
+local st = call('HMGET', kstate, 'cur', 'from', 'n', 'b', 'rn', 'rb', 'cln', 'to')
 local cur, from = tonumber(st[1] or '0'), tonumber(st[2] or '0')
 local n, b, rn, rb = tonumber(st[3] or '0'), tonumber(st[4] or '0'), tonumber(st[5] or '0'), tonumber(st[6] or '0')
-if s > from or cur > e or cur < s then
-  -- Trimmed since the index was built (its counts include entries now gone): build it again.
+local cln, cto = st[7] or '0', tonumber(st[8] or '0')
+if cur > e then
+  -- The state is past the log (only a hand-made change does that: a rollback restores both): start over.
   call('UNLINK', kidx, ktomb)
   call('HSET', kidx, '', '-')
   call('ZADD', ktomb, '+inf', '')
-  cur, from, n, b = s, s, 0, 0
+  cur, from, n, b, cln = s, s, 0, 0, '0'
 end
+if cur < s then cur = s end -- entries never looked at were trimmed
 local t = call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
@@ -53,6 +58,26 @@ local function is_tombstone(r)
   local q = 19 + u('<I2', r, 15) + string.byte(r, 14)
   for _ = 1, u('<I2', r, 17) do q = q + 6 + u('<I2', r, q) + u('<I4', r, q + 2) end
   return sub(r, q) == 'null'
+end
+
+-- A trim moved the start past index entries (their entries are gone): a sweep of the index (HSCAN,
+-- a step at a time, cursor `cln`) removes those below `to`, the start when it began, and their counts.
+if cln == '0' and s > from then cto = s end
+if cln ~= '0' or s > from then
+  local r = call('HSCAN', kidx, cln, 'COUNT', budget)
+  cln = r[1]
+  local kv, stale, tombs = r[2], {}, {}
+  for i = 1, #kv, 2 do
+    local oo, ob, ot = match(kv[i + 1], '^(%d+) (%d+) (%d)$')
+    if oo and tonumber(oo) < s then
+      stale[#stale + 1] = kv[i]
+      n, b = n - 1, b - tonumber(ob)
+      if ot == '1' then tombs[#tombs + 1] = oo end
+    end
+  end
+  if #stale > 0 then call('HDEL', kidx, unpack(stale)) end
+  if #tombs > 0 then call('ZREM', ktomb, unpack(tombs)) end
+  if cln == '0' then from = cto end
 end
 
 local spent, caught = 0, false
@@ -88,8 +113,10 @@ if cur < e then
       local key, old = order[i], olds[i]
       if old then
         local oo, ob, ot = match(old, '^(%d+) (%d+) (%d)$')
-        gone[#gone + 1] = oo .. '-1'
-        goneBytes = goneBytes + tonumber(ob)
+        if tonumber(oo) >= s then
+          gone[#gone + 1] = oo .. '-1'
+          goneBytes = goneBytes + tonumber(ob)
+        end -- else trimmed already: only its counts go
         n, b = n - 1, b - tonumber(ob)
         if ot == '1' then tombsGone[#tombsGone + 1] = oo end
       end
@@ -104,7 +131,7 @@ if cur < e then
     call('HSET', kidx, unpack(fields))
   end
   if #gone > 0 then
-    -- Every entry the index names exists (a trim rebuilds it), so all of them are removed.
+    -- Every entry the index names at or past the start exists, so all of them are removed.
     call('XDEL', kstream, unpack(gone))
     rn, rb = rn + #gone, rb + goneBytes
   end
@@ -136,13 +163,15 @@ if caught then
       call('ZREM', ktomb, o)
     end
   end
-  done = #due < limit
+  done = #due < limit and cln == '0'
 end
 
 if done then
-  call('HSET', kstate, 'cur', cur, 'from', from, 'n', n, 'b', b, 'rn', 0, 'rb', 0,
-    'at', now, 'bn', n + rn, 'bb', b + rb, 'an', n, 'ab', b)
-  return {1, n, b, now, n + rn, b + rb}
+  -- Every entry left is its key's latest: the records are the stream's length.
+  local len = call('XLEN', kstream)
+  call('HSET', kstate, 'cur', cur, 'from', from, 'n', n, 'b', b, 'rn', 0, 'rb', 0, 'cln', cln, 'to', cto,
+    'at', now, 'bn', len + rn, 'bb', b + rb, 'an', len, 'ab', b)
+  return {1, len, b, now, len + rn, b + rb}
 end
-call('HSET', kstate, 'cur', cur, 'from', from, 'n', n, 'b', b, 'rn', rn, 'rb', rb)
+call('HSET', kstate, 'cur', cur, 'from', from, 'n', n, 'b', b, 'rn', rn, 'rb', rb, 'cln', cln, 'to', cto)
 return {0, n, b}
