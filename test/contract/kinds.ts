@@ -41,11 +41,9 @@ export interface Capabilities {
   shared: boolean
   /**
    * Compacted topics: 'passes' runs `compact` passes; 'refused': `createTopic` with `compact`
-   * rejects with `InvalidArgumentError` (the twainmq-v1 format keeps every record); 'pending': the
-   * topic is created, `compact` rejects with `InvalidArgumentError` (a backend whose pass is not
-   * written yet).
+   * rejects with `InvalidArgumentError` (the twainmq-v1 format keeps every record).
    */
-  compaction: 'passes' | 'refused' | 'pending'
+  compaction: 'passes' | 'refused'
 }
 
 /** Options of one instance on a store (file kinds only; Redis ignores them). */
@@ -137,7 +135,7 @@ function redisKind(): Kind {
       endOffsets: 'soon',
       accessTimes: true,
       shared: true,
-      compaction: 'pending',
+      compaction: 'passes',
     },
     hooks() {
       beforeAll(async () => {

@@ -83,6 +83,26 @@ export class RedisKeys {
     return `${this.stream(topic, partition)}:src:${source.replace(/ /g, '|')}`
   }
 
+  /** HASH: a compacted topic's key index of the partition (scripts/compact-6.lua): `k<key>` → `<offset> <bytes> <tombstone 0|1>`. */
+  compactIndex(topic: string, partition: number): string {
+    return `${this.stream(topic, partition)}:cidx`
+  }
+
+  /** SORTED SET: a compacted topic's tombstones in the partition still kept: offset → ms the compaction first saw it. */
+  compactTombstones(topic: string, partition: number): string {
+    return `${this.stream(topic, partition)}:ctomb`
+  }
+
+  /** HASH: where compaction of the partition stands and its last pass's counts (scripts/compact-6.lua). */
+  compactState(topic: string, partition: number): string {
+    return `${this.stream(topic, partition)}:cstate`
+  }
+
+  /** STRING: a process compacting the partition in the background holds it (SET NX PX) so others skip it. */
+  compactLease(topic: string, partition: number): string {
+    return `${this.stream(topic, partition)}:clease`
+  }
+
   /** HASH: a group's state for one partition: owner, epoch, expires, committed. */
   partitionGroup(topic: string, partition: number, group: string): string {
     return `${this.stream(topic, partition)}:g:${group}`
@@ -99,6 +119,10 @@ export class RedisKeys {
       this.ids(topic, partition),
       this.idsBefore(topic, partition),
       this.sources(topic, partition),
+      this.compactIndex(topic, partition),
+      this.compactTombstones(topic, partition),
+      this.compactState(topic, partition),
+      this.compactLease(topic, partition),
     ]
   }
 

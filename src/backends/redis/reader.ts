@@ -92,6 +92,8 @@ export class RedisPartitionReader implements PartitionReader {
     readonly partition: number,
     private readonly codec: KeyCodec,
     from: number,
+    /** The topic is compacted: its offsets have gaps, so every read asks for each entry's offset. */
+    private readonly sparse: boolean,
     private readonly watcher: WatcherView,
     private readonly onClose: (r: RedisPartitionReader) => void,
   ) {
@@ -209,14 +211,15 @@ export class RedisPartitionReader implements PartitionReader {
     let asked = a?.count ?? count
     if (blob.length === 0 || !isFull(blob, parseHeader(blob).count, asked)) {
       asked = count
-      blob = await this.fetch(from, count, false)
+      blob = await this.fetch(from, count, this.sparse)
     }
     if (this.closed || blob.length === 0) {
       this.streak = 0
       return { out: [], more: false }
     }
     let h = parseHeader(blob)
-    if (h.last - h.first + 1 !== h.count) {
+    if (this.sparse) h.ids = true
+    else if (h.last - h.first + 1 !== h.count) {
       // Not dense (only if someone deleted entries by hand): ask for an offset per entry.
       blob = await this.fetch(from, asked, true)
       if (this.closed || blob.length === 0) return { out: [], more: false }
@@ -224,7 +227,7 @@ export class RedisPartitionReader implements PartitionReader {
     }
     this.streak = isFull(blob, h.count, asked) ? this.streak + 1 : 0
     if (this.streak >= 2) {
-      const ahead = { from: h.last + 1, count: READ_MAX, blob: this.fetch(h.last + 1, READ_MAX, false) }
+      const ahead = { from: h.last + 1, count: READ_MAX, blob: this.fetch(h.last + 1, READ_MAX, this.sparse) }
       ahead.blob.catch(() => undefined) // used (or dropped) by the next read
       this.ahead = ahead
     }

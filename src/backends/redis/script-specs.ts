@@ -12,6 +12,7 @@ export const SCRIPT_KEYS = {
   read: 1,
   'offset-for-time': 3,
   trim: 3,
+  compact: 6,
   'create-topic': 1,
   'topic-ready': 1,
   'member-join': 3,
@@ -108,6 +109,11 @@ export interface ScriptSpecs {
   read: { args: [from: number, count: number, ids: '0' | '1', maxBytes: number | '']; reply: Buffer }
   'offset-for-time': { args: [time: number]; reply: number }
   trim: { args: [before: number]; reply: number }
+  compact: {
+    args: [most: number, tombstoneRetentionMs: number]
+    /** `[0, records, bytes]` while the pass goes on; at its end `[1, records, bytes, at, records before, bytes before]`. */
+    reply: [done: number, records: number, bytes: number, at?: number, recordsBefore?: number, bytesBefore?: number]
+  }
   'create-topic': { args: [token: string, now: number, abandonedMs: number, ...fields: string[]]; reply: number }
   'topic-ready': { args: [token: string]; reply: number }
   'member-join': {

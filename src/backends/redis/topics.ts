@@ -51,6 +51,8 @@ export class RedisTopics {
       'createdAt',
       String(meta.createdAt),
       ...(meta.attributes ? ['attributes', JSON.stringify(meta.attributes)] : []),
+      ...(meta.compact ? ['compact', '1'] : []),
+      ...(meta.tombstoneRetentionMs === undefined ? [] : ['tombstoneRetentionMs', String(meta.tombstoneRetentionMs)]),
     ]
     const tags = placeTopic(this.client, meta.name, meta.partitions)
     if (tags) fields.push('tags', JSON.stringify(tags))
@@ -68,7 +70,11 @@ export class RedisTopics {
         Array.from({ length: meta.partitions }, async (_, p) => {
           const stale = await this.allKeysOf(meta.name, p, groups)
           // Leftovers of an interrupted delete go first; `end` = 0 then marks the partition as existing.
-          return Promise.all([this.client.del(...stale), ...this.initPartition(meta.name, p, token)])
+          return Promise.all([
+            this.client.del(...stale),
+            ...this.initPartition(meta.name, p, token),
+            ...(meta.compact ? this.initCompaction(meta.name, p) : []),
+          ])
         }),
       )
       const ready = await this.scripts.call('topic-ready', [this.keys.meta(meta.name)], [token])
@@ -101,6 +107,15 @@ export class RedisTopics {
       this.client.hset(this.keys.ids(topic, p), '', '0 0'),
       this.client.hset(this.keys.idsBefore(topic, p), '', '-'),
       this.client.set(this.keys.end(topic, p), '0'),
+    ]
+  }
+
+  /** A compacted topic's partition: the keys the compaction script names, present from the start as the others are. */
+  private initCompaction(topic: string, p: number): Array<Promise<unknown>> {
+    return [
+      this.client.hset(this.keys.compactIndex(topic, p), '', '-'),
+      this.client.zadd(this.keys.compactTombstones(topic, p), '+inf', ''),
+      this.client.hset(this.keys.compactState(topic, p), 'cur', '0', 'from', '0'),
     ]
   }
 
@@ -185,6 +200,8 @@ export class RedisTopics {
         maxMessageBytes: Number(h.maxMessageBytes),
         createdAt: Number(h.createdAt),
         ...(h.attributes === undefined ? {} : { attributes: JSON.parse(h.attributes) as Record<string, string> }),
+        ...(h.compact === '1' ? { compact: true } : {}),
+        ...(h.tombstoneRetentionMs === undefined ? {} : { tombstoneRetentionMs: Number(h.tombstoneRetentionMs) }),
       }
       this.keys.place(name, h.tags === undefined ? undefined : (JSON.parse(h.tags) as string[]))
     } catch (cause) {

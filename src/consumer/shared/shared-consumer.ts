@@ -195,13 +195,18 @@ export class SharedConsumer<V = unknown, K extends Key = Key>
         {
           lost: (entries) => ledger.onLost(entries),
           rolledBack: (rollback, entries) => ledger.onRolledBack(rollback, entries),
+          // Entries of a compacted topic go while pending by design (a newer record of their key came):
+          // only the others are reported.
           trimmed: (entries) =>
-            core.emitError(
-              new TwainError(
-                `Entries ${refs(entries)} of shared group "${opts.group}" were trimmed from their partition while pending: acknowledged, not delivered`,
-                { code: 'ERR_ENTRY_TRIMMED' },
-              ),
-            ),
+            void notCompacted(core.backend, entries).then((rest) => {
+              if (rest.length > 0)
+                core.emitError(
+                  new TwainError(
+                    `Entries ${refs(rest)} of shared group "${opts.group}" were trimmed from their partition while pending: acknowledged, not delivered`,
+                    { code: 'ERR_ENTRY_TRIMMED' },
+                  ),
+                )
+            }),
           committed: (offsets) => {
             core.events.emit('commit', offsets)
             core.retention.committed()
@@ -266,4 +271,18 @@ export class SharedConsumer<V = unknown, K extends Key = Key>
     if (this.#parts.length) core.events.emit('revoked', this.assignments())
     core.finishShutdown()
   }
+}
+
+/** The entries not of a compacted topic (a topic that cannot be read counts as not compacted). */
+async function notCompacted<E extends { topic: string }>(backend: Backend, entries: readonly E[]): Promise<E[]> {
+  const compacted = new Map<string, boolean>()
+  for (const t of new Set(entries.map((e) => e.topic)))
+    compacted.set(
+      t,
+      await backend.getTopic(t).then(
+        (m) => m.compact === true,
+        () => false,
+      ),
+    )
+  return entries.filter((e) => compacted.get(e.topic) !== true)
 }
