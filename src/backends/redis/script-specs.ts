@@ -106,7 +106,7 @@ export interface ScriptSpecs {
     reply: [base: number, applied: number, ...indexAndOffset: number[]]
   }
   read: { args: [from: number, count: number, ids: '0' | '1', maxBytes: number | '']; reply: Buffer }
-  'offset-for-time': { args: [time: number]; reply: number }
+  'offset-for-time': { args: [time: number, scanFrom: number | '']; reply: [offset: number, done: number] }
   trim: { args: [before: number]; reply: number }
   'create-topic': { args: [token: string, now: number, abandonedMs: number, ...fields: string[]]; reply: number }
   'topic-ready': { args: [token: string]; reply: number }
