@@ -24,13 +24,20 @@ local now
 if ARGV[8] and ARGV[8] ~= '' and ARGV[8] ~= v[1] then return redis.error_reply('CONFLICT ' .. v[1]) end
 local base = tonumber(v[1])
 -- #include append-inc.lua
-local unpack, fmt = struct.unpack, string.format
+local pid, sub, unpack, fmt = ARGV[5], string.sub, struct.unpack, string.format
 -- #include append-max.lua
 local blob = ARGV[7]
 local pos, size, n = 1, #blob, 0
 while pos <= size do
   local len = unpack('<I4', blob, pos)
-  add_record(fmt('%d-1', base + n), blob, pos, len)
+  -- add_record (append-max.lua), inline on this path
+  local rec, ts = sub(blob, pos, pos + 3 + len), len >= 8 and unpack('<d', blob, pos + 4) or runmax
+  if ts >= runmax then
+    runmax = ts
+    call('XADD', kstream, fmt('%d-1', base + n), 'r', rec, 'p', pid)
+  else
+    call('XADD', kstream, fmt('%d-1', base + n), 'r', rec, 'p', pid, 'm', fmt('%.17g', runmax))
+  end
   pos = pos + 4 + len
   n = n + 1
 end
