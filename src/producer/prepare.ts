@@ -130,7 +130,15 @@ export class Preparer {
     let headers = item.headers === undefined ? undefined : checkHeaders(item.headers)
     // An id given as `id` or as the header itself (the header alone is an id too).
     const id = item.id ?? headers?.[ID_HEADER]
-    if (id !== undefined) headers = withId(id, headers)
+    if (id !== undefined) {
+      // A directory store judges a stored id's age by its record's timestamp (id-table.ts): an
+      // event time there would put it outside the window, and a retry would be stored again.
+      if (at !== undefined)
+        throw new InvalidArgumentError(
+          `A send with an id (${JSON.stringify(id)}) cannot give its own timestamp (${at instanceof Date ? at.toISOString() : String(at)}): ids are remembered by the time their message is stored; send one or the other`,
+        )
+      headers = withId(id, headers)
+    }
     let kind: ValueKind
     let bytes: Buffer | string
     let length: number

@@ -48,7 +48,8 @@ export interface SendOptions {
    * The message's event time: ms since the epoch (a finite number ≥ 0, fractions allowed) or a
    * `Date`, stored as its `timestamp`; anything else is an `InvalidArgumentError`. Timestamps need
    * not grow with offsets: reads `from: { time }` start at the first offset whose timestamp is at
-   * or after the time, and retention by age removes only what is older (see the README).
+   * or after the time, and retention by age removes only what is older (see the README). Not
+   * with `id` (refused: an id is remembered by the time its message is stored).
    * @default the time the message is appended
    * @example producer.send(key, reading, { timestamp: reading.measuredAt })
    */

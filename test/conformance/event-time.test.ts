@@ -76,6 +76,10 @@ describe.each(kindsWithCompat())('event time on $name', (kind) => {
         { key: 2, value: 'x', timestamp: -5 },
       ]),
     ).rejects.toThrow(/timestamp .*got -5/)
+    // An id is remembered by the time its message is stored: not with an event time.
+    await expect(p.send(1, 'x', { id: 'a', timestamp: T0 })).rejects.toThrow(
+      /with an id \("a"\) cannot give its own timestamp/,
+    )
     expect((await twain.describeTopic('t')).offsets).toEqual([{ partition: 0, start: 0, end: 0 }])
   })
 
