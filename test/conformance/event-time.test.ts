@@ -139,4 +139,22 @@ describe.each(kindsWithCompat())('event time on $name', (kind) => {
       await c.close()
     }
   })
+
+  if (kind.caps.headers)
+    it("a processor's outputs keep the timestamp they are sent with (event time through a pipeline)", async () => {
+      const { twain } = ctx
+      await fillStamped(twain)
+      await twain.createTopic('out')
+      const proc = twain.processor<string>('t', { group: 'p' })
+      try {
+        const got = await within(take(proc, 7), 10_000, '7 inputs')
+        for (const m of got) {
+          await m.send('out', m.key, m.value, { timestamp: m.timestamp })
+          m.ack()
+        }
+      } finally {
+        await proc.close()
+      }
+      expect((await take(twain.history('out'), 7)).map((m) => m.timestamp)).toEqual(STAMPS)
+    })
 })
