@@ -3,8 +3,9 @@ import { InvalidArgumentError as CommanderArgError, Option } from 'commander'
 import { InvalidArgumentError, UnknownMessageTypeError, type Key } from '../index.js'
 import { intOption, topicArg, typeNameOption } from './arguments.js'
 import { InvalidJsonError, LineError, LinesSkippedError, sendUntilBad } from './bad-lines.js'
-import { parseKey, withTwain } from './context.js'
+import { UsageError, parseKey, withTwain } from './context.js'
 import { pumpLines, type PumpResult } from './line-pump.js'
+import { timeOption } from './time-arguments.js'
 
 interface ProduceOptions {
   key?: string
@@ -13,12 +14,16 @@ interface ProduceOptions {
   header: Record<string, string>
   partition?: number
   skipBad?: boolean
+  timestamp?: number
+  timestampField?: string
 }
 
 /** A stdin line: its value, or (with `--skip-bad`) why it has none. */
 interface Line {
   lineNo: number
   value?: unknown
+  /** From `--timestamp-field`. */
+  timestamp?: number
   error?: unknown
 }
 
@@ -39,11 +44,32 @@ function parseJson(line: string): unknown {
 }
 
 /**
+ * The event time in field `field` of a JSON line's value: ms since the epoch, or an ISO 8601 date
+ * or date-time string (`2026-12-01T10:00:00Z`). Anything else, or no such field, refuses the line.
+ */
+function timestampOf(value: unknown, field: string): number {
+  const v =
+    value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)[field]
+      : undefined
+  if (typeof v === 'number') return v // checked by send(): finite, ≥ 0
+  if (typeof v === 'string') {
+    const ms = /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : Number.NaN
+    if (!Number.isNaN(ms)) return ms
+  }
+  throw new InvalidArgumentError(
+    `--timestamp-field ${JSON.stringify(field)}: expected ms since the epoch or an ISO 8601 date in the line's field "${field}", got ${v === undefined ? 'no such field' : JSON.stringify(v)}`,
+  )
+}
+
+/**
  * `twainmq produce <topic> [--key k] [--json | --type T] [--header name=value]… [--partition p]
- * [--skip-bad]`: one message per stdin line (empty lines are skipped), all with the same key:
+ * [--timestamp <time> | --timestamp-field <field>] [--skip-bad]`: one message per stdin line (empty lines are skipped), all with the same key:
  * `--key`, parsed for the topic's key type (u64 as a bigint), or 0 / "" without it. A bad line
  * (not JSON, too large) stops it, after every line before it was written; with `--skip-bad` each
  * bad line is reported and skipped, and the exit code is 1 at the end. Prints `produced N messages`.
+ * Each message's timestamp is the append time, or `--timestamp` (one time for all), or with
+ * `--json` the field `--timestamp-field` names in each line (ms or an ISO date; the value is sent whole).
  */
 export function registerProduce(program: Command): void {
   program
@@ -62,6 +88,15 @@ export function registerProduce(program: Command): void {
         .default({}, 'none'),
     )
     .option('-p, --partition <p>', "write to this partition instead of the key's", intOption(0))
+    .option(
+      '--timestamp <time>',
+      'event time of every message: an ISO 8601 date or date-time (2026-12-01T10:00:00Z) or ms since the epoch (default: the append time)',
+      timeOption,
+    )
+    .option(
+      '--timestamp-field <field>',
+      "with --json: each message's event time is this field of its line (ms since the epoch or an ISO 8601 date)",
+    )
     .option(
       '--skip-bad',
       'report a bad line (not JSON, too large) on stderr and go on; exit 1 at the end if any was skipped',
@@ -91,12 +126,19 @@ export function registerProduce(program: Command): void {
           ...(type === undefined ? {} : { type }),
           ...(Object.keys(opts.header).length > 0 ? { headers: opts.header } : {}),
           ...(opts.partition === undefined ? {} : { partition: opts.partition }),
+          ...(opts.timestamp === undefined ? {} : { timestamp: opts.timestamp }),
         }
         const json = opts.json === true || type !== undefined
+        const field = opts.timestampField
+        if (field !== undefined && !json)
+          throw new UsageError('--timestamp-field reads a field of each JSON line: add --json (or --type)')
+        if (field !== undefined && opts.timestamp !== undefined)
+          throw new UsageError('--timestamp and --timestamp-field exclude each other: give one')
         const parse = (line: string, lineNo: number): Line => {
           if (!json) return { lineNo, value: line }
           try {
-            return { lineNo, value: parseJson(line) }
+            const value = parseJson(line)
+            return field === undefined ? { lineNo, value } : { lineNo, value, timestamp: timestampOf(value, field) }
           } catch (e) {
             if (opts.skipBad) return { lineNo, error: e }
             throw new LineError(lineNo, e)
@@ -105,7 +147,14 @@ export function registerProduce(program: Command): void {
         if (process.stdin.isTTY)
           process.stderr.write(`reading messages for ${topic} from stdin, one per line; end with Ctrl-D\n`)
         const producer = twain.producer(topic)
-        const sendBatch = (lines: Line[]) => producer.sendBatch(lines.map((l) => ({ ...common, value: l.value })))
+        const sendBatch = (lines: Line[]) =>
+          producer.sendBatch(
+            lines.map((l) =>
+              l.timestamp === undefined
+                ? { ...common, value: l.value }
+                : { ...common, value: l.value, timestamp: l.timestamp },
+            ),
+          )
         // A chunk of lines, in order: the good runs in one batch each, each bad line stops it or is skipped.
         const sendLines = async (lines: Line[]) => {
           const progress = { sent: 0 }

@@ -78,6 +78,30 @@ export function durationOption(value: string): number {
   return ms
 }
 
+/**
+ * `groups reset --to-time`: an ISO 8601 date or date-time, ms since the epoch, or a time relative to
+ * now: a minus sign and a duration (`-1h`, `-30m`, `-2d`, `-1500ms`).
+ */
+export function pastTimeOption(value: string): number {
+  const v = value.trim()
+  if (v.startsWith('-')) {
+    let ms: number
+    try {
+      ms = durationOption(v.slice(1))
+    } catch {
+      throw new CommanderArgError('expected -<duration> such as -30m, -1h, -2d (units ms, s, m, h, d)')
+    }
+    return Date.now() - ms
+  }
+  try {
+    return timeOption(v)
+  } catch {
+    throw new CommanderArgError(
+      'expected an ISO 8601 date (2026-12-01, 2026-12-01T10:00:00Z), ms since the epoch, or a time before now (-30m, -1h, -2d)',
+    )
+  }
+}
+
 /** How a tail start reads in the `tailing …` notice. */
 export function describeFrom(from: TailFromArg): string {
   return typeof from === 'object' ? new Date(from.time).toISOString() : String(from)

@@ -1,5 +1,6 @@
 import type { Backend } from '../backends/backend.js'
 import { GroupNotFoundError, InvalidArgumentError, TopicNotFoundError } from '../core/errors.js'
+import { checkTime } from '../core/event-time.js'
 import { checkGroupName, checkInt, checkTopicName } from '../core/names.js'
 import { partitionKey } from '../core/partition-key.js'
 import type { GroupDescription } from './twain-options.js'
@@ -77,18 +78,22 @@ async function lagAges(store: Backend, rows: GroupDescription['topics'], now: nu
   for (let i = 0; i < lagging.length; i += AGE_READS) await Promise.all(lagging.slice(i, i + AGE_READS).map(one))
 }
 
-/** Set a group's committed offsets of a topic: to its start, its end, or given offsets per partition. */
-export async function resetGroup(
-  store: Backend,
-  group: string,
-  topic: string,
-  to: 'start' | 'end' | Record<number, number>,
-): Promise<void> {
+/** Where `resetGroup` sets a group: the start, the end, offsets per partition, or a time. */
+export type ResetTarget = 'start' | 'end' | Record<number, number> | { time: number | Date }
+
+/** Set a group's committed offsets of a topic: to its start, its end, given offsets per partition, or a time. */
+export async function resetGroup(store: Backend, group: string, topic: string, to: ResetTarget): Promise<void> {
   checkGroupName(group)
+  const isTime = to !== null && typeof to === 'object' && 'time' in to
+  const time = isTime ? checkTime('resetGroup() target time', (to as { time: unknown }).time) : 0
   const offsets = await store.offsets(checkTopicName(topic))
   const target = new Map<number, number>()
   if (to === 'start' || to === 'end') for (const o of offsets) target.set(o.partition, to === 'start' ? o.start : o.end)
-  else if (to && typeof to === 'object') {
+  else if (isTime) {
+    // The first offset at or after the time, whatever the order of timestamps; past the end: the end.
+    const at = await Promise.all(offsets.map((o) => store.offsetForTime(topic, o.partition, time)))
+    offsets.forEach((o, i) => target.set(o.partition, Math.min(Math.max(at[i] as number, o.start), o.end)))
+  } else if (to && typeof to === 'object') {
     const byPartition = new Map(offsets.map((o) => [o.partition, o])) // not a find per entry: O(P²) over a wide topic
     for (const [p, off] of Object.entries(to)) {
       const o = byPartition.get(Number(p))
@@ -103,7 +108,7 @@ export async function resetGroup(
     }
   } else
     throw new InvalidArgumentError(
-      `resetGroup() takes 'start', 'end' or { partition: offset }, got ${JSON.stringify(to)}`,
+      `resetGroup() takes 'start', 'end', { partition: offset } or { time }, got ${JSON.stringify(to)}`,
     )
   await store.admin.resetGroup(group, topic, target)
 }

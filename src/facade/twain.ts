@@ -13,7 +13,7 @@ import type { ConsumerContext } from '../consumer/member-core.js'
 import type { LagRow } from '../telemetry/lag.js'
 import type { CreateTopicOptions, Key, Message, TopicCompaction, TopicInfo } from '../core/types.js'
 import { ensureTopic } from './ensure-topic.js'
-import { deleteGroup, describeGroup, listGroups, resetGroup } from './group-commands.js'
+import { deleteGroup, describeGroup, listGroups, resetGroup, type ResetTarget } from './group-commands.js'
 import { openBackend } from './open-backend.js'
 import { Producer, type ProducerOptions } from '../producer/producer.js'
 import { HistorySource } from '../stream/history-source.js'
@@ -464,11 +464,14 @@ export class Twain implements AsyncDisposable {
   }
 
   /**
-   * Set a group's committed offsets of a topic: to its start, its end, or given offsets per
+   * Set a group's committed offsets of a topic: to its start, its end, given offsets per
    * partition (an offset below a partition's start, trimmed, sets the start; one past its end is
-   * refused with `InvalidArgumentError`). A group that does not exist is created.
+   * refused with `InvalidArgumentError`), or `{ time }` (ms since the epoch or a `Date`): every
+   * partition to its first offset whose timestamp is at or after the time (its end when none is).
+   * A group that does not exist is created.
+   * @example await twain.resetGroup('billing', 'orders', { time: Date.now() - 3_600_000 }) // replay the last hour
    */
-  resetGroup(group: string, topic: string, to: 'start' | 'end' | Record<number, number>): Promise<void> {
+  resetGroup(group: string, topic: string, to: ResetTarget): Promise<void> {
     this.live()
     return resetGroup(this.#store, group, topic, to)
   }

@@ -1,6 +1,7 @@
 import type { TopicMeta } from '../backends/backend.js'
 import { headerBytes, ID_HEADER, keyBytesOf, MAX_ID_BYTES, UNMEASURED } from '../backends/record.js'
 import { InvalidArgumentError, MessageTooLargeError, UnknownMessageTypeError } from '../core/errors.js'
+import { checkTime } from '../core/event-time.js'
 import type { Partitioner } from '../core/hash64.js'
 import { keyCodec, type KeyCodec } from '../core/keys.js'
 import type { TypeRegistry } from '../core/message-types.js'
@@ -84,7 +85,7 @@ export class Preparer {
     private readonly meta: TopicMeta,
     private readonly partitioner: Partitioner,
     private readonly types: TypeCheck,
-    /** The timestamp of every record of the flush. */
+    /** The timestamp of every record of the flush that was not given one (`SendOptions.timestamp`). */
     readonly now: number,
   ) {
     this.codec = codecOf(meta)
@@ -122,12 +123,22 @@ export class Preparer {
     const rawKey = item.key
     const pinned = item.partition
     const type = item.type
+    const at = target === undefined ? item.timestamp : target.eventTime
+    const timestamp = at === undefined ? this.now : checkTime('send() option timestamp', at)
     const key = codec.recordKey(rawKey)
     const keyBytes = keyBytesOf(key, codec)
     let headers = item.headers === undefined ? undefined : checkHeaders(item.headers)
     // An id given as `id` or as the header itself (the header alone is an id too).
     const id = item.id ?? headers?.[ID_HEADER]
-    if (id !== undefined) headers = withId(id, headers)
+    if (id !== undefined) {
+      // A directory store judges a stored id's age by its record's timestamp (id-table.ts): an
+      // event time there would put it outside the window, and a retry would be stored again.
+      if (at !== undefined)
+        throw new InvalidArgumentError(
+          `A send with an id (${JSON.stringify(id)}) cannot give its own timestamp (${at instanceof Date ? at.toISOString() : String(at)}): ids are remembered by the time their message is stored; send one or the other`,
+        )
+      headers = withId(id, headers)
+    }
     let kind: ValueKind
     let bytes: Buffer | string
     let length: number
@@ -151,7 +162,7 @@ export class Preparer {
       return {
         key,
         keyBytes,
-        timestamp: this.now,
+        timestamp,
         kind,
         value: bytes,
         valueBytes: length,
@@ -162,7 +173,7 @@ export class Preparer {
       }
     target.key = key
     target.keyBytes = keyBytes
-    target.timestamp = this.now
+    target.timestamp = timestamp
     target.kind = kind
     target.value = bytes
     target.valueBytes = length

@@ -52,6 +52,16 @@ export interface SendOptions {
    * partition: send a retried message with the same key (or `partition`).
    */
   id?: string
+  /**
+   * The message's event time: ms since the epoch (a finite number ≥ 0, fractions allowed) or a
+   * `Date`, stored as its `timestamp`; anything else is an `InvalidArgumentError`. Timestamps need
+   * not grow with offsets: reads `from: { time }` start at the first offset whose timestamp is at
+   * or after the time, and retention by age removes only what is older (see the README). Not
+   * with `id` (refused: an id is remembered by the time its message is stored).
+   * @default the time the message is appended
+   * @example producer.send(key, reading, { timestamp: reading.measuredAt })
+   */
+  timestamp?: number | Date
 }
 
 /** A queued `sendBatch` (resolves with an array); single sends queue as `SendRecord`s. */
@@ -143,6 +153,7 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
       type?: string
       partition?: number
       id?: string
+      timestamp?: number | Date
     }>,
   ): Promise<RecordMetadata[]> {
     if (!Array.isArray(items))
@@ -169,7 +180,13 @@ export class Producer<V = unknown, K extends Key = Key> implements AsyncDisposab
   private push(p: Pending): void {
     this.queue.push(p)
     if (this.textOnly) {
-      if (p instanceof SendRecord && typeof p.value === 'string' && p.headers === undefined && p.type === undefined)
+      if (
+        p instanceof SendRecord &&
+        typeof p.value === 'string' &&
+        p.headers === undefined &&
+        p.type === undefined &&
+        p.eventTime === undefined // a text frame stamps its records with one time
+      )
         this.textUnits += p.value.length + (p.id === undefined ? 0 : p.id.length + 16)
       else this.textOnly = false
     }

@@ -11,6 +11,8 @@ export interface SendItem {
   partition?: number | undefined
   /** Idempotency id (`SendOptions.id`). */
   id?: string | undefined
+  /** Event time (`SendOptions.timestamp`), checked when prepared; undefined: the append time. */
+  timestamp?: number | Date | undefined
 }
 
 /** A checked record with its partition; `offset` is filled in once written. */
@@ -53,6 +55,8 @@ export class SendRecord implements PreparedRecord {
   offset = -1
   /** The idempotency id given (`SendOptions.id`), until preparation puts it in `headers`. */
   id: string | undefined
+  /** The event time given (`SendOptions.timestamp`, unchecked), until preparation sets `timestamp`. */
+  eventTime: number | Date | undefined
   duplicate = false
   /** Settle the `send()` promise. */
   readonly resolve: (m: RecordMetadata) => void
@@ -68,6 +72,7 @@ export class SendRecord implements PreparedRecord {
           type?: string | undefined
           partition?: number | undefined
           id?: string | undefined
+          timestamp?: number | Date | undefined
         }
       | undefined,
   ) {
@@ -76,6 +81,7 @@ export class SendRecord implements PreparedRecord {
     this.headers = options?.headers
     this.type = options?.type
     this.id = options?.id
+    this.eventTime = options?.timestamp
     this.partition = options?.partition as number // undefined until prepared when not pinned
     this.promise = new Promise(capture)
     this.resolve = captured.resolve

@@ -1,7 +1,5 @@
 import { closeSync, openSync, readSync } from 'node:fs'
 import { readFrameHeader, type FrameHeader } from '../../src/backends/file/batch-format.js'
-import { segmentPath } from '../../src/backends/file/layout.js'
-import { listSegmentsSync } from '../../src/backends/file/segment-list.js'
 import type { Backend } from '../../src/backends/backend.js'
 
 /** Every whole frame of segment `path` in file order, with its byte position (headers only). */
@@ -22,31 +20,14 @@ export function segmentFrames(path: string): Array<{ pos: number; h: FrameHeader
   }
 }
 
-function firstTimestamp(dir: string, base: number): number | undefined {
-  const h = segmentFrames(segmentPath(dir, base))[0]?.h
-  return h && h.count > 0 ? h.firstTimestamp : undefined
-}
-
 /**
- * What file `offsetForTime` answers, the slow way: segments binary-searched by their first frame's
- * first timestamp (as before decision 163), then every message read from there (from the
- * partition's start, if later) to the first with `timestamp >= time`; the end offset if none.
+ * What `offsetForTime` answers, the slow way (the model): every message read from the partition's
+ * start to the first with `timestamp >= time`; the end offset if none. Timestamps need not grow
+ * with offsets, so no segment may be passed over by its first timestamp.
  */
-export async function referenceOffsetForTime(b: Backend, dir: string, topic: string, time: number): Promise<number> {
-  const bases = listSegmentsSync(dir, topic)
-  let lo = 0
-  let hi = bases.length - 1
-  let from = 0
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1
-    const t = firstTimestamp(dir, bases[mid] as number)
-    if (t !== undefined && t < time) {
-      from = mid
-      lo = mid + 1
-    } else hi = mid - 1
-  }
+export async function referenceOffsetForTime(b: Backend, _dir: string, topic: string, time: number): Promise<number> {
   const start = (await b.offsets(topic))[0]?.start as number
-  const r = await b.openReader(topic, 0, Math.max(start, bases[from] ?? 0))
+  const r = await b.openReader(topic, 0, start)
   try {
     for (;;) {
       const got = await r.read(1000)

@@ -28,6 +28,7 @@ describe('Redis Lua scripts', () => {
     expect(includes.sort()).toEqual([
       'append-done.lua',
       'append-inc.lua',
+      'append-max.lua',
       'append-resv.lua',
       'append-seq.lua',
       'entry.lua',

@@ -4,6 +4,7 @@ import { rm, stat } from 'node:fs/promises'
 import { backendError } from '../../core/errors.js'
 import type { Retention } from '../../core/types.js'
 import { indexPath, lockFile, segmentPath, startFile, timeIndexPath } from './layout.js'
+import { segmentMaxTimestamp } from './segment-max.js'
 import { PartitionLock } from './partition-lock.js'
 import { basesOf, listPartitionSync, listSegments, listSegmentsSync, readStartOffsetSync } from './segment-list.js'
 import { lastIndexedFrame } from './segment-index.js'
@@ -112,8 +113,11 @@ async function deleteSegmentsBelow(dir: string, topic: string, offset: number): 
 }
 
 /**
- * Apply retention limits by deleting whole old segments (never the active one). `maxAgeMs` uses a
- * segment's modification time, which is the time of its last append. Returns messages removed.
+ * Apply retention limits by deleting whole old segments (never the active one), oldest first.
+ * `maxAgeMs` judges a segment by the newest timestamp of its records (`segmentMaxTimestamp`; the
+ * event time a send gave, else its append time): a segment goes once that is older than the limit
+ * and every segment before it went, so a record is never removed while a newer one before it in
+ * the log is kept for age. Returns messages removed.
  */
 export async function applyPartitionRetention(dir: string, topic: string, r: Retention): Promise<number> {
   if (r.maxMessages === undefined && r.maxAgeMs === undefined && r.maxBytes === undefined) return 0
@@ -132,7 +136,8 @@ export async function applyPartitionRetention(dir: string, topic: string, r: Ret
       const s = stats[cut]
       const tooMany = r.maxMessages !== undefined && end - nextBase >= r.maxMessages
       const tooBig = r.maxBytes !== undefined && total > r.maxBytes
-      const tooOld = r.maxAgeMs !== undefined && s !== undefined && s.mtimeMs < now - r.maxAgeMs
+      const tooOld =
+        r.maxAgeMs !== undefined && s !== undefined && olderThan(dir, bases[cut] as number, now - r.maxAgeMs)
       if (!tooMany && !tooBig && !tooOld) break
       total -= s?.size ?? 0
       cut++
@@ -148,4 +153,10 @@ export async function applyPartitionRetention(dir: string, topic: string, r: Ret
     lock.release()
     lock.dispose()
   }
+}
+
+/** Whether every record of segment `base` is older than `time` (false when that cannot be told). */
+function olderThan(dir: string, base: number, time: number): boolean {
+  const max = segmentMaxTimestamp(dir, base)
+  return max !== undefined && max < time
 }

@@ -1,36 +1,14 @@
-import { closeSync, openSync, readSync } from 'node:fs'
+import { closeSync, openSync } from 'node:fs'
 import type { KeyCodec } from '../../core/keys.js'
 import type { RawRecord } from '../record.js'
-import { HEADER_BYTES, frameCrcOk, rawBatch, readFrameHeader } from './batch-format.js'
+import { frameCrcOk, rawBatch, readFrameHeader } from './batch-format.js'
 import { segmentPath } from './layout.js'
 import { readFull } from './safe-fs.js'
-import { damageError } from './segment-scan.js'
 import { frameForTime, type FramePlace } from './frame-walk.js'
 import { FilePartitionReader } from './reader.js'
-import { basesOf, listPartitionSync } from './segment-list.js'
+import { basesOf, listPartitionSync, segmentFor } from './segment-list.js'
+import { segmentMaxTimestamp } from './segment-max.js'
 import { partitionStartSync } from './partition-span.js'
-
-/** The first timestamp of segment `base`'s first frame (synchronous: a few page-cache reads per segment probed). */
-function firstTimestamp(dir: string, base: number): number | undefined {
-  let fd: number
-  try {
-    fd = openSync(segmentPath(dir, base), 'r')
-  } catch {
-    return undefined
-  }
-  try {
-    const b = Buffer.alloc(HEADER_BYTES)
-    const bytesRead = readSync(fd, b, 0, HEADER_BYTES, 0)
-    // Only the header is needed; pretend the frame fits so 'short' does not hide it.
-    const h = readFrameHeader(b, 0, bytesRead < HEADER_BYTES ? bytesRead : Number.MAX_SAFE_INTEGER)
-    // A damaged first header must not read as "no timestamp": the search would quietly skip it.
-    if (h === 'bad')
-      throw damageError(segmentPath(dir, base), { position: 0, offset: base, reason: 'not a valid frame header' })
-    return typeof h === 'object' && h.count > 0 ? h.firstTimestamp : undefined
-  } finally {
-    closeSync(fd)
-  }
-}
 
 /**
  * The first offset ≥ `offset` of a record at or after `time` in the frame the walk found at
@@ -72,11 +50,13 @@ function firstInFrame(
 }
 
 /**
- * Offset of the first message with `timestamp >= time`: binary search over segments by their first
- * timestamp, then, from the chosen segment on, a walk over frame headers (from the segment's time
- * index entry for `time`) to the first frame whose max timestamp reaches `time` (`frameForTime`),
- * and a decode of that frame only (of the next such frame when its records at or after `time` lie
- * below the partition's start).
+ * Offset of the first message with `timestamp >= time`, whatever the order of timestamps: from the
+ * partition's start, whole segments whose newest timestamp is below `time` are passed over
+ * (`segmentMaxTimestamp`: remembered per segment, so a seek costs a stat per older segment), then,
+ * from the first other segment on, a walk over frame headers (from the segment's time index entry
+ * for `time`) to the first frame whose max timestamp reaches `time` (`frameForTime`), and a decode
+ * of that frame only (of the next such frame when its records at or after `time` lie below the
+ * partition's start).
  */
 export async function offsetForTime(
   dir: string,
@@ -88,18 +68,13 @@ export async function offsetForTime(
   // One listing, synchronously (a thread-pool round trip cost more than the few names).
   const names = listPartitionSync(dir, topic)
   const bases = basesOf(names)
-  let lo = 0
-  let hi = bases.length - 1
-  let from = 0
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1
-    const t = firstTimestamp(dir, bases[mid] as number)
-    if (t !== undefined && t < time) {
-      from = mid
-      lo = mid + 1
-    } else hi = mid - 1
-  }
   const start = partitionStartSync(dir, topic, names)
+  let from = segmentFor(bases, start)
+  while (from + 1 < bases.length) {
+    const max = segmentMaxTimestamp(dir, bases[from] as number)
+    if (max === undefined || max >= time) break
+    from++
+  }
   let at = Math.max(start, bases[from] ?? 0)
   let reader: FilePartitionReader | undefined
   try {

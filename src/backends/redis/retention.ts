@@ -33,10 +33,18 @@ export class RedisRetention {
     }
   }
 
-  /** The first offset with `timestamp >= time` (binary search in Lua). */
+  /**
+   * The first offset with `timestamp >= time`, whatever the order of timestamps: a binary search
+   * in Lua over the running maximum, then (only when the first retained entry carries a maximum
+   * from a trimmed one) a scan a page per call (offset-for-time-3.lua).
+   */
   async offsetForTime(topic: string, partition: number, time: number): Promise<number> {
     try {
-      return Number(await this.scripts.call('offset-for-time', this.partKeys(topic, partition), [time]))
+      const keys = this.partKeys(topic, partition)
+      let [offset, done] = await this.scripts.call('offset-for-time', keys, [time, ''])
+      while (Number(done) !== 1)
+        [offset, done] = await this.scripts.call('offset-for-time', keys, [time, Number(offset)])
+      return Number(offset)
     } catch (e) {
       throw redisError(`Time lookup in "${topic}" partition ${partition} failed`, e)
     }

@@ -107,7 +107,7 @@ export interface ScriptSpecs {
     reply: [base: number, applied: number, ...indexAndOffset: number[]]
   }
   read: { args: [from: number, count: number, ids: '0' | '1', maxBytes: number | '']; reply: Buffer }
-  'offset-for-time': { args: [time: number]; reply: number }
+  'offset-for-time': { args: [time: number, scanFrom: number | '']; reply: [offset: number, done: number] }
   trim: { args: [before: number]; reply: number }
   compact: {
     args: [most: number, tombstoneRetentionMs: number]

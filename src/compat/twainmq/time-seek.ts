@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from 'node:fs'
+import { closeSync, openSync, readSync, statSync } from 'node:fs'
 import { backendError } from '../../core/errors.js'
 import type { Chunk, ChunkDirectory } from './chunks.js'
 import { TS_CHARS, decodeSecondsField, secondsToMs, type LineFormat } from './line-codec.js'
@@ -58,27 +58,41 @@ function scanTimestamps(
   }
 }
 
-/** Seconds of the first line of chunk `c` (NaN when it has none or it does not decode). */
-function firstSeconds(dir: ChunkDirectory, c: Chunk, f: LineFormat): number {
-  let s = Number.NaN
-  scanTimestamps(
-    dir.path(c),
-    c,
-    f,
-    c.start + 1,
-    (_o, seconds) => {
-      s = seconds
-      return true
-    },
-    4096, // one line (grown if longer)
-  )
-  return s
+/** Newest times (ms) of chunks, by path, with the size and modification time they were read at. */
+const known = new Map<string, { size: number; mtimeMs: number; max: number }>()
+const KEEP = 10_000
+
+/**
+ * The newest time (ms) of the lines of chunk `c` up to offset `limit`, read from its TS fields
+ * once while the file keeps its size and modification time; Infinity when a TS does not decode
+ * (such a chunk is never passed over).
+ */
+function chunkMaxMs(dir: ChunkDirectory, c: Chunk, f: LineFormat, limit: number): number {
+  const path = dir.path(c)
+  let st
+  try {
+    st = statSync(path)
+  } catch {
+    return Infinity
+  }
+  const had = known.get(path)
+  if (had !== undefined && had.size === st.size && had.mtimeMs === st.mtimeMs) return had.max
+  let max = -Infinity
+  scanTimestamps(path, c, f, limit, (_o, seconds) => {
+    const ms = Number.isNaN(seconds) ? Infinity : secondsToMs(seconds)
+    if (ms > max) max = ms
+    return false
+  })
+  if (known.size >= KEEP) known.delete(known.keys().next().value as string)
+  known.set(path, { size: st.size, mtimeMs: st.mtimeMs, max })
+  return max
 }
 
 /**
- * The offset of the first message with `timestamp >= time` (ms), or the partition's end offset.
- * Chunks are one UTC day each, so the search starts at the last chunk whose first line is older
- * than `time` (found by binary search over first lines) and reads only TS fields from there.
+ * The offset of the first message with `timestamp >= time` (ms), or the partition's end offset,
+ * whatever the order of timestamps (a send may give its own). Chunks (one UTC day of appends
+ * each) whose newest time is below `time` are passed over (`chunkMaxMs`: read once per chunk and
+ * process while it does not change), then TS fields alone are read from the first other chunk.
  */
 export function offsetForTimeSync(
   dir: ChunkDirectory,
@@ -89,20 +103,10 @@ export function offsetForTimeSync(
 ): number {
   const chunks = dir.partition(partition)
   if (chunks.length === 0) return 0
-  let lo = 0
-  let hi = chunks.length - 1
-  let from = 0
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1
-    const s = firstSeconds(dir, chunks[mid] as Chunk, f)
-    if (Number.isNaN(s) || secondsToMs(s) < time) {
-      from = mid
-      lo = mid + 1
-    } else hi = mid - 1
-  }
-  for (let i = from; i < chunks.length; i++) {
+  for (let i = 0; i < chunks.length; i++) {
     const c = chunks[i] as Chunk
     const limit = i + 1 < chunks.length ? (chunks[i + 1] as Chunk).start : Infinity
+    if (i + 1 < chunks.length && chunkMaxMs(dir, c, f, limit) < time) continue
     const r = scanTimestamps(dir.path(c), c, f, limit, (_o, seconds) => secondsToMs(seconds) >= time)
     if (r.stopped) return r.offset
   }

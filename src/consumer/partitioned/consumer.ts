@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { TopicPartition } from '../../backends/assign.js'
 import type { MemberSpec } from '../../backends/group.js'
-import { FencedError } from '../../core/errors.js'
+import { FencedError, InvalidArgumentError } from '../../core/errors.js'
+import { checkTime } from '../../core/event-time.js'
+import { checkInt } from '../../core/names.js'
+import { partitionKey } from '../../core/partition-key.js'
 import type { Key } from '../../core/types.js'
 import type { BatchSource } from '../../stream/batch-iterator.js'
 import { MessageStream, type StreamControl } from '../../stream/message-stream.js'
@@ -45,6 +48,8 @@ export class Consumer<V = unknown, K extends Key = Key, M extends GroupMessage<V
   readonly #ledger: PartitionedLedger<V>
   readonly #member: MemberSpec
   readonly #commits: Commits
+  /** Seeks issued per partition (`topic:partition`), so a time seek applies only if no later seek came. */
+  readonly #seekTurns = new Map<string, number>()
   readonly #reads: PartitionReads<V>
   readonly #coordination: Coordination
   /** Settles when the member has started (its first coordination step scheduled) or failed to. */
@@ -162,9 +167,32 @@ export class Consumer<V = unknown, K extends Key = Key, M extends GroupMessage<V
     return this.#commits.commit()
   }
 
-  /** Continue a partition from `offset` (applied when the partition is acquired if it is not owned now). */
-  seek(topic: string, partition: number, offset: number): void {
-    this.#commits.seek(topic, partition, offset)
+  /**
+   * Continue a partition from `offset` (applied when the partition is acquired if it is not owned
+   * now), or from a time: `{ time }` (ms since the epoch or a `Date`) goes to the partition's first
+   * offset whose timestamp is at or after it (its end when none is), once looked up (the returned
+   * promise). A later seek of the same partition wins over a time seek still looking up.
+   * @example await consumer.seek('orders', 0, { time: new Date('2026-12-01T00:00:00Z') })
+   */
+  seek(topic: string, partition: number, offset: number): void
+  seek(topic: string, partition: number, to: { time: number | Date }): Promise<void>
+  seek(topic: string, partition: number, to: number | { time: number | Date }): void | Promise<void> {
+    const key = partitionKey(topic, partition)
+    const turn = (this.#seekTurns.get(key) ?? 0) + 1
+    this.#seekTurns.set(key, turn)
+    if (typeof to !== 'object' || to === null) return this.#commits.seek(topic, partition, to)
+    return this.#seekTime(topic, partition, to, key, turn)
+  }
+
+  async #seekTime(topic: string, partition: number, to: object, key: string, turn: number): Promise<void> {
+    const time = checkTime('seek() target time', (to as { time?: unknown }).time)
+    if (!this.#core.topics.includes(topic))
+      throw new InvalidArgumentError(
+        `This consumer does not consume topic "${topic}" (it consumes ${this.#core.topics.join(', ')})`,
+      )
+    checkInt('seek() partition', partition, 0, Number.MAX_SAFE_INTEGER)
+    const offset = await this.#core.backend.offsetForTime(topic, partition, time)
+    if (this.#seekTurns.get(key) === turn) this.#commits.seek(topic, partition, offset)
   }
 
   /** Leave the group: stop fetching, wait for in-flight acks (up to `drainTimeoutMs`), commit, leave. Idempotent. */

@@ -16,6 +16,12 @@ export interface OutputOptions {
   type?: string
   /** Write to this partition instead of the partitioner's choice. @default the processor's `partitioner` of the key */
   partition?: number
+  /**
+   * The output's event time, as `SendOptions.timestamp` (ms since the epoch or a `Date`), e.g. its
+   * input's `message.timestamp` to keep event time through a pipeline.
+   * @default the time the output is appended
+   */
+  timestamp?: number | Date
 }
 
 /** Where an output is stored. */
@@ -130,7 +136,14 @@ export class Outputs {
       return Promise.reject(e)
     }
     if (this.closed) return refuse(new ClosedError(`The processor of group "${this.group}" is closed`))
-    const item = { key, value, headers: options?.headers, type: options?.type, partition: options?.partition }
+    const item = {
+      key,
+      value,
+      headers: options?.headers,
+      type: options?.type,
+      partition: options?.partition,
+      timestamp: options?.timestamp,
+    }
     const meta = this.metas.get(topic)
     if (this.chain === undefined && meta !== undefined && item.type === undefined) {
       // The common case, synchronously: the output is queued in the order it was sent.

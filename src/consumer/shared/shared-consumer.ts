@@ -153,10 +153,15 @@ export class SharedConsumer<V = unknown, K extends Key = Key>
   }
 
   /** Not available in shared mode: Redis keeps one read position for the whole group. */
-  seek(topic: string, partition: number, offset: number): void {
-    throw new InvalidArgumentError(
-      `seek(${JSON.stringify(topic)}, ${partition}, ${offset}) does not apply to mode 'shared': the group has one read position per partition, shared by its members; use twain.resetGroup() while no member is live`,
+  seek(topic: string, partition: number, offset: number): void
+  seek(topic: string, partition: number, to: { time: number | Date }): Promise<void>
+  seek(topic: string, partition: number, to: number | { time: number | Date }): void | Promise<void> {
+    const shown = typeof to === 'object' && to !== null ? JSON.stringify(to) : String(to)
+    const e = new InvalidArgumentError(
+      `seek(${JSON.stringify(topic)}, ${partition}, ${shown}) does not apply to mode 'shared': the group has one read position per partition, shared by its members; use twain.resetGroup() while no member is live`,
     )
+    if (typeof to === 'object' && to !== null) return Promise.reject(e)
+    throw e
   }
 
   /**

@@ -69,6 +69,13 @@ describe('examples run as smoke tests', () => {
     expect(out).toMatch(/stored 1000 messages, 1000 distinct ids/)
   }, 60_000)
 
+  it('event-time: a group reset to an hour ago replays from the first reading at or after it, late ones included', () => {
+    const { code, out } = run('event-time.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/replayed 7 readings from an hour ago on \(3 of them measured earlier, sent late\)/)
+    expect(out).toMatch(/history from an hour ago: offsets 6, 7, 8, 9, 10, 11, 12/)
+  }, 60_000)
+
   it('exactly-once-etl: a processor stopped part-way and the next one store each enriched click once', () => {
     const { code, out } = run('exactly-once-etl.ts')
     expect(code, out).toBe(0)

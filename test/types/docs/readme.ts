@@ -126,6 +126,18 @@ export async function blockHolding(): Promise<void> {
   for await (const b of pipe(sink, batch({ size: 1000, maxWaitMs: 500 }))) { await warehouse.insertMany(b.map((m) => m.value)); b.ack() }
 }
 
+// README.md, Producing, Event time
+export async function eventTime(): Promise<void> {
+  const readings = twain.producer<{ celsius: number }>('readings')
+  await readings.send(7, { celsius: 21.5 }, { timestamp: Date.parse('2026-12-01T10:00:00Z') })
+  await readings.sendBatch([{ key: 7, value: { celsius: 21.7 }, timestamp: new Date('2026-12-01T10:01:00Z') }])
+
+  // Replay from a time: a group, a running consumer's partition, or a plain read.
+  await twain.resetGroup('dashboards', 'readings', { time: Date.now() - 3_600_000 })   // every partition
+  await consumer.seek('orders', 0, { time: new Date('2026-12-01T00:00:00Z') })          // resolves once looked up
+  for await (const m of twain.history('readings', { from: { time: Date.parse('2026-12-01T10:00:00Z') } })) console.log(m.timestamp)
+}
+
 // README.md, Exactly-once processing, ts block 1
 export async function exactlyOnce1(): Promise<void> {
   const proc = twain.processor<Order>('orders', { group: 'enrich' })

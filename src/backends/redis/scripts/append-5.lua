@@ -1,4 +1,5 @@
--- Append records to a partition with dense offsets: entry ID `<offset>-1`, fields r (record), p (producer id).
+-- Append records to a partition with dense offsets: entry ID `<offset>-1`, fields r (record), p (producer id),
+-- and m (the running maximum timestamp) on a record older than one before it (append-max.lua).
 -- KEYS[1] partition stream  KEYS[2] end (next offset)  KEYS[3] start (first retained offset)
 -- KEYS[4] producers (hash: <instance> -> "<last seq> <ms>", <instance>:<seq % 32> -> "<seq>:<base offset>",
 --         and ~inc -> the partition's incarnations "<server run id>:<first offset> ..." (decision 112))
@@ -23,12 +24,20 @@ local now
 if ARGV[8] and ARGV[8] ~= '' and ARGV[8] ~= v[1] then return redis.error_reply('CONFLICT ' .. v[1]) end
 local base = tonumber(v[1])
 -- #include append-inc.lua
-local key, pid, sub, unpack, fmt = kstream, ARGV[5], string.sub, struct.unpack, string.format
+local pid, sub, unpack, fmt = ARGV[5], string.sub, struct.unpack, string.format
+-- #include append-max.lua
 local blob = ARGV[7]
 local pos, size, n = 1, #blob, 0
 while pos <= size do
   local len = unpack('<I4', blob, pos)
-  call('XADD', key, fmt('%d-1', base + n), 'r', sub(blob, pos, pos + 3 + len), 'p', pid)
+  -- add_record (append-max.lua), inline on this path
+  local rec, ts = sub(blob, pos, pos + 3 + len), len >= 8 and unpack('<d', blob, pos + 4) or runmax
+  if ts >= runmax then
+    runmax = ts
+    call('XADD', kstream, fmt('%d-1', base + n), 'r', rec, 'p', pid)
+  else
+    call('XADD', kstream, fmt('%d-1', base + n), 'r', rec, 'p', pid, 'm', fmt('%.17g', runmax))
+  end
   pos = pos + 4 + len
   n = n + 1
 end

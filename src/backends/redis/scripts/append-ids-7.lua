@@ -47,6 +47,7 @@ do
   end
 end
 local key, pid, sub, u32, fmt, match = kstream, ARGV[5], string.sub, struct.unpack, string.format, string.match
+-- #include append-max.lua
 local blob = ARGV[7]
 local size = #blob
 
@@ -133,7 +134,7 @@ while pos <= size do
     out[#out + 1] = dup
   else
     local o = fmt('%d', base + n)
-    call('XADD', key, o .. '-1', 'r', sub(blob, pos, pos + 3 + len), 'p', pid)
+    add_record(o .. '-1', blob, pos, len)
     if id then
       found[id] = base + n -- a repeat later in this call is a duplicate of this one
       fields[#fields + 1] = id

@@ -83,6 +83,7 @@ local found = storedOf()
 local base = tonumber(v[1])
 -- #include append-inc.lua
 local key, pid = kstream, ARGV[5]
+-- #include append-max.lua
 local blob = ARGV[7]
 local size = #blob
 local out = {base, 0}
@@ -99,7 +100,7 @@ while at <= size do
     out[#out + 1] = dup
   else
     local o = fmt('%d', base + n)
-    call('XADD', key, o .. '-1', 'r', sub(blob, at, at + 3 + len), 'p', pid)
+    add_record(o .. '-1', blob, at, len)
     found[id] = base + n -- a repeat later in this call is a duplicate of this one
     if p[1] >= floor then
       members[#members + 1] = p[1]
