@@ -19,7 +19,8 @@ import { SOURCES_FILE } from './source-appends.js'
  * 1. Without the lock, read every segment (the active one up to its end now) into a map of each
  *    key's latest offset; records are compared by their key bytes as stored.
  * 2. For each sealed segment (never the active one), decide what stays: a key's latest record (a
- *    tombstone only until `tombstoneRetentionMs` after its timestamp), every record the
+ *    tombstone only until `tombstoneRetentionMs` after its segment was last written, so after it was
+ *    stored, whatever its event time), every record the
  *    idempotent appends may still read back (an id within the longest dedup window), every
  *    processor output the source table's checkpoint does not cover yet. A segment losing nothing
  *    (and with its index) is left alone.
@@ -36,7 +37,7 @@ import { SOURCES_FILE } from './source-appends.js'
 
 /** What a pass keeps, beyond each key's latest record. */
 export interface CompactionRules {
-  /** How long a tombstone is kept after its timestamp, in ms. */
+  /** How long a tombstone is kept after it was stored (its segment's last write), in ms. */
   tombstoneRetentionMs: number
   /** The pass's clock (ms since the epoch). */
   now: number
@@ -60,6 +61,8 @@ interface ScannedSegment {
   sealed: boolean
   /** The segment its seal names. */
   sealedTo?: number
+  /** When it was last written (ms since the epoch): no record in it was stored later. */
+  written: number
 }
 
 /** Run one pass over partition directory `dir` (see above). */
@@ -92,9 +95,11 @@ export async function compactPartition(
     out.before.bytes += s.size
   }
   const sourcesFrom = sourcesCovered(dir)
-  const keep = (r: StoredRecord): boolean =>
+  // A tombstone goes once its segment was last written longer ago than the retention: a record's
+  // timestamp may be an event time long past, and a reader must get time to read the deletion.
+  const keep = (r: StoredRecord, written: number): boolean =>
     r.offset >= start &&
-    ((latest.get(r.key) === r.offset && !(r.tombstone && r.timestamp <= rules.now - rules.tombstoneRetentionMs)) ||
+    ((latest.get(r.key) === r.offset && !(r.tombstone && written <= rules.now - rules.tombstoneRetentionMs)) ||
       (r.id && r.timestamp > rules.now - MAX_WINDOW_MS) ||
       (r.sourced && r.offset >= sourcesFrom))
   for (const s of scanned) {
@@ -103,7 +108,7 @@ export async function compactPartition(
       out.after.bytes += s.size
       continue
     }
-    const done = await compactSegment(dir, s, keep)
+    const done = await compactSegment(dir, s, (r) => keep(r, s.written))
     out.after.records += done?.records ?? s.records
     out.after.bytes += done?.bytes ?? s.size
     if (done) out.rewritten++
@@ -128,8 +133,9 @@ function scanSegment(
   const path = segmentPath(dir, base)
   const fd = openSync(path, READ_FLAGS)
   try {
-    const size = fstatSync(fd).size
-    const s: ScannedSegment = { base, id: fdIdentity(fd), size, records: 0, sealed: false }
+    const st = fstatSync(fd)
+    const size = st.size
+    const s: ScannedSegment = { base, id: fdIdentity(fd), size, records: 0, sealed: false, written: st.mtimeMs }
     let prevEnd = -1
     const end = walkFrames(fd, size, (f) => {
       if (f.h.flags & FLAG_SEAL) s.sealedTo = f.h.baseOffset
