@@ -83,6 +83,12 @@ const SUITES: Record<
     defaults: { messages: 200_000, repeat: 3 },
     load: () => import('./suites/telemetry.js'),
   },
+  tables: {
+    description:
+      "a table's ready() on a compacted topic (1,000,000 updates over 5,000 keys by default) vs history() over the updates before compaction, file and Redis (defaults: --messages 1000000 --repeat 1)",
+    defaults: { repeat: 1 },
+    load: () => import('./suites/tables.js'),
+  },
   twainmq: {
     description: 'Python TwainMQ format: write/read vs the native format and vs a python3 re-creation of TwainMQ',
     load: () => import('./suites/twainmq.js'),
