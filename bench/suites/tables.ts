@@ -7,6 +7,8 @@
  *   c. one compaction pass (what `twainmq topics compact <topic>` runs)
  *   d. twain.table(topic).ready() after it — the goal: d ≤ 5% of a
  *   e. history() over a topic of one record per key (the floor d is compared with)
+ *   f. the sends of a (the compacted topic, its background passes running) against the same sends
+ *      to a plain topic: the cost of compaction to the send path
  */
 import { loadavg } from 'node:os'
 import { open, type Twain } from '../../src/index.js'
@@ -29,6 +31,9 @@ interface Row {
   compact: number[]
   tableAfter: number[]
   floor: number[]
+  /** Sending the updates to the compacted topic, and to a plain one. */
+  sendCompacted: number[]
+  sendPlain: number[]
   /** Records left after compaction, and every table's size (must be KEYS). */
   left: number
   sizes: number[]
@@ -63,7 +68,18 @@ async function tableReady(twain: Twain, topic: string): Promise<{ ms: number; si
 
 async function rounds(backend: string, target: string, o: SuiteOptions, value: string): Promise<Row> {
   const twain = await open(target)
-  const row: Row = { backend, history: [], tableBefore: [], compact: [], tableAfter: [], floor: [], left: 0, sizes: [] }
+  const row: Row = {
+    backend,
+    history: [],
+    tableBefore: [],
+    compact: [],
+    tableAfter: [],
+    floor: [],
+    sendCompacted: [],
+    sendPlain: [],
+    left: 0,
+    sizes: [],
+  }
   try {
     for (let r = 0; r < o.repeat; r++) {
       const tag = `[${backend} ${r + 1}/${o.repeat}]`
@@ -71,9 +87,16 @@ async function rounds(backend: string, target: string, o: SuiteOptions, value: s
       const floorTopic = `keys${r}`
       await twain.createTopic(topic, { partitions: PARTITIONS, keyType: 'string', compact: true })
       await twain.createTopic(floorTopic, { partitions: PARTITIONS, keyType: 'string' })
-      await fill(twain, topic, o.messages, value)
-      await fill(twain, floorTopic, KEYS, value)
+      await twain.createTopic(`plain${r}`, { partitions: PARTITIONS, keyType: 'string' })
       let t0 = process.hrtime.bigint()
+      await fill(twain, `plain${r}`, o.messages, value)
+      row.sendPlain.push(ms(t0))
+      t0 = process.hrtime.bigint()
+      await fill(twain, topic, o.messages, value)
+      row.sendCompacted.push(ms(t0))
+      await twain.deleteTopic(`plain${r}`)
+      await fill(twain, floorTopic, KEYS, value)
+      t0 = process.hrtime.bigint()
       const n = await readAll(twain, topic)
       row.history.push(ms(t0))
       if (n !== o.messages) throw new Error(`${tag} history read ${n} of ${o.messages} updates before compaction`)
@@ -91,7 +114,8 @@ async function rounds(backend: string, target: string, o: SuiteOptions, value: s
       await readAll(twain, floorTopic)
       row.floor.push(ms(t0))
       log(
-        `${tag} history ${fmtNum(row.history.at(-1) as number, 0)} ms, table before ${fmtNum(before.ms, 0)} ms, ` +
+        `${tag} sends: plain ${fmtNum(row.sendPlain.at(-1) as number, 0)} ms, compacted ${fmtNum(row.sendCompacted.at(-1) as number, 0)} ms; ` +
+          `history ${fmtNum(row.history.at(-1) as number, 0)} ms, table before ${fmtNum(before.ms, 0)} ms, ` +
           `compact ${fmtNum(row.compact.at(-1) as number, 0)} ms (${fmtInt(row.left)} records left), ` +
           `table after ${fmtNum(after.ms, 1)} ms, ${KEYS} records ${fmtNum(row.floor.at(-1) as number, 1)} ms`,
       )
@@ -149,12 +173,14 @@ const suite: Suite = {
         'd / a',
         `e. ${KEYS} records`,
         'd / e',
+        'f. sends compacted / plain',
       ],
     ]
     const goals: Array<[string, boolean, string]> = []
     for (const r of rows) {
       const da = r.tableAfter.map((x, i) => x / (r.history[i] as number))
       const de = r.tableAfter.map((x, i) => x / (r.floor[i] as number))
+      const sends = r.sendPlain.map((x, i) => x / (r.sendCompacted[i] as number))
       table.push([
         r.backend,
         fmtNum(median(r.history), 0),
@@ -164,6 +190,12 @@ const suite: Suite = {
         `${fmtNum(median(da) * 100, 2)}%`,
         fmtNum(median(r.floor), 1),
         `${fmtNum(median(de), 2)}×`,
+        `${fmtNum(median(sends), 2)}×`,
+      ])
+      goals.push([
+        `${r.backend}: sends to a compacted topic ≥ 0.9× sends to a plain one (compaction costs the send path ≤ 10%)`,
+        median(sends) >= 0.9,
+        `${fmtNum(median(sends), 2)}×`,
       ])
       goals.push([
         `${r.backend}: table ready() after compaction ≤ 5% of history() before it`,
@@ -176,7 +208,7 @@ const suite: Suite = {
         `sizes ${[...new Set(r.sizes)].join(', ')}`,
       ])
     }
-    log(renderTable(table, [false, true, true, true, true, true, true, true]))
+    log(renderTable(table, [false, true, true, true, true, true, true, true, true]))
     log('')
     log('goals:')
     log(
