@@ -14,12 +14,28 @@ export function table(rows: string[][], leftColumns = 1): string[] {
   )
 }
 
-/** The committed/end/lag table of a group's partitions (with `pending` when the backend reports it). */
+/** A lag age for people: `0s`, `420ms`, `4.2s`, `3m07s`, `5h02m`, `2d03h`. */
+export function formatAge(ms: number): string {
+  if (ms < 1000) return ms === 0 ? '0s' : `${Math.round(ms)}ms`
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`
+  const two = (n: number) => String(n).padStart(2, '0')
+  const s = Math.floor(ms / 1000)
+  if (s < 3600) return `${Math.floor(s / 60)}m${two(s % 60)}s`
+  if (s < 86_400) return `${Math.floor(s / 3600)}h${two(Math.floor(s / 60) % 60)}m`
+  return `${Math.floor(s / 86_400)}d${two(Math.floor(s / 3600) % 24)}h`
+}
+
+/**
+ * The committed/end/lag table of a group's partitions, with `age` (how old the oldest message not
+ * committed is) and `pending` when the backend reports it.
+ */
 export function offsetsTable(topics: GroupDescription['topics']): string[] {
   const pending = topics.some((t) => t.pending !== undefined)
-  const head = ['topic', 'partition', 'committed', 'end', 'lag', ...(pending ? ['pending'] : [])]
+  const head = ['topic', 'partition', 'committed', 'end', 'lag', 'age', ...(pending ? ['pending'] : [])]
   const rows = topics.map((t) =>
-    [t.topic, t.partition, t.committed, t.end, t.lag, ...(pending ? [t.pending ?? ''] : [])].map(String),
+    [t.topic, t.partition, t.committed, t.end, t.lag, formatAge(t.lagMs), ...(pending ? [t.pending ?? ''] : [])].map(
+      String,
+    ),
   )
   return table([head, ...rows])
 }

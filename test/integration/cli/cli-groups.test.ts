@@ -118,12 +118,12 @@ describe('twainmq CLI: consumer groups', { timeout: 60_000 }, () => {
     const lines = text.stdout.split('\n')
     expect(lines).toContain('group:     billing')
     expect(lines).toContain('(no live members)')
-    const head = lines.findIndex((l) => /^topic\s+partition\s+committed\s+end\s+lag$/.test(l))
+    const head = lines.findIndex((l) => /^topic\s+partition\s+committed\s+end\s+lag\s+age$/.test(l))
     expect(head).toBeGreaterThan(0)
     const rows = lines.slice(head + 1, head + 3)
     for (const [i, row] of rows.entries()) {
       const t = after.topics[i]!
-      expect(row.split(/\s+/)).toEqual(['orders', String(t.partition), String(t.committed), String(t.end), '0'])
+      expect(row.split(/\s+/)).toEqual(['orders', String(t.partition), String(t.committed), String(t.end), '0', '0s'])
       expect(row.length).toBe(lines[head]!.length) // right-aligned under the header
     }
 
