@@ -60,6 +60,18 @@ describe.each(kinds)('compacted topics on $name', (kind) => {
     expect(await other.lastCompaction('c')).toBeUndefined()
   })
 
+  it('a step begun on a compacted topic refuses the partition of a plain topic made again under its name', async () => {
+    const store = backendOf(ctx.twain) as RedisBackend
+    await store.createTopic(topicMeta('t', { keyType: 'string' }))
+    await rounds(ctx.twain, 't', 3, 2)
+    const keys = (['stream', 'end', 'start', 'compactIndex', 'compactTombstones', 'compactState'] as const).map((k) =>
+      store.keys[k]('t', 0),
+    )
+    // What a pass of a process that read the topic's meta before it was deleted and made plain does next.
+    await expect(store.scripts.call('compact', keys as never, [500, 0])).rejects.toThrow(/NOTOPIC/)
+    expect(await historyOf(ctx.twain, 't')).toHaveLength(6)
+  })
+
   it('a pass keeps the latest record of every key at its offset; history forward, reverse and bounded steps over the gaps; stats count before and after', async () => {
     await compacted(ctx.twain, 'c')
     await rounds(ctx.twain, 'c', 10, 5)

@@ -17,13 +17,16 @@
 -- step at a time, alongside the looking at new entries, so trims that never stop do not stop passes.
 -- ARGV[1] most entries to look at (and tombstones to remove; at most 2000)  ARGV[2] tombstone retention (ms)
 -- Returns {0, n, b} while the pass goes on; at its end {1, n, b, at, before records, before bytes}.
--- Error NOTOPIC when the partition does not exist. An entry without a record (not twainmq's) stays.
+-- Error NOTOPIC when the partition does not exist, or is not a compacted topic's (no state). An entry without a record (not twainmq's) stays.
 local call, sub, fmt, match, u = redis.call, string.sub, string.format, string.match, struct.unpack
 local kstream, kend, kstart, kidx, ktomb, kstate = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 -- At most 2000 entries a call: a step's commands take their arguments from one Lua unpack each.
 local budget, keep = math.min(tonumber(ARGV[1]), 2000), tonumber(ARGV[2])
 local e = call('GET', kend)
 if not e then return redis.error_reply('NOTOPIC partition does not exist') end
+-- Only a compacted topic's partition has a state (made with it, deleted with it): a pass begun on a
+-- compacted topic that was deleted and made again plain meanwhile must not remove a record of it.
+if call('EXISTS', kstate) == 0 then return redis.error_reply('NOTOPIC partition is not compacted') end
 e = tonumber(e)
 local s = tonumber(call('GET', kstart) or '0')
 local st = call('HMGET', kstate, 'cur', 'from', 'n', 'b', 'rn', 'rb', 'cln', 'to')
