@@ -194,4 +194,27 @@ describe.each(kinds())('$name: compacted topics', (kind) => {
     expect(await other.appendIdempotent('c', 0, withId, 'p', 600_000)).toEqual([{ offset: 0, duplicate: true }])
     expect((await readAll(other, 'c')).map((m) => m.value).at(-1)).toBe('second')
   })
+
+  it('a deleted key never comes back: an expired tombstone stays while an older record of its key is kept for dedup', async () => {
+    const b = await ctx.fresh()
+    if (await refused(kind, b, 'c')) return
+    const meta = compacted('c', 100)
+    await b.createTopic(meta)
+    const withId = records(meta, [{ key: 1, value: 'first', headers: { [ID_HEADER]: 'send-a' } }])
+    await b.appendIdempotent('c', 0, withId, 'p', 600_000)
+    await b.append('c', 0, update(meta, 1, null), 'p')
+    await b.append('c', 0, update(meta, 2, 'other'), 'p')
+    // Passes over ten times the retention: after each, the key's last word is still its deletion.
+    const seen = async () => (await readAll(b, 'c')).filter((m) => m.key === 1).map((m) => m.value)
+    const t0 = Date.now()
+    await until(
+      async () => {
+        await b.compact('c')
+        expect((await seen()).at(-1) ?? null).toBeNull()
+        return Date.now() - t0 > 1000
+      },
+      30_000,
+      'passes over ten times the tombstone retention',
+    )
+  })
 })

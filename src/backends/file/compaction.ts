@@ -75,8 +75,17 @@ export async function compactPartition(
   const start = readStartOffsetSync(dir)
   const bases = listSegmentsSync(dir, topic)
   const latest = new Map<string, number>()
+  const sourcesFrom = sourcesCovered(dir)
+  const pinned = (r: StoredRecord): boolean =>
+    (r.id && r.timestamp > rules.now - MAX_WINDOW_MS) || (r.sourced && r.offset >= sourcesFrom)
+  // Per key, the last record kept for dedup whatever comes after it: while one older than the key's
+  // latest stays, a tombstone that is the latest stays too, or the deleted key would come back.
+  const lastPinned = new Map<string, number>()
   const all = bases.map((base, i) =>
-    scanSegment(dir, base, i === bases.length - 1, start, (r) => latest.set(r.key, r.offset)),
+    scanSegment(dir, base, i === bases.length - 1, start, (r) => {
+      latest.set(r.key, r.offset)
+      if (pinned(r)) lastPinned.set(r.key, r.offset)
+    }),
   )
   // A merge killed before it deleted the rest of its run left segments a seal skips: gone now.
   const leftovers = leftoverBases(
@@ -94,14 +103,12 @@ export async function compactPartition(
     out.before.records += s.records
     out.before.bytes += s.size
   }
-  const sourcesFrom = sourcesCovered(dir)
   // A tombstone goes once its segment was last written longer ago than the retention: a record's
   // timestamp may be an event time long past, and a reader must get time to read the deletion.
+  const expired = (r: StoredRecord, written: number): boolean =>
+    r.tombstone && written <= rules.now - rules.tombstoneRetentionMs && !((lastPinned.get(r.key) ?? r.offset) < r.offset)
   const keep = (r: StoredRecord, written: number): boolean =>
-    r.offset >= start &&
-    ((latest.get(r.key) === r.offset && !(r.tombstone && written <= rules.now - rules.tombstoneRetentionMs)) ||
-      (r.id && r.timestamp > rules.now - MAX_WINDOW_MS) ||
-      (r.sourced && r.offset >= sourcesFrom))
+    r.offset >= start && ((latest.get(r.key) === r.offset && !expired(r, written)) || pinned(r))
   for (const s of scanned) {
     if (!s.sealed) {
       out.after.records += s.records
