@@ -22,6 +22,7 @@ export class ChangeQueue<V, K extends Key> implements BatchSource<TableChange<V,
   private waiter: (() => void) | undefined
   private drained: (() => void) | undefined
   private done = false
+  private failure: { error: unknown } | undefined
 
   constructor(
     private readonly limit: number,
@@ -50,8 +51,15 @@ export class ChangeQueue<V, K extends Key> implements BatchSource<TableChange<V,
     this.wakeAll()
   }
 
+  /** The table failed: the iteration takes the rest, then throws `error`. */
+  fail(error: unknown): void {
+    this.failure = { error }
+    this.end()
+  }
+
   async next(signal: AbortSignal): Promise<TableChange<V, K>[] | undefined> {
     while (this.items.length === 0) {
+      if (this.failure && !signal.aborted) throw this.failure.error
       if (this.done || signal.aborted) return undefined
       await new Promise<void>((resolve) => {
         const off = () => {

@@ -49,6 +49,10 @@ export class Table<V = unknown, K extends Key = Key> {
   #dirty: boolean[] = []
   #unwatch: Array<() => void> = []
   #failure: unknown
+  /** `ready()` has resolved: changes may hold the table up from now on (not before, or a reader of
+   * changes that awaits `ready()` would wait for itself). */
+  #caughtUp = false
+  #released: Promise<void> | undefined
   #closing: Promise<void> | undefined
   readonly #run: Promise<void>
   readonly #signal: AbortSignal | undefined
@@ -74,11 +78,16 @@ export class Table<V = unknown, K extends Key = Key> {
     this.#ready.catch(() => undefined)
     // Closed: a `ready()` still waiting rejects with `ClosedError` (one that resolved stays so).
     const closed = () => failed(new ClosedError(`table of "${topic}" was closed`))
-    this.#run = this.#follow(snapshot, caughtUp).then(closed, (e: unknown) => {
+    this.#run = this.#follow(snapshot, () => {
+      this.#caughtUp = true
+      caughtUp()
+    }).then(closed, (e: unknown) => {
       if (this.#stop.signal.aborted) return closed()
       this.#failure = e
       failed(e)
-      for (const q of this.#queues) q.end()
+      for (const q of this.#queues) q.fail(e)
+      // Nothing more will be read: the readers and watches go now, not at close().
+      void this.#release()
     })
     if (options.signal) {
       if (options.signal.aborted) void this.close()
@@ -147,12 +156,19 @@ export class Table<V = unknown, K extends Key = Key> {
       this.#stop.abort()
       for (const q of this.#queues) q.end()
       await this.#run
-      for (const u of this.#unwatch) u()
-      this.#unwatch = []
-      await Promise.all(this.#readers.map((r) => r.close()))
+      await this.#release()
       this.#ctx.done(this as unknown as Table<unknown, Key>)
     })()
     return this.#closing
+  }
+
+  #release(): Promise<void> {
+    this.#released ??= (async () => {
+      for (const u of this.#unwatch) u()
+      this.#unwatch = []
+      await Promise.all(this.#readers.map((r) => r.close().catch(() => undefined)))
+    })()
+    return this.#released
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -196,7 +212,8 @@ export class Table<V = unknown, K extends Key = Key> {
         const p = parts[i] as number
         const batch = batches[i] as Message[]
         const reader = this.#readers[p] as PartitionReader
-        if (batch.length === MAX_BATCH) this.#dirty[p] = true
+        // A reader may stop short of MAX_BATCH with more to come (a window or segment boundary): read again.
+        if (batch.length > 0) this.#dirty[p] = true
         // A read that finds nothing below the snapshot's end has caught up (the rest was compacted away).
         if (batch.length === 0 || reader.next >= (ends[p] ?? 0)) behind.delete(p)
         this.#apply(batch)
@@ -232,8 +249,9 @@ export class Table<V = unknown, K extends Key = Key> {
     }
   }
 
-  /** Wait for iterations of `changes()` that have `changesBuffer` changes waiting. */
+  /** Wait for iterations of `changes()` that have `changesBuffer` changes waiting (once caught up). */
   async #drain(): Promise<void> {
+    if (!this.#caughtUp) return
     for (const q of this.#queues) {
       const full = q.full()
       if (full) await full

@@ -97,6 +97,21 @@ describe.each(backends())('table on $name', (kind) => {
     await it.return?.()
   })
 
+  it('a reader of changes that awaits ready() does not hold the table up before it is ready', async () => {
+    await twain.createTopic('backlog', { partitions: 1, keyType: 'u32' })
+    const table = twain.table<number, number>('backlog', { changesBuffer: 4 })
+    const it = table.changes()[Symbol.asyncIterator]() // begun, not read: a full buffer must not stop ready()
+    const p = twain.producer<number, number>('backlog')
+    await p.sendBatch(Array.from({ length: 10_000 }, (_, i) => ({ key: i % 7, value: i })))
+    const table2 = twain.table<number, number>('backlog', { changesBuffer: 4 })
+    const it2 = table2.changes()[Symbol.asyncIterator]()
+    await table2.ready() // 10,000 changes (more than one read) for a buffer of 4, nobody reading them yet
+    expect(table2.size).toBe(7)
+    expect((await it2.next()).value).toMatchObject({ key: 0, value: 0, previous: undefined })
+    await it2.return?.()
+    await it.return?.()
+  })
+
   it('close() before ready() rejects it with ClosedError; twain.close() closes tables', async () => {
     await twain.createTopic('t', { partitions: 1 })
     const table = twain.table('t')
