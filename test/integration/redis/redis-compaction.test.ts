@@ -60,6 +60,22 @@ describe.each(kinds)('compacted topics on $name', (kind) => {
     expect(await other.lastCompaction('c')).toBeUndefined()
   })
 
+  it('a time seek after compaction removed the record that set a running maximum finds the first record at or after the time', async () => {
+    const store = backendOf(ctx.twain)
+    const meta = await compacted(ctx.twain, 'c')
+    const at = async (key: string, ts: number) => store.append('c', 0, records(meta, [{ key, value: key }], ts), 'p')
+    await at('a', 100) // 0
+    await at('b', 200) // 1: removed by the pass (b is sent again), it set the maximum 2 carries
+    await at('c', 150) // 2
+    await at('b', 300) // 3
+    await store.compact('c')
+    expect((await historyOf(ctx.twain, 'c')).map((m) => m.split('@')[1])).toEqual(['0', '2', '3'])
+    expect(await store.offsetForTime('c', 0, 180)).toBe(3)
+    expect(await store.offsetForTime('c', 0, 120)).toBe(2)
+    expect(await store.offsetForTime('c', 0, 50)).toBe(0)
+    expect(await store.offsetForTime('c', 0, 400)).toBe(4)
+  })
+
   it('a step begun on a compacted topic refuses the partition of a plain topic made again under its name', async () => {
     const store = backendOf(ctx.twain) as RedisBackend
     await store.createTopic(topicMeta('t', { keyType: 'string' }))

@@ -5,10 +5,10 @@
 -- after the time); done 0 → call again with ARGV[2] = offset.
 -- Search: a binary search over the retained offsets for the first whose running maximum (its
 -- entry's `m` field, else its own timestamp; append-max.lua) is >= the time. That entry's own
--- timestamp is >= the time unless it is the first retained one and the maximum it carries came
--- from a trimmed entry: then the retained entries are scanned from it, a page per call (so a
--- long scan never blocks the server), up to the first at or after the time (at the latest the
--- first entry without `m`: its timestamp is the running maximum, already past the time).
+-- timestamp is >= the time unless the maximum it carries came from an entry removed since (trimmed
+-- below it, or compacted away before it): then the retained entries are scanned from it, a page
+-- per call (so a long scan never blocks the server), up to the first at or after the time (at the
+-- latest the first entry without `m`: its timestamp is the running maximum, already past the time).
 local t = tonumber(ARGV[1])
 local unpack = struct.unpack
 
@@ -44,11 +44,12 @@ while lo < hi do
   local r = redis.call('XRANGE', KEYS[1], string.format('%d-1', mid), '+', 'COUNT', 1)
   if #r == 0 or (times(r[1][2]) or t) >= t then hi = mid else lo = mid + 1 end
 end
-if lo == start then
-  local r = redis.call('XRANGE', KEYS[1], string.format('%d-1', lo), '+', 'COUNT', 1)[1]
-  if r then
-    local _, own = times(r[2])
-    if own and own < t then return {lo, 0} end
-  end
-end
-return {lo, 1}
+-- The first entry kept at or after lo: its running maximum is >= the time, and every entry before it
+-- is below. Its own timestamp is too, unless the maximum it carries came from an entry removed
+-- since (a trim below it, or compaction between): then scan on from it. lo itself may be an offset
+-- compaction removed.
+local r = redis.call('XRANGE', KEYS[1], string.format('%d-1', lo), '+', 'COUNT', 1)[1]
+if not r then return {hi, 1} end
+local _, own = times(r[2])
+if own and own < t then return {offset_of(r[1]), 0} end
+return {offset_of(r[1]), 1}
