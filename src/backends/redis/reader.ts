@@ -275,6 +275,10 @@ export class RedisPartitionReader implements PartitionReader {
   }
 
   private fromRecent(max: number, raw: boolean, budget?: RawBudget): Array<Message | RawRecord> | undefined {
+    // A compacted topic's entries may be removed between others after the watcher read them: a
+    // gap there would end the read short, and a short read is taken for the end (the next wake-up
+    // may never come). Its reads always go to the stream, which steps over gaps.
+    if (this.sparse) return undefined
     const r = this.watcher.recent()
     if (!r) return undefined
     const i = this.next - r.first
