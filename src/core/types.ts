@@ -1,4 +1,5 @@
 /** Shared public types of twainmq (see README.md, "API overview"). */
+import type { Logger } from './logger.js'
 
 /** A topic's key type: fixed-width unsigned integers, NUL-padded UTF-8 of at most N bytes, or unbounded UTF-8. */
 export type KeyType = 'u8' | 'u16' | 'u32' | 'u64' | `char${number}` | 'string'
@@ -68,8 +69,9 @@ export interface CreateTopicOptions {
    */
   compact?: boolean
   /**
-   * How long a tombstone (a `null` value) of a compacted topic is kept after its timestamp, in ms,
-   * so readers behind get to see the deletion; only with `compact: true`.
+   * How long a tombstone (a `null` value) of a compacted topic is kept at least after it was stored
+   * (not after its timestamp, which may be an event time long past), in ms, so readers behind get
+   * to see the deletion; only with `compact: true`.
    * @default 86400000 (1 day)
    */
   tombstoneRetentionMs?: number
@@ -182,6 +184,15 @@ export interface OpenOptions {
    * @default {} (each part on)
    */
   telemetry?: TelemetryOptions | false
+  /**
+   * Where to tell what happens in the background (README, "Logging"): any object with
+   * `debug/info/warn/error(fields, message)`, such as a pino logger or `console`. It gets members'
+   * partitions assigned and revoked (`info`), commits (`debug`), background failures and stalls of
+   * consumers and processors (`error`, `warn`; they then no longer print a process warning), log
+   * rollbacks a tail or table reads past (`warn`) and background compaction failures (`warn`).
+   * @default none (silent, but for the process warnings of failures nobody listens for)
+   */
+  logger?: Logger
 }
 
 /**

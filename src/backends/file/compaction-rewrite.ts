@@ -67,7 +67,7 @@ export function rewriteSegment(
         prevEnd = f.h.baseOffset + f.h.count
         copyKept(f, keep, w)
       })
-      // Retention by age judges a segment by its modification time, the time of its last append.
+      // Its modification time is the time of its last append (a tombstone's retention counts from it).
       futimesSync(out, st.atime, st.mtime)
       fsyncSync(out)
     } finally {
