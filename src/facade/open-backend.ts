@@ -1,3 +1,4 @@
+import type { BackgroundFailure } from '../core/logger.js'
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { Backend } from '../backends/backend.js'
@@ -20,6 +21,7 @@ const OPEN_KEYS = [
   'replicaAcks',
   'replicaAckTimeoutMs',
   'telemetry',
+  'logger',
 ]
 /** Options that only one kind of target takes: given to the other, they would do nothing. */
 const ONLY: Record<'file' | 'redis', readonly string[]> = {
@@ -45,6 +47,7 @@ function refuseOtherBackends(kind: 'file' | 'redis', options: FileOpenOptions): 
 export async function openBackend(
   target: string | undefined,
   options: FileOpenOptions,
+  onBackgroundFailure?: BackgroundFailure,
 ): Promise<{ backend: Backend; clientId: string }> {
   checkKnownKeys('open()', options, OPEN_KEYS)
   const t = parseTarget(target)
@@ -62,7 +65,7 @@ export async function openBackend(
     return {
       backend: await RedisBackend.connect(
         { url: t.url, cluster: t.cluster },
-        { prefix, clientId, replicaAcks, replicaAckTimeoutMs },
+        { prefix, clientId, replicaAcks, replicaAckTimeoutMs, onBackgroundFailure },
       ),
       clientId,
     }
@@ -95,6 +98,7 @@ export async function openBackend(
     segmentBytes,
     pollMs,
     maxOpenFiles,
+    onBackgroundFailure,
     ...(twainmq
       ? {
           foreign: {

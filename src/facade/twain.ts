@@ -13,6 +13,8 @@ import type { ConsumerContext } from '../consumer/member-core.js'
 import type { LagRow } from '../telemetry/lag.js'
 import type { CreateTopicOptions, Key, Message, TopicCompaction, TopicInfo } from '../core/types.js'
 import { ensureTopic } from './ensure-topic.js'
+import { backgroundLog, checkLogger, rollbackLog, type Logger } from '../core/logger.js'
+import { logMember } from './member-log.js'
 import { deleteGroup, describeGroup, listGroups, resetGroup, type ResetTarget } from './group-commands.js'
 import { openBackend } from './open-backend.js'
 import { Producer, type ProducerOptions } from '../producer/producer.js'
@@ -61,6 +63,7 @@ export class Twain implements AsyncDisposable {
   private closing: Promise<void> | undefined
 
   readonly #store: Backend
+  #logger: Logger | undefined
   /** The store producers and consumers write through: `#store`, or it with its writes traced and measured. */
   readonly #writes: Backend
   readonly #telemetry: Telemetry | undefined
@@ -95,8 +98,11 @@ export class Twain implements AsyncDisposable {
   static async open(target?: string, options: FileOpenOptions = {}): Promise<Twain> {
     // Checked (and the API loaded) first: a bad telemetry option leaves no store open.
     const telemetry = await Telemetry.open(options.telemetry)
-    const { backend, clientId } = await openBackend(target, options)
-    return new Twain(backend, clientId, telemetry)
+    const logger = checkLogger(options.logger)
+    const { backend, clientId } = await openBackend(target, options, logger && backgroundLog(logger))
+    const twain = new Twain(backend, clientId, telemetry)
+    twain.#logger = logger
+    return twain
   }
 
   /** Which backend this instance uses. */
@@ -326,6 +332,7 @@ export class Twain implements AsyncDisposable {
         skipProducer: options.skipOwn ? this.clientId : undefined,
         ends,
         decode: this.decoder(),
+        onRollback: this.#logger && rollbackLog(this.#logger),
       })
       return source as BatchSource<Message> as BatchSource<Message<V, K>>
     }, options.signal)
@@ -363,6 +370,7 @@ export class Twain implements AsyncDisposable {
         decode: this.decoder(),
         iterations: this.iterations,
         done: (d) => void this.tables.delete(d),
+        onRollback: this.#logger && rollbackLog(this.#logger),
       },
       options,
     )
@@ -395,7 +403,10 @@ export class Twain implements AsyncDisposable {
     const list = [...new Set((Array.isArray(topics) ? topics : [topics]).map((t) => checkTopicName(t)))]
     if (list.length === 0) throw new InvalidArgumentError('consumer() needs at least one topic')
     // A name in use by a live consumer of the group here is refused now (InvalidArgumentError).
-    return this.consumers.create<V, K>(this.consumerContext(), list, resolveConsumerOptions(options))
+    const resolved = resolveConsumerOptions(options)
+    const c = this.consumers.create<V, K>(this.consumerContext(), list, resolved)
+    if (this.#logger) logMember(c, this.#logger, { group: resolved.group, kind: 'consumer' })
+    return c
   }
 
   /**
@@ -415,13 +426,16 @@ export class Twain implements AsyncDisposable {
       )
     if (partitioner !== undefined && typeof partitioner !== 'function')
       throw new InvalidArgumentError(`processor() partitioner must be a function, got ${typeof partitioner}`)
-    return this.consumers.createProcessor<V, K>(
+    const resolved = resolveConsumerOptions({ ...rest, mode: 'partitioned' })
+    const p = this.consumers.createProcessor<V, K>(
       this.consumerContext(),
       list,
-      resolveConsumerOptions({ ...rest, mode: 'partitioned' }),
+      resolved,
       this.types,
       partitioner ?? cachedHash64(),
     )
+    if (this.#logger) logMember(p, this.#logger, { group: resolved.group, kind: 'processor' })
+    return p
   }
 
   /** What this instance's consumers and processors are made with. */

@@ -27,6 +27,8 @@ export interface TableContext {
   iterations: Set<BatchIterator<unknown>>
   /** Called once the table is closed. */
   done(table: Table<unknown, Key>): void
+  /** Told of a log rollback the table read past (default: a process warning). */
+  onRollback?: ((e: Error) => void) | undefined
 }
 
 const MAX_BATCH = 4096
@@ -229,7 +231,10 @@ export class Table<V = unknown, K extends Key = Key> {
     if (this.#stop.signal.aborted) return batch
     const rolledBack = reader.takeRollback()
     // The table reads the records stored there now, so it ends right; the rollback is a process warning.
-    if (rolledBack) process.emitWarning(rolledBack)
+    if (rolledBack) {
+      if (this.#ctx.onRollback) this.#ctx.onRollback(rolledBack)
+      else process.emitWarning(rolledBack)
+    }
     const decode = this.#ctx.decode
     return batch.length > 0 && decode ? decode(batch) : batch
   }

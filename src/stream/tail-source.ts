@@ -45,6 +45,8 @@ export interface TailPlan {
   /** Per-message post-processing (e.g. registered-type validation). */
   /** Per-batch post-processing (registered-type validation); may be asynchronous. */
   decode?: ((batch: Message[]) => Message[] | Promise<Message[]>) | undefined
+  /** Told of a log rollback the tail read past (default: a process warning). */
+  onRollback?: ((e: Error) => void) | undefined
 }
 
 const MAX_BATCH = 4096
@@ -132,8 +134,11 @@ export class TailSource implements BatchSource<Message> {
         const batch = await reader.read(MAX_BATCH)
         if (signal.aborted || this.closed) return undefined
         const rolledBack = reader.takeRollback()
-        // A tail has no error channel: the rollback (its records are delivered again) is a process warning.
-        if (rolledBack) process.emitWarning(rolledBack)
+        // A tail has no error channel: the rollback (its records are delivered again) is logged, or a process warning.
+        if (rolledBack) {
+          if (this.plan.onRollback) this.plan.onRollback(rolledBack)
+          else process.emitWarning(rolledBack)
+        }
         if (batch.length === MAX_BATCH) this.dirty[i] = true
         const out = this.filter(batch)
         if (out.length > 0) {

@@ -106,7 +106,9 @@ export async function compactPartition(
   // A tombstone goes once its segment was last written longer ago than the retention: a record's
   // timestamp may be an event time long past, and a reader must get time to read the deletion.
   const expired = (r: StoredRecord, written: number): boolean =>
-    r.tombstone && written <= rules.now - rules.tombstoneRetentionMs && !((lastPinned.get(r.key) ?? r.offset) < r.offset)
+    r.tombstone &&
+    written <= rules.now - rules.tombstoneRetentionMs &&
+    !((lastPinned.get(r.key) ?? r.offset) < r.offset)
   const keep = (r: StoredRecord, written: number): boolean =>
     r.offset >= start && ((latest.get(r.key) === r.offset && !expired(r, written)) || pinned(r))
   for (const s of scanned) {

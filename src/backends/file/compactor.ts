@@ -1,3 +1,4 @@
+import type { BackgroundFailure } from '../../core/logger.js'
 import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import type { CompactionStats, TopicMeta } from '../backend.js'
@@ -34,10 +35,16 @@ export class Compactor {
   private readonly deferred = new Map<string, NodeJS.Timeout>()
   private closed = false
 
-  /** `segmentBytes`: the store's segment size, which merged segments stay within. */
-  constructor(private readonly segmentBytes: number) {}
+  /**
+   * `segmentBytes`: the store's segment size, which merged segments stay within; `failed`: told of a
+   * background pass that failed (the next roll tries again).
+   */
+  constructor(
+    private readonly segmentBytes: number,
+    private readonly failed?: BackgroundFailure,
+  ) {}
 
-  /** After a segment of `dir` was sealed: a background pass when due (see `DIRTY_RATIO`); failures are left to the next. */
+  /** After a segment of `dir` was sealed: a background pass when due (see `DIRTY_RATIO`); a failure is reported, and left to the next. */
   afterRoll(dir: string, topic: string, meta: TopicMeta): void {
     if (meta.compact !== true || this.closed) return
     const last = this.clean.get(dir)
@@ -67,7 +74,9 @@ export class Compactor {
       }
       if (bytes - last.bytes < DIRTY_RATIO * bytes) return
     }
-    void this.pass(dir, topic, meta).catch(() => undefined)
+    void this.pass(dir, topic, meta).catch((e: unknown) =>
+      this.failed?.({ topic, dir }, `twainmq: a background compaction pass over ${dir} failed`, e),
+    )
   }
 
   /** One pass over `dir` now (after the one running, if any); its result is recorded beside it. */

@@ -1,3 +1,4 @@
+import type { BackgroundFailure } from '../../core/logger.js'
 import { access } from 'node:fs/promises'
 import { makeDirs } from './make-dirs.js'
 import type { FsyncPolicy } from '../../core/types.js'
@@ -41,6 +42,8 @@ export interface FileBackendOptions {
   pollMs?: number
   /** Cap on the segment and index fds kept open by readers and appenders of native topics. @default 512 */
   maxOpenFiles?: number
+  /** Told of background work that failed (a compaction pass). @default none */
+  onBackgroundFailure?: BackgroundFailure
   /** Build the store of a foreign format (given the shared watch hub), and whether new topics use it. */
   foreign?: { create(root: string, hub: WatchHub): ForeignFormat; createTopicsInIt: boolean }
 }
@@ -69,6 +72,7 @@ export class FileBackend implements Backend {
       fsync: options.fsync,
       segmentBytes: options.segmentBytes,
       maxOpenFiles: options.maxOpenFiles,
+      onBackgroundFailure: options.onBackgroundFailure,
     })
     this.foreign = options.foreign?.create(root, this.hub)
     this.createForeign = options.foreign?.createTopicsInIt ?? false

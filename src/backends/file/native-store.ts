@@ -1,3 +1,4 @@
+import type { BackgroundFailure } from '../../core/logger.js'
 import { existsSync, readFileSync } from 'node:fs'
 import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import { keyCodec } from '../../core/keys.js'
@@ -40,6 +41,8 @@ export interface NativeStoreOptions {
   segmentBytes?: number
   /** Cap on the segment and index fds kept open by all readers and appenders (see `FdPool`). @default 512 */
   maxOpenFiles?: number
+  /** Told of background work that failed (a compaction pass). @default none */
+  onBackgroundFailure?: BackgroundFailure
 }
 
 /** Producer id of the seals `compact` writes. */
@@ -83,7 +86,7 @@ export class NativeStore implements TopicStore {
     this.fsync = options.fsync ?? 'never'
     this.segmentBytes = options.segmentBytes ?? 64 * 1024 * 1024
     this.pool = new FdPool(options.maxOpenFiles ?? 512)
-    this.compactor = new Compactor(this.segmentBytes)
+    this.compactor = new Compactor(this.segmentBytes, options.onBackgroundFailure)
     this.appenders = new PooledAppenders(this.pool, { segmentBytes: this.segmentBytes, fsync: this.fsync })
     if (typeof this.fsync === 'number') {
       this.syncTimer = setInterval(() => {

@@ -1,3 +1,4 @@
+import type { BackgroundFailure } from '../../core/logger.js'
 import { randomBytes } from 'node:crypto'
 import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import type { CompactionStats, TopicMeta } from '../backend.js'
@@ -49,6 +50,7 @@ export class RedisCompaction {
     private readonly meta: (topic: string) => Promise<TopicMeta>,
     private readonly everyMs = COMPACT_EVERY_MS,
     private readonly step = COMPACT_STEP,
+    private readonly failed?: BackgroundFailure,
   ) {}
 
   /** A compacted topic this process uses: compact it in the background from now on (others are ignored). */
@@ -154,8 +156,14 @@ export class RedisCompaction {
           try {
             const got = await this.client.set(this.keys.compactLease(topic, p), this.token, 'PX', this.everyMs, 'NX')
             if (got === 'OK') await this.pass(meta, p)
-          } catch {
+          } catch (e) {
             // In the background: the next period tries again (a failover, a topic deleted meanwhile).
+            if (!this.closed && !(e instanceof TopicNotFoundError))
+              this.failed?.(
+                { topic, partition: p },
+                `twainmq: a background compaction pass over "${topic}" partition ${p} failed`,
+                e,
+              )
           }
         }
       }

@@ -1,3 +1,4 @@
+import type { BackgroundFailure } from '../../core/logger.js'
 import { InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import { keyCodec } from '../../core/keys.js'
 import { closedError, closedGuard } from '../closed-guard.js'
@@ -47,6 +48,8 @@ export interface RedisBackendOptions {
   compactEveryMs?: number
   /** Entries one compaction script call looks at (each call is atomic; at most 2000). @default 500 */
   compactStep?: number
+  /** Told of background work that failed (a compaction pass; the next period tries again). @default none */
+  onBackgroundFailure?: BackgroundFailure
 }
 
 /** How often (per topic) appends apply `maxAgeMs` / `maxBytes` retention. */
@@ -111,6 +114,7 @@ export class RedisBackend implements Backend {
       (t) => this.topics.get(t),
       options.compactEveryMs,
       options.compactStep,
+      options.onBackgroundFailure,
     )
     const confirm = options.replicaAcks
       ? new DeliveryConfirm(client, { replicas: options.replicaAcks, timeoutMs: options.replicaAckTimeoutMs ?? 2000 })

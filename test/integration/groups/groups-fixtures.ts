@@ -8,6 +8,7 @@ import {
   InvalidArgumentError,
   type Consumer,
   type ConsumerOptions,
+  type FileOpenOptions,
   type GroupMessage,
   type Twain,
 } from '../../../src/index.js'
@@ -46,10 +47,10 @@ export function useGroupStore(kind: BackendKind): void {
   })
 }
 
-/** Another instance on the current test's store (closed after the test). */
-export async function openOther(): Promise<Twain> {
+/** Another instance on the current test's store (closed after the test), opened with `options`. */
+export async function openOther(options?: FileOpenOptions): Promise<Twain> {
   if (!store) throw new Error('openOther() outside a test: call useGroupStore(kind) in the describe block')
-  const t = await store.open()
+  const t = await store.open(options)
   others.push(t)
   return t
 }
