@@ -191,3 +191,8 @@ const plain = twain.producer('audit', { propagate: false }) // this producer add
 const lag = (await twain.describeGroup('billing')).topics   // [{ topic, partition, committed, end, lag, lagMs }, …]
 const quiet = await open('./data', { telemetry: false })    // no spans, headers or metrics
 }
+
+// README.md, Observability, Logging
+export async function logging(): Promise<void> {
+  const twain = await open('./data', { logger: pino() })
+}

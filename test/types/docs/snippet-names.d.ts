@@ -27,3 +27,4 @@ declare const consumer: import('twainmq').Consumer<Order>
 declare const proc: import('twainmq').Processor<Order>
 declare const pg: { query(sql: string, params: unknown[]): Promise<unknown> }
 interface Customer { name: string; tier: 'gold' | 'basic' }
+declare function pino(): import('twainmq').Logger
