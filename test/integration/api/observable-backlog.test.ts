@@ -116,6 +116,9 @@ describe('an Observable over a file backlog of 150,000 records', () => {
     )
     // The documented behaviour: everything the tail reads is pushed into concatMap's queue.
     await until(() => pushed.reads.records === BACKLOG, 60_000, 'from() to have read the whole backlog')
+    // pullMap's four handlers start once its first read lands (on a loaded machine that may come
+    // after the other tail has read everything): waited for, then its reads counted.
+    await until(() => pulledStarted === 4, 60_000, 'pullMap to have started its four handlers')
     expect(pushedStarted).toBe(1)
     expect(pulledStarted).toBe(4)
     expect(pulled.reads.records).toBeLessThanOrEqual(4 + TAIL_READ)
