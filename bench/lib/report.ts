@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process'
-import { availableParallelism, cpus, release, totalmem } from 'node:os'
+import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os'
 import { repoRoot } from './child.js'
 import { MiB, fmtInt } from './stats.js'
+import { renderTable } from './table.js'
 
 /** Print one line of a suite's report. */
 export function log(line = ''): void {
@@ -32,4 +33,28 @@ export function revision(): string {
 export function machine(): string {
   const cpu = cpus()[0]?.model ?? 'unknown cpu'
   return `node ${process.version}, ${availableParallelism()} cpus (${cpu}), ${fmtInt(totalmem() / MiB)} MiB RAM, ${process.platform} ${release()}`
+}
+
+/** The opening lines of a suite's report: its title, the command, date, machine with its load, and source. */
+export function logRunHeader(suite: string, command: string): void {
+  log(`twainmq bench: ${suite}`)
+  log(`command: ${command}`)
+  log(`date:    ${new Date().toISOString()}`)
+  log(
+    `machine: ${machine()}, load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  )
+  log(`source:  ${revision()}`)
+}
+
+/** A suite's goals as a table: each goal, PASS or FAIL, and what was measured. */
+export function logGoals(goals: ReadonlyArray<readonly [string, boolean, string]>): void {
+  log('goals:')
+  log(
+    renderTable(
+      [['goal', 'result', 'measured'], ...goals.map(([g, ok, m]) => [g, ok ? 'PASS' : 'FAIL', m])],
+      [false, false, false],
+    ),
+  )
 }

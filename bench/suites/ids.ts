@@ -7,11 +7,10 @@
  *   b. the same with a unique id per send (default window, 5 minutes)
  *   c. b's sends again, same ids: all duplicates, nothing stored
  */
-import { loadavg } from 'node:os'
 import { open, type Twain } from '../../src/index.js'
 import { RedisServer } from '../../test/helpers/redis-server.js'
 import { CHUNK, rate, timed, type Throughput } from '../lib/phases.js'
-import { log, machine, makeValue, revision } from '../lib/report.js'
+import { log, logGoals, logRunHeader, makeValue } from '../lib/report.js'
 import { fmtInt, fmtNum } from '../lib/stats.js'
 import type { Suite, SuiteOptions } from '../lib/suite.js'
 import { renderTable } from '../lib/table.js'
@@ -99,15 +98,7 @@ const suite: Suite = {
   name: 'ids',
   description: 'idempotent sends (send with an id) vs plain sends, file and Redis, and the same ids sent again',
   async run(o: SuiteOptions): Promise<void> {
-    log('twainmq bench: ids')
-    log(`command: ${o.command}`)
-    log(`date:    ${new Date().toISOString()}`)
-    log(
-      `machine: ${machine()}, load average ${loadavg()
-        .map((x) => x.toFixed(2))
-        .join(' ')}`,
-    )
-    log(`source:  ${revision()}`)
+    logRunHeader('ids', o.command)
     log(`setup:   ${o.repeat} round(s) of ${fmtInt(o.messages)} sends of ${o.size} B values per phase, 1 partition`)
     log('')
     const value = makeValue(o.size)
@@ -148,13 +139,7 @@ const suite: Suite = {
     }
     log(renderTable(table, [false, true, true, true, true, true]))
     log('')
-    log('goals:')
-    log(
-      renderTable(
-        [['goal', 'result', 'measured'], ...goals.map(([g, ok, m]) => [g, ok ? 'PASS' : 'FAIL', m])],
-        [false, false, false],
-      ),
-    )
+    logGoals(goals)
   },
 }
 

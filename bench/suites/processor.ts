@@ -19,13 +19,12 @@
  * each output then `b.ack()`s). Rates are inputs per second, timed from the first input delivered
  * until every output is stored and the last input's ack committed.
  */
-import { loadavg } from 'node:os'
 import { open, type Twain } from '../../src/index.js'
 import { batch, pipe, type MessageBatch, type Settleable } from '../../src/operators/index.js'
 import { RedisServer } from '../../test/helpers/redis-server.js'
 import { CHUNK } from '../lib/phases.js'
 import { progress } from '../lib/progress.js'
-import { log, machine, makeValue, revision } from '../lib/report.js'
+import { log, logGoals, logRunHeader, makeValue } from '../lib/report.js'
 import { fmtInt, fmtNum, median } from '../lib/stats.js'
 import type { Suite, SuiteOptions } from '../lib/suite.js'
 import { renderTable } from '../lib/table.js'
@@ -305,15 +304,7 @@ const suite: Suite = {
   name: 'processor',
   description: 'exactly-once processor vs consumer + producer and a hand-written dedup, file and Redis',
   async run(o: SuiteOptions): Promise<void> {
-    log('twainmq bench: processor')
-    log(`command: ${o.command}`)
-    log(`date:    ${new Date().toISOString()}`)
-    log(
-      `machine: ${machine()}, load average ${loadavg()
-        .map((x) => x.toFixed(2))
-        .join(' ')}`,
-    )
-    log(`source:  ${revision()}`)
+    logRunHeader('processor', o.command)
     log(
       `setup:   ${o.repeat} round(s) of ${fmtInt(o.messages)} inputs of ${o.size} B values per pipeline; in and out ${PARTITIONS} partitions; one group member; map = 1 output per input, enrich = 0/1/3 in turn; each = for await, batch = batch(${JSON.stringify(BATCH).replace(/"/g, '')})`,
     )
@@ -377,13 +368,7 @@ const suite: Suite = {
     }
     log(renderTable(table, [false, false, false, true, true, true, true, true]))
     log('')
-    log('goals:')
-    log(
-      renderTable(
-        [['goal', 'result', 'measured'], ...goals.map(([g, ok, m]) => [g, ok ? 'PASS' : 'FAIL', m])],
-        [false, false, false],
-      ),
-    )
+    logGoals(goals)
   },
 }
 

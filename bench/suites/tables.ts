@@ -10,11 +10,10 @@
  *   f. the sends of a (the compacted topic, its background passes running) against the same sends
  *      to a plain topic: the cost of compaction to the send path
  */
-import { loadavg } from 'node:os'
 import { open, type Twain } from '../../src/index.js'
 import { backendOf } from '../../src/facade/twain.js'
 import { RedisServer } from '../../test/helpers/redis-server.js'
-import { log, machine, makeValue, revision } from '../lib/report.js'
+import { log, logGoals, logRunHeader, makeValue } from '../lib/report.js'
 import { fmtInt, fmtNum } from '../lib/stats.js'
 import type { Suite, SuiteOptions } from '../lib/suite.js'
 import { renderTable } from '../lib/table.js'
@@ -134,15 +133,7 @@ const suite: Suite = {
   name: 'tables',
   description: "a table's ready() on a compacted topic vs history() over the updates before compaction",
   async run(o: SuiteOptions): Promise<void> {
-    log('twainmq bench: tables')
-    log(`command: ${o.command}`)
-    log(`date:    ${new Date().toISOString()}`)
-    log(
-      `machine: ${machine()}, load average ${loadavg()
-        .map((x) => x.toFixed(2))
-        .join(' ')}`,
-    )
-    log(`source:  ${revision()}`)
+    logRunHeader('tables', o.command)
     log(
       `setup:   ${o.repeat} round(s); ${fmtInt(o.messages)} updates of ${o.size} B values over ${KEYS} keys, ${PARTITIONS} partitions`,
     )
@@ -210,13 +201,7 @@ const suite: Suite = {
     }
     log(renderTable(table, [false, true, true, true, true, true, true, true, true]))
     log('')
-    log('goals:')
-    log(
-      renderTable(
-        [['goal', 'result', 'measured'], ...goals.map(([g, ok, m]) => [g, ok ? 'PASS' : 'FAIL', m])],
-        [false, false, false],
-      ),
-    )
+    logGoals(goals)
   },
 }
 

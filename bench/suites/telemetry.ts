@@ -16,10 +16,9 @@ import { context, trace } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics'
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base'
-import { loadavg } from 'node:os'
 import { open, type Twain } from '../../src/index.js'
 import { consumeGroup, produceAll, rate } from '../lib/phases.js'
-import { log, machine, makeValue, revision } from '../lib/report.js'
+import { log, logGoals, logRunHeader, makeValue } from '../lib/report.js'
 import { fmtInt, fmtNum, median } from '../lib/stats.js'
 import type { Suite, SuiteOptions } from '../lib/suite.js'
 import { renderTable } from '../lib/table.js'
@@ -91,15 +90,7 @@ const suite: Suite = {
   name: 'telemetry',
   description: 'OpenTelemetry cost: produce and consume with telemetry off, the SDK on, and sends inside a span',
   async run(o: SuiteOptions): Promise<void> {
-    log('twainmq bench: telemetry')
-    log(`command: ${o.command}`)
-    log(`date:    ${new Date().toISOString()}`)
-    log(
-      `machine: ${machine()}, load average ${loadavg()
-        .map((x) => x.toFixed(2))
-        .join(' ')}`,
-    )
-    log(`source:  ${revision()}`)
+    logRunHeader('telemetry', o.command)
     log(
       `setup:   ${o.repeat} round(s) of ${fmtInt(o.messages)} messages of ${o.size} B per phase, file backend, 1 partition`,
     )
@@ -148,13 +139,7 @@ const suite: Suite = {
       ['sdk on: produce ≥ 0.85× off', ratio('sdk', 'produce') >= 0.85, `${fmtNum(ratio('sdk', 'produce'), 2)}×`],
       ['sdk on: consume ≥ 0.85× off', ratio('sdk', 'consume') >= 0.85, `${fmtNum(ratio('sdk', 'consume'), 2)}×`],
     ]
-    log('goals:')
-    log(
-      renderTable(
-        [['goal', 'result', 'measured'], ...goals.map(([g, ok, m]) => [g, ok ? 'PASS' : 'FAIL', m])],
-        [false, false, false],
-      ),
-    )
+    logGoals(goals)
   },
 }
 
