@@ -29,19 +29,7 @@ export interface Settler<H> {
 
 /** `GroupMessageImpl` or a subclass (a processor's messages): what the factories build. */
 export type GroupMessageClass<H> = new (
-  topic: string,
-  partition: number,
-  offset: number,
-  key: Key,
-  timestamp: number,
-  value: unknown,
-  headers: Record<string, string>,
-  producerId: string,
-  type: string | undefined,
-  error: Error | undefined,
-  deliveryCount: number,
-  settler: Settler<H>,
-  handle: H,
+  ...fields: ConstructorParameters<typeof GroupMessageImpl<unknown, H>>
 ) => GroupMessageImpl<unknown, H>
 
 /**

@@ -1,19 +1,10 @@
 import type { Backend, TopicMeta } from '../backends/backend.js'
 import { InvalidArgumentError, TopicExistsError, TopicNotFoundError } from '../core/errors.js'
 import type { CreateTopicOptions, Retention } from '../core/types.js'
-import { topicMetaFrom } from './topic-options.js'
+import { TOPIC_OPTIONS, topicMetaFrom } from './topic-options.js'
 
-/** The options `ensureTopic` compares, in the order it reports them. */
-const FIELDS = [
-  'partitions',
-  'keyType',
-  'messageTypes',
-  'retention',
-  'maxMessageBytes',
-  'attributes',
-  'compact',
-  'tombstoneRetentionMs',
-] as const
+/** The options `ensureTopic` compares, in the order it reports them: every option of `createTopic`. */
+const FIELDS = TOPIC_OPTIONS
 
 /** Retention as compared: limits that are set, `consumed` only when true. */
 function retentionKey(r: Retention): string {

@@ -27,21 +27,24 @@ export function checkRetention(r: unknown): Retention {
   return out
 }
 
+/** The options of `createTopic`, in the order `ensureTopic` reports differences in them. */
+export const TOPIC_OPTIONS = [
+  'partitions',
+  'keyType',
+  'messageTypes',
+  'retention',
+  'maxMessageBytes',
+  'attributes',
+  'compact',
+  'tombstoneRetentionMs',
+] as const
+
 /** Turn `createTopic` arguments into a checked `TopicMeta`. */
 export function topicMetaFrom(name: unknown, options: CreateTopicOptions = {}): TopicMeta {
   const topic = checkTopicName(name)
   if (options === null || typeof options !== 'object')
     throw new InvalidArgumentError(`createTopic options must be an object, got ${JSON.stringify(options)}`)
-  checkKnownKeys('createTopic', options, [
-    'partitions',
-    'keyType',
-    'messageTypes',
-    'retention',
-    'maxMessageBytes',
-    'attributes',
-    'compact',
-    'tombstoneRetentionMs',
-  ])
+  checkKnownKeys('createTopic', options, TOPIC_OPTIONS)
   const partitions = checkInt('partitions', options.partitions ?? 1, 1, 10_000)
   const keyType = keyCodec(options.keyType ?? 'u16').type
   const messageTypes = options.messageTypes ?? []
