@@ -148,7 +148,7 @@ export class FilePartitionReader implements PartitionReader, FdHolder {
           return this.damaged(out, this.winPos + rel, 'a frame fails its CRC check')
         }
         if (h.flags & FLAG_SEAL) {
-          const [base, id] = [this.segBase, this.segId]
+          const [base, id] = [this.segBase, fdIdentity(fd)]
           if (this.openSegment(h.baseOffset, 0)) this.prevEnd = h.baseOffset
           // No successor, and the file read is no longer at its path: a compaction merge moved the
           // records after it into the file there now (its seal names a segment it deleted), so
