@@ -36,14 +36,17 @@ const MAY_USE = {
   'operators/index': ['operators', 'core'],
   // The CLI works through the public API; it checks arguments with the library's own rules
   // (core, the consumer's option checks) and runs `check`/`repair` of the file backend; `serve`
-  // runs the HTTP gateway through its entry point.
-  cli: ['index', 'gateway', 'consumer', 'backends/file', 'core'],
+  // runs the HTTP gateway (and `--metrics` the Prometheus metrics) through their entry points.
+  cli: ['index', 'gateway', 'prometheus', 'consumer', 'backends/file', 'core'],
   // The HTTP gateway (`twainmq/gateway`) sits above the facade: it takes a Twain and works on the
   // store under it (the store contract, for compare-and-append), never a particular backend.
   gateway: ['index', 'facade', 'stream', 'telemetry', 'backends', 'core'],
   // The browser client (`twainmq/browser`) runs without Node: of the rest of src it may use only
   // the files in BROWSER_SAFE, and nothing it reaches may import a node: built-in (checked below).
   browser: ['core'],
+  // Prometheus metrics (`twainmq/prometheus`, prom-client an optional peer dependency): the store's
+  // figures through the gateway's overview reader, and the gateway's through its metrics sink.
+  prometheus: ['gateway', 'facade', 'backends', 'core'],
 }
 
 /**
@@ -86,13 +89,14 @@ const PACKAGES = {
   cli: ['commander', 'cli-progress'],
   browser: ['@durable-streams/client'],
   telemetry: ['@opentelemetry/api'],
+  prometheus: ['prom-client'],
 }
 
 /**
  * Packages a layer may load only with a dynamic `import()` (or `import type`): optional peer
  * dependencies, which an application may not have (twainmq costs nothing without them).
  */
-const DYNAMIC_PACKAGES = { telemetry: ['@opentelemetry/api'] }
+const DYNAMIC_PACKAGES = { telemetry: ['@opentelemetry/api'], prometheus: ['prom-client'] }
 
 /**
  * Inside the consumer layer: one folder per group mode beside the member core (the folder's root

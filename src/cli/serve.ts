@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { InvalidArgumentError as CommanderArgError, Option, type Command } from 'commander'
 import { createGateway, TokenAuth } from '../gateway/index.js'
+import { prometheusMetrics } from '../prometheus/index.js'
 import { intOption } from './arguments.js'
 import { withTwain } from './context.js'
 
@@ -13,6 +14,7 @@ interface ServeCliOptions {
   auth?: string
   /** false with `--no-ui`. */
   ui: boolean
+  metrics?: boolean
 }
 
 /** `--host`: a host name or IP address to listen on (not empty, no scheme, port or path). */
@@ -61,10 +63,11 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 }
 
 /**
- * `twainmq serve [--host h] [--port p] [--long-poll-ms ms] [--cors origins] [--auth file] [--no-ui]`: serve the store over
+ * `twainmq serve [--host h] [--port p] [--long-poll-ms ms] [--cors origins] [--auth file] [--no-ui] [--metrics]`: serve the store over
  * HTTP with the Durable Streams protocol (docs/gateway.md) and the dashboard at `/` (docs/dashboard.md) until SIGINT/SIGTERM. Prints one line,
  * `twainmq gateway listening on http://<host>:<port>/v1/stream/ (dashboard: http://<host>:<port>/)`
- * (without the dashboard part under `--no-ui`), once it accepts connections. On a
+ * (without the dashboard part under `--no-ui`; with `, metrics: http://<host>:<port>/metrics` under
+ * `--metrics`), once it accepts connections. On a
  * signal it stops accepting, closes the gateway (open SSE and long-poll responses end; in-flight
  * appends finish), closes the idle keep-alive connections and the store, and exits 0. A second
  * signal while stopping gives up waiting (exit 130).
@@ -91,6 +94,12 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--no-ui', 'do not serve the dashboard at / (docs/dashboard.md)'))
     .addOption(
       new Option(
+        '--metrics',
+        'serve Prometheus metrics at /metrics (needs the prom-client package; docs/observability.md, "Prometheus")',
+      ),
+    )
+    .addOption(
+      new Option(
         '--auth <file>',
         'bearer tokens and their read/write grants (docs/gateway.md, "Auth"); default: no token check',
       ),
@@ -109,11 +118,13 @@ export function registerServe(program: Command): void {
         // Read before the store opens: a bad file is reported without touching the store.
         const auth = opts.auth === undefined ? undefined : await TokenAuth.load(opts.auth)
         await withTwain(cmd, async (twain) => {
+          const metrics = opts.metrics === true ? await prometheusMetrics(twain, { processMetrics: true }) : undefined
           const gateway = createGateway(twain, {
             longPollMs: opts.longPollMs,
             ui: opts.ui,
             ...(opts.cors === undefined ? {} : { cors: opts.cors }),
             ...(auth ? { auth } : {}),
+            ...(metrics ? { metrics } : {}),
           })
           const server = createServer(gateway.node)
           // Longer than clients' idle keep-alive (undici: 4 s), so a client closes an idle connection
@@ -123,12 +134,14 @@ export function registerServe(program: Command): void {
           if (signals > 0) return
           await listen(server, opts.port, opts.host)
           const base = baseUrl(server, opts.host)
+          const extras = [...(opts.ui ? [`dashboard: ${base}`] : []), ...(metrics ? [`metrics: ${base}metrics`] : [])]
           process.stdout.write(
-            `twainmq gateway listening on ${base}v1/stream/${opts.ui ? ` (dashboard: ${base})` : ''}\n`,
+            `twainmq gateway listening on ${base}v1/stream/${extras.length > 0 ? ` (${extras.join(', ')})` : ''}\n`,
           )
           if (signals === 0) await stopped
           const closed = new Promise<void>((resolve) => server.close(() => resolve()))
           await gateway.close()
+          metrics?.close()
           server.closeAllConnections()
           await closed
         })

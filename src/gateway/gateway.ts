@@ -57,6 +57,7 @@ export function createGateway(twain: Twain, options: GatewayOptions = {}): Gatew
     background: track,
     telemetry: telemetryOf(twain),
   }
+  const detachMetrics = resolved.metrics?.attachGateway(() => ctx.live.open())
   const unavailable = () =>
     new Response('The gateway is closed\n', { status: 503, headers: { 'content-type': 'text/plain; charset=utf-8' } })
   return {
@@ -82,6 +83,7 @@ export function createGateway(twain: Twain, options: GatewayOptions = {}): Gatew
     close: async () => {
       closing.abort()
       while (open.size > 0) await Promise.all([...open])
+      detachMetrics?.()
       closeParked(ctx.store)
     },
   }

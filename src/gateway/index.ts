@@ -12,3 +12,4 @@ export {
   type TokenEntry,
 } from './auth/auth-tokens.js'
 export type { AuthorizeHook, AuthorizeRequest } from './auth/authorize.js'
+export type { GatewayMetricsSink, LiveReadMode, ServedRequestSample } from './config/metrics-sink.js'

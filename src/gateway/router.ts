@@ -10,6 +10,8 @@ import { postStream } from './handlers/post.js'
 import { putStream } from './handlers/put.js'
 import { isUiPath, uiRequest } from './overview/ui-assets.js'
 import { serverSpan } from '../telemetry/server.js'
+import { METRICS_PATH, metricsRequest } from './overview/metrics-route.js'
+import type { GatewayMetricsSink } from './config/metrics-sink.js'
 
 const ALLOW_METHODS = 'GET, HEAD, POST, PUT, DELETE, OPTIONS'
 const EXPOSE =
@@ -42,6 +44,8 @@ async function route(ctx: GatewayContext, req: GwRequest): Promise<GwResponse> {
     })
   }
   if (OVERVIEW_PATHS.has(path)) return overviewRequest(ctx, req, path)
+  const metrics = ctx.options.metrics
+  if (metrics !== undefined && path === METRICS_PATH) return metricsRequest(ctx, req, metrics)
   if (ctx.options.ui !== false && isUiPath(path))
     return uiRequest(ctx.options.ui === true ? undefined : ctx.options.ui, req.method, path)
   if (!path.startsWith(`${base}/`) || path.length === base.length + 1)
@@ -80,7 +84,53 @@ function failure(e: unknown): GwResponse {
  */
 export function handle(ctx: GatewayContext, req: GwRequest): Promise<GwResponse> {
   const tel = ctx.telemetry
-  return tel === undefined ? answer(ctx, req) : serverSpan(tel, req, () => answer(ctx, req))
+  const metrics = ctx.options.metrics
+  const started = metrics === undefined ? 0 : performance.now()
+  const answered = tel === undefined ? answer(ctx, req) : serverSpan(tel, req, () => answer(ctx, req))
+  return metrics === undefined ? answered : measured(ctx, req, metrics, started, answered)
+}
+
+const SERVED_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS'])
+
+/** What `req` asked for, in few values (never a stream's name): the `route` of the request metrics. */
+function routeOf(ctx: GatewayContext, req: GwRequest): string {
+  const path = req.rawPath
+  if (req.method === 'OPTIONS') return 'preflight'
+  if (OVERVIEW_PATHS.has(path) || path === METRICS_PATH) return path
+  if (ctx.options.ui !== false && isUiPath(path)) return 'dashboard'
+  const base = ctx.options.basePath
+  if (!path.startsWith(`${base}/`) || path.length === base.length + 1) return 'unmatched'
+  const live = req.method === 'GET' ? req.url.searchParams.get('live') : null
+  return live === 'sse' ? 'stream-sse' : live === null ? 'stream' : 'stream-long-poll'
+}
+
+/** Tell `metrics` of the request when its answer's body has ended (or the client left first). */
+async function measured(
+  ctx: GatewayContext,
+  req: GwRequest,
+  metrics: GatewayMetricsSink,
+  started: number,
+  answered: Promise<GwResponse>,
+): Promise<GwResponse> {
+  const res = await answered
+  let told = false
+  const tell = () => {
+    if (told) return
+    told = true
+    metrics.observeRequest({
+      route: routeOf(ctx, req),
+      method: SERVED_METHODS.has(req.method) ? req.method : 'other',
+      status: res.status,
+      seconds: (performance.now() - started) / 1000,
+    })
+  }
+  const stream = res.stream
+  if (stream === undefined) {
+    tell()
+    return res
+  }
+  req.signal.addEventListener('abort', tell, { once: true })
+  return { ...res, stream: (sink) => stream(sink).finally(tell) }
 }
 
 async function answer(ctx: GatewayContext, req: GwRequest): Promise<GwResponse> {

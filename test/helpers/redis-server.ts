@@ -2,6 +2,7 @@
  * A private `redis-server` for tests and benchmarks: a free loopback port (never 6379), its own temp
  * directory, no RDB snapshots; AOF optional (for restart tests). Stopped by PID, never by name.
  */
+import { killOnExit, terminate } from './exit-kill.js'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createConnection, createServer } from 'node:net'
@@ -80,17 +81,6 @@ function serverPid(port: number, timeoutMs = 500): Promise<number | undefined> {
   })
 }
 
-const live = new Set<ChildProcess>()
-process.once('exit', () => {
-  for (const c of live) {
-    try {
-      if (c.pid !== undefined) process.kill(c.pid, 'SIGKILL')
-    } catch {
-      /* gone */
-    }
-  }
-})
-
 export class RedisServer {
   private child: ChildProcess | undefined
   private stderr = ''
@@ -149,12 +139,11 @@ export class RedisServer {
     // redis-server logs to stdout, where it also says why it could not start (a port in use).
     const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] })
     this.child = child
-    live.add(child)
+    killOnExit(child)
     this.stderr = ''
     const collect = (d: string) => (this.stderr = (this.stderr + d).slice(-4000))
     child.stdout?.setEncoding('utf8').on('data', collect)
     child.stderr?.setEncoding('utf8').on('data', collect)
-    child.once('exit', () => live.delete(child))
     const spawnError = new Promise<never>((_, reject) =>
       child.once('error', (e) => reject(new Error(`cannot start redis-server (is it on PATH?): ${e.message}`))),
     )
@@ -180,19 +169,7 @@ export class RedisServer {
   async stop(): Promise<void> {
     const child = this.child
     this.child = undefined
-    if (!child || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-    process.kill(child.pid, 'SIGTERM')
-    process.kill(child.pid, 'SIGCONT') // a paused server acts on SIGTERM only once it runs again
-    const timer = setTimeout(() => {
-      try {
-        process.kill(child.pid as number, 'SIGKILL')
-      } catch {
-        /* gone */
-      }
-    }, 5000)
-    await exited
-    clearTimeout(timer)
+    if (child) await terminate(child) // SIGCONT too: a paused server acts on SIGTERM only once it runs again
   }
 
   /** Whether the process is running (started, not exited; it may be paused). */

@@ -8,6 +8,15 @@ export function operationOf(method: string): GatewayOperation {
   return method === 'PUT' ? 'create' : method === 'POST' ? 'append' : method === 'DELETE' ? 'delete' : 'read'
 }
 
+/** The answer to a request the token check refused: 401 (with `WWW-Authenticate: Bearer`) or 403, naming why. */
+export function refused(d: { status: 401 | 403; reason: string }): HttpStatusError {
+  return new HttpStatusError(
+    d.status,
+    `Not allowed: ${d.reason}`,
+    d.status === 401 ? { 'www-authenticate': 'Bearer' } : {},
+  )
+}
+
 /** Refuse the request (401/403) unless the token grants and the hook allow `op` on `target`. */
 async function checkOne(
   ctx: GatewayContext,
@@ -18,12 +27,7 @@ async function checkOne(
   const { auth, authorize } = ctx.options
   if (auth) {
     const d = auth.check(req.header('authorization'), target.name, op)
-    if (!d.allowed)
-      throw new HttpStatusError(
-        d.status,
-        `Not allowed: ${d.reason}`,
-        d.status === 401 ? { 'www-authenticate': 'Bearer' } : {},
-      )
+    if (!d.allowed) throw refused(d)
     req.principal = d.principal
   }
   if (authorize && !(await authorize(req, target.name, op)))

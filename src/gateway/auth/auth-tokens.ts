@@ -34,6 +34,8 @@ interface Grant {
   digest: Buffer
   read: Array<(s: string) => boolean>
   write: Array<(s: string) => boolean>
+  /** Whether `read` has the pattern `*` (every stream, also ones not yet made). */
+  readsAll: boolean
 }
 
 const MIN_TOKEN_CHARS = 16
@@ -111,6 +113,7 @@ export class TokenAuth {
         digest,
         read: patterns('read'),
         write: patterns('write'),
+        readsAll: (e.read ?? []).includes('*'),
       }
       if (grant.read.length + grant.write.length === 0)
         throw new InvalidArgumentError(`${where} grants nothing: give "read" or "write" patterns`)
@@ -130,6 +133,18 @@ export class TokenAuth {
     const g = found.grant
     if ((op === 'read' ? g.read : g.write).length === 0)
       return { allowed: false, status: 403, reason: `${g.name} may not ${op === 'read' ? 'read' : 'write'} any stream` }
+    return { allowed: true, principal: g.name }
+  }
+
+  /**
+   * Check a request's `Authorization` header for a token that may read every stream (the read
+   * pattern `*`): what `GET /metrics` needs, whose figures name every topic and group.
+   */
+  checkReadsAll(authorization: string | null | undefined): AuthDecision {
+    const found = this.find(authorization)
+    if (!found.allowed) return found
+    const g = found.grant
+    if (!g.readsAll) return { allowed: false, status: 403, reason: `${g.name} may not read every stream (read "*")` }
     return { allowed: true, principal: g.name }
   }
 

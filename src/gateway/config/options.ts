@@ -2,6 +2,7 @@ import { InvalidArgumentError } from '../../core/errors.js'
 import { checkInt, checkKnownKeys } from '../../core/names.js'
 import type { AuthorizeHook, AuthorizeRequest } from '../auth/authorize.js'
 import { TokenAuth, type AuthFile } from '../auth/auth-tokens.js'
+import { isMetricsSink, type GatewayMetricsSink } from './metrics-sink.js'
 
 /** Options of `createGateway`. */
 export interface GatewayOptions {
@@ -47,6 +48,13 @@ export interface GatewayOptions {
    * sampling runs only while a viewer is connected. @default 1000
    */
   statsIntervalMs?: number
+  /**
+   * Count requests (by route, method and status, with durations) and open live reads into these
+   * metrics, and serve their exposition at `GET /metrics` (with `auth`, to tokens that may read
+   * every stream, as the overview endpoints): `await prometheusMetrics(twain)` of
+   * `twainmq/prometheus`. `twainmq serve --metrics` turns it on. @default undefined (no metrics, no `/metrics`)
+   */
+  metrics?: GatewayMetricsSink
 }
 
 export interface ResolvedGatewayOptions {
@@ -62,6 +70,7 @@ export interface ResolvedGatewayOptions {
   clientKey: ((request: AuthorizeRequest) => string | undefined) | undefined
   ui: boolean | string
   statsIntervalMs: number
+  metrics: GatewayMetricsSink | undefined
 }
 
 /** Check the options and fill in the defaults; throws `InvalidArgumentError` naming a bad one. */
@@ -79,7 +88,12 @@ export function resolveGatewayOptions(o: GatewayOptions = {}): ResolvedGatewayOp
     'clientKey',
     'ui',
     'statsIntervalMs',
+    'metrics',
   ])
+  if (o.metrics !== undefined && !isMetricsSink(o.metrics))
+    throw new InvalidArgumentError(
+      `metrics must be what prometheusMetrics() of twainmq/prometheus returns, got ${typeof o.metrics === 'object' ? JSON.stringify(Object.keys(o.metrics ?? {})) : typeof o.metrics}`,
+    )
   if (o.ui !== undefined && typeof o.ui !== 'boolean' && (typeof o.ui !== 'string' || o.ui === ''))
     throw new InvalidArgumentError(`ui must be a boolean or a directory, got ${JSON.stringify(o.ui)}`)
   if (o.clientKey !== undefined && typeof o.clientKey !== 'function')
@@ -110,5 +124,6 @@ export function resolveGatewayOptions(o: GatewayOptions = {}): ResolvedGatewayOp
     clientKey: o.clientKey,
     ui: o.ui ?? false,
     statsIntervalMs: checkInt('statsIntervalMs', o.statsIntervalMs ?? 1000, 10, 3_600_000),
+    metrics: o.metrics,
   }
 }

@@ -77,7 +77,7 @@ export async function getStream(ctx: GatewayContext, req: GwRequest, target: Str
     return r
   }
   const key = ctx.options.clientKey ? ctx.options.clientKey(req) : (req.principal ?? req.clientAddress)
-  const release = ctx.live.enter(key)
+  const release = ctx.live.enter(key, live === 'sse' ? 'sse' : 'long-poll')
   if (live === 'sse') return releasedWith(sseResponse(ctx, v, from, cursor), release, req.signal)
   // Long-poll: answer at once when there is data (or the stream is closed at the tail), else wait.
   const wake = new PartitionWake(ctx.store, target.topic, target.partition)

@@ -1,5 +1,6 @@
 import type { GatewayContext } from '../config/context.js'
-import { HttpStatusError, type GwRequest } from '../transport/http.js'
+import { refused } from '../auth/access.js'
+import type { GwRequest } from '../transport/http.js'
 import { lagOf, type GroupOverview, type StoreOverview, type TopicOverview } from './overview.js'
 
 /*
@@ -18,12 +19,7 @@ export function checkOverviewAccess(ctx: GatewayContext, req: GwRequest): void {
   const { auth } = ctx.options
   if (!auth) return
   const d = auth.checkAny(req.header('authorization'), 'read')
-  if (!d.allowed)
-    throw new HttpStatusError(
-      d.status,
-      `Not allowed: ${d.reason}`,
-      d.status === 401 ? { 'www-authenticate': 'Bearer' } : {},
-    )
+  if (!d.allowed) throw refused(d)
   req.principal = d.principal
 }
 

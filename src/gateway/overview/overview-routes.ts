@@ -94,6 +94,7 @@ export async function overviewRequest(ctx: GatewayContext, req: GwRequest, path:
   if (path === '/v1/live') {
     const release = ctx.live.enter(
       ctx.options.clientKey ? ctx.options.clientKey(req) : (req.principal ?? req.clientAddress),
+      'overview',
     )
     return releasedWith(liveResponse(ctx, req), release, req.signal)
   }

@@ -1,3 +1,4 @@
+import type { LiveReadMode } from '../config/metrics-sink.js'
 import { HttpStatusError, type GwResponse } from '../transport/http.js'
 
 /**
@@ -7,28 +8,41 @@ import { HttpStatusError, type GwResponse } from '../transport/http.js'
  */
 export class LiveLimit {
   private readonly counts = new Map<string, number>()
+  private readonly byMode: Record<LiveReadMode, number> = { 'long-poll': 0, sse: 0, overview: 0 }
 
   constructor(private readonly max: number) {}
 
-  /** Take a slot for `key` (nothing when undefined); returns its release, which is idempotent. */
-  enter(key: string | undefined): () => void {
-    if (key === undefined) return () => undefined
-    const n = this.counts.get(key) ?? 0
-    if (n >= this.max)
-      throw new HttpStatusError(
-        429,
-        `Too many live reads from ${key}: at most ${this.max} at once (maxLivePerClient)`,
-        { 'retry-after': '1' },
-      )
-    this.counts.set(key, n + 1)
+  /**
+   * Take a slot for `key` (not counted against the cap when undefined) for a live read of `mode`;
+   * returns its release, which is idempotent.
+   */
+  enter(key: string | undefined, mode: LiveReadMode): () => void {
+    if (key !== undefined) {
+      const n = this.counts.get(key) ?? 0
+      if (n >= this.max)
+        throw new HttpStatusError(
+          429,
+          `Too many live reads from ${key}: at most ${this.max} at once (maxLivePerClient)`,
+          { 'retry-after': '1' },
+        )
+      this.counts.set(key, n + 1)
+    }
+    this.byMode[mode]++
     let done = false
     return () => {
       if (done) return
       done = true
+      this.byMode[mode]--
+      if (key === undefined) return
       const left = (this.counts.get(key) ?? 1) - 1
       if (left <= 0) this.counts.delete(key)
       else this.counts.set(key, left)
     }
+  }
+
+  /** Live reads open now, by mode (every client, counted or not). */
+  open(): Readonly<Record<LiveReadMode, number>> {
+    return { ...this.byMode }
   }
 
   /** Live reads open now for `key` (tests, diagnostics). */

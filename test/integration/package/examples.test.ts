@@ -126,6 +126,19 @@ describe('examples run as smoke tests', () => {
     expect(out).toMatch(/done/)
   }, 60_000)
 
+  it('prometheus-metrics shows a lagging group at /metrics in messages and seconds, then 0 once it catches up', () => {
+    const { code, out } = run('prometheus-metrics.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/^twainmq_consumer_lag_messages\{group="billing",topic="orders",partition="0"\} 2$/m)
+    expect(out).toMatch(/^twainmq_consumer_lag_messages\{group="billing",topic="orders",partition="1"\} 2$/m)
+    const seconds = [...out.matchAll(/^twainmq_consumer_lag_seconds\{[^}]*\} (\S+)$/gm)].map((m) => Number(m[1]))
+    expect(seconds).toHaveLength(2)
+    for (const s of seconds) expect(s).toBeGreaterThanOrEqual(60)
+    expect(out).toMatch(/^twainmq_gateway_requests_total\{route="stream",method="GET",status="200"\} 1$/m)
+    expect(out).toMatch(/after catching up: 0, 0/)
+    expect(out).toMatch(/done/)
+  }, 60_000)
+
   it('rxjs-pipeline retries, dead-letters the poison payment and ends with zero lag', () => {
     const { code, out } = run('rxjs-pipeline.ts')
     expect(code, out).toBe(0)

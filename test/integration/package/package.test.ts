@@ -45,7 +45,7 @@ beforeAll(async () => {
   packLog = p.log
   app = join(tmp.dir, 'app')
   mkdirSync(app)
-  await installScratchApp(app, packed, ['rxjs', 'ix', 'typescript', '@types/node'])
+  await installScratchApp(app, packed, ['rxjs', 'ix', 'typescript', '@types/node', 'prom-client'])
   for (const f of ['app.ts', 'ix-app.ts', 'require.cjs']) copyFileSync(join(fixtures, f), join(app, f))
   writeFileSync(join(app, 'quickstart.ts'), quickStart())
   writeFileSync(
@@ -97,7 +97,7 @@ describe('the packed tarball in a fresh strict-TypeScript app', () => {
       sum: 21,
       committed: [6, 6],
       ack: 'function',
-      http: { created: 201, read: [{ hi: 1 }], browser: [{ hi: 1 }] },
+      http: { created: 201, read: [{ hi: 1 }], browser: [{ hi: 1 }], prometheus: true },
     })
   }, 120_000)
 
@@ -135,6 +135,7 @@ describe('the packed tarball in a fresh strict-TypeScript app', () => {
       rx: string[]
       gateway: string[]
       browser: string[]
+      prometheus: string[]
     }
     expect(r.topics).toEqual(['cjs'])
     expect(r.value).toEqual({ via: 'require' })
@@ -143,6 +144,7 @@ describe('the packed tarball in a fresh strict-TypeScript app', () => {
     expect(r.rx).toEqual(expect.arrayContaining(['ackRx', 'batchRx', 'retryRx']))
     expect(r.gateway).toEqual(['TokenAuth', 'createGateway'])
     expect(r.browser).toEqual(expect.arrayContaining(['connect', 'BrowserMessageStream', 'HttpError']))
+    expect(r.prometheus).toEqual(['prometheusMetrics'])
   }, 60_000)
 
   it('ships LICENSE, README, built JS with declarations, maps whose sources are shipped, and no tests', () => {
@@ -160,6 +162,7 @@ describe('the packed tarball in a fresh strict-TypeScript app', () => {
       'dist/operators/rx/index',
       'dist/gateway/index',
       'dist/browser/index',
+      'dist/prometheus/index',
     ]) {
       expect(files).toEqual(expect.arrayContaining([`${entry}.js`, `${entry}.d.ts`]))
     }

@@ -6,6 +6,9 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { ConsoleMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics'
 import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter } from '@opentelemetry/sdk-trace-base'
 import { ack, batch, filterAck, retry, pipe } from 'twainmq/operators'
+import { createServer } from 'node:http'
+import { createGateway } from 'twainmq/gateway'
+import { prometheusMetrics } from 'twainmq/prometheus'
 
 // Order, Job, twain, consumer, save, … : test/types/docs/snippet-names.d.ts
 
@@ -190,6 +193,14 @@ for await (const m of twain.consumer('orders', { group: 'billing' })) {
 const plain = twain.producer('audit', { propagate: false }) // this producer adds no trace headers
 const lag = (await twain.describeGroup('billing')).topics   // [{ topic, partition, committed, end, lag, lagMs }, …]
 const quiet = await open('./data', { telemetry: false })    // no spans, headers or metrics
+}
+
+// README.md, Observability, Prometheus
+export async function prometheus(): Promise<void> {
+const twain = await open('./data')
+const prom = await prometheusMetrics(twain)                 // or { registry: yourRegistry, processMetrics: true }
+createServer((req, res) => (req.url === '/metrics' ? prom.node(req, res) : app(req, res))).listen(9464)
+const gateway = createGateway(twain, { metrics: prom })     // counts its requests; serves GET /metrics too
 }
 
 // README.md, Observability, Logging

@@ -28,3 +28,4 @@ declare const proc: import('twainmq').Processor<Order>
 declare const pg: { query(sql: string, params: unknown[]): Promise<unknown> }
 interface Customer { name: string; tier: 'gold' | 'basic' }
 declare function pino(): import('twainmq').Logger
+declare function app(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): void
