@@ -2,6 +2,7 @@ import { InvalidArgumentError } from '../core/errors.js'
 import { BrowserMessageStream } from './message-stream.js'
 import { BrowserProducer, type BrowserProducerOptions } from './producer.js'
 import { parsePosition, type Position } from './tokens.js'
+import { traceHeaders, type TraceContext } from './trace-context.js'
 
 /** Options of `connect`. */
 export interface ConnectOptions {
@@ -17,6 +18,14 @@ export interface ConnectOptions {
    * `ConnectionError`. Default 60000 (one minute).
    */
   retryMs?: number
+  /**
+   * The page's trace context, asked for at each request (reads and sends): its `traceparent` and
+   * `tracestate` headers make the gateway's server span a child of the page's span, and the
+   * records a send appends carry the trace to the consumers that process them (docs/browser.md,
+   * "Tracing"). Return `undefined` to send none. A producer's `send(value, { traceContext })`
+   * overrides it. Default: none.
+   */
+  traceContext?: () => TraceContext | undefined
 }
 
 /** Options of `tail`. */
@@ -52,6 +61,10 @@ export class TwainBrowserClient {
     this.retryMs = options.retryMs ?? 60_000
     if (!(this.retryMs >= 0))
       throw new InvalidArgumentError(`retryMs must be a number ≥ 0, got ${String(options.retryMs)}`)
+    if (options.traceContext !== undefined && typeof options.traceContext !== 'function')
+      throw new InvalidArgumentError(
+        `traceContext must be a function returning the page's trace context, got ${typeof options.traceContext}`,
+      )
   }
 
   /** A live read of `stream`: every message from `from` on, then new ones as they come; never completes while the stream is open. */
@@ -79,10 +92,12 @@ export class TwainBrowserClient {
     return `${this.streamsUrl}${encodeURIComponent(stream)}`
   }
 
+  /** Every request's headers: `headers`, the token, and the page's trace context when given one. */
   private headers(): Record<string, string> {
     const h: Record<string, string> = { ...this.options.headers }
     if (this.options.token !== undefined) h['authorization'] = `Bearer ${this.options.token}`
-    return h
+    const trace = this.options.traceContext
+    return trace === undefined ? h : { ...h, ...traceHeaders(trace(), 'connect() option traceContext') }
   }
 
   private read<V>(

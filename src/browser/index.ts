@@ -5,7 +5,8 @@ export type { ConnectOptions, HistoryOptions, TailOptions } from './connect.js'
 export { BrowserMessageStream } from './message-stream.js'
 export type { BrowserMessage } from './message.js'
 export { BrowserProducer } from './producer.js'
-export type { BrowserProducerOptions, SendResult } from './producer.js'
+export type { BrowserProducerOptions, SendOptions, SendResult } from './producer.js'
+export type { TraceContext } from './trace-context.js'
 export type { InteropObservable, InteropObserver, InteropSubscription } from './observable.js'
 export {
   AbortError,

@@ -1,6 +1,7 @@
 // Appends to a stream with one POST per send (the protocol's plain append). The gateway answers with
 // the stream's new tail in Stream-Next-Offset. Sends are queued so they are applied in call order.
 import { ClosedError, HttpError } from '../core/errors.js'
+import { traceHeaders, type TraceContext } from './trace-context.js'
 
 /** Options of `TwainBrowserClient.producer`. */
 export interface BrowserProducerOptions {
@@ -11,6 +12,15 @@ export interface BrowserProducerOptions {
    * they are.
    */
   contentType?: string
+}
+
+/** Options of one `send`. */
+export interface SendOptions {
+  /**
+   * The trace context of this append (the span the page is in), instead of the client's
+   * `traceContext`; `null` sends none. Default: the client's.
+   */
+  traceContext?: TraceContext | null
 }
 
 /** What `send` resolves with. */
@@ -37,11 +47,20 @@ export class BrowserProducer<V = unknown> {
     this.contentType = options.contentType ?? 'application/json'
   }
 
-  /** Appends one value; resolves once the gateway stored it. Rejects with `HttpError` (status in it) when refused. */
-  send(value: V): Promise<SendResult> {
+  /**
+   * Appends one value; resolves once the gateway stored it. Rejects with `HttpError` (status in
+   * it) when refused. The trace context is taken now (not when an earlier send has finished).
+   */
+  send(value: V, options: SendOptions = {}): Promise<SendResult> {
     if (this.isClosed) return Promise.reject(new ClosedError(`the producer of ${this.url} is closed`))
     const body = this.encode(value)
-    const sent = this.last.then(() => this.post(body))
+    let headers: Record<string, string>
+    try {
+      headers = this.requestHeaders(options)
+    } catch (e) {
+      return Promise.reject(e as Error)
+    }
+    const sent = this.last.then(() => this.post(body, headers))
     this.last = sent.catch(() => undefined)
     return sent
   }
@@ -58,10 +77,22 @@ export class BrowserProducer<V = unknown> {
     throw new TypeError(`a ${this.contentType} producer sends strings or Uint8Array values, not ${typeof value}`)
   }
 
-  private async post(body: Body): Promise<SendResult> {
+  /** The client's headers, with this send's trace context in place of the client's when it has one. */
+  private requestHeaders(options: SendOptions): Record<string, string> {
+    const own = options.traceContext
+    if (own === undefined) return { ...this.headers(), 'content-type': this.contentType }
+    const { traceparent: _p, tracestate: _s, ...rest } = this.headers()
+    return {
+      ...rest,
+      ...traceHeaders(own ?? undefined, 'send() option traceContext'),
+      'content-type': this.contentType,
+    }
+  }
+
+  private async post(body: Body, headers: Record<string, string>): Promise<SendResult> {
     const res = await this.fetchFn(this.url, {
       method: 'POST',
-      headers: { ...this.headers(), 'content-type': this.contentType },
+      headers,
       body: body as NonNullable<RequestInit['body']>,
     })
     if (!res.ok) {

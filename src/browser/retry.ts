@@ -1,7 +1,7 @@
 // When a failed read is tried again: network errors ("TypeError: network error" when the gateway
 // dies mid-SSE, connection refused while it restarts) and 408/429/5xx answers are; other answers
 // (401, 403, 404, 400, 410) are final and surface as an HttpError with their status.
-import { HttpError } from '../core/errors.js'
+import { HttpError, InvalidArgumentError } from '../core/errors.js'
 
 /** The HTTP status an error from `@durable-streams/client` carries, if any. */
 export function statusOf(error: unknown): number | undefined {
@@ -11,6 +11,8 @@ export function statusOf(error: unknown): number | undefined {
 
 /** The error to surface for a final failure, or undefined when the read may be tried again. */
 export function finalError(error: unknown, url: string): Error | undefined {
+  // A bad option met at a request (a malformed trace context): trying again cannot help.
+  if (error instanceof InvalidArgumentError) return error
   const status = statusOf(error)
   if (status === undefined) return undefined
   if (status === 408 || status === 429 || status >= 500) return undefined

@@ -51,7 +51,10 @@ export async function serverSpan<T extends { status: number }>(
     },
     parent,
   )
-  if (tel.propagate) contexts.set(req, span.spanContext())
+  // A tracer that records nothing (the API without an SDK) gives a span of no trace when the
+  // request has no traceparent: records carry no context then, rather than an all-zero one.
+  const own = span.spanContext()
+  if (tel.propagate && api.trace.isSpanContextValid(own)) contexts.set(req, own)
   try {
     const res = await api.context.with(api.trace.setSpan(parent, span), handle)
     span.setAttribute('http.response.status_code', res.status)

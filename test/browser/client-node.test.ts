@@ -3,7 +3,7 @@
 // and prompt teardown. The same code runs in Chromium in chromium.test.ts.
 import { from, lastValueFrom, take, toArray } from 'rxjs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { connect, HttpError, type BrowserMessage } from '../../src/browser/index.js'
+import { connect, HttpError, InvalidArgumentError, type BrowserMessage } from '../../src/browser/index.js'
 import { TokenAuth } from '../../src/gateway/index.js'
 import { tempDir } from '../helpers/tmp.js'
 import { until } from '../helpers/wait.js'
@@ -128,6 +128,62 @@ describe('twainmq/browser in Node against the gateway (file store)', () => {
     await producer.close()
     const refused = connect(served.url, { token: READER }).producer('chat').send({ text: 'no' })
     await expect(refused).rejects.toMatchObject({ name: 'HttpError', status: 403 })
+  })
+
+  it("sends the page's trace context on every request, a send's own instead, none with null; the records carry it", async () => {
+    await fetch(`${served.url}/v1/stream/traced`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${WRITER}`, 'content-type': 'application/json' },
+    })
+    const PAGE = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+    const OWN = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'
+    const seen: Array<{ method: string; traceparent: string | null; tracestate: string | null }> = []
+    const client = connect(served.url, {
+      token: WRITER,
+      traceContext: () => ({ traceparent: PAGE, tracestate: 'shop=1' }),
+      fetch: (input, init) => {
+        const h = new Headers(init?.headers)
+        seen.push({ method: init?.method ?? 'GET', traceparent: h.get('traceparent'), tracestate: h.get('tracestate') })
+        return fetch(input, init)
+      },
+    })
+    const producer = client.producer<{ n: number }>('traced')
+    await producer.send({ n: 1 })
+    await producer.send({ n: 2 }, { traceContext: { traceparent: OWN } })
+    await producer.send({ n: 3 }, { traceContext: null })
+    await producer.close()
+    expect(seen.filter((r) => r.method === 'POST')).toEqual([
+      { method: 'POST', traceparent: PAGE, tracestate: 'shop=1' },
+      { method: 'POST', traceparent: OWN, tracestate: null },
+      { method: 'POST', traceparent: null, tracestate: null },
+    ])
+    const read = await collect(client.history<{ n: number }>('traced'), 3)
+    expect(read.map((m) => m.value.n)).toEqual([1, 2, 3])
+    expect(seen.filter((r) => r.method === 'GET').length).toBeGreaterThan(0)
+    for (const r of seen.filter((x) => x.method === 'GET')) expect(r.traceparent).toBe(PAGE)
+    // The gateway continues the request's trace: each record carries a context of the same trace;
+    // one sent without any carries none (not an all-zero one). The first record is the stream's creation.
+    const traces: Array<string | undefined> = []
+    for await (const m of served.twain.history('traced')) traces.push(m.headers['traceparent']?.split('-')[1])
+    expect(traces.slice(1)).toEqual(['0af7651916cd43dd8448eb211c80319c', '4bf92f3577b34da6a3ce929d0e0e4736', undefined])
+  })
+
+  it('a malformed trace context is refused naming it: a send rejects, a read ends at once (no retrying)', async () => {
+    expect(() => connect(served.url, { traceContext: 'x' as never })).toThrow(/traceContext must be a function/)
+    const bad = connect(served.url, { token: WRITER, traceContext: () => ({ traceparent: '00-zz-1-01' }) })
+    await expect(bad.producer('traced').send({ n: 9 })).rejects.toThrow(
+      new InvalidArgumentError(
+        'connect() option traceContext: traceparent must be "00-<32 hex>-<16 hex>-<2 hex>" (lower case, ids not all zero), got "00-zz-1-01"',
+      ),
+    )
+    const ok = connect(served.url, { token: WRITER })
+    await expect(
+      ok
+        .producer('traced')
+        .send({ n: 9 }, { traceContext: { traceparent: `00-${'0'.repeat(32)}-b7ad6b7169203331-01` } }),
+    ).rejects.toThrow(/send\(\) option traceContext: traceparent must be/)
+    const failure = await collect(bad.tail('traced'), 1).catch((e: unknown) => e)
+    expect(failure).toBeInstanceOf(InvalidArgumentError)
   })
 
   it('a token without read access ends the iteration and the Observable with HttpError 403 (no empty stream)', async () => {
