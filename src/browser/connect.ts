@@ -2,7 +2,7 @@ import { InvalidArgumentError } from '../core/errors.js'
 import { BrowserMessageStream } from './message-stream.js'
 import { BrowserProducer, type BrowserProducerOptions } from './producer.js'
 import { parsePosition, type Position } from './tokens.js'
-import { traceHeaders, type TraceContext } from './trace-context.js'
+import { askTraceContext, traceHeaders, withoutTraceHeaders, type TraceContext } from './trace-context.js'
 
 /** Options of `connect`. */
 export interface ConnectOptions {
@@ -19,7 +19,7 @@ export interface ConnectOptions {
    */
   retryMs?: number
   /**
-   * The page's trace context, asked for at each request (reads and sends): its `traceparent` and
+   * The page's trace context, asked for at each send and each time a read (re)connects: its `traceparent` and
    * `tracestate` headers make the gateway's server span a child of the page's span, and the
    * records a send appends carry the trace to the consumers that process them (docs/browser.md,
    * "Tracing"). Return `undefined` to send none. A producer's `send(value, { traceContext })`
@@ -97,7 +97,9 @@ export class TwainBrowserClient {
     const h: Record<string, string> = { ...this.options.headers }
     if (this.options.token !== undefined) h['authorization'] = `Bearer ${this.options.token}`
     const trace = this.options.traceContext
-    return trace === undefined ? h : { ...h, ...traceHeaders(trace(), 'connect() option traceContext') }
+    if (trace === undefined) return h
+    const where = 'connect() option traceContext'
+    return { ...withoutTraceHeaders(h), ...traceHeaders(askTraceContext(trace, where), where) }
   }
 
   private read<V>(

@@ -1,7 +1,7 @@
 // Appends to a stream with one POST per send (the protocol's plain append). The gateway answers with
 // the stream's new tail in Stream-Next-Offset. Sends are queued so they are applied in call order.
 import { ClosedError, HttpError } from '../core/errors.js'
-import { traceHeaders, type TraceContext } from './trace-context.js'
+import { traceHeaders, withoutTraceHeaders, type TraceContext } from './trace-context.js'
 
 /** Options of `TwainBrowserClient.producer`. */
 export interface BrowserProducerOptions {
@@ -81,7 +81,7 @@ export class BrowserProducer<V = unknown> {
   private requestHeaders(options: SendOptions): Record<string, string> {
     const own = options.traceContext
     if (own === undefined) return { ...this.headers(), 'content-type': this.contentType }
-    const { traceparent: _p, tracestate: _s, ...rest } = this.headers()
+    const rest = withoutTraceHeaders(this.headers())
     return {
       ...rest,
       ...traceHeaders(own ?? undefined, 'send() option traceContext'),

@@ -36,7 +36,28 @@ export function traceHeaders(c: TraceContext | undefined, where: string): Record
       `${where}: traceparent must be "00-<32 hex>-<16 hex>-<2 hex>" (lower case, ids not all zero), got ${JSON.stringify(tp)}`,
     )
   const ts = c.tracestate
-  if (ts !== undefined && (typeof ts !== 'string' || /[\r\n]/.test(ts)))
-    throw new InvalidArgumentError(`${where}: tracestate must be a string on one line, got ${JSON.stringify(ts)}`)
+  if (ts !== undefined && (typeof ts !== 'string' || !/^[\x20-\x7e]*$/.test(ts)))
+    throw new InvalidArgumentError(
+      `${where}: tracestate must be printable ASCII (key=value,…), got ${JSON.stringify(ts)}`,
+    )
   return ts === undefined || ts === '' ? { traceparent: tp } : { traceparent: tp, tracestate: ts }
+}
+
+/** `headers` without any `traceparent` or `tracestate`, whatever the case of their names. */
+export function withoutTraceHeaders(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(headers)) {
+    const lower = k.toLowerCase()
+    if (lower !== 'traceparent' && lower !== 'tracestate') out[k] = v
+  }
+  return out
+}
+
+/** The trace context `ask` gives now; a throwing `ask` is an `InvalidArgumentError` (final: a read does not retry it). */
+export function askTraceContext(ask: () => TraceContext | undefined, where: string): TraceContext | undefined {
+  try {
+    return ask()
+  } catch (e) {
+    throw new InvalidArgumentError(`${where} threw: ${(e as Error)?.message ?? String(e)}`, { cause: e })
+  }
 }

@@ -129,8 +129,16 @@ async function measured(
     tell()
     return res
   }
+  // Removed when the stream ends, as in `releasedWith`: a listener keeps a Fetch request's signal alive.
   req.signal.addEventListener('abort', tell, { once: true })
-  return { ...res, stream: (sink) => stream(sink).finally(tell) }
+  return {
+    ...res,
+    stream: (sink) =>
+      stream(sink).finally(() => {
+        req.signal.removeEventListener('abort', tell)
+        tell()
+      }),
+  }
 }
 
 async function answer(ctx: GatewayContext, req: GwRequest): Promise<GwResponse> {

@@ -1,4 +1,4 @@
-import type { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { Counter, Gauge, Histogram, Metric } from 'prom-client'
 import type { LiveReadMode, ServedRequestSample } from '../gateway/config/metrics-sink.js'
 import type { Prom } from './load.js'
 
@@ -14,7 +14,7 @@ export class GatewayMetrics {
   private readonly live: Gauge
   private readonly gateways = new Set<() => Readonly<Record<LiveReadMode, number>>>()
 
-  constructor(prom: Prom, registry: Registry) {
+  constructor(prom: Prom, register: (metric: Metric) => void) {
     const labelNames = ['route', 'method', 'status']
     this.requests = new prom.Counter({
       name: 'twainmq_gateway_requests_total',
@@ -44,7 +44,7 @@ export class GatewayMetrics {
       },
     })
     this.live = live
-    for (const m of [this.requests, this.durations, this.live]) registry.registerMetric(m)
+    for (const m of [this.requests, this.durations, this.live]) register(m)
   }
 
   observe(s: ServedRequestSample): void {
@@ -57,13 +57,5 @@ export class GatewayMetrics {
     const entry = () => count()
     this.gateways.add(entry)
     return () => void this.gateways.delete(entry)
-  }
-
-  names(): string[] {
-    return [
-      'twainmq_gateway_requests_total',
-      'twainmq_gateway_request_duration_seconds',
-      'twainmq_gateway_live_readers',
-    ]
   }
 }

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { Registry } from 'prom-client'
+import type { Metric, Registry } from 'prom-client'
 import { InvalidArgumentError } from '../core/errors.js'
 import { checkKnownKeys } from '../core/names.js'
 import { backendOf, type Twain } from '../facade/twain.js'
@@ -70,23 +70,40 @@ export async function prometheusMetrics(
   const registry = options.registry ?? new prom.Registry()
   if (typeof (registry as Partial<Registry>).registerMetric !== 'function')
     throw new InvalidArgumentError('registry must be a prom-client Registry')
+  // Every metric is named in `registered` as it is registered, so a failure part-way (a registry
+  // that already holds one of them) takes out exactly what this call put in.
   const registered: string[] = []
-  let storeMetrics: StoreMetrics
+  const register = (metric: Metric) => {
+    registry.registerMetric(metric)
+    registered.push((metric as unknown as { name: string }).name)
+  }
+  const undo = () => {
+    for (const name of registered.splice(0)) registry.removeSingleMetric(name)
+  }
   let gateway: GatewayMetrics
   try {
-    storeMetrics = new StoreMetrics(prom, registry, store)
-    registered.push(...storeMetrics.names())
-    gateway = new GatewayMetrics(prom, registry)
-    registered.push(...gateway.names())
+    new StoreMetrics(prom, register, store)
+    gateway = new GatewayMetrics(prom, register)
   } catch (e) {
-    for (const name of registered) registry.removeSingleMetric(name)
+    undo()
     throw new InvalidArgumentError(
       `prometheusMetrics(): the registry already holds twainmq's metrics (one prometheusMetrics() per registry): ${(e as Error).message}`,
       { cause: e },
     )
   }
   if (options.processMetrics === true) {
-    prom.collectDefaultMetrics({ register: registry })
+    const before = new Set(registry.getMetricsAsArray().map((m) => m.name))
+    try {
+      prom.collectDefaultMetrics({ register: registry })
+    } catch (e) {
+      for (const m of registry.getMetricsAsArray()) if (!before.has(m.name)) registry.removeSingleMetric(m.name)
+      undo()
+      throw new InvalidArgumentError(
+        `prometheusMetrics(): processMetrics, but the registry already holds prom-client's process metrics (leave processMetrics off): ${(e as Error).message}`,
+        { cause: e },
+      )
+    }
+    for (const m of registry.getMetricsAsArray()) if (!before.has(m.name)) registered.push(m.name)
     // Gauges named like counters, which Prometheus's naming rules (and `promtool check metrics`)
     // refuse; the same figures stay as nodejs_active_handles, _requests and _resources.
     for (const name of MISNAMED_DEFAULTS) registry.removeSingleMetric(name)
@@ -120,7 +137,7 @@ export async function prometheusMetrics(
     close() {
       if (closed) return
       closed = true
-      for (const name of registered) registry.removeSingleMetric(name)
+      undo()
     },
   }
 }

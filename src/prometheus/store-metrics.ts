@@ -1,4 +1,4 @@
-import type { Counter, Gauge, Registry } from 'prom-client'
+import type { Counter, Gauge, Metric } from 'prom-client'
 import type { Backend } from '../backends/backend.js'
 import {
   readOverview,
@@ -9,6 +9,29 @@ import {
 import type { Prom } from './load.js'
 
 /**
+ * How long a scrape waits for its read of the store (Prometheus's own scrape timeout is 10 s by
+ * default): a read that hangs (a Redis that stopped answering) gives `twainmq_store_up 0` then,
+ * and the next scrape reads again rather than waiting on it.
+ */
+let readTimeoutMs = 10_000
+
+/** @internal For tests: how long a scrape waits for the store (`undefined`: back to 10 s). */
+export function setStoreReadTimeout(ms: number | undefined): void {
+  readTimeoutMs = ms ?? 10_000
+}
+
+/** `p`, or a rejection after `ms`. */
+function readWithin<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the store did not answer within ${ms} ms`)), ms)
+    timer.unref?.()
+  })
+  p.catch(() => undefined) // a read given up on may still fail later
+  return Promise.race([p, late]).finally(() => clearTimeout(timer))
+}
+
+/**
  * The store's figures, read at each scrape (one read of the store shared by every metric of the
  * scrape): topics' offsets, groups' commits, lag in messages and seconds, and whether the read
  * worked. A failed read leaves the topic and group series out and `twainmq_store_up` at 0.
@@ -17,7 +40,7 @@ export class StoreMetrics {
   private readonly metrics: Array<Gauge | Counter>
   private inFlight: Promise<StoreOverview | undefined> | undefined
 
-  constructor(prom: Prom, registry: Registry, store: Backend) {
+  constructor(prom: Prom, register: (metric: Metric) => void, store: Backend) {
     const scrapeErrors: Counter = new prom.Counter({
       name: 'twainmq_store_scrape_errors_total',
       help: 'Reads of the store for a scrape that failed (the scrape then has no topic or group series).',
@@ -32,7 +55,7 @@ export class StoreMetrics {
     const snapshot = (): Promise<StoreOverview | undefined> => {
       if (this.inFlight !== undefined) return this.inFlight
       const started = performance.now()
-      const p = readOverview(store).then(
+      const p = readWithin(readOverview(store), readTimeoutMs).then(
         (o) => {
           lastUp = 1
           return o
@@ -151,11 +174,6 @@ export class StoreMetrics {
         for (const gr of o.groups) g.set({ group: gr.group }, gr.members.length)
       }),
     ]
-    for (const m of this.metrics) registry.registerMetric(m)
-  }
-
-  /** Their names, to take them out of the registry again. */
-  names(): string[] {
-    return this.metrics.map((m) => (m as unknown as { name: string }).name)
+    for (const m of this.metrics) register(m)
   }
 }

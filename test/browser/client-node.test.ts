@@ -186,6 +186,41 @@ describe('twainmq/browser in Node against the gateway (file store)', () => {
     expect(failure).toBeInstanceOf(InvalidArgumentError)
   })
 
+  it('replaces trace headers of the headers option whatever their case; refuses a tracestate fetch cannot send; a throwing traceContext is final', async () => {
+    const PAGE = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+    const seen: Array<[string, string][]> = []
+    const recording = (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+      seen.push([...new Headers(init?.headers).entries()].filter(([k]) => k.startsWith('trace')))
+      return fetch(input, init)
+    }
+    const headers = { Traceparent: '00-11111111111111111111111111111111-2222222222222222-01', TraceState: 'old=1' }
+    const client = connect(served.url, {
+      token: WRITER,
+      headers,
+      traceContext: () => ({ traceparent: PAGE }),
+      fetch: recording,
+    })
+    await client.producer('traced').send({ n: 10 })
+    const plain = connect(served.url, { token: WRITER, headers, fetch: recording })
+    await plain.producer('traced').send({ n: 11 }, { traceContext: null })
+    expect(seen).toEqual([[['traceparent', PAGE]], []])
+    const euro = connect(served.url, { token: WRITER, traceContext: () => ({ traceparent: PAGE, tracestate: 'k=€' }) })
+    await expect(euro.producer('traced').send({ n: 12 })).rejects.toThrow(
+      /tracestate must be printable ASCII \(key=value,…\), got "k=€"/,
+    )
+    const throwing = connect(served.url, {
+      token: WRITER,
+      traceContext: () => {
+        throw new Error('no context here')
+      },
+    })
+    await expect(throwing.producer('traced').send({ n: 13 })).rejects.toThrow(
+      /connect\(\) option traceContext threw: no context here/,
+    )
+    const failure = await collect(throwing.tail('traced'), 1).catch((e: unknown) => e)
+    expect(failure).toBeInstanceOf(InvalidArgumentError)
+  })
+
   it('a token without read access ends the iteration and the Observable with HttpError 403 (no empty stream)', async () => {
     const client = connect(served.url, { token: OUTSIDER })
     const failure = await collect(client.tail('prices'), 1).catch((e: unknown) => e)

@@ -7,6 +7,7 @@ import { SpanKind } from '@opentelemetry/api'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Browser, Page } from 'playwright-core'
+import type * as TwainBrowser from '../../src/browser/index.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createGateway, type Gateway } from '../../src/gateway/index.js'
 import { open, type Twain } from '../../src/index.js'
@@ -64,7 +65,7 @@ describe("the page's trace context, from Chromium to a consumer in another proce
     expect(put.status).toBe(201)
     const offsets = await page.evaluate(
       async ([gw, traceparent]) => {
-        const t = (globalThis as unknown as { twain: typeof import('../../src/browser/index.js') }).twain
+        const t = (globalThis as unknown as { twain: typeof TwainBrowser }).twain
         const client = t.connect(gw as string, {
           traceContext: () => ({ traceparent: traceparent as string, tracestate: 'shop=page' }),
         })

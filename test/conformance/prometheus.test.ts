@@ -6,6 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { InvalidArgumentError, TwainError, type GroupMessage } from '../../src/index.js'
 import { prometheusMetrics, type PrometheusMetrics } from '../../src/prometheus/index.js'
 import { setPromLoader } from '../../src/prometheus/load.js'
+import { setStoreReadTimeout } from '../../src/prometheus/store-metrics.js'
+import { backendOf } from '../../src/facade/twain.js'
 import { parseExposition, samplesOf, valueOf } from '../helpers/prom-text.js'
 import { within } from '../helpers/wait.js'
 import { backends, perTest } from './backends.js'
@@ -14,6 +16,7 @@ const made: PrometheusMetrics[] = []
 afterEach(() => {
   for (const m of made.splice(0)) m.close()
   setPromLoader(undefined)
+  setStoreReadTimeout(undefined)
 })
 
 async function take<T>(it: AsyncIterable<T>, n: number): Promise<T[]> {
@@ -165,6 +168,44 @@ describe('prometheusMetrics() and registries', () => {
     expect(left).toContain('app_jobs_total 3')
     expect(left).not.toContain('twainmq_')
     made.push(await prometheusMetrics(ctx.twain, { registry }))
+  })
+
+  it('a read of the store that hangs gives store_up 0 after the read timeout; the next scrape reads again', async () => {
+    const twain = await ctx.open()
+    await twain.createTopic('t')
+    const metrics = await prometheusMetrics(twain)
+    made.push(metrics)
+    setStoreReadTimeout(200)
+    const store = backendOf(twain)
+    const listTopics = store.listTopics.bind(store)
+    let hang = true
+    store.listTopics = () => (hang ? new Promise<string[]>(() => undefined) : listTopics())
+    const stalled = parseExposition(await metrics.metrics())
+    expect(valueOf(stalled, 'twainmq_store_up')).toBe(0)
+    expect(valueOf(stalled, 'twainmq_store_scrape_errors_total')).toBe(1)
+    hang = false
+    const again = parseExposition(await metrics.metrics())
+    expect(valueOf(again, 'twainmq_store_up')).toBe(1)
+    expect(valueOf(again, 'twainmq_topic_end_offset', { topic: 't', partition: '0' })).toBe(0)
+  })
+
+  it('processMetrics on a registry that already has the process metrics is refused and leaves the registry as it was', async () => {
+    const registry = new Registry()
+    const { collectDefaultMetrics } = await import('prom-client')
+    collectDefaultMetrics({ register: registry })
+    const before = (await registry.getMetricsAsJSON()).map((m) => m.name).sort()
+    await expect(prometheusMetrics(ctx.twain, { registry, processMetrics: true })).rejects.toThrow(
+      /already holds prom-client's process metrics/,
+    )
+    expect((await registry.getMetricsAsJSON()).map((m) => m.name).sort()).toEqual(before)
+    // Without processMetrics it works on that registry; close() then leaves the application's as they were.
+    const m = await prometheusMetrics(ctx.twain, { registry })
+    m.close()
+    expect((await registry.getMetricsAsJSON()).map((x) => x.name).sort()).toEqual(before)
+    // With processMetrics on a fresh registry, close() takes the process metrics out too.
+    const fresh = new Registry()
+    ;(await prometheusMetrics(ctx.twain, { registry: fresh, processMetrics: true })).close()
+    expect(await fresh.getMetricsAsJSON()).toEqual([])
   })
 
   it('refuses bad options naming them, and says how to install prom-client when it is missing', async () => {

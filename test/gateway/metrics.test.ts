@@ -5,7 +5,8 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/gateway/index.js'
-import { InvalidArgumentError, open, type Twain } from '../../src/index.js'
+import { backendOf } from '../../src/facade/twain.js'
+import { ClosedError, InvalidArgumentError, open, type Twain } from '../../src/index.js'
 import { prometheusMetrics, type PrometheusMetrics } from '../../src/prometheus/index.js'
 import { parseExposition, samplesOf, valueOf, type PromSample } from '../helpers/prom-text.js'
 import { tempDir } from '../helpers/tmp.js'
@@ -156,6 +157,30 @@ describe('GET /metrics on the gateway', () => {
     expect(asked).toEqual(['/metrics'])
   })
 
+  it('HEAD /v1/live answers the headers without holding a live read', async () => {
+    const u = await up()
+    const head = await fetch(`${u.url}/v1/live`, { method: 'HEAD' })
+    expect(head.status).toBe(200)
+    expect(head.headers.get('content-type')).toBe('text/event-stream')
+    const s = await scrape(u)
+    expect(valueOf(s, 'twainmq_gateway_live_readers', { mode: 'overview' })).toBe(0)
+    expect(requests(s, '/v1/live', 'HEAD', 200)).toBe(1)
+  })
+
+  it('a long-poll whose watch cannot be made (the store closing) does not keep its live-reader slot', async () => {
+    const u = await up({ longPollMs: 3_600_000 })
+    const s0 = `${u.url}/v1/stream/gone`
+    expect((await fetch(s0, { method: 'PUT', headers: json })).status).toBe(201)
+    const tail = (await fetch(`${s0}?offset=-1`)).headers.get('stream-next-offset') as string
+    // The store closes between the read of the stream's view and the watch: its watch throws.
+    backendOf(u.twain).watch = () => {
+      throw new ClosedError('the store is closed')
+    }
+    const res = await fetch(`${s0}?offset=${tail}&live=long-poll`)
+    expect(res.status).toBe(500)
+    expect(valueOf(await scrape(u), 'twainmq_gateway_live_readers', { mode: 'long-poll' })).toBe(0)
+  })
+
   it('is not there without metrics, and a metrics option that is not one is refused naming it', async () => {
     const tmp = tempDir('twainmq-gw-metrics-')
     const twain = await open(tmp.dir)
@@ -164,6 +189,11 @@ describe('GET /metrics on the gateway', () => {
       expect(() => createGateway(twain, { metrics: { observe: 1 } as never })).toThrow(
         /metrics must be .*\["observe"\]/,
       )
+      const sink = await prometheusMetrics(twain)
+      expect(() => createGateway(twain, { metrics: sink, basePath: '/' })).toThrow(
+        /metrics needs a basePath other than "\/": GET \/metrics would hide the stream named "metrics"/,
+      )
+      sink.close()
       const gateway = createGateway(twain)
       const res = await gateway.fetch(new Request('http://x/metrics'))
       expect(res.status).toBe(404)

@@ -103,6 +103,10 @@ export function resolveGatewayOptions(o: GatewayOptions = {}): ResolvedGatewayOp
   const basePath = (o.basePath ?? '/v1/stream').replace(/\/+$/, '')
   if (!/^(\/[A-Za-z0-9_.~-]+)*$/.test(basePath))
     throw new InvalidArgumentError(`basePath must be a path like "/v1/stream", got ${JSON.stringify(o.basePath)}`)
+  if (o.metrics !== undefined && basePath === '')
+    throw new InvalidArgumentError(
+      `metrics needs a basePath other than ${JSON.stringify(o.basePath)}: GET /metrics would hide the stream named "metrics"`,
+    )
   let cors: ResolvedGatewayOptions['cors']
   if (o.cors === '*') cors = '*'
   else if (o.cors !== undefined) {

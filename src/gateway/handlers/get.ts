@@ -80,9 +80,11 @@ export async function getStream(ctx: GatewayContext, req: GwRequest, target: Str
   const release = ctx.live.enter(key, live === 'sse' ? 'sse' : 'long-poll')
   if (live === 'sse') return releasedWith(sseResponse(ctx, v, from, cursor), release, req.signal)
   // Long-poll: answer at once when there is data (or the stream is closed at the tail), else wait.
-  const wake = new PartitionWake(ctx.store, target.topic, target.partition)
+  // The watch is made inside the `try`: a store closing now must not keep the slot taken.
+  let wake: PartitionWake | undefined
   const deadline = Date.now() + ctx.options.longPollMs
   try {
+    wake = new PartitionWake(ctx.store, target.topic, target.partition)
     // Look again now that the watch is in place: a record appended after `v` was read and before
     // the watch existed brought no wake-up for it (a watch joining another's gets none of its own).
     v = await liveView(ctx, target, false)
@@ -101,7 +103,7 @@ export async function getStream(ctx: GatewayContext, req: GwRequest, target: Str
       v = await liveView(ctx, target, false)
     }
   } finally {
-    wake.close()
+    wake?.close()
     release()
   }
 }

@@ -13,6 +13,13 @@ import { sseEvent } from '../reads/sse-event.js'
 
 export const OVERVIEW_PATHS = new Set(['/v1/topics', '/v1/groups', '/v1/live'])
 
+/** The headers of `GET /v1/live` (and of its HEAD, which opens no live view). */
+const LIVE_HEADERS: Readonly<Record<string, string>> = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+}
+
 const json = (value: unknown): GwResponse =>
   reply(
     200,
@@ -79,7 +86,7 @@ function liveResponse(ctx: GatewayContext, req: GwRequest): GwResponse {
   }
   return {
     status: 200,
-    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' },
+    headers: { ...LIVE_HEADERS },
     stream,
   }
 }
@@ -92,6 +99,8 @@ export async function overviewRequest(ctx: GatewayContext, req: GwRequest, path:
     })
   checkOverviewAccess(ctx, req)
   if (path === '/v1/live') {
+    // HEAD: the headers of the live view, without opening one (no slot, no sampler, no stream).
+    if (req.method === 'HEAD') return reply(200, { ...LIVE_HEADERS })
     const release = ctx.live.enter(
       ctx.options.clientKey ? ctx.options.clientKey(req) : (req.principal ?? req.clientAddress),
       'overview',

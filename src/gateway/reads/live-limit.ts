@@ -58,7 +58,16 @@ export function releasedWith(res: GwResponse, release: () => void, signal: Abort
     release()
     return res
   }
-  // Also when the response is never streamed (the client left before it started).
+  // Also when the response is never streamed (the client left before it started). The listener is
+  // removed once the stream ends: a Fetch request's signal (`AbortSignal.any`) that still has a
+  // listener is kept alive, with all it reaches, until the gateway closes.
   signal.addEventListener('abort', release, { once: true })
-  return { ...res, stream: (sink) => stream(sink).finally(release) }
+  return {
+    ...res,
+    stream: (sink) =>
+      stream(sink).finally(() => {
+        signal.removeEventListener('abort', release)
+        release()
+      }),
+  }
 }
