@@ -110,11 +110,13 @@ describe('file compaction', () => {
   it('merges runs of small sealed segments into the first of each: fewer files, the same records', async () => {
     const { b, dir } = await store()
     await churn(b, 600, 3)
-    const segmentsBefore = listSegmentsSync(dir, 'c').length
+    // Background passes may already have merged some runs while the churn rolled segments (they
+    // run after rolls, at most once a second): what the explicit pass leaves is what is checked.
     await b.compact('c')
     const after = listSegmentsSync(dir, 'c')
-    expect(segmentsBefore).toBeGreaterThan(20)
-    expect(after.length).toBeLessThan(segmentsBefore / 4)
+    // 600 records in 1,024-byte segments made 23 sealed ones (26 records each); compacted to a few
+    // dozen bytes each, they merge in runs of at least 7 whatever the background passes did before.
+    expect(after.length).toBeLessThanOrEqual(5)
     expect(after[0]).toBe(0) // the partition's first segment keeps its base: its start is unchanged
     expect((await readAll(b, 'c')).map((m) => [m.key, m.value])).toEqual([
       [0, 'v597'],
