@@ -336,6 +336,24 @@ export class PartitionedLedger<V = unknown> implements MemberLedger<V, Partition
     return { topic: p.topic, partition: p.partition }
   }
 
+  /**
+   * Deliver `p` again from its commit point (its lowest message not acked), after `delayMs`: an
+   * output of one of its messages failed for good. Every message of `p` handed out since is stale
+   * (its acks ignored, its outputs not written), so no later message's output is stored before the
+   * failed message's, which comes first again (README "Exactly-once processing", "Order").
+   */
+  rewind(p: OwnedPartition, delayMs: number): void {
+    if (p.lost || p.dropped || p.revoking || this.core.state !== 'running') return
+    this.restart(p, p.commitPoint())
+    p.pausedUntil = Date.now() + delayMs
+    const t = setTimeout(() => {
+      this.redeliveries.delete(t)
+      this.core.fetchWake.wake()
+    }, delayMs)
+    if (!this.core.keepAlive) t.unref()
+    this.redeliveries.add(t)
+  }
+
   /** Start `p` over at `offset` (a seek): nothing of it is outstanding, and the new position is committed at the next commit. */
   restart(p: OwnedPartition, offset: number): void {
     this.forgetBuffered(p)

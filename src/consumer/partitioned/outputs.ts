@@ -43,6 +43,8 @@ export interface OutputOf {
 const MAX_CALL = 5000
 /** Longest pause between two tries of an output write after a retriable failure. */
 const MAX_BACKOFF_MS = 1000
+/** Pause before an input partition is read again after one of its outputs failed for good. */
+const REWIND_DELAY_MS = 1000
 
 /** One output waiting for its write. */
 interface Item {
@@ -89,7 +91,8 @@ const holds = (part: OwnedPartition): boolean => !part.lost && !part.dropped && 
  * session's deadline). A call that fails with a retriable error is tried again, unchanged (the
  * store recognises what it already stored), while the input partition is this member's; a later
  * output to the partition waits for it, so an input partition's outputs are stored in the order
- * they were sent.
+ * they were sent. A call that fails for good rewinds its input partition (`PartitionedLedger.rewind`):
+ * the messages handed out since are delivered again, after the failed one.
  */
 export class Outputs {
   private readonly lanes = new Map<string, Lane>()
@@ -319,8 +322,11 @@ export class Outputs {
         if (e instanceof TopicNotFoundError) this.metas.delete(lane.topic)
         const retriable = e instanceof TwainError && e.retriable && !(e instanceof FencedError)
         if (!retriable || this.closed) {
+          // Later outputs of the input partition would be stored before these: the partition is
+          // delivered again from its first message not acked (after a pause), which makes every
+          // message of it handed out since stale, so their outputs are not written.
+          if (!this.closed && items.some((it) => current(it.h))) this.ledger?.rewind(part, REWIND_DELAY_MS)
           for (const it of items) failed(it, e)
-          // Later outputs of the same input partition to this partition would be stored out of order: they fail too.
           const later = lane.queue.filter((it) => it.h.part === part)
           lane.queue = lane.queue.filter((it) => it.h.part !== part)
           for (const it of later) failed(it, e)

@@ -39,6 +39,8 @@ export class OwnedPartition {
   lost = false
   /** May have new data to fetch. */
   dirty = true
+  /** Fetch nothing before this time (ms since the epoch): set by a rewind after a failed output (`PartitionedLedger.rewind`). */
+  pausedUntil = 0
   unwatch: (() => void) | undefined
 
   constructor(

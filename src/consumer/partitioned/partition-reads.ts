@@ -56,7 +56,7 @@ export class PartitionReads<V> implements FetchRounds {
       // The loop began the round at the refill mark; later partitions take what room is left.
       const room = max - ledger.outstanding
       if (room <= 0) break
-      if (p.revoking || p.lost || !p.dirty || !p.reader) continue
+      if (p.revoking || p.lost || !p.dirty || !p.reader || p.pausedUntil > Date.now()) continue
       p.dirty = false
       const want = Math.min(room, share, MAX_FETCH)
       this.rr = i + 1 // the next round starts after the partition served last

@@ -31,7 +31,9 @@ export const DEAD_LETTER_SEQ = 2 ** 31 - 1
 /**
  * The processor's message class. `ack()` waits for the message's outputs: the message is acked (and
  * so committed) only once every output it sent is stored; if one failed, it is delivered again
- * instead (its stored outputs are then recognised). `nack()` drops the outputs not yet written.
+ * instead (its stored outputs are then recognised): its partition is rewound to it when the write
+ * failed for good (`Outputs`), else (e.g. a fenced write) it is nacked. `nack()` drops the outputs
+ * not yet written.
  */
 export class ProcessorMessageImpl<V> extends GroupMessageImpl<V, PartitionHandle> implements ProcessorMessage<V> {
   /** Given by the maker right after construction (`ProcessorMessageImpl.bind`): off the public object. */
