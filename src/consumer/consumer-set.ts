@@ -46,9 +46,10 @@ export class ConsumerSet {
     opts: ResolvedConsumerOptions,
     types: TypeCheck,
     partitioner: Partitioner,
+    state?: string,
   ): Processor<V, K> {
     this.checkName(opts)
-    const c = new Processor<V, K>(ctx, topics, opts, types, partitioner, (done) => void this.live.delete(done))
+    const c = new Processor<V, K>(ctx, topics, opts, types, partitioner, (done) => void this.live.delete(done), state)
     this.live.set(c, { group: opts.group, name: opts.name })
     return c
   }

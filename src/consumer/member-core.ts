@@ -46,6 +46,8 @@ export interface MemberLedger<V, H> {
   deliver(m: GroupMessageImpl<V, H>): void
   /** Take back messages a view received but never emitted. */
   unread(items: GroupMessageImpl<V, H>[]): void
+  /** A handed-out message went stale (a processor's partition rewound): views pass over it. None when undefined. */
+  stale?(m: GroupMessageImpl<V, H>): boolean
 }
 
 /**
@@ -195,6 +197,16 @@ export class MemberCore<V, H, L extends MemberLedger<V, H> = MemberLedger<V, H>>
    * Hand up to `n` buffered messages to the application, in buffer order. A message already
    * delivered `maxDeliveries` times is termed instead (its `deliveryCount` the deliveries made).
    */
+  /** Whether views must ask `skip` of each message (the ledger has `stale`). */
+  get skips(): boolean {
+    return this.ledger.stale !== undefined
+  }
+
+  /** `MemberLedger.stale`. */
+  skip(m: GroupMessageImpl<V, H>): boolean {
+    return this.ledger.stale !== undefined && this.ledger.stale(m)
+  }
+
   take(n: number): GroupMessageImpl<V, H>[] {
     const max = this.opts.maxDeliveries
     const ledger = this.ledger

@@ -14,6 +14,11 @@ export interface ViewedMember<T> {
   take(n: number): T[]
   /** Take back messages a view received but never emitted. */
   unread(items: T[]): void
+  /** A message handed to a view that went stale before it was emitted (`BatchSource.skip`); none when undefined. */
+  /** Whether `skip` applies (a view asks it of each message only then). */
+  readonly skips?: boolean
+  /** A message handed to a view that went stale before it was emitted (`BatchSource.skip`). */
+  skip?(m: T): boolean
 }
 
 /** What the views tell the member's parts. */
@@ -107,6 +112,7 @@ export class MemberViews<T> {
         }
       },
       unread: (items) => member.unread(items),
+      skip: member.skips === true ? (m) => member.skip?.(m) === true : undefined,
       close: () => {
         if (!open) return
         open = false

@@ -419,7 +419,7 @@ export class Twain implements AsyncDisposable {
     this.live()
     const list = [...new Set((Array.isArray(topics) ? topics : [topics]).map((t) => checkTopicName(t)))]
     if (list.length === 0) throw new InvalidArgumentError('processor() needs at least one topic')
-    const { partitioner, ...rest } = options ?? ({} as ProcessorOptions)
+    const { partitioner, state, ...rest } = options ?? ({} as ProcessorOptions)
     if ((rest as { mode?: unknown }).mode !== undefined && (rest as { mode?: unknown }).mode !== 'partitioned')
       throw new InvalidArgumentError(
         `processor() members are partitioned; got mode ${JSON.stringify((rest as { mode?: unknown }).mode)}`,
@@ -433,6 +433,7 @@ export class Twain implements AsyncDisposable {
       resolved,
       this.types,
       partitioner ?? cachedHash64(),
+      state,
     )
     if (this.#logger) logMember(p, this.#logger, { group: resolved.group, kind: 'processor' })
     return p

@@ -15,6 +15,11 @@ export interface BatchSource<T> {
    * Consumers use it so a message pulled but not emitted is delivered again by a later iteration.
    */
   unread?(items: T[]): void
+  /**
+   * Whether an item handed out went stale before the iteration reached it (a processor's message
+   * whose partition was rewound since): it is passed over, not yielded. Default: none is.
+   */
+  skip?(item: T): boolean
 }
 
 const QUIET = Symbol('quiet end')
@@ -83,27 +88,32 @@ export class BatchIterator<T> implements AsyncIterator<T> {
   next(): Promise<IteratorResult<T>> {
     // The per-message path: no async frame, one already-resolved promise.
     const buf = this.buf
-    const i = this.idx
-    if (i < buf.length) {
+    const source = this.source
+    for (let i = this.idx; i < buf.length; i++) {
       const value = buf[i] as T
       // Yielded: no longer held here, so a message the loop is done with dies young (a batch of
       // thousands kept whole until its end survives scavenges and is copied, then promoted).
       buf[i] = undefined as T
       this.idx = i + 1
-      return Promise.resolve({ value, done: false })
+      if (source.skip === undefined || !source.skip(value)) return Promise.resolve({ value, done: false })
     }
     return this.nextSlow()
   }
 
   private async nextSlow(): Promise<IteratorResult<T>> {
-    let b = await this.nextBatch()
-    while (b && b.length === 0) b = await this.nextBatch()
-    if (!b) return { value: undefined, done: true }
-    const value = b[0] as T
-    b[0] = undefined as T
-    this.buf = b
-    this.idx = 1
-    return { value, done: false }
+    const source = this.source
+    for (;;) {
+      const b = await this.nextBatch()
+      if (!b) return { value: undefined, done: true }
+      for (let i = 0; i < b.length; i++) {
+        const value = b[i] as T
+        b[i] = undefined as T
+        if (source.skip !== undefined && source.skip(value)) continue
+        this.buf = b
+        this.idx = i + 1
+        return { value, done: false }
+      }
+    }
   }
 
   async return(): Promise<IteratorResult<T>> {

@@ -23,9 +23,9 @@ import { describeErr } from '../helpers/faults.js'
 import { checkOutputs, EXACTLY_ONCE, OUTPUT_TOPICS, readOutputs, type InputAt } from '../helpers/processor-checker.js'
 import { RedisCluster } from '../helpers/redis-cluster.js'
 import { streamKeyOf } from '../helpers/redis-keys.js'
-import { RedisServer } from '../helpers/redis-server.js'
-import { exited, killChildren, lines, spawnChild } from '../helpers/spawn.js'
-import { tempDir } from '../helpers/tmp.js'
+import { ChildPool } from '../helpers/child-pool.js'
+import { exited, killChildren } from '../helpers/spawn.js'
+import { fileTarget, redisTarget } from '../helpers/chaos-targets.js'
 import { sleep, until } from '../helpers/wait.js'
 
 const SCALE = Number(process.env.TWAINMQ_CHAOS_INPUTS_SCALE ?? 1)
@@ -46,16 +46,6 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c()
 })
 
-interface Proc {
-  name: string
-  child: ChildProcess
-  out: { lines: string[]; stderr: () => string }
-  killed: boolean
-}
-
-const working = (p: Proc): boolean => p.out.lines.includes('# working')
-const running = (p: Proc): boolean => !p.killed && p.child.exitCode === null && p.child.signalCode === null
-
 interface Case {
   name: string
   inputs: number
@@ -70,27 +60,13 @@ const cases: Case[] = [
     name: 'file',
     inputs: 20_000,
     rate: 1000,
-    setup: async () => {
-      const t = tempDir('twainmq-chaos-')
-      cleanups.push(t.remove)
-      const options = { pollMs: 50 }
-      const twain = await open(t.dir, options)
-      cleanups.push(() => twain.close())
-      return { target: t.dir, options, twain }
-    },
+    setup: () => fileTarget(cleanups, 'twainmq-chaos-'),
   },
   {
     name: 'Redis',
     inputs: 10_000,
     rate: 500,
-    setup: async () => {
-      const server = await RedisServer.start()
-      cleanups.push(() => server.destroy())
-      const options = { prefix: `c${randomBytes(4).toString('hex')}:` }
-      const twain = await open(server.url, options)
-      cleanups.push(() => twain.close())
-      return { target: server.url, options, twain }
-    },
+    setup: () => redisTarget(cleanups),
   },
   {
     name: 'Redis Cluster',
@@ -119,14 +95,7 @@ describe.each(cases.map((c) => [c.name, c] as const))('%s: processor outputs und
       for (const [topic, partitions] of Object.entries(OUTPUT_TOPICS))
         await twain.createTopic(topic, { partitions, keyType: 'string' })
 
-      const procs: Proc[] = []
-      const start = (): Proc => {
-        const child = spawnChild('processor-child.ts', [target, JSON.stringify(options)])
-        children.push(child)
-        const p: Proc = { name: `P${procs.length}`, child, out: lines(child), killed: false }
-        procs.push(p)
-        return p
-      }
+      const pool = new ChildPool('processor-child.ts', [target, JSON.stringify(options)], children)
 
       // The inputs, at a steady pace (each batch with ids: a batch whose write failed is sent again, and stored once).
       const inputs = new Map<number, InputAt>()
@@ -180,16 +149,13 @@ describe.each(cases.map((c) => [c.name, c] as const))('%s: processor outputs und
       }
 
       // The storm: every 1–3 s one processor is killed (SIGKILL) and the group topped up to 1 or 2 members.
-      start()
-      let kills = 0
-      let workingKills = 0
+      pool.start()
       // Outputs that a delivery found stored by an earlier one (the processors' `duplicate: true` results).
-      const recognised = () =>
-        procs.reduce((k, p) => k + p.out.lines.filter((l) => l.startsWith('# duplicate')).length, 0)
+      const recognised = () => pool.linesStarting('# duplicate').length
       // Until every input is written, and kills have made processors deliver inputs again (at most EXTRA_ROUNDS more).
       let extra = 0
       const more = (): boolean => {
-        if (producing || workingKills < MIN_WORKING_KILLS) return true
+        if (producing || pool.workingKills < MIN_WORKING_KILLS) return true
         return recognised() === 0 && extra++ < EXTRA_ROUNDS
       }
       for (let round = 0; more(); round++) {
@@ -198,30 +164,16 @@ describe.each(cases.map((c) => [c.name, c] as const))('%s: processor outputs und
           failover = startFailover(cluster)
           failover.catch(() => undefined)
         }
-        const live = procs.filter(running)
-        const pool = live.filter(working).length > 0 ? live.filter(working) : live
-        const victim = pool[Math.floor(Math.random() * pool.length)]
-        if (victim) {
-          if (working(victim)) workingKills++
-          kills++
-          victim.killed = true
-          victim.child.kill('SIGKILL')
-          await exited(victim.child)
-        }
-        const size = round % 4 >= 2 ? 2 : 1
-        while (procs.filter(running).length < size) start()
+        await pool.killOne()
+        pool.topUp(round % 4 >= 2 ? 2 : 1)
       }
       await produced
       const failoverReport = failover ? await failover : 'none'
       const stormEnded = performance.now()
 
       // The rest: one processor runs until the group has committed every input, then closes.
-      for (const p of procs.filter(running)) {
-        p.killed = true
-        p.child.kill('SIGKILL')
-        await exited(p.child)
-      }
-      const last = start()
+      await pool.killAll()
+      const last = pool.start()
       const ends = new Map<number, number>()
       for (const at of inputs.values()) ends.set(at.partition, Math.max(ends.get(at.partition) ?? 0, at.offset + 1))
       let group = ''
@@ -244,16 +196,16 @@ describe.each(cases.map((c) => [c.name, c] as const))('%s: processor outputs und
       const drained = performance.now()
 
       const report = checkOutputs(inputs, await readOutputs(twain))
-      const errorLines = procs.flatMap((p) => p.out.lines.filter((l) => l.startsWith('# error')))
+      const errorLines = pool.linesStarting('# error')
       const info =
-        `${c.name}: ${n} inputs; ${kills} SIGKILLs (${workingKills} of working processors), ${procs.length} processors started; ` +
+        `${c.name}: ${n} inputs; ${pool.kills} SIGKILLs (${pool.workingKills} of working processors), ${pool.all.length} processors started; ` +
         `failover: ${failoverReport}; ${producerErrors.length} producer retries${producerErrors[0] ? ` (${producerErrors[0]})` : ''}; ` +
         `${errorLines.length} error lines of processors${errorLines.length ? ` (e.g. ${errorLines.slice(0, 2).join(' | ')})` : ''}; ${recognised()} outputs recognised as stored by a later delivery; group: ${group}; ` +
         `storm ${Math.round((stormEnded - began) / 1000)} s, drained at ${Math.round((drained - began) / 1000)} s\n${report.text}`
       if (process.env.TWAINMQ_REPORT) console.log(info)
 
       expect(inputs.size, info).toBe(n)
-      expect(workingKills, info).toBeGreaterThanOrEqual(MIN_WORKING_KILLS)
+      expect(pool.workingKills, info).toBeGreaterThanOrEqual(MIN_WORKING_KILLS)
       expect(report.counts, info).toEqual(EXACTLY_ONCE)
       expect(report.stored, info).toBe(report.expected)
       // Inputs were delivered again after kills, and their stored outputs recognised.

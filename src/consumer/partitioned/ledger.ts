@@ -35,6 +35,16 @@ export const GROUP_MESSAGES: MessageMaker = {
     GroupMessageImpl.from<V, PartitionHandle>(m, 0, settler, handle),
 }
 
+/** What a processor with state (`ProcessorOptions.state`) is told of its partitions. */
+export interface PartitionHooks {
+  /** A partition was opened, before the fetch loop sees it. */
+  opened(p: OwnedPartition): void
+  /** A partition was given up. */
+  dropped(p: OwnedPartition): void
+  /** Messages of `p` were read, in offset order (made for generation `generation`). */
+  fetched(msgs: readonly PartitionMessage<unknown>[], p: OwnedPartition): void
+}
+
 /** The member core of a partitioned member. */
 export type PartitionedCore<V> = MemberCore<V, PartitionHandle, PartitionedLedger<V>>
 
@@ -80,6 +90,10 @@ export class PartitionedLedger<V = unknown> implements MemberLedger<V, Partition
    * take its leases; a processor's outputs carry it, and the store refuses them after it.
    */
   sessionDeadline = Infinity
+  /** A stateful processor's (`PartitionHooks`); none for other members. */
+  hooks: PartitionHooks | undefined
+  /** A processor's: its views pass over a message whose partition was rewound or sought since it was handed out. */
+  stale: ((m: PartitionMessage<unknown>) => boolean) | undefined
   /** Room (`maxInFlight` less outstanding) from which a settlement wakes the fetch loop (the refill rule). */
   readonly #refill: number
 
@@ -113,6 +127,7 @@ export class PartitionedLedger<V = unknown> implements MemberLedger<V, Partition
       made = msgs.map((m) => make.from<V>(m, settler, handle))
     }
     this.core.buffer = this.core.buffer.length === 0 ? made : this.core.buffer.concat(made)
+    this.hooks?.fetched(made, p)
     for (let i = 0; i < msgs.length; i++) p.track((msgs[i] as Message).offset)
     this.outstanding += msgs.length
   }
@@ -298,6 +313,7 @@ export class PartitionedLedger<V = unknown> implements MemberLedger<V, Partition
     const p = new OwnedPartition(lease.topic, lease.partition, lease.epoch, position)
     if (seek !== undefined || lease.committed === undefined) p.committed = -1 // commit the start position at once ('end' must stick)
     p.reader = await this.core.backend.openReader(lease.topic, lease.partition, position)
+    this.hooks?.opened(p)
     return p
   }
 
@@ -325,6 +341,7 @@ export class PartitionedLedger<V = unknown> implements MemberLedger<V, Partition
 
   dropPartition(p: OwnedPartition): TopicPartition {
     this.droppedAt.set(p.key, p.commitPoint())
+    this.hooks?.dropped(p)
     this.forgetBuffered(p)
     this.outstanding -= p.outstandingCount
     this.parts.delete(p.key)

@@ -41,6 +41,12 @@ export interface OutputOf {
 
 /** Most outputs in one store call (the Redis backend splits larger calls into parts itself). */
 const MAX_CALL = 5000
+/** Most records of one call to an atomic topic (a state changelog): a Redis part holds up to 2000 (`PART_RECORDS`). */
+const ATOMIC_RECORDS = 2000
+/** Most bytes (keys and values, roughly) of one call to an atomic topic: a Redis part is cut past 2 MiB (`PART_BYTES`). */
+const ATOMIC_BYTES = 1024 * 1024
+/** What a record adds to a call besides its key and value (headers, framing), as counted against `ATOMIC_BYTES`. */
+const RECORD_OVERHEAD = 160
 /** Longest pause between two tries of an output write after a retriable failure. */
 const MAX_BACKOFF_MS = 1000
 /** Pause before an input partition is read again after one of its outputs failed for good. */
@@ -99,6 +105,8 @@ export class Outputs {
   private readonly metas = new Map<string, TopicMeta>()
   private readonly incarnations = new Map<string, number>()
   private readonly preparers = new Map<string, { p: Preparer; now: number; meta: TopicMeta; types: TypeCheck }>()
+  /** Topics whose calls carry whole messages' outputs (`atomic`). */
+  private readonly atomics = new Set<string>()
   /** Sends being prepared asynchronously (a topic's configuration, an asynchronous validator): later ones queue behind. */
   private chain: Promise<unknown> | undefined
   private ledger: PartitionedLedger<unknown> | undefined
@@ -113,6 +121,15 @@ export class Outputs {
     private readonly types: TypeCheck,
     private readonly partitioner: Partitioner,
   ) {}
+
+  /**
+   * Outputs to `topic` (a state changelog, one input partition per partition) are written a
+   * message's at a time or more, never one message's across two calls: each call is atomic in every
+   * backend (one file frame, one Redis script call), so a message's writes are all stored or none.
+   */
+  atomic(topic: string): void {
+    this.atomics.add(topic)
+  }
 
   /** The member's ledger (its session deadline). */
   attach(ledger: PartitionedLedger<unknown>): void {
@@ -260,6 +277,7 @@ export class Outputs {
    * other: interleaved, they would make a call per run.
    */
   private take(lane: Lane, part: OwnedPartition): Item[] {
+    if (this.atomics.has(lane.topic)) return this.takeWhole(lane)
     const q = lane.queue
     let n = 1
     while (n < q.length && n < MAX_CALL && (q[n] as Item).h.part === part) n++
@@ -273,6 +291,29 @@ export class Outputs {
     }
     lane.queue = rest
     return items
+  }
+
+  /**
+   * The queued outputs of the first messages of an atomic lane (all of one input partition), whole
+   * messages only, within `ATOMIC_RECORDS` and `ATOMIC_BYTES` (a message over them is a call of its own).
+   */
+  private takeWhole(lane: Lane): Item[] {
+    const q = lane.queue
+    let n = 0
+    let bytes = 0
+    while (n < q.length) {
+      const m = (q[n] as Item).m
+      let k = n
+      let b = 0
+      for (; k < q.length && (q[k] as Item).m === m; k++) {
+        const r = (q[k] as Item).rec
+        b += r.keyBytes + (r.valueBytes >= 0 ? r.valueBytes : 3 * r.value.length) + RECORD_OVERHEAD
+      }
+      if (n > 0 && (k > ATOMIC_RECORDS || bytes + b > ATOMIC_BYTES)) break
+      n = k
+      bytes += b
+    }
+    return q.splice(0, n)
   }
 
   /** Write one call's outputs (one source), trying again after retriable failures while the partition is this member's. */

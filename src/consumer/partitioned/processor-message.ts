@@ -4,6 +4,10 @@ import { GroupMessageImpl, type GroupMessage, type Settler } from '../group-mess
 import type { MessageMaker } from './ledger.js'
 import { current, isSettled, type PartitionHandle } from './partition-message.js'
 import type { OutputMetadata, OutputOptions, Outputs } from './outputs.js'
+import { MessageState, type StateOwner } from './state/message-state.js'
+import type { PartitionState } from './state/partition-state.js'
+import type { ProcessorState } from './state/processor-state.js'
+import type { StateStore } from './state/state-store.js'
 
 /**
  * A message of a processor (`twain.processor()`): a `GroupMessage` that can send outputs. Each
@@ -20,6 +24,13 @@ export interface ProcessorMessage<V = unknown, K extends Key = Key> extends Grou
    * stored); `InvalidArgumentError` after `ack()`, `term()`, or for a bad key, value or option.
    */
   send<OV = unknown>(topic: string, key: Key, value: OV, options?: OutputOptions): Promise<OutputMetadata>
+  /**
+   * The processor's state store for this message's partition (`ProcessorOptions.state`; README
+   * "State stores"): reads see the writes of the partition's earlier messages; this message's
+   * writes are stored exactly once, with its outputs, when it is acked.
+   * @throws `InvalidArgumentError` when the processor has no state store.
+   */
+  readonly state: StateStore
 }
 
 /** The token of a dead letter's output (`outputDone` counts it in no delivery). */
@@ -35,9 +46,16 @@ export const DEAD_LETTER_SEQ = 2 ** 31 - 1
  * failed for good (`Outputs`), else (e.g. a fenced write) it is nacked. `nack()` drops the outputs
  * not yet written.
  */
-export class ProcessorMessageImpl<V> extends GroupMessageImpl<V, PartitionHandle> implements ProcessorMessage<V> {
+export class ProcessorMessageImpl<V>
+  extends GroupMessageImpl<V, PartitionHandle>
+  implements ProcessorMessage<V>, StateOwner
+{
   /** Given by the maker right after construction (`ProcessorMessageImpl.bind`): off the public object. */
   #outputs: Outputs | undefined
+  #store: ProcessorState | undefined
+  #view: MessageState | undefined
+  /** Of a stateful message: 1 once queued for its state's flush (acked, outputs stored), 2 once its writes were sent. */
+  #flush = 0
   #seq = 0
   #delivery = -1
   #pending = 0
@@ -48,7 +66,7 @@ export class ProcessorMessageImpl<V> extends GroupMessageImpl<V, PartitionHandle
 
   send<OV = unknown>(topic: string, key: Key, value: OV, options?: OutputOptions): Promise<OutputMetadata> {
     const h = GroupMessageImpl.handle(this)
-    if (isSettled(this) || this.#ackWanted || this.#nackedIn === this.deliveryCount)
+    if (isSettled(this) || this.#ackWanted || this.#flush !== 0 || this.#nackedIn === this.deliveryCount)
       return Promise.reject(
         new InvalidArgumentError(`send() to "${topic}" after the message ${this.#where()} was settled`),
       )
@@ -58,11 +76,7 @@ export class ProcessorMessageImpl<V> extends GroupMessageImpl<V, PartitionHandle
           `send() of message ${this.#where()}: its partition is no longer this member's; nothing was stored`,
         ),
       )
-    if (this.#delivery !== this.deliveryCount) {
-      this.#delivery = this.deliveryCount
-      this.#seq = 0
-      this.#failure = undefined
-    }
+    this.#turn()
     if (this.#seq >= DEAD_LETTER_SEQ)
       return Promise.reject(
         new InvalidArgumentError(`Message ${this.#where()} sent more than ${DEAD_LETTER_SEQ - 1} outputs`),
@@ -73,6 +87,54 @@ export class ProcessorMessageImpl<V> extends GroupMessageImpl<V, PartitionHandle
     this.#pending++
     // The outputs tell this message when the output settles (`outputDone`), before its promise does.
     return (this.#outputs as Outputs).send(this, h, this.#seq++, this.#delivery, topic, key, value, options)
+  }
+
+  /** Outputs are numbered per delivery. */
+  #turn(): void {
+    if (this.#delivery !== this.deliveryCount) {
+      this.#delivery = this.deliveryCount
+      this.#seq = 0
+      this.#failure = undefined
+    }
+  }
+
+  get state(): StateStore {
+    if (this.#store === undefined)
+      throw new InvalidArgumentError(
+        `This processor has no state store: create it with twain.processor(topic, { group, state: '<store name>' })`,
+      )
+    return (this.#view ??= new MessageState(this))
+  }
+
+  /** @internal */
+  stateOf(): { state: PartitionState; generation: number } | undefined {
+    const h = GroupMessageImpl.handle(this)
+    const state = this.#store?.of(h.part)
+    return state === undefined ? undefined : { state, generation: h.generation }
+  }
+
+  /** @internal */
+  writeRefusal(): string | undefined {
+    if (isSettled(this) || this.#ackWanted || this.#flush !== 0 || this.#nackedIn === this.deliveryCount)
+      return `message ${this.#where()} was settled`
+    return undefined
+  }
+
+  /** @internal Its turn to write its state changes (every earlier message of its partition went first). */
+  flushState(writes: ReadonlyMap<string, unknown> | undefined): void {
+    this.#flush = 2
+    if (isSettled(this)) return // termed: its dead letter is written
+    if (writes === undefined || writes.size === 0) return this.#finishAck()
+    const h = GroupMessageImpl.handle(this)
+    const store = this.#store as ProcessorState
+    this.#turn()
+    this.#ackWanted = true
+    for (const [k, v] of writes) {
+      this.#pending++
+      ;(this.#outputs as Outputs)
+        .send(this, h, this.#seq++, this.#delivery, store.topic, k, v, { partition: h.part.partition })
+        .catch((e: unknown) => store.failed(e)) // the message is told through outputDone; the member reports it
+    }
   }
 
   /** @internal One of its outputs, sent in delivery `token` (`DEAD_LETTER_TOKEN`: its dead letter), settled. */
@@ -87,7 +149,8 @@ export class ProcessorMessageImpl<V> extends GroupMessageImpl<V, PartitionHandle
   }
 
   override ack(): void {
-    if (this.#pending === 0 && this.#failure === undefined) return super.ack()
+    if (this.#pending === 0 && this.#failure === undefined && this.#store === undefined) return super.ack()
+    if (this.#flush !== 0) return // its state flush is under way: it acks itself
     this.#ackWanted = true
     if (this.#pending === 0) this.#finishAck()
   }
@@ -96,12 +159,23 @@ export class ProcessorMessageImpl<V> extends GroupMessageImpl<V, PartitionHandle
     this.#outputs?.discard(this)
     this.#ackWanted = false
     this.#nackedIn = this.deliveryCount
+    // A stateful partition goes back to this message: the later ones read what it wrote.
+    if (this.#store !== undefined) this.#store.rewind(GroupMessageImpl.handle(this), options?.delayMs ?? 0)
     super.nack(options)
   }
 
-  /** Give a new message its processor's outputs. */
-  static bind<V>(m: ProcessorMessageImpl<V>, outputs: Outputs): ProcessorMessageImpl<V> {
+  override term(reason?: string): void {
+    if (this.#store !== undefined && (this.stateOf()?.state.writesOf(this) ?? 0) > 0)
+      throw new InvalidArgumentError(
+        `term() of message ${this.#where()}, which wrote state: the partition's later messages may have read it; nack() it to process it again`,
+      )
+    super.term(reason)
+  }
+
+  /** Give a new message its processor's outputs (and state store). */
+  static bind<V>(m: ProcessorMessageImpl<V>, outputs: Outputs, store?: ProcessorState): ProcessorMessageImpl<V> {
     m.#outputs = outputs
+    m.#store = store
     return m
   }
 
@@ -110,20 +184,34 @@ export class ProcessorMessageImpl<V> extends GroupMessageImpl<V, PartitionHandle
     if (this.#pending === 0 && this.#ackWanted) this.#finishAck()
   }
 
-  /** Every output settled after `ack()`: acked when all were stored, else delivered again (soon). */
+  /**
+   * Every output settled after `ack()`: acked when all were stored, else delivered again (soon). A
+   * stateful message then waits for its turn to write its state changes (`flushState`), and is
+   * acked once they are stored too.
+   */
   #finishAck(): void {
     this.#ackWanted = false
-    if (this.#failure === undefined) return super.ack()
-    this.#failure = undefined
-    this.#nackedIn = this.deliveryCount
-    super.nack({ delayMs: 1000 })
+    if (this.#failure !== undefined) {
+      this.#failure = undefined
+      this.#nackedIn = this.deliveryCount
+      return super.nack({ delayMs: 1000 })
+    }
+    if (this.#store === undefined) return super.ack()
+    const at = this.stateOf()
+    if (at === undefined) return super.ack() // its partition is gone: the ack is ignored
+    if (this.#flush === 0) {
+      this.#flush = 1
+      return at.state.done(this, at.generation)
+    }
+    at.state.applied(this)
+    super.ack()
   }
 }
 
-/** A processor's messages, each given `outputs`. */
-export function processorMessages(outputs: Outputs): MessageMaker {
+/** A processor's messages, each given `outputs` (and the state store). */
+export function processorMessages(outputs: Outputs, store?: ProcessorState): MessageMaker {
   const finish = (m: GroupMessageImpl<unknown, PartitionHandle>) =>
-    ProcessorMessageImpl.bind(m as ProcessorMessageImpl<unknown>, outputs)
+    ProcessorMessageImpl.bind(m as ProcessorMessageImpl<unknown>, outputs, store)
   return {
     factory: (settler, handle) => GroupMessageImpl.factory(settler, handle, ProcessorMessageImpl, finish),
     from: <V>(m: Message, settler: Settler<PartitionHandle>, handle: PartitionHandle) =>

@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from '../../core/errors.js'
 import type { Partitioner } from '../../core/hash64.js'
 import type { Key } from '../../core/types.js'
 import type { TypeCheck } from '../../producer/prepare.js'
@@ -6,8 +7,9 @@ import { GroupMessageImpl } from '../group-message.js'
 import type { ConsumerContext } from '../member-core.js'
 import type { ConsumerOptions, ResolvedConsumerOptions } from '../options.js'
 import { Consumer } from './consumer.js'
-import type { PartitionHandle } from './partition-message.js'
+import { current, type PartitionHandle } from './partition-message.js'
 import { Outputs } from './outputs.js'
+import { ProcessorState } from './state/processor-state.js'
 import {
   DEAD_LETTER_SEQ,
   DEAD_LETTER_TOKEN,
@@ -29,6 +31,13 @@ export interface ProcessorOptions extends Omit<ConsumerOptions, 'mode' | 'deadLe
   deadLetter?: string
   /** Maps an output's key to a partition of its topic. @default TwainMQ's `hash64(key) % partitions` (a producer's) */
   partitioner?: Partitioner
+  /**
+   * A keyed state store, `m.state` (README "State stores"): its name, 1 to 100 of `A-Z a-z 0-9 _ . -`.
+   * Its changelog is the compacted topic `<group>-<name>-changelog` (created with the input
+   * topic's partitions; the processor reads one topic). Seeks are refused.
+   * @default none: `m.state` throws
+   */
+  state?: string
 }
 
 /**
@@ -42,6 +51,7 @@ export interface ProcessorOptions extends Omit<ConsumerOptions, 'mode' | 'deadLe
  */
 export class Processor<V = unknown, K extends Key = Key> extends Consumer<V, K, ProcessorMessage<V, K>> {
   readonly #outputs: Outputs
+  readonly #state: ProcessorState | undefined
 
   /** @internal Use `twain.processor()`. */
   constructor(
@@ -51,20 +61,65 @@ export class Processor<V = unknown, K extends Key = Key> extends Consumer<V, K, 
     types: TypeCheck,
     partitioner: Partitioner,
     onClosed: ConstructorParameters<typeof Consumer>[3],
+    stateName?: string,
   ) {
     const outputs = new Outputs(ctx.store, opts.group, ctx.clientId, types, partitioner)
+    let state: ProcessorState | undefined
+    if (stateName !== undefined) {
+      if (topics.length !== 1)
+        throw new InvalidArgumentError(
+          `A processor with a state store reads one topic (its state is kept per partition), got ${topics.length}: ${topics.join(', ')}`,
+        )
+      state = new ProcessorState(ctx.store, opts.group, stateName, topics[0] as string)
+      outputs.atomic(state.topic)
+    }
     // A dead letter is an output of its message (the one after every other): written once however often `term()` runs.
     const deadLetterSend: DeadLetterSend = (m, topic, key, value, options) => {
       const pm = m as ProcessorMessageImpl<unknown>
       const h = GroupMessageImpl.handle(pm) as PartitionHandle
-      return outputs.send(pm, h, DEAD_LETTER_SEQ, DEAD_LETTER_TOKEN, topic, key, value, options, AS_READ)
+      const sent = outputs.send(pm, h, DEAD_LETTER_SEQ, DEAD_LETTER_TOKEN, topic, key, value, options, AS_READ)
+      if (state === undefined) return sent
+      // A termed message of a stateful partition takes its turn once its dead letter is stored.
+      return sent.then((r) => {
+        const at = pm.stateOf()
+        at?.state.done(pm, at.generation)
+        return r
+      })
     }
     super(ctx, topics, opts, onClosed, {
-      make: processorMessages(outputs),
+      make: processorMessages(outputs, state),
       deadLetterSend,
-      attach: (ledger) => outputs.attach(ledger),
+      attach: (ledger) => {
+        outputs.attach(ledger)
+        // A message of a partition rewound (a failed output, a nack of a stateful message) or sought
+        // since it was handed out is not emitted: it comes again, and nothing it did would count.
+        ledger.stale = (m) => !current(GroupMessageImpl.handle(m))
+        if (state === undefined) return
+        state.attach(ledger)
+        const s = state
+        ledger.hooks = {
+          opened: (p) => s.opened(p),
+          dropped: (p) => s.dropped(p),
+          fetched: (msgs, p) => s.fetched(msgs as unknown as ProcessorMessageImpl<unknown>[], p),
+        }
+      },
     })
     this.#outputs = outputs
+    this.#state = state
+  }
+
+  /** Refused with a state store (its state cannot go back); else as `Consumer.seek`. */
+  override seek(topic: string, partition: number, offset: number): void
+  override seek(topic: string, partition: number, to: { time: number | Date }): Promise<void>
+  override seek(topic: string, partition: number, to: number | { time: number | Date }): void | Promise<void> {
+    if (this.#state !== undefined) {
+      const e = new InvalidArgumentError(
+        `seek() of ${topic}/${partition}: processor with state store "${this.#state.name}" cannot move its partitions (its state is that of its position); reset the group and delete "${this.#state.topic}" to start over`,
+      )
+      if (typeof to === 'object' && to !== null) return Promise.reject(e)
+      throw e
+    }
+    return typeof to === 'object' && to !== null ? super.seek(topic, partition, to) : super.seek(topic, partition, to)
   }
 
   /** Leave the group as a consumer does (in-flight messages' outputs are awaited within `drainTimeoutMs`), then stop writing outputs. */
@@ -73,6 +128,7 @@ export class Processor<V = unknown, K extends Key = Key> extends Consumer<V, K, 
       await super.close()
     } finally {
       this.#outputs.close()
+      this.#state?.close()
     }
   }
 }

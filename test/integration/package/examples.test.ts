@@ -85,6 +85,15 @@ describe('examples run as smoke tests', () => {
     expect(out).toMatch(/sink table: 257 rows; lag 0/)
   }, 60_000)
 
+  it('state-counts: a processor restored from its changelog counts every view once, though the commit lagged', () => {
+    const { code, out } = run('state-counts.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/first run: ada at 60 views; the group committed 0/)
+    expect(out).toMatch(/second run: went on from the restored counts \(its first view counted past 1\)/)
+    for (const u of ['ada', 'bob', 'cy', 'dee']) expect(out).toMatch(new RegExp(`changelog: .*\\b${u} 100\\b`))
+    expect(out).toMatch(/view-counts: 400 records for 400 views/)
+  }, 60_000)
+
   it('live-table keeps the latest customer per key, sees a change and a removal, and joins orders with it', () => {
     const { code, out } = run('live-table.ts')
     expect(code, out).toBe(0)

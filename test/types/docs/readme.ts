@@ -163,6 +163,17 @@ export async function exactlyOnce2(): Promise<void> {
   }
 }
 
+// README.md, State stores, ts block 1
+export async function stateStores1(): Promise<void> {
+  const counter = twain.processor<Click, string>('clicks', { group: 'counter', state: 'clicks-per-user' })
+  for await (const m of counter) {
+    const n = (m.state.get<number>(m.key) ?? 0) + 1               // sees the partition's earlier messages' writes
+    m.state.set(m.key, n)                                          // stored with the message's outputs, at ack()
+    await m.send('click-counts', m.key, n)
+    m.ack()
+  }
+}
+
 // README.md, Tables, ts block 1
 export async function tables1(): Promise<void> {
   const customers = twain.table<Customer, string>('customers')

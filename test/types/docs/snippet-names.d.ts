@@ -29,3 +29,4 @@ declare const pg: { query(sql: string, params: unknown[]): Promise<unknown> }
 interface Customer { name: string; tier: 'gold' | 'basic' }
 declare function pino(): import('twainmq').Logger
 declare function app(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): void
+interface Click { user: string; page: string }

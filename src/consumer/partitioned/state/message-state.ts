@@ -1,0 +1,61 @@
+import { InvalidArgumentError } from '../../../core/errors.js'
+import type { Key } from '../../../core/types.js'
+import type { PartitionState, StatefulMessage } from './partition-state.js'
+import { decodeStateKey, encodeStateKey } from './state-key.js'
+import { MAX_STATE_WRITES, type StateStore } from './state-store.js'
+
+/** What a message's state view asks of its message. */
+export interface StateOwner extends StatefulMessage {
+  /** Its partition's state, and the generation it was read in (undefined: its partition is gone). */
+  stateOf(): { state: PartitionState; generation: number } | undefined
+  /** Why it may not write now (settled, ack called), or undefined. */
+  writeRefusal(): string | undefined
+}
+
+/** `ProcessorMessage.state`: the partition's state, read and written as this message. */
+export class MessageState implements StateStore {
+  constructor(private readonly m: StateOwner) {}
+
+  get<T = unknown>(key: Key): T | undefined {
+    return this.m.stateOf()?.state.get(encodeStateKey(key)) as T | undefined
+  }
+
+  has(key: Key): boolean {
+    return this.m.stateOf()?.state.has(encodeStateKey(key)) ?? false
+  }
+
+  set(key: Key, value: unknown): void {
+    if (value === undefined || value === null)
+      throw new InvalidArgumentError(
+        `state.set(${JSON.stringify(String(key))}) needs a value, got ${String(value)}: use delete()`,
+      )
+    this.write(key, value)
+  }
+
+  delete(key: Key): void {
+    this.write(key, null)
+  }
+
+  get size(): number {
+    return this.m.stateOf()?.state.size ?? 0
+  }
+
+  *entries<T = unknown>(): IterableIterator<[Key, T]> {
+    const s = this.m.stateOf()
+    if (s === undefined) return
+    for (const [k, v] of s.state.entries()) yield [decodeStateKey(k), v as T]
+  }
+
+  private write(key: Key, value: unknown): void {
+    const k = encodeStateKey(key)
+    const why = this.m.writeRefusal()
+    if (why !== undefined) throw new InvalidArgumentError(`state write of key ${JSON.stringify(String(key))}: ${why}`)
+    const s = this.m.stateOf()
+    if (s === undefined) return // its partition is gone: the message is not acked, nothing is kept
+    if (s.state.writesOf(this.m) >= MAX_STATE_WRITES && !s.state.wrote(this.m, k))
+      throw new InvalidArgumentError(
+        `Message ${this.m.offset} wrote more than ${MAX_STATE_WRITES} state keys (its writes are stored in one call)`,
+      )
+    s.state.write(this.m, s.generation, k, value)
+  }
+}

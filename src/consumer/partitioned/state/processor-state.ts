@@ -1,0 +1,194 @@
+import type { Backend, TopicMeta } from '../../../backends/backend.js'
+import { parseSourceHeader, SOURCE_HEADER } from '../../../backends/source-table.js'
+import {
+  ClosedError,
+  FencedError,
+  InvalidArgumentError,
+  TopicExistsError,
+  TopicNotFoundError,
+} from '../../../core/errors.js'
+import { checkTopicName } from '../../../core/names.js'
+import type { PartitionKey } from '../../../core/partition-key.js'
+import type { PartitionedLedger } from '../ledger.js'
+import type { OwnedPartition } from '../owned-partition.js'
+import type { PartitionHandle } from '../partition-message.js'
+import { PartitionState, type StatefulMessage } from './partition-state.js'
+
+/** Pause before a failed restore of a partition's state is tried again. */
+const RESTORE_RETRY_MS = 1000
+/** Records per read of a changelog restore. */
+const RESTORE_READ = 4096
+
+/** The changelog topic of store `name` of processor group `group`: `<group>-<name>-changelog` (Kafka Streams' naming). */
+export const changelogTopic = (group: string, name: string): string => `${group}-${name}-changelog`
+
+/**
+ * The state store of a processor (`ProcessorOptions.state`): its changelog topic (created with
+ * the input topic's partition count, compacted, string keys; an existing one must have that many
+ * partitions), and one `PartitionState` per owned partition, restored from the changelog when the
+ * partition is assigned. Until its state is restored a partition fetches nothing; then it starts
+ * after the last input whose writes the changelog holds, if that is past the group's commit (the
+ * commit lags the writes; everything before that input is done, since writes are flushed in input
+ * order once a message's outputs are stored).
+ */
+export class ProcessorState {
+  readonly topic: string
+  private readonly states = new Map<PartitionKey, PartitionState>()
+  private ready: Promise<void> | undefined
+  private ledger: PartitionedLedger<unknown> | undefined
+  private closed = false
+  private readonly timers = new Set<NodeJS.Timeout>()
+
+  constructor(
+    private readonly store: Backend,
+    private readonly group: string,
+    readonly name: string,
+    private readonly input: string,
+  ) {
+    if (typeof name !== 'string' || !/^[A-Za-z0-9_.-]{1,100}$/.test(name))
+      throw new InvalidArgumentError(
+        `processor() state must be a store name of 1 to 100 of A-Z a-z 0-9 _ . -, got ${JSON.stringify(name)}`,
+      )
+    this.topic = checkTopicName(changelogTopic(group, name))
+  }
+
+  attach(ledger: PartitionedLedger<unknown>): void {
+    this.ledger = ledger
+  }
+
+  /** The state of the partition a message of `part` was read from (undefined before it is restored). */
+  of(part: OwnedPartition): PartitionState | undefined {
+    const s = this.states.get(part.key)
+    return s !== undefined && s.part === part ? s : undefined
+  }
+
+  /** Deliver the partition of a message again from its first message not acked (`nack()` of a stateful message). */
+  rewind(h: PartitionHandle, delayMs: number): void {
+    if (h.generation === h.part.generation) this.ledger?.rewind(h.part, delayMs)
+  }
+
+  /** Messages of `p` were read (in offset order): their state flushes go in that order. */
+  fetched(msgs: readonly StatefulMessage[], p: OwnedPartition): void {
+    this.of(p)?.fetched(msgs, p.generation)
+  }
+
+  /** A write of the changelog failed for good (the message comes again): reported unless its partition moved on. */
+  failed(e: unknown): void {
+    if (e instanceof FencedError || e instanceof ClosedError || (e as { code?: string }).code === 'ERR_DISCARDED')
+      return
+    this.ledger?.core.emitError(e)
+  }
+
+  /** A partition was opened: fetch nothing until its state is restored. */
+  opened(p: OwnedPartition): void {
+    p.pausedUntil = Infinity
+    void this.restore(p)
+  }
+
+  /** A partition was given up: its state goes (another member restores it). */
+  dropped(p: OwnedPartition): void {
+    if (this.states.get(p.key)?.part === p) this.states.delete(p.key)
+  }
+
+  close(): void {
+    this.closed = true
+    for (const t of this.timers) clearTimeout(t)
+    this.timers.clear()
+    this.states.clear()
+  }
+
+  private gone(p: OwnedPartition): boolean {
+    return this.closed || p.dropped || p.lost
+  }
+
+  private async restore(p: OwnedPartition): Promise<void> {
+    const ledger = this.ledger as PartitionedLedger<unknown>
+    try {
+      await (this.ready ??= this.ensureTopic().catch((e: unknown) => {
+        this.ready = undefined
+        throw e
+      }))
+      const incarnation = (await this.store.getTopic(this.input)).createdAt
+      const { values, last } = await this.read(p.partition, `${this.group} ${this.input}@${incarnation} ${p.partition}`)
+      if (this.gone(p)) return
+      // Everything up to `last` is done (its writes, and so its outputs and every earlier input's, are stored).
+      if (last + 1 > p.position) ledger.restart(p, last + 1)
+      this.states.set(p.key, new PartitionState(p, values))
+      p.pausedUntil = 0
+      ledger.core.fetchWake.wake()
+    } catch (e) {
+      if (this.gone(p)) return
+      ledger.core.emitError(e)
+      const t = setTimeout(() => {
+        this.timers.delete(t)
+        void this.restore(p)
+      }, RESTORE_RETRY_MS)
+      t.unref()
+      this.timers.add(t)
+    }
+  }
+
+  /** Partition `partition` of the changelog, whole: the latest value of each key, and the highest input offset of `source` it holds (-1: none). */
+  private async read(partition: number, source: string): Promise<{ values: Map<string, unknown>; last: number }> {
+    const end = (await this.store.offsets(this.topic)).find((o) => o.partition === partition)?.end ?? 0
+    const values = new Map<string, unknown>()
+    let last = -1
+    const reader = await this.store.openReader(this.topic, partition, 0)
+    try {
+      for (;;) {
+        const msgs = await reader.read(RESTORE_READ)
+        if (msgs.length === 0) break
+        for (const m of msgs) {
+          if (m.offset >= end) return { values, last }
+          const k = m.key as string
+          if (m.value === null) values.delete(k)
+          else values.set(k, m.value)
+          const h = m.headers[SOURCE_HEADER]
+          const s = h === undefined ? undefined : parseSourceHeader(h)
+          if (s !== undefined && s.key === source && s.offset > last) last = s.offset
+        }
+        if ((msgs[msgs.length - 1] as { offset: number }).offset >= end - 1) break
+      }
+    } finally {
+      await reader.close()
+    }
+    return { values, last }
+  }
+
+  /** Create the changelog unless it exists; an existing one must have the input's partition count. */
+  private async ensureTopic(): Promise<void> {
+    const input = await this.store.getTopic(this.input)
+    let meta: TopicMeta | undefined
+    try {
+      meta = await this.store.getTopic(this.topic)
+    } catch (e) {
+      if (!(e instanceof TopicNotFoundError)) throw e
+    }
+    if (meta === undefined) {
+      try {
+        await this.store.createTopic({
+          name: this.topic,
+          partitions: input.partitions,
+          keyType: 'string',
+          messageTypes: [],
+          retention: {},
+          maxMessageBytes: Math.max(input.maxMessageBytes, 1024 * 1024) + 4096,
+          createdAt: Date.now(),
+          compact: true,
+        })
+        return
+      } catch (e) {
+        if (!(e instanceof TopicExistsError)) throw e
+        meta = await this.store.getTopic(this.topic)
+      }
+    }
+    if (meta.partitions !== input.partitions)
+      throw new InvalidArgumentError(
+        `State store "${this.name}" of group "${this.group}": its changelog "${this.topic}" has ${meta.partitions} partitions, topic "${this.input}" has ${input.partitions}; they must be the same (each input partition's state is in its changelog partition)`,
+      )
+    if (meta.keyType !== 'string')
+      throw new InvalidArgumentError(
+        `State store "${this.name}": topic "${this.topic}" exists with key type ${meta.keyType}; a changelog has string keys`,
+      )
+  }
+}

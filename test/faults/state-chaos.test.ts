@@ -1,0 +1,156 @@
+// A processor's keyed state under kill -9 (`twain.processor(topic, { state })`, README "State
+// stores"), on the file backend and on Redis. The test process writes N inputs (ids 0..N-1, keys
+// k0..k39) to topic 'in' (4 partitions) at a steady pace; processor children (state-child.ts) count
+// each key's inputs in the state store and send `<id>:<count>` to 'out'. Every 1–3 s a processor is
+// killed with SIGKILL and replaced; part of the time two run at once (rebalances). Once every input
+// is written one processor runs until the group's lag is 0 and closes. Specified: every input has
+// exactly one output, whose count is the input's rank among its key's inputs in log order (no
+// increment lost or counted twice across kills, restores and rebalances); the changelog's latest
+// value of each key is the key's number of inputs; the group committed every input.
+import type { ChildProcess } from 'node:child_process'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { Twain } from '../../src/index.js'
+import { ChildPool } from '../helpers/child-pool.js'
+import { exited, killChildren } from '../helpers/spawn.js'
+import { fileTarget, redisTarget } from '../helpers/chaos-targets.js'
+import { sleep, until } from '../helpers/wait.js'
+
+const PARTITIONS = 4
+const KEYS = 40
+const BATCH = 50
+/** Kills of processors that had handled a message: the storm goes on until there were this many. */
+const MIN_WORKING_KILLS = 4
+
+const children: ChildProcess[] = []
+const cleanups: Array<() => Promise<void> | void> = []
+afterEach(async () => {
+  await killChildren(children)
+  for (const c of cleanups.splice(0).reverse()) await c()
+})
+
+interface Case {
+  name: string
+  inputs: number
+  rate: number
+  setup: () => Promise<{ target: string; options: Record<string, unknown>; twain: Twain }>
+}
+
+const cases: Case[] = [
+  {
+    name: 'file',
+    inputs: 6000,
+    rate: 600,
+    setup: () => fileTarget(cleanups, 'twainmq-state-chaos-'),
+  },
+  {
+    name: 'Redis',
+    inputs: 4000,
+    rate: 400,
+    setup: () => redisTarget(cleanups),
+  },
+]
+
+describe.each(cases.map((c) => [c.name, c] as const))('%s: a state store under a SIGKILL storm', (_name, c) => {
+  it(`counts each of ${c.inputs} inputs once in its key's state, and outputs each input's count once`, async () => {
+    const { target, options, twain } = await c.setup()
+    await twain.createTopic('in', { partitions: PARTITIONS, keyType: 'string' })
+    await twain.createTopic('out', { partitions: 2, keyType: 'string' })
+
+    const pool = new ChildPool('state-child.ts', [target, JSON.stringify(options)], children)
+
+    // The inputs at a steady pace, with ids (a batch whose write failed is sent again, stored once).
+    const at = new Map<number, { partition: number; offset: number }>()
+    const producer = twain.producer<string, string>('in', { dedupWindowMs: 600_000 })
+    const produced = (async () => {
+      const t0 = performance.now()
+      for (let from = 0; from < c.inputs; from += BATCH) {
+        const ids = Array.from({ length: Math.min(BATCH, c.inputs - from) }, (_, i) => from + i)
+        const items = ids.map((id) => ({ key: `k${id % KEYS}`, value: String(id), id: `in-${id}` }))
+        const r = await producer.sendBatch(items)
+        r.forEach((m, i) => at.set(ids[i] as number, { partition: m.partition, offset: m.offset }))
+        const ahead = t0 + ((from + BATCH) * 1000) / c.rate - performance.now()
+        if (ahead > 0) await sleep(ahead) // the pace of the storm, not a synchronisation
+      }
+    })()
+    let producing = true
+    void produced.then(
+      () => (producing = false),
+      () => (producing = false),
+    )
+
+    // The storm: every 1–3 s one processor is killed (SIGKILL) and the group topped up to 1 or 2 members.
+    pool.start()
+    for (let round = 0; producing || pool.workingKills < MIN_WORKING_KILLS; round++) {
+      await sleep(1000 + Math.random() * 2000)
+      await pool.killOne()
+      pool.topUp(round % 4 >= 2 ? 2 : 1)
+    }
+    await produced
+    await pool.killAll()
+
+    // The rest: one processor runs until the group has committed every input, then closes.
+    const last = pool.start()
+    const ends = new Map<number, number>()
+    for (const a of at.values()) ends.set(a.partition, Math.max(ends.get(a.partition) ?? 0, a.offset + 1))
+    let group = ''
+    await until(
+      async () => {
+        const d = await twain.describeGroup('count')
+        group = d.topics.map((t) => `${t.partition}: ${t.committed}/${t.end}`).join(', ')
+        return d.topics.length === PARTITIONS && d.topics.every((t) => t.committed === (ends.get(t.partition) ?? 0))
+      },
+      120_000,
+      'the group to commit every input',
+    ).catch((e: Error) => {
+      throw new Error(
+        `${e.message}; group ${group}; last: ${last.out.lines.slice(-5).join(' | ')} ${last.out.stderr()}`,
+      )
+    })
+    await until(() => last.out.lines.some((l) => l.startsWith('# started')), 60_000, 'the last processor to start')
+    last.child.kill('SIGTERM')
+    expect(await exited(last.child)).toBe(0)
+
+    // The model: each key's inputs in log order (one key is in one partition) are counted 1, 2, …
+    const expected = new Map<number, number>()
+    const totals = new Map<string, number>()
+    const byKey = new Map<string, number[]>()
+    for (let id = 0; id < c.inputs; id++) {
+      const k = `k${id % KEYS}`
+      byKey.set(k, [...(byKey.get(k) ?? []), id])
+    }
+    for (const [k, ids] of byKey) {
+      const order = ids.sort((a, b) => (at.get(a)?.offset ?? 0) - (at.get(b)?.offset ?? 0))
+      order.forEach((id, i) => expected.set(id, i + 1))
+      totals.set(k, ids.length)
+    }
+    const outputs = new Map<number, number[]>()
+    for await (const m of twain.history<string>('out')) {
+      const [id, count] = m.value.split(':').map(Number) as [number, number]
+      outputs.set(id, [...(outputs.get(id) ?? []), count])
+    }
+    const missing: number[] = []
+    const doubled: number[] = []
+    const wrong: string[] = []
+    for (let id = 0; id < c.inputs; id++) {
+      const got = outputs.get(id) ?? []
+      if (got.length === 0) missing.push(id)
+      if (got.length > 1) doubled.push(id)
+      if (got.some((n) => n !== expected.get(id))) wrong.push(`${id}: ${got.join(',')} (expected ${expected.get(id)})`)
+    }
+    const changelog = new Map<string, unknown>()
+    for await (const m of twain.history('count-counts-changelog')) changelog.set(m.key as string, m.value)
+    const errorLines = pool.linesStarting('# error')
+    const info =
+      `${c.name}: ${c.inputs} inputs, ${pool.kills} SIGKILLs (${pool.workingKills} of working processors), ${pool.all.length} processors; ` +
+      `${errorLines.length} error lines${errorLines[0] ? ` (e.g. ${errorLines[0]})` : ''}; ` +
+      `missing ${missing.length} ${missing.slice(0, 5).join(',')}; doubled ${doubled.length} ${doubled.slice(0, 5).join(',')}; ` +
+      `wrong ${wrong.length} ${wrong.slice(0, 5).join('; ')}`
+    expect(pool.workingKills, info).toBeGreaterThanOrEqual(MIN_WORKING_KILLS)
+    expect({ missing: missing.length, doubled: doubled.length, wrong: wrong.length }, info).toEqual({
+      missing: 0,
+      doubled: 0,
+      wrong: 0,
+    })
+    expect(changelog, info).toEqual(totals)
+  }, 300_000)
+})

@@ -1,0 +1,240 @@
+// A processor's keyed state store (`twain.processor(topic, { state })`, `m.state`; README "State
+// stores") through the public API, on a directory and on Redis: reads see earlier messages' writes;
+// a message's writes reach the compacted changelog when it is acked; a successor (another
+// instance) restores the state and starts after the last input the changelog holds, also when the
+// group's commit lagged; nack() takes the partition back so no write counts twice; the changelog
+// topic is created co-partitioned and checked; bad use is refused by name.
+import { describe, expect, it } from 'vitest'
+import {
+  InvalidArgumentError,
+  InvalidKeyError,
+  type Processor,
+  type ProcessorMessage,
+  type ProcessorOptions,
+  type Twain,
+} from '../../../src/index.js'
+import { backends } from '../../conformance/backends.js'
+import { until } from '../../helpers/wait.js'
+import { committed, openOther, twain, useGroupStore } from '../groups/groups-fixtures.js'
+
+const opts = (o: Partial<ProcessorOptions> = {}): ProcessorOptions => ({
+  group: 'counter',
+  state: 'counts',
+  from: 'start',
+  sessionTimeoutMs: 2000,
+  heartbeatIntervalMs: 200,
+  commitIntervalMs: 60_000, // commits are the tests' business: commit() or close()
+  ...o,
+})
+
+/** Inputs `u<i % users>` → value `i`, on partition `i % partitions` of 'in'. */
+async function inputs(n: number, users: number, partitions: number): Promise<void> {
+  await twain
+    .producer<string, string>('in')
+    .sendBatch(
+      Array.from({ length: n }, (_, i) => ({ key: `u${i % users}`, value: String(i), partition: i % partitions })),
+    )
+}
+
+/** Count each input per key in the state, and send the running count to 'out'; until `n` messages are acked. */
+async function count(p: Processor<string, string>, n: number): Promise<void> {
+  let acked = 0
+  for await (const m of p) {
+    const c = (m.state.get<number>(m.key) ?? 0) + 1
+    m.state.set(m.key, c)
+    void m.send('out', m.key, `${m.value}:${c}`)
+    m.ack()
+    if (++acked === n) break
+  }
+}
+
+/** The latest value of every key of `topic`. */
+async function latest(t: Twain, topic: string): Promise<Map<unknown, unknown>> {
+  const out = new Map<unknown, unknown>()
+  for await (const m of t.history(topic)) {
+    if (m.value === null) out.delete(m.key)
+    else out.set(m.key, m.value)
+  }
+  return out
+}
+
+const kinds = backends().filter((k) => k.name === 'file' || k.name === 'redis')
+
+describe.each(kinds)('processor state on $name', (kind) => {
+  useGroupStore(kind)
+
+  async function setup(partitions = 2): Promise<void> {
+    await twain.createTopic('in', { partitions, keyType: 'string' })
+    await twain.createTopic('out', { partitions: 1, keyType: 'string' })
+  }
+
+  it('counts per key: reads see earlier writes, the changelog holds the latest count of each key', async () => {
+    await setup()
+    await inputs(60, 4, 2)
+    const p = twain.processor<string, string>('in', opts())
+    await count(p, 60)
+    await p.close()
+    const info = await twain.describeTopic('counter-counts-changelog')
+    expect([info.partitions, info.compact]).toEqual([2, true])
+    expect(await latest(twain, 'counter-counts-changelog')).toEqual(
+      new Map([
+        ['u0', 15],
+        ['u1', 15],
+        ['u2', 15],
+        ['u3', 15],
+      ]),
+    )
+    const outs: string[] = []
+    for await (const m of twain.history<string>('out')) outs.push(`${m.key} ${m.value}`)
+    expect(outs).toHaveLength(60)
+    // Each key's counts run 1..15 in input order.
+    for (const u of ['u0', 'u1', 'u2', 'u3']) {
+      const mine = outs.filter((o) => o.startsWith(`${u} `)).map((o) => Number(o.split(':')[1]))
+      expect(mine.sort((a, b) => a - b)).toEqual(Array.from({ length: 15 }, (_, i) => i + 1))
+    }
+  })
+
+  it('a successor restores the state and starts after the last input the changelog holds, though the commit lagged', async () => {
+    await setup()
+    await inputs(40, 2, 2)
+    const other = await openOther()
+    const first = other.processor<string, string>('in', opts())
+    await count(first, 40)
+    await until(async () => (await latest(twain, 'counter-counts-changelog')).get('u0') === 20, 10_000, 'the writes')
+    // The group's commit is still the start (committed when the partitions were assigned); the
+    // first member's store closes under it: it neither leaves nor commits.
+    expect(await committed('counter', 'in')).toEqual([0, 0])
+    await other.close()
+    await inputs(10, 2, 2)
+    const second = twain.processor<string, string>('in', opts({ sessionTimeoutMs: 2000 }))
+    const seen: Array<{ key: string; value: string; count: number }> = []
+    for await (const m of second) {
+      const c = (m.state.get<number>(m.key) ?? 0) + 1
+      m.state.set(m.key, c)
+      seen.push({ key: m.key, value: m.value, count: c })
+      m.ack()
+      if (seen.length === 10) break
+    }
+    // Only the 10 new inputs come (the first 40 are in the changelog), counted on from 20.
+    expect(seen.map((s) => Number(s.value)).sort((a, b) => a - b)).toEqual(Array.from({ length: 10 }, (_, i) => i))
+    expect(Math.max(...seen.filter((s) => s.key === 'u0').map((s) => s.count))).toBe(25)
+    await second.close()
+    expect(await committed('counter', 'in')).toEqual([25, 25])
+  })
+
+  it('nack() takes the partition back to its first message not acked: what later messages wrote is not counted twice', async () => {
+    await setup(1)
+    await inputs(6, 1, 1)
+    const p = twain.processor<string, string>('in', opts())
+    const deliveries: string[] = []
+    let nacked = false
+    for await (const m of p) {
+      const c = (m.state.get<number>(m.key) ?? 0) + 1
+      m.state.set(m.key, c)
+      deliveries.push(`${m.offset}:${c}`)
+      if (m.offset === 2 && !nacked) {
+        nacked = true
+        m.nack()
+        continue
+      }
+      m.ack()
+      if (m.offset === 5) break
+    }
+    // Whatever came again (messages whose ack had not taken effect yet), every delivery counted as
+    // if the nack never was: offset o counts o + 1.
+    expect(deliveries.every((d) => Number(d.split(':')[1]) === Number(d.split(':')[0]) + 1)).toBe(true)
+    expect(deliveries.filter((d) => d.startsWith('2:'))).toHaveLength(2)
+    await p.close()
+    expect(await latest(twain, 'counter-counts-changelog')).toEqual(new Map([['u0', 6]]))
+    expect(await committed('counter', 'in')).toEqual([6])
+  })
+
+  it('keys of any type, deletes, entries() and size; values as stored', async () => {
+    await setup(1)
+    await inputs(1, 1, 1)
+    const p = twain.processor<string, string>('in', opts())
+    const [m] = await new Promise<ProcessorMessage<string, string>[]>((resolve) => {
+      const got: ProcessorMessage<string, string>[] = []
+      void (async () => {
+        for await (const x of p) {
+          got.push(x)
+          break
+        }
+        resolve(got)
+      })()
+    })
+    const s = m!.state
+    s.set('a', { n: 1, tags: ['x'] })
+    s.set(1, 'one')
+    s.set(1n, 2.5)
+    s.set('\0odd', true)
+    s.set('gone', 'x')
+    s.delete('gone')
+    expect([s.get('a'), s.get(1), s.get(1n), s.get('\0odd'), s.has('gone'), s.size]).toEqual([
+      { n: 1, tags: ['x'] },
+      'one',
+      2.5,
+      true,
+      false,
+      4,
+    ])
+    expect(new Map(s.entries())).toEqual(
+      new Map<unknown, unknown>([
+        ['a', { n: 1, tags: ['x'] }],
+        [1, 'one'],
+        [1n, 2.5],
+        ['\0odd', true],
+      ]),
+    )
+    expect(() => s.set('x', undefined)).toThrow(/needs a value, got undefined: use delete\(\)/)
+    expect(() => s.set({} as unknown as string, 1)).toThrow(InvalidKeyError)
+    m!.ack()
+    expect(() => s.set('late', 1)).toThrow(InvalidArgumentError)
+    await p.close()
+    // Restored as written, by another instance.
+    const other = await openOther()
+    const q = other.processor<string, string>('in', opts())
+    await inputs(1, 1, 1)
+    for await (const x of q) {
+      expect(new Map(x.state.entries())).toEqual(
+        new Map<unknown, unknown>([
+          ['a', { n: 1, tags: ['x'] }],
+          [1, 'one'],
+          [1n, 2.5],
+          ['\0odd', true],
+        ]),
+      )
+      x.ack()
+      break
+    }
+    await q.close()
+  })
+
+  it('refuses bad use by name: m.state without a store, two topics, a bad store name, seek, a changelog of other partitions', async () => {
+    await setup(2)
+    await twain.createTopic('in2', { partitions: 2, keyType: 'string' })
+    await inputs(1, 1, 2)
+    expect(() => twain.processor('in', { ...opts(), group: 'g2', state: 'bad name' })).toThrow(/got "bad name"/)
+    expect(() => twain.processor(['in', 'in2'], { ...opts(), group: 'g3' })).toThrow(/reads one topic.*in, in2/)
+    const p = twain.processor<string, string>('in', opts())
+    expect(() => p.seek('in', 0, 0)).toThrow(/cannot move its partitions/)
+    await p.close()
+    const plain = twain.processor<string, string>('in', { ...opts(), group: 'plain', state: undefined })
+    for await (const m of plain) {
+      expect(() => m.state).toThrow(/has no state store/)
+      m.ack()
+      break
+    }
+    await plain.close()
+    await twain.createTopic('g4-counts-changelog', { partitions: 3, keyType: 'string', compact: true })
+    const errors: Error[] = []
+    const q = twain.processor<string, string>('in', { ...opts(), group: 'g4' })
+    q.on('error', (e) => errors.push(e))
+    void (async () => {
+      for await (const m of q) m.ack()
+    })()
+    await until(() => errors.length > 0, 10_000, 'the partition-count error')
+    expect(errors[0]?.message).toMatch(/"g4-counts-changelog" has 3 partitions, topic "in" has 2/)
+    await q.close()
+  })
+})
