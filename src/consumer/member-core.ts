@@ -193,10 +193,6 @@ export class MemberCore<V, H, L extends MemberLedger<V, H> = MemberLedger<V, H>>
 
   // ---- handing out ------------------------------------------------------------------------
 
-  /**
-   * Hand up to `n` buffered messages to the application, in buffer order. A message already
-   * delivered `maxDeliveries` times is termed instead (its `deliveryCount` the deliveries made).
-   */
   /** Whether views must ask `skip` of each message (the ledger has `stale`). */
   get skips(): boolean {
     return this.ledger.stale !== undefined
@@ -207,6 +203,10 @@ export class MemberCore<V, H, L extends MemberLedger<V, H> = MemberLedger<V, H>>
     return this.ledger.stale !== undefined && this.ledger.stale(m)
   }
 
+  /**
+   * Hand up to `n` buffered messages to the application, in buffer order. A message already
+   * delivered `maxDeliveries` times is termed instead (its `deliveryCount` the deliveries made).
+   */
   take(n: number): GroupMessageImpl<V, H>[] {
     const max = this.opts.maxDeliveries
     const ledger = this.ledger

@@ -14,7 +14,6 @@ export interface ViewedMember<T> {
   take(n: number): T[]
   /** Take back messages a view received but never emitted. */
   unread(items: T[]): void
-  /** A message handed to a view that went stale before it was emitted (`BatchSource.skip`); none when undefined. */
   /** Whether `skip` applies (a view asks it of each message only then). */
   readonly skips?: boolean
   /** A message handed to a view that went stale before it was emitted (`BatchSource.skip`). */

@@ -10,16 +10,18 @@
 import type { ChildProcess } from 'node:child_process'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Twain } from '../../src/index.js'
-import { ChildPool } from '../helpers/child-pool.js'
-import { exited, killChildren } from '../helpers/spawn.js'
+import { ChildPool, drainWithOne, storm } from '../helpers/child-pool.js'
+import { killChildren } from '../helpers/spawn.js'
 import { fileTarget, redisTarget } from '../helpers/chaos-targets.js'
-import { sleep, until } from '../helpers/wait.js'
+import { sleep } from '../helpers/wait.js'
 
 const PARTITIONS = 4
 const KEYS = 40
 const BATCH = 50
 /** Kills of processors that had handled a message: the storm goes on until there were this many. */
 const MIN_WORKING_KILLS = 4
+/** Most storm rounds (1–3 s each). */
+const MAX_ROUNDS = 60
 
 const children: ChildProcess[] = []
 const cleanups: Array<() => Promise<void> | void> = []
@@ -78,37 +80,11 @@ describe.each(cases.map((c) => [c.name, c] as const))('%s: a state store under a
       () => (producing = false),
     )
 
-    // The storm: every 1–3 s one processor is killed (SIGKILL) and the group topped up to 1 or 2 members.
-    pool.start()
-    for (let round = 0; producing || pool.workingKills < MIN_WORKING_KILLS; round++) {
-      await sleep(1000 + Math.random() * 2000)
-      await pool.killOne()
-      pool.topUp(round % 4 >= 2 ? 2 : 1)
-    }
-    await produced
-    await pool.killAll()
-
-    // The rest: one processor runs until the group has committed every input, then closes.
-    const last = pool.start()
+    await storm(pool, () => producing || pool.workingKills < MIN_WORKING_KILLS, MAX_ROUNDS)
+    await produced // a failed write fails the test here
     const ends = new Map<number, number>()
     for (const a of at.values()) ends.set(a.partition, Math.max(ends.get(a.partition) ?? 0, a.offset + 1))
-    let group = ''
-    await until(
-      async () => {
-        const d = await twain.describeGroup('count')
-        group = d.topics.map((t) => `${t.partition}: ${t.committed}/${t.end}`).join(', ')
-        return d.topics.length === PARTITIONS && d.topics.every((t) => t.committed === (ends.get(t.partition) ?? 0))
-      },
-      120_000,
-      'the group to commit every input',
-    ).catch((e: Error) => {
-      throw new Error(
-        `${e.message}; group ${group}; last: ${last.out.lines.slice(-5).join(' | ')} ${last.out.stderr()}`,
-      )
-    })
-    await until(() => last.out.lines.some((l) => l.startsWith('# started')), 60_000, 'the last processor to start')
-    last.child.kill('SIGTERM')
-    expect(await exited(last.child)).toBe(0)
+    expect(await drainWithOne(pool, twain, 'count', ends, PARTITIONS)).toBe(0)
 
     // The model: each key's inputs in log order (one key is in one partition) are counted 1, 2, …
     const expected = new Map<number, number>()

@@ -1,7 +1,9 @@
 // The children of a kill -9 storm (processor-chaos, state-chaos): started from one script, one of
 // them killed with SIGKILL at a time (one that has worked, if any), the pool topped up to a size.
 import type { ChildProcess } from 'node:child_process'
+import type { Twain } from '../../src/index.js'
 import { exited, lines, spawnChild } from './spawn.js'
+import { sleep, until } from './wait.js'
 
 /** A child of the pool. */
 export interface PoolChild {
@@ -37,10 +39,13 @@ export class ChildPool {
     return p
   }
 
-  /** SIGKILL one running child (a working one if any works), and wait for its exit. */
-  async killOne(): Promise<void> {
+  /**
+   * SIGKILL one running child (a working one if any works; with `onlyWorking`, none if none works),
+   * and wait for its exit.
+   */
+  async killOne(onlyWorking = false): Promise<void> {
     const live = this.all.filter(running)
-    const pool = live.filter(working).length > 0 ? live.filter(working) : live
+    const pool = live.filter(working).length > 0 || onlyWorking ? live.filter(working) : live
     const victim = pool[Math.floor(Math.random() * pool.length)]
     if (!victim) return
     if (working(victim)) this.workingKills++
@@ -68,4 +73,50 @@ export class ChildPool {
     p.child.kill('SIGKILL')
     await exited(p.child)
   }
+}
+
+/**
+ * A storm over `pool`: every 1–3 s one child that has worked is killed (SIGKILL; every fourth
+ * round any child, one still starting or restoring included) and the pool topped up to 1 or 2
+ * (two in turn, so rebalances happen), while `more()`, at most `maxRounds` rounds (a storm whose
+ * children never work ends, and the test's checks say why). Children slow to start on a loaded
+ * machine are then still killed once they work, rather than again and again before.
+ */
+export async function storm(pool: ChildPool, more: () => boolean, maxRounds: number): Promise<void> {
+  if (pool.all.filter(running).length === 0) pool.start()
+  for (let round = 0; more() && round < maxRounds; round++) {
+    await sleep(1000 + Math.random() * 2000)
+    await pool.killOne(round % 4 !== 3)
+    pool.topUp(round % 4 >= 2 ? 2 : 1)
+  }
+}
+
+/**
+ * The end of a storm: every child killed, then one started that runs until the group `group`
+ * committed `ends` (end offset per partition of its topic); then SIGTERM. Resolves with its exit code.
+ */
+export async function drainWithOne(
+  pool: ChildPool,
+  twain: Twain,
+  group: string,
+  ends: Map<number, number>,
+  partitions: number,
+): Promise<number | string> {
+  await pool.killAll()
+  const last = pool.start()
+  let seen = ''
+  await until(
+    async () => {
+      const d = await twain.describeGroup(group)
+      seen = d.topics.map((t) => `${t.partition}: ${t.committed}/${t.end}`).join(', ')
+      return d.topics.length === partitions && d.topics.every((t) => t.committed === (ends.get(t.partition) ?? 0))
+    },
+    120_000,
+    `group ${group} to commit every input`,
+  ).catch((e: Error) => {
+    throw new Error(`${e.message}; group ${seen}; last: ${last.out.lines.slice(-5).join(' | ')} ${last.out.stderr()}`)
+  })
+  await until(() => last.out.lines.some((l) => l.startsWith('# started')), 60_000, 'the last child to start')
+  last.child.kill('SIGTERM')
+  return exited(last.child)
 }

@@ -30,7 +30,7 @@ const codeLines = (text: string): string[] =>
     .filter((l) => l !== '' && !l.startsWith('import '))
 
 describe('type tests (test/types/)', () => {
-  it('every snippet of README (Quick start, Topics, Producing, Exactly-once processing, State stores, Tables, Operators, Observability) and docs/operators.md is in test/types/docs/, as written', () => {
+  it('every snippet of README (Quick start, Topics, Producing, Exactly-once processing, State stores, Windows, Tables, Operators, Observability) and docs/operators.md is in test/types/docs/, as written', () => {
     const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8')
     const ops = readFileSync(join(repoRoot, 'docs', 'operators.md'), 'utf8')
     const snippets = [
@@ -40,6 +40,7 @@ describe('type tests (test/types/)', () => {
         '### Producing',
         '### Exactly-once processing',
         '### State stores',
+        '### Windows',
         '### Tables',
         '### Operators',
         '## Observability',

@@ -360,7 +360,13 @@ export class PartitionedLedger<V = unknown> implements MemberLedger<V, Partition
    * failed message's, which comes first again (README "Exactly-once processing", "Order").
    */
   rewind(p: OwnedPartition, delayMs: number): void {
-    if (p.lost || p.dropped || p.revoking || this.core.state !== 'running') return
+    if (p.lost || p.dropped) return
+    if (p.revoking || this.core.state !== 'running') {
+      // It will not be read here again: it stores no more outputs, so its next owner (or this
+      // member's next start) processes the messages from the failed one on, in order.
+      p.releasing = true
+      return
+    }
     this.restart(p, p.commitPoint())
     p.pausedUntil = Date.now() + delayMs
     const t = setTimeout(() => {

@@ -173,7 +173,7 @@ export class Outputs {
       } catch (e) {
         return refuse(e)
       }
-      return this.enqueue(m, h, seq, token, topic, rec)
+      return this.sendPrepared(m, h, seq, token, topic, rec)
     }
     const discards = this.discards.get(m)
     const prepared = (this.chain ?? Promise.resolve()).then(async () => {
@@ -186,7 +186,7 @@ export class Outputs {
     const run = prepared.then(
       (rec) =>
         // `nack()` while it was prepared: it was not sent yet, so it is dropped like a queued one.
-        this.discards.get(m) !== discards ? refuse(discarded()) : this.enqueue(m, h, seq, token, topic, rec),
+        this.discards.get(m) !== discards ? refuse(discarded()) : this.sendPrepared(m, h, seq, token, topic, rec),
       refuse,
     )
     const link = prepared.then(
@@ -198,6 +198,21 @@ export class Outputs {
       if (this.chain === link) this.chain = undefined
     })
     return run
+  }
+
+  /**
+   * One output checked and encoded now, to be queued later with `sendPrepared` (a state write,
+   * checked when it is made).
+   * @throws what `send` would reject with for it.
+   */
+  prepare(topic: string, meta: TopicMeta, item: { key: Key; value: unknown; partition: number }): PreparedRecord {
+    this.metas.set(topic, meta)
+    return this.preparer(topic, meta, this.types).item(item) as PreparedRecord
+  }
+
+  /** Deliver `h`'s partition again from its first message not acked (a message of it failed; see `write`). */
+  rewind(h: PartitionHandle): void {
+    if (!this.closed && current(h)) this.ledger?.rewind(h.part, REWIND_DELAY_MS)
   }
 
   /** The topic's preparer for this millisecond (one per topic and ms: its records' timestamp is the ms). */
@@ -216,7 +231,8 @@ export class Outputs {
     return meta
   }
 
-  private enqueue(
+  /** Queue a prepared output (`send`'s, or one `prepare` made); resolves once stored (or recognised as stored). */
+  sendPrepared(
     m: OutputOf,
     h: PartitionHandle,
     seq: number,
@@ -277,7 +293,7 @@ export class Outputs {
    * other: interleaved, they would make a call per run.
    */
   private take(lane: Lane, part: OwnedPartition): Item[] {
-    if (this.atomics.has(lane.topic)) return this.takeWhole(lane)
+    if (this.atomics.has(lane.topic)) return this.takeWhole(lane, part)
     const q = lane.queue
     let n = 1
     while (n < q.length && n < MAX_CALL && (q[n] as Item).h.part === part) n++
@@ -294,14 +310,16 @@ export class Outputs {
   }
 
   /**
-   * The queued outputs of the first messages of an atomic lane (all of one input partition), whole
-   * messages only, within `ATOMIC_RECORDS` and `ATOMIC_BYTES` (a message over them is a call of its own).
+   * The queued outputs of the first messages of an atomic lane (one input partition's), whole
+   * messages only, within `ATOMIC_RECORDS` and `ATOMIC_BYTES` (a message over them is a call of
+   * its own), and only of `part` (the partition object of the first: a partition dropped and
+   * acquired again is another, and the calls of the two do not mix).
    */
-  private takeWhole(lane: Lane): Item[] {
+  private takeWhole(lane: Lane, part: OwnedPartition): Item[] {
     const q = lane.queue
     let n = 0
     let bytes = 0
-    while (n < q.length) {
+    while (n < q.length && (q[n] as Item).h.part === part) {
       const m = (q[n] as Item).m
       let k = n
       let b = 0

@@ -5,8 +5,9 @@ import type { MessageMaker } from './ledger.js'
 import { current, isSettled, type PartitionHandle } from './partition-message.js'
 import type { OutputMetadata, OutputOptions, Outputs } from './outputs.js'
 import { MessageState, type StateOwner } from './state/message-state.js'
-import type { PartitionState } from './state/partition-state.js'
-import type { ProcessorState } from './state/processor-state.js'
+import type { PreparedRecord } from '../../producer/send-record.js'
+import type { PartitionState, StateWrite } from './state/partition-state.js'
+import { LAST_MARK, type ProcessorState } from './state/processor-state.js'
 import type { StateStore } from './state/state-store.js'
 
 /**
@@ -120,21 +121,38 @@ export class ProcessorMessageImpl<V>
     return undefined
   }
 
+  /** @internal */
+  prepareState(key: string, value: unknown): PreparedRecord {
+    const h = GroupMessageImpl.handle(this)
+    return (this.#store as ProcessorState).prepare(this.#outputs as Outputs, key, value, h.part.partition)
+  }
+
   /** @internal Its turn to write its state changes (every earlier message of its partition went first). */
-  flushState(writes: ReadonlyMap<string, unknown> | undefined): void {
+  flushState(writes: ReadonlyMap<string, StateWrite> | undefined): void {
     this.#flush = 2
     if (isSettled(this)) return // termed: its dead letter is written
     if (writes === undefined || writes.size === 0) return this.#finishAck()
     const h = GroupMessageImpl.handle(this)
     const store = this.#store as ProcessorState
+    const outputs = this.#outputs as Outputs
     this.#turn()
     this.#ackWanted = true
-    for (const [k, v] of writes) {
-      this.#pending++
-      ;(this.#outputs as Outputs)
-        .send(this, h, this.#seq++, this.#delivery, store.topic, k, v, { partition: h.part.partition })
-        .catch((e: unknown) => store.failed(e)) // the message is told through outputDone; the member reports it
+    let report = true
+    const failed = (e: unknown): void => {
+      if (report) store.failed(e) // once per message; the message itself is told through outputDone
+      report = false
     }
+    const send = (rec: PreparedRecord): void => {
+      this.#pending++
+      outputs.sendPrepared(this, h, this.#seq++, this.#delivery, store.topic, rec).catch(failed)
+    }
+    let deletes = 0
+    for (const w of writes.values()) {
+      if (w.value === null) deletes++
+      send(w.rec)
+    }
+    // Only deletes: a mark names the message in the changelog once compaction removed its tombstones.
+    if (deletes === writes.size) send(store.prepare(outputs, LAST_MARK, 1, h.part.partition))
   }
 
   /** @internal One of its outputs, sent in delivery `token` (`DEAD_LETTER_TOKEN`: its dead letter), settled. */
@@ -164,12 +182,24 @@ export class ProcessorMessageImpl<V>
     super.nack(options)
   }
 
+  /** A stateful message handed back goes back with its partition (the later ones read what it wrote). */
+  override release(): void {
+    if (this.#store !== undefined) this.#store.rewind(GroupMessageImpl.handle(this), 0)
+    super.release()
+  }
+
   override term(reason?: string): void {
-    if (this.#store !== undefined && (this.stateOf()?.state.writesOf(this) ?? 0) > 0)
+    const store = this.#store
+    if (store !== undefined && (this.stateOf()?.state.writesOf(this) ?? 0) > 0)
       throw new InvalidArgumentError(
         `term() of message ${this.#where()}, which wrote state: the partition's later messages may have read it; nack() it to process it again`,
       )
     super.term(reason)
+    // Without a dead letter it is settled now: its turn in the partition's flushes is taken (with nothing to write).
+    if (store !== undefined && !store.deadLettered) {
+      const at = this.stateOf()
+      at?.state.done(this, at.generation)
+    }
   }
 
   /** Give a new message its processor's outputs (and state store). */
@@ -194,6 +224,8 @@ export class ProcessorMessageImpl<V>
     if (this.#failure !== undefined) {
       this.#failure = undefined
       this.#nackedIn = this.deliveryCount
+      // Its partition goes back to it, so no later message's output (or state) comes before its own.
+      ;(this.#outputs as Outputs).rewind(GroupMessageImpl.handle(this))
       return super.nack({ delayMs: 1000 })
     }
     if (this.#store === undefined) return super.ack()

@@ -4,42 +4,10 @@
 // goes to topic 'out' under the input's key; every message is acked. Prints (blocking writes)
 // `# started <pid>`, `# working` after its first message, `# error …` for failures; SIGTERM:
 // close, `# closed`, exit 0.
-import { open, type FileOpenOptions } from '../../../src/index.js'
-import { until } from '../wait.js'
 import { lineNow as out } from './sync-out.js'
+import { describeError as describe, statefulProcessor } from './stateful-processor.js'
 
-const [target, optionsJson] = process.argv.slice(2) as [string, string | undefined]
-const openOptions = (optionsJson ? JSON.parse(optionsJson) : {}) as FileOpenOptions
-
-const describe = (e: unknown): string =>
-  `${(e as { code?: string }).code ?? 'none'} ${(e as Error).name}: ${String((e as Error).message).replace(/\n/g, ' ')}`
-
-let ready: (() => Promise<void>) | undefined
-let closing: Promise<void> | undefined
-process.on('SIGTERM', () => {
-  closing ??= (async () => {
-    await until(() => ready !== undefined, 60_000, 'the processor to open')
-    await ready?.()
-    out('# closed')
-    process.exit(0)
-  })()
-})
-
-const twain = await open(target, openOptions)
-const proc = twain.processor<string, string>('in', {
-  group: 'count',
-  state: 'counts',
-  from: 'start',
-  sessionTimeoutMs: 1500,
-  heartbeatIntervalMs: 250,
-  commitIntervalMs: 50,
-})
-proc.on('error', (e) => out(`# error ${describe(e)}`))
-ready = async () => {
-  await proc.close()
-  await twain.close()
-}
-out(`# started ${process.pid}`)
+const { proc } = await statefulProcessor('in', 'count', 'counts')
 
 let handled = 0
 try {

@@ -94,6 +94,16 @@ describe('examples run as smoke tests', () => {
     expect(out).toMatch(/view-counts: 400 records for 400 views/)
   }, 60_000)
 
+  it('windowed-counts: counts per user per 10 s of event time, each window once, the late click aside', () => {
+    const { code, out } = run('windowed-counts.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/^ada 12:00:00–12:00:10: 5$/m)
+    expect(out).toMatch(/^ada 12:00:10–12:00:20: 4$/m)
+    expect(out).toMatch(/^bob 12:00:20–12:00:30: 5$/m)
+    expect(out).toMatch(/late clicks: 1/)
+    expect(out).toMatch(/clicks-per-10s: 7 results; late-clicks: 1/)
+  }, 60_000)
+
   it('live-table keeps the latest customer per key, sees a change and a removal, and joins orders with it', () => {
     const { code, out } = run('live-table.ts')
     expect(code, out).toBe(0)

@@ -1,6 +1,6 @@
 // The README's TypeScript snippets (except those importing rxjs: readme-rx.ts), as written there.
 // Kept in step with the docs by test/unit/type-tests.test.ts; compiled under strict by it (test/types/tsconfig.json).
-import { open, StalledError } from 'twainmq'
+import { open, StalledError, tumbling, windowed } from 'twainmq'
 import { context, metrics, trace } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { ConsoleMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics'
@@ -172,6 +172,20 @@ export async function stateStores1(): Promise<void> {
     await m.send('click-counts', m.key, n)
     m.ack()
   }
+}
+
+// README.md, Windows, ts block 1
+export async function windows1(): Promise<void> {
+  const proc = twain.processor<Click, string>('clicks', { group: 'clicks-10s', state: 'windows' })
+  const counts = windowed(proc, {
+    window: tumbling(10_000),                  // or hopping(60_000, 10_000): 1-minute windows every 10 s
+    latenessMs: 1000,                          // how far event time may go back
+    to: 'clicks-per-10s',                      // each result: key = user, value = { start, end, value }
+    lateTo: 'late-clicks',                     // clicks later than that (default: dropped)
+    initial: () => 0,
+    add: (n, m) => n + 1,
+  })
+  for await (const r of counts) console.log(r.key, new Date(r.start), r.value)   // once stored
 }
 
 // README.md, Tables, ts block 1

@@ -1,8 +1,9 @@
 import { InvalidArgumentError } from '../../../core/errors.js'
 import type { Key } from '../../../core/types.js'
+import type { PreparedRecord } from '../../../producer/send-record.js'
 import type { PartitionState, StatefulMessage } from './partition-state.js'
 import { decodeStateKey, encodeStateKey } from './state-key.js'
-import { MAX_STATE_WRITES, type StateStore } from './state-store.js'
+import { MAX_STATE_BYTES, MAX_STATE_WRITES, STATE_RECORD_OVERHEAD, type StateStore } from './state-store.js'
 
 /** What a message's state view asks of its message. */
 export interface StateOwner extends StatefulMessage {
@@ -10,6 +11,8 @@ export interface StateOwner extends StatefulMessage {
   stateOf(): { state: PartitionState; generation: number } | undefined
   /** Why it may not write now (settled, ack called), or undefined. */
   writeRefusal(): string | undefined
+  /** A write checked and encoded as its changelog record (throws as a send of it would). */
+  prepareState(key: string, value: unknown): PreparedRecord
 }
 
 /** `ProcessorMessage.state`: the partition's state, read and written as this message. */
@@ -52,10 +55,22 @@ export class MessageState implements StateStore {
     if (why !== undefined) throw new InvalidArgumentError(`state write of key ${JSON.stringify(String(key))}: ${why}`)
     const s = this.m.stateOf()
     if (s === undefined) return // its partition is gone: the message is not acked, nothing is kept
-    if (s.state.writesOf(this.m) >= MAX_STATE_WRITES && !s.state.wrote(this.m, k))
+    const had = s.state.writeOf(this.m, k)
+    if (had === undefined && s.state.writesOf(this.m) >= MAX_STATE_WRITES)
       throw new InvalidArgumentError(
         `Message ${this.m.offset} wrote more than ${MAX_STATE_WRITES} state keys (its writes are stored in one call)`,
       )
-    s.state.write(this.m, s.generation, k, value)
+    // Checked and encoded now: a value that cannot be stored is refused here, not when the message's writes go.
+    const rec = this.m.prepareState(k, value)
+    const bytes =
+      rec.keyBytes +
+      (rec.valueBytes >= 0 ? rec.valueBytes : Buffer.byteLength(rec.value as string)) +
+      STATE_RECORD_OVERHEAD
+    const total = s.state.bytesOf(this.m) - (had?.bytes ?? 0) + bytes
+    if (total > MAX_STATE_BYTES)
+      throw new InvalidArgumentError(
+        `state write of key ${JSON.stringify(String(key))}: message ${this.m.offset} would write ${total} bytes of state, more than ${MAX_STATE_BYTES} (its writes are stored in one call)`,
+      )
+    s.state.write(this.m, s.generation, k, { value, rec, bytes })
   }
 }

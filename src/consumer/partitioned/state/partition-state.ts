@@ -1,10 +1,19 @@
+import type { PreparedRecord } from '../../../producer/send-record.js'
 import type { OwnedPartition } from '../owned-partition.js'
+
+/** A write of a message: the value (`null`: a delete) and its changelog record, checked when it was made. */
+export interface StateWrite {
+  value: unknown
+  rec: PreparedRecord
+  /** What it counts against `MAX_STATE_BYTES`. */
+  bytes: number
+}
 
 /** A message of a stateful partition, as its state sees it (`ProcessorMessageImpl`). */
 export interface StatefulMessage {
   readonly offset: number
   /** Its turn came (every earlier message of the partition is flushed): write its state changes (`writes`), then ack. */
-  flushState(writes: ReadonlyMap<string, unknown> | undefined): void
+  flushState(writes: ReadonlyMap<string, StateWrite> | undefined): void
 }
 
 /** A write of the overlay: the value (`null`: deleted) and the message that wrote it last. */
@@ -26,7 +35,9 @@ export class PartitionState {
   readonly flushed: Map<string, unknown>
   private readonly overlay = new Map<string, Overlaid>()
   /** Each message's own writes (last one per key), until it is flushed. */
-  private readonly writes = new Map<StatefulMessage, Map<string, unknown>>()
+  private readonly writes = new Map<StatefulMessage, Map<string, StateWrite>>()
+  /** Each message's writes' bytes (the last write per key). */
+  private readonly bytes = new Map<StatefulMessage, number>()
   /** The messages fetched in this generation not yet flushed, in offset order. */
   private queue: StatefulMessage[] = []
   private head = 0
@@ -47,6 +58,7 @@ export class PartitionState {
     this.generation = this.part.generation
     this.overlay.clear()
     this.writes.clear()
+    this.bytes.clear()
     this.ready.clear()
     this.queue = []
     this.head = 0
@@ -70,24 +82,33 @@ export class PartitionState {
     return this.get(key) !== undefined
   }
 
-  /** `value` null: delete. Ignored for a message of an older generation (it is delivered again). */
-  write(m: StatefulMessage, generation: number, key: string, value: unknown): void {
+  /** `write.value` null: delete. Ignored for a message of an older generation (it is delivered again). */
+  write(m: StatefulMessage, generation: number, key: string, write: StateWrite): void {
     this.current()
     if (generation !== this.generation) return
-    this.overlay.set(key, { value, by: m })
+    this.overlay.set(key, { value: write.value, by: m })
     let w = this.writes.get(m)
     if (w === undefined) this.writes.set(m, (w = new Map()))
-    w.set(key, value)
+    this.bytes.set(m, (this.bytes.get(m) ?? 0) - (w.get(key)?.bytes ?? 0) + write.bytes)
+    w.set(key, write)
   }
 
-  /** Whether `m` wrote `key`. */
-  wrote(m: StatefulMessage, key: string): boolean {
-    return this.writes.get(m)?.has(key) ?? false
+  /** The write `m` made of `key`, if any (this generation). */
+  writeOf(m: StatefulMessage, key: string): StateWrite | undefined {
+    this.current()
+    return this.writes.get(m)?.get(key)
   }
 
-  /** How many keys `m` wrote so far. */
+  /** How many keys `m` wrote so far (this generation). */
   writesOf(m: StatefulMessage): number {
+    this.current()
     return this.writes.get(m)?.size ?? 0
+  }
+
+  /** The bytes of `m`'s writes so far (this generation). */
+  bytesOf(m: StatefulMessage): number {
+    this.current()
+    return this.bytes.get(m) ?? 0
   }
 
   /** Every key and value, the overlay over what is flushed (deleted keys left out). */
@@ -133,7 +154,8 @@ export class PartitionState {
     const w = this.writes.get(m)
     if (w === undefined) return
     this.writes.delete(m)
-    for (const [k, v] of w) {
+    this.bytes.delete(m)
+    for (const [k, { value: v }] of w) {
       if (v === null) this.flushed.delete(k)
       else this.flushed.set(k, v)
       if (this.overlay.get(k)?.by === m) this.overlay.delete(k)

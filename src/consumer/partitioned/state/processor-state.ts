@@ -11,11 +11,20 @@ import { checkTopicName } from '../../../core/names.js'
 import type { PartitionKey } from '../../../core/partition-key.js'
 import type { PartitionedLedger } from '../ledger.js'
 import type { OwnedPartition } from '../owned-partition.js'
+import type { PreparedRecord } from '../../../producer/send-record.js'
+import type { Outputs } from '../outputs.js'
 import type { PartitionHandle } from '../partition-message.js'
 import { PartitionState, type StatefulMessage } from './partition-state.js'
 
 /** Pause before a failed restore of a partition's state is tried again. */
 const RESTORE_RETRY_MS = 1000
+/**
+ * The changelog key of a message's mark: written with a message whose writes are all deletes, so
+ * the changelog still names the message once compaction has removed its tombstones (string keys
+ * a store writes never start with NUL then `L`: `encodeStateKey`).
+ */
+export const LAST_MARK = '\0L'
+
 /** Records per read of a changelog restore. */
 const RESTORE_READ = 4096
 
@@ -34,6 +43,10 @@ export const changelogTopic = (group: string, name: string): string => `${group}
 export class ProcessorState {
   readonly topic: string
   private readonly states = new Map<PartitionKey, PartitionState>()
+  /** The partition object last opened per partition: a restore of an earlier one (a failed acquire's) keeps nothing. */
+  private readonly latest = new Map<PartitionKey, OwnedPartition>()
+  /** The changelog topic, once checked or created (before any partition's restore ends). */
+  private meta: TopicMeta | undefined
   private ready: Promise<void> | undefined
   private ledger: PartitionedLedger<unknown> | undefined
   private closed = false
@@ -44,6 +57,8 @@ export class ProcessorState {
     private readonly group: string,
     readonly name: string,
     private readonly input: string,
+    /** `term()` writes a dead letter (`ProcessorOptions.deadLetter`): a termed message takes its turn once it is stored. */
+    readonly deadLettered: boolean,
   ) {
     if (typeof name !== 'string' || !/^[A-Za-z0-9_.-]{1,100}$/.test(name))
       throw new InvalidArgumentError(
@@ -82,12 +97,23 @@ export class ProcessorState {
   /** A partition was opened: fetch nothing until its state is restored. */
   opened(p: OwnedPartition): void {
     p.pausedUntil = Infinity
+    this.latest.set(p.key, p)
     void this.restore(p)
   }
 
   /** A partition was given up: its state goes (another member restores it). */
   dropped(p: OwnedPartition): void {
     if (this.states.get(p.key)?.part === p) this.states.delete(p.key)
+    if (this.latest.get(p.key) === p) this.latest.delete(p.key)
+  }
+
+  /**
+   * A state write of input partition `partition` checked and encoded as its changelog record
+   * (`key` encoded; `value` null: a delete).
+   * @throws what a send of it would (a value that cannot be stored, one over the topic's `maxMessageBytes`).
+   */
+  prepare(outputs: Outputs, key: string, value: unknown, partition: number): PreparedRecord {
+    return outputs.prepare(this.topic, this.meta as TopicMeta, { key, value, partition })
   }
 
   close(): void {
@@ -98,7 +124,7 @@ export class ProcessorState {
   }
 
   private gone(p: OwnedPartition): boolean {
-    return this.closed || p.dropped || p.lost
+    return this.closed || p.dropped || p.lost || this.latest.get(p.key) !== p
   }
 
   private async restore(p: OwnedPartition): Promise<void> {
@@ -118,6 +144,8 @@ export class ProcessorState {
       ledger.core.fetchWake.wake()
     } catch (e) {
       if (this.gone(p)) return
+      // A changelog that does not fit (its partition count, its key type) will not fit later either.
+      if (e instanceof InvalidArgumentError) return ledger.core.fail(e)
       ledger.core.emitError(e)
       const t = setTimeout(() => {
         this.timers.delete(t)
@@ -141,8 +169,11 @@ export class ProcessorState {
         for (const m of msgs) {
           if (m.offset >= end) return { values, last }
           const k = m.key as string
-          if (m.value === null) values.delete(k)
-          else values.set(k, m.value)
+          // A mark is no state: it only names its message (below).
+          if (k !== LAST_MARK) {
+            if (m.value === null) values.delete(k)
+            else values.set(k, m.value)
+          }
           const h = m.headers[SOURCE_HEADER]
           const s = h === undefined ? undefined : parseSourceHeader(h)
           if (s !== undefined && s.key === source && s.offset > last) last = s.offset
@@ -165,17 +196,19 @@ export class ProcessorState {
       if (!(e instanceof TopicNotFoundError)) throw e
     }
     if (meta === undefined) {
+      const created: TopicMeta = {
+        name: this.topic,
+        partitions: input.partitions,
+        keyType: 'string',
+        messageTypes: [],
+        retention: {},
+        maxMessageBytes: Math.max(input.maxMessageBytes, 1024 * 1024) + 4096,
+        createdAt: Date.now(),
+        compact: true,
+      }
       try {
-        await this.store.createTopic({
-          name: this.topic,
-          partitions: input.partitions,
-          keyType: 'string',
-          messageTypes: [],
-          retention: {},
-          maxMessageBytes: Math.max(input.maxMessageBytes, 1024 * 1024) + 4096,
-          createdAt: Date.now(),
-          compact: true,
-        })
+        await this.store.createTopic(created)
+        this.meta = await this.store.getTopic(this.topic)
         return
       } catch (e) {
         if (!(e instanceof TopicExistsError)) throw e
@@ -190,5 +223,6 @@ export class ProcessorState {
       throw new InvalidArgumentError(
         `State store "${this.name}": topic "${this.topic}" exists with key type ${meta.keyType}; a changelog has string keys`,
       )
+    this.meta = meta
   }
 }

@@ -14,8 +14,10 @@ export interface StateStore {
   has(key: Key): boolean
   /**
    * Set `key` to `value` (any value a topic stores: a string, a Buffer, JSON; not `null` or
-   * `undefined`: use `delete`). At most `MAX_STATE_WRITES` keys per message.
-   * @throws InvalidArgumentError for a bad value, after the message was settled, or past the limit.
+   * `undefined`: use `delete`). A message may write at most `MAX_STATE_WRITES` keys and
+   * `MAX_STATE_BYTES` in all (its writes are stored in one atomic call).
+   * @throws InvalidArgumentError for a bad value, after the message was settled, or past a limit;
+   * `MessageTooLargeError` for a value over the changelog's `maxMessageBytes`.
    */
   set(key: Key, value: unknown): void
   /** Remove `key` (a tombstone in the changelog). */
@@ -28,3 +30,9 @@ export interface StateStore {
 
 /** Most keys one message may write (its writes go to the changelog in one atomic call). */
 export const MAX_STATE_WRITES = 1000
+
+/** Most bytes (keys and values, and a record's overhead each) one message may write, for the same reason. */
+export const MAX_STATE_BYTES = 1024 * 1024
+
+/** What a changelog record counts against `MAX_STATE_BYTES` besides its key and value (headers, framing). */
+export const STATE_RECORD_OVERHEAD = 160

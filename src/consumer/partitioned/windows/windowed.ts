@@ -1,0 +1,191 @@
+import { InvalidArgumentError } from '../../../core/errors.js'
+import type { Key } from '../../../core/types.js'
+import type { BatchIterator, BatchSource } from '../../../stream/batch-iterator.js'
+import { MessageStream } from '../../../stream/message-stream.js'
+import { GroupMessageImpl } from '../../group-message.js'
+import { current, type PartitionHandle } from '../partition-message.js'
+import type { Processor } from '../processor.js'
+import type { ProcessorMessage, ProcessorMessageImpl } from '../processor-message.js'
+import type { PartitionState } from '../state/partition-state.js'
+import { decodeStateKey, encodeStateKey } from '../state/state-key.js'
+import { WindowIndex } from './window-index.js'
+import { windowStarts, type WindowSpec } from './window-spec.js'
+
+/** Options of `windowed()` (README "Windows"). */
+export interface WindowOptions<V, K extends Key, A> {
+  /** How event time is cut into windows: `tumbling(ms)` or `hopping(ms, advanceMs)`. @default required */
+  window: WindowSpec
+  /** The topic each window's result is sent to, under the input's key, as `{ start, end, value }`. @default required */
+  to: string
+  /** A new window's aggregate. @default required */
+  initial: () => A
+  /** The aggregate with one more message (a pure function of its arguments: it runs again for a message processed again). @default required */
+  add: (aggregate: A, m: ProcessorMessage<V, K>) => A
+  /** A message's event time, ms since the epoch. @default the message's `timestamp` */
+  eventTime?: (m: ProcessorMessage<V, K>) => number
+  /** How far event time may go back: the watermark is the largest event time seen less this. @default 0 */
+  latenessMs?: number
+  /** Topic a late message (all its windows closed) is sent to, as it is. @default none: it is dropped */
+  lateTo?: string
+  /** Called with each late message (before it is acked). @default none */
+  onLate?: (m: ProcessorMessage<V, K>) => void
+}
+
+/** One window's result, as sent to `to`. */
+export interface WindowResult<A, K extends Key = Key> {
+  key: K
+  /** The window, `[start, end)` in event time (ms since the epoch). */
+  start: number
+  end: number
+  value: A
+  /** The input partition it was computed in. */
+  partition: number
+  /** Where it is stored. */
+  offset: number
+  /** An earlier delivery of the message that closed it stored it (this stream may then repeat it). */
+  duplicate?: true
+}
+
+/** The watermark's key in the state. */
+const WM = 'wm'
+/** A window's key in the state: `w:<start>:<encoded key>`. */
+const windowKey = (start: number, key: Key): string => `w:${start}:${encodeStateKey(key)}`
+
+function checkOptions<V, K extends Key, A>(o: WindowOptions<V, K, A>): void {
+  if (typeof o !== 'object' || o === null) throw new InvalidArgumentError(`windowed() needs options, got ${String(o)}`)
+  if (typeof o.window?.sizeMs !== 'number')
+    throw new InvalidArgumentError(`windowed() window must be tumbling(ms) or hopping(ms, advanceMs)`)
+  if (typeof o.to !== 'string')
+    throw new InvalidArgumentError(`windowed() to must be a topic name, got ${String(o.to)}`)
+  if (typeof o.initial !== 'function' || typeof o.add !== 'function')
+    throw new InvalidArgumentError(`windowed() needs initial() and add(aggregate, message) functions`)
+  const l = o.latenessMs ?? 0
+  if (typeof l !== 'number' || !Number.isSafeInteger(l) || l < 0)
+    throw new InvalidArgumentError(`windowed() latenessMs must be a non-negative integer, got ${String(l)}`)
+}
+
+/**
+ * Event-time windows over a processor with a state store (README "Windows"; docs/processing.md):
+ * each message is added to the aggregate of every window of its key its event time falls in;
+ * once the partition's watermark (the largest event time seen, less `latenessMs`) passes a
+ * window's end, its result is sent to `to` as an output of the message that moved the watermark,
+ * and the window leaves the state. Results are stored exactly once across kills and rebalances
+ * (outputs and state of the processor). Iterating the stream runs the processor: it yields each
+ * result once stored, and acks every message.
+ */
+export function windowed<V, K extends Key, A>(
+  proc: Processor<V, K>,
+  options: WindowOptions<V, K, A>,
+): MessageStream<WindowResult<A, K>> {
+  checkOptions(options)
+  return new MessageStream<WindowResult<A, K>>({ open: () => new WindowedSource(proc, options) })
+}
+
+interface Indexed {
+  generation: number
+  index: WindowIndex
+}
+
+class WindowedSource<V, K extends Key, A> implements BatchSource<WindowResult<A, K>> {
+  private it: BatchIterator<ProcessorMessage<V, K>> | undefined
+  private readonly indexes = new WeakMap<PartitionState, Indexed>()
+  private readonly lateness: number
+
+  constructor(
+    private readonly proc: Processor<V, K>,
+    private readonly o: WindowOptions<V, K, A>,
+  ) {
+    this.lateness = o.latenessMs ?? 0
+  }
+
+  async next(signal: AbortSignal): Promise<WindowResult<A, K>[] | undefined> {
+    const it = (this.it ??= this.proc.iterate(signal))
+    for (;;) {
+      const batch = await it.nextBatch()
+      if (batch === undefined) return undefined
+      const sent: Array<Promise<WindowResult<A, K> | undefined>> = []
+      for (const m of batch) {
+        if (!current(GroupMessageImpl.handle(m as unknown as GroupMessageImpl<V, PartitionHandle>))) continue
+        this.process(m, sent)
+      }
+      if (sent.length === 0) continue
+      const results = (await Promise.all(sent)).filter((r): r is WindowResult<A, K> => r !== undefined)
+      if (results.length > 0) return results
+    }
+  }
+
+  close(): Promise<void> | void {
+    return this.it?.finish()
+  }
+
+  /** The open windows of `m`'s partition, rebuilt from the state when it was restored or rewound. */
+  private indexOf(m: ProcessorMessage<V, K>): WindowIndex {
+    const at = (m as unknown as ProcessorMessageImpl<V>).stateOf()
+    if (at === undefined) return new WindowIndex() // its partition is gone: nothing it does is kept
+    const had = this.indexes.get(at.state)
+    if (had !== undefined && had.generation === at.generation) return had.index
+    const index = new WindowIndex()
+    for (const [k] of m.state.entries()) {
+      if (typeof k !== 'string' || !k.startsWith('w:')) continue
+      const start = Number(k.slice(2, k.indexOf(':', 2)))
+      index.add(start + this.o.window.sizeMs, k)
+    }
+    this.indexes.set(at.state, { generation: at.generation, index })
+    return index
+  }
+
+  private process(m: ProcessorMessage<V, K>, sent: Array<Promise<WindowResult<A, K> | undefined>>): void {
+    const o = this.o
+    const st = m.state
+    const index = this.indexOf(m)
+    const t = o.eventTime === undefined ? m.timestamp : o.eventTime(m)
+    if (typeof t !== 'number' || !Number.isFinite(t))
+      throw new InvalidArgumentError(
+        `windowed() event time of ${m.topic}/${m.partition}@${m.offset} is not a finite number: ${String(t)}`,
+      )
+    let wm = st.get<number>(WM) ?? -Infinity
+    let placed = false
+    for (const start of windowStarts(o.window, t)) {
+      const end = start + o.window.sizeMs
+      if (end <= wm) continue // closed already
+      placed = true
+      const k = windowKey(start, m.key)
+      const had = st.get<{ a: A }>(k)
+      st.set(k, { a: o.add(had === undefined ? o.initial() : had.a, m) })
+      if (had === undefined) index.add(end, k)
+    }
+    if (!placed) {
+      o.onLate?.(m)
+      if (o.lateTo !== undefined)
+        m.send(o.lateTo, m.key, m.value, { headers: m.headers, timestamp: m.timestamp }).catch(() => undefined)
+    }
+    const next = t - this.lateness
+    if (next > wm) {
+      wm = next
+      st.set(WM, wm)
+      for (const { end, key } of index.takeUpTo(wm)) {
+        const w = st.get<{ a: A }>(key)
+        st.delete(key)
+        if (w === undefined) continue
+        const rest = key.slice(2)
+        const start = Number(rest.slice(0, rest.indexOf(':')))
+        const k = decodeStateKey(rest.slice(rest.indexOf(':') + 1)) as K
+        sent.push(
+          m.send(o.to, k, { start, end, value: w.a }, { timestamp: end - 1 }).then(
+            (r) => ({
+              key: k,
+              start,
+              end,
+              value: w.a,
+              partition: m.partition,
+              offset: r.offset,
+              ...(r.duplicate ? { duplicate: true as const } : {}),
+            }),
+            () => undefined, // the message comes again (its ack fails): so does the result
+          ),
+        )
+      }
+    }
+    m.ack()
+  }
+}

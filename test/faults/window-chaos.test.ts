@@ -1,0 +1,173 @@
+// Event-time windows under kill -9 (`windowed(proc, { window: tumbling(10_000), latenessMs: 1000 })`,
+// README "Windows"), on the file backend and on Redis. The test process writes N clicks (ids
+// 0..N-1, users u0..u19) to topic 'clicks' (4 partitions) at a steady pace, each with an event time
+// (its timestamp) 10 ms after the last give or take 1 s, and 1 click in 100 15 s late; then one
+// click per partition far in the future, which closes every window. Processor children
+// (window-child.ts) count each user's clicks per 10-second window. Every 1–3 s a processor is
+// killed with SIGKILL and replaced; part of the time two run at once (rebalances). Specified: the
+// results in 'counts' are exactly those of a model that runs the windows over each partition's
+// clicks in log order (each window once, with its count; none missing, none twice, none wrong),
+// and 'late' holds exactly the model's late clicks, once each.
+import type { ChildProcess } from 'node:child_process'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { Twain } from '../../src/index.js'
+import { fileTarget, redisTarget } from '../helpers/chaos-targets.js'
+import { ChildPool, drainWithOne, storm } from '../helpers/child-pool.js'
+import { killChildren } from '../helpers/spawn.js'
+import { sleep } from '../helpers/wait.js'
+
+const PARTITIONS = 4
+const USERS = 20
+const BATCH = 50
+const SIZE = 10_000
+const LATENESS = 1000
+const BASE = Date.UTC(2026, 0, 1)
+/** The event time of the clicks that close every window. */
+const FAR = BASE + 10 * 365 * 86_400_000
+const MIN_WORKING_KILLS = 4
+/** Most storm rounds (1–3 s each). */
+const MAX_ROUNDS = 60
+
+const children: ChildProcess[] = []
+const cleanups: Array<() => Promise<void> | void> = []
+afterEach(async () => {
+  await killChildren(children)
+  for (const c of cleanups.splice(0).reverse()) await c()
+})
+
+/** Click `id`'s event time: 10 ms apart, ±1 s of disorder, one in 100 15 s late. */
+function eventTime(id: number): number {
+  const jitter = ((id * 7919) % 2001) - 1000
+  return BASE + id * 10 + jitter - (id % 100 === 50 ? 15_000 : 0)
+}
+
+interface Click {
+  id: number
+  user: string
+  t: number
+  partition: number
+  offset: number
+}
+
+/** The windows over each partition's clicks in log order: results `user start` → count, and the late ids. */
+function model(clicks: Click[]): { results: Map<string, number>; late: Set<number> } {
+  const results = new Map<string, number>()
+  const late = new Set<number>()
+  for (let p = 0; p < PARTITIONS; p++) {
+    const mine = clicks.filter((c) => c.partition === p).sort((a, b) => a.offset - b.offset)
+    const open = new Map<string, { end: number; n: number }>()
+    let wm = -Infinity
+    for (const c of mine) {
+      const start = Math.floor(c.t / SIZE) * SIZE
+      if (start + SIZE <= wm) late.add(c.id)
+      else {
+        const k = `${c.user} ${start}`
+        const w = open.get(k) ?? { end: start + SIZE, n: 0 }
+        w.n++
+        open.set(k, w)
+      }
+      if (c.t - LATENESS > wm) {
+        wm = c.t - LATENESS
+        for (const [k, w] of open)
+          if (w.end <= wm) {
+            results.set(k, w.n)
+            open.delete(k)
+          }
+      }
+    }
+  }
+  return { results, late }
+}
+
+interface Case {
+  name: string
+  inputs: number
+  rate: number
+  setup: () => Promise<{ target: string; options: Record<string, unknown>; twain: Twain }>
+}
+
+const cases: Case[] = [
+  { name: 'file', inputs: 6000, rate: 600, setup: () => fileTarget(cleanups, 'twainmq-window-chaos-') },
+  { name: 'Redis', inputs: 4000, rate: 400, setup: () => redisTarget(cleanups) },
+]
+
+describe.each(cases.map((c) => [c.name, c] as const))('%s: event-time windows under a SIGKILL storm', (_name, c) => {
+  it(`emits each window of ${c.inputs} clicks once with the model's count, and each late click once`, async () => {
+    const { target, options, twain } = await c.setup()
+    await twain.createTopic('clicks', { partitions: PARTITIONS, keyType: 'string' })
+    await twain.createTopic('counts', { partitions: 2, keyType: 'string' })
+    await twain.createTopic('late', { partitions: 1, keyType: 'string' })
+    const pool = new ChildPool('window-child.ts', [target, JSON.stringify(options)], children)
+
+    const clicks: Click[] = []
+    const producer = twain.producer<string, string>('clicks')
+    const produced = (async () => {
+      const t0 = performance.now()
+      for (let from = 0; from < c.inputs; from += BATCH) {
+        const ids = Array.from({ length: Math.min(BATCH, c.inputs - from) }, (_, i) => from + i)
+        const items = ids.map((id) => ({
+          key: `u${id % USERS}`,
+          value: String(id),
+          timestamp: eventTime(id),
+        }))
+        const r = await producer.sendBatch(items)
+        r.forEach((m, i) => {
+          const id = ids[i] as number
+          clicks.push({ id, user: `u${id % USERS}`, t: eventTime(id), partition: m.partition, offset: m.offset })
+        })
+        const ahead = t0 + ((from + BATCH) * 1000) / c.rate - performance.now()
+        if (ahead > 0) await sleep(ahead) // the pace of the storm, not a synchronisation
+      }
+      // One click per partition far in the future: every window of the partition closes.
+      const ends = await producer.sendBatch(
+        Array.from({ length: PARTITIONS }, (_, p) => ({ key: `end-${p}`, value: 'end', partition: p, timestamp: FAR })),
+      )
+      ends.forEach((m, p) =>
+        clicks.push({ id: -1 - p, user: `end-${p}`, t: FAR, partition: m.partition, offset: m.offset }),
+      )
+    })()
+    let producing = true
+    void produced.then(
+      () => (producing = false),
+      () => (producing = false),
+    )
+
+    await storm(pool, () => producing || pool.workingKills < MIN_WORKING_KILLS, MAX_ROUNDS)
+    await produced // a failed write fails the test here
+    const ends = new Map<number, number>()
+    for (const k of clicks) ends.set(k.partition, Math.max(ends.get(k.partition) ?? 0, k.offset + 1))
+    expect(await drainWithOne(pool, twain, 'win', ends, PARTITIONS)).toBe(0)
+
+    const want = model(clicks)
+    const got = new Map<string, number[]>()
+    for await (const m of twain.history<{ start: number; end: number; value: number }, string>('counts')) {
+      const k = `${m.key} ${m.value.start}`
+      got.set(k, [...(got.get(k) ?? []), m.value.value])
+      expect(m.value.end - m.value.start).toBe(SIZE)
+    }
+    const lateSeen = new Map<number, number>()
+    for await (const m of twain.history<string>('late'))
+      lateSeen.set(Number(m.value), (lateSeen.get(Number(m.value)) ?? 0) + 1)
+    const missing = [...want.results.keys()].filter((k) => !got.has(k))
+    const doubled = [...got].filter(([, v]) => v.length > 1).map(([k]) => k)
+    const wrong = [...got]
+      .filter(([k, v]) => v[0] !== want.results.get(k))
+      .map(([k, v]) => `${k}: ${v} (model ${want.results.get(k)})`)
+    const lateWrong =
+      [...want.late].filter((id) => lateSeen.get(id) !== 1).length +
+      [...lateSeen.keys()].filter((id) => !want.late.has(id)).length
+    const errors = pool.linesStarting('# error')
+    const info =
+      `${c.name}: ${c.inputs} clicks, ${want.results.size} windows, ${want.late.size} late; ${pool.kills} SIGKILLs (${pool.workingKills} of working processors), ${pool.all.length} processors; ` +
+      `${errors.length} error lines${errors[0] ? ` (e.g. ${errors[0]})` : ''}; missing ${missing.length} ${missing.slice(0, 3).join(', ')}; ` +
+      `doubled ${doubled.length} ${doubled.slice(0, 3).join(', ')}; wrong ${wrong.length} ${wrong.slice(0, 3).join('; ')}; late wrong ${lateWrong}`
+    expect(pool.workingKills, info).toBeGreaterThanOrEqual(MIN_WORKING_KILLS)
+    expect(want.late.size, info).toBeGreaterThan(0)
+    expect({ missing: missing.length, doubled: doubled.length, wrong: wrong.length, lateWrong }, info).toEqual({
+      missing: 0,
+      doubled: 0,
+      wrong: 0,
+      lateWrong: 0,
+    })
+  }, 300_000)
+})
