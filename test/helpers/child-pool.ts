@@ -78,13 +78,21 @@ export class ChildPool {
 /**
  * A storm over `pool`: every 1–3 s one child that has worked is killed (SIGKILL; every fourth
  * round any child, one still starting or restoring included) and the pool topped up to 1 or 2
- * (two in turn, so rebalances happen), while `more()`, at most `maxRounds` rounds (a storm whose
- * children never work ends, and the test's checks say why). Children slow to start on a loaded
- * machine are then still killed once they work, rather than again and again before.
+ * (two in turn, so rebalances happen), while `more()`, at most `maxRounds` rounds. Each round
+ * first waits for a child that works: children slow to start on a loaded machine are killed once
+ * they work, rather than again and again before.
  */
 export async function storm(pool: ChildPool, more: () => boolean, maxRounds: number): Promise<void> {
   if (pool.all.filter(running).length === 0) pool.start()
   for (let round = 0; more() && round < maxRounds; round++) {
+    // A child works before each round's wait: on a loaded machine a start (and a restore) takes
+    // longer than a round, and kills of children that never got to work test nothing.
+    await until(() => pool.all.some((p) => running(p) && working(p)), 120_000, 'a child to work').catch((e: Error) => {
+      const live = pool.all.filter(running)
+      throw new Error(
+        `${e.message} (round ${round}; running: ${live.map((p) => `${p.name} [${p.out.lines.slice(-4).join(' | ')}] ${p.out.stderr().slice(-400)}`).join('; ')})`,
+      )
+    })
     await sleep(1000 + Math.random() * 2000)
     await pool.killOne(round % 4 !== 3)
     pool.topUp(round % 4 >= 2 ? 2 : 1)

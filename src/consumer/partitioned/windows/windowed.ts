@@ -88,6 +88,15 @@ interface Indexed {
 
 class WindowedSource<V, K extends Key, A> implements BatchSource<WindowResult<A, K>> {
   private it: BatchIterator<ProcessorMessage<V, K>> | undefined
+  /** The processor's next batch, being read. */
+  private reading: Promise<ProcessorMessage<V, K>[] | undefined> | undefined
+  /** The processor's iteration ended. */
+  private ended = false
+  /** Results stored, not yet yielded; results sent, not yet settled. */
+  private readonly ready: WindowResult<A, K>[] = []
+  private pending = 0
+  /** Wakes a `next` waiting for a batch or a result. */
+  private wake: (() => void) | undefined
   private readonly indexes = new WeakMap<PartitionState, Indexed>()
   private readonly lateness: number
 
@@ -101,17 +110,33 @@ class WindowedSource<V, K extends Key, A> implements BatchSource<WindowResult<A,
   async next(signal: AbortSignal): Promise<WindowResult<A, K>[] | undefined> {
     const it = (this.it ??= this.proc.iterate(signal))
     for (;;) {
-      const batch = await it.nextBatch()
-      if (batch === undefined) return undefined
-      const sent: Array<Promise<WindowResult<A, K> | undefined>> = []
-      for (const m of batch) {
-        if (!current(GroupMessageImpl.handle(m as unknown as GroupMessageImpl<V, PartitionHandle>))) continue
-        this.process(m, sent)
+      // Results stored since the last call go first; the processing does not wait for them.
+      if (this.ready.length > 0) return this.ready.splice(0)
+      if (this.ended && this.pending === 0) return undefined
+      const batch = this.ended ? undefined : (this.reading ??= it.nextBatch())
+      const stored = new Promise<void>((resolve) => (this.wake = resolve))
+      const got = await (batch === undefined ? stored.then(() => null) : Promise.race([batch, stored.then(() => null)]))
+      if (got === null) continue // a result was stored (or failed)
+      this.reading = undefined
+      if (got === undefined) {
+        this.ended = true
+        continue
       }
-      if (sent.length === 0) continue
-      const results = (await Promise.all(sent)).filter((r): r is WindowResult<A, K> => r !== undefined)
-      if (results.length > 0) return results
+      for (const m of got) {
+        if (!current(GroupMessageImpl.handle(m as unknown as GroupMessageImpl<V, PartitionHandle>))) continue
+        this.process(m)
+      }
     }
+  }
+
+  /** A result sent: yielded once stored (not if it failed: its message comes again, and so does it). */
+  private track(sent: Promise<WindowResult<A, K> | undefined>): void {
+    this.pending++
+    void sent.then((r) => {
+      this.pending--
+      if (r !== undefined) this.ready.push(r)
+      this.wake?.()
+    })
   }
 
   close(): Promise<void> | void {
@@ -134,7 +159,7 @@ class WindowedSource<V, K extends Key, A> implements BatchSource<WindowResult<A,
     return index
   }
 
-  private process(m: ProcessorMessage<V, K>, sent: Array<Promise<WindowResult<A, K> | undefined>>): void {
+  private process(m: ProcessorMessage<V, K>): void {
     const o = this.o
     const st = m.state
     const index = this.indexOf(m)
@@ -170,7 +195,7 @@ class WindowedSource<V, K extends Key, A> implements BatchSource<WindowResult<A,
         const rest = key.slice(2)
         const start = Number(rest.slice(0, rest.indexOf(':')))
         const k = decodeStateKey(rest.slice(rest.indexOf(':') + 1)) as K
-        sent.push(
+        this.track(
           m.send(o.to, k, { start, end, value: w.a }, { timestamp: end - 1 }).then(
             (r) => ({
               key: k,
