@@ -87,12 +87,15 @@ export async function storm(pool: ChildPool, more: () => boolean, maxRounds: num
   for (let round = 0; more() && round < maxRounds; round++) {
     // A child works before each round's wait: on a loaded machine a start (and a restore) takes
     // longer than a round, and kills of children that never got to work test nothing.
-    await until(() => pool.all.some((p) => running(p) && working(p)), 120_000, 'a child to work').catch((e: Error) => {
-      const live = pool.all.filter(running)
-      throw new Error(
-        `${e.message} (round ${round}; running: ${live.map((p) => `${p.name} [${p.out.lines.slice(-4).join(' | ')}] ${p.out.stderr().slice(-400)}`).join('; ')})`,
-      )
-    })
+    await until(() => !more() || pool.all.some((p) => running(p) && working(p)), 120_000, 'a child to work').catch(
+      (e: Error) => {
+        const live = pool.all.filter(running)
+        throw new Error(
+          `${e.message} (round ${round}; running: ${live.map((p) => `${p.name} [${p.out.lines.slice(-4).join(' | ')}] ${p.out.stderr().slice(-400)}`).join('; ')})`,
+        )
+      },
+    )
+    if (!more()) break
     await sleep(1000 + Math.random() * 2000)
     await pool.killOne(round % 4 !== 3)
     pool.topUp(round % 4 >= 2 ? 2 : 1)
