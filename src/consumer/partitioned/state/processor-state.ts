@@ -47,6 +47,8 @@ export class ProcessorState {
   private readonly latest = new Map<PartitionKey, OwnedPartition>()
   /** The changelog topic, once checked or created (before any partition's restore ends). */
   private meta: TopicMeta | undefined
+  /** The input topic's creation time, read with the changelog's check (the source key of its outputs, as `Outputs` caches it). */
+  private incarnation: number | undefined
   private ready: Promise<void> | undefined
   private ledger: PartitionedLedger<unknown> | undefined
   private closed = false
@@ -134,7 +136,7 @@ export class ProcessorState {
         this.ready = undefined
         throw e
       }))
-      const incarnation = (await this.store.getTopic(this.input)).createdAt
+      const incarnation = this.incarnation as number
       const { values, last } = await this.read(p.partition, `${this.group} ${this.input}@${incarnation} ${p.partition}`)
       if (this.gone(p)) return
       // Everything up to `last` is done (its writes, and so its outputs and every earlier input's, are stored).
@@ -189,6 +191,7 @@ export class ProcessorState {
   /** Create the changelog unless it exists; an existing one must have the input's partition count. */
   private async ensureTopic(): Promise<void> {
     const input = await this.store.getTopic(this.input)
+    this.incarnation = input.createdAt
     let meta: TopicMeta | undefined
     try {
       meta = await this.store.getTopic(this.topic)
