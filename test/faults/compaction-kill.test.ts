@@ -5,6 +5,9 @@
 // parent wrote, at their offsets and in order; the held reader goes on reading from where it was
 // and finds every key's latest record at or past its position; `check` finds no damage. At the end
 // a pass leaves exactly the latest record of each key and no temporary file of a killed pass.
+// Second case: two processes run passes over the same partition at once while a third appends (its
+// own background passes running too): every pass finishes (a segment another pass merged away
+// meanwhile is not an error), and the log keeps every latest record.
 import { readdirSync } from 'node:fs'
 import type { ChildProcess } from 'node:child_process'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -88,7 +91,7 @@ describe('compaction killed with SIGKILL', () => {
         expect(child.exitCode, out.stderr()).toBeNull()
         await sleep(delay)
         child.kill('SIGKILL')
-        expect(await exited(child)).toBe('SIGKILL')
+        expect(await exited(child), out.stderr()).toBe('SIGKILL')
 
         expectGenuine(await readAll(store, 'c'), sent, 0)
         const rest: Message[] = []
@@ -106,5 +109,41 @@ describe('compaction killed with SIGKILL', () => {
     expectGenuine(left, sent, 0)
     expect(readdirSync(dir).filter((n) => n.includes('.compact-'))).toEqual([])
     expect(await store.append('c', 0, records(meta, [{ key: 1, value: 'next' }]), 'p')).toBe(sent.length)
+  }, 240_000)
+
+  it('passes of two processes at once, while a third appends with its own passes, all finish and lose nothing', async () => {
+    tmp = tempDir('twainmq-faults-compact-')
+    store = new FileBackend(tmp.dir, { segmentBytes: 1024 })
+    await store.init()
+    await store.createTopic(meta)
+    const sent: Array<{ key: number; value: string }> = []
+    const runners = [0, 1].map(() => {
+      const child = spawnChild('compact-loop.ts', [tmp!.dir, 'c'])
+      children.push(child)
+      return { child, out: lines(child) }
+    })
+    const passes = (r: (typeof runners)[number]): number => r.out.lines.filter((l) => l.startsWith('# pass ')).length
+    const failed = (): string | undefined => {
+      const r = runners.find((x) => x.child.exitCode !== null || x.child.signalCode !== null)
+      return r === undefined ? undefined : `a compaction process exited (${r.child.exitCode}): ${r.out.stderr()}`
+    }
+    for (let round = 0; round < 24; round++) {
+      const before = runners.map(passes)
+      await appendUpdates(store, sent, 400)
+      // Each process finishes a pass that began after these appends did.
+      await until(
+        () => failed() !== undefined || runners.every((r, i) => passes(r) >= (before[i] as number) + 2),
+        120_000,
+        'a pass of each process',
+      )
+      expect(failed()).toBeUndefined()
+    }
+    await killChildren(children)
+    expectGenuine(await readAll(store, 'c'), sent, 0)
+    expect(checkPartition(partitionDir(tmp.dir, 'c', 0), 0, 'c', true).damage).toEqual([])
+    await store.compact('c')
+    expect((await readAll(store, 'c')).map((m) => m.offset)).toEqual(
+      [...latestOffsets(sent).values()].sort((a, b) => a - b),
+    )
   }, 240_000)
 })

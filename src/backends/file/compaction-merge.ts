@@ -77,13 +77,19 @@ export async function mergeRun(dir: string, run: readonly number[]): Promise<num
   temps.push(tempBeside(timeIndexPath(dir, first), 'compact'))
   const seen: Array<{ base: number; id: string; size: number }> = []
   let w: FrameWriter
+  let gone = false
   try {
     const out = openSync(temps[0] as string, CREATE_FLAGS, 0o644)
     try {
       w = new FrameWriter(out)
       let mtime = new Date(0)
       for (const [k, base] of run.entries()) {
-        const fd = openSync(segmentPath(dir, base), READ_FLAGS)
+        const fd = openIfPresent(segmentPath(dir, base))
+        // Gone meanwhile (another process merged it away, retention): the run is left alone.
+        if (fd === undefined) {
+          gone = true
+          break
+        }
         try {
           const st = fstatSync(fd)
           seen.push({ base, id: fdIdentity(fd), size: st.size })
@@ -104,11 +110,17 @@ export async function mergeRun(dir: string, run: readonly number[]): Promise<num
     } finally {
       closeSync(out)
     }
-    writeSynced(temps[1] as string, Buffer.concat(w.entries))
-    writeSynced(temps[2] as string, Buffer.concat(w.times))
+    if (!gone) {
+      writeSynced(temps[1] as string, Buffer.concat(w.entries))
+      writeSynced(temps[2] as string, Buffer.concat(w.times))
+    }
   } catch (e) {
     discard(temps)
     throw backendError(`Cannot merge segments ${run.join(', ')} of ${dir}`, e)
+  }
+  if (gone) {
+    discard(temps)
+    return undefined
   }
   const lock = new PartitionLock(lockFile(dir))
   await lock.acquire()
@@ -132,6 +144,15 @@ export async function mergeRun(dir: string, run: readonly number[]): Promise<num
   } finally {
     lock.release()
     lock.dispose()
+  }
+}
+
+function openIfPresent(path: string): number | undefined {
+  try {
+    return openSync(path, READ_FLAGS)
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw e
   }
 }
 

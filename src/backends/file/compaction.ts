@@ -29,6 +29,10 @@ import { SOURCES_FILE } from './source-appends.js'
  *    retention or other pass replaced it): remove its index and time index, rename the new
  *    segment over it, then the new indexes, sync the directory.
  *
+ * Passes of several processes may run at once (a background pass of each store, `compact`): a
+ * segment gone when step 1 opens it (merged away, retention) sends step 1 back to the listing, and a
+ * merge finding a segment of its run gone leaves the run alone.
+ *
  * A crash before 4 leaves temporary files (a later pass removes them); inside 4, a segment
  * without its index, which readers scan and the next pass rewrites. Readers holding the old file
  * open keep reading it (a superset of the new one); a reader that reopens finds its offset in the
@@ -72,24 +76,13 @@ export async function compactPartition(
   rules: CompactionRules,
 ): Promise<PartitionCompaction> {
   removeStaleTemps(dir)
-  const start = readStartOffsetSync(dir)
-  const bases = listSegmentsSync(dir, topic)
-  const latest = new Map<string, number>()
   const sourcesFrom = sourcesCovered(dir)
   const pinned = (r: StoredRecord): boolean =>
     (r.id && r.timestamp > rules.now - MAX_WINDOW_MS) || (r.sourced && r.offset >= sourcesFrom)
-  // Per key, the last record kept for dedup whatever comes after it: while one older than the key's
-  // latest stays, a tombstone that is the latest stays too, or the deleted key would come back.
-  const lastPinned = new Map<string, number>()
-  const all = bases.map((base, i) =>
-    scanSegment(dir, base, i === bases.length - 1, start, (r) => {
-      latest.set(r.key, r.offset)
-      if (pinned(r)) lastPinned.set(r.key, r.offset)
-    }),
-  )
+  const { start, latest, lastPinned, all } = scanPartition(dir, topic, pinned)
   // A merge killed before it deleted the rest of its run left segments a seal skips: gone now.
   const leftovers = leftoverBases(
-    bases,
+    all.map((s) => s.base),
     new Map(all.flatMap((s) => (s.sealedTo === undefined ? [] : [[s.base, s.sealedTo]]))),
   )
   await deleteLeftovers(dir, leftovers)
@@ -131,16 +124,50 @@ export async function compactPartition(
   return out
 }
 
-/** Step 1 for one segment: its records at or past `start` visited, counted; damage in a sealed one stops the pass. */
+/** Step 1 over the partition, read again from its listing while a segment listed is gone when opened (another process's merge, retention). */
+function scanPartition(
+  dir: string,
+  topic: string,
+  pinned: (r: StoredRecord) => boolean,
+): { start: number; latest: Map<string, number>; lastPinned: Map<string, number>; all: ScannedSegment[] } {
+  for (let attempt = 1; ; attempt++) {
+    const start = readStartOffsetSync(dir)
+    const bases = listSegmentsSync(dir, topic)
+    const latest = new Map<string, number>()
+    // Per key, the last record kept for dedup whatever comes after it: while one older than the key's
+    // latest stays, a tombstone that is the latest stays too, or the deleted key would come back.
+    const lastPinned = new Map<string, number>()
+    const all: ScannedSegment[] = []
+    for (const [i, base] of bases.entries()) {
+      const s = scanSegment(dir, base, i === bases.length - 1, start, (r) => {
+        latest.set(r.key, r.offset)
+        if (pinned(r)) lastPinned.set(r.key, r.offset)
+      })
+      if (s === undefined) break
+      all.push(s)
+    }
+    if (all.length === bases.length) return { start, latest, lastPinned, all }
+    if (attempt === 100)
+      throw backendError(`Compaction of ${dir} stopped`, new Error('its segments kept changing while read'))
+  }
+}
+
+/** Step 1 for one segment: its records at or past `start` visited, counted; damage in a sealed one stops the pass; undefined when it is gone. */
 function scanSegment(
   dir: string,
   base: number,
   last: boolean,
   start: number,
   visit: (r: StoredRecord) => void,
-): ScannedSegment {
+): ScannedSegment | undefined {
   const path = segmentPath(dir, base)
-  const fd = openSync(path, READ_FLAGS)
+  let fd: number
+  try {
+    fd = openSync(path, READ_FLAGS)
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw backendError(`Compaction of ${path} stopped`, e)
+  }
   try {
     const st = fstatSync(fd)
     const size = st.size
