@@ -11,7 +11,14 @@ export { Processor, type ProcessorOptions } from './consumer/partitioned/process
 export type { ProcessorMessage } from './consumer/partitioned/processor-message.js'
 export type { StateStore } from './consumer/partitioned/state/state-store.js'
 export { windowed, type WindowOptions, type WindowResult } from './consumer/partitioned/windows/windowed.js'
-export { tumbling, hopping, type WindowSpec } from './consumer/partitioned/windows/window-spec.js'
+export {
+  tumbling,
+  hopping,
+  session,
+  type WindowSpec,
+  type FixedWindowSpec,
+  type SessionWindowSpec,
+} from './consumer/partitioned/windows/window-spec.js'
 export type { OutputMetadata, OutputOptions } from './consumer/partitioned/outputs.js'
 export type { ConsumerOptions } from './consumer/options.js'
 export type { GroupMessage } from './consumer/group-message.js'

@@ -1,5 +1,5 @@
-// Event-time windows under kill -9 (`windowed(proc, { window: tumbling(10_000), latenessMs: 1000 })`,
-// README "Windows"), on the file backend and on Redis. The test process writes N clicks (ids
+// Event-time windows under kill -9 (`windowed(proc, { window: tumbling(10_000) | session(150),
+// latenessMs: 1000 })`, README "Windows"), on the file backend and on Redis. The test process writes N clicks (ids
 // 0..N-1, users u0..u19) to topic 'clicks' (4 partitions) at a steady pace, each with an event time
 // (its timestamp) 10 ms after the last give or take 1 s, and 1 click in 100 15 s late; then one
 // click per partition far in the future, which closes every window. Processor children
@@ -7,7 +7,8 @@
 // killed with SIGKILL and replaced; part of the time two run at once (rebalances). Specified: the
 // results in 'counts' are exactly those of a model that runs the windows over each partition's
 // clicks in log order (each window once, with its count; none missing, none twice, none wrong),
-// and 'late' holds exactly the model's late clicks, once each.
+// and 'late' holds exactly the model's late clicks, once each. A user's clicks are 200 ms apart
+// give or take 1 s, so 150 ms sessions start, grow and join one another all the time.
 import type { ChildProcess } from 'node:child_process'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Twain } from '../../src/index.js'
@@ -21,6 +22,7 @@ const USERS = 20
 const BATCH = 50
 const SIZE = 10_000
 const LATENESS = 1000
+const GAP = 150
 const BASE = Date.UTC(2026, 0, 1)
 /** The event time of the clicks that close every window. */
 const FAR = BASE + 10 * 365 * 86_400_000
@@ -49,35 +51,77 @@ interface Click {
   offset: number
 }
 
-/** The windows over each partition's clicks in log order: results `user start` → count, and the late ids. */
-function model(clicks: Click[]): { results: Map<string, number>; late: Set<number> } {
-  const results = new Map<string, number>()
+/** The watermark each of a partition's clicks (in log order) meets: the largest event time before it, less the lateness. */
+function watermarks(mine: readonly Click[]): number[] {
+  let wm = -Infinity
+  return mine.map((c) => {
+    const at = wm
+    wm = Math.max(wm, c.t - LATENESS)
+    return at
+  })
+}
+
+/** A partition's clicks in log order. */
+const partitionClicks = (clicks: readonly Click[], p: number): Click[] =>
+  clicks.filter((c) => c.partition === p).sort((a, b) => a.offset - b.offset)
+
+interface Model {
+  /** `user start` → `[end, count]`. */
+  results: Map<string, [number, number]>
+  late: Set<number>
+}
+
+/** Tumbling windows over each partition's clicks in log order: a click goes in its window unless the watermark it met passed the window's end. */
+function tumblingModel(clicks: readonly Click[]): Model {
+  const results = new Map<string, [number, number]>()
   const late = new Set<number>()
   for (let p = 0; p < PARTITIONS; p++) {
-    const mine = clicks.filter((c) => c.partition === p).sort((a, b) => a.offset - b.offset)
-    const open = new Map<string, { end: number; n: number }>()
-    let wm = -Infinity
-    for (const c of mine) {
+    const mine = partitionClicks(clicks, p)
+    const wms = watermarks(mine)
+    for (const [i, c] of mine.entries()) {
+      if (c.id < 0) continue // a far click: its window never closes
       const start = Math.floor(c.t / SIZE) * SIZE
-      if (start + SIZE <= wm) late.add(c.id)
+      if (start + SIZE <= (wms[i] as number)) late.add(c.id)
       else {
         const k = `${c.user} ${start}`
-        const w = open.get(k) ?? { end: start + SIZE, n: 0 }
-        w.n++
-        open.set(k, w)
-      }
-      if (c.t - LATENESS > wm) {
-        wm = c.t - LATENESS
-        for (const [k, w] of open)
-          if (w.end <= wm) {
-            results.set(k, w.n)
-            open.delete(k)
-          }
+        results.set(k, [start + SIZE, (results.get(k)?.[1] ?? 0) + 1])
       }
     }
   }
   return { results, late }
 }
+
+/** Sessions: per user, the clicks in time (at or past the watermark they met), split where consecutive event times are GAP or more apart. */
+function sessionModel(clicks: readonly Click[]): Model {
+  const results = new Map<string, [number, number]>()
+  const late = new Set<number>()
+  const byUser = new Map<string, number[]>()
+  for (let p = 0; p < PARTITIONS; p++) {
+    const mine = partitionClicks(clicks, p)
+    const wms = watermarks(mine)
+    for (const [i, c] of mine.entries()) {
+      if (c.id < 0) continue // a far click: its session never closes
+      if (c.t < (wms[i] as number)) late.add(c.id)
+      else byUser.set(c.user, [...(byUser.get(c.user) ?? []), c.t])
+    }
+  }
+  for (const [user, times] of byUser) {
+    let start = -Infinity
+    let last = -Infinity
+    for (const t of times.sort((a, b) => a - b)) {
+      if (t - last >= GAP) start = t
+      const had = results.get(`${user} ${start}`)
+      results.set(`${user} ${start}`, [t + 1, (had?.[1] ?? 0) + 1])
+      last = t
+    }
+  }
+  return { results, late }
+}
+
+const kinds = [
+  { kind: 'tumbling', model: tumblingModel, scale: 1 },
+  { kind: 'session', model: sessionModel, scale: 0.5 },
+]
 
 interface Case {
   name: string
@@ -91,25 +135,24 @@ const cases: Case[] = [
   { name: 'Redis', inputs: 4000, rate: 400, setup: () => redisTarget(cleanups) },
 ]
 
-describe.each(cases.map((c) => [c.name, c] as const))('%s: event-time windows under a SIGKILL storm', (_name, c) => {
-  it(`emits each window of at least ${c.inputs} clicks once with the model's count, and each late click once`, async () => {
+const runs = cases.flatMap((c) => kinds.map((k) => [`${c.name}, ${k.kind}`, { ...c, ...k }] as const))
+
+describe.each(runs)('%s: event-time windows under a SIGKILL storm', (_name, c) => {
+  const inputs = c.inputs * c.scale
+  it(`emits each window of at least ${inputs} clicks once with the model's count, and each late click once`, async () => {
     const { target, options, twain } = await c.setup()
     await twain.createTopic('clicks', { partitions: PARTITIONS, keyType: 'string' })
     await twain.createTopic('counts', { partitions: 2, keyType: 'string' })
     await twain.createTopic('late', { partitions: 1, keyType: 'string' })
-    const pool = new ChildPool('window-child.ts', [target, JSON.stringify(options)], children)
+    const pool = new ChildPool('window-child.ts', [target, JSON.stringify(options), c.kind], children)
 
     const clicks: Click[] = []
     const producer = twain.producer<string, string>('clicks')
     const produced = (async () => {
       const t0 = performance.now()
-      // At least c.inputs, and on until the storm has killed enough working processors (a loaded
+      // At least `inputs`, and on until the storm has killed enough working processors (a loaded
       // machine starts them slowly: a storm over fewer inputs could end short of kills).
-      for (
-        let from = 0;
-        from < c.inputs || (pool.workingKills < MIN_WORKING_KILLS && from < 4 * c.inputs);
-        from += BATCH
-      ) {
+      for (let from = 0; from < inputs || (pool.workingKills < MIN_WORKING_KILLS && from < 4 * inputs); from += BATCH) {
         const ids = Array.from({ length: BATCH }, (_, i) => from + i)
         const items = ids.map((id) => ({
           key: `u${id % USERS}`,
@@ -144,12 +187,11 @@ describe.each(cases.map((c) => [c.name, c] as const))('%s: event-time windows un
     for (const k of clicks) ends.set(k.partition, Math.max(ends.get(k.partition) ?? 0, k.offset + 1))
     expect(await drainWithOne(pool, twain, 'win', ends, PARTITIONS)).toBe(0)
 
-    const want = model(clicks)
-    const got = new Map<string, number[]>()
+    const want = c.model(clicks)
+    const got = new Map<string, Array<[number, number]>>()
     for await (const m of twain.history<{ start: number; end: number; value: number }, string>('counts')) {
       const k = `${m.key} ${m.value.start}`
-      got.set(k, [...(got.get(k) ?? []), m.value.value])
-      expect(m.value.end - m.value.start).toBe(SIZE)
+      got.set(k, [...(got.get(k) ?? []), [m.value.end, m.value.value]])
     }
     const lateSeen = new Map<number, number>()
     for await (const m of twain.history<string>('late'))
@@ -157,14 +199,14 @@ describe.each(cases.map((c) => [c.name, c] as const))('%s: event-time windows un
     const missing = [...want.results.keys()].filter((k) => !got.has(k))
     const doubled = [...got].filter(([, v]) => v.length > 1).map(([k]) => k)
     const wrong = [...got]
-      .filter(([k, v]) => v[0] !== want.results.get(k))
-      .map(([k, v]) => `${k}: ${v} (model ${want.results.get(k)})`)
+      .filter(([k, v]) => String(v[0]) !== String(want.results.get(k)))
+      .map(([k, v]) => `${k}: ${v[0]} (model ${want.results.get(k)})`)
     const lateWrong =
       [...want.late].filter((id) => lateSeen.get(id) !== 1).length +
       [...lateSeen.keys()].filter((id) => !want.late.has(id)).length
     const errors = pool.linesStarting('# error')
     const info =
-      `${c.name}: ${clicks.length} clicks, ${want.results.size} windows, ${want.late.size} late; ${pool.kills} SIGKILLs (${pool.workingKills} of working processors), ${pool.all.length} processors; ` +
+      `${c.name}, ${c.kind}: ${clicks.length} clicks, ${want.results.size} windows, ${want.late.size} late; ${pool.kills} SIGKILLs (${pool.workingKills} of working processors), ${pool.all.length} processors; ` +
       `${errors.length} error lines${errors[0] ? ` (e.g. ${errors[0]})` : ''}; missing ${missing.length} ${missing.slice(0, 3).join(', ')}; ` +
       `doubled ${doubled.length} ${doubled.slice(0, 3).join(', ')}; wrong ${wrong.length} ${wrong.slice(0, 3).join('; ')}; late wrong ${lateWrong}`
     expect(pool.workingKills, info).toBeGreaterThanOrEqual(MIN_WORKING_KILLS)

@@ -10,7 +10,8 @@ import { repoRoot } from '../helpers/spawn.js'
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc')
 
 /** The ```ts blocks of a markdown text. */
-const tsBlocks = (md: string): string[] => [...md.matchAll(/^```ts\n([\s\S]*?)^```/gm)].map((m) => m[1] as string)
+const tsBlocks = (md: string): string[] =>
+  [...md.matchAll(/^[ \t]*```ts\n([\s\S]*?)^[ \t]*```/gm)].map((m) => m[1] as string) // a block in a list item is indented
 
 /** A README section, from its heading to the next heading of the same or a higher level. */
 function section(md: string, heading: string): string {

@@ -1,19 +1,20 @@
-// Window-chaos child: node --import tsx window-child.ts <target> [open options as JSON]
+// Window-chaos child: node --import tsx window-child.ts <target> <open options as JSON> [tumbling|session]
 // A member of group 'win' (a processor of topic 'clicks' with the state store 'w', from the start)
-// that counts each user's clicks in 10-second tumbling windows of event time (the message's
-// timestamp), with 1 s of lateness; results go to 'counts', late clicks to 'late'. Prints
-// (blocking writes) `# started <pid>`, `# working` after its first click counted, `# error …` for
-// failures; SIGTERM: close, `# closed`, exit 0.
-import { tumbling, windowed } from '../../../src/index.js'
+// that counts each user's clicks by event time (the message's timestamp), with 1 s of lateness:
+// in 10-second tumbling windows (default), or in sessions with a 150 ms gap. Results go to
+// 'counts', late clicks to 'late'. Prints (blocking writes) `# started <pid>`, `# working` after
+// its first click counted, `# error …` for failures; SIGTERM: close, `# closed`, exit 0.
+import { session, tumbling, windowed } from '../../../src/index.js'
 import { lineNow as out } from './sync-out.js'
 import { describeError as describe, statefulProcessor } from './stateful-processor.js'
 
+const kind = process.argv[4] ?? 'tumbling'
 const { proc } = await statefulProcessor('clicks', 'win', 'w')
 
 let added = 0
 try {
   for await (const _ of windowed(proc, {
-    window: tumbling(10_000),
+    window: kind === 'session' ? session(150) : tumbling(10_000),
     latenessMs: 1000,
     to: 'counts',
     lateTo: 'late',
@@ -22,6 +23,7 @@ try {
       if (added++ === 0) out('# working')
       return n + 1
     },
+    merge: (a, b) => a + b,
   })) {
     // The results are in 'counts': the test reads them there.
   }

@@ -4,7 +4,7 @@
 // stream's results say where they are stored and match the topic; bad options are refused by name.
 import { from, lastValueFrom, take, toArray } from 'rxjs'
 import { describe, expect, it } from 'vitest'
-import { hopping, InvalidArgumentError, tumbling, windowed, type WindowResult } from '../../../src/index.js'
+import { hopping, InvalidArgumentError, session, tumbling, windowed, type WindowResult } from '../../../src/index.js'
 import { backends } from '../../conformance/backends.js'
 import { twain, useGroupStore } from '../groups/groups-fixtures.js'
 
@@ -102,6 +102,71 @@ describe.each(kinds)('windowed on $name', (kind) => {
     expect(aside).toEqual(['8000'])
   })
 
+  it('a watermark that closes more windows than a message may write state keys closes them all, in order, over the next messages', async () => {
+    // 1,500 users with a click in [0,10); a click at 30 s closes their 1,500 windows (one state
+    // key each, more than a message's 1000); later clicks close the rest.
+    const users = Array.from({ length: 1500 }, (_, i) => `u${String(i).padStart(4, '0')}`)
+    await setup([
+      ...users.map((key) => ({ key, at: 1000 })),
+      { key: 'z', at: 30_000 },
+      { key: 'z', at: 30_001 },
+      { key: 'z', at: 30_002 },
+    ])
+    const p = proc()
+    const got = await lastValueFrom(
+      from(windowed(p, { window: tumbling(10_000), to: 'out', initial: () => 0, add: (n) => n + 1 })).pipe(
+        take(users.length),
+        toArray(),
+      ),
+    )
+    await p.close()
+    expect(got.map((r) => [r.key, r.start - T0, r.value])).toEqual(users.map((u) => [u, 0, 1]))
+    expect(got.map((r) => r.offset)).toEqual(users.map((_, i) => i))
+  })
+
+  it('session windows: events less than the gap apart are one session; an event between two joins them; late ones go to onLate', async () => {
+    // Gap 5 s, lateness 5 s. a: 0, 3, 5 → one session [0, 5]; 20 → another. b: 10 and 18 are two
+    // sessions until 14 (in time: the watermark is 13) joins them. b at 2 is behind the watermark: late.
+    await setup([
+      { key: 'a', at: 0 },
+      { key: 'a', at: 3000 },
+      { key: 'a', at: 5000 },
+      { key: 'b', at: 10_000 },
+      { key: 'b', at: 18_000 },
+      { key: 'b', at: 14_000 },
+      { key: 'b', at: 2000 },
+      { key: 'a', at: 20_000 },
+      { key: 'z', at: 60_000 },
+    ])
+    const p = proc()
+    const late: string[] = []
+    const got = await lastValueFrom(
+      from(
+        windowed(p, {
+          window: session(5000),
+          latenessMs: 5000,
+          to: 'out',
+          onLate: (m) => late.push(`${m.key}@${m.value}`),
+          initial: () => [] as number[],
+          add: (xs, m) => [...xs, Number(m.value) / 1000],
+          merge: (x, y) => [...x, ...y],
+        }),
+      ).pipe(take(3), toArray()),
+    )
+    await p.close()
+    // Closed in the order the watermark reached them (last event + gap): a [0,5] at 10, b at 23, a [20] at 25.
+    expect(got.map((r) => [r.key, (r.start - T0) / 1000, (r.end - 1 - T0) / 1000, r.value])).toEqual([
+      ['a', 0, 5, [0, 3, 5]],
+      ['b', 10, 18, [10, 18, 14]],
+      ['a', 20, 20, [20]],
+    ])
+    expect(late).toEqual(['b@2000'])
+    const stored: unknown[] = []
+    for await (const m of twain.history<{ start: number; end: number; value: number[] }, string>('out'))
+      stored.push([m.key, m.value.start, m.value.end, m.timestamp])
+    expect(stored).toEqual(got.map((r) => [r.key, r.start, r.end, r.end - 1]))
+  })
+
   it('refuses bad options by name', () => {
     const p = proc('bad')
     expect(() => tumbling(0)).toThrow(/tumbling\(\) size must be a positive integer of ms, got 0/)
@@ -109,6 +174,11 @@ describe.each(kinds)('windowed on $name', (kind) => {
     const base = { window: tumbling(10), to: 'out', initial: () => 0, add: (n: number) => n }
     expect(() => windowed(p, { ...base, latenessMs: -1 })).toThrow(/latenessMs must be a non-negative integer, got -1/)
     expect(() => windowed(p, { ...base, to: 1 as unknown as string })).toThrow(InvalidArgumentError)
-    expect(() => windowed(p, { ...base, window: {} as never })).toThrow(/tumbling\(ms\) or hopping\(ms, advanceMs\)/)
+    expect(() => windowed(p, { ...base, window: {} as never })).toThrow(
+      /tumbling\(ms\), hopping\(ms, advanceMs\) or session\(gapMs\)/,
+    )
+    expect(() => windowed(p, { ...base, window: session(1000) })).toThrow(/session windows needs merge/)
+    expect(() => session(-5)).toThrow(/session\(\) gap must be a positive integer of ms, got -5/)
+    expect(() => hopping(60_000, 10)).toThrow(/puts an event in 6000 windows, more than 500/)
   })
 })

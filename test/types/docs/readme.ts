@@ -1,6 +1,6 @@
 // The README's TypeScript snippets (except those importing rxjs: readme-rx.ts), as written there.
 // Kept in step with the docs by test/unit/type-tests.test.ts; compiled under strict by it (test/types/tsconfig.json).
-import { open, StalledError, tumbling, windowed } from 'twainmq'
+import { open, session, StalledError, tumbling, windowed } from 'twainmq'
 import { context, metrics, trace } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { ConsoleMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics'
@@ -178,7 +178,7 @@ export async function stateStores1(): Promise<void> {
 export async function windows1(): Promise<void> {
   const proc = twain.processor<Click, string>('clicks', { group: 'clicks-10s', state: 'windows' })
   const counts = windowed(proc, {
-    window: tumbling(10_000),                  // or hopping(60_000, 10_000): 1-minute windows every 10 s
+    window: tumbling(10_000),                  // or hopping(60_000, 10_000), or session(30_000): see below
     latenessMs: 1000,                          // how far event time may go back
     to: 'clicks-per-10s',                      // each result: key = user, value = { start, end, value }
     lateTo: 'late-clicks',                     // clicks later than that (default: dropped)
@@ -186,6 +186,19 @@ export async function windows1(): Promise<void> {
     add: (n, m) => n + 1,
   })
   for await (const r of counts) console.log(r.key, new Date(r.start), r.value)   // once stored
+}
+
+// README.md, Windows, ts block 2
+export async function windows2(): Promise<void> {
+  const proc = twain.processor<Click, string>('clicks', { group: 'visits', state: 'visits' })
+  const visits = windowed(proc, {
+    window: session(30 * 60_000),            // a visit ends after 30 minutes without a click
+    to: 'visits',
+    initial: () => ({ clicks: 0, pages: [] as string[] }),
+    add: (v, m) => ({ clicks: v.clicks + 1, pages: [...v.pages, m.value.page] }),
+    merge: (a, b) => ({ clicks: a.clicks + b.clicks, pages: [...a.pages, ...b.pages] }),
+  })
+  for await (const v of visits) console.log(v.key, v.value.clicks)
 }
 
 // README.md, Tables, ts block 1

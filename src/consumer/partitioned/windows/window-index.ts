@@ -1,9 +1,12 @@
 /**
- * The open windows of one input partition by end time (rebuilt from the state when the partition's
- * state is restored or rewound), so the windows a watermark passes are found without a scan.
+ * The open windows of one input partition by the watermark that closes them (rebuilt from the
+ * state when the partition's state is restored or rewound), so the windows a watermark passes are
+ * found without a scan. An entry is a state key and the watermark that closes it (a key of
+ * sessions is listed once per session). What it holds is a function of the state alone, so a
+ * message processed again closes the same windows in the same order.
  */
 export class WindowIndex {
-  /** Ends with open windows, ascending. */
+  /** Times with entries, ascending. */
   private readonly ends: number[] = []
   private readonly byEnd = new Map<number, Set<string>>()
 
@@ -23,14 +26,29 @@ export class WindowIndex {
     keys.add(stateKey)
   }
 
-  /** The state keys of the windows ending at or before `watermark`, taken out: by end, then key. */
-  takeUpTo(watermark: number): Array<{ end: number; key: string }> {
+  /** Remove one entry (a session that grew or merged). */
+  remove(end: number, stateKey: string): void {
+    const keys = this.byEnd.get(end)
+    if (keys === undefined || !keys.delete(stateKey) || keys.size > 0) return
+    this.byEnd.delete(end)
+    const i = this.ends.indexOf(end)
+    if (i >= 0) this.ends.splice(i, 1)
+  }
+
+  /** The entries at or before `watermark`, at most `limit` of them, taken out: by time, then key. */
+  takeUpTo(watermark: number, limit = Infinity): Array<{ end: number; key: string }> {
     const out: Array<{ end: number; key: string }> = []
     let n = 0
-    while (n < this.ends.length && (this.ends[n] as number) <= watermark) {
+    while (n < this.ends.length && (this.ends[n] as number) <= watermark && out.length < limit) {
       const end = this.ends[n] as number
-      const keys = [...(this.byEnd.get(end) as Set<string>)].sort()
-      for (const key of keys) out.push({ end, key })
+      const set = this.byEnd.get(end) as Set<string>
+      const keys = [...set].sort()
+      const taken = keys.slice(0, limit - out.length)
+      for (const key of taken) out.push({ end, key })
+      if (taken.length < keys.length) {
+        for (const key of taken) set.delete(key)
+        break
+      }
       this.byEnd.delete(end)
       n++
     }

@@ -7,13 +7,16 @@ import { current, type PartitionHandle } from '../partition-message.js'
 import type { Processor } from '../processor.js'
 import type { ProcessorMessage, ProcessorMessageImpl } from '../processor-message.js'
 import type { PartitionState } from '../state/partition-state.js'
-import { decodeStateKey, encodeStateKey } from '../state/state-key.js'
+import { MAX_STATE_WRITES } from '../state/state-store.js'
+import { FixedWindows } from './fixed-windows.js'
+import { SessionWindows } from './session-windows.js'
 import { WindowIndex } from './window-index.js'
-import { windowStarts, type WindowSpec } from './window-spec.js'
+import type { WindowSpec } from './window-spec.js'
+import type { Windowing } from './windowing.js'
 
 /** Options of `windowed()` (README "Windows"). */
 export interface WindowOptions<V, K extends Key, A> {
-  /** How event time is cut into windows: `tumbling(ms)` or `hopping(ms, advanceMs)`. @default required */
+  /** How event time is cut into windows: `tumbling(ms)`, `hopping(ms, advanceMs)` or `session(gapMs)`. @default required */
   window: WindowSpec
   /** The topic each window's result is sent to, under the input's key, as `{ start, end, value }`. @default required */
   to: string
@@ -21,6 +24,8 @@ export interface WindowOptions<V, K extends Key, A> {
   initial: () => A
   /** The aggregate with one more message (a pure function of its arguments: it runs again for a message processed again). @default required */
   add: (aggregate: A, m: ProcessorMessage<V, K>) => A
+  /** Two sessions' aggregates as one (an event joined them), the earlier first; a pure function. @default required with `session()`, unused otherwise */
+  merge?: (earlier: A, later: A) => A
   /** A message's event time, ms since the epoch. @default the message's `timestamp` */
   eventTime?: (m: ProcessorMessage<V, K>) => number
   /** How far event time may go back: the watermark is the largest event time seen less this. @default 0 */
@@ -48,13 +53,16 @@ export interface WindowResult<A, K extends Key = Key> {
 
 /** The watermark's key in the state. */
 const WM = 'wm'
-/** A window's key in the state: `w:<start>:<encoded key>`. */
-const windowKey = (start: number, key: Key): string => `w:${start}:${encodeStateKey(key)}`
 
 function checkOptions<V, K extends Key, A>(o: WindowOptions<V, K, A>): void {
   if (typeof o !== 'object' || o === null) throw new InvalidArgumentError(`windowed() needs options, got ${String(o)}`)
-  if (typeof o.window?.sizeMs !== 'number')
-    throw new InvalidArgumentError(`windowed() window must be tumbling(ms) or hopping(ms, advanceMs)`)
+  const kind = (o.window as { kind?: unknown } | undefined)?.kind
+  if (kind !== 'tumbling' && kind !== 'hopping' && kind !== 'session')
+    throw new InvalidArgumentError(`windowed() window must be tumbling(ms), hopping(ms, advanceMs) or session(gapMs)`)
+  if (kind === 'session' && typeof o.merge !== 'function')
+    throw new InvalidArgumentError(
+      `windowed() with session windows needs merge(earlier, later): an event may join two sessions`,
+    )
   if (typeof o.to !== 'string')
     throw new InvalidArgumentError(`windowed() to must be a topic name, got ${String(o.to)}`)
   if (typeof o.initial !== 'function' || typeof o.add !== 'function')
@@ -66,10 +74,11 @@ function checkOptions<V, K extends Key, A>(o: WindowOptions<V, K, A>): void {
 
 /**
  * Event-time windows over a processor with a state store (README "Windows"; docs/processing.md):
- * each message is added to the aggregate of every window of its key its event time falls in;
- * once the partition's watermark (the largest event time seen, less `latenessMs`) passes a
- * window's end, its result is sent to `to` as an output of the message that moved the watermark,
- * and the window leaves the state. Results are stored exactly once across kills and rebalances
+ * each message is added to the aggregate of every window of its key its event time falls in
+ * (tumbling, hopping: fixed windows; session: joining the key's sessions it is near); once the
+ * partition's watermark (the largest event time seen, less `latenessMs`) passes a window's end,
+ * its result is sent to `to` as an output of a message that found it closed, and the window leaves
+ * the state. Results are stored exactly once across kills and rebalances
  * (outputs and state of the processor). Iterating the stream runs the processor: it yields each
  * result once stored, and acks every message.
  */
@@ -99,12 +108,20 @@ class WindowedSource<V, K extends Key, A> implements BatchSource<WindowResult<A,
   private wake: (() => void) | undefined
   private readonly indexes = new WeakMap<PartitionState, Indexed>()
   private readonly lateness: number
+  private readonly windows: Windowing<A>
+  /** Most windows one message closes: its state writes stay within a message's. */
+  private readonly closeLimit: number
 
   constructor(
     private readonly proc: Processor<V, K>,
     private readonly o: WindowOptions<V, K, A>,
   ) {
     this.lateness = o.latenessMs ?? 0
+    const w = o.window
+    this.windows =
+      w.kind === 'session' ? new SessionWindows<A>(w, o.merge as (a: A, b: A) => A) : new FixedWindows<A>(w)
+    // Its own writes: the watermark, and a key per window its event goes in.
+    this.closeLimit = MAX_STATE_WRITES - 1 - (w.kind === 'session' ? 1 : Math.ceil(w.sizeMs / w.advanceMs))
   }
 
   async next(signal: AbortSignal): Promise<WindowResult<A, K>[] | undefined> {
@@ -150,11 +167,7 @@ class WindowedSource<V, K extends Key, A> implements BatchSource<WindowResult<A,
     const had = this.indexes.get(at.state)
     if (had !== undefined && had.generation === at.generation) return had.index
     const index = new WindowIndex()
-    for (const [k] of m.state.entries()) {
-      if (typeof k !== 'string' || !k.startsWith('w:')) continue
-      const start = Number(k.slice(2, k.indexOf(':', 2)))
-      index.add(start + this.o.window.sizeMs, k)
-    }
+    for (const [k, v] of m.state.entries()) if (typeof k === 'string') this.windows.reindex(index, k, v)
     this.indexes.set(at.state, { generation: at.generation, index })
     return index
   }
@@ -169,47 +182,29 @@ class WindowedSource<V, K extends Key, A> implements BatchSource<WindowResult<A,
         `windowed() event time of ${m.topic}/${m.partition}@${m.offset} is not a finite number: ${String(t)}`,
       )
     let wm = st.get<number>(WM) ?? -Infinity
-    let placed = false
-    for (const start of windowStarts(o.window, t)) {
-      const end = start + o.window.sizeMs
-      if (end <= wm) continue // closed already
-      placed = true
-      const k = windowKey(start, m.key)
-      const had = st.get<{ a: A }>(k)
-      st.set(k, { a: o.add(had === undefined ? o.initial() : had.a, m) })
-      if (had === undefined) index.add(end, k)
-    }
-    if (!placed) {
+    if (!this.windows.place(st, index, m.key, t, wm, (a) => o.add(a === undefined ? o.initial() : a, m))) {
       o.onLate?.(m)
       if (o.lateTo !== undefined)
         m.send(o.lateTo, m.key, m.value, { headers: m.headers, timestamp: m.timestamp }).catch(() => undefined)
     }
-    const next = t - this.lateness
-    if (next > wm) {
-      wm = next
-      st.set(WM, wm)
-      for (const { end, key } of index.takeUpTo(wm)) {
-        const w = st.get<{ a: A }>(key)
-        st.delete(key)
-        if (w === undefined) continue
-        const rest = key.slice(2)
-        const start = Number(rest.slice(0, rest.indexOf(':')))
-        const k = decodeStateKey(rest.slice(rest.indexOf(':') + 1)) as K
-        this.track(
-          m.send(o.to, k, { start, end, value: w.a }, { timestamp: end - 1 }).then(
-            (r) => ({
-              key: k,
-              start,
-              end,
-              value: w.a,
-              partition: m.partition,
-              offset: r.offset,
-              ...(r.duplicate ? { duplicate: true as const } : {}),
-            }),
-            () => undefined, // the message comes again (its ack fails): so does the result
-          ),
-        )
-      }
+    if (t - this.lateness > wm) st.set(WM, (wm = t - this.lateness))
+    // Windows the watermark passed, as many as the message may still write (the rest go with the next ones).
+    for (const w of this.windows.close(st, index, wm, this.closeLimit)) {
+      const k = w.key as K
+      this.track(
+        m.send(o.to, k, { start: w.start, end: w.end, value: w.value }, { timestamp: w.end - 1 }).then(
+          (r) => ({
+            key: k,
+            start: w.start,
+            end: w.end,
+            value: w.value,
+            partition: m.partition,
+            offset: r.offset,
+            ...(r.duplicate ? { duplicate: true as const } : {}),
+          }),
+          () => undefined, // the message comes again (its ack fails): so does the result
+        ),
+      )
     }
     m.ack()
   }

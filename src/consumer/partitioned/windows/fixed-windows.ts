@@ -1,0 +1,46 @@
+import type { Key } from '../../../core/types.js'
+import type { StateStore } from '../state/state-store.js'
+import { decodeStateKey, encodeStateKey } from '../state/state-key.js'
+import type { ClosedWindow, Windowing } from './windowing.js'
+import type { WindowIndex } from './window-index.js'
+import { windowStarts, type FixedWindowSpec } from './window-spec.js'
+
+/** A window's key in the state: `w:<start>:<encoded key>` → `{ a: aggregate }`. */
+const windowKey = (start: number, key: Key): string => `w:${start}:${encodeStateKey(key)}`
+
+/** Tumbling and hopping windows: an event goes into each open window of its key that holds its time. */
+export class FixedWindows<A> implements Windowing<A> {
+  constructor(private readonly spec: FixedWindowSpec) {}
+
+  place(st: StateStore, index: WindowIndex, key: Key, t: number, wm: number, add: (a: A | undefined) => A): boolean {
+    let placed = false
+    for (const start of windowStarts(this.spec, t)) {
+      const end = start + this.spec.sizeMs
+      if (end <= wm) continue // closed already
+      placed = true
+      const k = windowKey(start, key)
+      const had = st.get<{ a: A }>(k)
+      st.set(k, { a: add(had?.a) })
+      if (had === undefined) index.add(end, k)
+    }
+    return placed
+  }
+
+  close(st: StateStore, index: WindowIndex, wm: number, limit: number): Array<ClosedWindow<A>> {
+    const out: Array<ClosedWindow<A>> = []
+    for (const { end, key } of index.takeUpTo(wm, limit)) {
+      const w = st.get<{ a: A }>(key)
+      st.delete(key)
+      if (w === undefined) continue
+      const rest = key.slice(2)
+      const sep = rest.indexOf(':')
+      out.push({ start: Number(rest.slice(0, sep)), end, key: decodeStateKey(rest.slice(sep + 1)), value: w.a })
+    }
+    return out
+  }
+
+  reindex(index: WindowIndex, stateKey: string): void {
+    if (!stateKey.startsWith('w:')) return
+    index.add(Number(stateKey.slice(2, stateKey.indexOf(':', 2))) + this.spec.sizeMs, stateKey)
+  }
+}

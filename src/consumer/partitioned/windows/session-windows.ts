@@ -1,0 +1,82 @@
+import type { Key } from '../../../core/types.js'
+import type { StateStore } from '../state/state-store.js'
+import { decodeStateKey, encodeStateKey } from '../state/state-key.js'
+import type { ClosedWindow, Windowing } from './windowing.js'
+import type { WindowIndex } from './window-index.js'
+import type { SessionWindowSpec } from './window-spec.js'
+
+/** One session: first and last event time, aggregate. */
+interface Session<A> {
+  s: number
+  e: number
+  a: A
+}
+
+/** A key's open sessions in the state: `s:<encoded key>` → `{ l: sessions by start }`. */
+interface Sessions<A> {
+  l: Array<Session<A>>
+}
+
+/**
+ * Session windows: an event joins every open session of its key it is less than `gapMs` from
+ * (merging them with `merge`, earlier first), or starts one. A session closes once the watermark
+ * reaches its last event time + `gapMs`. An event behind the watermark is late: a session it might
+ * have joined may have been sent already.
+ */
+export class SessionWindows<A> implements Windowing<A> {
+  private readonly gap: number
+
+  constructor(
+    spec: SessionWindowSpec,
+    private readonly merge: (a: A, b: A) => A,
+  ) {
+    this.gap = spec.gapMs
+  }
+
+  place(st: StateStore, index: WindowIndex, key: Key, t: number, wm: number, add: (a: A | undefined) => A): boolean {
+    if (t < wm) return false
+    const k = `s:${encodeStateKey(key)}`
+    const list = st.get<Sessions<A>>(k)?.l ?? []
+    const joined = list.filter((x) => t > x.s - this.gap && t < x.e + this.gap)
+    let next: Session<A>
+    if (joined.length === 0) next = { s: t, e: t, a: add(undefined) }
+    else {
+      for (const x of joined) index.remove(x.e + this.gap, k)
+      const first = joined[0] as Session<A>
+      const a = joined.slice(1).reduce((acc, x) => this.merge(acc, x.a), first.a)
+      next = { s: Math.min(t, first.s), e: Math.max(t, (joined[joined.length - 1] as Session<A>).e), a: add(a) }
+    }
+    const l = list.filter((x) => !joined.includes(x))
+    let at = 0
+    while (at < l.length && (l[at] as Session<A>).s < next.s) at++
+    l.splice(at, 0, next)
+    st.set(k, { l })
+    index.add(next.e + this.gap, k)
+    return true
+  }
+
+  close(st: StateStore, index: WindowIndex, wm: number, limit: number): Array<ClosedWindow<A>> {
+    const out: Array<ClosedWindow<A>> = []
+    const left = new Map<string, Array<Session<A>>>()
+    for (const { end, key } of index.takeUpTo(wm, limit)) {
+      const stored = left.has(key) ? undefined : st.get<Sessions<A>>(key)?.l
+      const l = left.get(key) ?? (stored === undefined ? undefined : [...stored]) // never the stored array itself
+      if (l === undefined) continue
+      const i = l.findIndex((x) => x.e + this.gap === end)
+      if (i < 0) continue
+      const [x] = l.splice(i, 1) as [Session<A>]
+      left.set(key, l)
+      out.push({ start: x.s, end: x.e + 1, key: decodeStateKey(key.slice(2)), value: x.a })
+    }
+    for (const [key, l] of left) {
+      if (l.length === 0) st.delete(key)
+      else st.set(key, { l })
+    }
+    return out
+  }
+
+  reindex(index: WindowIndex, stateKey: string, value: unknown): void {
+    if (!stateKey.startsWith('s:')) return
+    for (const x of (value as Sessions<A>).l) index.add(x.e + this.gap, stateKey)
+  }
+}
