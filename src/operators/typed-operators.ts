@@ -1,4 +1,5 @@
 import type { AsyncIterableX } from 'ix/asynciterable/asynciterablex'
+import type { Joined } from './joined.js'
 import type { MessageBatch } from './message-batch.js'
 import type { RetryResult } from './retry-policy.js'
 import type { Settleable } from './settleable.js'
@@ -27,4 +28,10 @@ export interface BatchOperator<T extends Settleable> {
 export interface RetryOperator<T> {
   <M extends T>(source: AsyncIterable<M>): AsyncIterableX<RetryResult<M>>
   (source: AsyncIterable<T>): AsyncIterableX<RetryResult<T>>
+}
+
+/** What `joinTable` returns: emits a `Joined` per source message (of those an inner join keeps). */
+export interface JoinOperator<T extends Settleable, V> {
+  <M extends T>(source: AsyncIterable<M>): AsyncIterableX<Joined<M, V>>
+  (source: AsyncIterable<T>): AsyncIterableX<Joined<T, V>>
 }

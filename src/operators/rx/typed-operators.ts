@@ -1,4 +1,5 @@
 import type { Observable } from 'rxjs'
+import type { Joined } from '../joined.js'
 import type { MessageBatch } from '../message-batch.js'
 import type { RetryResult } from '../retry-policy.js'
 import type { Settleable } from '../settleable.js'
@@ -22,4 +23,10 @@ export interface BatchOperatorRx<T extends Settleable> {
 export interface RetryOperatorRx<T> {
   <M extends T>(source: Observable<M>): Observable<RetryResult<M>>
   (source: Observable<T>): Observable<RetryResult<T>>
+}
+
+/** What `joinTableRx` returns: emits a `Joined` per source message (of those an inner join keeps). */
+export interface JoinOperatorRx<T extends Settleable, V> {
+  <M extends T>(source: Observable<M>): Observable<Joined<M, V>>
+  (source: Observable<T>): Observable<Joined<T, V>>
 }

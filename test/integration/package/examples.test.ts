@@ -104,6 +104,17 @@ describe('examples run as smoke tests', () => {
     expect(out).toMatch(/clicks-per-10s: 7 results; late-clicks: 1/)
   }, 60_000)
 
+  it('enrich-with-table: each known order once with its tier as the table held it, the unknown one dropped', () => {
+    const { code, out } = run('enrich-with-table.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/^o1: ada is gold$/m)
+    expect(out).toMatch(/^o2: bob is silver$/m)
+    expect(out).toMatch(/^o4: bob is gold$/m)
+    expect(out).toMatch(/^o5: ada is gold$/m)
+    expect(out).not.toMatch(/eve/)
+    expect(out).toMatch(/orders-enriched: 4 orders/)
+  }, 60_000)
+
   it('live-table keeps the latest customer per key, sees a change and a removal, and joins orders with it', () => {
     const { code, out } = run('live-table.ts')
     expect(code, out).toBe(0)

@@ -2,7 +2,7 @@
 // Kept in step with the docs by test/unit/type-tests.test.ts; compiled under strict by it (test/types/tsconfig.json).
 import { ValidationError } from 'twainmq'
 import { filter } from 'ix/asynciterable/operators'
-import { ack, batch, filterAck, retry, pipe } from 'twainmq/operators'
+import { ack, batch, filterAck, joinTable, retry, pipe } from 'twainmq/operators'
 import { from } from 'ix/asynciterable'
 import { map } from 'ix/asynciterable/operators'
 
@@ -77,5 +77,13 @@ export async function block8(): Promise<void> {
     batch({ size: 100, maxWaitMs: 50 }),   // …so these batches are for grouping only
   )) {
     await warehouse.insertMany(b.map((m) => m.value))
+  }
+}
+
+// docs/operators.md, joinTable
+export async function joinTableBlock(): Promise<void> {
+  for await (const j of pipe(placedOrders, joinTable(customers, { key: (m) => m.value.customerId, inner: true }))) {
+    console.log(j.message.value.id, j.value?.tier)
+    j.ack()
   }
 }

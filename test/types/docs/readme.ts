@@ -5,7 +5,7 @@ import { context, metrics, trace } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { ConsoleMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics'
 import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter } from '@opentelemetry/sdk-trace-base'
-import { ack, batch, filterAck, retry, pipe } from 'twainmq/operators'
+import { ack, batch, filterAck, joinTable, retry, pipe } from 'twainmq/operators'
 import { createServer } from 'node:http'
 import { createGateway } from 'twainmq/gateway'
 import { prometheusMetrics } from 'twainmq/prometheus'
@@ -210,6 +210,16 @@ export async function tables1(): Promise<void> {
   for (const [id, c] of customers.entries()) console.log(id, c.tier)
   for await (const c of customers.changes()) console.log(c.key, c.previous, '→', c.value)   // null: removed
   await customers.close()
+}
+
+// README.md, Tables, ts block 2
+export async function tables2(): Promise<void> {
+  const customers = twain.table<Customer, string>('customers')
+  const placed = twain.processor<OrderPlaced, string>('orders', { group: 'enrich' })
+  for await (const j of pipe(placed, joinTable(customers, { key: (m) => m.value.customerId }))) {
+    await j.message.send('orders-enriched', j.message.key, { ...j.message.value, tier: j.value?.tier ?? 'basic' })
+    j.ack()                                    // settles the message; ack(), retry(), batch() take a Joined too
+  }
 }
 
 // README.md, Observability

@@ -30,3 +30,6 @@ interface Customer { name: string; tier: 'gold' | 'basic' }
 declare function pino(): import('twainmq').Logger
 declare function app(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse): void
 interface Click { user: string; page: string }
+interface OrderPlaced { id: number; customerId: string; total: number }
+declare const placedOrders: import('twainmq').Consumer<OrderPlaced, string>
+declare const customers: import('twainmq').Table<Customer, string>

@@ -79,6 +79,6 @@ describe('pipe()', () => {
   })
 
   it('the barrel exports exactly the public operators', () => {
-    expect(Object.keys(operators).sort()).toEqual(['ack', 'batch', 'filterAck', 'pipe', 'retry'])
+    expect(Object.keys(operators).sort()).toEqual(['Joined', 'ack', 'batch', 'filterAck', 'joinTable', 'pipe', 'retry'])
   })
 })

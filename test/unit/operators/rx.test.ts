@@ -53,19 +53,23 @@ function controlledHandler() {
 const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length
 
 describe('twainmq/rx exports', () => {
-  it('exports ackRx, batchRx, retryRx, filterAckRx, the aliases ack, batch, retry, filterAck, and pullMap', () => {
+  it('exports ackRx, batchRx, retryRx, filterAckRx, joinTableRx, the aliases ack, batch, retry, filterAck, joinTable, Joined, and pullMap', () => {
     expect(Object.keys(rx).sort()).toEqual([
+      'Joined',
       'ack',
       'ackRx',
       'batch',
       'batchRx',
       'filterAck',
       'filterAckRx',
+      'joinTable',
+      'joinTableRx',
       'pullMap',
       'retry',
       'retryRx',
     ])
     expect(rx.filterAck).toBe(rx.filterAckRx)
+    expect(rx.joinTable).toBe(rx.joinTableRx)
     expect(rx.ack).toBe(ackRx)
     expect(rx.batch).toBe(batchRx)
     expect(rx.retry).toBe(retryRx)
