@@ -63,8 +63,15 @@ describe.each(backends())('table on $name', (kind) => {
     const reading = (async () => {
       for await (const c of table.changes()) seen.push(c)
     })()
-    // The iteration registers when it begins: wait until a change sent now reaches it.
-    await until(async () => (await p.send('probe', 0), seen.length > 0), 10_000, 'the changes iteration to begin')
+    // The iteration registers when it begins: send probes until one reaches it, then wait for the
+    // last one sent (an earlier probe may still be on its way), so no probe comes after the clear.
+    let probes = 0
+    await until(
+      async () => (await p.send('probe', ++probes), seen.length > 0),
+      10_000,
+      'the changes iteration to begin',
+    )
+    await until(() => seen.some((c) => c.key === 'probe' && c.value === probes), 10_000, 'the last probe')
     seen.length = 0
     await p.send('x', 2)
     await p.send('x', null)
