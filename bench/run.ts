@@ -1,7 +1,7 @@
 /*
  * Benchmark entry: `npm run bench -- <suite> [--messages n] [--size bytes] [--tail-messages n] [--repeat n]`
  * (the gateway suite also takes `--posts n`, `--readers n` and `--cpu-prof dir`; the scale suite
- * `--min n`, `--max n` and `--redis-max n`)
+ * `--min n`, `--max n` and `--redis-max n`; the processing suite `--state-keys n`)
  * (or `npx tsx bench/run.ts <suite> …`). Each suite lives in bench/suites/<name>.ts and
  * default-exports a `Suite`; this file only parses options and dispatches.
  */
@@ -83,6 +83,12 @@ const SUITES: Record<
     defaults: { messages: 200_000, repeat: 3 },
     load: () => import('./suites/telemetry.js'),
   },
+  processing: {
+    description:
+      'stateful processing: a windowed count and a stream–table join (exactly once) vs the same pipelines written by hand (RxJS, at-least-once, in memory), and a state store of 1,000,000 keys restored vs history() of it, file and Redis (defaults: --messages 200000 --repeat 3 --state-keys 1000000)',
+    defaults: { messages: 200_000, repeat: 3 },
+    load: () => import('./suites/processing.js'),
+  },
   tables: {
     description:
       "a table's ready() on a compacted topic (1,000,000 updates over 5,000 keys by default) vs history() over the updates before compaction, file and Redis (defaults: --messages 1000000 --repeat 1)",
@@ -105,6 +111,7 @@ const DEFAULTS = {
   min: 10_000,
   max: 10_000_000,
   redisMax: 1_000_000,
+  stateKeys: 1_000_000,
 }
 
 function usage(): string {
@@ -129,6 +136,7 @@ function usage(): string {
     `  --min <n>            scale: smallest log size (default ${DEFAULTS.min.toLocaleString('en-US')}); sizes are decades from --min to --max`,
     `  --max <n>            scale: largest log size on the file backend (default ${DEFAULTS.max.toLocaleString('en-US')})`,
     `  --redis-max <n>      scale: largest log size on Redis (default ${DEFAULTS.redisMax.toLocaleString('en-US')})`,
+    `  --state-keys <n>     processing: keys of the state store restored (default ${DEFAULTS.stateKeys.toLocaleString('en-US')})`,
     '  -h, --help           this help',
   ].join('\n')
 }
@@ -151,6 +159,7 @@ type ParsedOptions = Omit<SuiteOptions, 'command'> & {
   min: number
   max: number
   redisMax: number
+  stateKeys: number
 }
 
 function parse(argv: string[]): { suite: string | undefined; options: ParsedOptions; help: boolean } {
@@ -171,6 +180,7 @@ function parse(argv: string[]): { suite: string | undefined; options: ParsedOpti
         min: { type: 'string' },
         max: { type: 'string' },
         'redis-max': { type: 'string' },
+        'state-keys': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     })
@@ -194,6 +204,7 @@ function parse(argv: string[]): { suite: string | undefined; options: ParsedOpti
       min: intOption('min', values.min, d.min, 1, 100_000_000),
       max: intOption('max', values.max, d.max, 1, 100_000_000),
       redisMax: intOption('redis-max', values['redis-max'], d.redisMax, 1, 100_000_000),
+      stateKeys: intOption('state-keys', values['state-keys'], d.stateKeys, 1, 100_000_000),
     },
   }
 }
@@ -227,7 +238,9 @@ async function main(): Promise<number> {
       ? ` --posts ${o.posts} --readers ${o.readers}${o.cpuProf === undefined ? '' : ` --cpu-prof ${o.cpuProf}`}`
       : args.suite === 'scale'
         ? ` --min ${o.min} --max ${o.max} --redis-max ${o.redisMax}`
-        : ''
+        : args.suite === 'processing'
+          ? ` --state-keys ${o.stateKeys}`
+          : ''
   const full = `npx tsx bench/run.ts ${args.suite} --messages ${o.messages} --size ${o.size} --tail-messages ${o.tailMessages} --repeat ${o.repeat}${own}`
   const command = via.trim() === full ? full : `${via.trim()}   (= ${full})`
   const suite = (await entry.load()).default

@@ -1,18 +1,18 @@
 import type { Key } from '../../../core/types.js'
 import type { StateStore } from '../state/state-store.js'
 import { decodeStateKey, encodeStateKey } from '../state/state-key.js'
-import type { ClosedWindow, Windowing } from './windowing.js'
+import type { ClosedWindow, Placement, Windowing } from './windowing.js'
 import type { WindowIndex } from './window-index.js'
 import { windowStarts, type FixedWindowSpec } from './window-spec.js'
 
-/** A window's key in the state: `w:<start>:<encoded key>` → `{ a: aggregate }`. */
+/** A window's key in the state: `w:<start>:<encoded key>` → `{ a: aggregate, m: the watermark when last written }`. */
 const windowKey = (start: number, key: Key): string => `w:${start}:${encodeStateKey(key)}`
 
 /** Tumbling and hopping windows: an event goes into each open window of its key that holds its time. */
 export class FixedWindows<A> implements Windowing<A> {
   constructor(private readonly spec: FixedWindowSpec) {}
 
-  place(st: StateStore, index: WindowIndex, key: Key, t: number, wm: number, add: (a: A | undefined) => A): boolean {
+  place({ st, index, key, t, wm, mark, add }: Placement<A>): boolean {
     let placed = false
     for (const start of windowStarts(this.spec, t)) {
       const end = start + this.spec.sizeMs
@@ -20,7 +20,7 @@ export class FixedWindows<A> implements Windowing<A> {
       placed = true
       const k = windowKey(start, key)
       const had = st.get<{ a: A }>(k)
-      st.set(k, { a: add(had?.a) })
+      st.set(k, { a: add(had?.a), m: mark })
       if (had === undefined) index.add(end, k)
     }
     return placed
@@ -39,8 +39,9 @@ export class FixedWindows<A> implements Windowing<A> {
     return out
   }
 
-  reindex(index: WindowIndex, stateKey: string): void {
-    if (!stateKey.startsWith('w:')) return
+  reindex(index: WindowIndex, stateKey: string, value: unknown): number | undefined {
+    if (!stateKey.startsWith('w:')) return undefined
     index.add(Number(stateKey.slice(2, stateKey.indexOf(':', 2))) + this.spec.sizeMs, stateKey)
+    return (value as { m?: number }).m
   }
 }

@@ -1,7 +1,6 @@
-import type { Key } from '../../../core/types.js'
 import type { StateStore } from '../state/state-store.js'
 import { decodeStateKey, encodeStateKey } from '../state/state-key.js'
-import type { ClosedWindow, Windowing } from './windowing.js'
+import type { ClosedWindow, Placement, Windowing } from './windowing.js'
 import type { WindowIndex } from './window-index.js'
 import type { SessionWindowSpec } from './window-spec.js'
 
@@ -12,9 +11,10 @@ interface Session<A> {
   a: A
 }
 
-/** A key's open sessions in the state: `s:<encoded key>` → `{ l: sessions by start }`. */
+/** A key's open sessions in the state: `s:<encoded key>` → `{ l: sessions by start, m: the watermark when last written }`. */
 interface Sessions<A> {
   l: Array<Session<A>>
+  m?: number
 }
 
 /**
@@ -33,7 +33,7 @@ export class SessionWindows<A> implements Windowing<A> {
     this.gap = spec.gapMs
   }
 
-  place(st: StateStore, index: WindowIndex, key: Key, t: number, wm: number, add: (a: A | undefined) => A): boolean {
+  place({ st, index, key, t, wm, mark, add }: Placement<A>): boolean {
     if (t < wm) return false
     const k = `s:${encodeStateKey(key)}`
     const list = st.get<Sessions<A>>(k)?.l ?? []
@@ -50,7 +50,7 @@ export class SessionWindows<A> implements Windowing<A> {
     let at = 0
     while (at < l.length && (l[at] as Session<A>).s < next.s) at++
     l.splice(at, 0, next)
-    st.set(k, { l })
+    st.set(k, { l, m: mark })
     index.add(next.e + this.gap, k)
     return true
   }
@@ -68,15 +68,20 @@ export class SessionWindows<A> implements Windowing<A> {
       left.set(key, l)
       out.push({ start: x.s, end: x.e + 1, key: decodeStateKey(key.slice(2)), value: x.a })
     }
+    // The caller writes the watermark with any close: a session's `m` may stay as it was.
     for (const [key, l] of left) {
       if (l.length === 0) st.delete(key)
-      else st.set(key, { l })
+      else {
+        const m = st.get<Sessions<A>>(key)?.m
+        st.set(key, m === undefined ? { l } : { l, m })
+      }
     }
     return out
   }
 
-  reindex(index: WindowIndex, stateKey: string, value: unknown): void {
-    if (!stateKey.startsWith('s:')) return
+  reindex(index: WindowIndex, stateKey: string, value: unknown): number | undefined {
+    if (!stateKey.startsWith('s:')) return undefined
     for (const x of (value as Sessions<A>).l) index.add(x.e + this.gap, stateKey)
+    return (value as Sessions<A>).m
   }
 }

@@ -51,7 +51,11 @@ export interface WindowResult<A, K extends Key = Key> {
   duplicate?: true
 }
 
-/** The watermark's key in the state. */
+/**
+ * The watermark's key in the state, written when a message closes windows. Every window a message
+ * writes carries the watermark after it too (`m`), so a message that only adds to windows writes
+ * one key, not two; the watermark restored is the largest of them.
+ */
 const WM = 'wm'
 
 function checkOptions<V, K extends Key, A>(o: WindowOptions<V, K, A>): void {
@@ -90,9 +94,11 @@ export function windowed<V, K extends Key, A>(
   return new MessageStream<WindowResult<A, K>>({ open: () => new WindowedSource(proc, options) })
 }
 
+/** A partition's open windows and watermark, as of its state's generation. */
 interface Indexed {
   generation: number
   index: WindowIndex
+  wm: number
 }
 
 class WindowedSource<V, K extends Key, A> implements BatchSource<WindowResult<A, K>> {
@@ -160,36 +166,47 @@ class WindowedSource<V, K extends Key, A> implements BatchSource<WindowResult<A,
     return this.it?.finish()
   }
 
-  /** The open windows of `m`'s partition, rebuilt from the state when it was restored or rewound. */
-  private indexOf(m: ProcessorMessage<V, K>): WindowIndex {
+  /** The open windows and watermark of `m`'s partition, rebuilt from the state when it was restored or rewound. */
+  private indexOf(m: ProcessorMessage<V, K>): Indexed {
     const at = (m as unknown as ProcessorMessageImpl<V>).stateOf()
-    if (at === undefined) return new WindowIndex() // its partition is gone: nothing it does is kept
+    // Its partition is gone: nothing it does is kept.
+    if (at === undefined) return { generation: -1, index: new WindowIndex(), wm: -Infinity }
     const had = this.indexes.get(at.state)
-    if (had !== undefined && had.generation === at.generation) return had.index
+    if (had !== undefined && had.generation === at.generation) return had
     const index = new WindowIndex()
-    for (const [k, v] of m.state.entries()) if (typeof k === 'string') this.windows.reindex(index, k, v)
-    this.indexes.set(at.state, { generation: at.generation, index })
-    return index
+    let wm = m.state.get<number>(WM) ?? -Infinity
+    for (const [k, v] of m.state.entries()) {
+      if (typeof k !== 'string') continue
+      const mark = this.windows.reindex(index, k, v)
+      if (mark !== undefined && mark > wm) wm = mark
+    }
+    const made = { generation: at.generation, index, wm }
+    this.indexes.set(at.state, made)
+    return made
   }
 
   private process(m: ProcessorMessage<V, K>): void {
     const o = this.o
     const st = m.state
-    const index = this.indexOf(m)
+    const at = this.indexOf(m)
+    const index = at.index
     const t = o.eventTime === undefined ? m.timestamp : o.eventTime(m)
     if (typeof t !== 'number' || !Number.isFinite(t))
       throw new InvalidArgumentError(
         `windowed() event time of ${m.topic}/${m.partition}@${m.offset} is not a finite number: ${String(t)}`,
       )
-    let wm = st.get<number>(WM) ?? -Infinity
-    if (!this.windows.place(st, index, m.key, t, wm, (a) => o.add(a === undefined ? o.initial() : a, m))) {
+    const wm = Math.max(at.wm, t - this.lateness) // after this message
+    const add = (a: A | undefined): A => o.add(a === undefined ? o.initial() : a, m)
+    if (!this.windows.place({ st, index, key: m.key, t, wm: at.wm, mark: wm, add })) {
       o.onLate?.(m)
       if (o.lateTo !== undefined)
         m.send(o.lateTo, m.key, m.value, { headers: m.headers, timestamp: m.timestamp }).catch(() => undefined)
     }
-    if (t - this.lateness > wm) st.set(WM, (wm = t - this.lateness))
+    at.wm = wm
     // Windows the watermark passed, as many as the message may still write (the rest go with the next ones).
-    for (const w of this.windows.close(st, index, wm, this.closeLimit)) {
+    const closed = this.windows.close(st, index, wm, this.closeLimit)
+    if (closed.length > 0) st.set(WM, wm) // the windows that carried it are gone
+    for (const w of closed) {
       const k = w.key as K
       this.track(
         m.send(o.to, k, { start: w.start, end: w.end, value: w.value }, { timestamp: w.end - 1 }).then(
