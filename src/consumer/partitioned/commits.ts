@@ -16,6 +16,8 @@ export class Commits {
   /** Partitions whose lease was taken since the last `commit()` (reported by it as `FencedError`). */
   readonly fenced: TopicPartition[] = []
   private timer: NodeJS.Timeout | undefined
+  /** The commit being written (commits are written one at a time). */
+  private queue: Promise<unknown> = Promise.resolve()
 
   constructor(
     private readonly ledger: PartitionedLedger<unknown>,
@@ -37,8 +39,18 @@ export class Commits {
     clearInterval(this.timer)
   }
 
-  /** Commit the acked prefix of `parts` (every owned partition when undefined) that moved since the last commit. */
-  async commitParts(parts?: OwnedPartition[]): Promise<void> {
+  /**
+   * Commit the acked prefix of `parts` (every owned partition when undefined) that moved since the
+   * last commit. One at a time, in the order asked: a commit of an older position written after a
+   * newer one would move the group back (the file store's lock is not first come, first served).
+   */
+  commitParts(parts?: OwnedPartition[]): Promise<void> {
+    const run = this.queue.then(() => this.commitNow(parts))
+    this.queue = run.catch(() => undefined)
+    return run
+  }
+
+  private async commitNow(parts: OwnedPartition[] | undefined): Promise<void> {
     const { ledger, member } = this
     const core = ledger.core
     const list = (parts ?? [...ledger.parts.values()]).filter((p) => !p.lost && p.commitPoint() !== p.committed)

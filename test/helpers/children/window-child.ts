@@ -1,7 +1,8 @@
 // Window-chaos child: node --import tsx window-child.ts <target> <open options as JSON> [tumbling|session]
 // A member of group 'win' (a processor of topic 'clicks' with the state store 'w', from the start)
-// that counts each user's clicks by event time (the message's timestamp), with 1 s of lateness:
-// in 10-second tumbling windows (default), or in sessions with a 150 ms gap. Results go to
+// that counts each user's clicks by event time (the message's timestamp): in 10-second tumbling
+// windows with 1 s of lateness (default), or in sessions with a 150 ms gap and 2 s of lateness
+// (a session click behind the watermark is late: 2 s keep ±1 s of disorder in time). Results go to
 // 'counts', late clicks to 'late'. Prints (blocking writes) `# started <pid>`, `# working` after
 // its first click counted, `# error …` for failures; SIGTERM: close, `# closed`, exit 0.
 import { session, tumbling, windowed } from '../../../src/index.js'
@@ -15,7 +16,7 @@ let added = 0
 try {
   for await (const _ of windowed(proc, {
     window: kind === 'session' ? session(150) : tumbling(10_000),
-    latenessMs: 1000,
+    latenessMs: kind === 'session' ? 2000 : 1000,
     to: 'counts',
     lateTo: 'late',
     initial: () => 0,

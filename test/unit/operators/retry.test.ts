@@ -125,24 +125,33 @@ describe('retry()', () => {
   })
 
   it('waits the backoff between attempts: initialMs, then × multiplier', async () => {
-    const times: number[] = []
-    const handler = () => {
-      times.push(performance.now())
-      throw new Error('no')
+    // Fake timers: the waits are checked to the millisecond, and no load can stretch them.
+    vi.useFakeTimers()
+    try {
+      let calls = 0
+      const handler = () => {
+        calls++
+        throw new Error('no')
+      }
+      const done = collect(
+        pipe(
+          fromArray([fakeMessage(0)]),
+          retry(handler, { attempts: 3, backoff: { initialMs: 30, multiplier: 2, jitter: 0 } }),
+        ),
+      )
+      const after = async (ms: number): Promise<number> => {
+        await vi.advanceTimersByTimeAsync(ms)
+        return calls
+      }
+      expect(await after(0)).toBe(1)
+      expect(await after(29)).toBe(1)
+      expect(await after(1)).toBe(2) // 30 ms after the first
+      expect(await after(59)).toBe(2)
+      expect(await after(1)).toBe(3) // 60 ms after the second
+      await done
+    } finally {
+      vi.useRealTimers()
     }
-    await collect(
-      pipe(
-        fromArray([fakeMessage(0)]),
-        retry(handler, { attempts: 3, backoff: { initialMs: 30, multiplier: 2, jitter: 0 } }),
-      ),
-    )
-    expect(times).toHaveLength(3)
-    const gap1 = times[1]! - times[0]!
-    const gap2 = times[2]! - times[1]!
-    expect(gap1).toBeGreaterThanOrEqual(28)
-    expect(gap1).toBeLessThan(30 + 150)
-    expect(gap2).toBeGreaterThanOrEqual(58)
-    expect(gap2).toBeLessThan(60 + 150)
   })
 
   it('processes one message at a time, in order', async () => {
