@@ -320,32 +320,38 @@ describe('retryRx()', () => {
   })
 
   it('take(1) unsubscribes during a backoff wait: the timer is cleared, no more calls, message unsettled', async () => {
-    let calls = 0
-    const m = fakeMessage(1)
-    const src = new Subject<FakeMessage>()
-    const results: Array<RetryResult<FakeMessage>> = []
-    const sub = src
-      .pipe(
-        retryRx(
-          (msg) => {
-            calls++
-            if (msg.id === 1) throw new Error('x')
-          },
-          { attempts: 5, backoff: { initialMs: 40, jitter: 0 } },
-        ),
-        take(1),
-      )
-      .subscribe((r) => results.push(r))
-    src.next(m)
-    await settle()
-    expect(calls).toBe(1)
-    const before = timers()
-    sub.unsubscribe()
-    expect(timers()).toBe(before - 1)
-    await sleep(80) // past the backoff: no retry after the unsubscribe
-    expect(calls).toBe(1)
-    expect(settlements(m)).toBe(0)
-    expect(results).toEqual([])
+    // Fake timers: the backoff cannot run out while the test looks, however loaded the machine.
+    vi.useFakeTimers()
+    try {
+      let calls = 0
+      const m = fakeMessage(1)
+      const src = new Subject<FakeMessage>()
+      const results: Array<RetryResult<FakeMessage>> = []
+      const sub = src
+        .pipe(
+          retryRx(
+            (msg) => {
+              calls++
+              if (msg.id === 1) throw new Error('x')
+            },
+            { attempts: 5, backoff: { initialMs: 40, jitter: 0 } },
+          ),
+          take(1),
+        )
+        .subscribe((r) => results.push(r))
+      src.next(m)
+      await vi.advanceTimersByTimeAsync(0)
+      expect(calls).toBe(1)
+      const before = vi.getTimerCount()
+      sub.unsubscribe()
+      expect(vi.getTimerCount()).toBe(before - 1)
+      await vi.advanceTimersByTimeAsync(80) // past the backoff: no retry after the unsubscribe
+      expect(calls).toBe(1)
+      expect(settlements(m)).toBe(0)
+      expect(results).toEqual([])
+    } finally {
+      vi.useRealTimers()
+    }
   })
 
   it('the signal errors it with AbortError', async () => {
