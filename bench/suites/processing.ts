@@ -22,7 +22,7 @@ import { joinTable, pipe } from '../../src/operators/index.js'
 import { open, tumbling, windowed, type Twain } from '../../src/index.js'
 import { RedisServer } from '../../test/helpers/redis-server.js'
 import { log, logGoals, logRunHeader } from '../lib/report.js'
-import { fmtInt, fmtNum, median } from '../lib/stats.js'
+import { fmtInt, fmtNum, median, sleep } from '../lib/stats.js'
 import type { Suite, SuiteOptions } from '../lib/suite.js'
 import { renderTable } from '../lib/table.js'
 import { makeTempDir, removeTempDir } from '../lib/tmp.js'
@@ -204,7 +204,12 @@ async function restore(target: string, round: number, keys: number): Promise<{ r
     m.ack()
     if (++n === messages) break
   }
-  await writer.commit()
+  // Every write stored and committed before the writer goes (close() waits only drainTimeoutMs).
+  for (;;) {
+    await writer.commit()
+    if ((await twain.describeGroup(input)).topics[0]?.committed === messages) break
+    await sleep(50)
+  }
   await writer.close()
   await twain.producer<number, number>(input).send(messages, -1)
   await twain.close()
