@@ -203,6 +203,9 @@ async function restore(target: string, round: number, keys: number): Promise<{ r
       m.state.set(m.value * KEYS_PER_MESSAGE + k, k)
     m.ack()
     if (++n === messages) break
+    // Buffered messages come on microtasks: a loop this busy must let timers run (heartbeats,
+    // commits) or the member's session lapses (10 s of writes without a turn lost the lease).
+    await new Promise((r) => setImmediate(r))
   }
   // Every write stored and committed before the writer goes (close() waits only drainTimeoutMs).
   for (;;) {
