@@ -14,14 +14,7 @@ export class WindowIndex {
     let keys = this.byEnd.get(end)
     if (keys === undefined) {
       this.byEnd.set(end, (keys = new Set()))
-      let lo = 0
-      let hi = this.ends.length
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1
-        if ((this.ends[mid] as number) < end) lo = mid + 1
-        else hi = mid
-      }
-      this.ends.splice(lo, 0, end)
+      this.ends.splice(this.at(end), 0, end)
     }
     keys.add(stateKey)
   }
@@ -31,8 +24,19 @@ export class WindowIndex {
     const keys = this.byEnd.get(end)
     if (keys === undefined || !keys.delete(stateKey) || keys.size > 0) return
     this.byEnd.delete(end)
-    const i = this.ends.indexOf(end)
-    if (i >= 0) this.ends.splice(i, 1)
+    this.ends.splice(this.at(end), 1)
+  }
+
+  /** Where `end` is, or goes, in `ends` (binary search). */
+  private at(end: number): number {
+    let lo = 0
+    let hi = this.ends.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if ((this.ends[mid] as number) < end) lo = mid + 1
+      else hi = mid
+    }
+    return lo
   }
 
   /** The entries at or before `watermark`, at most `limit` of them, taken out: by time, then key. */
