@@ -8,7 +8,8 @@
 // checkpointing at once a call that writes nothing but changes the table. A write that fails after
 // its writer was admitted leaves a change the log does not tell: until the next checkpoint, a table
 // read back may then admit a writer the live one fences and remember outputs the live one forgot —
-// never the other way round, so it never stores a remembered output again.
+// never the other way round, so it never stores a remembered output again. Sequence numbers
+// include a timer turn's and a dead letter's (2^30 and up), which a checkpoint must hold too.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { IdempotentResult, OutputSource, SourcePosition } from '../src/backends/backend.js'
@@ -29,12 +30,15 @@ interface ModelSource {
   stored: Map<string, number>
 }
 
+const seqs = fc.oneof(fc.integer({ min: 0, max: 2 }), fc.constantFrom(2 ** 30, 2 ** 30 + 1, 2 ** 31 - 1))
+
 const call = fc.record({
   kind: fc.constant('call' as const),
   partition: fc.constantFrom(0, 1), // two sources (input partitions) writing to one output partition
   epoch: fc.integer({ min: 1, max: 4 }),
   committed: fc.integer({ min: 0, max: 6 }),
-  positions: fc.array(fc.record({ offset: fc.integer({ min: 0, max: 8 }), seq: fc.integer({ min: 0, max: 2 }) }), {
+  // A message's outputs are numbered from 0; timer turns' from 2^30; a dead letter is 2^31 - 1.
+  positions: fc.array(fc.record({ offset: fc.integer({ min: 0, max: 8 }), seq: seqs }), {
     minLength: 1,
     maxLength: 5,
   }),

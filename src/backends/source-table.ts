@@ -201,16 +201,32 @@ export class SourceTable {
     )
   }
 
-  /** The table as JSON-able data (the file backend's checkpoint). */
-  toJSON(): Array<[string, number, number, Array<[number, number[]]>]> {
-    return [...this.sources].map(([k, s]) => [k, s.epoch, s.floor, [...s.entries]])
+  /**
+   * The table as JSON-able data (the file backend's checkpoint), version 2: each input's outputs
+   * as `[seq, stored offset]` pairs flat, since sequence numbers run up to 2^31 - 1 (a timer turn's,
+   * a dead letter's) and a list by sequence number would be written with a null per hole.
+   */
+  toJSON(): { v: 2; s: Array<[string, number, number, Array<[number, number[]]>]> } {
+    const rows: Array<[string, number, number, Array<[number, number[]]>]> = []
+    for (const [k, s] of this.sources) {
+      const entries: Array<[number, number[]]> = []
+      for (const [offset, list] of s.entries) {
+        const pairs: number[] = []
+        // The indexes set, not 0 .. length: a sparse list's length can be 2^31.
+        for (const seq of Object.keys(list)) pairs.push(Number(seq), list[Number(seq)] as number)
+        entries.push([offset, pairs])
+      }
+      rows.push([k, s.epoch, s.floor, entries])
+    }
+    return { v: 2, s: rows }
   }
 
-  /** A table from `toJSON`'s data (throws on anything else). */
+  /** A table from `toJSON`'s data (throws on anything else, an older version's included: the log is then read instead). */
   static fromJSON(data: unknown): SourceTable {
     const t = new SourceTable()
-    if (!Array.isArray(data)) throw new Error('not a source table')
-    for (const row of data as unknown[]) {
+    const rows = (data as { v?: unknown; s?: unknown } | null)?.s
+    if ((data as { v?: unknown } | null)?.v !== 2 || !Array.isArray(rows)) throw new Error('not a source table')
+    for (const row of rows as unknown[]) {
       const [k, epoch, floor, entries] = row as [string, number, number, Array<[number, number[]]>]
       if (
         typeof k !== 'string' ||
@@ -219,11 +235,19 @@ export class SourceTable {
         !Array.isArray(entries)
       )
         throw new Error('not a source table')
-      t.sources.set(k, {
-        epoch,
-        floor,
-        entries: new Map(entries.map(([o, list]) => [o, list.map((x) => (x === null ? undefined : x)) as number[]])),
-      })
+      const map = new Map<number, number[]>()
+      for (const [offset, pairs] of entries) {
+        if (!Number.isSafeInteger(offset) || !Array.isArray(pairs) || pairs.length % 2 !== 0)
+          throw new Error('not a source table')
+        const list: number[] = []
+        for (let i = 0; i < pairs.length; i += 2) {
+          const seq = pairs[i] as number
+          if (!Number.isSafeInteger(seq) || seq < 0 || seq >= 2 ** 32 - 1) throw new Error('not a source table')
+          list[seq] = pairs[i + 1] as number
+        }
+        map.set(offset, list)
+      }
+      t.sources.set(k, { epoch, floor, entries: map })
     }
     return t
   }
