@@ -72,7 +72,10 @@ describe('replicaAcks', () => {
       expect(e).toBeInstanceOf(TimeoutError)
       expect(e).toMatchObject({
         retriable: true,
-        message: expect.stringMatching(/acknowledged by 0 of 1 replica within 300 ms \(replicaAcks\)/),
+        // Either the master's WAIT answered with 0 replicas, or (a loaded machine) the deadline passed before it answered.
+        message: expect.stringMatching(
+          /(acknowledged by 0 of 1 replica|not acknowledged by 1 replica) within 300 ms \(replicaAcks\)/,
+        ),
       })
       await expect(producer.send(1, 'after')).resolves.toMatchObject({ partition: 0 })
     } finally {
