@@ -1,7 +1,9 @@
 // Clicks counted per user in 10-second windows of event time (each click's timestamp), exactly
 // once: the clicks come a little out of order and one comes 15 s late. A window's count is sent to
 // 'clicks-per-10s' once the partition's watermark (the latest click time seen, less 1 s of allowed
-// lateness) passes its end; the late click goes to 'late-clicks'.
+// lateness) passes its end; the late click goes to 'late-clicks'. No click closes the last
+// windows: once the partition has been idle for half a second, its watermark moves on with the
+// wall clock (`idleMs`) and closes them.
 // Run: npx tsx examples/windowed-counts.ts
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -35,6 +37,7 @@ const results = windowed(proc, {
   initial: () => 0,
   add: (n) => n + 1,
   onLate: () => late++,
+  idleMs: 500,
 })
 const seen: Array<WindowResult<number, string>> = []
 for await (const r of results) {
@@ -42,8 +45,8 @@ for await (const r of results) {
   console.log(
     `${r.key} ${new Date(r.start).toISOString().slice(11, 19)}–${new Date(r.end).toISOString().slice(11, 19)}: ${r.value}`,
   )
-  // The windows from 12:00:30 stay open: no later click moves the watermark past their end.
-  if (seen.length === 7) break
+  // The windows from 12:00:30 close once the partition is idle: no later click moves the watermark past their end.
+  if (seen.length === 9) break
 }
 await proc.close()
 console.log(`late clicks: ${late}`)

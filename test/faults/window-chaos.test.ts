@@ -16,6 +16,7 @@ import { fileTarget, redisTarget } from '../helpers/chaos-targets.js'
 import { ChildPool, drainWithOne, storm } from '../helpers/child-pool.js'
 import { killChildren } from '../helpers/spawn.js'
 import { sleep } from '../helpers/wait.js'
+import { sessionCounts } from '../helpers/window-models.js'
 
 const PARTITIONS = 4
 const USERS = 20
@@ -95,7 +96,6 @@ function tumblingModel(clicks: readonly Click[]): Model {
 
 /** Sessions: per user, the clicks in time (at or past the watermark they met), split where consecutive event times are GAP or more apart. */
 function sessionModel(clicks: readonly Click[]): Model {
-  const results = new Map<string, [number, number]>()
   const late = new Set<number>()
   const byUser = new Map<string, number[]>()
   for (let p = 0; p < PARTITIONS; p++) {
@@ -107,17 +107,7 @@ function sessionModel(clicks: readonly Click[]): Model {
       else byUser.set(c.user, [...(byUser.get(c.user) ?? []), c.t])
     }
   }
-  for (const [user, times] of byUser) {
-    let start = -Infinity
-    let last = -Infinity
-    for (const t of times.sort((a, b) => a - b)) {
-      if (t - last >= GAP) start = t
-      const had = results.get(`${user} ${start}`)
-      results.set(`${user} ${start}`, [t + 1, (had?.[1] ?? 0) + 1])
-      last = t
-    }
-  }
-  return { results, late }
+  return { results: sessionCounts(byUser, GAP), late }
 }
 
 const kinds = [

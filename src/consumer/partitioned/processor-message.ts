@@ -8,7 +8,8 @@ import { MessageState, type StateOwner } from './state/message-state.js'
 import type { PreparedRecord } from '../../producer/send-record.js'
 import type { PartitionState, StateWrite } from './state/partition-state.js'
 import { LAST_MARK, type ProcessorState } from './state/processor-state.js'
-import type { StateStore } from './state/state-store.js'
+import { MAX_STATE_WRITES, type StateStore } from './state/state-store.js'
+import { TIMER_SEQ } from './state/timer-turn.js'
 
 /**
  * A message of a processor (`twain.processor()`): a `GroupMessage` that can send outputs. Each
@@ -78,9 +79,10 @@ export class ProcessorMessageImpl<V>
         ),
       )
     this.#turn()
-    if (this.#seq >= DEAD_LETTER_SEQ)
+    // Numbers from TIMER_SEQ on are the partition's timer turns' (decision 208).
+    if (this.#seq >= TIMER_SEQ - MAX_STATE_WRITES - 1)
       return Promise.reject(
-        new InvalidArgumentError(`Message ${this.#where()} sent more than ${DEAD_LETTER_SEQ - 1} outputs`),
+        new InvalidArgumentError(`Message ${this.#where()} sent more than ${TIMER_SEQ - MAX_STATE_WRITES - 2} outputs`),
       )
     const trace = GroupMessageImpl.trace(this)
     if (trace !== undefined)

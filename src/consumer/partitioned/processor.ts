@@ -108,6 +108,11 @@ export class Processor<V = unknown, K extends Key = Key> extends Consumer<V, K, 
     this.#state = state
   }
 
+  /** @internal The state store and outputs of `p` (for its timer turns: `windowed()`'s idle partitions). */
+  static stateOf(p: Processor<never, never>): { state: ProcessorState; outputs: Outputs } | undefined {
+    return p.#state === undefined ? undefined : { state: p.#state, outputs: p.#outputs }
+  }
+
   /** Refused with a state store (its state cannot go back); else as `Consumer.seek`. */
   override seek(topic: string, partition: number, offset: number): void
   override seek(topic: string, partition: number, to: { time: number | Date }): Promise<void>

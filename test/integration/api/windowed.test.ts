@@ -1,11 +1,13 @@
 // Event-time windows (`windowed`, `tumbling`, `hopping`; README "Windows") through the public API,
 // on a directory and on Redis: hopping windows hold a message in each window it falls in; an
 // `eventTime` function replaces the timestamp; late messages go to `onLate` and `lateTo`; the
-// stream's results say where they are stored and match the topic; bad options are refused by name.
+// stream's results say where they are stored and match the topic; `idleMs` closes an idle
+// partition's last windows by the wall clock, once; bad options are refused by name.
 import { from, lastValueFrom, take, toArray } from 'rxjs'
 import { describe, expect, it } from 'vitest'
 import { hopping, InvalidArgumentError, session, tumbling, windowed, type WindowResult } from '../../../src/index.js'
 import { backends } from '../../conformance/backends.js'
+import { until } from '../../helpers/wait.js'
 import { twain, useGroupStore } from '../groups/groups-fixtures.js'
 
 const kinds = backends().filter((k) => k.name === 'file' || k.name === 'redis')
@@ -167,6 +169,65 @@ describe.each(kinds)('windowed on $name', (kind) => {
     expect(stored).toEqual(got.map((r) => [r.key, r.start, r.end, r.end - 1]))
   })
 
+  it('idleMs: an idle partition closes its last windows once; a message behind the moved watermark is late; a restart sends none again', async () => {
+    // Windows of 100 ms. a@150 closes [0,100) for a and b; nothing then closes [100,200) but the
+    // idle partition's watermark, moved on by the wall clock (20 ms of silence first).
+    await setup([
+      { key: 'a', at: 10 },
+      { key: 'b', at: 20 },
+      { key: 'a', at: 150 },
+      { key: 'b', at: 190 },
+    ])
+    const options = {
+      window: tumbling(100),
+      to: 'out',
+      lateTo: 'late',
+      initial: () => 0,
+      add: (n: number) => n + 1,
+      idleMs: 20,
+    }
+    const shown = (rs: Array<WindowResult<number, string>>) => rs.map((r) => [r.key, r.start - T0, r.end - T0, r.value])
+    const p = proc()
+    const late: string[] = []
+    const got: Array<WindowResult<number, string>> = []
+    const ac = new AbortController()
+    const results = windowed(p, { ...options, onLate: (m) => late.push(m.value) })
+    const reading = (async () => {
+      const it = results[Symbol.asyncIterator](ac.signal)
+      for (let r = await it.next(); r.done !== true; r = await it.next()) got.push(r.value)
+    })().catch((e: unknown) => (ac.signal.aborted ? undefined : Promise.reject(e)))
+    await until(() => got.length >= 4, 10_000, 'the four windows')
+    expect(shown(got)).toEqual([
+      ['a', 0, 100, 1],
+      ['b', 0, 100, 1],
+      ['a', 100, 200, 1],
+      ['b', 100, 200, 1],
+    ])
+    // The watermark passed 200: a click at 180 is late.
+    await twain.producer<string, string>('in').send('a', '180', { timestamp: T0 + 180 })
+    await until(() => late.length === 1, 10_000, 'the late click')
+    expect(late).toEqual(['180'])
+    ac.abort()
+    await reading
+    await p.close()
+
+    // Another member restores the state: the closed windows stay closed; a new key's window closes when idle.
+    const p2 = proc()
+    const it2 = windowed(p2, options)[Symbol.asyncIterator]()
+    await twain.producer<string, string>('in').send('c', 'x', { timestamp: T0 + 1_000_000 })
+    const next = (await it2.next()).value as WindowResult<number, string>
+    expect(shown([next])).toEqual([['c', 1_000_000, 1_000_100, 1]])
+    await it2.return?.()
+    await p2.close()
+    const stored: string[] = []
+    for await (const m of twain.history<{ start: number; end: number; value: number }, string>('out'))
+      stored.push(`${m.key} ${m.value.start - T0} ${m.value.value}`)
+    expect(stored).toEqual(['a 0 1', 'b 0 1', 'a 100 1', 'b 100 1', 'c 1000000 1'])
+    const aside: string[] = []
+    for await (const m of twain.history<string>('late')) aside.push(m.value)
+    expect(aside).toEqual(['180'])
+  })
+
   it('refuses bad options by name', () => {
     const p = proc('bad')
     expect(() => tumbling(0)).toThrow(/tumbling\(\) size must be a positive integer of ms, got 0/)
@@ -180,5 +241,6 @@ describe.each(kinds)('windowed on $name', (kind) => {
     expect(() => windowed(p, { ...base, window: session(1000) })).toThrow(/session windows needs merge/)
     expect(() => session(-5)).toThrow(/session\(\) gap must be a positive integer of ms, got -5/)
     expect(() => hopping(60_000, 10)).toThrow(/puts an event in 6000 windows, more than 500/)
+    expect(() => windowed(p, { ...base, idleMs: 0 })).toThrow(/idleMs must be a positive integer \(ms\), got 0/)
   })
 })

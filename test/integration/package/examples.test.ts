@@ -94,14 +94,17 @@ describe('examples run as smoke tests', () => {
     expect(out).toMatch(/view-counts: 400 records for 400 views/)
   }, 60_000)
 
-  it('windowed-counts: counts per user per 10 s of event time, each window once, the late click aside', () => {
+  it('windowed-counts: counts per user per 10 s of event time, each window once, the last closed when idle, the late click aside', () => {
     const { code, out } = run('windowed-counts.ts')
     expect(code, out).toBe(0)
     expect(out).toMatch(/^ada 12:00:00–12:00:10: 5$/m)
     expect(out).toMatch(/^ada 12:00:10–12:00:20: 4$/m)
     expect(out).toMatch(/^bob 12:00:20–12:00:30: 5$/m)
+    // Closed by the idle partition's watermark (idleMs), not by a click.
+    expect(out).toMatch(/^ada 12:00:30–12:00:40: 4$/m)
+    expect(out).toMatch(/^bob 12:00:30–12:00:40: 5$/m)
     expect(out).toMatch(/late clicks: 1/)
-    expect(out).toMatch(/clicks-per-10s: 7 results; late-clicks: 1/)
+    expect(out).toMatch(/clicks-per-10s: 9 results; late-clicks: 1/)
   }, 60_000)
 
   it('enrich-with-table: each known order once with its tier as the table held it, the unknown one dropped', () => {

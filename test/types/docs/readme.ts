@@ -201,6 +201,13 @@ export async function windows2(): Promise<void> {
   for await (const v of visits) console.log(v.key, v.value.clicks)
 }
 
+// README.md, Windows, ts block 3
+export async function windows3(): Promise<void> {
+  const proc = twain.processor<Click, string>('clicks', { group: 'clicks-10s', state: 'windows' })
+  const counts = windowed(proc, { window: tumbling(10_000), to: 'clicks-per-10s', idleMs: 5000, initial: () => 0, add: (n) => n + 1 })
+  for await (const r of counts) console.log(r.key, r.value)
+}
+
 // README.md, Tables, ts block 1
 export async function tables1(): Promise<void> {
   const customers = twain.table<Customer, string>('customers')

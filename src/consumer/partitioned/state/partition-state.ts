@@ -148,6 +148,23 @@ export class PartitionState {
     }
   }
 
+  /**
+   * Nothing of the partition is pending: every message fetched in this generation was flushed and
+   * its writes are stored (what a timer turn needs to run between two inputs; decision 208).
+   */
+  quiet(): boolean {
+    this.current()
+    return this.head === this.queue.length && this.writes.size === 0
+  }
+
+  /** A timer turn's writes (`null`: a delete), stored in the changelog: what is flushed now. */
+  applyTurn(writes: ReadonlyMap<string, unknown>): void {
+    for (const [k, v] of writes) {
+      if (v === null) this.flushed.delete(k)
+      else this.flushed.set(k, v)
+    }
+  }
+
   /** `m`'s writes are stored in the changelog (it is being acked): they are what is flushed now. */
   applied(m: StatefulMessage): void {
     this.current()

@@ -15,6 +15,7 @@ import type { PreparedRecord } from '../../../producer/send-record.js'
 import type { Outputs } from '../outputs.js'
 import type { PartitionHandle } from '../partition-message.js'
 import { PartitionState, type StatefulMessage } from './partition-state.js'
+import { doneThrough, TimerTurn } from './timer-turn.js'
 
 /** Pause before a failed restore of a partition's state is tried again. */
 const RESTORE_RETRY_MS = 1000
@@ -118,6 +119,28 @@ export class ProcessorState {
     return outputs.prepare(this.topic, this.meta as TopicMeta, { key, value, partition })
   }
 
+  /** The partitions whose state is restored, with their state. */
+  restored(): IterableIterator<PartitionState> {
+    return this.states.values()
+  }
+
+  /**
+   * A timer turn of partition state `state` (decision 208), named after input `offset`, numbered
+   * from `seq`; undefined unless the partition is still this member's and not being handed over.
+   * The caller sees to the rest: the partition quiet when a turn is decided, and its messages held
+   * while the turn runs.
+   */
+  turn(state: PartitionState, outputs: Outputs, offset: number, seq: number): TimerTurn | undefined {
+    const part = state.part
+    if (this.of(part) !== state || part.lost || part.dropped || part.revoking || part.releasing) return undefined
+    return new TimerTurn(this, outputs, state, { part, generation: part.generation }, offset, seq)
+  }
+
+  /** The end (next offset) of each partition of the input topic. */
+  async inputEnds(): Promise<Map<number, number>> {
+    return new Map((await this.store.offsets(this.input)).map((o) => [o.partition, o.end]))
+  }
+
   close(): void {
     this.closed = true
     for (const t of this.timers) clearTimeout(t)
@@ -158,7 +181,7 @@ export class ProcessorState {
     }
   }
 
-  /** Partition `partition` of the changelog, whole: the latest value of each key, and the highest input offset of `source` it holds (-1: none). */
+  /** Partition `partition` of the changelog, whole: the latest value of each key, and the highest input of `source` its records show to be done (`doneThrough`; -1: none). */
   private async read(partition: number, source: string): Promise<{ values: Map<string, unknown>; last: number }> {
     const end = (await this.store.offsets(this.topic)).find((o) => o.partition === partition)?.end ?? 0
     const values = new Map<string, unknown>()
@@ -178,7 +201,7 @@ export class ProcessorState {
           }
           const h = m.headers[SOURCE_HEADER]
           const s = h === undefined ? undefined : parseSourceHeader(h)
-          if (s !== undefined && s.key === source && s.offset > last) last = s.offset
+          if (s !== undefined && s.key === source) last = Math.max(last, doneThrough(s.offset, s.seq))
         }
         if ((msgs[msgs.length - 1] as { offset: number }).offset >= end - 1) break
       }

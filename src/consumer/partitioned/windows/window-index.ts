@@ -60,6 +60,11 @@ export class WindowIndex {
     return out
   }
 
+  /** The earliest time with an entry (Infinity: none). */
+  get first(): number {
+    return this.ends[0] ?? Infinity
+  }
+
   get size(): number {
     let n = 0
     for (const s of this.byEnd.values()) n += s.size

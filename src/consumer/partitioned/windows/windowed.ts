@@ -4,15 +4,18 @@ import type { BatchIterator, BatchSource } from '../../../stream/batch-iterator.
 import { MessageStream } from '../../../stream/message-stream.js'
 import { GroupMessageImpl } from '../../group-message.js'
 import { current, type PartitionHandle } from '../partition-message.js'
-import type { Processor } from '../processor.js'
+import type { OutputMetadata } from '../outputs.js'
+import { Processor } from '../processor.js'
 import type { ProcessorMessage, ProcessorMessageImpl } from '../processor-message.js'
 import type { PartitionState } from '../state/partition-state.js'
+import type { ProcessorState } from '../state/processor-state.js'
 import { MAX_STATE_WRITES } from '../state/state-store.js'
 import { FixedWindows } from './fixed-windows.js'
 import { SessionWindows } from './session-windows.js'
 import { WindowIndex } from './window-index.js'
 import type { WindowSpec } from './window-spec.js'
-import type { Windowing } from './windowing.js'
+import { IdleWindows, type LaneHost } from './idle-windows.js'
+import { WM_KEY, type ClosedWindow, type WindowLane, type Windowing } from './windowing.js'
 
 /** Options of `windowed()` (README "Windows"). */
 export interface WindowOptions<V, K extends Key, A> {
@@ -34,6 +37,14 @@ export interface WindowOptions<V, K extends Key, A> {
   lateTo?: string
   /** Called with each late message (before it is acked). @default none */
   onLate?: (m: ProcessorMessage<V, K>) => void
+  /**
+   * Close windows on idle partitions: once a partition is caught up, every message of it is
+   * processed, and nothing came for `idleMs`, its watermark moves on with the wall clock (by the
+   * time since its last message) and the windows it passes close, exactly once (decision 208).
+   * Results then depend on when messages arrived, not on them alone (a replay can differ).
+   * @default undefined: a watermark moves only with messages
+   */
+  idleMs?: number
 }
 
 /** One window's result, as sent to `to`. */
@@ -51,13 +62,6 @@ export interface WindowResult<A, K extends Key = Key> {
   duplicate?: true
 }
 
-/**
- * The watermark's key in the state, written when a message closes windows. Every window a message
- * writes carries the watermark after it too (`m`), so a message that only adds to windows writes
- * one key, not two; the watermark restored is the largest of them.
- */
-const WM = 'wm'
-
 function checkOptions<V, K extends Key, A>(o: WindowOptions<V, K, A>): void {
   if (typeof o !== 'object' || o === null) throw new InvalidArgumentError(`windowed() needs options, got ${String(o)}`)
   const kind = (o.window as { kind?: unknown } | undefined)?.kind
@@ -74,6 +78,9 @@ function checkOptions<V, K extends Key, A>(o: WindowOptions<V, K, A>): void {
   const l = o.latenessMs ?? 0
   if (typeof l !== 'number' || !Number.isSafeInteger(l) || l < 0)
     throw new InvalidArgumentError(`windowed() latenessMs must be a non-negative integer, got ${String(l)}`)
+  const i = o.idleMs
+  if (i !== undefined && (typeof i !== 'number' || !Number.isSafeInteger(i) || i <= 0))
+    throw new InvalidArgumentError(`windowed() idleMs must be a positive integer (ms), got ${String(i)}`)
 }
 
 /**
@@ -81,9 +88,9 @@ function checkOptions<V, K extends Key, A>(o: WindowOptions<V, K, A>): void {
  * each message is added to the aggregate of every window of its key its event time falls in
  * (tumbling, hopping: fixed windows; session: joining the key's sessions it is near); once the
  * partition's watermark (the largest event time seen, less `latenessMs`) passes a window's end,
- * its result is sent to `to` as an output of a message that found it closed, and the window leaves
- * the state. Results are stored exactly once across kills and rebalances
- * (outputs and state of the processor). Iterating the stream runs the processor: it yields each
+ * its result is sent to `to` as an output of a message that found it closed (or, with `idleMs`, of
+ * a timer turn of the idle partition: `IdleWindows`), and the window leaves the state. Results are
+ * stored exactly once across kills and rebalances (outputs and state of the processor). Iterating the stream runs the processor: it yields each
  * result once stored, and acks every message.
  */
 export function windowed<V, K extends Key, A>(
@@ -94,14 +101,11 @@ export function windowed<V, K extends Key, A>(
   return new MessageStream<WindowResult<A, K>>({ open: () => new WindowedSource(proc, options) })
 }
 
-/** A partition's open windows and watermark, as of its state's generation. */
-interface Indexed {
-  generation: number
-  index: WindowIndex
-  wm: number
-}
+type Lane<V, K extends Key> = WindowLane<ProcessorMessage<V, K>>
 
-class WindowedSource<V, K extends Key, A> implements BatchSource<WindowResult<A, K>> {
+class WindowedSource<V, K extends Key, A>
+  implements BatchSource<WindowResult<A, K>>, LaneHost<A, ProcessorMessage<V, K>>
+{
   private it: BatchIterator<ProcessorMessage<V, K>> | undefined
   /** The processor's next batch, being read. */
   private reading: Promise<ProcessorMessage<V, K>[] | undefined> | undefined
@@ -112,26 +116,37 @@ class WindowedSource<V, K extends Key, A> implements BatchSource<WindowResult<A,
   private pending = 0
   /** Wakes a `next` waiting for a batch or a result. */
   private wake: (() => void) | undefined
-  private readonly indexes = new WeakMap<PartitionState, Indexed>()
+  private readonly lanes = new WeakMap<PartitionState, Lane<V, K>>()
   private readonly lateness: number
-  private readonly windows: Windowing<A>
+  readonly windows: Windowing<A>
   /** Most windows one message closes: its state writes stay within a message's. */
-  private readonly closeLimit: number
+  readonly closeLimit: number
+  readonly to: string
+  private readonly idle: IdleWindows<A, ProcessorMessage<V, K>>
+  private readonly store: ProcessorState | undefined
 
   constructor(
     private readonly proc: Processor<V, K>,
     private readonly o: WindowOptions<V, K, A>,
   ) {
     this.lateness = o.latenessMs ?? 0
+    this.to = o.to
     const w = o.window
     this.windows =
       w.kind === 'session' ? new SessionWindows<A>(w, o.merge as (a: A, b: A) => A) : new FixedWindows<A>(w)
-    // Its own writes: the watermark, and a key per window its event goes in.
+    // Its own writes: the watermark, and a key per window its event goes in (a turn's: the watermark's and the turn's).
     this.closeLimit = MAX_STATE_WRITES - 1 - (w.kind === 'session' ? 1 : Math.ceil(w.sizeMs / w.advanceMs))
+    const at = Processor.stateOf(proc as unknown as Processor<never, never>)
+    this.store = at?.state
+    this.idle = new IdleWindows(this, at?.state, at?.outputs, o.idleMs)
   }
 
   async next(signal: AbortSignal): Promise<WindowResult<A, K>[] | undefined> {
-    const it = (this.it ??= this.proc.iterate(signal))
+    if (this.it === undefined) {
+      this.it = this.proc.iterate(signal)
+      this.idle.start()
+    }
+    const it = this.it
     for (;;) {
       // Results stored since the last call go first; the processing does not wait for them.
       if (this.ready.length > 0) return this.ready.splice(0)
@@ -143,16 +158,48 @@ class WindowedSource<V, K extends Key, A> implements BatchSource<WindowResult<A,
       this.reading = undefined
       if (got === undefined) {
         this.ended = true
+        this.idle.stop()
         continue
       }
-      for (const m of got) {
-        if (!current(GroupMessageImpl.handle(m as unknown as GroupMessageImpl<V, PartitionHandle>))) continue
-        this.process(m)
-      }
+      for (const m of got) this.take(m)
     }
   }
 
-  /** A result sent: yielded once stored (not if it failed: its message comes again, and so does it). */
+  /** Process `m`, or hold it while a timer turn of its partition runs. */
+  private take(m: ProcessorMessage<V, K>): void {
+    if (!current(GroupMessageImpl.handle(m as unknown as GroupMessageImpl<V, PartitionHandle>))) return
+    const at = (m as unknown as ProcessorMessageImpl<V>).stateOf()
+    // Its partition is gone: nothing it does is kept.
+    const lane = at === undefined ? scratchLane<V, K>() : this.laneOf(at.state, at.generation)
+    if (lane.busy) lane.held.push(m)
+    else this.process(m, lane)
+  }
+
+  release(lane: Lane<V, K>): void {
+    for (const m of lane.held.splice(0)) this.take(m)
+  }
+
+  result(sent: Promise<OutputMetadata>, w: ClosedWindow<A>, partition: number): void {
+    this.track(sent.then((r) => this.stored(w, partition, r), noResult))
+  }
+
+  failed(e: unknown): void {
+    this.store?.failed(e)
+  }
+
+  private stored(w: ClosedWindow<A>, partition: number, r: OutputMetadata): WindowResult<A, K> {
+    return {
+      key: w.key as K,
+      start: w.start,
+      end: w.end,
+      value: w.value,
+      partition,
+      offset: r.offset,
+      ...(r.duplicate ? { duplicate: true as const } : {}),
+    }
+  }
+
+  /** A result sent: yielded once stored (not if it failed: it is sent again, by its message or turn coming again). */
   private track(sent: Promise<WindowResult<A, K> | undefined>): void {
     this.pending++
     void sent.then((r) => {
@@ -163,66 +210,77 @@ class WindowedSource<V, K extends Key, A> implements BatchSource<WindowResult<A,
   }
 
   close(): Promise<void> | void {
+    this.idle.stop()
     return this.it?.finish()
   }
 
-  /** The open windows and watermark of `m`'s partition, rebuilt from the state when it was restored or rewound. */
-  private indexOf(m: ProcessorMessage<V, K>): Indexed {
-    const at = (m as unknown as ProcessorMessageImpl<V>).stateOf()
-    // Its partition is gone: nothing it does is kept.
-    if (at === undefined) return { generation: -1, index: new WindowIndex(), wm: -Infinity }
-    const had = this.indexes.get(at.state)
-    if (had !== undefined && had.generation === at.generation) return had
+  /** The lane of a partition, built from its state when it was restored or rewound (a turn it records as decided is finished first). */
+  laneOf(state: PartitionState, generation: number): Lane<V, K> {
+    const had = this.lanes.get(state)
+    if (had !== undefined && had.generation === generation) return had
+    const lane: Lane<V, K> = {
+      generation,
+      index: new WindowIndex(),
+      wm: -Infinity,
+      quietSince: Date.now(),
+      busy: false,
+      held: [],
+    }
+    this.reload(state, lane)
+    this.lanes.set(state, lane)
+    if (IdleWindows.decided(state)) this.idle.run(state, lane)
+    return lane
+  }
+
+  reload(state: PartitionState, lane: Lane<V, K>): void {
     const index = new WindowIndex()
-    let wm = m.state.get<number>(WM) ?? -Infinity
-    for (const [k, v] of m.state.entries()) {
-      if (typeof k !== 'string') continue
+    let wm = (state.get(WM_KEY) as number | undefined) ?? -Infinity
+    for (const [k, v] of state.entries()) {
       const mark = this.windows.reindex(index, k, v)
       if (mark !== undefined && mark > wm) wm = mark
     }
-    const made = { generation: at.generation, index, wm }
-    this.indexes.set(at.state, made)
-    return made
+    lane.index = index
+    lane.wm = wm
   }
 
-  private process(m: ProcessorMessage<V, K>): void {
+  private process(m: ProcessorMessage<V, K>, lane: Lane<V, K>): void {
     const o = this.o
     const st = m.state
-    const at = this.indexOf(m)
-    const index = at.index
+    const index = lane.index
     const t = o.eventTime === undefined ? m.timestamp : o.eventTime(m)
     if (typeof t !== 'number' || !Number.isFinite(t))
       throw new InvalidArgumentError(
         `windowed() event time of ${m.topic}/${m.partition}@${m.offset} is not a finite number: ${String(t)}`,
       )
-    const wm = Math.max(at.wm, t - this.lateness) // after this message
+    const wm = Math.max(lane.wm, t - this.lateness) // after this message
     const add = (a: A | undefined): A => o.add(a === undefined ? o.initial() : a, m)
-    if (!this.windows.place({ st, index, key: m.key, t, wm: at.wm, mark: wm, add })) {
+    if (!this.windows.place({ st, index, key: m.key, t, wm: lane.wm, mark: wm, add })) {
       o.onLate?.(m)
       if (o.lateTo !== undefined)
         m.send(o.lateTo, m.key, m.value, { headers: m.headers, timestamp: m.timestamp }).catch(() => undefined)
     }
-    at.wm = wm
+    lane.wm = wm
+    lane.quietSince = Date.now()
     // Windows the watermark passed, as many as the message may still write (the rest go with the next ones).
     const closed = this.windows.close(st, index, wm, this.closeLimit)
-    if (closed.length > 0) st.set(WM, wm) // the windows that carried it are gone
+    if (closed.length > 0) st.set(WM_KEY, wm) // the windows that carried it are gone
     for (const w of closed) {
-      const k = w.key as K
-      this.track(
-        m.send(o.to, k, { start: w.start, end: w.end, value: w.value }, { timestamp: w.end - 1 }).then(
-          (r) => ({
-            key: k,
-            start: w.start,
-            end: w.end,
-            value: w.value,
-            partition: m.partition,
-            offset: r.offset,
-            ...(r.duplicate ? { duplicate: true as const } : {}),
-          }),
-          () => undefined, // the message comes again (its ack fails): so does the result
-        ),
-      )
+      const sent = m.send(o.to, w.key, { start: w.start, end: w.end, value: w.value }, { timestamp: w.end - 1 })
+      // A result that failed: the message comes again (its ack fails), and so does the result.
+      this.track(sent.then((r) => this.stored(w, m.partition, r), noResult))
     }
     m.ack()
   }
 }
+
+const noResult = (): undefined => undefined
+
+/** The lane of a message whose partition is gone (nothing it does is kept). */
+const scratchLane = <V, K extends Key>(): Lane<V, K> => ({
+  generation: -1,
+  index: new WindowIndex(),
+  wm: -Infinity,
+  quietSince: 0,
+  busy: false,
+  held: [],
+})

@@ -2,6 +2,27 @@ import type { Key } from '../../../core/types.js'
 import type { StateStore } from '../state/state-store.js'
 import type { WindowIndex } from './window-index.js'
 
+/**
+ * The watermark's key in the state, written when windows close. Every window a message writes
+ * carries the watermark after it too (`m`), so a message that only adds to windows writes one key,
+ * not two; the watermark restored is the largest of them.
+ */
+export const WM_KEY = 'wm'
+
+/**
+ * The key of a partition's timer turns (decision 208): `{ o, s, w? }`, the input the last turn is
+ * named after, the next sequence number after it, and, while a turn decided on watermark `w` has
+ * windows left to close, `w`.
+ */
+export const TURN_KEY = 'tk'
+
+/** What `TURN_KEY` holds. */
+export interface TurnRecord {
+  o: number
+  s: number
+  w?: number
+}
+
 /** A window the watermark closed, taken out of the state. */
 export interface ClosedWindow<A> {
   /** `[start, end)` in event time. */
@@ -33,4 +54,17 @@ export interface Windowing<A> {
   close(st: StateStore, index: WindowIndex, wm: number, limit: number): Array<ClosedWindow<A>>
   /** Index a state entry (the state restored or rewound); the watermark it carries, if it is a window. */
   reindex(index: WindowIndex, stateKey: string, value: unknown): number | undefined
+}
+
+/** A partition's windows as a `windowed()` stream runs them: rebuilt from its state when it was restored or rewound. */
+export interface WindowLane<M> {
+  /** The generation of the partition it was built for. */
+  generation: number
+  index: WindowIndex
+  wm: number
+  /** When its last message was processed or its last turn decided, or it was built (ms since the epoch, wall clock). */
+  quietSince: number
+  /** A timer turn runs (or is being decided): the partition's messages wait in `held`. */
+  busy: boolean
+  held: M[]
 }
