@@ -1,5 +1,5 @@
 // A processor's keyed state under kill -9 (`twain.processor(topic, { state })`, README "State
-// stores"), on the file backend and on Redis. The test process writes N inputs (ids 0..N-1, keys
+// stores"), on the file backend, on Redis and on a Redis Cluster. The test process writes N inputs (ids 0..N-1, keys
 // k0..k39) to topic 'in' (4 partitions) at a steady pace; processor children (state-child.ts) count
 // each key's inputs in the state store and send `<id>:<count>` to 'out'. Every 1–3 s a processor is
 // killed with SIGKILL and replaced; part of the time two run at once (rebalances). Once every input
@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { Twain } from '../../src/index.js'
 import { ChildPool, drainWithOne, storm } from '../helpers/child-pool.js'
 import { killChildren } from '../helpers/spawn.js'
-import { fileTarget, redisTarget } from '../helpers/chaos-targets.js'
+import { clusterTarget, fileTarget, redisTarget } from '../helpers/chaos-targets.js'
 import { sleep } from '../helpers/wait.js'
 
 const PARTITIONS = 4
@@ -49,6 +49,12 @@ const cases: Case[] = [
     inputs: 4000,
     rate: 400,
     setup: () => redisTarget(cleanups),
+  },
+  {
+    name: 'Redis Cluster',
+    inputs: 3000,
+    rate: 300,
+    setup: () => clusterTarget(cleanups),
   },
 ]
 

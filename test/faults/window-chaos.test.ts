@@ -1,5 +1,5 @@
 // Event-time windows under kill -9 (`windowed(proc, { window: tumbling(10_000) | session(150),
-// latenessMs: 1000 | 2000 })`, README "Windows"), on the file backend and on Redis. The test process writes N clicks (ids
+// latenessMs: 1000 | 2000 })`, README "Windows"), on the file backend, on Redis and on a Redis Cluster. The test process writes N clicks (ids
 // 0..N-1, users u0..u19) to topic 'clicks' (4 partitions) at a steady pace, each with an event time
 // (its timestamp) 10 ms after the last give or take 1 s, and 1 click in 100 15 s late; then one
 // click per partition far in the future, which closes every window. Processor children
@@ -12,7 +12,7 @@
 import type { ChildProcess } from 'node:child_process'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Twain } from '../../src/index.js'
-import { fileTarget, redisTarget } from '../helpers/chaos-targets.js'
+import { clusterTarget, fileTarget, redisTarget } from '../helpers/chaos-targets.js'
 import { ChildPool, drainWithOne, storm } from '../helpers/child-pool.js'
 import { killChildren } from '../helpers/spawn.js'
 import { sleep } from '../helpers/wait.js'
@@ -125,6 +125,7 @@ interface Case {
 const cases: Case[] = [
   { name: 'file', inputs: 6000, rate: 600, setup: () => fileTarget(cleanups, 'twainmq-window-chaos-') },
   { name: 'Redis', inputs: 4000, rate: 400, setup: () => redisTarget(cleanups) },
+  { name: 'Redis Cluster', inputs: 3000, rate: 300, setup: () => clusterTarget(cleanups) },
 ]
 
 const runs = cases.flatMap((c) => kinds.map((k) => [`${c.name}, ${k.kind}`, { ...c, ...k }] as const))

@@ -1,7 +1,9 @@
-// The stores a fault test's children open: a directory or a private redis-server, with the open()
-// options the children get, and a twain on it for the test. Each registers its own cleanup.
+// The stores a fault test's children open: a directory, a private redis-server or a private Redis
+// Cluster, with the open() options the children get, and a twain on it for the test. Each
+// registers its own cleanup.
 import { randomBytes } from 'node:crypto'
 import { open, type Twain } from '../../src/index.js'
+import { RedisCluster } from './redis-cluster.js'
 import { RedisServer } from './redis-server.js'
 import { tempDir } from './tmp.js'
 
@@ -30,4 +32,14 @@ export async function redisTarget(cleanups: Array<() => Promise<void> | void>): 
   const twain = await open(server.url, options)
   cleanups.push(() => twain.close())
   return { target: server.url, options, twain }
+}
+
+/** A private Redis Cluster of 3 masters and 3 replicas (destroyed by `cleanups`), under a random key prefix. */
+export async function clusterTarget(cleanups: Array<() => Promise<void> | void>): Promise<ChaosTarget> {
+  const cluster = await RedisCluster.start({ nodeTimeoutMs: 1000 })
+  cleanups.push(() => cluster.destroy())
+  const options = { prefix: `c${randomBytes(4).toString('hex')}:` }
+  const twain = await open(cluster.url, options)
+  cleanups.push(() => twain.close())
+  return { target: cluster.url, options, twain }
 }
