@@ -92,14 +92,18 @@ switch (mode) {
   case 'group-twain-close-while-iterating': {
     await producer.send(1, 'x')
     const c = twain.consumer<string>('t', opts)
+    let gotOne: () => void = () => undefined
+    const got = new Promise<void>((resolve) => (gotOne = resolve))
     const done = (async () => {
       for await (const m of c) {
         console.log('got', m.value)
         m.ack()
+        gotOne()
       }
       console.log('ended')
     })()
-    await sleep(300)
+    // Closed while the loop waits for a next message (after the first: a loaded machine joins slowly).
+    await got
     await twain.close()
     await done
     break
