@@ -7,7 +7,8 @@
 // killed with SIGKILL and replaced; part of the time two run at once (rebalances). Specified: the
 // results in 'counts' are exactly those of a model that runs the windows over each partition's
 // clicks in log order (each window once, with its count; none missing, none twice, none wrong),
-// and 'late' holds exactly the model's late clicks, once each. A user's clicks are 200 ms apart
+// and 'late' holds exactly the model's late clicks, once each; the tumbling windows' early results
+// (`earlyEvery: 3`) are each multiple of 3 up to a window's count, once each. A user's clicks are 200 ms apart
 // give or take 1 s, so 150 ms sessions start, grow and join one another all the time.
 import type { ChildProcess } from 'node:child_process'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -26,6 +27,8 @@ const SIZE = 10_000
 const LATENESS = 1000
 const SESSION_LATENESS = 2000
 const GAP = 150
+/** The tumbling windows' early results: after every this many clicks of a window (`earlyEvery`). */
+const EARLY_EVERY = 3
 const BASE = Date.UTC(2026, 0, 1)
 /** The event time of the clicks that close every window. */
 const FAR = BASE + 10 * 365 * 86_400_000
@@ -182,10 +185,23 @@ describe.each(runs)('%s: event-time windows under a SIGKILL storm', (_name, c) =
 
     const want = c.model(clicks)
     const got = new Map<string, Array<[number, number]>>()
-    for await (const m of twain.history<{ start: number; end: number; value: number }, string>('counts')) {
+    /** Early results (tumbling: every EARLY_EVERY clicks of a window): `user start count` → how often stored. */
+    const early = new Map<string, number>()
+    for await (const m of twain.history<{ start: number; end: number; value: number; early?: true }, string>(
+      'counts',
+    )) {
       const k = `${m.key} ${m.value.start}`
-      got.set(k, [...(got.get(k) ?? []), [m.value.end, m.value.value]])
+      if (m.value.early) early.set(`${k} ${m.value.value}`, (early.get(`${k} ${m.value.value}`) ?? 0) + 1)
+      else got.set(k, [...(got.get(k) ?? []), [m.value.end, m.value.value]])
     }
+    // A window's early counts: every multiple of EARLY_EVERY up to its count, each once.
+    const wantEarly = new Set<string>()
+    if (c.kind === 'tumbling')
+      for (const [k, [, n]] of want.results)
+        for (let e = EARLY_EVERY; e <= n; e += EARLY_EVERY) wantEarly.add(`${k} ${e}`)
+    const earlyWrong =
+      [...wantEarly].filter((k) => early.get(k) !== 1).length +
+      [...early.keys()].filter((k) => !wantEarly.has(k)).length
     const lateSeen = new Map<number, number>()
     for await (const m of twain.history<string>('late'))
       lateSeen.set(Number(m.value), (lateSeen.get(Number(m.value)) ?? 0) + 1)
@@ -201,14 +217,19 @@ describe.each(runs)('%s: event-time windows under a SIGKILL storm', (_name, c) =
     const info =
       `${c.name}, ${c.kind}: ${clicks.length} clicks, ${want.results.size} windows, ${want.late.size} late; ${pool.kills} SIGKILLs (${pool.workingKills} of working processors), ${pool.all.length} processors; ` +
       `${errors.length} error lines${errors[0] ? ` (e.g. ${errors[0]})` : ''}; missing ${missing.length} ${missing.slice(0, 3).join(', ')}; ` +
-      `doubled ${doubled.length} ${doubled.slice(0, 3).join(', ')}; wrong ${wrong.length} ${wrong.slice(0, 3).join('; ')}; late wrong ${lateWrong}`
+      `doubled ${doubled.length} ${doubled.slice(0, 3).join(', ')}; wrong ${wrong.length} ${wrong.slice(0, 3).join('; ')}; late wrong ${lateWrong}; ` +
+      `early results ${early.size} (model ${wantEarly.size}), wrong ${earlyWrong}`
     expect(pool.workingKills, info).toBeGreaterThanOrEqual(MIN_WORKING_KILLS)
     expect(want.late.size, info).toBeGreaterThan(0)
-    expect({ missing: missing.length, doubled: doubled.length, wrong: wrong.length, lateWrong }, info).toEqual({
+    expect(
+      { missing: missing.length, doubled: doubled.length, wrong: wrong.length, lateWrong, earlyWrong },
+      info,
+    ).toEqual({
       missing: 0,
       doubled: 0,
       wrong: 0,
       lateWrong: 0,
+      earlyWrong: 0,
     })
   }, 300_000)
 })

@@ -1,7 +1,7 @@
 // Window-chaos child: node --import tsx window-child.ts <target> <open options as JSON> [kind]
 // A member of group 'win' (a processor of topic 'clicks' with the state store 'w', from the start)
 // that counts each user's clicks by event time (the message's timestamp). Kinds: `tumbling`
-// (default; 10-second windows, 1 s of lateness), `session` (150 ms gap, 2 s of lateness: a session
+// (default; 10-second windows, 1 s of lateness, an early result every 3 clicks of a window), `session` (150 ms gap, 2 s of lateness: a session
 // click behind the watermark is late, and 2 s keep ±1 s of disorder in time), and their idle forms
 // `tumbling-idle` (200 ms windows) and `session-idle` (150 ms gap), no lateness, `idleMs: 30`: an
 // idle partition's windows close by the wall clock (timer turns). In the idle forms the child also
@@ -40,6 +40,7 @@ try {
     window: sessions ? session(150) : tumbling(idle ? 200 : 10_000),
     latenessMs: idle ? 0 : sessions ? 2000 : 1000,
     ...(idle ? { idleMs: 30 } : {}),
+    ...(kind === 'tumbling' ? { earlyEvery: 3 } : {}),
     to: 'counts',
     lateTo: 'late',
     initial: () => 0,

@@ -2,8 +2,9 @@
 // on a directory and on Redis: hopping windows hold a message in each window it falls in; an
 // `eventTime` function replaces the timestamp; late messages go to `onLate` and `lateTo`; the
 // stream's results say where they are stored and match the topic; `idleMs` closes an idle
-// partition's last windows by the wall clock, once; bad options are refused by name.
-import { from, lastValueFrom, take, toArray } from 'rxjs'
+// partition's last windows by the wall clock, once; `earlyEvery` sends early results marked as
+// such; bad options are refused by name.
+import { filter, from, lastValueFrom, take, toArray } from 'rxjs'
 import { describe, expect, it } from 'vitest'
 import { hopping, InvalidArgumentError, session, tumbling, windowed, type WindowResult } from '../../../src/index.js'
 import { backends } from '../../conformance/backends.js'
@@ -228,6 +229,66 @@ describe.each(kinds)('windowed on $name', (kind) => {
     expect(aside).toEqual(['180'])
   })
 
+  it("earlyEvery: a window's aggregate so far after every n-th message, marked early; then its final result", async () => {
+    // Tumbling 10 s windows, early results every 2 messages: a's 5 clicks in [0,10) give early
+    // counts 2 and 4, then the final 5 once z at 30 s closes it. Sessions of 5 s: b's session so far after each click.
+    await setup([
+      { key: 'a', at: 1000 },
+      { key: 'a', at: 2000 },
+      { key: 'a', at: 3000 },
+      { key: 'a', at: 4000 },
+      { key: 'a', at: 5000 },
+      { key: 'z', at: 30_000 },
+    ])
+    const p = proc()
+    const got = await lastValueFrom(
+      from(
+        windowed(p, { window: tumbling(10_000), to: 'out', earlyEvery: 2, initial: () => 0, add: (n) => n + 1 }),
+      ).pipe(take(3), toArray()),
+    )
+    await p.close()
+    expect(got.map((r) => [r.key, r.start - T0, r.value, r.early ?? false])).toEqual([
+      ['a', 0, 2, true],
+      ['a', 0, 4, true],
+      ['a', 0, 5, false],
+    ])
+    const stored: unknown[] = []
+    for await (const m of twain.history<{ start: number; value: number; early?: boolean }, string>('out'))
+      stored.push([m.key, m.value.value, m.value.early ?? false])
+    expect(stored).toEqual([
+      ['a', 2, true],
+      ['a', 4, true],
+      ['a', 5, false],
+    ])
+
+    await twain.producer<string, string>('in').sendBatch([
+      { key: 'b', value: 'x', timestamp: T0 + 40_000 },
+      { key: 'b', value: 'x', timestamp: T0 + 42_000 },
+    ])
+    const p2 = proc('sessions')
+    const sessions = await lastValueFrom(
+      from(
+        windowed(p2, {
+          window: session(5000),
+          to: 'out',
+          earlyEvery: 1,
+          initial: () => 0,
+          add: (n) => n + 1,
+          merge: (x, y) => x + y,
+        }),
+      ).pipe(
+        filter((r) => r.key === 'b'),
+        take(2),
+        toArray(),
+      ),
+    )
+    await p2.close()
+    expect(sessions.map((r) => [r.start - T0, r.end - T0, r.value, r.early])).toEqual([
+      [40_000, 40_001, 1, true],
+      [40_000, 42_001, 2, true],
+    ])
+  })
+
   it('refuses bad options by name', () => {
     const p = proc('bad')
     expect(() => tumbling(0)).toThrow(/tumbling\(\) size must be a positive integer of ms, got 0/)
@@ -242,5 +303,8 @@ describe.each(kinds)('windowed on $name', (kind) => {
     expect(() => session(-5)).toThrow(/session\(\) gap must be a positive integer of ms, got -5/)
     expect(() => hopping(60_000, 10)).toThrow(/puts an event in 6000 windows, more than 500/)
     expect(() => windowed(p, { ...base, idleMs: 0 })).toThrow(/idleMs must be a positive integer \(ms\), got 0/)
+    expect(() => windowed(p, { ...base, earlyEvery: 1.5 })).toThrow(
+      /earlyEvery must be a positive integer \(messages\), got 1.5/,
+    )
   })
 })

@@ -5,23 +5,25 @@ import type { ClosedWindow, Placement, Windowing } from './windowing.js'
 import type { WindowIndex } from './window-index.js'
 import { windowStarts, type FixedWindowSpec } from './window-spec.js'
 
-/** A window's key in the state: `w:<start>:<encoded key>` → `{ a: aggregate, m: the watermark when last written }`. */
+/** A window's key in the state: `w:<start>:<encoded key>` → `{ a: aggregate, m: the watermark when last written, n: its events }`. */
 const windowKey = (start: number, key: Key): string => `w:${start}:${encodeStateKey(key)}`
 
 /** Tumbling and hopping windows: an event goes into each open window of its key that holds its time. */
 export class FixedWindows<A> implements Windowing<A> {
   constructor(private readonly spec: FixedWindowSpec) {}
 
-  place({ st, index, key, t, wm, mark, add }: Placement<A>): boolean {
+  place({ st, index, key, t, wm, mark, add, touched }: Placement<A>): boolean {
     let placed = false
     for (const start of windowStarts(this.spec, t)) {
       const end = start + this.spec.sizeMs
       if (end <= wm) continue // closed already
       placed = true
       const k = windowKey(start, key)
-      const had = st.get<{ a: A }>(k)
-      st.set(k, { a: add(had?.a), m: mark })
+      const had = st.get<{ a: A; n?: number }>(k)
+      const w = { a: add(had?.a), m: mark, n: (had?.n ?? 0) + 1 }
+      st.set(k, w)
       if (had === undefined) index.add(end, k)
+      touched?.({ start, end, value: w.a, n: w.n })
     }
     return placed
   }

@@ -4,11 +4,12 @@ import type { ClosedWindow, Placement, Windowing } from './windowing.js'
 import type { WindowIndex } from './window-index.js'
 import type { SessionWindowSpec } from './window-spec.js'
 
-/** One session: first and last event time, aggregate. */
+/** One session: first and last event time, aggregate, events (absent in a state written before it was kept: counted from 0). */
 interface Session<A> {
   s: number
   e: number
   a: A
+  n?: number
 }
 
 /** A key's open sessions in the state: `s:<encoded key>` → `{ l: sessions by start, m: the watermark when last written }`. */
@@ -33,18 +34,19 @@ export class SessionWindows<A> implements Windowing<A> {
     this.gap = spec.gapMs
   }
 
-  place({ st, index, key, t, wm, mark, add }: Placement<A>): boolean {
+  place({ st, index, key, t, wm, mark, add, touched }: Placement<A>): boolean {
     if (t < wm) return false
     const k = `s:${encodeStateKey(key)}`
     const list = st.get<Sessions<A>>(k)?.l ?? []
     const joined = list.filter((x) => t > x.s - this.gap && t < x.e + this.gap)
     let next: Session<A>
-    if (joined.length === 0) next = { s: t, e: t, a: add(undefined) }
+    if (joined.length === 0) next = { s: t, e: t, a: add(undefined), n: 1 }
     else {
       for (const x of joined) index.remove(x.e + this.gap, k)
       const first = joined[0] as Session<A>
       const a = joined.slice(1).reduce((acc, x) => this.merge(acc, x.a), first.a)
-      next = { s: Math.min(t, first.s), e: Math.max(t, (joined[joined.length - 1] as Session<A>).e), a: add(a) }
+      const n = joined.reduce((sum, x) => sum + (x.n ?? 0), 1)
+      next = { s: Math.min(t, first.s), e: Math.max(t, (joined[joined.length - 1] as Session<A>).e), a: add(a), n }
     }
     const l = list.filter((x) => !joined.includes(x))
     let at = 0
@@ -52,6 +54,7 @@ export class SessionWindows<A> implements Windowing<A> {
     l.splice(at, 0, next)
     st.set(k, { l, m: mark })
     index.add(next.e + this.gap, k)
+    touched?.({ start: next.s, end: next.e + 1, value: next.a, n: next.n as number })
     return true
   }
 

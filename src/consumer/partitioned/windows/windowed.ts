@@ -15,7 +15,7 @@ import { SessionWindows } from './session-windows.js'
 import { WindowIndex } from './window-index.js'
 import type { WindowSpec } from './window-spec.js'
 import { IdleWindows, type LaneHost } from './idle-windows.js'
-import { WM_KEY, type ClosedWindow, type WindowLane, type Windowing } from './windowing.js'
+import { WM_KEY, type ClosedWindow, type TouchedWindow, type WindowLane, type Windowing } from './windowing.js'
 
 /** Options of `windowed()` (README "Windows"). */
 export interface WindowOptions<V, K extends Key, A> {
@@ -45,6 +45,14 @@ export interface WindowOptions<V, K extends Key, A> {
    * @default undefined: a watermark moves only with messages
    */
   idleMs?: number
+  /**
+   * Early (speculative) results: a window's aggregate so far is also sent to `to`, marked
+   * `early: true`, after every `earlyEvery`-th message it gets while open (a session's `end` is
+   * then its last event so far + 1). Each is an output of that message, stored once like a final
+   * result; the final result comes as before.
+   * @default undefined: final results only
+   */
+  earlyEvery?: number
 }
 
 /** One window's result, as sent to `to`. */
@@ -60,6 +68,8 @@ export interface WindowResult<A, K extends Key = Key> {
   offset: number
   /** An earlier delivery of the message that closed it stored it (this stream may then repeat it). */
   duplicate?: true
+  /** An early result (`earlyEvery`): the window is still open, and this is its aggregate so far. */
+  early?: true
 }
 
 function checkOptions<V, K extends Key, A>(o: WindowOptions<V, K, A>): void {
@@ -81,6 +91,9 @@ function checkOptions<V, K extends Key, A>(o: WindowOptions<V, K, A>): void {
   const i = o.idleMs
   if (i !== undefined && (typeof i !== 'number' || !Number.isSafeInteger(i) || i <= 0))
     throw new InvalidArgumentError(`windowed() idleMs must be a positive integer (ms), got ${String(i)}`)
+  const e = o.earlyEvery
+  if (e !== undefined && (typeof e !== 'number' || !Number.isSafeInteger(e) || e <= 0))
+    throw new InvalidArgumentError(`windowed() earlyEvery must be a positive integer (messages), got ${String(e)}`)
 }
 
 /**
@@ -254,10 +267,19 @@ class WindowedSource<V, K extends Key, A>
       )
     const wm = Math.max(lane.wm, t - this.lateness) // after this message
     const add = (a: A | undefined): A => o.add(a === undefined ? o.initial() : a, m)
-    if (!this.windows.place({ st, index, key: m.key, t, wm: lane.wm, mark: wm, add })) {
+    const every = o.earlyEvery
+    const early: Array<TouchedWindow<A>> = []
+    const touched = every === undefined ? undefined : (w: TouchedWindow<A>) => w.n % every === 0 && early.push(w)
+    if (!this.windows.place({ st, index, key: m.key, t, wm: lane.wm, mark: wm, add, touched })) {
       o.onLate?.(m)
       if (o.lateTo !== undefined)
         m.send(o.lateTo, m.key, m.value, { headers: m.headers, timestamp: m.timestamp }).catch(() => undefined)
+    }
+    for (const w of early) {
+      const value = { start: w.start, end: w.end, value: w.value, early: true as const }
+      const sent = m.send(o.to, m.key, value, { timestamp: w.end - 1 })
+      const c = { key: m.key, start: w.start, end: w.end, value: w.value }
+      this.track(sent.then((r) => ({ ...this.stored(c, m.partition, r), early: true as const }), noResult))
     }
     lane.wm = wm
     lane.quietSince = Date.now()

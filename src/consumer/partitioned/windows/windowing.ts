@@ -44,6 +44,17 @@ export interface Placement<A> {
   mark: number
   /** A window's aggregate with the event, from the one before (undefined: a new window). */
   add: (a: A | undefined) => A
+  /** Told of each window the event went into, after it (early results). @default not told */
+  touched?: (w: TouchedWindow<A>) => void
+}
+
+/** A window an event went into, as it is after the event (a session's `end` is its last event time + 1 so far). */
+export interface TouchedWindow<A> {
+  start: number
+  end: number
+  value: A
+  /** The events in it so far. */
+  n: number
 }
 
 /** How a kind of window keeps its windows in a partition's state (`FixedWindows`, `SessionWindows`). */
