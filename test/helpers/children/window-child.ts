@@ -5,7 +5,7 @@
 // click behind the watermark is late, and 2 s keep ±1 s of disorder in time), and their idle forms
 // `tumbling-idle` (200 ms windows) and `session-idle` (150 ms gap), no lateness, `idleMs: 30`: an
 // idle partition's windows close by the wall clock (timer turns). In the idle forms the child also
-// kills itself with SIGKILL, after printing `# crash`, right after one in 40 of the store calls
+// kills itself with SIGKILL, after printing `# crash`, right after one in 60 of the store calls
 // of its timer turns (a decision, results, the windows leaving the state) returns: the crash
 // points a turn's order must survive. Results go to 'counts', late clicks to 'late'. Prints
 // (blocking writes) `# started <pid>`, `# working` after its first click counted, `# error …` for
@@ -26,7 +26,7 @@ if (idle) {
   const append = store.appendSourced.bind(store)
   store.appendSourced = async (...args: Parameters<typeof append>) => {
     const r = await append(...args)
-    if (args[5].some((p) => p.seq >= TIMER_SEQ) && Math.random() < 1 / 40) {
+    if (args[5].some((p) => p.seq >= TIMER_SEQ) && Math.random() < 1 / 60) {
       out('# crash')
       process.kill(process.pid, 'SIGKILL')
     }
