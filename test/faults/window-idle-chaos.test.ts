@@ -1,7 +1,8 @@
 // Windows closed on idle partitions (`windowed(proc, { idleMs: 30 })`, README "Windows", decision
 // 208) under kill -9, on the file backend and on Redis. The test process writes clicks in bursts of
 // 200 (users u0..u39, topic 'clicks' of 4 partitions), a burst's event times 2 ms apart and 5 s of
-// event time after the last burst's, with 200–400 ms of wall-clock silence between bursts: in each
+// event time after the last burst's; once the processors caught up with a burst, 200–400 ms of
+// wall-clock silence before the next: in each
 // silence every partition is idle and its last windows (200 ms tumbling windows, or 150 ms
 // sessions) are closed by timer turns, not by a message. Processor children (window-child.ts, the
 // idle kinds) kill themselves with SIGKILL right after one in 60 of their turns' store calls
@@ -102,6 +103,10 @@ describe.each(runs)('%s: windows closed on idle partitions under kill -9', (_nam
     const ends = new Map<number, number>()
     const producer = twain.producer<string, string>('clicks')
     let producing = true
+    const caughtUp = async (): Promise<boolean> => {
+      const d = await twain.describeGroup('win')
+      return d.topics.length === PARTITIONS && d.topics.every((t) => t.committed === (ends.get(t.partition) ?? 0))
+    }
     const produced = (async () => {
       for (
         let b = 0;
@@ -116,7 +121,10 @@ describe.each(runs)('%s: windows closed on idle partitions under kill -9', (_nam
         })
         for (const m of await producer.sendBatch(items))
           ends.set(m.partition, Math.max(ends.get(m.partition) ?? 0, m.offset + 1))
-        await sleep(200 + Math.random() * 200) // the silence that makes partitions idle, not a synchronisation
+        // The processors caught up with the burst (a loaded machine's lag would leave no partition
+        // idle, and no turn to crash at), then the silence that makes the partitions idle.
+        await until(caughtUp, 120_000, 'the processors to catch up with a burst')
+        await sleep(200 + Math.random() * 200) // the silence itself, not a synchronisation
       }
     })().finally(() => (producing = false))
 
@@ -155,7 +163,7 @@ describe.each(runs)('%s: windows closed on idle partitions under kill -9', (_nam
         alive()
         const d = await twain.describeGroup('win')
         seen = d.topics.map((t) => `${t.partition}: ${t.committed}/${ends.get(t.partition) ?? 0}`).join(', ')
-        return d.topics.length === PARTITIONS && d.topics.every((t) => t.committed === (ends.get(t.partition) ?? 0))
+        return caughtUp()
       },
       120_000,
       'every click to be processed',
