@@ -1,11 +1,9 @@
 import { InvalidArgumentError } from '../../../core/errors.js'
 import type { Key } from '../../../core/types.js'
-import type { BatchIterator, BatchSource } from '../../../stream/batch-iterator.js'
 import { MessageStream } from '../../../stream/message-stream.js'
-import { GroupMessageImpl } from '../../group-message.js'
-import { current, type PartitionHandle } from '../partition-message.js'
 import type { OutputMetadata } from '../outputs.js'
 import { Processor } from '../processor.js'
+import { isCurrent, noResult, ResultSource } from '../result-source.js'
 import type { ProcessorMessage, ProcessorMessageImpl } from '../processor-message.js'
 import type { PartitionState } from '../state/partition-state.js'
 import type { ProcessorState } from '../state/processor-state.js'
@@ -117,18 +115,9 @@ export function windowed<V, K extends Key, A>(
 type Lane<V, K extends Key> = WindowLane<ProcessorMessage<V, K>>
 
 class WindowedSource<V, K extends Key, A>
-  implements BatchSource<WindowResult<A, K>>, LaneHost<A, ProcessorMessage<V, K>>
+  extends ResultSource<ProcessorMessage<V, K>, WindowResult<A, K>>
+  implements LaneHost<A, ProcessorMessage<V, K>>
 {
-  private it: BatchIterator<ProcessorMessage<V, K>> | undefined
-  /** The processor's next batch, being read. */
-  private reading: Promise<ProcessorMessage<V, K>[] | undefined> | undefined
-  /** The processor's iteration ended. */
-  private ended = false
-  /** Results stored, not yet yielded; results sent, not yet settled. */
-  private readonly ready: WindowResult<A, K>[] = []
-  private pending = 0
-  /** Wakes a `next` waiting for a batch or a result. */
-  private wake: (() => void) | undefined
   private readonly lanes = new WeakMap<PartitionState, Lane<V, K>>()
   private readonly lateness: number
   readonly windows: Windowing<A>
@@ -142,6 +131,7 @@ class WindowedSource<V, K extends Key, A>
     private readonly proc: Processor<V, K>,
     private readonly o: WindowOptions<V, K, A>,
   ) {
+    super()
     this.lateness = o.latenessMs ?? 0
     this.to = o.to
     const w = o.window
@@ -154,33 +144,17 @@ class WindowedSource<V, K extends Key, A>
     this.idle = new IdleWindows(this, at?.state, at?.outputs, o.idleMs)
   }
 
-  async next(signal: AbortSignal): Promise<WindowResult<A, K>[] | undefined> {
-    if (this.it === undefined) {
-      this.it = this.proc.iterate(signal)
-      this.idle.start()
-    }
-    const it = this.it
-    for (;;) {
-      // Results stored since the last call go first; the processing does not wait for them.
-      if (this.ready.length > 0) return this.ready.splice(0)
-      if (this.ended && this.pending === 0) return undefined
-      const batch = this.ended ? undefined : (this.reading ??= it.nextBatch())
-      const stored = new Promise<void>((resolve) => (this.wake = resolve))
-      const got = await (batch === undefined ? stored.then(() => null) : Promise.race([batch, stored.then(() => null)]))
-      if (got === null) continue // a result was stored (or failed)
-      this.reading = undefined
-      if (got === undefined) {
-        this.ended = true
-        this.idle.stop()
-        continue
-      }
-      for (const m of got) this.take(m)
-    }
+  protected source(): Processor<V, K> {
+    this.idle.start()
+    return this.proc
+  }
+
+  protected override stopped(): void {
+    this.idle.stop()
   }
 
   /** Process `m`, or hold it while a timer turn of its partition runs. */
-  private take(m: ProcessorMessage<V, K>): void {
-    if (!current(GroupMessageImpl.handle(m as unknown as GroupMessageImpl<V, PartitionHandle>))) return
+  protected take(m: ProcessorMessage<V, K>): void {
     const at = (m as unknown as ProcessorMessageImpl<V>).stateOf()
     // Its partition is gone: nothing it does is kept.
     const lane = at === undefined ? scratchLane<V, K>() : this.laneOf(at.state, at.generation)
@@ -189,7 +163,7 @@ class WindowedSource<V, K extends Key, A>
   }
 
   release(lane: Lane<V, K>): void {
-    for (const m of lane.held.splice(0)) this.take(m)
+    for (const m of lane.held.splice(0)) if (isCurrent(m)) this.take(m)
   }
 
   result(sent: Promise<OutputMetadata>, w: ClosedWindow<A>, partition: number): void {
@@ -200,7 +174,7 @@ class WindowedSource<V, K extends Key, A>
     this.store?.failed(e)
   }
 
-  private stored(w: ClosedWindow<A>, partition: number, r: OutputMetadata): WindowResult<A, K> {
+  private stored(w: ClosedWindow<A>, partition: number, r: OutputMetadata, early = false): WindowResult<A, K> {
     return {
       key: w.key as K,
       start: w.start,
@@ -209,22 +183,8 @@ class WindowedSource<V, K extends Key, A>
       partition,
       offset: r.offset,
       ...(r.duplicate ? { duplicate: true as const } : {}),
+      ...(early ? { early: true as const } : {}),
     }
-  }
-
-  /** A result sent: yielded once stored (not if it failed: it is sent again, by its message or turn coming again). */
-  private track(sent: Promise<WindowResult<A, K> | undefined>): void {
-    this.pending++
-    void sent.then((r) => {
-      this.pending--
-      if (r !== undefined) this.ready.push(r)
-      this.wake?.()
-    })
-  }
-
-  close(): Promise<void> | void {
-    this.idle.stop()
-    return this.it?.finish()
   }
 
   /** The lane of a partition, built from its state when it was restored or rewound (a turn it records as decided is finished first). */
@@ -278,8 +238,7 @@ class WindowedSource<V, K extends Key, A>
     for (const w of early) {
       const value = { start: w.start, end: w.end, value: w.value, early: true as const }
       const sent = m.send(o.to, m.key, value, { timestamp: w.end - 1 })
-      const c = { key: m.key, start: w.start, end: w.end, value: w.value }
-      this.track(sent.then((r) => ({ ...this.stored(c, m.partition, r), early: true as const }), noResult))
+      this.track(sent.then((r) => this.stored({ ...w, key: m.key }, m.partition, r, true), noResult))
     }
     lane.wm = wm
     lane.quietSince = Date.now()
@@ -294,8 +253,6 @@ class WindowedSource<V, K extends Key, A>
     m.ack()
   }
 }
-
-const noResult = (): undefined => undefined
 
 /** The lane of a message whose partition is gone (nothing it does is kept). */
 const scratchLane = <V, K extends Key>(): Lane<V, K> => ({
