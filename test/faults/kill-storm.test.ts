@@ -127,7 +127,11 @@ describe('SIGKILL storm over producers and group members', () => {
       // A random child, preferring processes already working (producers that acked, members holding partitions), and
       // every other kill a working member when there is one; else one running its script; else any.
       // (Start-up takes ~1 s of the 2 cores: a uniform pick would mostly hit processes starting.)
-      const running = live().filter((p) => p.out.lines.some((l) => l.startsWith('# started')))
+      // Until a working member was killed, members not yet working are spared: on a loaded machine
+      // they join slowly, and killing them on the way (when no process works) could keep every
+      // member from ever working within the storm.
+      const spared = (p: Proc) => p.kind === 'member' && killedWorkingMembers === 0 && !isWorking(p)
+      const running = live().filter((p) => p.out.lines.some((l) => l.startsWith('# started')) && !spared(p))
       const working = running.filter(isWorking)
       const workingMembers = working.filter((p) => p.kind === 'member')
       const candidates =
@@ -137,8 +141,9 @@ describe('SIGKILL storm over producers and group members', () => {
             ? working
             : running.length > 0
               ? running
-              : live()
-      const victim = candidates[Math.floor(Math.random() * candidates.length)]!
+              : live().filter((p) => !spared(p))
+      const victim = candidates[Math.floor(Math.random() * candidates.length)]
+      if (victim === undefined) continue // only members on their way to work: none killed this round
       if (isWorking(victim)) {
         killedWorking++
         if (victim.kind === 'producer') killedWorkingProducers++

@@ -14,37 +14,29 @@
 // TWAINMQ_CHAOS_INPUTS_SCALE (10: the issue's full 200,000 / 100,000 / 50,000; timeouts scale too).
 // TWAINMQ_CHAOS_FAILOVER_OF=<topic>/<partition> makes the Cluster case kill another partition's
 // master (e.g. `in/0`: the master of an input partition and of the group's lease on it).
-import type { ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { keySlot } from '../../src/backends/redis/key-slot.js'
 import { open, type Twain } from '../../src/index.js'
 import { describeErr } from '../helpers/faults.js'
 import { checkOutputs, EXACTLY_ONCE, OUTPUT_TOPICS, readOutputs, type InputAt } from '../helpers/processor-checker.js'
 import { RedisCluster } from '../helpers/redis-cluster.js'
 import { streamKeyOf } from '../helpers/redis-keys.js'
-import { ChildPool } from '../helpers/child-pool.js'
-import { exited, killChildren } from '../helpers/spawn.js'
+import { chaosFixture, ChildPool, MIN_WORKING_KILLS, pace } from '../helpers/child-pool.js'
+import { exited } from '../helpers/spawn.js'
 import { fileTarget, redisTarget } from '../helpers/chaos-targets.js'
 import { sleep, until } from '../helpers/wait.js'
 
 const SCALE = Number(process.env.TWAINMQ_CHAOS_INPUTS_SCALE ?? 1)
 if (!(SCALE > 0)) throw new Error(`TWAINMQ_CHAOS_INPUTS_SCALE must be a positive number, got ${SCALE}`)
 const INPUT_PARTITIONS = 4
-/** Kills of processors that had handled a message: the storm goes on until there were this many. */
-const MIN_WORKING_KILLS = 4
 const BATCH = 100
 /** The partition whose master the Cluster case kills: an output partition (TWAINMQ_CHAOS_FAILOVER_OF, e.g. `in/0`, for another). */
 const FAILOVER_OF = process.env.TWAINMQ_CHAOS_FAILOVER_OF ?? 'out-a/0'
 /** More storm rounds at most, once the rest is done, for a kill that makes a processor find outputs stored. */
 const EXTRA_ROUNDS = 10
 
-const children: ChildProcess[] = []
-const cleanups: Array<() => Promise<void> | void> = []
-afterEach(async () => {
-  await killChildren(children)
-  for (const c of cleanups.splice(0).reverse()) await c()
-})
+const { children, cleanups } = chaosFixture()
 
 interface Case {
   name: string
@@ -117,8 +109,7 @@ describe.each(cases.map((c) => [c.name, c] as const))('%s: processor outputs und
               await sleep(100) // a failover's while: the batch goes again
             }
           }
-          const ahead = t0 + ((from + BATCH) * 1000) / c.rate - performance.now()
-          if (ahead > 0) await sleep(ahead) // the pace of the storm, not a synchronisation
+          await pace(t0, from + BATCH, c.rate)
         }
       })()
       let producing = true

@@ -7,28 +7,16 @@
 // exactly one output, whose count is the input's rank among its key's inputs in log order (no
 // increment lost or counted twice across kills, restores and rebalances); the changelog's latest
 // value of each key is the key's number of inputs; the group committed every input.
-import type { ChildProcess } from 'node:child_process'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Twain } from '../../src/index.js'
-import { ChildPool, drainWithOne, storm } from '../helpers/child-pool.js'
-import { killChildren } from '../helpers/spawn.js'
+import { chaosFixture, ChildPool, drainWithOne, MIN_WORKING_KILLS, pace, stormWhile } from '../helpers/child-pool.js'
 import { clusterTarget, fileTarget, redisTarget } from '../helpers/chaos-targets.js'
-import { sleep } from '../helpers/wait.js'
 
 const PARTITIONS = 4
 const KEYS = 40
 const BATCH = 50
-/** Kills of processors that had handled a message: the storm goes on until there were this many. */
-const MIN_WORKING_KILLS = 4
-/** Most storm rounds (1–3 s each). */
-const MAX_ROUNDS = 60
 
-const children: ChildProcess[] = []
-const cleanups: Array<() => Promise<void> | void> = []
-afterEach(async () => {
-  await killChildren(children)
-  for (const c of cleanups.splice(0).reverse()) await c()
-})
+const { children, cleanups } = chaosFixture()
 
 interface Case {
   name: string
@@ -82,18 +70,10 @@ describe.each(cases.map((c) => [c.name, c] as const))('%s: a state store under a
         const items = ids.map((id) => ({ key: `k${id % KEYS}`, value: String(id), id: `in-${id}` }))
         const r = await producer.sendBatch(items)
         r.forEach((m, i) => at.set(ids[i] as number, { partition: m.partition, offset: m.offset }))
-        const ahead = t0 + ((from + BATCH) * 1000) / c.rate - performance.now()
-        if (ahead > 0) await sleep(ahead) // the pace of the storm, not a synchronisation
+        await pace(t0, from + BATCH, c.rate)
       }
     })()
-    let producing = true
-    void produced.then(
-      () => (producing = false),
-      () => (producing = false),
-    )
-
-    await storm(pool, () => producing, MAX_ROUNDS)
-    await produced // a failed write fails the test here
+    await stormWhile(pool, produced) // a failed write fails the test here
     const ends = new Map<number, number>()
     for (const a of at.values()) ends.set(a.partition, Math.max(ends.get(a.partition) ?? 0, a.offset + 1))
     expect(await drainWithOne(pool, twain, 'count', ends, PARTITIONS)).toBe(0)

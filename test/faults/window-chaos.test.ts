@@ -10,13 +10,10 @@
 // and 'late' holds exactly the model's late clicks, once each; the tumbling windows' early results
 // (`earlyEvery: 3`) are each multiple of 3 up to a window's count, once each. A user's clicks are 200 ms apart
 // give or take 1 s, so 150 ms sessions start, grow and join one another all the time.
-import type { ChildProcess } from 'node:child_process'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { Twain } from '../../src/index.js'
 import { clusterTarget, fileTarget, redisTarget } from '../helpers/chaos-targets.js'
-import { ChildPool, drainWithOne, storm } from '../helpers/child-pool.js'
-import { killChildren } from '../helpers/spawn.js'
-import { sleep } from '../helpers/wait.js'
+import { chaosFixture, ChildPool, drainWithOne, MIN_WORKING_KILLS, pace, stormWhile } from '../helpers/child-pool.js'
 import { sessionCounts } from '../helpers/window-models.js'
 
 const PARTITIONS = 4
@@ -32,16 +29,8 @@ const EARLY_EVERY = 3
 const BASE = Date.UTC(2026, 0, 1)
 /** The event time of the clicks that close every window. */
 const FAR = BASE + 10 * 365 * 86_400_000
-const MIN_WORKING_KILLS = 4
-/** Most storm rounds (1–3 s each). */
-const MAX_ROUNDS = 60
 
-const children: ChildProcess[] = []
-const cleanups: Array<() => Promise<void> | void> = []
-afterEach(async () => {
-  await killChildren(children)
-  for (const c of cleanups.splice(0).reverse()) await c()
-})
+const { children, cleanups } = chaosFixture()
 
 /** Click `id`'s event time: 10 ms apart, ±1 s of disorder, one in 100 15 s late. */
 function eventTime(id: number): number {
@@ -160,8 +149,7 @@ describe.each(runs)('%s: event-time windows under a SIGKILL storm', (_name, c) =
           const id = ids[i] as number
           clicks.push({ id, user: `u${id % USERS}`, t: eventTime(id), partition: m.partition, offset: m.offset })
         })
-        const ahead = t0 + ((from + BATCH) * 1000) / c.rate - performance.now()
-        if (ahead > 0) await sleep(ahead) // the pace of the storm, not a synchronisation
+        await pace(t0, from + BATCH, c.rate)
       }
       // One click per partition far in the future: every window of the partition closes.
       const ends = await producer.sendBatch(
@@ -171,14 +159,7 @@ describe.each(runs)('%s: event-time windows under a SIGKILL storm', (_name, c) =
         clicks.push({ id: -1 - p, user: `end-${p}`, t: FAR, partition: m.partition, offset: m.offset }),
       )
     })()
-    let producing = true
-    void produced.then(
-      () => (producing = false),
-      () => (producing = false),
-    )
-
-    await storm(pool, () => producing, MAX_ROUNDS)
-    await produced // a failed write fails the test here
+    await stormWhile(pool, produced) // a failed write fails the test here
     const ends = new Map<number, number>()
     for (const k of clicks) ends.set(k.partition, Math.max(ends.get(k.partition) ?? 0, k.offset + 1))
     expect(await drainWithOne(pool, twain, 'win', ends, PARTITIONS)).toBe(0)

@@ -1,9 +1,47 @@
-// The children of a kill -9 storm (processor-chaos, state-chaos): started from one script, one of
-// them killed with SIGKILL at a time (one that has worked, if any), the pool topped up to a size.
+// The children of a kill -9 storm (the chaos tests of test/faults): started from one script, one of
+// them killed with SIGKILL at a time (one that has worked, if any), the pool topped up to a size;
+// the storm itself, the pace of the inputs written meanwhile, and the end of a storm.
 import type { ChildProcess } from 'node:child_process'
+import { afterEach } from 'vitest'
 import type { Twain } from '../../src/index.js'
-import { exited, lines, spawnChild } from './spawn.js'
+import { exited, killChildren, lines, spawnChild } from './spawn.js'
 import { sleep, until } from './wait.js'
+
+/** Kills of children that had worked: a storm's inputs go on until there were this many. */
+export const MIN_WORKING_KILLS = 4
+/** Most storm rounds (1–3 s each). */
+export const MAX_ROUNDS = 60
+
+/**
+ * A chaos test file's children and cleanups: after each test, every child still running is
+ * killed, then the cleanups run, last first (call once, at the top of the file).
+ */
+export function chaosFixture(): { children: ChildProcess[]; cleanups: Array<() => Promise<void> | void> } {
+  const children: ChildProcess[] = []
+  const cleanups: Array<() => Promise<void> | void> = []
+  afterEach(async () => {
+    await killChildren(children)
+    for (const c of cleanups.splice(0).reverse()) await c()
+  })
+  return { children, cleanups }
+}
+
+/** Wait until `sent` inputs are due at `rate` per second since `t0` (`performance.now()`): the pace of a storm's inputs, not a synchronisation. */
+export async function pace(t0: number, sent: number, rate: number): Promise<void> {
+  const ahead = t0 + (sent * 1000) / rate - performance.now()
+  if (ahead > 0) await sleep(ahead)
+}
+
+/** A `storm` for as long as `work` (the inputs being written) runs, then `work` awaited: a failed write fails the test there. */
+export async function stormWhile(pool: ChildPool, work: Promise<unknown>, maxRounds = MAX_ROUNDS): Promise<void> {
+  let going = true
+  void work.then(
+    () => (going = false),
+    () => (going = false),
+  )
+  await storm(pool, () => going, maxRounds)
+  await work
+}
 
 /** A child of the pool. */
 export interface PoolChild {
@@ -113,19 +151,33 @@ export async function drainWithOne(
   ends: Map<number, number>,
   partitions: number,
 ): Promise<number | string> {
-  await pool.killAll()
-  const last = pool.start()
   let seen = ''
-  await until(
+  return drainUntil(
+    pool,
     async () => {
       const d = await twain.describeGroup(group)
       seen = d.topics.map((t) => `${t.partition}: ${t.committed}/${t.end}`).join(', ')
       return d.topics.length === partitions && d.topics.every((t) => t.committed === (ends.get(t.partition) ?? 0))
     },
-    120_000,
     `group ${group} to commit every input`,
-  ).catch((e: Error) => {
-    throw new Error(`${e.message}; group ${seen}; last: ${last.out.lines.slice(-5).join(' | ')} ${last.out.stderr()}`)
+    () => `group ${seen}`,
+  )
+}
+
+/**
+ * The end of a storm: every child killed, then one started that runs until `done()` holds (polled;
+ * `shown()` says what it saw when it times out); then SIGTERM. Resolves with its exit code.
+ */
+export async function drainUntil(
+  pool: ChildPool,
+  done: () => Promise<boolean>,
+  what: string,
+  shown: () => string,
+): Promise<number | string> {
+  await pool.killAll()
+  const last = pool.start()
+  await until(done, 120_000, what).catch((e: Error) => {
+    throw new Error(`${e.message}; ${shown()}; last: ${last.out.lines.slice(-5).join(' | ')} ${last.out.stderr()}`)
   })
   await until(() => last.out.lines.some((l) => l.startsWith('# started')), 60_000, 'the last child to start')
   last.child.kill('SIGTERM')

@@ -1,4 +1,4 @@
-// Window-chaos child: node --import tsx window-child.ts <target> <open options as JSON> [kind]
+// Window-chaos child: node --import tsx window-child.ts <target> <open options as JSON> [kind] [calm]
 // A member of group 'win' (a processor of topic 'clicks' with the state store 'w', from the start)
 // that counts each user's clicks by event time (the message's timestamp). Kinds: `tumbling`
 // (default; 10-second windows, 1 s of lateness, an early result every 3 clicks of a window), `session` (150 ms gap, 2 s of lateness: a session
@@ -7,7 +7,7 @@
 // idle partition's windows close by the wall clock (timer turns). In the idle forms the child also
 // kills itself with SIGKILL, after printing `# crash`, right after one in 60 of the store calls
 // of its timer turns (a decision, results, the windows leaving the state) returns: the crash
-// points a turn's order must survive. Results go to 'counts', late clicks to 'late'. Prints
+// points a turn's order must survive (not with `calm`). Results go to 'counts', late clicks to 'late'. Prints
 // (blocking writes) `# started <pid>`, `# working` after its first click counted, `# error …` for
 // failures; SIGTERM: close, `# closed`, exit 0.
 import { session, tumbling, windowed } from '../../../src/index.js'
@@ -18,10 +18,12 @@ import { describeError as describe, statefulProcessor } from './stateful-process
 
 const kind = process.argv[4] ?? 'tumbling'
 const idle = kind.endsWith('-idle')
+/** `calm`: no crashes at turns (the last child of a storm, which must close when told). */
+const calm = process.argv[5] === 'calm'
 const sessions = kind.startsWith('session')
 const { twain, proc } = await statefulProcessor('clicks', 'win', 'w')
 
-if (idle) {
+if (idle && !calm) {
   const store = backendOf(twain)
   const append = store.appendSourced.bind(store)
   store.appendSourced = async (...args: Parameters<typeof append>) => {
