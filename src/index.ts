@@ -12,6 +12,12 @@ export type { ProcessorMessage } from './consumer/partitioned/processor-message.
 export type { StateStore } from './consumer/partitioned/state/state-store.js'
 export { windowed, type WindowOptions, type WindowResult } from './consumer/partitioned/windows/windowed.js'
 export {
+  joinStreams,
+  type JoinOptions,
+  type JoinProcessorOptions,
+  type JoinResult,
+} from './consumer/partitioned/joins/join-streams.js'
+export {
   tumbling,
   hopping,
   session,

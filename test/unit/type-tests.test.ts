@@ -31,7 +31,7 @@ const codeLines = (text: string): string[] =>
     .filter((l) => l !== '' && !l.startsWith('import '))
 
 describe('type tests (test/types/)', () => {
-  it('every snippet of README (Quick start, Topics, Producing, Exactly-once processing, State stores, Windows, Tables, Operators, Observability) and docs/operators.md is in test/types/docs/, as written', () => {
+  it('every snippet of README (Quick start, Topics, Producing, Exactly-once processing, State stores, Windows, Tables, Stream–stream joins, Operators, Observability) and docs/operators.md is in test/types/docs/, as written', () => {
     const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8')
     const ops = readFileSync(join(repoRoot, 'docs', 'operators.md'), 'utf8')
     const snippets = [
@@ -43,6 +43,7 @@ describe('type tests (test/types/)', () => {
         '### State stores',
         '### Windows',
         '### Tables',
+        '### Stream–stream joins',
         '### Operators',
         '## Observability',
       ].flatMap((h) => tsBlocks(section(readme, h))),

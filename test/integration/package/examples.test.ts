@@ -118,6 +118,14 @@ describe('examples run as smoke tests', () => {
     expect(out).toMatch(/orders-enriched: 4 orders/)
   }, 60_000)
 
+  it('join-payments: each order paired once with its payment within 10 minutes, across a stopped run and its restore', () => {
+    const { code, out } = run('join-payments.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/^first run: 57 pairs stored$/m)
+    expect(out).toMatch(/^second run: 53 more pairs stored$/m)
+    expect(out).toMatch(/^paid-orders: 110 records, 110 orders, expected 110$/m)
+  }, 60_000)
+
   it('live-table keeps the latest customer per key, sees a change and a removal, and joins orders with it', () => {
     const { code, out } = run('live-table.ts')
     expect(code, out).toBe(0)

@@ -1,6 +1,6 @@
 // The README's TypeScript snippets (except those importing rxjs: readme-rx.ts), as written there.
 // Kept in step with the docs by test/unit/type-tests.test.ts; compiled under strict by it (test/types/tsconfig.json).
-import { open, session, StalledError, tumbling, windowed } from 'twainmq'
+import { joinStreams, open, session, StalledError, tumbling, windowed } from 'twainmq'
 import { context, metrics, trace } from '@opentelemetry/api'
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks'
 import { ConsoleMetricExporter, MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics'
@@ -227,6 +227,21 @@ export async function tables2(): Promise<void> {
     await j.message.send('orders-enriched', j.message.key, { ...j.message.value, tier: j.value?.tier ?? 'basic' })
     j.ack()                                    // settles the message; ack(), retry(), batch() take a Joined too
   }
+}
+
+// README.md, Stream–stream joins
+export async function streamJoins1(): Promise<void> {
+  interface Payment { orderId: number; amount: number }
+  const paid = joinStreams<Order, Payment, { id: number; amount: number }, string>(twain, {
+    left: 'orders',                            // both topics: the same partition count and key type
+    right: 'payments',
+    group: 'orders-paid',                      // names its groups, join topic and changelog
+    withinMs: 10 * 60_000,                     // a payment at most 10 minutes before or after its order
+    latenessMs: 5000,                          // how far each side's event time may go back
+    to: 'paid-orders',                         // each pair: key = the key, value = join(order, payment)
+    join: (order, payment) => ({ id: order.id, amount: payment.amount }),
+  })
+  for await (const p of paid) console.log(p.key, p.value, p.leftTime, p.rightTime)   // once stored
 }
 
 // README.md, Observability

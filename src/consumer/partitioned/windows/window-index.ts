@@ -39,11 +39,12 @@ export class WindowIndex {
     return lo
   }
 
-  /** The entries at or before `watermark`, at most `limit` of them, taken out: by time, then key. */
-  takeUpTo(watermark: number, limit = Infinity): Array<{ end: number; key: string }> {
+  /** The entries at or before `watermark` (with `below`, before it), at most `limit` of them, taken out: by time, then key. */
+  takeUpTo(watermark: number, limit = Infinity, below = false): Array<{ end: number; key: string }> {
     const out: Array<{ end: number; key: string }> = []
+    const due = (end: number): boolean => (below ? end < watermark : end <= watermark)
     let n = 0
-    while (n < this.ends.length && (this.ends[n] as number) <= watermark && out.length < limit) {
+    while (n < this.ends.length && due(this.ends[n] as number) && out.length < limit) {
       const end = this.ends[n] as number
       const set = this.byEnd.get(end) as Set<string>
       const keys = [...set].sort()

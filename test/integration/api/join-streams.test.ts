@@ -1,0 +1,185 @@
+// Windowed stream–stream joins (`joinStreams`, README "Stream–stream joins") through the public
+// API, on a directory and on Redis: each left record pairs with each right record of its key
+// within `withinMs`, whichever comes first, once; a record below its side's watermark is late
+// (`onLate`, `lateTo`) and pairs with nothing; the join's records expire from its state once both
+// sides' watermarks pass them; a second run of the group pairs nothing again; topics with other
+// partition counts or key types are refused with both named; bad options are refused by name.
+import { describe, expect, it } from 'vitest'
+import { InvalidArgumentError, joinStreams, type JoinOptions, type JoinResult } from '../../../src/index.js'
+import { backends } from '../../conformance/backends.js'
+import { until } from '../../helpers/wait.js'
+import { twain, useGroupStore } from '../groups/groups-fixtures.js'
+
+const kinds = backends().filter((k) => k.name === 'file' || k.name === 'redis')
+const T0 = Date.UTC(2026, 0, 1)
+
+type Pair = JoinResult<string, string>
+
+describe.each(kinds)('joinStreams on $name', (kind) => {
+  useGroupStore(kind)
+
+  async function setup(
+    left: Array<{ key: string; at: number }>,
+    right: Array<{ key: string; at: number }>,
+    partitions = 1,
+  ): Promise<void> {
+    await twain.createTopic('orders', { partitions, keyType: 'string' })
+    await twain.createTopic('payments', { partitions, keyType: 'string' })
+    await twain.createTopic('paid', { partitions: 1, keyType: 'string' })
+    await twain.createTopic('late', { partitions: 1, keyType: 'string' })
+    const send = (topic: string, events: Array<{ key: string; at: number }>) =>
+      twain
+        .producer<string, string>(topic)
+        .sendBatch(events.map((e) => ({ key: e.key, value: `${topic[0]}${e.at}`, timestamp: T0 + e.at })))
+    // Interleaved: right first for some keys, left first for others.
+    await send('payments', right)
+    await send('orders', left)
+  }
+
+  /** Run the join until `n` pairs were yielded (and `alsoUntil` holds), then close it. */
+  async function run(
+    n: number,
+    extra: Partial<JoinOptions<string, string, string, string>> = {},
+    alsoUntil: (late: string[]) => boolean | Promise<boolean> = () => true,
+  ) {
+    const pairs: Pair[] = []
+    const late: string[] = []
+    const stream = joinStreams<string, string, string, string>(twain, {
+      left: 'orders',
+      right: 'payments',
+      group: 'pay',
+      withinMs: 5000,
+      to: 'paid',
+      lateTo: 'late',
+      onLate: (m, side) => late.push(`${side} ${m.value}`),
+      join: (o, p, { leftTime, rightTime }) => `${o}+${p} ${rightTime - leftTime}`,
+      processors: { from: 'start' },
+      ...extra,
+    })
+    const it = stream[Symbol.asyncIterator]()
+    const reading = (async () => {
+      for (;;) {
+        const r = await it.next()
+        if (r.done) return
+        pairs.push(r.value)
+      }
+    })()
+    await until(async () => pairs.length >= n && (await alsoUntil(late)), 20_000, `${n} pairs`).catch((e: Error) => {
+      throw new Error(`${e.message}: got ${pairs.map((p) => p.value).join(', ')}; late ${late.join(', ')}`)
+    })
+    await it.return?.()
+    await reading
+    return { pairs, late }
+  }
+
+  it('pairs each left record with each right record of its key within withinMs, once, and stores what it yields', async () => {
+    // Each side in event-time order (lateness 0: a record behind its side's latest would be late).
+    await setup(
+      [
+        { key: 'a', at: 1000 },
+        { key: 'b', at: 2000 },
+        { key: 'c', at: 3000 },
+        { key: 'a', at: 9000 },
+      ],
+      [
+        { key: 'c', at: 3000 },
+        { key: 'd', at: 3000 }, // no left record
+        { key: 'a', at: 4000 }, // pairs with a@1000 (3 s) and a@9000 (5 s: the bound is inclusive)
+        { key: 'b', at: 8000 }, // 6 s from b@2000: no pair
+      ],
+    )
+    const joined = async () => (await twain.describeTopic('pay-join')).offsets[0]?.end === 8
+    const { pairs, late } = await run(3, {}, joined)
+    const shown = pairs.map((p) => `${p.key}: ${p.value}`).sort()
+    expect(shown).toEqual(['a: o1000+p4000 3000', 'a: o9000+p4000 -5000', 'c: o3000+p3000 0'])
+    expect(late).toEqual([])
+    const stored: string[] = []
+    for await (const m of twain.history<string, string>('paid')) {
+      stored.push(`${m.key}: ${m.value}`)
+      const p = pairs.find((x) => x.offset === m.offset) as Pair
+      expect(m.timestamp).toBe(Math.max(p.leftTime, p.rightTime))
+    }
+    expect(stored.sort()).toEqual(shown)
+    // The join topic holds each input once, with its side.
+    const sides: string[] = []
+    for await (const m of twain.history<string, string>('pay-join'))
+      sides.push(`${m.headers['x-twain-join']} ${m.value}`)
+    expect(sides.sort()).toEqual(
+      ['o1000', 'o9000', 'o2000', 'o3000']
+        .map((v) => `left ${v}`)
+        .concat(['p4000', 'p8000', 'p3000', 'p3000'].map((v) => `right ${v}`))
+        .sort(),
+    )
+  })
+
+  it('a record below its own side’s watermark is late and pairs with nothing; expired records leave the state', async () => {
+    // Lateness 1 s. Left: 10 s then 2 s (late: its side's watermark is 9 s). Right: 2 s (not late:
+    // the right side has seen nothing). Then both sides at 60 s: the join's watermark moves to 59 s
+    // and every record before it is removed from the state.
+    await setup(
+      [
+        { key: 'a', at: 10_000 },
+        { key: 'a', at: 2000 },
+        { key: 'z', at: 60_000 },
+      ],
+      [
+        { key: 'a', at: 2000 },
+        { key: 'z', at: 60_000 },
+      ],
+    )
+    const { pairs, late } = await run(1, { latenessMs: 1000 }, (l) => l.length > 0)
+    expect(pairs.map((p) => `${p.key}: ${p.value}`)).toEqual(['z: o60000+p60000 0'])
+    expect(late).toEqual(['left o2000'])
+    const lateStored: string[] = []
+    for await (const m of twain.history<string, string>('late'))
+      lateStored.push(`${m.headers['x-twain-join']} ${m.value}`)
+    expect(lateStored).toEqual(['left o2000'])
+    // The state keeps z's two records only (a's were passed by the watermark) and the marks.
+    // z's second record (the one that pairs) writes z's two records and removes a's, in one call.
+    const state = async () => {
+      const last = new Map<string, unknown>()
+      for await (const m of twain.history<unknown, string>('pay-join-changelog')) last.set(m.key, m.value)
+      return last
+    }
+    const both = (v: unknown) =>
+      (v as { l?: unknown[]; r?: unknown[] } | undefined)?.l?.length === 1 && (v as { r: unknown[] }).r.length === 1
+    await until(async () => both((await state()).get('j:z')), 10_000, "z's two records in the state")
+    const kept = async () => [...(await state())].filter(([k, v]) => v !== null && k.startsWith('j:')).map(([k]) => k)
+    expect(await kept()).toEqual(['j:z'])
+  })
+
+  it('a second run of the group finds no pair again; later records pair with the kept ones', async () => {
+    await setup([{ key: 'a', at: 1000 }], [{ key: 'a', at: 2000 }])
+    const first = await run(1)
+    expect(first.pairs.map((p) => p.value)).toEqual(['o1000+p2000 1000'])
+    await twain.producer<string, string>('payments').send('a', 'p3000', { timestamp: T0 + 3000 })
+    const second = await run(1)
+    expect(second.pairs.map((p) => p.value)).toEqual(['o1000+p3000 2000'])
+    const stored: string[] = []
+    for await (const m of twain.history<string, string>('paid')) stored.push(m.value)
+    expect(stored).toEqual(['o1000+p2000 1000', 'o1000+p3000 2000'])
+  })
+
+  it('refuses topics that are not co-partitioned, naming both', async () => {
+    await twain.createTopic('l4', { partitions: 4, keyType: 'string' })
+    await twain.createTopic('r3', { partitions: 3, keyType: 'string' })
+    await twain.createTopic('r4', { partitions: 4, keyType: 'u32' })
+    const first = (right: string) =>
+      joinStreams(twain, { left: 'l4', right, group: 'j', withinMs: 1, to: 'out', join: () => 1 })
+        [Symbol.asyncIterator]()
+        .next()
+    await expect(first('r3')).rejects.toThrow(/"l4" has 4 partitions, "r3" has 3/)
+    await expect(first('r3')).rejects.toBeInstanceOf(InvalidArgumentError)
+    await expect(first('r4')).rejects.toThrow(/"l4" has key type string, "r4" has u32/)
+    expect(await twain.topicExists('j-join')).toBe(false)
+  })
+
+  it('refuses bad options by name', () => {
+    const base = { left: 'a', right: 'b', group: 'g', withinMs: 10, to: 'out', join: () => 1 }
+    expect(() => joinStreams(twain, { ...base, withinMs: -1 })).toThrow(/withinMs must be a non-negative integer.*-1/)
+    expect(() => joinStreams(twain, { ...base, right: 'a' })).toThrow(/left and right are both "a"/)
+    expect(() => joinStreams(twain, { ...base, latenessMs: 1.5 })).toThrow(/latenessMs .* 1.5/)
+    expect(() => joinStreams(twain, { ...base, join: undefined as never })).toThrow(/join\(left, right\)/)
+    expect(() => joinStreams(twain, { ...base, group: '' })).toThrow(/group must be a name/)
+  })
+})
