@@ -160,6 +160,56 @@ describe.each(kinds)('joinStreams on $name', (kind) => {
     expect(stored).toEqual(['o1000+p2000 1000', 'o1000+p3000 2000'])
   })
 
+  it('inputs sent with idempotency ids are joined (their copies go without the id)', async () => {
+    await setup([], [])
+    await twain.producer<string, string>('orders').send('a', 'o1000', { id: 'order-1' })
+    await twain.producer<string, string>('payments').send('a', 'p2000', { id: 'payment-1' })
+    // Both sent now: their timestamps (the send time) are within a minute.
+    const { pairs } = await run(1, { withinMs: 60_000 })
+    expect(pairs.map((p) => p.value.split(' ')[0])).toEqual(['o1000+p2000'])
+    for await (const m of twain.history<string, string>('pay-join')) expect(m.headers['x-twain-id']).toBeUndefined()
+  })
+
+  it('records passed by the watermark leave the state over several records when removing them all would pass a message’s bytes', async () => {
+    // 1,200 keys with an old and a recent left record of 1 KiB each; a right record moves the
+    // join's watermark past every old one: 1,200 keys to rewrite (over 1 MiB), which the next
+    // records finish.
+    const big = 'x'.repeat(1024)
+    const keys = Array.from({ length: 1200 }, (_, i) => `k${String(i).padStart(4, '0')}`)
+    await twain.createTopic('orders', { partitions: 1, keyType: 'string' })
+    await twain.createTopic('payments', { partitions: 1, keyType: 'string' })
+    await twain.createTopic('paid', { partitions: 1, keyType: 'string' })
+    await twain.createTopic('late', { partitions: 1, keyType: 'string' })
+    await twain
+      .producer<string, string>('orders')
+      .sendBatch([
+        ...keys.map((key) => ({ key, value: big, timestamp: T0 + 1000 })),
+        ...keys.map((key) => ({ key, value: big, timestamp: T0 + 20_000 })),
+      ])
+    // Every order joined (kept) before any payment comes.
+    const committed = async (group: string) =>
+      (await twain.describeGroup(group)).topics.reduce((n, t) => n + t.committed, 0)
+    await run(0, {}, async () => (await committed('pay')) === 2 * keys.length)
+    const payments = twain.producer<string, string>('payments')
+    await payments.sendBatch(
+      Array.from({ length: 5 }, (_, i) => ({ key: `z${i}`, value: 'p', timestamp: T0 + 10_000 + i })),
+    )
+    await payments.send('k0000', 'p20000', { timestamp: T0 + 20_000 })
+    // The last payment pairs with k0000's recent order only (its old one is 19 s away).
+    const { pairs } = await run(1, { join: (o, p, { leftTime }) => `${o.length}+${p} ${leftTime - T0}` })
+    expect(pairs.map((p) => p.value)).toEqual(['1024+p20000 20000'])
+    const state = new Map<string, { l: unknown[] } | null>()
+    await until(
+      async () => {
+        for await (const m of twain.history<{ l: unknown[] } | null, string>('pay-join-changelog'))
+          state.set(m.key, m.value)
+        return keys.every((k) => state.get(`j:${k}`)?.l.length === 1)
+      },
+      20_000,
+      "every key's old record to leave the state",
+    )
+  })
+
   it('refuses topics that are not co-partitioned, naming both', async () => {
     await twain.createTopic('l4', { partitions: 4, keyType: 'string' })
     await twain.createTopic('r3', { partitions: 3, keyType: 'string' })

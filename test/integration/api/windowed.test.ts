@@ -105,6 +105,37 @@ describe.each(kinds)('windowed on $name', (kind) => {
     expect(aside).toEqual(['8000'])
   })
 
+  it('a late message sent with an idempotency id goes to lateTo as well (without the id), and the windows go on', async () => {
+    await twain.createTopic('in', { partitions: 1, keyType: 'string' })
+    await twain.createTopic('out', { partitions: 1, keyType: 'string' })
+    await twain.createTopic('late', { partitions: 1, keyType: 'string' })
+    const producer = twain.producer<string, string>('in')
+    await producer.send('a', 'first', { timestamp: T0 + 20_000 })
+    await producer.send('a', 'late', { id: 'click-1' }) // timestamp: now, long before 20 s past 2026
+    await producer.send('a', 'closes', { timestamp: T0 + 50_000 })
+    const p = proc()
+    // Late by its timestamp: a year's worth of windows behind the watermark.
+    const got = await lastValueFrom(
+      from(
+        windowed(p, {
+          window: tumbling(10_000),
+          eventTime: (m) => (m.value === 'late' ? T0 - 365 * 86_400_000 : m.timestamp),
+          to: 'out',
+          lateTo: 'late',
+          initial: () => 0,
+          add: (n) => n + 1,
+        }),
+      ).pipe(take(1), toArray()),
+    )
+    expect(got.map((r) => [(r.start - T0) / 1000, r.value])).toEqual([[20, 1]])
+    await until(async () => (await twain.length('late')) === 1, 10_000, 'the late message in lateTo')
+    await p.close()
+    for await (const m of twain.history<string>('late')) {
+      expect(m.value).toBe('late')
+      expect(m.headers['x-twain-id']).toBeUndefined()
+    }
+  })
+
   it('a watermark that closes more windows than a message may write state keys closes them all, in order, over the next messages', async () => {
     // 1,500 users with a click in [0,10); a click at 30 s closes their 1,500 windows (one state
     // key each, more than a message's 1000); later clicks close the rest.

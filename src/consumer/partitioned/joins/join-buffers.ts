@@ -2,7 +2,7 @@ import { InvalidArgumentError } from '../../../core/errors.js'
 import type { Key } from '../../../core/types.js'
 import { encodeStateKey } from '../state/state-key.js'
 import type { PartitionState } from '../state/partition-state.js'
-import { MAX_STATE_WRITES, type StateStore } from '../state/state-store.js'
+import { MAX_STATE_BYTES, MAX_STATE_WRITES, STATE_RECORD_OVERHEAD, type StateStore } from '../state/state-store.js'
 import { WindowIndex } from '../windows/window-index.js'
 
 /** The sides of a join: 0 the left topic's records, 1 the right's. */
@@ -31,6 +31,16 @@ const PREFIX = 'j:'
 
 /** Most keys one message's expiry removes or rewrites: its own key and the marks are its other writes. */
 const EXPIRE_LIMIT = MAX_STATE_WRITES - 2
+
+/** Bytes of a message's state writes left unused: the estimate below against the store's count. */
+const BYTES_MARGIN = 64 * 1024
+
+/** What writing `value` to state key `key` (undefined: deleting it) counts against `MAX_STATE_BYTES`, about. */
+const cost = (key: string, value: unknown): number =>
+  Buffer.byteLength(key) +
+  (value === undefined ? 0 : Buffer.byteLength(JSON.stringify(value))) +
+  STATE_RECORD_OVERHEAD +
+  16
 
 /** A partition's join as a stream runs it: rebuilt from its state when it was restored or rewound. */
 export interface JoinLane {
@@ -103,7 +113,6 @@ export class JoinBuffers {
         pairs.push(side === 0 ? { left: [t, value], right: x } : { left: x, right: [t, value] })
     const marks: Marks =
       side === 0 ? [larger(lane.marks[0], t), lane.marks[1]] : [lane.marks[0], larger(lane.marks[1], t)]
-    const moved = marks[side] !== lane.marks[side]
     lane.marks = marks
     const w = this.watermark(marks)
     if (had !== undefined) lane.index.remove(this.firstEnd(had), k)
@@ -112,33 +121,41 @@ export class JoinBuffers {
       r: this.live(side === 1 ? [...(had?.r ?? []), [t, value]] : (had?.r ?? []), w),
       m: marks,
     }
-    let removed = false
-    if (mine.l.length + mine.r.length > 0) {
-      st.set(k, mine)
-      lane.index.add(this.firstEnd(mine), k)
-    } else if (had !== undefined) {
-      st.delete(k)
-      removed = true
-    }
-    removed = this.expire(st, lane, w) || removed
-    // The marks go with a key removed, and with none written when this record was not kept.
-    if (removed || (moved && !st.has(k))) st.set(MARKS_KEY, marks)
+    // The record itself is always kept: it is at or past its side's watermark, so at or past w.
+    st.set(k, mine)
+    lane.index.add(this.firstEnd(mine), k)
+    const budget = MAX_STATE_BYTES - cost(k, mine) - cost(MARKS_KEY, marks) - BYTES_MARGIN
+    // A key removed takes its marks with it: they are written on their own then.
+    if (this.expire(st, lane, w, budget)) st.set(MARKS_KEY, marks)
     return pairs
   }
 
-  /** Remove the kept records watermark `w` passed, of at most `EXPIRE_LIMIT` keys; whether a key was removed. */
-  private expire(st: StateStore, lane: JoinLane, w: number): boolean {
+  /**
+   * Remove the kept records watermark `w` passed, of at most `EXPIRE_LIMIT` keys whose writes fit
+   * in `budget` bytes (the rest stay in the index for the next records: removing them is not
+   * needed for the pairs, only for the state's size); whether a key was removed.
+   */
+  private expire(st: StateStore, lane: JoinLane, w: number, budget: number): boolean {
     let removed = false
-    for (const { key } of lane.index.takeUpTo(w, EXPIRE_LIMIT, true)) {
+    let left = budget
+    const due = lane.index.takeUpTo(w, EXPIRE_LIMIT, true)
+    for (const [i, { key }] of due.entries()) {
       const kept = st.get<KeptRecords>(key)
       if (kept === undefined) continue
       const l = this.live(kept.l, w)
       const r = this.live(kept.r, w)
-      if (l.length + r.length === 0) {
+      const next = l.length + r.length === 0 ? undefined : { l, r, m: kept.m }
+      const bytes = cost(key, next)
+      if (bytes > left) {
+        // Over the message's bytes: this key and the rest go back, for the next records.
+        for (const d of due.slice(i)) lane.index.add(d.end, d.key)
+        break
+      }
+      left -= bytes
+      if (next === undefined) {
         st.delete(key)
         removed = true
       } else {
-        const next = { l, r, m: kept.m }
         st.set(key, next)
         lane.index.add(this.firstEnd(next), key)
       }

@@ -1,8 +1,8 @@
-import { SOURCE_HEADER } from '../../../backends/source-table.js'
 import { InvalidArgumentError } from '../../../core/errors.js'
 import type { Key } from '../../../core/types.js'
 import type { ProcessorMessage } from '../processor-message.js'
 import type { Processor } from '../processor.js'
+import { copiedHeaders } from '../copied-headers.js'
 
 /** The header that tells a join topic's record's side: `left` or `right`. */
 export const SIDE_HEADER = 'x-twain-join'
@@ -33,8 +33,8 @@ export async function forward<K extends Key>(
       throw new InvalidArgumentError(
         `joinStreams() event time of ${m.topic}/${m.partition}@${m.offset} is not ms since the epoch: ${String(t)}`,
       )
-    const headers: Record<string, string> = { ...m.headers, [SIDE_HEADER]: side }
-    delete headers[SOURCE_HEADER] // an earlier processor's: the copy has its own
+    const headers = copiedHeaders(m.headers)
+    headers[SIDE_HEADER] = side
     // A copy that failed: the partition goes back to the record, and it is copied again.
     m.send(topic, m.key, m.value, { partition: m.partition, timestamp: t, headers }).catch(() => undefined)
     m.ack()

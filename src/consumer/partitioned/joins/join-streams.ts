@@ -6,6 +6,7 @@ import type { ProcessorMessage, ProcessorMessageImpl } from '../processor-messag
 import type { Processor, ProcessorOptions } from '../processor.js'
 import { noResult, ResultSource } from '../result-source.js'
 import { checkKeepable, JoinBuffers, type JoinLane, type Side } from './join-buffers.js'
+import { copiedHeaders } from '../copied-headers.js'
 import { forward, SIDE_HEADER } from './join-forward.js'
 import { coPartition, type JoinHost } from './join-topics.js'
 
@@ -143,7 +144,7 @@ class JoinSource<L, R, J, K extends Key> extends ResultSource<ProcessorMessage<u
     if (this.buffers.late(lane, side, t)) {
       o.onLate?.(m as ProcessorMessage<L | R, K>, sideName)
       if (o.lateTo !== undefined)
-        m.send(o.lateTo, m.key, m.value, { headers: m.headers, timestamp: t }).catch(() => undefined)
+        m.send(o.lateTo, m.key, m.value, { headers: copiedHeaders(m.headers), timestamp: t }).catch(() => undefined)
       m.ack()
       return
     }

@@ -2,6 +2,7 @@ import { InvalidArgumentError } from '../../../core/errors.js'
 import type { Key } from '../../../core/types.js'
 import { MessageStream } from '../../../stream/message-stream.js'
 import type { OutputMetadata } from '../outputs.js'
+import { copiedHeaders } from '../copied-headers.js'
 import { Processor } from '../processor.js'
 import { isCurrent, noResult, ResultSource } from '../result-source.js'
 import type { ProcessorMessage, ProcessorMessageImpl } from '../processor-message.js'
@@ -233,7 +234,9 @@ class WindowedSource<V, K extends Key, A>
     if (!this.windows.place({ st, index, key: m.key, t, wm: lane.wm, mark: wm, add, touched })) {
       o.onLate?.(m)
       if (o.lateTo !== undefined)
-        m.send(o.lateTo, m.key, m.value, { headers: m.headers, timestamp: m.timestamp }).catch(() => undefined)
+        m.send(o.lateTo, m.key, m.value, { headers: copiedHeaders(m.headers), timestamp: m.timestamp }).catch(
+          () => undefined,
+        )
     }
     for (const w of early) {
       const value = { start: w.start, end: w.end, value: w.value, early: true as const }
