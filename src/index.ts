@@ -11,12 +11,8 @@ export { Processor, type ProcessorOptions } from './consumer/partitioned/process
 export type { ProcessorMessage } from './consumer/partitioned/processor-message.js'
 export type { StateStore } from './consumer/partitioned/state/state-store.js'
 export { windowed, type WindowOptions, type WindowResult } from './consumer/partitioned/windows/windowed.js'
-export {
-  joinStreams,
-  type JoinOptions,
-  type JoinProcessorOptions,
-  type JoinResult,
-} from './consumer/partitioned/joins/join-streams.js'
+export { joinStreams, type JoinResult } from './consumer/partitioned/joins/join-streams.js'
+export type { JoinOptions, JoinProcessorOptions } from './consumer/partitioned/joins/join-options.js'
 export {
   tumbling,
   hopping,

@@ -210,26 +210,47 @@ describe.each(kinds)('joinStreams on $name', (kind) => {
     )
   })
 
-  it('refuses topics that are not co-partitioned, naming both', async () => {
+  it('refuses topics that are not co-partitioned, naming both; and results topics or a join topic unlike the inputs', async () => {
     await twain.createTopic('l4', { partitions: 4, keyType: 'string' })
     await twain.createTopic('r3', { partitions: 3, keyType: 'string' })
     await twain.createTopic('r4', { partitions: 4, keyType: 'u32' })
-    const first = (right: string) =>
-      joinStreams(twain, { left: 'l4', right, group: 'j', withinMs: 1, to: 'out', join: () => 1 })
+    await twain.createTopic('s4', { partitions: 4, keyType: 'string' })
+    await twain.createTopic('out', { partitions: 1, keyType: 'string' })
+    await twain.createTopic('out16', { partitions: 1 })
+    const first = (right: string, more: Partial<JoinOptions<unknown, unknown, number, string>> = {}) =>
+      joinStreams(twain, { left: 'l4', right, group: 'j', withinMs: 1, to: 'out', join: () => 1, ...more })
         [Symbol.asyncIterator]()
         .next()
     await expect(first('r3')).rejects.toThrow(/"l4" has 4 partitions, "r3" has 3/)
     await expect(first('r3')).rejects.toBeInstanceOf(InvalidArgumentError)
     await expect(first('r4')).rejects.toThrow(/"l4" has key type string, "r4" has u32/)
+    await expect(first('s4', { to: 'out16' })).rejects.toThrow(/to "out16" has key type u16, the inputs string/)
+    await expect(first('s4', { lateTo: 'missing' })).rejects.toThrow(/missing/)
     expect(await twain.topicExists('j-join')).toBe(false)
+    await twain.createTopic('k-join', { partitions: 2, keyType: 'string' })
+    await expect(first('s4', { group: 'k' })).rejects.toThrow(
+      /join topic "k-join" has 2 partitions of key type string, the inputs 4 of string/,
+    )
   })
 
   it('refuses bad options by name', () => {
     const base = { left: 'a', right: 'b', group: 'g', withinMs: 10, to: 'out', join: () => 1 }
     expect(() => joinStreams(twain, { ...base, withinMs: -1 })).toThrow(/withinMs must be a non-negative integer.*-1/)
     expect(() => joinStreams(twain, { ...base, right: 'a' })).toThrow(/left and right are both "a"/)
+    expect(() => joinStreams(twain, { ...base, to: 'b' })).toThrow(/to and right are both "b"/)
+    expect(() => joinStreams(twain, { ...base, lateTo: 'g-join' })).toThrow(/lateTo is "g-join", the join's own topic/)
+    expect(() => joinStreams(twain, { ...base, left: 'no good' })).toThrow(/joinStreams\(\) left: Topic name "no good"/)
     expect(() => joinStreams(twain, { ...base, latenessMs: 1.5 })).toThrow(/latenessMs .* 1.5/)
-    expect(() => joinStreams(twain, { ...base, join: undefined as never })).toThrow(/join\(left, right\)/)
+    expect(() => joinStreams(twain, { ...base, join: undefined as never })).toThrow(
+      /join must be a function, got undefined/,
+    )
+    expect(() => joinStreams(twain, { ...base, leftTime: 5 as never })).toThrow(
+      /leftTime must be a function, got number/,
+    )
     expect(() => joinStreams(twain, { ...base, group: '' })).toThrow(/group must be a name/)
+    expect(() => joinStreams(twain, { ...base, group: '__x' })).toThrow(/group "__x" cannot name topics/)
+    expect(() => joinStreams(twain, { ...base, processors: { maxDeliveries: 3 } as never })).toThrow(
+      /processors.maxDeliveries is not an option a join passes on/,
+    )
   })
 })

@@ -1,49 +1,14 @@
 import { InvalidArgumentError } from '../../../core/errors.js'
-import { checkTopicName } from '../../../core/names.js'
 import type { Key } from '../../../core/types.js'
 import { MessageStream } from '../../../stream/message-stream.js'
+import { copiedHeaders } from '../copied-headers.js'
 import type { ProcessorMessage, ProcessorMessageImpl } from '../processor-message.js'
-import type { Processor, ProcessorOptions } from '../processor.js'
+import type { Processor } from '../processor.js'
 import { noResult, ResultSource } from '../result-source.js'
 import { checkKeepable, JoinBuffers, type JoinLane, type Side } from './join-buffers.js'
-import { copiedHeaders } from '../copied-headers.js'
 import { forward, SIDE_HEADER } from './join-forward.js'
+import { checkJoinOptions, processorOptions, type JoinOptions } from './join-options.js'
 import { coPartition, type JoinHost } from './join-topics.js'
-
-/** The processors' options `joinStreams()` passes on (README "Exactly-once processing"). */
-export type JoinProcessorOptions = Omit<ProcessorOptions, 'group' | 'state' | 'deadLetter' | 'partitioner' | 'name'>
-
-/** Options of `joinStreams()` (README "Stream–stream joins"). */
-export interface JoinOptions<L, R, J, K extends Key> {
-  /** The left topic. @default required */
-  left: string
-  /** The right topic: as many partitions as `left`, the same key type. @default required */
-  right: string
-  /**
-   * The join's name: its processors' groups (`<group>` joins, `<group>-in` copies both topics
-   * into the join topic `<group>-join`), and its state's changelog, `<group>-join-changelog`.
-   * @default required
-   */
-  group: string
-  /** Two records of a key pair when their event times are at most this far apart (ms). @default required */
-  withinMs: number
-  /** The topic each pair's `join()` value is sent to, under their key, timestamped with the later of the two. @default required */
-  to: string
-  /** A pair's value (a pure function of its arguments: it runs again for a record processed again). @default required */
-  join: (left: L, right: R, pair: { key: K; leftTime: number; rightTime: number }) => J
-  /** How far each side's event time may go back: its watermark is its largest event time seen less this. @default 0 */
-  latenessMs?: number
-  /** A left record's event time, ms since the epoch. @default its `timestamp` */
-  leftTime?: (m: ProcessorMessage<L, K>) => number
-  /** A right record's event time. @default its `timestamp` */
-  rightTime?: (m: ProcessorMessage<R, K>) => number
-  /** Topic a late record (below its side's watermark) is sent to, with the header `x-twain-join: left | right`. @default none: it is dropped */
-  lateTo?: string
-  /** Called with each late record and its side. @default none */
-  onLate?: (m: ProcessorMessage<L | R, K>, side: 'left' | 'right') => void
-  /** Options of both processors (`sessionTimeoutMs`, `from`, `maxInFlight`, `signal`, …). @default a processor's */
-  processors?: JoinProcessorOptions
-}
 
 /** One pair, as stored in `to`. */
 export interface JoinResult<J, K extends Key = Key> {
@@ -60,27 +25,6 @@ export interface JoinResult<J, K extends Key = Key> {
   duplicate?: true
 }
 
-function checkOptions<L, R, J, K extends Key>(o: JoinOptions<L, R, J, K>): void {
-  if (typeof o !== 'object' || o === null)
-    throw new InvalidArgumentError(`joinStreams() needs options, got ${String(o)}`)
-  checkTopicName(o.left)
-  checkTopicName(o.right)
-  checkTopicName(o.to)
-  if (o.left === o.right)
-    throw new InvalidArgumentError(`joinStreams() left and right are both "${o.left}": join two topics`)
-  if (typeof o.group !== 'string' || o.group === '')
-    throw new InvalidArgumentError(`joinStreams() group must be a name, got ${String(o.group)}`)
-  checkTopicName(`${o.group}-join-changelog`)
-  const w = o.withinMs
-  if (typeof w !== 'number' || !Number.isSafeInteger(w) || w < 0)
-    throw new InvalidArgumentError(`joinStreams() withinMs must be a non-negative integer (ms), got ${String(w)}`)
-  const l = o.latenessMs ?? 0
-  if (typeof l !== 'number' || !Number.isSafeInteger(l) || l < 0)
-    throw new InvalidArgumentError(`joinStreams() latenessMs must be a non-negative integer, got ${String(l)}`)
-  if (typeof o.join !== 'function') throw new InvalidArgumentError(`joinStreams() needs a join(left, right) function`)
-  if (o.lateTo !== undefined) checkTopicName(o.lateTo)
-}
-
 /**
  * A windowed stream–stream join (README "Stream–stream joins"; docs/processing.md; decision 210):
  * each record of `left` is paired with each record of `right` of the same key whose event time is
@@ -94,7 +38,7 @@ export function joinStreams<L, R, J, K extends Key = Key>(
   host: JoinHost,
   options: JoinOptions<L, R, J, K>,
 ): MessageStream<JoinResult<J, K>> {
-  checkOptions(options)
+  checkJoinOptions(options)
   return new MessageStream<JoinResult<J, K>>({ open: () => new JoinSource(host, options) })
 }
 
@@ -114,11 +58,13 @@ class JoinSource<L, R, J, K extends Key> extends ResultSource<ProcessorMessage<u
 
   protected async source(): Promise<Processor<unknown, K>> {
     const o = this.o
-    const topic = await coPartition(this.host, o.left, o.right, `${o.group}-join`)
+    const topic = await coPartition(this.host, o, `${o.group}-join`)
     if (this.closed) throw new InvalidArgumentError(`joinStreams() of group "${o.group}" was closed while it opened`)
-    const opts = o.processors ?? {}
+    const opts = processorOptions(o.processors)
     const copier = this.host.processor<unknown, K>([o.left, o.right], { ...opts, group: `${o.group}-in` })
-    const joiner = this.host.processor<unknown, K>(topic, { ...opts, group: o.group, state: 'join' })
+    // From the start of the join topic whatever `from` says: a copy committed by the copier and not
+    // yet by the joiner would be skipped otherwise.
+    const joiner = this.host.processor<unknown, K>(topic, { ...opts, group: o.group, state: 'join', from: 'start' })
     this.processors = [copier, joiner]
     const times = { left: o.leftTime, right: o.rightTime } as Parameters<typeof forward>[3]
     void forward(copier, o.left, topic, times).catch((e: unknown) => this.fail(e))
@@ -134,7 +80,7 @@ class JoinSource<L, R, J, K extends Key> extends ResultSource<ProcessorMessage<u
       )
     const side: Side = sideName === 'left' ? 0 : 1
     const at = (m as unknown as ProcessorMessageImpl<unknown>).stateOf()
-    if (at === undefined) return // its partition is gone: nothing it does is kept
+    if (at === undefined) return m.ack() // its partition is gone: nothing it does is kept
     let lane = this.lanes.get(at.state)
     if (lane === undefined || lane.generation !== at.generation) {
       lane = this.buffers.lane(at.state, at.generation)
@@ -153,6 +99,10 @@ class JoinSource<L, R, J, K extends Key> extends ResultSource<ProcessorMessage<u
       const [leftTime, left] = p.left
       const [rightTime, right] = p.right
       const value = o.join(left as L, right as R, { key: m.key, leftTime, rightTime })
+      if (value === undefined)
+        throw new InvalidArgumentError(
+          `joinStreams() join() returned undefined for key ${String(m.key)} (event times ${leftTime} and ${rightTime}): return a value to store`,
+        )
       const sent = m.send(o.to, m.key, value, { timestamp: Math.max(leftTime, rightTime) })
       const result = { key: m.key, value, leftTime, rightTime, partition: m.partition }
       // A pair that failed: the record comes again (its ack fails), and so does the pair.
