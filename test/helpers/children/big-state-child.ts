@@ -10,7 +10,10 @@ import { lineNow as out } from './sync-out.js'
 import { describeError as describe, statefulProcessor } from './stateful-processor.js'
 
 const t0 = performance.now()
-const { proc } = await statefulProcessor('fill', 'big', 'big')
+// The product's default session: a restore of 1,000,000 keys and 1,000 writes per message keep a
+// loaded machine's process busy for seconds, past a storm's 1.5 s session (it was fenced again and
+// again, restoring each time).
+const { proc } = await statefulProcessor('fill', 'big', 'big', { sessionTimeoutMs: 10_000, heartbeatIntervalMs: 1000 })
 
 let first = true
 try {

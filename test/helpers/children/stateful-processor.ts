@@ -1,6 +1,6 @@
 // What the stateful fault-test children share (state-child.ts, window-child.ts): the store from
 // argv (`<target> [open options as JSON]`), a processor of `topic` in `group` with the state store
-// `state`, from the start, short session; errors printed as `# error …`; `# started <pid>` once
+// `state`, from the start, a short session unless told otherwise; errors printed as `# error …`; `# started <pid>` once
 // open; SIGTERM closes it, prints `# closed` and exits 0. Output lines are blocking writes.
 import { open, type FileOpenOptions, type Processor, type Twain } from '../../../src/index.js'
 import { until } from '../wait.js'
@@ -14,6 +14,11 @@ export async function statefulProcessor(
   topic: string,
   group: string,
   state: string,
+  /** The member's session (default 1500 ms, heartbeats every 250 ms: a storm's quick failovers). */
+  session: { sessionTimeoutMs: number; heartbeatIntervalMs: number } = {
+    sessionTimeoutMs: 1500,
+    heartbeatIntervalMs: 250,
+  },
 ): Promise<{ twain: Twain; proc: Processor<string, string> }> {
   const [target, optionsJson] = process.argv.slice(2) as [string, string | undefined]
   const openOptions = (optionsJson ? JSON.parse(optionsJson) : {}) as FileOpenOptions
@@ -32,8 +37,7 @@ export async function statefulProcessor(
     group,
     state,
     from: 'start',
-    sessionTimeoutMs: 1500,
-    heartbeatIntervalMs: 250,
+    ...session,
     commitIntervalMs: 50,
   })
   proc.on('error', (e) => out(`# error ${describeError(e)}`))
