@@ -164,7 +164,8 @@ describe.each(kinds)('processor state on $name', (kind) => {
       if (m.offset === 0 && sends++ === 0) await m.send('missing', 'k', 'x').catch(() => undefined)
       if (m.offset === 0 && sends === 1) await twain.createTopic('missing', { partitions: 1, keyType: 'string' })
       m.ack()
-      if (m.offset === 2 && reads.filter((r) => r.startsWith('0:')).length === 2) break
+      // At least twice: a loaded machine's lapsed session can deliver it once more.
+      if (m.offset === 2 && reads.filter((r) => r.startsWith('0:')).length >= 2) break
     }
     // Every delivery of offset o read o: nothing a later message wrote, nor its own first write.
     expect(reads.every((r) => r.split(':')[0] === r.split(':')[1])).toBe(true)
