@@ -9,8 +9,7 @@
 // `withinMs` (the state stays small).
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { Key } from '../src/core/types.js'
-import type { StateStore } from '../src/consumer/partitioned/state/state-store.js'
+import { JsonState } from '../test/helpers/json-state.js'
 import { JoinBuffers, type KeptRecords, type Side } from '../src/consumer/partitioned/joins/join-buffers.js'
 
 interface Event {
@@ -18,30 +17,6 @@ interface Event {
   id: string
   key: string
   t: number
-}
-
-/** A state of JSON values (as restored from a changelog), keyed by strings. */
-class JsonState implements StateStore {
-  readonly map = new Map<string, string>()
-  get<T>(key: Key): T | undefined {
-    const v = this.map.get(String(key))
-    return v === undefined ? undefined : (JSON.parse(v) as T)
-  }
-  has(key: Key): boolean {
-    return this.map.has(String(key))
-  }
-  set(key: Key, value: unknown): void {
-    this.map.set(String(key), JSON.stringify(value))
-  }
-  delete(key: Key): void {
-    this.map.delete(String(key))
-  }
-  get size(): number {
-    return this.map.size
-  }
-  *entries<T>(): IterableIterator<[string, T]> {
-    for (const [k, v] of this.map) yield [k, JSON.parse(v) as T]
-  }
 }
 
 /** The late events of one side, in its order: below the largest event time before them, less the lateness. */

@@ -8,8 +8,7 @@
 // message processed again closes the same windows in the same order.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { Key } from '../src/core/types.js'
-import type { StateStore } from '../src/consumer/partitioned/state/state-store.js'
+import { JsonState } from '../test/helpers/json-state.js'
 import { FixedWindows } from '../src/consumer/partitioned/windows/fixed-windows.js'
 import { SessionWindows } from '../src/consumer/partitioned/windows/session-windows.js'
 import { WindowIndex } from '../src/consumer/partitioned/windows/window-index.js'
@@ -32,30 +31,6 @@ interface Result {
   start: number
   end: number
   ids: number[]
-}
-
-/** A state of JSON values (as restored from a changelog), keyed by strings. */
-class JsonState implements StateStore {
-  readonly map = new Map<string, string>()
-  get<T>(key: Key): T | undefined {
-    const v = this.map.get(String(key))
-    return v === undefined ? undefined : (JSON.parse(v) as T)
-  }
-  has(key: Key): boolean {
-    return this.map.has(String(key))
-  }
-  set(key: Key, value: unknown): void {
-    this.map.set(String(key), JSON.stringify(value))
-  }
-  delete(key: Key): void {
-    this.map.delete(String(key))
-  }
-  get size(): number {
-    return this.map.size
-  }
-  *entries<T>(): IterableIterator<[Key, T]> {
-    for (const [k, v] of this.map) yield [k, JSON.parse(v) as T]
-  }
 }
 
 /** Process `events` as windowed() does; `rebuildAt`: indexes of events before which the index is rebuilt from the state. */
