@@ -1,8 +1,19 @@
 import { defineConfig } from 'vitest/config'
 
+/**
+ * `test/chaos/` holds the processing storms (kill -9 every few seconds, a model counting every
+ * output): minutes each, so `npm test` leaves them to their own tier, `npm run test:chaos`
+ * (`TWAINMQ_TEST_TIER=chaos`). CI runs both. `TWAINMQ_TEST_TIER=all` runs everything in one run.
+ */
+const tier = process.env.TWAINMQ_TEST_TIER ?? 'default'
+if (!['default', 'chaos', 'all'].includes(tier))
+  throw new Error(`TWAINMQ_TEST_TIER must be default, chaos or all, not ${JSON.stringify(tier)}`)
+const chaos = 'test/chaos/**/*.test.ts'
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'property-tests/**/*.test.ts'],
+    include: tier === 'chaos' ? [chaos] : ['test/**/*.test.ts', 'property-tests/**/*.test.ts'],
+    exclude: tier === 'default' ? ['**/node_modules/**', chaos] : ['**/node_modules/**'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',

@@ -1,4 +1,4 @@
-// The children of a kill -9 storm (the chaos tests of test/faults): started from one script, one of
+// The children of a kill -9 storm (the storms of test/chaos and test/faults): started from one script, one of
 // them killed with SIGKILL at a time (one that has worked, if any), the pool topped up to a size;
 // the storm itself, the pace of the inputs written meanwhile, and the end of a storm.
 import type { ChildProcess } from 'node:child_process'
