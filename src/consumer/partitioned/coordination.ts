@@ -122,7 +122,7 @@ export class Coordination {
         ),
       )
     }
-    const assigned = await this.acquireNew(
+    const { assigned, failure } = await this.acquireNew(
       res.owned.filter((l) => !ledger.parts.has(partitionKey(l.topic, l.partition))),
     )
     for (const tp of res.revoke) {
@@ -132,13 +132,18 @@ export class Coordination {
     if (revoked.length) core.events.emit('revoked', revoked)
     if (assigned.length) core.events.emit('assigned', assigned)
     if ([...ledger.parts.values()].some((p) => p.revoking && p.drained)) this.stepAgain = true
+    // A partition that could not be opened stays the member's in the store, not in the ledger: the
+    // next step takes it again.
+    if (failure !== undefined) throw failure
   }
 
   /**
    * Open every new partition first, then let the fetch loop see them all at once (so the first
    * one opened does not get a head start on a backlog); commit the start positions not committed.
+   * One that fails to open (its reader) does not hold the others back: they are taken, and the
+   * first failure is returned for the step to throw once it is done.
    */
-  private async acquireNew(leases: Lease[]): Promise<TopicPartition[]> {
+  private async acquireNew(leases: Lease[]): Promise<{ assigned: TopicPartition[]; failure: unknown }> {
     const ledger = this.ledger
     const core = ledger.core
     // One offsets query per topic for the whole step: one per lease made a step over P new
@@ -147,7 +152,15 @@ export class Coordination {
     for (const topic of new Set(leases.map((l) => l.topic))) {
       offsets.set(topic, new Map((await core.backend.offsets(topic)).map((o) => [o.partition, o])))
     }
-    const fresh = await Promise.all(leases.map((l) => ledger.acquire(l, offsets.get(l.topic)?.get(l.partition))))
+    const settled = await Promise.allSettled(
+      leases.map((l) => ledger.acquire(l, offsets.get(l.topic)?.get(l.partition))),
+    )
+    const fresh: OwnedPartition[] = []
+    let failure: unknown
+    for (const s of settled) {
+      if (s.status === 'fulfilled') fresh.push(s.value)
+      else failure ??= s.reason
+    }
     const assigned: TopicPartition[] = []
     for (const p of fresh) {
       if (core.state !== 'running') {
@@ -161,7 +174,7 @@ export class Coordination {
     const unsaved = fresh.filter((p) => p.committed < 0 && !p.dropped)
     if (unsaved.length) await this.commits.commitParts(unsaved).catch((e) => core.emitError(e))
     if (fresh.length) core.fetchWake.wake()
-    return assigned
+    return { assigned, failure }
   }
 
   /**

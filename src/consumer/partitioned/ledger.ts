@@ -312,7 +312,14 @@ export class PartitionedLedger<V = unknown> implements MemberLedger<V, Partition
     if (position < start) position = start
     const p = new OwnedPartition(lease.topic, lease.partition, lease.epoch, position)
     if (seek !== undefined || lease.committed === undefined) p.committed = -1 // commit the start position at once ('end' must stick)
-    p.reader = await this.core.backend.openReader(lease.topic, lease.partition, position)
+    try {
+      p.reader = await this.core.backend.openReader(lease.topic, lease.partition, position)
+    } catch (e) {
+      // Taken again at a later step: where it was to start is kept for then.
+      if (seek !== undefined && !this.pendingSeeks.has(key)) this.pendingSeeks.set(key, seek)
+      if (at !== undefined && !this.droppedAt.has(key)) this.droppedAt.set(key, at)
+      throw e
+    }
     this.hooks?.opened(p)
     return p
   }
