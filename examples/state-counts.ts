@@ -2,7 +2,8 @@
 // user's count in `m.state` and sends the running count to a topic. The first processor stops
 // part-way without committing (as a crash would leave it); the next one restores the counts from
 // the store's changelog topic and goes on after the last view the changelog holds, so no view is
-// counted twice or missed, although the group's commit lagged.
+// counted twice or missed, although the group's commit lagged. A reset of the group to the start
+// with its state store named clears the state too, and the replay counts the same again.
 // Run: npx tsx examples/state-counts.ts
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -60,5 +61,17 @@ console.log(`changelog: ${[...totals].map(([u, n]) => `${u} ${n}`).join(', ')}`)
 let outputs = 0
 for await (const _ of twain.history('view-counts')) outputs++
 console.log(`view-counts: ${outputs} records for ${VIEWS} views`)
+
+// Replay: a reset of the group to the start (no member running) that names its state store clears
+// it too, so a processor counts every view again from zero and ends with the same counts.
+await twain.resetGroup('counter', 'views', 'start', { state: 'views-per-user' })
+const replay = twain.processor<string, string>('views', options)
+let final = new Map<string, number>()
+await count(replay, (seen) => {
+  final = seen
+  return users.every((u) => seen.get(u) === VIEWS / users.length)
+})
+await replay.close()
+console.log(`replay after a reset to the start: ${[...final].map(([u, n]) => `${u} ${n}`).join(', ')}`)
 await twain.close()
 rmSync(dir, { recursive: true, force: true })

@@ -5,6 +5,7 @@
 export { Twain, open } from './facade/twain.js'
 export type { TailOptions, HistoryOptions, FileOpenOptions, GroupDescription } from './facade/twain.js'
 export type { ResetTarget } from './facade/group-commands.js'
+export type { ResetOptions } from './facade/state-reset.js'
 export { Consumer } from './consumer/partitioned/consumer.js'
 export { SharedConsumer } from './consumer/shared/shared-consumer.js'
 export { Processor, type ProcessorOptions } from './consumer/partitioned/processor.js'

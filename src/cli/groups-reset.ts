@@ -43,28 +43,35 @@ export function registerGroupsReset(groups: Command): void {
       'every partition to its first message at or after a time: ISO 8601 (2026-12-01T10:00:00Z), ms since the epoch, or before now (-30m, -1h, -2d)',
       pastTimeOption,
     )
-    .action(async (group: string, topic: string, given: { to?: ResetTo; toTime?: number }, cmd: Command) => {
-      if ((given.to === undefined) === (given.toTime === undefined))
-        throw new UsageError('give one of --to (start, end, <partition>=<offset>) and --to-time (a time)')
-      const opts = { to: given.to ?? { time: given.toTime as number } }
-      const d = await withTwain(cmd, async (twain) => {
-        await twain.resetGroup(group, topic, opts.to)
-        return twain.describeGroup(group)
-      })
-      const rows = d.topics.filter((t) => t.topic === topic)
-      // An offset below a partition's start (trimmed) is set to the start: say so.
-      const raised =
-        typeof opts.to === 'string' || 'time' in opts.to
-          ? []
-          : Object.entries(opts.to).flatMap(([p, o]) => {
-              const row = rows.find((r) => r.partition === Number(p))
-              return row && row.committed !== o
-                ? [`partition ${p}: ${o} is below its start, set to ${row.committed}`]
-                : []
-            })
-      const notes = raised.length ? `${raised.join('\n')}\n` : ''
-      process.stdout.write(
-        `reset group ${group} on topic ${topic} to ${describeTo(opts.to)}\n${notes}\n${offsetsTable(rows).join('\n')}\n`,
-      )
-    })
+    .option(
+      '--state <store>',
+      "a processor group's state store to clear with the reset (its changelog is deleted; every partition must be set)",
+    )
+    .action(
+      async (group: string, topic: string, given: { to?: ResetTo; toTime?: number; state?: string }, cmd: Command) => {
+        if ((given.to === undefined) === (given.toTime === undefined))
+          throw new UsageError('give one of --to (start, end, <partition>=<offset>) and --to-time (a time)')
+        const opts = { to: given.to ?? { time: given.toTime as number } }
+        const d = await withTwain(cmd, async (twain) => {
+          await twain.resetGroup(group, topic, opts.to, given.state === undefined ? undefined : { state: given.state })
+          return twain.describeGroup(group)
+        })
+        const rows = d.topics.filter((t) => t.topic === topic)
+        // An offset below a partition's start (trimmed) is set to the start: say so.
+        const raised: string[] =
+          typeof opts.to === 'string' || 'time' in opts.to
+            ? []
+            : Object.entries(opts.to).flatMap(([p, o]) => {
+                const row = rows.find((r) => r.partition === Number(p))
+                return row && row.committed !== o
+                  ? [`partition ${p}: ${o} is below its start, set to ${row.committed}`]
+                  : []
+              })
+        if (given.state !== undefined) raised.push(`state store ${given.state} cleared`)
+        const notes = raised.length ? `${raised.join('\n')}\n` : ''
+        process.stdout.write(
+          `reset group ${group} on topic ${topic} to ${describeTo(opts.to)}\n${notes}\n${offsetsTable(rows).join('\n')}\n`,
+        )
+      },
+    )
 }

@@ -3,6 +3,7 @@ import { GroupNotFoundError, InvalidArgumentError, TopicNotFoundError } from '..
 import { checkTime } from '../core/event-time.js'
 import { checkGroupName, checkInt, checkTopicName } from '../core/names.js'
 import { partitionKey } from '../core/partition-key.js'
+import { checkStateReset, clearState, type ResetOptions } from './state-reset.js'
 import type { GroupDescription } from './twain-options.js'
 
 /*
@@ -82,7 +83,13 @@ async function lagAges(store: Backend, rows: GroupDescription['topics'], now: nu
 export type ResetTarget = 'start' | 'end' | Record<number, number> | { time: number | Date }
 
 /** Set a group's committed offsets of a topic: to its start, its end, given offsets per partition, or a time. */
-export async function resetGroup(store: Backend, group: string, topic: string, to: ResetTarget): Promise<void> {
+export async function resetGroup(
+  store: Backend,
+  group: string,
+  topic: string,
+  to: ResetTarget,
+  options?: ResetOptions,
+): Promise<void> {
   checkGroupName(group)
   const isTime = to !== null && typeof to === 'object' && 'time' in to
   const time = isTime ? checkTime('resetGroup() target time', (to as { time: unknown }).time) : 0
@@ -110,7 +117,18 @@ export async function resetGroup(store: Backend, group: string, topic: string, t
     throw new InvalidArgumentError(
       `resetGroup() takes 'start', 'end', { partition: offset } or { time }, got ${JSON.stringify(to)}`,
     )
+  // With `state`, the store is cleared too (state-reset.ts): after the positions, so a reset
+  // refused (a live member) clears nothing, and one whose clearing failed is run again.
+  const changelog = await checkStateReset(
+    store,
+    group,
+    topic,
+    offsets.map((o) => o.partition),
+    target,
+    options,
+  )
   await store.admin.resetGroup(group, topic, target)
+  await clearState(store, group, changelog)
 }
 
 /** Delete a consumer group (it must have no live members). */

@@ -16,6 +16,7 @@ import { ensureTopic } from './ensure-topic.js'
 import { backgroundLog, checkLogger, rollbackLog, type Logger } from '../core/logger.js'
 import { logMember } from './member-log.js'
 import { deleteGroup, describeGroup, listGroups, resetGroup, type ResetTarget } from './group-commands.js'
+import type { ResetOptions } from './state-reset.js'
 import { openBackend } from './open-backend.js'
 import { Producer, type ProducerOptions } from '../producer/producer.js'
 import { HistorySource } from '../stream/history-source.js'
@@ -483,12 +484,15 @@ export class Twain implements AsyncDisposable {
    * partition (an offset below a partition's start, trimmed, sets the start; one past its end is
    * refused with `InvalidArgumentError`), or `{ time }` (ms since the epoch or a `Date`): every
    * partition to its first offset whose timestamp is at or after the time (its end when none is).
-   * A group that does not exist is created.
+   * A group that does not exist is created. No member may be consuming the topic. A processor
+   * group's state store is kept unless `options.state` names it: then it is cleared too, so a
+   * replay rebuilds it (README "State stores", "Replaying").
    * @example await twain.resetGroup('billing', 'orders', { time: Date.now() - 3_600_000 }) // replay the last hour
+   * @example await twain.resetGroup('counter', 'views', 'start', { state: 'per-user' }) // replay with the state rebuilt
    */
-  resetGroup(group: string, topic: string, to: ResetTarget): Promise<void> {
+  resetGroup(group: string, topic: string, to: ResetTarget, options?: ResetOptions): Promise<void> {
     this.live()
-    return resetGroup(this.#store, group, topic, to)
+    return resetGroup(this.#store, group, topic, to, options)
   }
 
   /** Delete a consumer group (it must have no live members). */

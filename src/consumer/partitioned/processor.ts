@@ -119,7 +119,7 @@ export class Processor<V = unknown, K extends Key = Key> extends Consumer<V, K, 
   override seek(topic: string, partition: number, to: number | { time: number | Date }): void | Promise<void> {
     if (this.#state !== undefined) {
       const e = new InvalidArgumentError(
-        `seek() of ${topic}/${partition}: processor with state store "${this.#state.name}" cannot move its partitions (its state is that of its position); reset the group and delete "${this.#state.topic}" to start over`,
+        `seek() of ${topic}/${partition}: processor with state store "${this.#state.name}" cannot move its partitions (its state is that of its position); reset the group with twain.resetGroup(group, topic, to, { state: "${this.#state.name}" }) to start over with the state cleared`,
       )
       if (typeof to === 'object' && to !== null) return Promise.reject(e)
       throw e

@@ -216,4 +216,48 @@ describe('twainmq CLI: consumer groups', { timeout: 60_000 }, () => {
     expect(eof.stderr).toMatch(/ERR_NOT_CONFIRMED: .*no confirmation on stdin/)
     expect((await cli(['--url', dir, 'groups', 'list'])).stdout).toBe('fresh\n')
   })
+
+  it("groups reset --state clears a processor group's state store; an unknown store is a runtime error", async () => {
+    const twain = await open(dir)
+    try {
+      await twain.createTopic('views', { partitions: 2, keyType: 'string' })
+      await twain.producer<string, string>('views').sendBatch([
+        { key: 'ada', value: '/a' },
+        { key: 'bob', value: '/b' },
+      ])
+      const p = twain.processor<string, string>('views', { group: 'counter', state: 'per-user', from: 'start' })
+      let n = 0
+      for await (const m of p) {
+        m.state.set(m.key, 1)
+        m.ack()
+        if (++n === 2) break
+      }
+      await p.close()
+    } finally {
+      await twain.close()
+    }
+    const unknown = await cli(['--url', dir, 'groups', 'reset', 'counter', 'views', '--to', 'start', '--state', 'typo'])
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr).toMatch(/^ERR_INVALID_ARGUMENT: Group "counter" has no state store "typo"/m)
+    const partial = await cli([
+      '--url',
+      dir,
+      'groups',
+      'reset',
+      'counter',
+      'views',
+      '--to',
+      '0=0',
+      '--state',
+      'per-user',
+    ])
+    expect(partial.code).toBe(1)
+    expect(partial.stderr).toMatch(/must set every partition .*partition\(s\) 1 not given/)
+    const r = await cli(['--url', dir, 'groups', 'reset', 'counter', 'views', '--to', 'start', '--state', 'per-user'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout).toMatch(/^reset group counter on topic views to start\nstate store per-user cleared\n/)
+    const topics = await cli(['--url', dir, 'topics', 'list'])
+    expect(topics.stdout).not.toContain('counter-per-user-changelog')
+    expect(topics.stdout).toContain('views')
+  })
 })

@@ -92,6 +92,8 @@ describe('examples run as smoke tests', () => {
     expect(out).toMatch(/second run: went on from the restored counts \(its first view counted past 1\)/)
     for (const u of ['ada', 'bob', 'cy', 'dee']) expect(out).toMatch(new RegExp(`changelog: .*\\b${u} 100\\b`))
     expect(out).toMatch(/view-counts: 400 records for 400 views/)
+    for (const u of ['ada', 'bob', 'cy', 'dee'])
+      expect(out).toMatch(new RegExp(`replay after a reset to the start: .*\\b${u} 100\\b`))
   }, 60_000)
 
   it('windowed-counts: counts per user per 10 s of event time, each window once, the last closed when idle, the late click aside', () => {
