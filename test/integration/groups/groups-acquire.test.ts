@@ -1,7 +1,8 @@
 // A member's step that takes new partitions, when opening one of their readers fails (a store
 // error, as a dropped Redis connection or a file descriptor limit gives): the error is emitted,
-// the partitions opened in that step are consumed, the failed one is taken at a later step, and
-// every reader opened is closed when the consumer closes. On a directory and on Redis.
+// the partitions opened in that step are consumed, the failed one is taken at a later step (from
+// where a seek() asked before put it), and every reader opened is closed when the consumer closes.
+// On a directory and on Redis.
 import { describe, expect, it } from 'vitest'
 import type { PartitionReader } from '../../../src/backends/backend.js'
 import { BackendError } from '../../../src/index.js'
@@ -55,5 +56,24 @@ describe.each(kinds)('taking partitions on $name', (kind) => {
     expect(errors.map((e) => e.message)).toContain('injected: opening t/2 failed')
     expect(counts.failed).toBe(1)
     expect(counts.closed).toBe(counts.opened)
+  })
+
+  it('a seek() asked before the partition was taken holds when its first open failed', async () => {
+    await twain.createTopic('t', { partitions: 4 })
+    await twain
+      .producer<string>('t')
+      .sendBatch(Array.from({ length: 12 }, (_, i) => ({ key: i, value: `m${i}`, partition: i % 4 })))
+    readersOf('t', 2)
+    const c = twain.consumer<string>('t', { group: 'g', from: 'start', ...FAST })
+    c.on('error', () => undefined) // the injected failure
+    c.seek('t', 2, 2) // partition 2 holds m2, m6, m10: from its third
+    const seen: string[] = []
+    for await (const m of c) {
+      seen.push(`${m.partition}@${m.offset}`)
+      m.ack()
+      if (seen.length === 10) break
+    }
+    await c.close()
+    expect(seen.filter((s) => s.startsWith('2@'))).toEqual(['2@2'])
   })
 })
