@@ -1,5 +1,6 @@
 // Windows closed on idle partitions (`windowed(proc, { idleMs: 30 })`, README "Windows", decision
-// 208) under kill -9, on the file backend and on Redis. The test process writes clicks in bursts of
+// 208) under kill -9, on the file backend and on Redis (tumbling and session windows), and on a
+// Redis Cluster (tumbling). The test process writes clicks in bursts of
 // 200 (users u0..u39, topic 'clicks' of 4 partitions), a burst's event times 2 ms apart and 5 s of
 // event time after the last burst's; once the processors caught up with a burst, 200–400 ms of
 // wall-clock silence before the next: in each
@@ -14,7 +15,7 @@
 // points were hit.
 import { describe, expect, it } from 'vitest'
 import type { Twain } from '../../src/index.js'
-import { fileTarget, redisTarget } from '../helpers/chaos-targets.js'
+import { clusterTarget, fileTarget, redisTarget } from '../helpers/chaos-targets.js'
 import { chaosFixture, ChildPool, MAX_ROUNDS, running } from '../helpers/child-pool.js'
 import { exited } from '../helpers/spawn.js'
 import { sleep, until } from '../helpers/wait.js'
@@ -72,7 +73,14 @@ const cases: Array<{
   { name: 'Redis', setup: () => redisTarget(cleanups) },
 ]
 
-const runs = cases.flatMap((c) => kinds.map((k) => [`${c.name}, ${k.kind}`, { ...c, ...k }] as const))
+const runs = [
+  ...cases.flatMap((c) => kinds.map((k) => [`${c.name}, ${k.kind}`, { ...c, ...k }] as const)),
+  // Timer turns are the same for every window kind: one on the Cluster.
+  [
+    'Redis Cluster, tumbling-idle',
+    { name: 'Redis Cluster', setup: () => clusterTarget(cleanups), ...(kinds[0] as (typeof kinds)[number]) },
+  ] as const,
+]
 
 async function readResults(twain: Twain): Promise<Map<string, Array<[number, number]>>> {
   const got = new Map<string, Array<[number, number]>>()
