@@ -160,6 +160,31 @@ describe.each(kinds)('joinStreams on $name', (kind) => {
     expect(stored).toEqual(['o1000+p2000 1000', 'o1000+p3000 2000'])
   })
 
+  it('a reset of the joining group to the start with { state: "join" } pairs the same again from the join topic', async () => {
+    await setup(
+      [
+        { key: 'a', at: 1000 },
+        { key: 'c', at: 3000 },
+        { key: 'a', at: 9000 },
+      ],
+      [
+        { key: 'c', at: 3000 },
+        { key: 'a', at: 4000 },
+      ],
+    )
+    const joined = async () => (await twain.describeTopic('pay-join')).offsets[0]?.end === 5
+    const shown = (pairs: Pair[]) => pairs.map((p) => `${p.key}: ${p.value}`).sort()
+    const first = await run(3, {}, joined)
+    expect(shown(first.pairs)).toEqual(['a: o1000+p4000 3000', 'a: o9000+p4000 -5000', 'c: o3000+p3000 0'])
+    // The stream's return() closes its processors without waiting: the reset needs them gone.
+    await until(async () => (await twain.describeGroup('pay')).members.length === 0, 10_000, 'the joiner to leave')
+    // The copier's group is left as it is: the join topic holds every copy once.
+    await twain.resetGroup('pay', 'pay-join', 'start', { state: 'join' })
+    const again = await run(3)
+    expect(shown(again.pairs)).toEqual(shown(first.pairs))
+    expect((await twain.describeTopic('pay-join')).offsets[0]?.end).toBe(5)
+  })
+
   it('inputs sent with idempotency ids are joined (their copies go without the id)', async () => {
     await setup([], [])
     await twain.producer<string, string>('orders').send('a', 'o1000', { id: 'order-1' })
