@@ -1,7 +1,7 @@
 import type { Backend } from '../backends/backend.js'
 import { parseSourceHeader, SOURCE_HEADER } from '../backends/source-table.js'
 import { BackendError, InvalidArgumentError, TopicNotFoundError, TwainError } from '../core/errors.js'
-import { checkTopicName } from '../core/names.js'
+import { checkKnownKeys, checkTopicName } from '../core/names.js'
 import { changelogTopic } from '../consumer/partitioned/state/processor-state.js'
 
 /*
@@ -42,9 +42,7 @@ export async function checkStateReset(
   if (options === undefined) return undefined
   if (options === null || typeof options !== 'object')
     throw new InvalidArgumentError(`resetGroup() options must be an object, got ${JSON.stringify(options)}`)
-  const unknown = Object.keys(options).filter((k) => k !== 'state')
-  if (unknown.length > 0)
-    throw new InvalidArgumentError(`resetGroup() has no option ${unknown.map((k) => JSON.stringify(k)).join(', ')}`)
+  checkKnownKeys('resetGroup()', options, ['state'])
   if (options.state === undefined) return undefined
   if (typeof options.state !== 'string' || options.state.length === 0)
     throw new InvalidArgumentError(

@@ -180,7 +180,7 @@ describe.each(kinds)('resetGroup of a stateful processor group on $name', (kind)
       'resetGroup() option state must be a store name, got ""',
     )
     await expect(twain.resetGroup('a-b', 'in', 'start', { stat: 'win' } as object)).rejects.toThrow(
-      'resetGroup() has no option "stat"',
+      'Unknown resetGroup() option "stat": use state',
     )
     expect(await twain.listTopics()).toContain('a-b-win-changelog')
     expect(await twain.listGroups()).not.toContain('a') // nothing was reset
