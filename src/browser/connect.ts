@@ -86,10 +86,10 @@ export class TwainBrowserClient {
     return new BrowserProducer<V>(this.url(stream), () => this.headers(), fetchFn, options)
   }
 
-  /** The URL of one stream. */
+  /** The URL of one stream (a nested path, `events/eu`, keeps its `/` separators). */
   url(stream: string): string {
     if (stream.length === 0) throw new InvalidArgumentError('a stream name must not be empty')
-    return `${this.streamsUrl}${encodeURIComponent(stream)}`
+    return `${this.streamsUrl}${stream.split('/').map(encodeURIComponent).join('/')}`
   }
 
   /** Every request's headers: `headers`, the token, and the page's trace context when given one. */

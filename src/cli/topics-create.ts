@@ -46,7 +46,7 @@ export function registerTopicsCreate(topics: Command): void {
   topics
     .command('create')
     .description('create a topic')
-    .argument('<name>', 'topic name (1-200 of A-Z a-z 0-9 _ . -)', topicArg)
+    .argument('<name>', 'topic name (1-200 of A-Z a-z 0-9 _ . - +)', topicArg)
     .option('-p, --partitions <n>', 'number of partitions (1..10000)', intOption(1, 10_000), 1)
     .option('-k, --key-type <keyType>', 'key type: u8, u16, u32, u64, charN or string', keyTypeOption, 'u16')
     .option(

@@ -1,15 +1,18 @@
 import { InvalidArgumentError, InvalidTopicNameError } from './errors.js'
 
 const NAME_RE = /^[A-Za-z0-9_.-]{1,200}$/
+const TOPIC_RE = /^[A-Za-z0-9_.+-]{1,200}$/
 
 /**
  * Validate a topic name. The pattern has no `/`, `\` or NUL, and `.`/`..` are refused, so a name
  * can never escape the root directory. Names starting with `__` are reserved for internal topics.
+ * `+` is allowed in topic names only: it stands for the `/` of a nested HTTP stream path (the
+ * gateway's stream `events/x` is the topic `events+x`).
  */
 export function checkTopicName(name: unknown, { internal = false } = {}): string {
-  if (typeof name !== 'string' || !NAME_RE.test(name) || name === '.' || name === '..') {
+  if (typeof name !== 'string' || !TOPIC_RE.test(name) || name === '.' || name === '..') {
     throw new InvalidTopicNameError(
-      `Topic name ${JSON.stringify(name)} is invalid: use 1-200 of A-Z a-z 0-9 _ . - (not "." or "..")`,
+      `Topic name ${JSON.stringify(name)} is invalid: use 1-200 of A-Z a-z 0-9 _ . - + (not "." or "..")`,
     )
   }
   if (!internal && name.startsWith('__')) {

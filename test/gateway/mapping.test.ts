@@ -42,6 +42,28 @@ describe.each(kinds)('gateway mapping (%s)', (kind) => {
     expect(await firstControl).toMatch(/event: data\ndata:\[\{"v":1\}\]\n\nevent: control\ndata:\{"streamNextOffset"/)
   })
 
+  it('a nested stream path is the topic of its segments joined by +, both ways', async () => {
+    const put = await fetch(url('events/eu/orders'), { method: 'PUT', headers: { 'content-type': 'application/json' } })
+    expect(put.status).toBe(201)
+    await fetch(url('events/eu/orders'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '[{"n":1}]',
+    })
+    expect(await served.twain.listTopics()).toContain('events+eu+orders')
+    await served.twain.producer('events+eu+orders').send(0, { n: 2 })
+    const got = await fetch(url('events/eu/orders', '?offset=-1'))
+    expect(await got.json()).toEqual([{ n: 1 }, { n: 2 }])
+    // Segments are percent-decoded one by one; the separators stay separators.
+    const encoded = await fetch(url('events/%65u/orders', '?offset=-1'))
+    expect(await encoded.json()).toEqual([{ n: 1 }, { n: 2 }])
+    // Per-partition streams of a nested topic take ~<p> on the last segment.
+    await served.twain.createTopic('logs+app', { partitions: 2 })
+    await served.twain.producer('logs+app').send(0, 'x', { partition: 1 })
+    expect(await (await fetch(url('logs/app~1', '?offset=-1'))).text()).toContain('x')
+    expect((await fetch(url('events/eu'), { method: 'HEAD' })).status).toBe(404)
+  })
+
   it('HTTP appends are read by a Node consumer group: JSON items, text and bytes as values', async () => {
     const put = await fetch(url('orders'), { method: 'PUT', headers: { 'content-type': 'application/json' } })
     expect(put.status).toBe(201)
