@@ -62,6 +62,7 @@ const GATEWAY_ROOMS = {
   reads: ['stream', 'transport', 'config'],
   overview: ['reads', 'auth', 'stream', 'transport', 'config'],
   handlers: ['reads', 'auth', 'stream', 'transport', 'config'],
+  subscriptions: ['handlers', 'reads', 'auth', 'stream', 'transport', 'config'],
   config: ['auth', 'reads', 'overview', 'transport'],
 }
 

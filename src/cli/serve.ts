@@ -15,6 +15,8 @@ interface ServeCliOptions {
   /** false with `--no-ui`. */
   ui: boolean
   metrics?: boolean
+  subscriptions?: boolean
+  publicUrl?: string
 }
 
 /** `--host`: a host name or IP address to listen on (not empty, no scheme, port or path). */
@@ -63,7 +65,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 }
 
 /**
- * `twainmq serve [--host h] [--port p] [--long-poll-ms ms] [--cors origins] [--auth file] [--no-ui] [--metrics]`: serve the store over
+ * `twainmq serve [--host h] [--port p] [--long-poll-ms ms] [--cors origins] [--auth file] [--no-ui] [--metrics] [--subscriptions [--public-url origin]]`: serve the store over
  * HTTP with the Durable Streams protocol (docs/gateway.md) and the dashboard at `/` (docs/dashboard.md) until SIGINT/SIGTERM. Prints one line,
  * `twainmq gateway listening on http://<host>:<port>/v1/stream/ (dashboard: http://<host>:<port>/)`
  * (without the dashboard part under `--no-ui`; with `, metrics: http://<host>:<port>/metrics` under
@@ -100,6 +102,18 @@ export function registerServe(program: Command): void {
     )
     .addOption(
       new Option(
+        '--subscriptions',
+        'serve Durable Streams subscriptions (webhook, pull-wake) under /v1/stream/__ds/ (docs/gateway.md, "Subscriptions")',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--public-url <origin>',
+        'the origin webhook receivers reach this gateway at (callback URLs); default: the Host of the request',
+      ),
+    )
+    .addOption(
+      new Option(
         '--auth <file>',
         'bearer tokens and their read/write grants (docs/gateway.md, "Auth"); default: no token check',
       ),
@@ -125,6 +139,8 @@ export function registerServe(program: Command): void {
             ...(opts.cors === undefined ? {} : { cors: opts.cors }),
             ...(auth ? { auth } : {}),
             ...(metrics ? { metrics } : {}),
+            ...(opts.subscriptions === true ? { subscriptions: true } : {}),
+            ...(opts.publicUrl === undefined ? {} : { publicUrl: opts.publicUrl }),
           })
           const server = createServer(gateway.node)
           // Longer than clients' idle keep-alive (undici: 4 s), so a client closes an idle connection

@@ -11,6 +11,8 @@ import { LiveLimit } from './reads/live-limit.js'
 import { closeParked } from './stream/reader-pool.js'
 import { handle } from './router.js'
 import { StatsHub } from './overview/stats-hub.js'
+import { Subscriptions, subscriptionsOf } from './subscriptions/manager.js'
+import { appendEvent } from './subscriptions/wake-events.js'
 
 /** An HTTP gateway serving a twainmq store over the Durable Streams protocol. */
 export interface Gateway {
@@ -56,6 +58,11 @@ export function createGateway(twain: Twain, options: GatewayOptions = {}): Gatew
     stats: new StatsHub(store, resolved.statsIntervalMs),
     background: track,
     telemetry: telemetryOf(twain),
+    subscriptions: undefined,
+  }
+  if (resolved.subscriptions) {
+    const subs = Subscriptions.attach(ctx, (path, event) => appendEvent(ctx, path, event), resolved.publicUrl)
+    track(subs.ready()) // a failure is retried by the first subscription request
   }
   const detachMetrics = resolved.metrics?.attachGateway(() => ctx.live.open())
   const unavailable = () =>
@@ -82,6 +89,7 @@ export function createGateway(twain: Twain, options: GatewayOptions = {}): Gatew
     },
     close: async () => {
       closing.abort()
+      subscriptionsOf(ctx)?.close()
       while (open.size > 0) await Promise.all([...open])
       detachMetrics?.()
       closeParked(ctx.store)

@@ -12,6 +12,8 @@ import { isUiPath, uiRequest } from './overview/ui-assets.js'
 import { serverSpan } from '../telemetry/server.js'
 import { METRICS_PATH, metricsRequest } from './overview/metrics-route.js'
 import type { GatewayMetricsSink } from './config/metrics-sink.js'
+import { subscriptionRequest } from './subscriptions/routes.js'
+import { subscriptionsOf } from './subscriptions/manager.js'
 
 const ALLOW_METHODS = 'GET, HEAD, POST, PUT, DELETE, OPTIONS'
 const EXPOSE =
@@ -50,6 +52,9 @@ async function route(ctx: GatewayContext, req: GwRequest): Promise<GwResponse> {
     return uiRequest(ctx.options.ui === true ? undefined : ctx.options.ui, req.method, path)
   if (!path.startsWith(`${base}/`) || path.length === base.length + 1)
     throw new HttpStatusError(404, `No stream at ${JSON.stringify(path)}: streams live at ${base}/<name>`)
+  const control = `${base}/__ds`
+  if (path === control || path.startsWith(`${control}/`))
+    return subscriptionRequest(ctx, subscriptionsOf(ctx), req, path.slice(control.length))
   const target = parseStreamName(path.slice(base.length + 1))
   await checkAccess(ctx, req, target)
   switch (req.method) {
@@ -100,6 +105,7 @@ function routeOf(ctx: GatewayContext, req: GwRequest): string {
   if (ctx.options.ui !== false && isUiPath(path)) return 'dashboard'
   const base = ctx.options.basePath
   if (!path.startsWith(`${base}/`) || path.length === base.length + 1) return 'unmatched'
+  if (path === `${base}/__ds` || path.startsWith(`${base}/__ds/`)) return 'subscriptions'
   const live = req.method === 'GET' ? req.url.searchParams.get('live') : null
   return live === 'sse' ? 'stream-sse' : live === null ? 'stream' : 'stream-long-poll'
 }

@@ -22,4 +22,12 @@ export interface GatewayContext {
   background: (work: Promise<unknown>) => void
   /** The twain's telemetry (server spans, the trace context of appended records), if it has any. */
   telemetry: InstanceTelemetry | undefined
+  /** The `__ds` subscriptions (with `subscriptions: true`), as the handlers tell them of streams created or appended to. */
+  subscriptions: SubscriptionHooks | undefined
+}
+
+/** What a handler tells the subscriptions (`subscriptions/manager.ts`). */
+export interface SubscriptionHooks {
+  /** The stream at `path` was created or appended to through this gateway. */
+  touched(path: string): void
 }

@@ -55,6 +55,20 @@ export interface GatewayOptions {
    * `twainmq/prometheus`. `twainmq serve --metrics` turns it on. @default undefined (no metrics, no `/metrics`)
    */
   metrics?: GatewayMetricsSink
+  /**
+   * Serve the protocol's subscriptions under `<basePath>/__ds/` (docs/gateway.md,
+   * "Subscriptions"): webhook and pull-wake subscriptions over streams matched by a pattern or
+   * named, kept in the store (the internal topic `__ds_subscriptions`), so a gateway started again
+   * over it serves them on. Run them on one gateway process per store. `twainmq serve
+   * --subscriptions` turns it on. @default false (`__ds/` answers 404)
+   */
+  subscriptions?: boolean
+  /**
+   * The gateway's origin as webhook receivers reach it (`https://streams.example`): the start of
+   * the callback and key-set URLs a subscription gives them. @default the origin of the request
+   * that created the subscription (its `Host` header)
+   */
+  publicUrl?: string
 }
 
 export interface ResolvedGatewayOptions {
@@ -71,6 +85,8 @@ export interface ResolvedGatewayOptions {
   ui: boolean | string
   statsIntervalMs: number
   metrics: GatewayMetricsSink | undefined
+  subscriptions: boolean
+  publicUrl: string | undefined
 }
 
 /** Check the options and fill in the defaults; throws `InvalidArgumentError` naming a bad one. */
@@ -89,7 +105,25 @@ export function resolveGatewayOptions(o: GatewayOptions = {}): ResolvedGatewayOp
     'ui',
     'statsIntervalMs',
     'metrics',
+    'subscriptions',
+    'publicUrl',
   ])
+  if (o.subscriptions !== undefined && typeof o.subscriptions !== 'boolean')
+    throw new InvalidArgumentError(`subscriptions must be a boolean, got ${JSON.stringify(o.subscriptions)}`)
+  let publicUrl: string | undefined
+  if (o.publicUrl !== undefined) {
+    let origin: string | undefined
+    try {
+      origin = new URL(o.publicUrl).origin
+    } catch {
+      origin = undefined
+    }
+    if (origin === undefined || origin === 'null' || origin !== o.publicUrl.replace(/\/+$/, ''))
+      throw new InvalidArgumentError(
+        `publicUrl must be an origin like https://streams.example, got ${JSON.stringify(o.publicUrl)}`,
+      )
+    publicUrl = origin
+  }
   if (o.metrics !== undefined && !isMetricsSink(o.metrics))
     throw new InvalidArgumentError(
       `metrics must be what prometheusMetrics() of twainmq/prometheus returns, got ${typeof o.metrics === 'object' ? JSON.stringify(Object.keys(o.metrics ?? {})) : typeof o.metrics}`,
@@ -129,5 +163,7 @@ export function resolveGatewayOptions(o: GatewayOptions = {}): ResolvedGatewayOp
     ui: o.ui ?? false,
     statsIntervalMs: checkInt('statsIntervalMs', o.statsIntervalMs ?? 1000, 10, 3_600_000),
     metrics: o.metrics,
+    subscriptions: o.subscriptions ?? false,
+    publicUrl,
   }
 }

@@ -134,6 +134,7 @@ export async function postStream(ctx: GatewayContext, req: GwRequest, target: St
     const dataCount = records.length - (close ? 1 : 0)
     const h: Record<string, string> = { 'stream-next-offset': formatToken(v.incarnation, first + dataCount) }
     if (close) h['stream-closed'] = 'true'
+    ctx.subscriptions?.touched(target.name)
     if (!producer) return reply(204, h)
     h['producer-epoch'] = String(producer.epoch)
     h['producer-seq'] = String(producer.seq)

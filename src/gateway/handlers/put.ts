@@ -143,6 +143,7 @@ export async function putStream(ctx: GatewayContext, req: GwRequest, target: Str
       'stream-next-offset': formatToken(createdAt, tail),
     }
     if (r.closed) h['stream-closed'] = 'true'
+    ctx.subscriptions?.touched(target.name)
     return reply(201, h)
   }
 }

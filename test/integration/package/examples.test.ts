@@ -155,6 +155,18 @@ describe('examples run as smoke tests', () => {
     expect(Number(m![2])).toBe(Number(m![1]))
   }, 60_000)
 
+  it('http-subscriptions: a pull-wake worker claims and acks what Node and HTTP appended; a signed webhook is verified', () => {
+    const { code, out } = run('http-subscriptions.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/PUT subscription billing -> 201/)
+    expect(out).toMatch(/wake event for billing/)
+    expect(out).toMatch(/worker read orders\/eu: \[\{"id":1,"cents":120\}\]/)
+    expect(out).toMatch(/worker read orders\/us: \[\{"id":2,"cents":250\}\]/)
+    expect(out).toMatch(/ack -> \{"ok":true,"next_wake":false\}/)
+    expect(out).toMatch(/webhook received: signature valid, pending: orders\/eu/)
+    expect(out).toMatch(/done/)
+  }, 60_000)
+
   it('http-gateway serves a stream over HTTP: SSE sees Node and HTTP appends, a consumer group reads them', () => {
     const { code, out } = run('http-gateway.ts')
     expect(code, out).toBe(0)
