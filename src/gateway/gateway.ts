@@ -62,7 +62,7 @@ export function createGateway(twain: Twain, options: GatewayOptions = {}): Gatew
   }
   if (resolved.subscriptions) {
     const subs = Subscriptions.attach(ctx, (path, event) => appendEvent(ctx, path, event), resolved.publicUrl)
-    track(subs.ready()) // a failure is retried by the first subscription request
+    subs.start()
   }
   const detachMetrics = resolved.metrics?.attachGateway(() => ctx.live.open())
   const unavailable = () =>

@@ -174,6 +174,20 @@ describe.each(kinds)('gateway subscriptions (%s)', (kind) => {
     expect(w2!.generation).toBeGreaterThan(w1!.generation)
   })
 
+  it('a pull-wake subscription whose wake stream is made later still gets its wake event', async () => {
+    await fetch(url('late/a'), json('PUT', []))
+    await fetch(sub('late'), json('PUT', { type: 'pull-wake', streams: ['late/a'], wake_stream: 'late/pool' }))
+    await fetch(url('late/a'), json('POST', [{ n: 1 }]))
+    await fetch(url('late/pool'), json('PUT', []))
+    await until(
+      async () => ((await (await fetch(url('late/pool?offset=-1'))).json()) as unknown[]).length > 0,
+      15_000,
+      'a wake event in the wake stream made after the work',
+    )
+    const claim = await fetch(`${sub('late')}/claim`, json('POST', { worker: 'w' }))
+    expect(claim.status).toBe(200)
+  })
+
   it('refuses bad requests with the protocol’s codes, naming the problem', async () => {
     const code = async (res: Response | Promise<Response>) => {
       const r = await res

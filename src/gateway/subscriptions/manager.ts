@@ -60,6 +60,15 @@ export class Subscriptions implements SubscriptionHooks {
     this.log = new SubscriptionLog(ctx.store, ctx.clientId)
   }
 
+  /** Load the stored subscriptions now, and again every sweep period until it succeeds (the store may be down). */
+  start(): void {
+    this.ready().catch(() => {
+      if (this.closed) return
+      const retry = setTimeout(() => this.start(), SWEEP_MS)
+      retry.unref()
+    })
+  }
+
   /** Load the stored subscriptions (once; again after a failure) and start watching. */
   ready(): Promise<void> {
     this.loaded ??= this.load().catch((e: unknown) => {
@@ -192,7 +201,7 @@ export class Subscriptions implements SubscriptionHooks {
       const pending = infos.find((s) => s.has_pending)
       if (pending === undefined)
         throw new SubscriptionError('NO_PENDING_WORK', 'No stream of the subscription has pending work')
-      if (sub.wakeId === undefined) await this.createWake(sub, infos, pending.path)
+      if (sub.wakeId === undefined) await this.createWake(sub, infos, pending.path, true)
       sub.holder = worker
       sub.token = this.keys.token(sub.subject, sub.generation)
       this.extendLease(sub)
@@ -230,7 +239,7 @@ export class Subscriptions implements SubscriptionHooks {
           }),
         )
       }
-      if (sub.links.has(path) || pattern !== undefined) this.poke(sub)
+      if (sub.links.has(path) || (pattern !== undefined && globMatch(pattern, path))) this.poke(sub)
     }
   }
 
@@ -344,19 +353,26 @@ export class Subscriptions implements SubscriptionHooks {
     return true
   }
 
-  private async createWake(sub: Subscription, infos: StreamInfo[], trigger: string): Promise<void> {
+  /** Begin a wake (`claimed`: for a worker's claim, which needs no wake event to learn of it). */
+  private async createWake(sub: Subscription, infos: StreamInfo[], trigger: string, claimed = false): Promise<void> {
     sub.generation++
     sub.wakeId = `w_${randomBytes(12).toString('hex')}`
     sub.snapshot = new Map(infos.map((s) => [s.path, s.tail_offset]))
     await this.log.save(sub.stored()) // a restarted gateway goes on with a later generation
     if (sub.config.type === 'pull-wake') {
-      await this.writeWake(sub.config.wakeStream as string, {
-        type: 'wake',
-        subscription_id: sub.id,
-        stream: trigger,
-        generation: sub.generation,
-        ts: Date.now(),
-      }).catch(() => undefined) // a missing or closed wake stream: the wake still waits for a claim
+      try {
+        await this.writeWake(sub.config.wakeStream as string, {
+          type: 'wake',
+          subscription_id: sub.id,
+          stream: trigger,
+          generation: sub.generation,
+          ts: Date.now(),
+        })
+      } catch {
+        // No wake stream to tell (missing, closed, not JSON): no worker can learn of this wake, so
+        // it ends, and the next look (a poke or the sweep) makes another. A claim still finds the work.
+        if (!claimed) sub.endWake()
+      }
       return
     }
     sub.token = this.keys.token(sub.subject, sub.generation)
