@@ -239,8 +239,10 @@ describe('twainmq/browser in Node against the gateway (file store)', () => {
     expect(failure.status).toBe(404)
     // Before: "HTTP 404 from …/secret: HTTP Error 404 at …/secret?offset=-1: Stream "secret" does not exist"
     expect(failure.message).toMatch(/^HTTP 404 from \S+\/secret: [^:]*"secret"/)
-    expect(failure.message.match(/404/g)).toHaveLength(1)
-    expect(failure.message.match(/\/secret/g)).toHaveLength(1)
+    // Counted without the gateway's origin: its port may contain "404" (it did, once in a dozen runs).
+    const words = failure.message.replaceAll(served.url, '<gateway>')
+    expect(words.match(/404/g)).toHaveLength(1)
+    expect(words.match(/\/secret/g)).toHaveLength(1)
   })
 
   it('RxJS take() unsubscribes and the gateway sees its live read end at once', async () => {
