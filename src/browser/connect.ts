@@ -26,6 +26,15 @@ export interface ConnectOptions {
    * overrides it. Default: none.
    */
   traceContext?: () => TraceContext | undefined
+  /**
+   * Share each stream's live read among the pages of this origin that tail it with the same
+   * gateway, token and headers (docs/browser.md, "Many tabs"): one page (elected with a Web Lock)
+   * holds the one live request and passes the batches to the others on a BroadcastChannel; when it
+   * closes, another takes over, and no page sees a gap or a repeat. Each page still reads what it
+   * asks for before the live point (its `from`) with plain GETs. Where the page has no Web Locks or
+   * no BroadcastChannel, each tail reads on its own. Only `tail` is shared. Default: false.
+   */
+  shareTabs?: boolean
 }
 
 /** Options of `tail`. */
@@ -110,9 +119,10 @@ export class TwainBrowserClient {
     limit: number | undefined,
     signal: AbortSignal | undefined,
   ): BrowserMessageStream<V> {
+    const url = this.url(stream)
     const plan = {
       stream,
-      url: this.url(stream),
+      url,
       from,
       live,
       to,
@@ -120,6 +130,7 @@ export class TwainBrowserClient {
       headers: () => this.headers(),
       fetch: this.fetchFn,
       retryMs: this.retryMs,
+      shareKey: live && this.options.shareTabs === true ? shareKey(url, this.options) : undefined,
     }
     return new BrowserMessageStream<V>(plan, signal)
   }
@@ -132,6 +143,22 @@ export class TwainBrowserClient {
  */
 export function connect(baseUrl: string, options?: ConnectOptions): TwainBrowserClient {
   return new TwainBrowserClient(baseUrl, options)
+}
+
+/**
+ * The key of a shared tail: its URL and a hash of the credentials it reads with (pages with
+ * another token or other headers read on their own).
+ */
+function shareKey(url: string, options: ConnectOptions): string {
+  const text = JSON.stringify([options.token ?? null, options.headers ?? null])
+  let a = 0x811c9dc5
+  let b = 0x01000193
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    a = Math.imul(a ^ c, 0x01000193)
+    b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15)
+  }
+  return `${url}#${(a >>> 0).toString(36)}${(b >>> 0).toString(36)}`
 }
 
 function position(from: string | undefined): Position {

@@ -9,6 +9,12 @@ import {
 } from './observable.js'
 import { StreamReader, type ReadPlan } from './reader.js'
 
+/** A read's batches, however it reads them (its own request, or a tab share). */
+interface BatchReader<V> {
+  next(): Promise<BrowserMessage<V>[] | undefined>
+  close(): void
+}
+
 /**
  * A browser tail or history read: an `AsyncIterable` **and** an interop Observable, like the Node
  * `MessageStream`. `for await (const m of s)`, RxJS `from(s)` (which uses the interop method, so
@@ -19,7 +25,7 @@ import { StreamReader, type ReadPlan } from './reader.js'
  * refused read (401, 403, 404, …) ends it with an `HttpError` carrying the status.
  */
 export class BrowserMessageStream<V = unknown> implements AsyncIterable<BrowserMessage<V>> {
-  private readonly readers = new Set<StreamReader<V>>()
+  private readonly readers = new Set<BatchReader<V>>()
   private isClosed = false
 
   /** @internal Made by `TwainBrowserClient.tail` / `history`. */
@@ -89,7 +95,13 @@ export class BrowserMessageStream<V = unknown> implements AsyncIterable<BrowserM
   private open(): { next(): Promise<BrowserMessage<V>[] | undefined>; close(): void } {
     if (this.isClosed) return { next: async () => undefined, close: () => undefined }
     if (this.signal?.aborted) return failed(abortError(this.signal))
-    const reader = new StreamReader<V>(this.plan)
+    const plan = this.plan
+    const reader: BatchReader<V> =
+      plan.shareKey === undefined
+        ? new StreamReader<V>(plan)
+        : new DeferredReader<V>(() =>
+            import('./shared-tail.js').then((m) => m.openSharedTail<V>(plan) ?? new StreamReader<V>(plan)),
+          )
     this.readers.add(reader)
     const signal = this.signal
     let aborted: Error | undefined
@@ -124,6 +136,32 @@ export class BrowserMessageStream<V = unknown> implements AsyncIterable<BrowserM
 markObservable(BrowserMessageStream.prototype, function (this: unknown) {
   return (this as BrowserMessageStream).asObservable()
 })
+
+/** A reader made asynchronously (the sharing code is loaded on demand); closed before it exists, it is closed once it does. */
+class DeferredReader<V> implements BatchReader<V> {
+  private readonly reader: Promise<BatchReader<V>>
+  private closed = false
+
+  constructor(make: () => Promise<BatchReader<V>>) {
+    this.reader = make().then((r) => {
+      if (this.closed) r.close()
+      return r
+    })
+  }
+
+  async next(): Promise<BrowserMessage<V>[] | undefined> {
+    const r = await this.reader
+    return this.closed ? undefined : r.next()
+  }
+
+  close(): void {
+    this.closed = true
+    this.reader.then(
+      (r) => r.close(),
+      () => undefined,
+    )
+  }
+}
 
 function abortError(signal: AbortSignal): Error {
   const reason: unknown = signal.reason

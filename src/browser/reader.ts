@@ -5,6 +5,7 @@
 import { stream, type StreamResponse } from '@durable-streams/client'
 import { AbortError, ConnectionError } from '../core/errors.js'
 import type { BrowserMessage } from './message.js'
+import { QueueSignals } from './queue-signals.js'
 import { backoffMs, finalError, pause } from './retry.js'
 import { batchTokens, compareTokens, type Position } from './tokens.js'
 
@@ -19,6 +20,8 @@ export interface ReadPlan {
   headers: () => Record<string, string>
   fetch: typeof fetch | undefined
   retryMs: number
+  /** Share the live read with the other pages of the origin under this key (tab-share.ts); undefined: not shared. */
+  shareKey?: string | undefined
 }
 
 type Chunk = { values: unknown[]; offset: string; closed: boolean; upToDate: boolean }
@@ -31,8 +34,7 @@ export class StreamReader<V> {
   private sessions = 0
   private failure: Error | undefined
   private ended = false
-  private wake: (() => void) | undefined
-  private room: (() => void) | undefined
+  private readonly signals = new QueueSignals()
 
   constructor(private readonly plan: ReadPlan) {
     this.position = plan.from
@@ -44,12 +46,12 @@ export class StreamReader<V> {
     for (;;) {
       const batch = this.queue.shift()
       if (batch) {
-        this.room?.()
+        this.signals.roomFreed()
         return batch
       }
       if (this.failure) throw this.failure
       if (this.ended) return undefined
-      await new Promise<void>((resolve) => (this.wake = resolve))
+      await this.signals.data()
     }
   }
 
@@ -67,12 +69,7 @@ export class StreamReader<V> {
   }
 
   private signal(): void {
-    const wake = this.wake
-    this.wake = undefined
-    wake?.()
-    const room = this.room
-    this.room = undefined
-    room?.()
+    this.signals.signal()
   }
 
   private async run(): Promise<void> {
@@ -130,7 +127,7 @@ export class StreamReader<V> {
         if (id !== this.sessions || this.ended) return
         this.take(chunk)
         if (this.ended || chunk.closed || (!this.plan.live && chunk.upToDate)) return resolve(true)
-        while (!this.ended && this.queue.length > 0) await new Promise<void>((r) => (this.room = r))
+        while (!this.ended && this.queue.length > 0) await this.signals.room()
       }
       subscribe(res, accept)
       // `closed` settles on an error, or when the session ends; a closed stream's last batch is still to come.

@@ -1,7 +1,7 @@
 // Bundles an entry for the browser with vite's JS API (library mode, ES module, minified) into
 // `outDir`: the browser tests load src/browser this way, and the bench measures the bundle's size.
 import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { build } from 'vite'
 import { repoRoot } from '../helpers/spawn.js'
@@ -28,8 +28,19 @@ export async function bundle(entry: string, outDir: string, name: string): Promi
   return join(outDir, `${name}.js`)
 }
 
-/** Raw and gzipped size of a file in bytes. */
+/**
+ * Raw and gzipped size in bytes of a bundle a page loads at once: the file and the chunks it
+ * imports statically (gzipped together), not the chunks it imports on demand (`import()`).
+ */
 export function sizes(file: string): { bytes: number; gzip: number } {
-  const data = readFileSync(file)
+  const files = [file]
+  for (let i = 0; i < files.length; i++) {
+    const text = readFileSync(files[i] as string, 'utf8')
+    for (const m of text.matchAll(/^import\s[^;]*?from\s*["']\.\/([\w.-]+\.js)["']/gm)) {
+      const chunk = join(dirname(file), m[1] as string)
+      if (!files.includes(chunk)) files.push(chunk)
+    }
+  }
+  const data = Buffer.concat(files.map((f) => readFileSync(f)))
   return { bytes: data.length, gzip: gzipSync(data, { level: 9 }).length }
 }

@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { extname, join } from 'node:path'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { browserEntry, bundle } from './bundle.js'
 
 export const CHROMIUM = process.env['CHROMIUM'] ?? '/usr/bin/chromium'
@@ -50,6 +50,20 @@ const HTML = `<!doctype html><html><head><meta charset="utf-8"><title>twainmq br
           window.latencies.push(performance.timeOrigin + performance.now() - m.value.t)
         }
       } catch (e) { if (!ac.signal.aborted) showError(e) }
+    })()
+  }
+  // A tail shared with the other pages of the origin (connect's shareTabs): its values go to window.seen.
+  window.seen = []
+  window.startShared = (gateway, stream, token, from) => {
+    window.seen = []
+    window.sharedError = undefined
+    const ac = new AbortController()
+    window.stopShared = () => ac.abort()
+    void (async () => {
+      try {
+        const client = twain.connect(gateway, { token, shareTabs: true })
+        for await (const m of client.tail(stream, { from, signal: ac.signal })) window.seen.push(m.value)
+      } catch (e) { if (!ac.signal.aborted) window.sharedError = String(e) }
     })()
   }
   window.ready = true
@@ -98,8 +112,8 @@ export function launch(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true })
 }
 
-/** A new page at `url` with twain and rx loaded. */
-export async function openPage(browser: Browser, url: string): Promise<Page> {
+/** A new page at `url` with twain and rx loaded (in a context of its own, or in `context` with its other pages). */
+export async function openPage(browser: Browser | BrowserContext, url: string): Promise<Page> {
   const page = await browser.newPage()
   await page.goto(url)
   await page.waitForFunction('window.ready === true', undefined, { timeout: 10_000 })

@@ -1,0 +1,245 @@
+// One live read per stream for all the pages of an origin (`connect(url, { shareTabs: true })`):
+// the pages that tail a stream elect a leader with a Web Lock; the leader alone holds the live
+// request and passes each batch to the others on a BroadcastChannel. A page whose leader closes
+// (the lock is released with it) hands the read to the next page waiting for the lock, which reads
+// on from the last batch any page saw; each page fills what it missed with plain GETs
+// (shared-reader.ts), so no page sees a gap or a repeat.
+import { ConnectionError, HttpError } from '../core/errors.js'
+import type { CatchUpPlan } from './catch-up.js'
+import type { BrowserMessage } from './message.js'
+import { StreamReader } from './reader.js'
+import { compareTokens, parsePosition } from './tokens.js'
+
+/** What the pages of a share say to each other. */
+type Wire =
+  | { kind: 'batch'; messages: BrowserMessage<unknown>[] }
+  | { kind: 'leader'; hidden: boolean }
+  | { kind: 'closed' }
+  | { kind: 'failed'; name: string; message: string; status: number; url: string }
+
+/** A tail of this page that takes part in a share. */
+export interface ShareMember {
+  /** A batch of the shared live read, in order (possibly overlapping what it has, possibly after a gap). */
+  deliver(messages: BrowserMessage<unknown>[]): void
+  /** The stream was closed (`error` undefined) or the live read failed for good. */
+  ended(error: Error | undefined): void
+  /** Where the member reads on from (a gateway token), when it is reading live. */
+  position(): string | undefined
+}
+
+interface LockManagerLike {
+  request(
+    name: string,
+    options: { signal?: AbortSignal; steal?: boolean },
+    callback: () => Promise<void>,
+  ): Promise<unknown>
+}
+
+/** The part of a BroadcastChannel a share uses. */
+interface ChannelLike {
+  postMessage(message: unknown): void
+  close(): void
+  onmessage: ((event: { data: unknown }) => void) | null
+}
+
+type ChannelConstructor = new (name: string) => ChannelLike
+
+/** The Web Locks and BroadcastChannel of this page, when it has both (else tails are not shared). */
+export function shareSupport(): { locks: LockManagerLike; Channel: ChannelConstructor } | undefined {
+  const g = globalThis as unknown as { navigator?: { locks?: LockManagerLike }; BroadcastChannel?: ChannelConstructor }
+  const locks = g.navigator?.locks
+  if (locks === undefined || typeof locks.request !== 'function' || typeof g.BroadcastChannel !== 'function')
+    return undefined
+  return { locks, Channel: g.BroadcastChannel }
+}
+
+const shares = new Map<string, TabShare>()
+
+/** The share of `key` in this page (made when its first member joins; gone when its last leaves). */
+export function shareOf(key: string, plan: CatchUpPlan): TabShare | undefined {
+  const had = shares.get(key)
+  if (had !== undefined) return had
+  const support = shareSupport()
+  if (support === undefined) return undefined
+  const share = new TabShare(key, plan, support.locks, new support.Channel(`twainmq-tail:${key}`))
+  shares.set(key, share)
+  return share
+}
+
+/** The page's visibility, where it has a document (a worker or Node has none: always "visible"). */
+const doc = (globalThis as unknown as { document?: { hidden?: unknown; addEventListener?: unknown } }).document
+const pageHidden = (): boolean => doc !== undefined && doc.hidden === true
+
+export class TabShare {
+  private readonly members = new Set<ShareMember>()
+  private readonly lockName: string
+  /** The current lock request (a newer one replaces it); its abort stops it waiting. */
+  private request: { id: number; stop: AbortController } | undefined
+  private requests = 0
+  /** Ends the lead (releases the lock) when the last member leaves or the lock was stolen. */
+  private stopLeading: (() => void) | undefined
+  /** The request whose lock this page leads with. */
+  private leadingId = 0
+  /** The furthest position a shared batch reached (where a new leader reads on from). */
+  private lastEnd: string | undefined
+  /** What the leader said of its page: hidden pages pause their reads (`@durable-streams/client`). */
+  private leaderHidden = false
+  private done = false
+  private readonly onVisibility = (): void => this.visibilityChanged()
+
+  constructor(
+    key: string,
+    private readonly plan: CatchUpPlan,
+    private readonly locks: LockManagerLike,
+    private readonly channel: ChannelLike,
+  ) {
+    this.lockName = `twainmq-tail:${key}`
+    channel.onmessage = (e) => this.received(e.data as Wire)
+    const d = doc as { addEventListener?: (t: string, f: () => void) => void } | undefined
+    d?.addEventListener?.('visibilitychange', this.onVisibility)
+    this.ask(false)
+  }
+
+  /** Whether this page holds the live read now. */
+  get leading(): boolean {
+    return this.stopLeading !== undefined
+  }
+
+  join(member: ShareMember): void {
+    this.members.add(member)
+  }
+
+  leave(member: ShareMember): void {
+    this.members.delete(member)
+    if (this.members.size > 0 || this.done) return
+    this.done = true
+    shares.delete(keyOf(this.lockName))
+    this.request?.stop.abort()
+    this.request = undefined
+    this.stopLeading?.()
+    this.channel.close()
+    const d = doc as { removeEventListener?: (t: string, f: () => void) => void } | undefined
+    d?.removeEventListener?.('visibilitychange', this.onVisibility)
+  }
+
+  /**
+   * Ask for the lock: in the queue, or (`steal`) at once, taking it from a leader whose page is
+   * hidden. When the request ends (the lead ended, the lock was stolen) and the page still tails
+   * the stream, it asks again, at the back of the queue.
+   */
+  private ask(steal: boolean): void {
+    if (this.done) return
+    this.request?.stop.abort()
+    const id = ++this.requests
+    const stop = new AbortController()
+    this.request = { id, stop }
+    const options = steal ? { steal: true } : { signal: stop.signal }
+    void this.locks
+      .request(this.lockName, options, () => this.lead(id))
+      .catch(() => undefined) // stopped waiting, or stolen while leading
+      .then(() => {
+        if (this.leadingId === id) this.stopLeading?.() // the lock is gone (stolen): so is the lead
+        if (this.request?.id === id) {
+          this.request = undefined
+          this.ask(false)
+        }
+      })
+  }
+
+  /** This page got the lock: read live and share every batch, until it leaves or the lock is stolen. */
+  private async lead(id: number): Promise<void> {
+    if (this.done || this.request?.id !== id) return
+    const from = this.startFrom()
+    const reader = new StreamReader<unknown>({
+      ...this.plan,
+      from: parsePosition(from),
+      live: true,
+      to: undefined,
+      limit: undefined,
+    })
+    const released = new Promise<void>((resolve) => (this.stopLeading = resolve))
+    this.leadingId = id
+    let stopped = false
+    this.send({ kind: 'leader', hidden: pageHidden() })
+    const reading = (async () => {
+      try {
+        for (;;) {
+          const batch = await reader.next()
+          if (stopped) return // the lead ended (this page left, or another took the read): nothing to tell
+          if (batch === undefined) return this.send({ kind: 'closed' })
+          this.send({ kind: 'batch', messages: batch })
+        }
+      } catch (e) {
+        if (stopped) return
+        const err = e as Partial<HttpError>
+        this.send({
+          kind: 'failed',
+          name: err.name ?? 'Error',
+          message: err.message ?? String(e),
+          status: err.status ?? 0,
+          url: err.url ?? this.plan.url,
+        })
+      }
+    })()
+    await released
+    stopped = true
+    this.stopLeading = undefined
+    this.leadingId = 0
+    reader.close()
+    await reading
+  }
+
+  /** A hidden leader tells the others (one of them, visible, takes the read); a follower made visible takes it from a hidden leader. */
+  private visibilityChanged(): void {
+    if (this.done) return
+    if (this.leading) this.send({ kind: 'leader', hidden: pageHidden() })
+    else if (!pageHidden() && this.leaderHidden) this.takeOver()
+  }
+
+  private takeOver(): void {
+    this.leaderHidden = false // one steal per hidden leader: the new leader says whether it is hidden
+    this.ask(true)
+  }
+
+  /** Where a new leader reads from: the furthest a batch or a member reached, else the tail. */
+  private startFrom(): string {
+    let best = this.lastEnd
+    for (const m of this.members) {
+      const p = m.position()
+      if (p !== undefined && (best === undefined || compareTokens(p, best) > 0)) best = p
+    }
+    return best ?? 'now'
+  }
+
+  /** To the other pages, and to this page's own members. */
+  private send(w: Wire): void {
+    if (this.done) return
+    this.channel.postMessage(w)
+    if (w.kind !== 'leader') this.received(w)
+  }
+
+  private received(w: Wire): void {
+    if (this.done) return
+    if (w.kind === 'leader') {
+      this.leaderHidden = w.hidden
+      if (w.hidden && !pageHidden() && !this.leading) this.takeOver()
+      return
+    }
+    if (w.kind === 'batch') {
+      const last = w.messages[w.messages.length - 1]
+      if (last === undefined) return
+      if (this.lastEnd === undefined || compareTokens(last.resume, this.lastEnd) > 0) this.lastEnd = last.resume
+      for (const m of [...this.members]) m.deliver(w.messages)
+      return
+    }
+    const error =
+      w.kind === 'closed'
+        ? undefined
+        : w.name === 'ConnectionError'
+          ? new ConnectionError(w.message)
+          : new HttpError(w.message, { status: w.status, url: w.url })
+    for (const m of [...this.members]) m.ended(error)
+  }
+}
+
+const keyOf = (lockName: string): string => lockName.slice('twainmq-tail:'.length)
