@@ -62,6 +62,12 @@ describe.each(kinds)('gateway mapping (%s)', (kind) => {
     await served.twain.producer('logs+app').send(0, 'x', { partition: 1 })
     expect(await (await fetch(url('logs/app~1', '?offset=-1'))).text()).toContain('x')
     expect((await fetch(url('events/eu'), { method: 'HEAD' })).status).toBe(404)
+    // The overview (the dashboard's source) names them by path, which the streams URL takes.
+    const overview = (await (await fetch(`${served.url}/v1/topics`)).json()) as {
+      topics: Array<{ topic: string; partitions: Array<{ stream: string }> }>
+    }
+    const streams = overview.topics.flatMap((t) => t.partitions.map((p) => p.stream))
+    expect(streams).toEqual(expect.arrayContaining(['events/eu/orders', 'logs/app~0', 'logs/app~1']))
   })
 
   it('HTTP appends are read by a Node consumer group: JSON items, text and bytes as values', async () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createGateway } from '../../src/gateway/index.js'
 import { RedisServer } from '../helpers/redis-server.js'
 import { tempDir } from '../helpers/tmp.js'
-import { until } from '../helpers/wait.js'
+import { sleep, until } from '../helpers/wait.js'
 import { serve, type Served } from './serve.js'
 import { startReceiver, type Receiver } from './webhook-receiver.js'
 
@@ -188,6 +188,17 @@ describe.each(kinds)('gateway subscriptions (%s)', (kind) => {
     expect(claim.status).toBe(200)
   })
 
+  it('a stream named before it exists wakes the subscription once it has data, not when it is made empty', async () => {
+    const r = await receiver(() => ({ status: 200, body: { done: true } }))
+    await fetch(sub('named-later'), json('PUT', { type: 'webhook', streams: ['later/x'], webhook: { url: r.url } }))
+    await fetch(url('later/x'), json('PUT', []))
+    await sleep(2500) // what is asserted is that nothing happens: a sweep (2 s) has looked at it
+    expect(r.requests).toHaveLength(0)
+    await fetch(url('later/x'), json('POST', [{ n: 1 }]))
+    await until(() => r.requests.length === 1, 10_000, 'the wake of the first data')
+    expect(r.requests[0]!.body.streams[0]).toMatchObject({ path: 'later/x', acked_offset: '-1', has_pending: true })
+  })
+
   it('refuses bad requests with the protocol’s codes, naming the problem', async () => {
     const code = async (res: Response | Promise<Response>) => {
       const r = await res
@@ -223,6 +234,15 @@ describe.each(kinds)('gateway subscriptions (%s)', (kind) => {
       await code(fetch(sub('bad%2Fid'), json('PUT', { type: 'pull-wake', pattern: 'x/*', wake_stream: 'w' }))),
     ).toEqual([400, 'INVALID_REQUEST'])
     expect(await code(fetch(sub('missing')))).toEqual([404, 'SUBSCRIPTION_NOT_FOUND'])
+    expect(
+      await code(fetch(sub('bad'), { method: 'PUT', headers: { 'content-type': 'application/json' }, body: 'null' })),
+    ).toEqual([400, 'INVALID_REQUEST'])
+    expect(
+      await code(
+        fetch(sub('bad'), json('PUT', { type: 'pull-wake', streams: ['w/x', 'w/pool'], wake_stream: 'w/pool' })),
+      ),
+    ).toEqual([400, 'INVALID_REQUEST'])
+    expect(await code(fetch(`${sub('missing')}/claim`, json('POST', {})))).toEqual([400, 'INVALID_REQUEST'])
     expect(await code(fetch(url('__ds/other')))).toEqual([404, 'SUBSCRIPTION_NOT_FOUND'])
     await fetch(url('refuse/a'), json('PUT', [{ n: 1 }]))
     await fetch(url('refuse/pool'), json('PUT', []))
@@ -263,7 +283,11 @@ describe.each(kinds)('gateway subscriptions (%s)', (kind) => {
         ),
       ),
     ).toEqual([409, 'INVALID_OFFSET'])
-    expect(await code(fetch(`${sub('twice')}/callback`, json('POST', wake, bearer)))).toEqual([400, 'INVALID_REQUEST'])
+    // The callback route takes a pull-wake wake's token as well (as the reference server does).
+    expect(await (await fetch(`${sub('twice')}/callback`, json('POST', wake, bearer))).json()).toEqual({
+      ok: true,
+      next_wake: false,
+    })
     expect((await fetch(`${sub('twice')}/release`, json('POST', wake, bearer))).status).toBe(204)
     expect((await fetch(sub('twice'), { method: 'DELETE' })).status).toBe(204)
     expect(await code(fetch(sub('twice')))).toEqual([404, 'SUBSCRIPTION_NOT_FOUND'])
@@ -282,8 +306,10 @@ describe('gateway subscriptions: off by default, and behind auth', () => {
         tokens: [
           { name: 'admin', token: 'admin-token-0123456789ab', read: ['*'], write: ['*'] },
           { name: 'ui', token: 'ui-token-0123456789abcdef', read: ['prices*'] },
+          { name: 'reader-all', token: 'reader-all-0123456789ab', read: ['*'] },
         ],
       },
+      authorize: (_req, stream) => stream !== '__ds/subscriptions/refused',
     })
   })
   afterAll(async () => {
@@ -302,6 +328,17 @@ describe('gateway subscriptions: off by default, and behind auth', () => {
     expect(() => createGateway(off.twain, { publicUrl: 'streams.example' })).toThrow(/publicUrl must be an origin/)
   })
 
+  it('with auth, a pull-wake subscription needs a token that may append to its wake stream', async () => {
+    const put = (token: string, wake: string) =>
+      fetch(`${guarded.url}/v1/stream/__ds/subscriptions/wake-rights`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ type: 'pull-wake', pattern: 'prices/*', wake_stream: wake }),
+      })
+    expect((await put('reader-all-0123456789ab', 'pool')).status).toBe(403)
+    expect((await put('admin-token-0123456789ab', 'pool')).status).toBe(201)
+  })
+
   it('with auth, managing subscriptions needs a token that may read every stream', async () => {
     const put = (token: string) =>
       fetch(`${guarded.url}/v1/stream/__ds/subscriptions/guarded`, {
@@ -312,5 +349,10 @@ describe('gateway subscriptions: off by default, and behind auth', () => {
     expect((await put('ui-token-0123456789abcdef')).status).toBe(403)
     expect((await fetch(`${guarded.url}/v1/stream/__ds/subscriptions/guarded`)).status).toBe(401)
     expect((await put('admin-token-0123456789ab')).status).toBe(201)
+    // The authorize hook is asked too, with the name __ds/subscriptions/<id>.
+    const refused = await fetch(`${guarded.url}/v1/stream/__ds/subscriptions/refused`, {
+      headers: { authorization: 'Bearer admin-token-0123456789ab' },
+    })
+    expect(refused.status).toBe(403)
   })
 })

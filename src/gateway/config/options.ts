@@ -112,17 +112,17 @@ export function resolveGatewayOptions(o: GatewayOptions = {}): ResolvedGatewayOp
     throw new InvalidArgumentError(`subscriptions must be a boolean, got ${JSON.stringify(o.subscriptions)}`)
   let publicUrl: string | undefined
   if (o.publicUrl !== undefined) {
-    let origin: string | undefined
+    let url: URL | undefined
     try {
-      origin = new URL(o.publicUrl).origin
+      url = new URL(o.publicUrl)
     } catch {
-      origin = undefined
+      url = undefined
     }
-    if (origin === undefined || origin === 'null' || origin !== o.publicUrl.replace(/\/+$/, ''))
+    if (url === undefined || url.origin === 'null' || url.pathname !== '/' || url.search !== '' || url.hash !== '')
       throw new InvalidArgumentError(
         `publicUrl must be an origin like https://streams.example, got ${JSON.stringify(o.publicUrl)}`,
       )
-    publicUrl = origin
+    publicUrl = url.origin
   }
   if (o.metrics !== undefined && !isMetricsSink(o.metrics))
     throw new InvalidArgumentError(

@@ -1,6 +1,7 @@
 import type { Backend } from '../../backends/backend.js'
 import { GroupNotFoundError, TopicNotFoundError } from '../../core/errors.js'
 import { describeGroup } from '../../facade/group-commands.js'
+import { streamPathOf } from '../stream/names.js'
 
 /*
  * The store at a glance, for the gateway's read-only JSON endpoints and the dashboard
@@ -71,8 +72,10 @@ export function lagOf(partitions: readonly GroupPartitionOverview[]): { lag: num
 }
 
 /** The stream serving partition `p` of a topic of `count` partitions. */
-export const streamOf = (topic: string, partition: number, count: number): string =>
-  count === 1 ? topic : `${topic}~${partition}`
+export const streamOf = (topic: string, partition: number, count: number): string => {
+  const path = streamPathOf(topic) ?? topic // a nested path's topic (events+eu) is read as events/eu
+  return count === 1 ? path : `${path}~${partition}`
+}
 
 /** Read the store's topics and groups now (rates null: the stats hub fills them in). */
 export async function readOverview(store: Backend): Promise<StoreOverview> {

@@ -64,13 +64,13 @@ export function streamPath(raw: unknown, what: string): string {
   try {
     const t = parseStreamName(path)
     if (t.perPartition) throw new HttpStatusError(400, 'a per-partition stream')
+    return t.name // decoded: `a%2Db` and `a-b` are one stream
   } catch (e) {
     throw new SubscriptionError(
       'INVALID_REQUEST',
       `${what} ${JSON.stringify(raw)} is not a stream path: ${(e as Error).message}`,
     )
   }
-  return path
 }
 
 /** Check a create request's body (`PUT __ds/subscriptions/<id>`); 400 naming what is wrong. */
@@ -119,9 +119,12 @@ export function parseConfig(body: unknown): SubscriptionConfig {
     if (problem !== undefined) throw new SubscriptionError('WEBHOOK_URL_REJECTED', problem)
     config.webhook = { url }
   } else {
-    if (b.webhook !== undefined)
-      throw new SubscriptionError('INVALID_REQUEST', 'A pull-wake subscription takes no webhook')
     config.wakeStream = streamPath(b.wake_stream, 'wake_stream')
+    if (streams.includes(config.wakeStream))
+      throw new SubscriptionError(
+        'INVALID_REQUEST',
+        `wake_stream ${JSON.stringify(config.wakeStream)} is also one of streams: its own wake events would wake it again`,
+      )
   }
   return config
 }

@@ -40,6 +40,7 @@ export class Subscriptions implements SubscriptionHooks {
   private readonly log: SubscriptionLog
   private loaded: Promise<void> | undefined
   private sweepTimer: NodeJS.Timeout | undefined
+  private retryTimer: NodeJS.Timeout | undefined
   private closed = false
   private readonly stop = new AbortController()
   private readonly poking = new Set<Subscription>()
@@ -64,8 +65,8 @@ export class Subscriptions implements SubscriptionHooks {
   start(): void {
     this.ready().catch(() => {
       if (this.closed) return
-      const retry = setTimeout(() => this.start(), SWEEP_MS)
-      retry.unref()
+      this.retryTimer = setTimeout(() => this.start(), SWEEP_MS)
+      this.retryTimer.unref()
     })
   }
 
@@ -111,7 +112,7 @@ export class Subscriptions implements SubscriptionHooks {
     this.subs.set(id, sub)
     try {
       await this.run(sub, async () => {
-        for (const path of config.streams) this.link(sub, path, 'explicit', (await streamEnds(this.ctx, path)).tail)
+        for (const path of config.streams) this.link(sub, path, 'explicit', await this.linkedAt(path))
         const pattern = config.pattern
         if (pattern !== undefined)
           for (const path of await this.streamPaths())
@@ -138,19 +139,22 @@ export class Subscriptions implements SubscriptionHooks {
     const sub = this.subs.get(id)
     if (sub === undefined) return
     await this.run(sub, async () => {
+      await this.log.remove(id) // first: if it fails, the subscription stays (and a retry deletes it)
       this.forget(sub)
-      await this.log.remove(id)
     })
   }
 
   /** Link more streams by name. */
   async addStreams(id: string, streams: unknown): Promise<void> {
     const sub = await this.get(id)
-    if (!Array.isArray(streams) || streams.length === 0)
-      throw new SubscriptionError('INVALID_REQUEST', `streams must be a non-empty array of stream paths`)
+    if (!Array.isArray(streams))
+      throw new SubscriptionError(
+        'INVALID_REQUEST',
+        `streams must be an array of stream paths, got ${JSON.stringify(streams)}`,
+      )
     const paths = streams.map((s, i) => streamPath(s, `streams[${i}]`))
     await this.run(sub, async () => {
-      for (const path of paths) this.link(sub, path, 'explicit', (await streamEnds(this.ctx, path)).tail)
+      for (const path of paths) this.link(sub, path, 'explicit', await this.linkedAt(path))
       await this.log.save(sub.stored())
     })
     this.poke(sub)
@@ -171,10 +175,7 @@ export class Subscriptions implements SubscriptionHooks {
 
   /** A webhook receiver's callback: acks, and `done` ends the wake. */
   async callback(id: string, token: string, body: unknown): Promise<WakeAnswer> {
-    const sub = await this.get(id)
-    if (sub.config.type !== 'webhook')
-      throw new SubscriptionError('INVALID_REQUEST', `Subscription ${JSON.stringify(id)} is not a webhook subscription`)
-    return this.acknowledge(sub, token, body)
+    return this.acknowledge(await this.get(id), token, body)
   }
 
   /** A pull-wake worker's acks; `done` ends the wake. */
@@ -188,9 +189,9 @@ export class Subscriptions implements SubscriptionHooks {
     id: string,
     worker: unknown,
   ): Promise<{ wake_id: string; generation: number; token: string; streams: StreamInfo[]; lease_ttl_ms: number }> {
-    const sub = await this.pullWake(id)
     if (typeof worker !== 'string' || worker === '')
       throw new SubscriptionError('INVALID_REQUEST', `worker must be a non-empty string, got ${JSON.stringify(worker)}`)
+    const sub = await this.pullWake(id)
     return this.run(sub, async () => {
       if (sub.holder !== undefined)
         throw new SubscriptionError('ALREADY_CLAIMED', `The wake is held by ${JSON.stringify(sub.holder)}`, {
@@ -276,6 +277,7 @@ export class Subscriptions implements SubscriptionHooks {
     this.closed = true
     this.stop.abort()
     if (this.sweepTimer !== undefined) clearInterval(this.sweepTimer)
+    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer)
     for (const sub of this.subs.values()) this.quiet(sub)
   }
 
@@ -314,7 +316,7 @@ export class Subscriptions implements SubscriptionHooks {
 
   /** Acks of `[{ stream, offset }]`: all checked first, then all stored, or none. */
   private async applyAcks(sub: Subscription, acks: unknown): Promise<void> {
-    if (acks === undefined) return
+    if (acks === undefined || acks === null) return
     if (!Array.isArray(acks)) throw new SubscriptionError('INVALID_REQUEST', 'acks must be an array')
     const moves: Array<[StoredLink, string]> = []
     for (const a of acks as Array<{ stream?: unknown; path?: unknown; offset?: unknown }>) {
@@ -349,16 +351,22 @@ export class Subscriptions implements SubscriptionHooks {
     const infos = await this.infos(sub)
     const pending = infos.find((s) => s.has_pending)
     if (pending === undefined) return false
+    // No wake stream yet: nobody could learn of a wake (a claim still finds the work).
+    const wakeStream = sub.config.wakeStream
+    if (wakeStream !== undefined && !(await streamEnds(this.ctx, wakeStream)).exists) return false
     await this.createWake(sub, infos, pending.path)
     return true
   }
 
   /** Begin a wake (`claimed`: for a worker's claim, which needs no wake event to learn of it). */
   private async createWake(sub: Subscription, infos: StreamInfo[], trigger: string, claimed = false): Promise<void> {
+    // Stored before the wake begins, so a restarted gateway goes on with a later generation; a
+    // failed write begins no wake (the next poke or sweep tries again), and the number is not
+    // used again either way.
     sub.generation++
+    await this.log.save(sub.stored())
     sub.wakeId = `w_${randomBytes(12).toString('hex')}`
     sub.snapshot = new Map(infos.map((s) => [s.path, s.tail_offset]))
-    await this.log.save(sub.stored()) // a restarted gateway goes on with a later generation
     if (sub.config.type === 'pull-wake') {
       try {
         await this.writeWake(sub.config.wakeStream as string, {
@@ -425,10 +433,11 @@ export class Subscriptions implements SubscriptionHooks {
   private extendLease(sub: Subscription): void {
     if (sub.leaseTimer !== undefined) clearTimeout(sub.leaseTimer)
     const wakeId = sub.wakeId
+    const lease = ++sub.leases // a timer that fired while an ack extended the lease is stale
     sub.leaseTimer = setTimeout(() => {
       this.ctx.background(
         this.run(sub, async () => {
-          if (sub.wakeId !== wakeId) return
+          if (sub.wakeId !== wakeId || sub.leases !== lease) return
           sub.endWake()
           await this.maybeWake(sub)
         }),
@@ -456,6 +465,7 @@ export class Subscriptions implements SubscriptionHooks {
   }
 
   private link(sub: Subscription, path: string, how: 'explicit' | 'glob', acked: string): void {
+    if (path === sub.config.wakeStream) return // its own wake events would wake it again, forever
     let l = sub.links.get(path)
     if (l === undefined) {
       l = { path, explicit: false, glob: false, acked }
@@ -463,6 +473,12 @@ export class Subscriptions implements SubscriptionHooks {
       this.watch(sub, path)
     }
     l[how] = true
+  }
+
+  /** Where a stream linked now starts: its tail, or (not there yet) its start, whenever it is made. */
+  private async linkedAt(path: string): Promise<string> {
+    const ends = await streamEnds(this.ctx, path)
+    return ends.exists ? ends.tail : '-1'
   }
 
   private unlink(sub: Subscription, path: string): void {
@@ -473,7 +489,7 @@ export class Subscriptions implements SubscriptionHooks {
 
   /** Appends to the stream, by whoever wrote them, poke the subscription. */
   private watch(sub: Subscription, path: string): void {
-    if (this.closed || sub.unwatch.has(path)) return
+    if (this.closed || sub.deleted || sub.unwatch.has(path)) return
     try {
       sub.unwatch.set(
         path,
@@ -535,7 +551,10 @@ export class Subscriptions implements SubscriptionHooks {
 
   /** Run `fn` after the subscription's earlier operations (one at a time, in order). */
   private run<T>(sub: Subscription, fn: () => Promise<T>): Promise<T> {
-    const r = sub.chain.then(fn)
+    const r = sub.chain.then(() => {
+      if (sub.deleted) throw notFound(sub.id) // deleted while this waited its turn
+      return fn()
+    })
     sub.chain = r.catch(() => undefined)
     return r
   }
@@ -543,6 +562,7 @@ export class Subscriptions implements SubscriptionHooks {
   private forget(sub: Subscription): void {
     sub.deleted = true
     this.quiet(sub)
+    sub.links.clear()
     if (this.subs.get(sub.id) === sub) this.subs.delete(sub.id)
   }
 

@@ -1,7 +1,8 @@
 import type { GatewayContext } from '../config/context.js'
 import { refused } from '../auth/access.js'
 import { HttpStatusError, reply, type GwRequest, type GwResponse } from '../transport/http.js'
-import { SubscriptionError } from './definition.js'
+import type { GatewayOperation } from '../auth/auth-tokens.js'
+import { streamPath, SubscriptionError } from './definition.js'
 import type { Subscriptions } from './manager.js'
 
 /** Largest body of a subscription request. */
@@ -14,14 +15,18 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 const failed = (e: SubscriptionError): GwResponse =>
   json(e.status, { error: { code: e.code, message: e.message, ...e.extra } })
 
-async function bodyOf(req: GwRequest): Promise<unknown> {
+async function bodyOf(req: GwRequest): Promise<Record<string, unknown>> {
   const raw = (await req.body(MAX_BODY)).toString('utf8')
   if (raw.trim() === '') return {}
+  let body: unknown
   try {
-    return JSON.parse(raw) as unknown
+    body = JSON.parse(raw) as unknown
   } catch {
     throw new SubscriptionError('INVALID_REQUEST', 'The body is not JSON')
   }
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw new SubscriptionError('INVALID_REQUEST', `The body must be a JSON object, got ${raw.slice(0, 100)}`)
+  return body as Record<string, unknown>
 }
 
 function bearer(req: GwRequest): string {
@@ -31,13 +36,33 @@ function bearer(req: GwRequest): string {
   return h.slice(7)
 }
 
-/** With `auth`, managing subscriptions and claiming wakes needs a token that may read every stream. */
-function checkManager(ctx: GatewayContext, req: GwRequest): void {
-  const auth = ctx.options.auth
-  if (auth === undefined) return
-  const d = auth.checkReadsAll(req.header('authorization'))
-  if (!d.allowed) throw refused(d)
-  req.principal = d.principal
+/**
+ * With `auth`, managing subscriptions and claiming wakes needs a token that may read every stream;
+ * an `authorize` hook is asked too, with the name `__ds/subscriptions/<id>` (no stream has it).
+ */
+async function checkManager(ctx: GatewayContext, req: GwRequest, id: string, op: GatewayOperation): Promise<void> {
+  const { auth, authorize } = ctx.options
+  if (auth !== undefined) {
+    const d = auth.checkReadsAll(req.header('authorization'))
+    if (!d.allowed) throw refused(d)
+    req.principal = d.principal
+  }
+  const name = `__ds/subscriptions/${id}`
+  if (authorize !== undefined && (await authorize(req, name, op)) !== true)
+    throw new HttpStatusError(403, `Not allowed: the authorize hook refused ${op} of ${name}`)
+}
+
+/** A pull-wake subscription appends to its wake stream: its creator must be allowed to. */
+async function checkWakeStream(ctx: GatewayContext, req: GwRequest, body: Record<string, unknown>): Promise<void> {
+  const { auth, authorize } = ctx.options
+  if (body.type !== 'pull-wake' || typeof body.wake_stream !== 'string') return
+  const stream = streamPath(body.wake_stream, 'wake_stream')
+  if (auth !== undefined) {
+    const d = auth.check(req.header('authorization'), stream, 'append')
+    if (!d.allowed) throw refused(d)
+  }
+  if (authorize !== undefined && (await authorize(req, stream, 'append')) !== true)
+    throw new HttpStatusError(403, `Not allowed: the authorize hook refused append to ${stream} (the wake stream)`)
 }
 
 const notAllowed = (method: string, allow: string): SubscriptionError =>
@@ -98,7 +123,7 @@ async function route(ctx: GatewayContext, subs: Subscriptions, req: GwRequest, r
       `The subscription id in ${JSON.stringify(rest)} is not valid percent-encoding`,
     )
   }
-  if (parts.length === 0)
+  if (parts.length === 0 || id === '')
     throw new SubscriptionError('SUBSCRIPTION_NOT_FOUND', `No control route ${JSON.stringify(rest)}`)
   if (!ID_RE.test(id))
     throw new SubscriptionError(
@@ -107,23 +132,29 @@ async function route(ctx: GatewayContext, subs: Subscriptions, req: GwRequest, r
     )
   const action = parts.length === 1 ? '' : (parts[1] as string)
   if (parts.length === 1) {
-    checkManager(ctx, req)
     if (m === 'PUT') {
-      const { created, sub } = await subs.put(id, await bodyOf(req), req.url.origin)
+      await checkManager(ctx, req, id, 'create')
+      const body = await bodyOf(req)
+      await checkWakeStream(ctx, req, body)
+      const { created, sub } = await subs.put(id, body, req.url.origin)
       return json(created ? 201 : 200, subs.view(sub))
     }
-    if (m === 'GET') return json(200, subs.view(await subs.get(id)))
+    if (m === 'GET') {
+      await checkManager(ctx, req, id, 'read')
+      return json(200, subs.view(await subs.get(id)))
+    }
     if (m === 'DELETE') {
+      await checkManager(ctx, req, id, 'delete')
       await subs.delete(id)
       return reply(204)
     }
     throw notAllowed(m, 'GET, PUT, DELETE')
   }
   if (action === 'streams') {
-    checkManager(ctx, req)
+    await checkManager(ctx, req, id, 'create')
     if (parts.length === 2) {
       if (m !== 'POST') throw notAllowed(m, 'POST')
-      await subs.addStreams(id, ((await bodyOf(req)) as { streams?: unknown }).streams)
+      await subs.addStreams(id, (await bodyOf(req)).streams)
       return reply(204)
     }
     if (m !== 'DELETE') throw notAllowed(m, 'DELETE')
@@ -142,8 +173,8 @@ async function route(ctx: GatewayContext, subs: Subscriptions, req: GwRequest, r
   if (parts.length === 2 && ['callback', 'claim', 'ack', 'release'].includes(action)) {
     if (m !== 'POST') throw notAllowed(m, 'POST')
     if (action === 'claim') {
-      checkManager(ctx, req)
-      return json(200, await subs.claim(id, ((await bodyOf(req)) as { worker?: unknown }).worker))
+      await checkManager(ctx, req, id, 'read')
+      return json(200, await subs.claim(id, (await bodyOf(req)).worker))
     }
     const token = bearer(req)
     const body = await bodyOf(req)

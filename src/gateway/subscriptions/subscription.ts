@@ -24,6 +24,8 @@ export class Subscription {
   token: string | undefined
   holder: string | undefined
   leaseTimer: NodeJS.Timeout | undefined
+  /** Counts lease extensions: a lease timer acts only if none came after it. */
+  leases = 0
   /** Webhook delivery: `failed` while retrying, with the retry's timer. */
   status: 'active' | 'failed' = 'active'
   retries = 0
@@ -48,9 +50,9 @@ export class Subscription {
     for (const l of links) this.links.set(l.path, { ...l })
   }
 
-  /** The subject its bearer tokens are for. */
+  /** The subject its bearer tokens are for (a subscription deleted and made again under its id is another). */
   get subject(): string {
-    return `subscription:${this.id}`
+    return `subscription:${this.id}:${this.createdAt}`
   }
 
   /** Forget the wake (acknowledged done, released, or its lease expired). */
