@@ -65,6 +65,12 @@ const SUITES: Record<
       'twainmq/browser in headless Chromium: produce→render p50/p99 over loopback (file, Redis), gzipped bundle size vs @durable-streams/client + rxjs',
     load: () => import('./suites/browser.js'),
   },
+  tabs: {
+    description:
+      'pages sharing one live read per stream (shareTabs) in Chromium: live reads for 10 pages, leader hand-over time, gaps and repeats (defaults: --repeat 3)',
+    defaults: { repeat: 3 },
+    load: () => import('./suites/tabs.js'),
+  },
   ids: {
     description:
       'idempotent sends (send with an id) vs plain sends on file and Redis, and the same ids sent again (defaults: --messages 100000 --repeat 3)',

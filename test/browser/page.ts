@@ -52,17 +52,23 @@ const HTML = `<!doctype html><html><head><meta charset="utf-8"><title>twainmq br
       } catch (e) { if (!ac.signal.aborted) showError(e) }
     })()
   }
-  // A tail shared with the other pages of the origin (connect's shareTabs): its values go to window.seen.
+  // A tail shared with the other pages of the origin (connect's shareTabs): its values go to
+  // window.seen, the time each arrived (host clock, as in startLatency) to window.arrivals.
   window.seen = []
+  window.arrivals = []
   window.startShared = (gateway, stream, token, from) => {
     window.seen = []
+    window.arrivals = []
     window.sharedError = undefined
     const ac = new AbortController()
     window.stopShared = () => ac.abort()
     void (async () => {
       try {
         const client = twain.connect(gateway, { token, shareTabs: true })
-        for await (const m of client.tail(stream, { from, signal: ac.signal })) window.seen.push(m.value)
+        for await (const m of client.tail(stream, { from, signal: ac.signal })) {
+          window.seen.push(m.value)
+          window.arrivals.push(performance.timeOrigin + performance.now())
+        }
       } catch (e) { if (!ac.signal.aborted) window.sharedError = String(e) }
     })()
   }
