@@ -43,6 +43,15 @@ export interface TailOptions {
   from?: string
   /** Aborting it ends the read with `AbortError` and aborts the HTTP request. Default: none. */
   signal?: AbortSignal
+  /**
+   * Keep the stream's messages in the page's IndexedDB (docs/browser.md, "A cache across
+   * reloads"): a tail whose `from` the cache holds gets the cached messages at once and reads only
+   * what came after; every batch read is stored, up to `maxMessages` per stream (the oldest go
+   * first; default 10,000). Pages of the origin that tail with the same gateway, token and
+   * headers share it. `true` takes the defaults. Only `tail` reads it (a `history` is not cached).
+   * Default: no cache.
+   */
+  cache?: boolean | { maxMessages?: number }
 }
 
 /** Options of `history`. */
@@ -78,7 +87,15 @@ export class TwainBrowserClient {
 
   /** A live read of `stream`: every message from `from` on, then new ones as they come; never completes while the stream is open. */
   tail<V = unknown>(stream: string, options: TailOptions = {}): BrowserMessageStream<V> {
-    return this.read<V>(stream, true, position(options.from), undefined, undefined, options.signal)
+    return this.read<V>(
+      stream,
+      true,
+      position(options.from),
+      undefined,
+      undefined,
+      options.signal,
+      cacheOf(options.cache),
+    )
   }
 
   /** A finite read of `stream` from `from` (default the start) to `to` or its current end, at most `limit` messages. */
@@ -118,6 +135,7 @@ export class TwainBrowserClient {
     to: string | undefined,
     limit: number | undefined,
     signal: AbortSignal | undefined,
+    cache?: { maxMessages: number },
   ): BrowserMessageStream<V> {
     const url = this.url(stream)
     const plan = {
@@ -131,6 +149,7 @@ export class TwainBrowserClient {
       fetch: this.fetchFn,
       retryMs: this.retryMs,
       shareKey: live && this.options.shareTabs === true ? shareKey(url, this.options) : undefined,
+      cache: cache === undefined ? undefined : { key: shareKey(url, this.options), maxMessages: cache.maxMessages },
     }
     return new BrowserMessageStream<V>(plan, signal)
   }
@@ -159,6 +178,18 @@ function shareKey(url: string, options: ConnectOptions): string {
     b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15)
   }
   return `${url}#${(a >>> 0).toString(36)}${(b >>> 0).toString(36)}`
+}
+
+/** The `cache` option of a tail, checked; undefined: no cache. */
+function cacheOf(cache: TailOptions['cache']): { maxMessages: number } | undefined {
+  if (cache === undefined || cache === false) return undefined
+  if (cache === true) return { maxMessages: 10_000 }
+  const max = (cache as { maxMessages?: unknown } | null)?.maxMessages ?? 10_000
+  if (typeof cache !== 'object' || !(Number.isSafeInteger(max) && (max as number) >= 1))
+    throw new InvalidArgumentError(
+      `cache must be true or { maxMessages: an integer ≥ 1 }, got ${JSON.stringify(cache)}`,
+    )
+  return { maxMessages: max as number }
 }
 
 function position(from: string | undefined): Position {

@@ -96,11 +96,17 @@ export class BrowserMessageStream<V = unknown> implements AsyncIterable<BrowserM
     if (this.isClosed) return { next: async () => undefined, close: () => undefined }
     if (this.signal?.aborted) return failed(abortError(this.signal))
     const plan = this.plan
+    const cache = plan.cache
     const reader: BatchReader<V> =
-      plan.shareKey === undefined
-        ? new StreamReader<V>(plan)
+      cache === undefined
+        ? readerOf<V>(plan)
         : new DeferredReader<V>(() =>
-            import('./shared-tail.js').then((m) => m.openSharedTail<V>(plan) ?? new StreamReader<V>(plan)),
+            import('./cached-tail.js').then(
+              (m) =>
+                new m.CachedTailReader<V>(plan.stream, cache.key, plan.from, cache.maxMessages, (from) =>
+                  readerOf<V>({ ...plan, from }),
+                ),
+            ),
           )
     this.readers.add(reader)
     const signal = this.signal
@@ -136,6 +142,15 @@ export class BrowserMessageStream<V = unknown> implements AsyncIterable<BrowserM
 markObservable(BrowserMessageStream.prototype, function (this: unknown) {
   return (this as BrowserMessageStream).asObservable()
 })
+
+/** The network read of `plan`: its own request, or a share of the page's origin (loaded on demand). */
+function readerOf<V>(plan: ReadPlan): BatchReader<V> {
+  return plan.shareKey === undefined
+    ? new StreamReader<V>(plan)
+    : new DeferredReader<V>(() =>
+        import('./shared-tail.js').then((m) => m.openSharedTail<V>(plan) ?? new StreamReader<V>(plan)),
+      )
+}
 
 /** A reader made asynchronously (the sharing code is loaded on demand); closed before it exists, it is closed once it does. */
 class DeferredReader<V> implements BatchReader<V> {

@@ -22,6 +22,8 @@ export interface ReadPlan {
   retryMs: number
   /** Share the live read with the other pages of the origin under this key (tab-share.ts); undefined: not shared. */
   shareKey?: string | undefined
+  /** Keep the tail in the page's cache under this key (cached-tail.ts); undefined: no cache. */
+  cache?: { key: string; maxMessages: number } | undefined
 }
 
 type Chunk = { values: unknown[]; offset: string; closed: boolean; upToDate: boolean }

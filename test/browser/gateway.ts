@@ -12,6 +12,8 @@ export class TestGateway {
   private gateway: Gateway | undefined
   private twainNow: Twain | undefined
   private watching = 0
+  /** Response body bytes sent, per request path (counted until `resetBytes`). */
+  private sent = new Map<string, number>()
   /** How many times it was started. */
   starts = 0
 
@@ -39,6 +41,17 @@ export class TestGateway {
     return this.twainNow
   }
 
+  /** Response body bytes sent for requests whose path starts with `prefix` since the last `resetBytes`. */
+  bytesFor(prefix: string): number {
+    let n = 0
+    for (const [path, bytes] of this.sent) if (path.startsWith(prefix)) n += bytes
+    return n
+  }
+
+  resetBytes(): void {
+    this.sent.clear()
+  }
+
   /** Live reads open now (each SSE or long-poll response holds one backend watch). */
   watches(): number {
     return this.watching
@@ -61,7 +74,18 @@ export class TestGateway {
       }
     }
     const gateway = createGateway(twain, this.options)
-    const server = createServer(gateway.node)
+    const server = createServer((req, res) => {
+      const path = (req.url ?? '/').split('?')[0] ?? '/'
+      const count = (chunk: unknown): void => {
+        const n = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk instanceof Uint8Array ? chunk.length : 0
+        this.sent.set(path, (this.sent.get(path) ?? 0) + n)
+      }
+      const write = res.write.bind(res) as (...a: unknown[]) => boolean
+      const end = res.end.bind(res) as (...a: unknown[]) => typeof res
+      res.write = ((...a: unknown[]) => (count(a[0]), write(...a))) as typeof res.write
+      res.end = ((...a: unknown[]) => (typeof a[0] !== 'function' && count(a[0]), end(...a))) as typeof res.end
+      gateway.node(req, res)
+    })
     server.keepAliveTimeout = 60_000
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)

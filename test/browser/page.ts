@@ -72,6 +72,38 @@ const HTML = `<!doctype html><html><head><meta charset="utf-8"><title>twainmq br
       } catch (e) { if (!ac.signal.aborted) window.sharedError = String(e) }
     })()
   }
+  // A tail with the page's cache (tail's cache option): values to window.seen, and how long the
+  // first message took from the call (window.firstMs).
+  window.startCached = (gateway, stream, token, maxMessages, retryMs) => {
+    window.seen = []
+    window.sharedError = undefined
+    window.firstMs = undefined
+    const ac = new AbortController()
+    window.stopShared = () => ac.abort()
+    const t0 = performance.now()
+    void (async () => {
+      try {
+        const client = twain.connect(gateway, { token, retryMs })
+        for await (const m of client.tail(stream, { cache: { maxMessages }, signal: ac.signal })) {
+          if (window.firstMs === undefined) window.firstMs = performance.now() - t0
+          window.seen.push(m.value)
+        }
+      } catch (e) { if (!ac.signal.aborted) window.sharedError = String(e) }
+    })()
+  }
+  // How many messages the cache holds for a stream (read from its IndexedDB directly).
+  window.cachedCount = (stream) => new Promise((resolve, reject) => {
+    const open = indexedDB.open('twainmq-tail-cache', 1)
+    open.onerror = () => reject(open.error)
+    open.onsuccess = () => {
+      const db = open.result
+      if (!db.objectStoreNames.contains('streams')) return resolve(0)
+      const all = db.transaction('streams').objectStore('streams').getAll()
+      all.onsuccess = () =>
+        resolve(all.result.filter((m) => m.key.includes('/v1/stream/' + stream + '#')).reduce((n, m) => n + m.next - m.first, 0))
+      all.onerror = () => reject(all.error)
+    }
+  })
   window.ready = true
 </script></body></html>`
 

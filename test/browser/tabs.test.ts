@@ -2,41 +2,17 @@
 // against the real gateway: ten pages tailing one stream hold one live request at the gateway
 // (its live-read count), the leader page closing hands the read to another, and every page sees
 // every message once, in order, including pages that joined after the stream had history.
-import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { BrowserContext, Page } from 'playwright-core'
+import { afterAll, describe, expect, it } from 'vitest'
 import { TokenAuth } from '../../src/gateway/index.js'
-import { open, type Twain } from '../../src/index.js'
-import { tempDir } from '../helpers/tmp.js'
 import { until } from '../helpers/wait.js'
-import { TestGateway } from './gateway.js'
-import { buildPage, launch, openPage, servePage } from './page.js'
+import { openPage } from './page.js'
+import { chromiumRig } from './rig.js'
 
 const READER = 'tabs-reader-0123456789'
 const auth = TokenAuth.from({ tokens: [{ name: 'reader', token: READER, read: ['*'] }] })
 
-const files = tempDir('twainmq-browser-tabs-')
-const store = tempDir('twainmq-browser-tabs-store-')
-let browser: Browser
-let site: Awaited<ReturnType<typeof servePage>>
-let gateway: TestGateway
-let twain: Twain
-
-beforeAll(async () => {
-  await buildPage(files.dir)
-  site = await servePage(files.dir)
-  browser = await launch()
-  gateway = await TestGateway.start(store.dir, { auth, sseMaxMs: 3_000 })
-  twain = await open(store.dir) // the producer: another process, as far as the gateway knows
-}, 60_000)
-
-afterAll(async () => {
-  await browser?.close()
-  await site?.close()
-  await twain?.close()
-  await gateway?.kill()
-  files.remove()
-  store.remove()
-})
+const rig = chromiumRig('tabs', { auth, sseMaxMs: 3_000 })
 
 const seen = (page: Page): Promise<number[]> => page.evaluate('window.seen') as Promise<number[]>
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i)
@@ -49,41 +25,41 @@ describe('tails shared between the pages of an origin (shareTabs)', () => {
   })
 
   it('ten pages hold one live request; closing the leader hands the read over with no gap and no repeat', async () => {
-    await twain.createTopic('ticks')
-    const producer = twain.producer<number>('ticks')
+    await rig.twain.createTopic('ticks')
+    const producer = rig.twain.producer<number>('ticks')
     let sent = 0
     const send = async (n: number) => {
       for (let i = 0; i < n; i++) await producer.send(0, sent++)
     }
     await send(20) // history the pages catch up on with plain GETs
-    context = await browser.newContext()
-    for (let i = 0; i < 10; i++) pages.push(await openPage(context, site.url))
+    context = await rig.browser.newContext()
+    for (let i = 0; i < 10; i++) pages.push(await openPage(context, rig.site))
     const all = async (live: Page[], n: number) => {
       for (const p of live) await until(async () => (await seen(p)).length >= n, 20_000, `a page to see ${n} messages`)
     }
     // The first page takes the lock (and the live read); the others queue behind it in order.
-    await pages[0]!.evaluate(`startShared(${JSON.stringify(gateway.url)}, 'ticks', '${READER}', 'start')`)
+    await pages[0]!.evaluate(`startShared(${JSON.stringify(rig.gateway.url)}, 'ticks', '${READER}', 'start')`)
     await all([pages[0]!], 20)
-    await until(() => gateway.watches() === 1, 10_000, 'the leader’s live read')
+    await until(() => rig.gateway.watches() === 1, 10_000, 'the leader’s live read')
     for (const p of pages.slice(1))
-      await p.evaluate(`startShared(${JSON.stringify(gateway.url)}, 'ticks', '${READER}', 'start')`)
+      await p.evaluate(`startShared(${JSON.stringify(rig.gateway.url)}, 'ticks', '${READER}', 'start')`)
     await all(pages, 20)
     await send(30)
     await all(pages, 50)
-    expect(gateway.watches()).toBe(1)
+    expect(rig.gateway.watches()).toBe(1)
     for (const p of pages) expect(await seen(p)).toEqual(range(50))
 
     // The leader closes: the next page in the lock's queue reads on from the last shared batch.
     await pages.shift()!.close()
     await send(10)
     await all(pages, 60)
-    await until(() => gateway.watches() === 1, 10_000, 'one live read after the hand-over')
+    await until(() => rig.gateway.watches() === 1, 10_000, 'one live read after the hand-over')
     // And again, while messages are being sent.
     const sending = send(40)
     await pages.shift()!.close()
     await sending
     await all(pages, 100)
-    await until(() => gateway.watches() === 1, 10_000, 'one live read after the second hand-over')
+    await until(() => rig.gateway.watches() === 1, 10_000, 'one live read after the second hand-over')
     for (const p of pages) {
       expect(await seen(p)).toEqual(range(100))
       expect(await p.evaluate('window.sharedError')).toBeUndefined()
@@ -91,15 +67,15 @@ describe('tails shared between the pages of an origin (shareTabs)', () => {
   })
 
   it('a leader page that goes to the background hands the read to a visible page (hidden pages pause their reads)', async () => {
-    const ctx = await browser.newContext()
+    const ctx = await rig.browser.newContext()
     try {
-      await twain.createTopic('hidden')
-      const producer = twain.producer<number>('hidden')
+      await rig.twain.createTopic('hidden')
+      const producer = rig.twain.producer<number>('hidden')
       const trio: Page[] = []
-      for (let i = 0; i < 3; i++) trio.push(await openPage(ctx, site.url))
+      for (let i = 0; i < 3; i++) trio.push(await openPage(ctx, rig.site))
       for (const p of trio) {
-        await p.evaluate(`startShared(${JSON.stringify(gateway.url)}, 'hidden', '${READER}', 'start')`)
-        await until(async () => gateway.watches() >= 1, 10_000, 'a live read')
+        await p.evaluate(`startShared(${JSON.stringify(rig.gateway.url)}, 'hidden', '${READER}', 'start')`)
+        await until(async () => rig.gateway.watches() >= 1, 10_000, 'a live read')
       }
       await producer.send(0, 0)
       for (const p of trio) await until(async () => (await seen(p)).length === 1, 20_000, 'the first message')
@@ -112,20 +88,20 @@ describe('tails shared between the pages of an origin (shareTabs)', () => {
       for (const p of trio)
         await until(async () => (await seen(p)).length === 6, 20_000, 'the messages after the leader hid')
       for (const p of trio) expect(await seen(p)).toEqual(range(6))
-      await until(() => gateway.watches() === 1, 10_000, 'one live read, the visible leader’s')
+      await until(() => rig.gateway.watches() === 1, 10_000, 'one live read, the visible leader’s')
     } finally {
       await ctx.close()
     }
   })
 
   it('a page that stops its tail leaves the others reading; the last one out ends the live read', async () => {
-    const producer = twain.producer<number>('ticks')
+    const producer = rig.twain.producer<number>('ticks')
     for (const p of pages.slice(0, 4)) await p.evaluate('stopShared()')
     await producer.send(0, 100)
     for (const p of pages.slice(4))
       await until(async () => (await seen(p)).length === 101, 20_000, 'the rest still fed')
     for (const p of pages.slice(4)) await p.evaluate('stopShared()')
-    await until(() => gateway.watches() === 0, 10_000, 'no live read once no page tails')
+    await until(() => rig.gateway.watches() === 0, 10_000, 'no live read once no page tails')
     for (const p of pages.slice(0, 4)) expect((await seen(p)).length).toBe(100)
   })
 })
