@@ -7,6 +7,11 @@
  * after it. A close of the leader page includes the hand-over (another page takes the lock and
  * reads on); the others are the plain delivery time. At the end every page's sequence is checked
  * for gaps and repeats. Repeated `--repeat` times.
+ *
+ * Then the page cache (`tail(stream, { cache })`): one page tails a stream of 10,000 messages
+ * (100-byte values) with the cache, is reloaded, and tails again: the time from the call to the
+ * first message (from the cache) and to all 10,000, and the bytes the gateway sent after the
+ * reload against those of the first read.
  */
 import type { Page } from 'playwright-core'
 import { open } from '../../src/index.js'
@@ -43,6 +48,8 @@ async function round(
   const twain = await open(target)
   const context = await browser.newContext()
   const now = (): number => performance.timeOrigin + performance.now()
+  let sending = true
+  let sender: Promise<void> = Promise.resolve()
   try {
     const topic = `tabs${r}`
     await twain.createTopic(topic)
@@ -53,8 +60,7 @@ async function round(
       await p.evaluate(`startShared(${JSON.stringify(gateway.url)}, '${topic}', undefined, 'start')`)
     let sent = 0
     const sentAt: number[] = []
-    let sending = true
-    const sender = (async () => {
+    sender = (async () => {
       while (sending) {
         sentAt.push(now())
         await producer.send(0, { i: sent, t: sentAt[sent] as number })
@@ -97,6 +103,59 @@ async function round(
     if (values[0] !== 0) gaps += values[0] as number
     return { liveReads, closes, gaps, repeats, messages: sent }
   } finally {
+    sending = false
+    await sender.catch(() => undefined)
+    await context.close()
+    await twain.close()
+    await gateway.kill()
+  }
+}
+
+const CACHED = 10_000
+
+interface CacheRound {
+  firstMs: number
+  allMs: number
+  fullBytes: number
+  reloadBytes: number
+  intact: boolean
+}
+
+async function cacheRound(
+  browser: Awaited<ReturnType<typeof launch>>,
+  site: string,
+  target: string,
+  r: number,
+): Promise<CacheRound> {
+  const gateway = await TestGateway.start(target)
+  const twain = await open(target)
+  const context = await browser.newContext()
+  try {
+    const topic = `cached${r}`
+    await twain.createTopic(topic)
+    const pad = 'x'.repeat(100)
+    const items = Array.from({ length: CACHED }, (_, i) => ({ key: 0, value: { i, pad } }))
+    await twain.producer(topic).sendBatch(items)
+    const page = await openPage(context, site)
+    const begin = `startCached(${JSON.stringify(gateway.url)}, '${topic}', undefined, ${CACHED}, 60000)`
+    const count = async () => (await page.evaluate('window.seen.length')) as number
+    gateway.resetBytes()
+    await page.evaluate(begin)
+    await until(async () => (await count()) === CACHED, 60_000, 'the first read')
+    const fullBytes = gateway.bytesFor(`/v1/stream/${topic}`)
+    await until(async () => (await page.evaluate(`cachedCount('${topic}')`)) === CACHED, 30_000, 'all stored')
+    await page.reload()
+    await page.waitForFunction('window.ready === true')
+    gateway.resetBytes()
+    const t0 = performance.now()
+    await page.evaluate(begin)
+    await until(async () => (await count()) === CACHED, 60_000, 'the cached read')
+    const allMs = performance.now() - t0
+    const firstMs = (await page.evaluate('window.firstMs')) as number
+    const values = ((await page.evaluate('window.seen')) as Array<{ i: number }>).map((v) => v.i)
+    const intact = values.length === CACHED && values.every((v, i) => v === i)
+    return { firstMs, allMs, fullBytes, reloadBytes: gateway.bytesFor(`/v1/stream/${topic}`), intact }
+  } finally {
     await context.close()
     await twain.close()
     await gateway.kill()
@@ -119,6 +178,7 @@ const suite: Suite = {
     const site = await servePage(files.dir)
     const browser = await launch()
     const rounds: Round[] = []
+    const caches: CacheRound[] = []
     try {
       for (let r = 0; r < o.repeat; r++) {
         const store = tempDir('twainmq-bench-tabs-')
@@ -127,6 +187,18 @@ const suite: Suite = {
           rounds.push(res)
           log(
             `  round ${r + 1}: ${res.liveReads} live read(s) for ${pages} pages; close → next message in every page: ${res.closes.map((x) => fmtNum(x, 0)).join(', ')} ms; ${res.messages} messages, ${res.gaps} missing, ${res.repeats} repeated`,
+          )
+        } finally {
+          store.remove()
+        }
+      }
+      for (let r = 0; r < o.repeat; r++) {
+        const store = tempDir('twainmq-bench-cache-')
+        try {
+          const c = await cacheRound(browser, site.url, store.dir, r)
+          caches.push(c)
+          log(
+            `  cache round ${r + 1}: reload → first message ${fmtNum(c.firstMs, 1)} ms, all ${CACHED} ${fmtNum(c.allMs, 0)} ms; bytes after the reload ${c.reloadBytes} against ${c.fullBytes} for the first read; sequence ${c.intact ? 'intact' : 'BROKEN'}`,
           )
         } finally {
           store.remove()
@@ -158,7 +230,39 @@ const suite: Suite = {
       ),
     )
     log('')
+    const firstWorst = Math.max(...caches.map((c) => c.firstMs))
+    const byteShare = Math.max(...caches.map((c) => c.reloadBytes / c.fullBytes))
+    log(
+      renderTable(
+        [
+          [
+            'cache (10,000 messages)',
+            'reload → first message, worst ms',
+            'reload → all, worst ms',
+            'bytes after reload / first read',
+          ],
+          [
+            'one page',
+            fmtNum(firstWorst, 1),
+            fmtNum(Math.max(...caches.map((c) => c.allMs)), 0),
+            `${fmtNum(100 * byteShare, 2)}%`,
+          ],
+        ],
+        [false, true, true, true],
+      ),
+    )
+    log('')
     logGoals([
+      [
+        'reload: first render from the cache < 100 ms (10,000 messages)',
+        firstWorst < 100,
+        `${fmtNum(firstWorst, 1)} ms`,
+      ],
+      [
+        'reload: bytes fetched = the suffix only (none came after: only the live read’s control events)',
+        byteShare < 0.01 && caches.every((c) => c.intact),
+        `${fmtNum(100 * byteShare, 2)}% of the first read`,
+      ],
       [
         `${pages} tabs → 1 live read`,
         rounds.every((x) => x.liveReads === 1),

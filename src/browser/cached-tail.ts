@@ -4,7 +4,7 @@
 // token before the range, the stream's start once the range's beginning was evicted) reads from
 // `from`, and the cache starts its range again where the read joins it.
 import type { BrowserMessage } from './message.js'
-import { appendRange, loadRange, type CachedRange } from './message-cache.js'
+import { appendRange, loadRange, type CachedMessage, type CachedRange } from './message-cache.js'
 import { formatPosition, parsePosition, type Position } from './tokens.js'
 
 /** A read's batches (as `BrowserMessageStream` takes them). */
@@ -23,6 +23,8 @@ export class CachedTailReader<V> implements BatchReader<V> {
   private closed = false
   /** The next batch stored is the stream's first messages. */
   private atStart: boolean
+  /** The cached messages still being read (given before any network batch). */
+  private rest: Promise<void> = Promise.resolve()
   /** Stores, one at a time and in order (a store's failure leaves the cache as it was). */
   private storing: Promise<void> = Promise.resolve()
 
@@ -41,33 +43,59 @@ export class CachedTailReader<V> implements BatchReader<V> {
     let range: CachedRange | undefined
     try {
       range = await loadRange(this.key)
+      if (range !== undefined && this.from.base !== 'now') {
+        if (this.atStart && range.fromStart) {
+          // The common reload: the first part is given while the rest is read.
+          const head = await range.head
+          this.give(head)
+          this.atStart = false
+          const rest = range.rest.then(
+            (messages) => this.give(messages),
+            () => {
+              // The rest could not be read: the network read goes on right after the first part.
+              this.inner?.close()
+              const after = head[head.length - 1]?.resume
+              this.inner = this.closed ? undefined : this.open(after === undefined ? this.from : parsePosition(after))
+            },
+          )
+          this.openFrom(range.resume, rest)
+          return
+        }
+        if (!this.atStart) {
+          const all = [...(await range.head), ...(await range.rest)]
+          const token = formatPosition(this.from)
+          const at = token === range.resume ? all.length : all.findIndex((m) => m.offset === token)
+          if (at >= 0) {
+            this.give(all.slice(at))
+            this.openFrom(range.resume, Promise.resolve())
+            return
+          }
+        }
+      }
     } catch {
-      range = undefined // an unreadable cache: read as without one
+      // an unreadable cache: read as without one
     }
-    const at = range === undefined ? -1 : this.indexOf(range)
-    if (range === undefined || at < 0) {
-      this.inner = this.closed ? undefined : this.open(this.from)
-      return
-    }
-    const rest = range.messages.slice(at)
-    for (let i = 0; i < rest.length; i += BATCH)
-      this.cached.push(rest.slice(i, i + BATCH).map((m) => ({ stream: this.stream, ...m }) as BrowserMessage<V>))
-    this.atStart = false
-    this.inner = this.closed ? undefined : this.open(parsePosition(range.resume))
+    this.inner = this.closed ? undefined : this.open(this.from)
   }
 
-  /** Where `from` is in the range (its length: at its end), or -1 when the range does not cover it. */
-  private indexOf(range: CachedRange): number {
-    if (this.from.base === 'now') return -1
-    if (this.atStart) return range.fromStart ? 0 : -1
-    const token = formatPosition(this.from)
-    if (token === range.resume) return range.messages.length
-    return range.messages.findIndex((m) => m.offset === token)
+  /** Queue cached messages, in batches. */
+  private give(messages: CachedMessage[]): void {
+    for (let i = 0; i < messages.length; i += BATCH)
+      this.cached.push(messages.slice(i, i + BATCH).map((m) => ({ stream: this.stream, ...m }) as BrowserMessage<V>))
+  }
+
+  /** The network read from the cache's end, once the cached messages before it are queued. */
+  private openFrom(resume: string, queued: Promise<void>): void {
+    this.inner = this.closed ? undefined : this.open(parsePosition(resume))
+    this.rest = queued
   }
 
   async next(): Promise<BrowserMessage<V>[] | undefined> {
     await this.ready
-    const cached = this.cached.shift()
+    let cached = this.cached.shift()
+    if (cached !== undefined) return cached
+    await this.rest // the rest of the cached range comes before the network's batches
+    cached = this.cached.shift()
     if (cached !== undefined) return cached
     if (this.closed || this.inner === undefined) return undefined
     const batch = await this.inner.next()

@@ -29,12 +29,22 @@ interface Stored {
   value: unknown
 }
 
-/** A stream's cached range, oldest first. */
+/** A cached message (its stream is the range's). */
+export type CachedMessage = Omit<BrowserMessage<unknown>, 'stream'>
+
+/**
+ * A stream's cached range: its first `HEAD` messages, then the others, each as soon as it is read
+ * (one transaction: both parts are of the same range, whatever other pages store meanwhile).
+ */
 export interface CachedRange {
   fromStart: boolean
   resume: string
-  messages: Array<Omit<BrowserMessage<unknown>, 'stream'>>
+  head: Promise<CachedMessage[]>
+  rest: Promise<CachedMessage[]>
 }
+
+/** Messages read (and given) before the rest of a range: a page renders them while the rest loads. */
+const HEAD = 500
 
 // The parts of IndexedDB used here (the package is built without the DOM's types).
 interface IdbRequest<T> {
@@ -123,8 +133,13 @@ export async function loadRange(key: string): Promise<CachedRange | undefined> {
   const t = db.transaction([STREAMS, MESSAGES], 'readonly')
   const meta = (await done(t.objectStore(STREAMS).get(key))) as RangeMeta | undefined
   if (meta === undefined) return undefined
-  const stored = (await done(t.objectStore(MESSAGES).getAll(seqs(key, meta.first, meta.next)))) as Stored[]
-  return { fromStart: meta.fromStart, resume: meta.resume, messages: stored }
+  const split = Math.min(meta.first + HEAD, meta.next)
+  const messages = t.objectStore(MESSAGES)
+  const head = done(messages.getAll(seqs(key, meta.first, split))) as Promise<Stored[]>
+  const rest = done(messages.getAll(seqs(key, split, meta.next))) as Promise<Stored[]>
+  head.catch(() => undefined) // awaited by the reader, which reports a failure as a cache miss
+  rest.catch(() => undefined)
+  return { fromStart: meta.fromStart, resume: meta.resume, head, rest }
 }
 
 /**
