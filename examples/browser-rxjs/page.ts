@@ -1,5 +1,7 @@
 // The page's script: an RxJS pipeline over a live tail of the "prices" topic a Node producer writes.
 // Bundled for the browser by serve.ts (vite); twainmq/browser brings no RxJS of its own.
+// Open it in several tabs: they share one live request (shareTabs). Reload one: it renders from
+// its cache at once and fetches only the prices sent since (cache).
 import { bufferTime, filter, from, map, scan } from 'rxjs'
 import { connect } from 'twainmq/browser'
 
@@ -12,12 +14,12 @@ const page = globalThis as unknown as {
   location: { origin: string }
   document: { getElementById(id: string): { textContent: string | null } }
 }
-const client = connect(page.location.origin)
+const client = connect(page.location.origin, { shareTabs: true })
 const doc = page.document
 const show = (id: string, text: string | number): void => void (doc.getElementById(id).textContent = String(text))
 let renders = 0
 
-from(client.tail<Price>('prices'))
+from(client.tail<Price>('prices', { cache: true }))
   .pipe(
     map((m) => m.value),
     filter((p) => p.cents >= 100),

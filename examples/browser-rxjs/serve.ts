@@ -2,7 +2,7 @@
 // tails a topic that a Node producer writes (tail → filter → scan → bufferTime → render).
 // Run: npm run example:browser   (then open the printed URL; Ctrl-C stops)
 //      npm run example:browser -- --check   (CI: opens the page in headless Chromium, checks it, exits)
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -31,10 +31,10 @@ await build({
     lib: { entry: join(here, 'page.ts'), formats: ['es'], fileName: () => 'page.js' },
   },
 })
-const files: Record<string, [string, Buffer]> = {
-  '/': ['text/html', readFileSync(join(here, 'index.html'))],
-  '/page.js': ['text/javascript', readFileSync(join(out, 'page.js'))],
-}
+// page.js and the chunks it loads on demand (the tab share and the cache of twainmq/browser).
+const files: Record<string, [string, Buffer]> = { '/': ['text/html', readFileSync(join(here, 'index.html'))] }
+for (const name of readdirSync(out))
+  if (name.endsWith('.js')) files[`/${name}`] = ['text/javascript', readFileSync(join(out, name))]
 
 // The store, a topic, and the gateway on the same origin as the page (no CORS needed).
 const twain = await open(join(dir, 'store'))
@@ -76,20 +76,31 @@ if (check) {
     args: ['--no-sandbox'],
   })
   try {
-    const page = await browser.newPage()
+    // Two tabs of one browser (one context): they share the live read, and each has the cache.
+    const context = await browser.newContext()
+    const counted = (p: Awaited<ReturnType<typeof context.newPage>>) =>
+      p.waitForFunction(
+        () =>
+          (
+            globalThis as unknown as { document: { getElementById(id: string): { textContent: string } } }
+          ).document.getElementById('count').textContent === '20',
+        undefined,
+        { timeout: 20_000 },
+      )
+    const page = await context.newPage()
     await page.goto(url)
-    await page.waitForFunction(
-      () =>
-        (
-          globalThis as unknown as { document: { getElementById(id: string): { textContent: string } } }
-        ).document.getElementById('count').textContent === '20',
-      undefined,
-      { timeout: 20_000 },
-    )
-    const text = async (id: string): Promise<string> => (await page.textContent(`#${id}`)) ?? ''
+    await counted(page)
+    const second = await context.newPage()
+    await second.goto(url)
+    await counted(second)
+    const text = async (p: typeof page, id: string): Promise<string> => (await p.textContent(`#${id}`)) ?? ''
     console.log(
-      `page counted ${await text('count')} prices >= 100 cents, total ${await text('total')}, last ${await text('last')}; error: "${await text('error')}"`,
+      `page counted ${await text(page, 'count')} prices >= 100 cents, total ${await text(page, 'total')}, last ${await text(page, 'last')}; error: "${await text(page, 'error')}"`,
     )
+    console.log(`second tab counted ${await text(second, 'count')}, total ${await text(second, 'total')}`)
+    await second.reload()
+    await counted(second)
+    console.log(`after a reload, from its cache: ${await text(second, 'count')}, total ${await text(second, 'total')}`)
   } finally {
     await browser.close()
     await shutdown()

@@ -206,5 +206,7 @@ describe('examples run as smoke tests', () => {
     const { code, out } = run('browser-rxjs/serve.ts', '--check') // bounded: exits once the page shows the 20th price
     expect(code, out).toBe(0)
     expect(out).toMatch(/page counted 20 prices >= 100 cents, total 2400, last tea at 139; error: ""/)
+    expect(out).toMatch(/second tab counted 20, total 2400/)
+    expect(out).toMatch(/after a reload, from its cache: 20, total 2400/)
   }, 60_000)
 })
