@@ -4,7 +4,7 @@
 // token before the range, the stream's start once the range's beginning was evicted) reads from
 // `from`, and the cache starts its range again where the read joins it.
 import type { BrowserMessage } from './message.js'
-import { appendRange, loadRange, type CachedMessage, type CachedRange } from './message-cache.js'
+import { appendRange, clearRange, loadRange, type CachedMessage, type CachedRange } from './message-cache.js'
 import { formatPosition, parsePosition, type Position } from './tokens.js'
 
 /** A read's batches (as `BrowserMessageStream` takes them). */
@@ -23,6 +23,8 @@ export class CachedTailReader<V> implements BatchReader<V> {
   private closed = false
   /** The next batch stored is the stream's first messages. */
   private atStart: boolean
+  /** Cached messages were given (the network read goes on from the cache's end). */
+  private fromCache = false
   /** The cached messages still being read (given before any network batch). */
   private rest: Promise<void> = Promise.resolve()
   /** Stores, one at a time and in order (a store's failure leaves the cache as it was). */
@@ -80,6 +82,8 @@ export class CachedTailReader<V> implements BatchReader<V> {
 
   /** Queue cached messages, in batches. */
   private give(messages: CachedMessage[]): void {
+    if (this.closed) return
+    this.fromCache = true
     for (let i = 0; i < messages.length; i += BATCH)
       this.cached.push(messages.slice(i, i + BATCH).map((m) => ({ stream: this.stream, ...m }) as BrowserMessage<V>))
   }
@@ -98,7 +102,17 @@ export class CachedTailReader<V> implements BatchReader<V> {
     cached = this.cached.shift()
     if (cached !== undefined) return cached
     if (this.closed || this.inner === undefined) return undefined
-    const batch = await this.inner.next()
+    let batch: BrowserMessage<V>[] | undefined
+    try {
+      batch = await this.inner.next()
+    } catch (e) {
+      // Read on from the cache's end and refused as not of this stream (400: deleted and made
+      // again) or trimmed (410): the cache is of a stream that is gone. It is forgotten, so the
+      // next tail reads afresh; this one ends with the error.
+      const status = (e as { status?: unknown }).status
+      if (this.fromCache && (status === 400 || status === 410)) await clearRange(this.key).catch(() => undefined)
+      throw e
+    }
     if (batch !== undefined && batch.length > 0) {
       const fromStart = this.atStart
       this.atStart = false

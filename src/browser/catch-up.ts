@@ -5,7 +5,7 @@
 import { AbortError, ConnectionError } from '../core/errors.js'
 import type { BrowserMessage } from './message.js'
 import { backoffMs, finalError, pause } from './retry.js'
-import { batchTokens, compareTokens, type Position } from './tokens.js'
+import { batchTokens, compareTokens, parsePosition, type Position } from './tokens.js'
 
 /** Where a catch-up reads. */
 export interface CatchUpPlan {
@@ -80,7 +80,7 @@ export async function catchUp<V>(
     const skip = Math.min(position.skip, messages.length)
     const given = messages.slice(skip)
     if (given.length > 0 || page.upToDate || page.closed) await onPage({ ...page, messages: given })
-    if (reached) return { position: { base: to as string, skip: 0 }, closed: false }
+    if (reached) return { position: parsePosition(to as string), closed: false }
     const skipLeft = position.skip - skip
     position = skipLeft > 0 && page.messages.length === 0 ? position : { base: page.next, skip: 0 }
     if (to !== undefined && compareTokens(page.next, to) >= 0) return { position, closed: page.closed }

@@ -64,6 +64,7 @@ interface IdbStore {
 }
 interface IdbTransaction {
   objectStore(name: string): IdbStore
+  abort(): void
   readonly error: unknown
   oncomplete: (() => void) | null
   onerror: (() => void) | null
@@ -135,8 +136,11 @@ export async function loadRange(key: string): Promise<CachedRange | undefined> {
   if (meta === undefined) return undefined
   const split = Math.min(meta.first + HEAD, meta.next)
   const messages = t.objectStore(MESSAGES)
-  const head = done(messages.getAll(seqs(key, meta.first, split))) as Promise<Stored[]>
-  const rest = done(messages.getAll(seqs(key, split, meta.next))) as Promise<Stored[]>
+  // An empty key range ([k, n], [k, n]) with an open bound is a DataError: no read for no messages.
+  const read = (from: number, to: number): Promise<Stored[]> =>
+    from < to ? (done(messages.getAll(seqs(key, from, to))) as Promise<Stored[]>) : Promise.resolve([])
+  const head = read(meta.first, split)
+  const rest = read(split, meta.next)
   head.catch(() => undefined) // awaited by the reader, which reports a failure as a cache miss
   rest.catch(() => undefined)
   return { fromStart: meta.fromStart, resume: meta.resume, head, rest }
@@ -159,6 +163,30 @@ export async function appendRange(
   const streams = t.objectStore(STREAMS)
   const messages = t.objectStore(MESSAGES)
   const ended = finished(t)
+  ended.catch(() => undefined) // awaited below; a failure before that is reported by the throw
+  try {
+    await store(streams, messages, key, batch, fromStart, max)
+  } catch (e) {
+    try {
+      t.abort() // nothing of a half-made change is kept
+    } catch {
+      /* already finished */
+    }
+    throw e
+  }
+  await ended
+}
+
+/** The body of `appendRange`, inside its transaction. */
+async function store(
+  streams: IdbStore,
+  messages: IdbStore,
+  key: string,
+  batch: ReadonlyArray<BrowserMessage<unknown>>,
+  fromStart: boolean,
+  max: number,
+): Promise<void> {
+  const head = batch[0] as BrowserMessage<unknown>
   let meta = (await done(streams.get(key))) as RangeMeta | undefined
   let fresh: ReadonlyArray<BrowserMessage<unknown>> = batch
   if (meta !== undefined && compareTokens(head.offset, meta.resume) <= 0) {
@@ -181,5 +209,18 @@ export async function appendRange(
     meta.fromStart = false
   }
   streams.put(meta)
+}
+
+/** Forget `key`'s range (its stream is not the one cached any more: deleted and made again, or trimmed past it). */
+export async function clearRange(key: string): Promise<void> {
+  const db = await database()
+  if (db === undefined) return
+  const t = db.transaction([STREAMS, MESSAGES], 'readwrite')
+  const ended = finished(t)
+  const meta = (await done(t.objectStore(STREAMS).get(key))) as RangeMeta | undefined
+  if (meta !== undefined) {
+    if (meta.first < meta.next) t.objectStore(MESSAGES).delete(seqs(key, meta.first, meta.next))
+    t.objectStore(STREAMS).delete(key)
+  }
   await ended
 }

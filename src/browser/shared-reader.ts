@@ -23,6 +23,9 @@ export class SharedTailReader<V> implements ShareMember {
   private filling = false
   /** Shared batches that came during a fill to a known point. */
   private held: BrowserMessage<unknown>[][] = []
+  private heldCount = 0
+  /** The share said the stream is closed while this page was filling or behind. */
+  private closeSeen = false
   /** Fill to the end once the reader has taken what is queued (batches were dropped). */
   private behind = false
   private failure: Error | undefined
@@ -68,8 +71,10 @@ export class SharedTailReader<V> implements ShareMember {
     if (this.isEnded || this.closedAt) return
     if (this.filling) {
       this.held.push(messages)
-      if (this.held.reduce((n, b) => n + b.length, 0) > MAX_QUEUED) {
+      this.heldCount += messages.length
+      if (this.heldCount > MAX_QUEUED) {
         this.held = []
+        this.heldCount = 0
         this.behind = true
       }
       return
@@ -80,11 +85,26 @@ export class SharedTailReader<V> implements ShareMember {
     const at = formatPosition(this.pos)
     if (compareTokens(first.offset, at) > 0) {
       // A gap (this page joined after the batches before it, or a new leader read from further on).
-      this.held = [messages]
+      this.hold([messages])
       void this.fill(first.offset)
       return
     }
+    // A message that starts before the position and ends past it (a text or byte chunk joining
+    // several appends, of which the page has the first): its part past the position is read
+    // with a GET, then the messages after it are taken.
+    const straddles = messages.findIndex((m) => compareTokens(m.offset, at) < 0 && compareTokens(m.resume, at) > 0)
+    if (straddles >= 0) {
+      const after = messages.slice(straddles + 1)
+      this.hold(after.length > 0 ? [after] : [])
+      void this.fill((messages[straddles] as BrowserMessage<unknown>).resume)
+      return
+    }
     this.take(messages.filter((m) => compareTokens(m.offset, at) >= 0))
+  }
+
+  private hold(batches: BrowserMessage<unknown>[][]): void {
+    this.held = batches
+    this.heldCount = batches.reduce((n, b) => n + b.length, 0)
   }
 
   ended(error: Error | undefined): void {
@@ -92,8 +112,11 @@ export class SharedTailReader<V> implements ShareMember {
     if (!this.filling && !this.behind) {
       this.closedAt = true
       this.signal()
+      return
     }
-    // else the fill reads up to the close itself
+    // Filling (perhaps to a point before the close) or behind: once the batches held are given,
+    // a GET to the end reads up to the close and sees the stream closed.
+    this.closeSeen = true
   }
 
   /** GET from the position to `to` (exclusive), or to the end; then the batches held meanwhile. */
@@ -118,10 +141,12 @@ export class SharedTailReader<V> implements ShareMember {
       this.filling = false
     }
     const held = this.held
-    this.held = []
+    this.hold([])
     for (const batch of held) this.deliver(batch)
-    // Batches were dropped during the fill and the reader has taken everything: read on now.
-    if (this.behind && !this.filling && this.queue.length === 0) void this.fill()
+    if (this.filling || this.closedAt || this.isEnded) return
+    // Batches were dropped during the fill and the reader has taken everything, or the stream
+    // was closed meanwhile: read on to the end now.
+    if ((this.behind && this.queue.length === 0) || this.closeSeen) void this.fill()
   }
 
   private take(messages: BrowserMessage<unknown>[]): void {

@@ -14,6 +14,7 @@ import { compareTokens, parsePosition } from './tokens.js'
 type Wire =
   | { kind: 'batch'; messages: BrowserMessage<unknown>[] }
   | { kind: 'leader'; hidden: boolean }
+  | { kind: 'hello' }
   | { kind: 'closed' }
   | { kind: 'failed'; name: string; message: string; status: number; url: string }
 
@@ -98,6 +99,7 @@ export class TabShare {
     const d = doc as { addEventListener?: (t: string, f: () => void) => void } | undefined
     d?.addEventListener?.('visibilitychange', this.onVisibility)
     this.ask(false)
+    channel.postMessage({ kind: 'hello' } satisfies Wire) // a leader that is hidden already says so
   }
 
   /** Whether this page holds the live read now. */
@@ -197,8 +199,13 @@ export class TabShare {
   }
 
   private takeOver(): void {
-    this.leaderHidden = false // one steal per hidden leader: the new leader says whether it is hidden
-    this.ask(true)
+    // After a short random wait, and only if no other page took the read meanwhile (its new
+    // leader says it is visible): several visible pages do not all steal in turn.
+    setTimeout(() => {
+      if (this.done || this.leading || !this.leaderHidden || pageHidden()) return
+      this.leaderHidden = false // one steal per hidden leader: the new leader says whether it is hidden
+      this.ask(true)
+    }, Math.random() * 50)
   }
 
   /** Where a new leader reads from: the furthest a batch or a member reached, else the tail. */
@@ -220,6 +227,10 @@ export class TabShare {
 
   private received(w: Wire): void {
     if (this.done) return
+    if (w.kind === 'hello') {
+      if (this.leading) this.send({ kind: 'leader', hidden: pageHidden() })
+      return
+    }
     if (w.kind === 'leader') {
       this.leaderHidden = w.hidden
       if (w.hidden && !pageHidden() && !this.leading) this.takeOver()

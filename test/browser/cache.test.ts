@@ -56,6 +56,29 @@ describe('tails with the page’s cache (IndexedDB)', () => {
     expect(afterReload).toBeLessThan(fullRead * 0.05)
   })
 
+  it('a small cache (fewer messages than its first part) is served on a reload too', async () => {
+    const small = await openPage(context, rig.site)
+    try {
+      await rig.twain.createTopic('few')
+      await rig.twain
+        .producer<{ i: number }>('few')
+        .sendBatch(range(50).map((i) => ({ key: 0, value: { i, pad: PAD } })))
+      const begin = `startCached(${JSON.stringify(rig.gateway.url)}, 'few', undefined, 1000, 60000)`
+      await small.evaluate(begin)
+      await until(async () => (await seen(small)).length === 50, 20_000, '50 messages')
+      await until(async () => (await small.evaluate("cachedCount('few')")) === 50, 10_000, 'all stored')
+      await small.reload()
+      await small.waitForFunction('window.ready === true')
+      rig.gateway.resetBytes()
+      await small.evaluate(begin)
+      await until(async () => (await seen(small)).length === 50, 20_000, 'the 50 again')
+      expect(await seen(small)).toEqual(range(50))
+      expect(rig.gateway.bytesFor('/v1/stream/few')).toBeLessThan(1000) // 50 × ~230 B came from the cache
+    } finally {
+      await small.close()
+    }
+  })
+
   it('the cache keeps at most maxMessages; a tail from the start it no longer holds reads it all again', async () => {
     const small = await openPage(context, rig.site)
     try {

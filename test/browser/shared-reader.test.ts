@@ -93,6 +93,37 @@ describe('a shared tail fed by hand (file store)', () => {
     r.close()
   })
 
+  it('a close the share tells while the page fills a gap ends its tail once the gap is read', async () => {
+    const post = (body: unknown, headers: Record<string, string> = {}) =>
+      fetch(`${served.url}/v1/stream/closing`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      })
+    await fetch(`${served.url}/v1/stream/closing`, { method: 'PUT', headers: { 'content-type': 'application/json' } })
+    await post([0, 1, 2])
+    const { share } = fakeShare()
+    const r = new SharedTailReader<number>(
+      { ...plan(), stream: 'closing', url: `${served.url}/v1/stream/closing` },
+      parsePosition('-1'),
+      share,
+    )
+    expect(await drain(r, 3)).toEqual([0, 1, 2])
+    await until(() => r.position() !== undefined, 5000, 'live at the end')
+    await post([3, 4, 5])
+    const closed = await fetch(`${served.url}/v1/stream/closing`, {
+      method: 'POST',
+      headers: { 'stream-closed': 'true' },
+    })
+    expect(closed.status).toBe(204)
+    const later = await history(served.url, 'closing')
+    // The share's last batch (5) comes after a gap (3, 4): the page fills it; the close comes meanwhile.
+    r.deliver(later.slice(5) as never)
+    r.ended(undefined)
+    expect(await drain(r, 3)).toEqual([3, 4, 5])
+    expect(await r.next()).toBeUndefined()
+  })
+
   it('shareTabs in a runtime without Web Locks (Node) reads on its own', async () => {
     const client = connect(served.url, { shareTabs: true })
     const out: number[] = []

@@ -94,6 +94,28 @@ describe('tails shared between the pages of an origin (shareTabs)', () => {
     }
   })
 
+  it('a page that opens while the leader is already hidden takes the read', async () => {
+    const ctx = await rig.browser.newContext()
+    try {
+      await rig.twain.createTopic('hidden-first')
+      const producer = rig.twain.producer<number>('hidden-first')
+      const first = await openPage(ctx, rig.site)
+      await first.evaluate(`startShared(${JSON.stringify(rig.gateway.url)}, 'hidden-first', '${READER}', 'start')`)
+      await until(() => rig.gateway.watches() === 1, 10_000, 'the first page’s live read')
+      await first.evaluate(`
+        Object.defineProperty(document, 'hidden', { configurable: true, get: () => true })
+        Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' })
+        document.dispatchEvent(new Event('visibilitychange'))`)
+      const second = await openPage(ctx, rig.site)
+      await second.evaluate(`startShared(${JSON.stringify(rig.gateway.url)}, 'hidden-first', '${READER}', 'start')`)
+      for (let i = 0; i < 3; i++) await producer.send(0, i)
+      await until(async () => (await seen(second)).length === 3, 20_000, 'live messages in the new, visible page')
+      expect(await seen(second)).toEqual(range(3))
+    } finally {
+      await ctx.close()
+    }
+  })
+
   it('a page that stops its tail leaves the others reading; the last one out ends the live read', async () => {
     const producer = rig.twain.producer<number>('ticks')
     for (const p of pages.slice(0, 4)) await p.evaluate('stopShared()')
