@@ -2,7 +2,7 @@
 //   npx tsx bench/processor-pipelines.mts <file|redis> <way-idiom,...> <map|enrich> <rounds>
 // e.g. `npx tsx bench/processor-pipelines.mts file a-batch,b-batch,b-each enrich 2` prints each pipeline's inputs/s.
 import { open } from '../src/index.js'
-import { mkdtempSync } from 'node:fs'
+import { makeTempDir, removeTempDir } from './lib/tmp.js'
 import { fill, pipeline } from './suites/processor.js'
 import { RedisServer } from '../test/helpers/redis-server.js'
 const backend = process.argv[2] ?? 'file'
@@ -10,7 +10,8 @@ const ways = (process.argv[3] ?? 'a-batch,b-batch,b-each').split(',')
 const shape = (process.argv[4] ?? 'enrich') as 'map' | 'enrich'
 const rounds = Number(process.argv[5] ?? 2)
 const server = backend === 'redis' ? await RedisServer.start() : undefined
-const twain = await open(server ? `redis://127.0.0.1:${server.port}` : mkdtempSync('/tmp/procprof-'))
+const dir = server ? undefined : makeTempDir('pipelines')
+const twain = await open(server ? `redis://127.0.0.1:${server.port}` : (dir as string))
 const n = 100000
 const value = 'x'.repeat(100)
 for (let r = 0; r < rounds; r++) {
@@ -25,3 +26,4 @@ for (let r = 0; r < rounds; r++) {
 }
 await twain.close()
 await server?.destroy()
+if (dir !== undefined) removeTempDir(dir)
