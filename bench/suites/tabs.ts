@@ -13,8 +13,8 @@
  * first message (from the cache) and to all 10,000, and the bytes the gateway sent after the
  * reload against those of the first read.
  */
-import type { Page } from 'playwright-core'
-import { open } from '../../src/index.js'
+import type { BrowserContext, Page } from 'playwright-core'
+import { open, type Twain } from '../../src/index.js'
 import { TestGateway } from '../../test/browser/gateway.js'
 import { buildPage, launch, openPage, servePage } from '../../test/browser/page.js'
 import { tempDir } from '../../test/helpers/tmp.js'
@@ -37,6 +37,24 @@ interface Round {
   messages: number
 }
 
+/** A gateway over `target`, a Twain to produce with and a browser context, for `fn`; all closed after. */
+async function withGateway<T>(
+  browser: Awaited<ReturnType<typeof launch>>,
+  target: string,
+  fn: (gateway: TestGateway, twain: Twain, context: BrowserContext) => Promise<T>,
+): Promise<T> {
+  const gateway = await TestGateway.start(target)
+  const twain = await open(target)
+  const context = await browser.newContext()
+  try {
+    return await fn(gateway, twain, context)
+  } finally {
+    await context.close()
+    await twain.close()
+    await gateway.kill()
+  }
+}
+
 async function round(
   browser: Awaited<ReturnType<typeof launch>>,
   site: string,
@@ -44,71 +62,67 @@ async function round(
   pages: number,
   r: number,
 ): Promise<Round> {
-  const gateway = await TestGateway.start(target)
-  const twain = await open(target)
-  const context = await browser.newContext()
   const now = (): number => performance.timeOrigin + performance.now()
   let sending = true
   let sender: Promise<void> = Promise.resolve()
-  try {
-    const topic = `tabs${r}`
-    await twain.createTopic(topic)
-    const producer = twain.producer<{ i: number; t: number }>(topic)
-    const open_: Page[] = []
-    for (let i = 0; i < pages; i++) open_.push(await openPage(context, site))
-    for (const p of open_)
-      await p.evaluate(`startShared(${JSON.stringify(gateway.url)}, '${topic}', undefined, 'start')`)
-    let sent = 0
-    const sentAt: number[] = []
-    sender = (async () => {
-      while (sending) {
-        sentAt.push(now())
-        await producer.send(0, { i: sent, t: sentAt[sent] as number })
-        sent++
-        await sleep(SEND_EVERY_MS)
+  return withGateway(browser, target, async (gateway, twain, context) => {
+    try {
+      const topic = `tabs${r}`
+      await twain.createTopic(topic)
+      const producer = twain.producer<{ i: number; t: number }>(topic)
+      const open_: Page[] = []
+      for (let i = 0; i < pages; i++) open_.push(await openPage(context, site))
+      for (const p of open_)
+        await p.evaluate(`startShared(${JSON.stringify(gateway.url)}, '${topic}', undefined, 'start')`)
+      let sent = 0
+      const sentAt: number[] = []
+      sender = (async () => {
+        while (sending) {
+          sentAt.push(now())
+          await producer.send(0, { i: sent, t: sentAt[sent] as number })
+          sent++
+          await sleep(SEND_EVERY_MS)
+        }
+      })()
+      const seen = async (p: Page) => (await p.evaluate('window.seen.length')) as number
+      await until(async () => (await Promise.all(open_.map(seen))).every((n) => n >= 20), 30_000, 'every page live')
+      const liveReads = gateway.watches()
+      const closes: number[] = []
+      const alive = [...open_]
+      while (alive.length > 1) {
+        const closedAt = now()
+        await alive.shift()!.close()
+        // The first message sent after the close, and when each remaining page had it.
+        await until(() => sentAt.some((t) => t > closedAt), 10_000, 'a message after the close')
+        const k = sentAt.findIndex((t) => t > closedAt)
+        await until(
+          async () => (await Promise.all(alive.map(seen))).every((n) => n > k),
+          20_000,
+          'the message in every page',
+        )
+        const arrivals = await Promise.all(alive.map((p) => p.evaluate(`window.arrivals[${k}]`) as Promise<number>))
+        closes.push(Math.max(...arrivals) - closedAt)
+        await sleep(CLOSE_EVERY_MS)
       }
-    })()
-    const seen = async (p: Page) => (await p.evaluate('window.seen.length')) as number
-    await until(async () => (await Promise.all(open_.map(seen))).every((n) => n >= 20), 30_000, 'every page live')
-    const liveReads = gateway.watches()
-    const closes: number[] = []
-    const alive = [...open_]
-    while (alive.length > 1) {
-      const closedAt = now()
-      await alive.shift()!.close()
-      // The first message sent after the close, and when each remaining page had it.
-      await until(() => sentAt.some((t) => t > closedAt), 10_000, 'a message after the close')
-      const k = sentAt.findIndex((t) => t > closedAt)
-      await until(
-        async () => (await Promise.all(alive.map(seen))).every((n) => n > k),
-        20_000,
-        'the message in every page',
-      )
-      const arrivals = await Promise.all(alive.map((p) => p.evaluate(`window.arrivals[${k}]`) as Promise<number>))
-      closes.push(Math.max(...arrivals) - closedAt)
-      await sleep(CLOSE_EVERY_MS)
+      sending = false
+      await sender
+      const last = alive[0]!
+      await until(async () => (await seen(last)) === sent, 20_000, 'the last page has every message')
+      const values = ((await last.evaluate('window.seen')) as Array<{ i: number }>).map((v) => v.i)
+      let gaps = 0
+      let repeats = 0
+      for (let i = 1; i < values.length; i++) {
+        const d = (values[i] as number) - (values[i - 1] as number)
+        if (d <= 0) repeats++
+        else if (d > 1) gaps += d - 1
+      }
+      if (values[0] !== 0) gaps += values[0] as number
+      return { liveReads, closes, gaps, repeats, messages: sent }
+    } finally {
+      sending = false
+      await sender.catch(() => undefined)
     }
-    sending = false
-    await sender
-    const last = alive[0]!
-    await until(async () => (await seen(last)) === sent, 20_000, 'the last page has every message')
-    const values = ((await last.evaluate('window.seen')) as Array<{ i: number }>).map((v) => v.i)
-    let gaps = 0
-    let repeats = 0
-    for (let i = 1; i < values.length; i++) {
-      const d = (values[i] as number) - (values[i - 1] as number)
-      if (d <= 0) repeats++
-      else if (d > 1) gaps += d - 1
-    }
-    if (values[0] !== 0) gaps += values[0] as number
-    return { liveReads, closes, gaps, repeats, messages: sent }
-  } finally {
-    sending = false
-    await sender.catch(() => undefined)
-    await context.close()
-    await twain.close()
-    await gateway.kill()
-  }
+  })
 }
 
 const CACHED = 10_000
@@ -127,10 +141,7 @@ async function cacheRound(
   target: string,
   r: number,
 ): Promise<CacheRound> {
-  const gateway = await TestGateway.start(target)
-  const twain = await open(target)
-  const context = await browser.newContext()
-  try {
+  return withGateway(browser, target, async (gateway, twain, context) => {
     const topic = `cached${r}`
     await twain.createTopic(topic)
     const pad = 'x'.repeat(100)
@@ -155,11 +166,7 @@ async function cacheRound(
     const values = ((await page.evaluate('window.seen')) as Array<{ i: number }>).map((v) => v.i)
     const intact = values.length === CACHED && values.every((v, i) => v === i)
     return { firstMs, allMs, fullBytes, reloadBytes: gateway.bytesFor(`/v1/stream/${topic}`), intact }
-  } finally {
-    await context.close()
-    await twain.close()
-    await gateway.kill()
-  }
+  })
 }
 
 const suite: Suite = {

@@ -15,6 +15,14 @@ const seen = async (page: Page): Promise<number[]> =>
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i)
 const PAD = 'x'.repeat(200)
 
+/** Reload `page` and start its tail again (`begin`), the gateway's byte counts from zero. */
+async function reloadAndTail(page: Page, begin: string): Promise<void> {
+  await page.reload()
+  await page.waitForFunction('window.ready === true')
+  rig.gateway.resetBytes()
+  await page.evaluate(begin)
+}
+
 describe('tails with the page’s cache (IndexedDB)', () => {
   let context: BrowserContext
   let page: Page
@@ -23,8 +31,9 @@ describe('tails with the page’s cache (IndexedDB)', () => {
     const producer = rig.twain.producer<{ i: number; pad: string }>('cached')
     await producer.sendBatch(Array.from({ length: n }, () => ({ key: 0, value: { i: sent++, pad: PAD } })))
   }
-  const start = (retryMs = 60_000) =>
-    page.evaluate(`startCached(${JSON.stringify(rig.gateway.url)}, 'cached', undefined, 20000, ${retryMs})`)
+  const beginCached = (retryMs = 60_000) =>
+    `startCached(${JSON.stringify(rig.gateway.url)}, 'cached', undefined, 20000, ${retryMs})`
+  const start = (retryMs = 60_000) => page.evaluate(beginCached(retryMs))
   afterAll(async () => {
     await context?.close()
   })
@@ -41,10 +50,7 @@ describe('tails with the page’s cache (IndexedDB)', () => {
     await send(10)
     await until(async () => (await seen(page)).length === 1010, 20_000, 'the 10 after')
     await until(async () => (await page.evaluate("cachedCount('cached')")) === 1010, 10_000, 'all of them stored')
-    await page.reload()
-    await page.waitForFunction('window.ready === true')
-    rig.gateway.resetBytes()
-    await start()
+    await reloadAndTail(page, beginCached())
     await until(async () => (await seen(page)).length === 1010, 20_000, 'the cached messages after the reload')
     await send(5)
     await until(async () => (await seen(page)).length === 1015, 20_000, 'the messages sent after the reload')
@@ -67,10 +73,7 @@ describe('tails with the page’s cache (IndexedDB)', () => {
       await small.evaluate(begin)
       await until(async () => (await seen(small)).length === 50, 20_000, '50 messages')
       await until(async () => (await small.evaluate("cachedCount('few')")) === 50, 10_000, 'all stored')
-      await small.reload()
-      await small.waitForFunction('window.ready === true')
-      rig.gateway.resetBytes()
-      await small.evaluate(begin)
+      await reloadAndTail(small, begin)
       await until(async () => (await seen(small)).length === 50, 20_000, 'the 50 again')
       expect(await seen(small)).toEqual(range(50))
       expect(rig.gateway.bytesFor('/v1/stream/few')).toBeLessThan(1000) // 50 × ~230 B came from the cache
@@ -89,10 +92,7 @@ describe('tails with the page’s cache (IndexedDB)', () => {
       await until(async () => (await seen(small)).length === 300, 20_000, '300 messages')
       const cachedOf = async () => (await small.evaluate("cachedCount('evicted')")) as number
       await until(async () => (await cachedOf()) === 100, 10_000, 'the last 100 kept')
-      await small.reload()
-      await small.waitForFunction('window.ready === true')
-      rig.gateway.resetBytes()
-      await small.evaluate(begin)
+      await reloadAndTail(small, begin)
       await until(async () => (await seen(small)).length === 300, 20_000, 'all 300 again')
       expect(await seen(small)).toEqual(range(300))
       expect(rig.gateway.bytesFor('/v1/stream/evicted')).toBeGreaterThan(0) // read from the network
