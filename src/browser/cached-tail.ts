@@ -4,14 +4,9 @@
 // token before the range, the stream's start once the range's beginning was evicted) reads from
 // `from`, and the cache starts its range again where the read joins it.
 import type { BrowserMessage } from './message.js'
+import type { BatchReader } from './reader.js'
 import { appendRange, clearRange, loadRange, type CachedMessage, type CachedRange } from './message-cache.js'
 import { formatPosition, parsePosition, type Position } from './tokens.js'
-
-/** A read's batches (as `BrowserMessageStream` takes them). */
-export interface BatchReader<V> {
-  next(): Promise<BrowserMessage<V>[] | undefined>
-  close(): void
-}
 
 /** Cached messages given in batches of at most this many. */
 const BATCH = 1000

@@ -2,9 +2,9 @@
 // reader is up to date (or a bound is reached), retried as a tail's reads are. Tails shared between
 // pages (tab-share.ts) fill what the shared live read did not bring them this way, so a page never
 // holds a live request of its own.
-import { AbortError, ConnectionError } from '../core/errors.js'
+import { AbortError } from '../core/errors.js'
 import type { BrowserMessage } from './message.js'
-import { backoffMs, finalError, pause } from './retry.js'
+import { FailureClock } from './retry.js'
 import { batchTokens, compareTokens, parsePosition, type Position } from './tokens.js'
 
 /** Where a catch-up reads. */
@@ -49,8 +49,7 @@ export async function catchUp<V>(
   onPage: (page: CatchUpPage<V>) => void | Promise<void>,
 ): Promise<{ position: Position; closed: boolean }> {
   let position = from
-  let attempt = 0
-  let failingSince: number | undefined
+  const failures = new FailureClock(plan.url, plan.retryMs)
   for (;;) {
     if (signal.aborted) throw new AbortError('the read was closed')
     let page: CatchUpPage<V>
@@ -58,16 +57,12 @@ export async function catchUp<V>(
       page = await getPage<V>(plan, position, signal)
     } catch (error) {
       if (signal.aborted) throw new AbortError('the read was closed')
-      const final = finalError(error, plan.url)
-      if (final) throw final
-      failingSince ??= Date.now()
-      if (Date.now() - failingSince > plan.retryMs)
-        throw new ConnectionError(`cannot read ${plan.url}: still failing after ${plan.retryMs} ms`, { cause: error })
-      await pause(backoffMs(attempt++), signal)
+      const end = failures.verdict(error)
+      if (end) throw end
+      await failures.backoff(signal)
       continue
     }
-    attempt = 0
-    failingSince = undefined
+    failures.reset()
     let messages = page.messages
     let reached = false
     if (to !== undefined) {

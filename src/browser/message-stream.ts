@@ -7,13 +7,7 @@ import {
   type InteropObserver,
   type InteropSubscription,
 } from './observable.js'
-import { StreamReader, type ReadPlan } from './reader.js'
-
-/** A read's batches, however it reads them (its own request, or a tab share). */
-interface BatchReader<V> {
-  next(): Promise<BrowserMessage<V>[] | undefined>
-  close(): void
-}
+import { StreamReader, type BatchReader, type ReadPlan } from './reader.js'
 
 /**
  * A browser tail or history read: an `AsyncIterable` **and** an interop Observable, like the Node

@@ -3,10 +3,10 @@
 // offset it handed on (so nothing is lost or repeated), waiting 100 ms doubling to 2 s between
 // tries, for at most `retryMs` of failing in a row. Batches wait in a one-batch queue.
 import { stream, type StreamResponse } from '@durable-streams/client'
-import { AbortError, ConnectionError } from '../core/errors.js'
+import { AbortError } from '../core/errors.js'
 import type { BrowserMessage } from './message.js'
 import { QueueSignals } from './queue-signals.js'
-import { backoffMs, finalError, pause } from './retry.js'
+import { backoffMs, FailureClock, pause } from './retry.js'
 import { batchTokens, compareTokens, type Position } from './tokens.js'
 
 /** What one iteration reads. */
@@ -26,9 +26,17 @@ export interface ReadPlan {
   cache?: { key: string; maxMessages: number } | undefined
 }
 
+/** A read's batches, however it reads them (its own request, a tab share, the page cache). */
+export interface BatchReader<V> {
+  /** The next batch; undefined once the read ended. */
+  next(): Promise<BrowserMessage<V>[] | undefined>
+  /** Stop at once. */
+  close(): void
+}
+
 type Chunk = { values: unknown[]; offset: string; closed: boolean; upToDate: boolean }
 
-export class StreamReader<V> {
+export class StreamReader<V> implements BatchReader<V> {
   private readonly queue: BrowserMessage<V>[][] = []
   private readonly abort = new AbortController()
   private position: Position
@@ -75,30 +83,17 @@ export class StreamReader<V> {
   }
 
   private async run(): Promise<void> {
-    let attempt = 0
-    let failingSince: number | undefined
+    const failures = new FailureClock(this.plan.url, this.plan.retryMs)
     while (!this.ended) {
       try {
-        const done = await this.session(() => {
-          attempt = 0
-          failingSince = undefined
-        })
+        const done = await this.session(() => failures.reset())
         if (done) return this.end()
         await pause(backoffMs(0), this.abort.signal) // a live read the server ended: read on
       } catch (error) {
         if (this.ended) return
-        const final = finalError(error, this.plan.url)
-        if (final) return this.end(final)
-        failingSince ??= Date.now()
-        if (Date.now() - failingSince > this.plan.retryMs) {
-          const why = error instanceof Error ? error.message : String(error)
-          return this.end(
-            new ConnectionError(`cannot read ${this.plan.url}: still failing after ${this.plan.retryMs} ms (${why})`, {
-              cause: error,
-            }),
-          )
-        }
-        await pause(backoffMs(attempt++), this.abort.signal)
+        const end = failures.verdict(error)
+        if (end) return this.end(end)
+        await failures.backoff(this.abort.signal)
       }
     }
   }

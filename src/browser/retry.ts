@@ -1,7 +1,7 @@
 // When a failed read is tried again: network errors ("TypeError: network error" when the gateway
 // dies mid-SSE, connection refused while it restarts) and 408/429/5xx answers are; other answers
 // (401, 403, 404, 400, 410) are final and surface as an HttpError with their status.
-import { HttpError, InvalidArgumentError } from '../core/errors.js'
+import { ConnectionError, HttpError, InvalidArgumentError } from '../core/errors.js'
 
 /** The HTTP status an error from `@durable-streams/client` carries, if any. */
 export function statusOf(error: unknown): number | undefined {
@@ -49,4 +49,40 @@ export function pause(ms: number, signal: AbortSignal): Promise<void> {
     const timer = setTimeout(done, ms)
     signal.addEventListener('abort', done, { once: true })
   })
+}
+
+/**
+ * A read's failures in a row: each failure is judged (`verdict`: the error to end the read with,
+ * or undefined to try again after `backoff`); an answer that gets through (`reset`) starts the
+ * count again. A read keeps trying for `retryMs` of failing in a row.
+ */
+export class FailureClock {
+  private attempt = 0
+  private since: number | undefined
+
+  constructor(
+    private readonly url: string,
+    private readonly retryMs: number,
+  ) {}
+
+  reset(): void {
+    this.attempt = 0
+    this.since = undefined
+  }
+
+  verdict(error: unknown): Error | undefined {
+    const final = finalError(error, this.url)
+    if (final) return final
+    this.since ??= Date.now()
+    if (Date.now() - this.since <= this.retryMs) return undefined
+    const why = error instanceof Error ? error.message : String(error)
+    return new ConnectionError(`cannot read ${this.url}: still failing after ${this.retryMs} ms (${why})`, {
+      cause: error,
+    })
+  }
+
+  /** The wait before the next try: 100 ms doubling to 2 s (at once when `signal` aborts). */
+  backoff(signal: AbortSignal): Promise<void> {
+    return pause(backoffMs(this.attempt++), signal)
+  }
 }

@@ -7,6 +7,7 @@
 import { AbortError } from '../core/errors.js'
 import { catchUp, type CatchUpPlan } from './catch-up.js'
 import type { BrowserMessage } from './message.js'
+import type { BatchReader } from './reader.js'
 import { QueueSignals } from './queue-signals.js'
 import type { ShareMember, TabShare } from './tab-share.js'
 import { compareTokens, formatPosition, parsePosition, type Position } from './tokens.js'
@@ -14,7 +15,7 @@ import { compareTokens, formatPosition, parsePosition, type Position } from './t
 /** Messages queued for a slow reader before shared batches are dropped (and read again later). */
 const MAX_QUEUED = 10_000
 
-export class SharedTailReader<V> implements ShareMember {
+export class SharedTailReader<V> implements ShareMember, BatchReader<V> {
   private readonly queue: BrowserMessage<V>[][] = []
   private queued = 0
   private readonly abort = new AbortController()

@@ -56,11 +56,14 @@ export const DEFAULT_LEASE_TTL_MS = 30_000
 export const MIN_LEASE_TTL_MS = 1000
 export const MAX_LEASE_TTL_MS = 600_000
 
+/** A path without leading or trailing `/` (how subscriptions take stream paths and patterns). */
+export const trimSlashes = (path: string): string => path.replace(/^\/+/, '').replace(/\/+$/, '')
+
 /** A stream path as subscriptions keep it: no leading or trailing `/`; 400 unless it names a stream. */
 export function streamPath(raw: unknown, what: string): string {
   if (typeof raw !== 'string' || raw.length === 0)
     throw new SubscriptionError('INVALID_REQUEST', `${what} must be a non-empty string, got ${JSON.stringify(raw)}`)
-  const path = raw.replace(/^\/+/, '').replace(/\/+$/, '')
+  const path = trimSlashes(raw)
   try {
     const t = parseStreamName(path)
     if (t.perPartition) throw new HttpStatusError(400, 'a per-partition stream')
@@ -85,12 +88,12 @@ export function parseConfig(body: unknown): SubscriptionConfig {
     )
   let pattern: string | undefined
   if (b.pattern !== undefined) {
-    if (typeof b.pattern !== 'string' || b.pattern.replace(/^\/+|\/+$/g, '') === '')
+    if (typeof b.pattern !== 'string' || trimSlashes(b.pattern) === '')
       throw new SubscriptionError(
         'INVALID_REQUEST',
         `pattern must be a non-empty string, got ${JSON.stringify(b.pattern)}`,
       )
-    pattern = b.pattern.replace(/^\/+/, '').replace(/\/+$/, '')
+    pattern = trimSlashes(b.pattern)
   }
   if (b.streams !== undefined && !Array.isArray(b.streams))
     throw new SubscriptionError(

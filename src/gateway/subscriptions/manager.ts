@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { GatewayContext, SubscriptionHooks } from '../config/context.js'
 import { parseStreamName, streamPathOf } from '../stream/names.js'
-import { configHash, parseConfig, streamPath, SubscriptionError } from './definition.js'
+import { configHash, parseConfig, streamPath, SubscriptionError, trimSlashes } from './definition.js'
 import { deliverWake, type Delivery } from './delivery.js'
 import { globMatch } from './glob.js'
 import { SubscriptionKeys } from './keys.js'
@@ -163,7 +163,7 @@ export class Subscriptions implements SubscriptionHooks {
   /** Unlink a stream linked by name (a pattern's match stays). */
   async removeStream(id: string, raw: string): Promise<void> {
     const sub = await this.get(id)
-    const path = raw.replace(/^\/+/, '').replace(/\/+$/, '')
+    const path = trimSlashes(raw)
     await this.run(sub, async () => {
       const link = sub.links.get(path)
       if (link === undefined || !link.explicit) return
@@ -321,7 +321,7 @@ export class Subscriptions implements SubscriptionHooks {
     const moves: Array<[StoredLink, string]> = []
     for (const a of acks as Array<{ stream?: unknown; path?: unknown; offset?: unknown }>) {
       const raw = a?.stream ?? a?.path
-      const path = typeof raw === 'string' ? raw.replace(/^\/+/, '').replace(/\/+$/, '') : ''
+      const path = typeof raw === 'string' ? trimSlashes(raw) : ''
       const link = sub.links.get(path)
       if (link === undefined)
         throw new SubscriptionError(
