@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import type { GatewayContext, SubscriptionHooks } from '../config/context.js'
-import { parseStreamName, streamPathOf } from '../stream/names.js'
+import { parseStreamName } from '../stream/names.js'
 import { configHash, parseConfig, streamPath, SubscriptionError, trimSlashes } from './definition.js'
 import { deliverWake, type Delivery } from './delivery.js'
 import { globMatch } from './glob.js'
 import { SubscriptionKeys } from './keys.js'
-import { compareTokens, streamEnds } from './stream-ends.js'
+import { compareTokens, linkedAt, streamEnds, streamInfos, streamPaths } from './stream-ends.js'
 import { Subscription, type StreamInfo } from './subscription.js'
 import { SubscriptionLog, type StoredLink } from './subscription-log.js'
 
@@ -112,10 +112,10 @@ export class Subscriptions implements SubscriptionHooks {
     this.subs.set(id, sub)
     try {
       await this.run(sub, async () => {
-        for (const path of config.streams) this.link(sub, path, 'explicit', await this.linkedAt(path))
+        for (const path of config.streams) this.link(sub, path, 'explicit', await linkedAt(this.ctx, path))
         const pattern = config.pattern
         if (pattern !== undefined)
-          for (const path of await this.streamPaths())
+          for (const path of await streamPaths(this.ctx.store))
             if (globMatch(pattern, path)) this.link(sub, path, 'glob', (await streamEnds(this.ctx, path)).tail)
         await this.log.save(sub.stored())
       })
@@ -154,7 +154,7 @@ export class Subscriptions implements SubscriptionHooks {
       )
     const paths = streams.map((s, i) => streamPath(s, `streams[${i}]`))
     await this.run(sub, async () => {
-      for (const path of paths) this.link(sub, path, 'explicit', await this.linkedAt(path))
+      for (const path of paths) this.link(sub, path, 'explicit', await linkedAt(this.ctx, path))
       await this.log.save(sub.stored())
     })
     this.poke(sub)
@@ -198,7 +198,7 @@ export class Subscriptions implements SubscriptionHooks {
           current_holder: sub.holder,
           generation: sub.generation,
         })
-      const infos = await this.infos(sub)
+      const infos = await streamInfos(this.ctx, sub)
       const pending = infos.find((s) => s.has_pending)
       if (pending === undefined)
         throw new SubscriptionError('NO_PENDING_WORK', 'No stream of the subscription has pending work')
@@ -348,7 +348,7 @@ export class Subscriptions implements SubscriptionHooks {
   /** Wake the subscription if it has pending work and no wake; whether it did. */
   private async maybeWake(sub: Subscription): Promise<boolean> {
     if (this.closed || sub.deleted || sub.wakeId !== undefined || sub.holder !== undefined) return false
-    const infos = await this.infos(sub)
+    const infos = await streamInfos(this.ctx, sub)
     const pending = infos.find((s) => s.has_pending)
     if (pending === undefined) return false
     // No wake stream yet: nobody could learn of a wake (a claim still finds the work).
@@ -448,22 +448,6 @@ export class Subscriptions implements SubscriptionHooks {
 
   // --- streams ---
 
-  private async infos(sub: Subscription): Promise<StreamInfo[]> {
-    const out: StreamInfo[] = []
-    for (const l of sub.links.values()) {
-      const ends = await streamEnds(this.ctx, l.path)
-      const from = l.acked === '-1' ? ends.start : l.acked
-      out.push({
-        path: l.path,
-        link_type: l.explicit ? 'explicit' : 'glob',
-        acked_offset: l.acked,
-        tail_offset: ends.tail,
-        has_pending: compareTokens(ends.tail, from) > 0,
-      })
-    }
-    return out
-  }
-
   private link(sub: Subscription, path: string, how: 'explicit' | 'glob', acked: string): void {
     if (path === sub.config.wakeStream) return // its own wake events would wake it again, forever
     let l = sub.links.get(path)
@@ -473,12 +457,6 @@ export class Subscriptions implements SubscriptionHooks {
       this.watch(sub, path)
     }
     l[how] = true
-  }
-
-  /** Where a stream linked now starts: its tail, or (not there yet) its start, whenever it is made. */
-  private async linkedAt(path: string): Promise<string> {
-    const ends = await streamEnds(this.ctx, path)
-    return ends.exists ? ends.tail : '-1'
   }
 
   private unlink(sub: Subscription, path: string): void {
@@ -513,7 +491,7 @@ export class Subscriptions implements SubscriptionHooks {
   private async sweep(): Promise<void> {
     if (this.closed || this.subs.size === 0) return
     const patterned = [...this.subs.values()].filter((s) => s.config.pattern !== undefined)
-    const paths = patterned.length === 0 ? [] : await this.streamPaths()
+    const paths = patterned.length === 0 ? [] : await streamPaths(this.ctx.store)
     for (const sub of this.subs.values()) {
       const pattern = sub.config.pattern
       const fresh = pattern === undefined ? [] : paths.filter((p) => !sub.links.has(p) && globMatch(pattern, p))
@@ -526,15 +504,6 @@ export class Subscriptions implements SubscriptionHooks {
       for (const p of sub.links.keys()) this.watch(sub, p) // streams that did not exist when linked
       this.poke(sub)
     }
-  }
-
-  private async streamPaths(): Promise<string[]> {
-    const out: string[] = []
-    for (const topic of await this.ctx.store.listTopics()) {
-      const path = streamPathOf(topic)
-      if (path !== undefined) out.push(path)
-    }
-    return out
   }
 
   // --- bookkeeping ---

@@ -1,7 +1,9 @@
 import type { GatewayContext } from '../config/context.js'
 import { startPosition, tailPosition, tokenOf } from '../reads/read.js'
 import { liveView } from '../stream/live-view.js'
-import { parseStreamName } from '../stream/names.js'
+import type { Backend } from '../../backends/backend.js'
+import { parseStreamName, streamPathOf } from '../stream/names.js'
+import type { StreamInfo, Subscription } from './subscription.js'
 import { START_TOKEN } from '../stream/offsets.js'
 import { HttpStatusError } from '../transport/http.js'
 
@@ -31,4 +33,37 @@ export function compareTokens(a: string, b: string): number {
   if (a === '-1') return -1
   if (b === '-1') return 1
   return a < b ? -1 : 1
+}
+
+/** Each stream `sub` follows, with its tail and whether it has pending work (a tail past the ack). */
+export async function streamInfos(ctx: GatewayContext, sub: Subscription): Promise<StreamInfo[]> {
+  const out: StreamInfo[] = []
+  for (const l of sub.links.values()) {
+    const ends = await streamEnds(ctx, l.path)
+    const from = l.acked === '-1' ? ends.start : l.acked
+    out.push({
+      path: l.path,
+      link_type: l.explicit ? 'explicit' : 'glob',
+      acked_offset: l.acked,
+      tail_offset: ends.tail,
+      has_pending: compareTokens(ends.tail, from) > 0,
+    })
+  }
+  return out
+}
+
+/** Where a stream linked now starts: its tail, or (not there yet) its start, whenever it is made. */
+export async function linkedAt(ctx: GatewayContext, path: string): Promise<string> {
+  const ends = await streamEnds(ctx, path)
+  return ends.exists ? ends.tail : '-1'
+}
+
+/** The paths of the store's streams (topics no path names are left out). */
+export async function streamPaths(store: Backend): Promise<string[]> {
+  const out: string[] = []
+  for (const topic of await store.listTopics()) {
+    const path = streamPathOf(topic)
+    if (path !== undefined) out.push(path)
+  }
+  return out
 }
