@@ -4,6 +4,7 @@ import { InvalidArgumentError as CommanderArgError, Option, type Command } from 
 import { createGateway, TokenAuth } from '../gateway/index.js'
 import { prometheusMetrics } from '../prometheus/index.js'
 import { intOption } from './arguments.js'
+import { durationOption } from './time-arguments.js'
 import { withTwain } from './context.js'
 
 interface ServeCliOptions {
@@ -17,6 +18,8 @@ interface ServeCliOptions {
   metrics?: boolean
   subscriptions?: boolean
   publicUrl?: string
+  compactEvery?: number
+  tombstoneRetention?: number
 }
 
 /** `--host`: a host name or IP address to listen on (not empty, no scheme, port or path). */
@@ -65,7 +68,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 }
 
 /**
- * `twainmq serve [--host h] [--port p] [--long-poll-ms ms] [--cors origins] [--auth file] [--no-ui] [--metrics] [--subscriptions [--public-url origin]]`: serve the store over
+ * `twainmq serve [--host h] [--port p] [--long-poll-ms ms] [--cors origins] [--auth file] [--no-ui] [--metrics] [--subscriptions [--public-url origin]] [--compact-every d] [--tombstone-retention d]`: serve the store over
  * HTTP with the Durable Streams protocol (docs/gateway.md) and the dashboard at `/` (docs/dashboard.md) until SIGINT/SIGTERM. Prints one line,
  * `twainmq gateway listening on http://<host>:<port>/v1/stream/ (dashboard: http://<host>:<port>/)`
  * (without the dashboard part under `--no-ui`; with `, metrics: http://<host>:<port>/metrics` under
@@ -114,6 +117,18 @@ export function registerServe(program: Command): void {
     )
     .addOption(
       new Option(
+        '--compact-every <duration>',
+        'how often streams created with Stream-Compaction get a compaction pass: ms, or a number with ms, s, m, h or d (default 30s)',
+      ).argParser(durationOption),
+    )
+    .addOption(
+      new Option(
+        '--tombstone-retention <duration>',
+        'how long a delete of a compacted stream is kept (set when the stream is created; default 1d)',
+      ).argParser(durationOption),
+    )
+    .addOption(
+      new Option(
         '--auth <file>',
         'bearer tokens and their read/write grants (docs/gateway.md, "Auth"); default: no token check',
       ),
@@ -141,6 +156,8 @@ export function registerServe(program: Command): void {
             ...(metrics ? { metrics } : {}),
             ...(opts.subscriptions === true ? { subscriptions: true } : {}),
             ...(opts.publicUrl === undefined ? {} : { publicUrl: opts.publicUrl }),
+            ...(opts.compactEvery === undefined ? {} : { compactEveryMs: opts.compactEvery }),
+            ...(opts.tombstoneRetention === undefined ? {} : { tombstoneRetentionMs: opts.tombstoneRetention }),
           })
           const server = createServer(gateway.node)
           // Longer than clients' idle keep-alive (undici: 4 s), so a client closes an idle connection

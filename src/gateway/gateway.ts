@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { CompactionSchedule } from './stream/compaction-schedule.js'
 import { setMaxListeners } from 'node:events'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { backendOf, telemetryOf } from '../facade/twain.js'
@@ -59,6 +60,11 @@ export function createGateway(twain: Twain, options: GatewayOptions = {}): Gatew
     background: track,
     telemetry: telemetryOf(twain),
     subscriptions: undefined,
+    compaction: new CompactionSchedule(store, resolved.compactEveryMs, (topic, e) =>
+      process.emitWarning(
+        `twainmq gateway: a compaction pass of "${topic}" failed: ${(e as Error).message ?? String(e)}`,
+      ),
+    ),
   }
   if (resolved.subscriptions) {
     const subs = Subscriptions.attach(ctx, (path, event) => appendEvent(ctx, path, event), resolved.publicUrl)
@@ -91,6 +97,7 @@ export function createGateway(twain: Twain, options: GatewayOptions = {}): Gatew
       closing.abort()
       subscriptionsOf(ctx)?.close()
       while (open.size > 0) await Promise.all([...open])
+      await ctx.compaction.close()
       detachMetrics?.()
       closeParked(ctx.store)
     },

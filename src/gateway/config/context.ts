@@ -24,6 +24,16 @@ export interface GatewayContext {
   telemetry: InstanceTelemetry | undefined
   /** The `__ds` subscriptions (with `subscriptions: true`), as the handlers tell them of streams created or appended to. */
   subscriptions: SubscriptionHooks | undefined
+  /** The compaction passes of compacted streams (`stream/compaction-schedule.ts`), told of each append to one. */
+  compaction: CompactionHooks
+}
+
+/** What a handler tells the compaction passes, and what `gateway.close()` waits for. */
+export interface CompactionHooks {
+  /** `topic`, a compacted stream's, was written through this gateway. */
+  touched(topic: string): void
+  /** No pass starts from now on; resolves once the one running has ended. */
+  close(): Promise<void>
 }
 
 /** What a handler tells the subscriptions (`subscriptions/manager.ts`). */

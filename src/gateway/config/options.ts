@@ -69,6 +69,19 @@ export interface GatewayOptions {
    * that created the subscription (its `Host` header)
    */
   publicUrl?: string
+  /**
+   * How often the compacted streams written through this gateway (created with `Stream-Compaction:
+   * state`, docs/gateway.md "Compacted state streams") get a compaction pass, in ms: a new reader
+   * gets each entity's latest event, not its history, within about this long of the writes.
+   * @default 30000
+   */
+  compactEveryMs?: number
+  /**
+   * How long a delete of a compacted stream is kept after it was written, in ms: a reader that
+   * falls further behind may miss it, and should read the stream again from the start. Set when a
+   * stream is created (its topic's `tombstoneRetentionMs`). @default 86400000 (a day)
+   */
+  tombstoneRetentionMs?: number
 }
 
 export interface ResolvedGatewayOptions {
@@ -87,6 +100,8 @@ export interface ResolvedGatewayOptions {
   metrics: GatewayMetricsSink | undefined
   subscriptions: boolean
   publicUrl: string | undefined
+  compactEveryMs: number
+  tombstoneRetentionMs: number
 }
 
 /** Check the options and fill in the defaults; throws `InvalidArgumentError` naming a bad one. */
@@ -107,6 +122,8 @@ export function resolveGatewayOptions(o: GatewayOptions = {}): ResolvedGatewayOp
     'metrics',
     'subscriptions',
     'publicUrl',
+    'compactEveryMs',
+    'tombstoneRetentionMs',
   ])
   if (o.subscriptions !== undefined && typeof o.subscriptions !== 'boolean')
     throw new InvalidArgumentError(`subscriptions must be a boolean, got ${JSON.stringify(o.subscriptions)}`)
@@ -165,5 +182,7 @@ export function resolveGatewayOptions(o: GatewayOptions = {}): ResolvedGatewayOp
     metrics: o.metrics,
     subscriptions: o.subscriptions ?? false,
     publicUrl,
+    compactEveryMs: checkInt('compactEveryMs', o.compactEveryMs ?? 30_000, 1, 24 * 3_600_000),
+    tombstoneRetentionMs: checkInt('tombstoneRetentionMs', o.tombstoneRetentionMs ?? 86_400_000, 0, 365 * 86_400_000),
   }
 }

@@ -29,6 +29,9 @@ export async function forkSource(ctx: GatewayContext, basePath: string, from: st
     throw new HttpStatusError(404, `Fork source ${JSON.stringify(from)} does not exist`)
   if (source.state.deletedAt !== undefined)
     throw new HttpStatusError(409, `Fork source ${JSON.stringify(from)} is deleted (it still serves its forks)`)
+  // Compaction goes on removing records of the source that a fork would inherit.
+  if (source.meta.compact === true)
+    throw new HttpStatusError(409, `Fork source ${JSON.stringify(from)} is compacted: it cannot be forked`)
   return source
 }
 

@@ -4,6 +4,7 @@ import type { StreamTarget } from '../stream/names.js'
 import { tailPosition, tokenOf } from '../reads/read.js'
 import { deleteStream } from '../stream/stream-delete.js'
 import { liveView } from '../stream/live-view.js'
+import { COMPACTION_HEADER } from '../stream/state-records.js'
 
 /** HEAD: the stream's metadata (does not renew its TTL). */
 export async function headStream(ctx: GatewayContext, target: StreamTarget): Promise<GwResponse> {
@@ -16,6 +17,7 @@ export async function headStream(ctx: GatewayContext, target: StreamTarget): Pro
   if (v.config?.ttlSeconds !== undefined) h['stream-ttl'] = String(v.config.ttlSeconds)
   if (v.config?.expiresAt !== undefined) h['stream-expires-at'] = v.config.expiresAt
   if (v.state.closedAt !== undefined) h['stream-closed'] = 'true'
+  if (v.config?.compaction !== undefined) h[COMPACTION_HEADER] = v.config.compaction
   return reply(200, h)
 }
 

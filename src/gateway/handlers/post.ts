@@ -1,5 +1,6 @@
 import type { RecordInput } from '../../backends/record.js'
 import { bodyRecords, stamp } from '../stream/body-records.js'
+import { stateOfAppend } from '../stream/state-records.js'
 import { mediaType } from '../transport/content.js'
 import type { GatewayContext } from '../config/context.js'
 import { HttpStatusError, reply, type GwRequest, type GwResponse } from '../transport/http.js'
@@ -108,9 +109,12 @@ export async function postStream(ctx: GatewayContext, req: GwRequest, target: St
       headers[H_STREAM_SEQ] = streamSeq
     }
     if (body.length > 0) {
-      records = bodyRecords(v.contentType, body)
+      records = bodyRecords(v.contentType, body, v.config.compaction)
       if (records.length === 0) throw new HttpStatusError(400, 'An empty JSON array appends nothing')
     }
+    const compacted = v.config.compaction !== undefined
+    // Where compaction could remove the first record, the state has records of its own.
+    if (compacted) records.push(...stateOfAppend(headers))
     // The close marker carries the producer tuple too: a retry of the closing append is a duplicate.
     if (close)
       records.push(
@@ -122,18 +126,20 @@ export async function postStream(ctx: GatewayContext, req: GwRequest, target: St
             : undefined,
         ),
       )
-    stamp(records, headers)
+    if (!compacted) stamp(records, headers)
     traceRecords(ctx, req, records)
     let first: number
     try {
-      first = await appendIf(ctx.store, target.topic, records, state.covered, ctx.clientId)
+      first = await appendIf(ctx.store, target.topic, records, state.covered, ctx.clientId, compacted)
     } catch (e) {
       if (e instanceof AppendConflictError) continue
       throw e
     }
-    const dataCount = records.length - (close ? 1 : 0)
-    const h: Record<string, string> = { 'stream-next-offset': formatToken(v.incarnation, first + dataCount) }
+    // After the append, or at the close marker: the stream's final offset.
+    const end = first + records.length - (close ? 1 : 0)
+    const h: Record<string, string> = { 'stream-next-offset': formatToken(v.incarnation, end) }
     if (close) h['stream-closed'] = 'true'
+    if (compacted) ctx.compaction.touched(target.topic)
     ctx.subscriptions?.touched(target.name)
     if (!producer) return reply(204, h)
     h['producer-epoch'] = String(producer.epoch)

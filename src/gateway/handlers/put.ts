@@ -1,13 +1,14 @@
 import { TopicExistsError } from '../../core/errors.js'
 import { bodyRecords } from '../stream/body-records.js'
-import { mediaType } from '../transport/content.js'
+import { isJson, mediaType } from '../transport/content.js'
 import type { GatewayContext } from '../config/context.js'
 import { forkSource, planFork, type ForkPlan } from './fork.js'
 import { HttpStatusError, reply, type GwRequest, type GwResponse } from '../transport/http.js'
 import type { StreamTarget } from '../stream/names.js'
 import { formatToken } from '../stream/offsets.js'
 import { tailPosition, tokenOf } from '../reads/read.js'
-import { CLOSE_TYPE, controlRecord, GATEWAY_KEY_TYPE } from '../stream/records.js'
+import { CLOSE_TYPE, COMPACTED_KEY_TYPE, controlRecord, GATEWAY_KEY_TYPE } from '../stream/records.js'
+import { COMPACTION_HEADER, compactionHeader } from '../stream/state-records.js'
 import { expiresAtHeader, storedContentType, uintHeader, wantsClose } from '../transport/request-headers.js'
 import { appendIf } from '../stream/stream-append.js'
 import { FIRST_DATA_OFFSET, configRecord, type StreamConfig } from '../stream/stream-config.js'
@@ -33,6 +34,7 @@ function requested(req: GwRequest) {
     sub: sub ?? 0,
     closed: wantsClose(req),
     contentType: storedContentType(req.header('content-type')),
+    compaction: compactionHeader(req, forkedFrom),
   }
 }
 type Requested = ReturnType<typeof requested>
@@ -40,6 +42,7 @@ type Requested = ReturnType<typeof requested>
 function headersOf(v: StreamView): Record<string, string> {
   const h: Record<string, string> = { 'content-type': v.contentType, 'stream-next-offset': tokenOf(v, tailPosition(v)) }
   if (v.state.closedAt !== undefined) h['stream-closed'] = 'true'
+  if (v.config?.compaction !== undefined) h[COMPACTION_HEADER] = v.config.compaction
   return h
 }
 
@@ -56,6 +59,7 @@ function sameConfig(v: StreamView, r: Requested): boolean {
     return false
   if (r.closed !== (v.state.closedAt !== undefined)) return false
   if (r.forkedFrom !== c.forkedFrom) return false
+  if (r.compaction !== c.compaction) return false
   if (r.forkedFrom !== undefined && r.forkOffset !== undefined && r.forkOffset !== c.forkOffset) return false
   return r.sub === (c.forkSubOffset ?? 0)
 }
@@ -99,6 +103,11 @@ export async function putStream(ctx: GatewayContext, req: GwRequest, target: Str
       fork = await planFork(ctx, source, r.forkOffset, r.sub)
     }
     const contentType = fork ? fork.source.contentType : (r.contentType ?? 'application/octet-stream')
+    if (r.compaction !== undefined && !isJson(contentType))
+      throw new HttpStatusError(
+        400,
+        `Stream-Compaction: ${r.compaction} needs a JSON stream (Content-Type: application/json), got ${contentType}`,
+      )
     const inheritTtl = fork && r.ttl === undefined && r.exp === undefined ? fork.source.config : undefined
     const config: StreamConfig = {
       contentType,
@@ -110,20 +119,23 @@ export async function putStream(ctx: GatewayContext, req: GwRequest, target: Str
       forkOffset: r.forkOffset,
       forkSubOffset: r.sub > 0 ? r.sub : undefined,
       inherited: fork?.inherited ?? [],
+      compaction: r.compaction,
     }
     const records = [
       configRecord(config),
       ...(fork?.prefix ?? []),
-      ...(body.length > 0 ? bodyRecords(contentType, body) : []),
+      ...(body.length > 0 ? bodyRecords(contentType, body, r.compaction) : []),
     ]
     if (r.closed) records.push(controlRecord(CLOSE_TYPE, null))
     const newest = config.inherited.at(-1)?.incarnation ?? 0
     const createdAt = Math.max(Date.now(), newest + 1)
+    const compacted = r.compaction !== undefined
     try {
       await ctx.store.createTopic({
         name: target.topic,
         partitions: 1,
-        keyType: GATEWAY_KEY_TYPE,
+        keyType: compacted ? COMPACTED_KEY_TYPE : GATEWAY_KEY_TYPE,
+        ...(compacted ? { compact: true, tombstoneRetentionMs: ctx.options.tombstoneRetentionMs } : {}),
         messageTypes: [],
         retention: {},
         maxMessageBytes: Math.max(ctx.options.maxBodyBytes, 1024 * 1024),
@@ -133,7 +145,8 @@ export async function putStream(ctx: GatewayContext, req: GwRequest, target: Str
       if (e instanceof TopicExistsError && attempt < 5) continue // created meanwhile: answer as for an existing stream
       throw e
     }
-    await appendIf(ctx.store, target.topic, records, 0, ctx.clientId)
+    await appendIf(ctx.store, target.topic, records, 0, ctx.clientId, compacted)
+    if (compacted) ctx.compaction.touched(target.topic)
     const tail = FIRST_DATA_OFFSET + records.length - 1 - (r.closed ? 1 : 0)
     const url = new URL(req.url.href)
     url.search = ''
@@ -143,6 +156,7 @@ export async function putStream(ctx: GatewayContext, req: GwRequest, target: Str
       'stream-next-offset': formatToken(createdAt, tail),
     }
     if (r.closed) h['stream-closed'] = 'true'
+    if (compacted) h[COMPACTION_HEADER] = r.compaction as string
     ctx.subscriptions?.touched(target.name)
     return reply(201, h)
   }

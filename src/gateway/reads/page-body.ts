@@ -2,6 +2,7 @@ import type { RawRecord } from '../../backends/record.js'
 import { ValueKind, decodeValue } from '../../core/values.js'
 import { isJson, jsonText } from '../transport/content.js'
 import { ValueRun } from './value-run.js'
+import { H_EVENT } from '../stream/records.js'
 
 const OPEN = 0x5b // [
 const COMMA = 0x2c
@@ -39,6 +40,8 @@ export class PageBody {
 
   /** The size `raw` would add, for paging (before adding it). */
   sizeOf(raw: RawRecord): number {
+    const event = raw.headers?.[H_EVENT]
+    if (event !== undefined) return Buffer.byteLength(event)
     if (this.json && raw.kind !== ValueKind.Json && raw.kind !== ValueKind.Typed)
       return Buffer.byteLength(jsonText(decodeValue(raw.kind, raw.buf, raw.start, raw.end)))
     return raw.end - raw.start
@@ -49,6 +52,13 @@ export class PageBody {
    * before they may change (a raw read's records are valid until that reader's next read).
    */
   addRaw(raw: RawRecord): void {
+    const event = raw.headers?.[H_EVENT]
+    if (event !== undefined) {
+      // A compacted stream's delete, stored as a tombstone: served as the event it was.
+      this.flush()
+      this.addText(event)
+      return
+    }
     if (this.json && raw.kind !== ValueKind.Json && raw.kind !== ValueKind.Typed) {
       this.flush()
       this.addText(jsonText(decodeValue(raw.kind, raw.buf, raw.start, raw.end)))

@@ -18,21 +18,33 @@ export const H_STREAM_SEQ = 'ds.stream-seq'
 /** On the first record of a JSON append: how many messages the append made (fork sub-offsets count within it). */
 export const H_BATCH = 'ds.batch'
 
+/**
+ * On a delete of a compacted State Protocol stream (state-records.ts): the event as sent. Its record's
+ * value is `null`, a tombstone compaction removes in time; readers are served this text instead.
+ */
+export const H_EVENT = 'ds.event'
+
 /** Whether a message is one of the gateway's control records (never served to HTTP readers). */
 export const isControl = (type: string | undefined): boolean => type !== undefined && type.startsWith('ds.')
 
 /** The key type of the topics the gateway creates: every record has key 0 (a stream has no keys). */
 export const GATEWAY_KEY_TYPE: KeyType = 'u16'
+/** The key type of a compacted stream's topic: each record's compaction key. */
+export const COMPACTED_KEY_TYPE: KeyType = 'string'
 const KEYS = keyCodec(GATEWAY_KEY_TYPE)
+const COMPACTED_KEYS = keyCodec(COMPACTED_KEY_TYPE)
 
-/** A record for partition 0 of a gateway topic (key 0). */
+/** A record for partition 0 of a gateway topic: key 0, or `key` on a compacted stream's topic. */
 export function record(
   kind: ValueKind,
   value: Buffer | string,
   type?: string,
   headers?: Record<string, string>,
+  key?: string,
 ): RecordInput {
-  return recordInput(KEYS, 0, kind, value, { type, headers })
+  return key === undefined
+    ? recordInput(KEYS, 0, kind, value, { type, headers })
+    : recordInput(COMPACTED_KEYS, key, kind, value, { type, headers })
 }
 
 /** A control record (typed, JSON value). */

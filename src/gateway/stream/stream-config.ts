@@ -1,6 +1,7 @@
 import type { TopicStore } from '../../backends/backend.js'
 import type { RecordInput } from '../../backends/record.js'
 import { perStore } from './per-store.js'
+import type { Compaction } from './state-records.js'
 import { CONFIG_TYPE, controlRecord } from './records.js'
 
 /** A run of another stream's data that a fork inherits: `[start, limit)` of a partition. */
@@ -30,6 +31,8 @@ export interface StreamConfig {
   forkSubOffset?: number
   /** What a fork inherits, oldest first (empty for a plain stream). */
   inherited: Segment[]
+  /** Created with `Stream-Compaction` (state-records.ts): the topic is compacted, keyed by it. */
+  compaction?: Compaction
 }
 
 /**

@@ -45,7 +45,8 @@ async function softDelete(ctx: GatewayContext, v: StreamView): Promise<void> {
     const state = await catchUp(ctx.store, v.target.topic, v.incarnation)
     if (state.deletedAt !== undefined) return
     try {
-      await appendIf(ctx.store, v.target.topic, [controlRecord(DELETE_TYPE, null)], state.covered, ctx.clientId)
+      const marker = [controlRecord(DELETE_TYPE, null)]
+      await appendIf(ctx.store, v.target.topic, marker, state.covered, ctx.clientId, v.meta.compact === true)
       return
     } catch (e) {
       if (!(e instanceof AppendConflictError)) throw e
