@@ -71,6 +71,12 @@ const SUITES: Record<
     defaults: { repeat: 3 },
     load: () => import('./suites/tabs.js'),
   },
+  state: {
+    description:
+      'StreamDB (@durable-streams/state) in Chromium over a compacted State Protocol stream vs the same events uncompacted: bytes and time to the first complete render (defaults: --messages 1000000 --repeat 1)',
+    defaults: { messages: 1_000_000, repeat: 1 },
+    load: () => import('./suites/state.js'),
+  },
   ids: {
     description:
       'idempotent sends (send with an id) vs plain sends on file and Redis, and the same ids sent again (defaults: --messages 100000 --repeat 3)',

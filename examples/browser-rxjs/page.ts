@@ -1,7 +1,9 @@
 // The page's script: an RxJS pipeline over a live tail of the "prices" topic a Node producer writes.
 // Bundled for the browser by serve.ts (vite); twainmq/browser brings no RxJS of its own.
 // Open it in several tabs: they share one live request (shareTabs). Reload one: it renders from
-// its cache at once and fetches only the prices sent since (cache).
+// its cache at once and fetches only the prices sent since (cache). The stock table is a StreamDB
+// (@durable-streams/state, loaded on demand) over a compacted state stream: the page downloads
+// each product's latest level, not every change.
 import { bufferTime, filter, from, map, scan } from 'rxjs'
 import { connect } from 'twainmq/browser'
 
@@ -14,6 +16,7 @@ const page = globalThis as unknown as {
   location: { origin: string }
   document: { getElementById(id: string): { textContent: string | null } }
 }
+type Stock = { sku: string; level: number }
 const client = connect(page.location.origin, { shareTabs: true })
 const doc = page.document
 const show = (id: string, text: string | number): void => void (doc.getElementById(id).textContent = String(text))
@@ -39,3 +42,23 @@ from(client.tail<Price>('prices', { cache: true }))
     error: (e: Error & { status?: number }) =>
       show('error', `${e.name}${e.status ? ` (HTTP ${e.status})` : ''}: ${e.message}`),
   })
+
+// The stock: a StreamDB over the compacted state stream "stock"; its rows re-rendered on each change.
+void (async () => {
+  const { createStateSchema, createStreamDB } = await import('@durable-streams/state/db')
+  const anyStock = {
+    '~standard': { version: 1 as const, vendor: 'example', validate: (value: unknown) => ({ value: value as Stock }) },
+  }
+  const db = createStreamDB({
+    streamOptions: { url: `${page.location.origin}/v1/stream/stock`, contentType: 'application/json' },
+    state: createStateSchema({ stock: { schema: anyStock, type: 'stock', primaryKey: 'sku' } }),
+  })
+  const render = (): void => {
+    const rows = [...db.collections.stock.values()].sort((a, b) => a.sku.localeCompare(b.sku))
+    show('stock', rows.map((r) => `${r.sku} ${r.level}`).join(', '))
+    show('stock-count', rows.length)
+  }
+  await db.preload()
+  render()
+  db.collections.stock.subscribeChanges(render)
+})().catch((e: Error) => show('error', `stock: ${e.message}`))

@@ -54,10 +54,30 @@ console.log(`page at ${url} (gateway at ${url}v1/stream/prices)`)
 const skus = ['apple', 'bread', 'milk', 'tea']
 const producer = twain.producer<{ sku: string; cents: number }>('prices')
 for (let i = 0; i < 40; i++) await producer.send(0, { sku: skus[i % 4]!, cents: i % 2 === 0 ? 50 : 100 + i })
+
+// The stock: a compacted State Protocol stream, 25 levels per product, then one product removed;
+// compacted now (the gateway would within 30 s), so a page downloads 3 events, not 101.
+const stock = `${url}v1/stream/stock`
+const stockEvent = (sku: string, level: number | undefined) => ({
+  type: 'stock',
+  key: sku,
+  ...(level === undefined ? {} : { value: { sku, level } }),
+  headers: { operation: level === undefined ? 'delete' : 'upsert' },
+})
+const appendStock = (events: unknown[]) =>
+  fetch(stock, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(events) })
+await fetch(stock, { method: 'PUT', headers: { 'content-type': 'application/json', 'stream-compaction': 'state' } })
+for (let round = 0; round < 25; round++) await appendStock(skus.map((sku, i) => stockEvent(sku, 100 - round * (i + 1))))
+await appendStock([stockEvent('bread', undefined)])
+await twain.compactTopic('stock')
+
 let n = 40
 const timer = check
   ? undefined
-  : setInterval(() => void producer.send(0, { sku: skus[n % 4]!, cents: 50 + ((n++ * 37) % 200) }), 200)
+  : setInterval(() => {
+      void producer.send(0, { sku: skus[n % 4]!, cents: 50 + ((n++ * 37) % 200) })
+      if (n % 5 === 0) void appendStock([stockEvent(skus[n % 4] === 'bread' ? 'tea' : skus[n % 4]!, n % 97)])
+    }, 200)
 
 async function shutdown(): Promise<void> {
   if (timer) clearInterval(timer)
@@ -101,6 +121,15 @@ if (check) {
     await second.reload()
     await counted(second)
     console.log(`after a reload, from its cache: ${await text(second, 'count')}, total ${await text(second, 'total')}`)
+    await page.waitForFunction(
+      () =>
+        (
+          globalThis as unknown as { document: { getElementById(id: string): { textContent: string } } }
+        ).document.getElementById('stock-count').textContent === '3',
+      undefined,
+      { timeout: 20_000 },
+    )
+    console.log(`stock (StreamDB): ${await text(page, 'stock')}; error: "${await text(page, 'error')}"`)
   } finally {
     await browser.close()
     await shutdown()

@@ -17,14 +17,18 @@ export interface Rig {
   twain: Twain
 }
 
-/** Starts the rig in the file's `beforeAll` and stops it in its `afterAll`; its fields are set once `beforeAll` ran. */
-export function chromiumRig(name: string, options: GatewayOptions): Rig {
+/**
+ * Starts the rig in the file's `beforeAll` and stops it in its `afterAll`; its fields are set once
+ * `beforeAll` ran. `more` builds more pages into the site's directory.
+ */
+export function chromiumRig(name: string, options: GatewayOptions, more?: (dir: string) => Promise<void>): Rig {
   const files = tempDir(`twainmq-browser-${name}-`)
   const store = tempDir(`twainmq-browser-${name}-store-`)
   const rig = {} as Rig
   let server: Awaited<ReturnType<typeof servePage>> | undefined
   beforeAll(async () => {
     await buildPage(files.dir)
+    await more?.(files.dir)
     server = await servePage(files.dir)
     rig.site = server.url
     rig.browser = await launch()

@@ -123,8 +123,11 @@ describe.each(kinds)('compacted state streams (%s)', (kind) => {
       [{ type: 'user', key: 'a', value: {} }, 'no headers object'],
       [{ type: 'user', key: 'a', headers: { operation: 'merge' } }, 'neither headers.operation'],
       [{ key: 'a', headers: { operation: 'insert' } }, 'non-empty string type'],
-      [{ type: 'user', key: 7, headers: { operation: 'insert' } }, 'string key'],
-      [{ type: 'user', key: 'k'.repeat(5000), headers: { operation: 'insert' } }, 'longer than 4096 bytes'],
+      [{ type: 'user', key: 7, headers: { operation: 'insert' } }, 'non-empty string key'],
+      [{ type: 'user', key: '', headers: { operation: 'delete' } }, 'non-empty string key'],
+      [{ type: 'user', key: 'a', headers: { operation: 'update' } }, '(update) needs a value'],
+      [{ headers: { control: 'rewind' } }, 'nor headers.control'],
+      [{ type: 'user', key: 'k'.repeat(5000), value: {}, headers: { operation: 'insert' } }, 'longer than 4096 bytes'],
     ]
     for (const [body, says] of cases) {
       const r = await post('s-bad', body)

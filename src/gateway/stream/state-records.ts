@@ -30,6 +30,7 @@ export function compactionHeader(req: GwRequest, forkedFrom: string | undefined)
 export const MAX_STATE_KEY_BYTES = 4096
 
 const OPERATIONS = new Set(['insert', 'update', 'upsert', 'delete'])
+const CONTROLS = new Set(['snapshot-start', 'snapshot-end', 'reset'])
 
 /** Message type of a compacted stream's record of a producer's last append (its headers). */
 const PRODUCER_TYPE = 'ds.producer'
@@ -47,8 +48,8 @@ const bad = (index: number, what: string, item: unknown): HttpStatusError =>
 /**
  * The record of one State Protocol event (`@durable-streams/state`) on a compacted stream, keyed
  * by what compaction keeps the latest of:
- * - a change event (`headers.operation` insert, update, upsert or delete, a string `type` and
- *   `key`): its entity, `[type, key]` as JSON; a delete is stored as a tombstone (a `null` value,
+ * - a change event (`headers.operation` insert, update, upsert or delete, a non-empty string
+ *   `type` and `key`, a `value` unless a delete): its entity, `[type, key]` as JSON; a delete is stored as a tombstone (a `null` value,
  *   the event in the `ds.event` header), so compaction removes the entity altogether once the
  *   topic's tombstone retention has passed;
  * - a control event (`headers.control`: snapshot-start, snapshot-end, reset): a key of its own,
@@ -58,18 +59,23 @@ const bad = (index: number, what: string, item: unknown): HttpStatusError =>
 export function stateRecord(item: unknown, index: number): RecordInput {
   if (typeof item !== 'object' || item === null || Array.isArray(item))
     throw bad(index, 'is not an object (a change or control event)', item)
-  const e = item as { type?: unknown; key?: unknown; headers?: unknown }
+  const e = item as { type?: unknown; key?: unknown; value?: unknown; headers?: unknown }
   const h = e.headers
   if (typeof h !== 'object' || h === null || Array.isArray(h))
     throw bad(index, 'has no headers object (with operation or control)', item)
   const { operation, control } = h as { operation?: unknown; control?: unknown }
   const text = JSON.stringify(item)
-  if (operation === undefined && typeof control === 'string')
+  if (operation === undefined && typeof control === 'string' && CONTROLS.has(control))
     return record(ValueKind.Json, text, undefined, undefined, `ds.control/${randomUUID()}`)
   if (typeof operation !== 'string' || !OPERATIONS.has(operation))
-    throw bad(index, 'has neither headers.operation (insert, update, upsert, delete) nor headers.control', item)
+    throw bad(
+      index,
+      'has neither headers.operation (insert, update, upsert, delete) nor headers.control (snapshot-start, snapshot-end, reset)',
+      item,
+    )
   if (typeof e.type !== 'string' || e.type === '') throw bad(index, 'needs a non-empty string type', item)
-  if (typeof e.key !== 'string') throw bad(index, 'needs a string key', item)
+  if (typeof e.key !== 'string' || e.key === '') throw bad(index, 'needs a non-empty string key', item)
+  if (operation !== 'delete' && e.value === undefined) throw bad(index, `(${operation}) needs a value`, item)
   const key = JSON.stringify([e.type, e.key])
   if (Buffer.byteLength(key) > MAX_STATE_KEY_BYTES)
     throw bad(index, `has a type and key longer than ${MAX_STATE_KEY_BYTES} bytes`, item)

@@ -8,6 +8,7 @@ import { RedisServer } from '../../helpers/redis-server.js'
 import { killChildren } from '../../helpers/spawn.js'
 import { readSse } from '../../helpers/sse.js'
 import { tempDir } from '../../helpers/tmp.js'
+import { until } from '../../helpers/wait.js'
 
 const LINE =
   /^twainmq gateway listening on (http:\/\/127\.0\.0\.1:([0-9]+)\/v1\/stream\/) \(dashboard: http:\/\/127\.0\.0\.1:\2\/\)\n$/
@@ -74,6 +75,23 @@ describe.each(['file', 'redis'] as const)('twainmq serve over %s', (kind) => {
     expect(got.headers.get('stream-up-to-date')).toBe('true')
     expect(await got.json()).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }])
     await stop(child, 'SIGINT')
+  }, 60_000)
+
+  it('--compact-every: a stream created with Stream-Compaction: state is compacted by serve itself', async () => {
+    const { child, streams } = await serve(store, ['--compact-every', '100ms', '--tombstone-retention', '1h'])
+    const u = `${streams}state-${kind}`
+    const created = await fetch(u, { method: 'PUT', headers: { ...json, 'stream-compaction': 'state' } })
+    expect(created.headers.get('stream-compaction')).toBe('state')
+    const event = (n: number) => ({ type: 'row', key: String(n % 3), value: { n }, headers: { operation: 'upsert' } })
+    for (let round = 0; round < 10; round++)
+      await post(
+        u,
+        [0, 1, 2].map((k) => event(round * 3 + k)),
+      )
+    const read = async () => (await (await fetch(u)).json()) as unknown[]
+    await until(async () => (await read()).length === 3, 30_000, 'serve to compact the stream')
+    expect(await read()).toEqual([event(27), event(28), event(29)])
+    await stop(child)
   }, 60_000)
 
   it('two serve processes over one store: a stream created and appended through one is read through the other', async () => {
@@ -194,6 +212,7 @@ describe('twainmq serve: usage errors (exit 2, the bad value named)', () => {
       /expected '\*' or origins like https:\/\/app\.example separated by commas, got "app\.example"/,
     ],
     [['--cors', 'https://a.example/'], /got "https:\/\/a\.example\/"/],
+    [['--compact-every', '0'], /option '--compact-every <duration>' argument '0' is invalid\. expected a duration/],
   ])(
     'serve %j',
     async (args, message) => {

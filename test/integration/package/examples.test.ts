@@ -167,6 +167,16 @@ describe('examples run as smoke tests', () => {
     expect(out).toMatch(/done/)
   }, 60_000)
 
+  it('http-state: StreamDB reads a compacted state stream (10 events of 1,001) and follows live changes', () => {
+    const { code, out } = run('http-state.ts')
+    expect(code, out).toBe(0)
+    expect(out).toMatch(/PUT board -> 201 stream-compaction: state/)
+    expect(out).toMatch(/a new reader downloads 10 events \(1001 were appended\)/)
+    expect(out).toMatch(/StreamDB: 9 cards; ann's: card 0 v99, card 2 v99, card 4 v99, card 6 v99, card 8 v99/)
+    expect(out).toMatch(/live: ann's: card 0 v100, card 10 v0, card 2 v99, card 4 v99, card 6 v99, card 8 v99/)
+    expect(out).toMatch(/done/)
+  }, 60_000)
+
   it('http-gateway serves a stream over HTTP: SSE sees Node and HTTP appends, a consumer group reads them', () => {
     const { code, out } = run('http-gateway.ts')
     expect(code, out).toBe(0)
@@ -208,5 +218,6 @@ describe('examples run as smoke tests', () => {
     expect(out).toMatch(/page counted 20 prices >= 100 cents, total 2400, last tea at 139; error: ""/)
     expect(out).toMatch(/second tab counted 20, total 2400/)
     expect(out).toMatch(/after a reload, from its cache: 20, total 2400/)
+    expect(out).toMatch(/stock \(StreamDB\): apple 76, milk 28, tea 4; error: ""/)
   }, 60_000)
 })
