@@ -2,6 +2,7 @@
 // redis-server, talked to with plain fetch, a raw SSE reader and @durable-streams/client.
 import { writeFileSync } from 'node:fs'
 import { stream } from '@durable-streams/client'
+import { createStateSchema, createStreamDB } from '@durable-streams/state/db'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { finished, runCli, startCli, waitFor, type CliChild } from '../../helpers/cli.js'
 import { RedisServer } from '../../helpers/redis-server.js'
@@ -91,6 +92,29 @@ describe.each(['file', 'redis'] as const)('twainmq serve over %s', (kind) => {
     const read = async () => (await (await fetch(u)).json()) as unknown[]
     await until(async () => (await read()).length === 3, 30_000, 'serve to compact the stream')
     expect(await read()).toEqual([event(27), event(28), event(29)])
+    // @durable-streams/state's StreamDB reads it unchanged.
+    const anyRow = {
+      '~standard': {
+        version: 1 as const,
+        vendor: 'test',
+        validate: (value: unknown) => ({ value: value as { key: string; n: number } }),
+      },
+    }
+    const db = createStreamDB({
+      streamOptions: { url: u, contentType: 'application/json' },
+      state: createStateSchema({ rows: { schema: anyRow, type: 'row', primaryKey: 'key' } }),
+    })
+    try {
+      await db.preload()
+      const rows = [...db.collections.rows.values()]
+      expect(rows.map((r) => [r.key, r.n]).sort()).toEqual([
+        ['0', 27],
+        ['1', 28],
+        ['2', 29],
+      ])
+    } finally {
+      db.close()
+    }
     await stop(child)
   }, 60_000)
 
