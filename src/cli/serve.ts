@@ -50,6 +50,15 @@ export function corsOption(value: string): '*' | string[] {
   return origins
 }
 
+/** A `durationOption` parser that also refuses more than `maxMs` (`most`: how to say it). */
+function durationUpTo(maxMs: number, most: string): (value: string) => number {
+  return (value) => {
+    const ms = durationOption(value)
+    if (ms > maxMs) throw new CommanderArgError(`expected a duration of at most ${most}, got ${JSON.stringify(value)}`)
+    return ms
+  }
+}
+
 /** The base URL of the streams on a listening server (IPv6 hosts in brackets). */
 function baseUrl(server: Server, host: string): string {
   const { port } = server.address() as AddressInfo
@@ -119,13 +128,13 @@ export function registerServe(program: Command): void {
       new Option(
         '--compact-every <duration>',
         'how often streams created with Stream-Compaction get a compaction pass: ms, or a number with ms, s, m, h or d (default 30s)',
-      ).argParser(durationOption),
+      ).argParser(durationUpTo(86_400_000, 'a day (24h)')),
     )
     .addOption(
       new Option(
         '--tombstone-retention <duration>',
         'how long a delete of a compacted stream is kept (set when the stream is created; default 1d)',
-      ).argParser(durationOption),
+      ).argParser(durationUpTo(365 * 86_400_000, '365d')),
     )
     .addOption(
       new Option(

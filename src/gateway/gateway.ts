@@ -62,7 +62,7 @@ export function createGateway(twain: Twain, options: GatewayOptions = {}): Gatew
     subscriptions: undefined,
     compaction: new CompactionSchedule(store, resolved.compactEveryMs, (topic, e) =>
       process.emitWarning(
-        `twainmq gateway: a compaction pass of "${topic}" failed: ${(e as Error).message ?? String(e)}`,
+        `twainmq gateway: a compaction pass of "${topic}" failed: ${e instanceof Error ? e.message : String(e)}`,
       ),
     ),
   }

@@ -1,4 +1,4 @@
-import { TopicExistsError } from '../../core/errors.js'
+import { InvalidArgumentError, InvalidKeyTypeError, TopicExistsError } from '../../core/errors.js'
 import { bodyRecords } from '../stream/body-records.js'
 import { isJson, mediaType } from '../transport/content.js'
 import type { GatewayContext } from '../config/context.js'
@@ -8,7 +8,7 @@ import type { StreamTarget } from '../stream/names.js'
 import { formatToken } from '../stream/offsets.js'
 import { tailPosition, tokenOf } from '../reads/read.js'
 import { CLOSE_TYPE, COMPACTED_KEY_TYPE, controlRecord, GATEWAY_KEY_TYPE } from '../stream/records.js'
-import { COMPACTION_HEADER, compactionHeader } from '../stream/state-records.js'
+import { COMPACTION_HEADER, compactionHeader, stateOfAppend } from '../stream/state-records.js'
 import { expiresAtHeader, storedContentType, uintHeader, wantsClose } from '../transport/request-headers.js'
 import { appendIf } from '../stream/stream-append.js'
 import { FIRST_DATA_OFFSET, configRecord, type StreamConfig } from '../stream/stream-config.js'
@@ -125,6 +125,7 @@ export async function putStream(ctx: GatewayContext, req: GwRequest, target: Str
       configRecord(config),
       ...(fork?.prefix ?? []),
       ...(body.length > 0 ? bodyRecords(contentType, body, r.compaction) : []),
+      ...(r.compaction !== undefined ? stateOfAppend({}) : []),
     ]
     if (r.closed) records.push(controlRecord(CLOSE_TYPE, null))
     const newest = config.inherited.at(-1)?.incarnation ?? 0
@@ -143,6 +144,9 @@ export async function putStream(ctx: GatewayContext, req: GwRequest, target: Str
       })
     } catch (e) {
       if (e instanceof TopicExistsError && attempt < 5) continue // created meanwhile: answer as for an existing stream
+      // A store that has no compacted topics (a Python TwainMQ root's key encodings have no strings).
+      if (compacted && (e instanceof InvalidKeyTypeError || e instanceof InvalidArgumentError))
+        throw new HttpStatusError(501, `This store cannot hold compacted streams: ${e.message}`)
       throw e
     }
     await appendIf(ctx.store, target.topic, records, 0, ctx.clientId, compacted)

@@ -29,9 +29,14 @@ export class PageBody {
   /**
    * `expectBytes`: the value bytes the page will likely hold. Room is made for them, the brackets
    * and a comma per value of 16 bytes or more, so a full page of such values is built without
-   * growing (growing copies the whole body so far); at most 16 MiB is reserved up front.
+   * growing (growing copies the whole body so far); at most 16 MiB is reserved up front. `events`:
+   * the stream is a compacted state stream, whose deletes are served as the events they were.
    */
-  constructor(contentType: string, expectBytes = 4096) {
+  constructor(
+    contentType: string,
+    expectBytes = 4096,
+    private readonly events = false,
+  ) {
     this.json = isJson(contentType)
     const expect = Math.min(expectBytes, 1 << 24)
     this.buf = Buffer.allocUnsafe(Math.max(64, expect + (this.json ? (expect >> 4) + 2 : 0)))
@@ -40,7 +45,7 @@ export class PageBody {
 
   /** The size `raw` would add, for paging (before adding it). */
   sizeOf(raw: RawRecord): number {
-    const event = raw.headers?.[H_EVENT]
+    const event = this.eventOf(raw)
     if (event !== undefined) return Buffer.byteLength(event)
     if (this.json && raw.kind !== ValueKind.Json && raw.kind !== ValueKind.Typed)
       return Buffer.byteLength(jsonText(decodeValue(raw.kind, raw.buf, raw.start, raw.end)))
@@ -52,7 +57,7 @@ export class PageBody {
    * before they may change (a raw read's records are valid until that reader's next read).
    */
   addRaw(raw: RawRecord): void {
-    const event = raw.headers?.[H_EVENT]
+    const event = this.eventOf(raw)
     if (event !== undefined) {
       // A compacted stream's delete, stored as a tombstone: served as the event it was.
       this.flush()
@@ -87,6 +92,12 @@ export class PageBody {
       this.buf[this.len++] = CLOSE
     }
     return this.buf.subarray(0, this.len)
+  }
+
+  /** On a compacted state stream (`events`), a delete's tombstone: the event it is served as. */
+  private eventOf(raw: RawRecord): string | undefined {
+    if (!this.events || raw.kind !== ValueKind.Json || raw.end - raw.start !== 4) return undefined
+    return raw.headers?.[H_EVENT]
   }
 
   private addText(text: string): void {

@@ -166,7 +166,8 @@ export async function readPage(
   from: Position,
   maxBytes: number,
 ): Promise<PageResult> {
-  const page = new PageBody(v.contentType, Math.min(maxBytes, (v.tail - from.offset) * 128))
+  const expect = Math.min(maxBytes, (v.tail - from.offset) * 128)
+  const page = new PageBody(v.contentType, expect, v.config?.compaction === 'state')
   const accept = (r: RawRecord): boolean => {
     if (page.count > 0 && page.bytes + page.sizeOf(r) > maxBytes) return false
     page.addRaw(r)

@@ -1,5 +1,5 @@
 import type { TopicStore } from '../../backends/backend.js'
-import { TopicNotFoundError } from '../../core/errors.js'
+import { ClosedError, InvalidArgumentError, TopicNotFoundError } from '../../core/errors.js'
 import type { CompactionHooks } from '../config/context.js'
 
 /**
@@ -56,7 +56,9 @@ export class CompactionSchedule implements CompactionHooks {
       try {
         await this.store.compact(topic)
       } catch (e) {
-        if (e instanceof TopicNotFoundError || this.closed) continue // deleted meanwhile, or closing
+        // Deleted (or made again, not compacted) meanwhile, or the store or gateway closing: no pass is due.
+        if (e instanceof TopicNotFoundError || e instanceof InvalidArgumentError || e instanceof ClosedError) continue
+        if (this.closed) return
         this.failed(topic, e)
         this.touched(topic)
       }

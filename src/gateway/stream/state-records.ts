@@ -36,6 +36,8 @@ const CONTROLS = new Set(['snapshot-start', 'snapshot-end', 'reset'])
 const PRODUCER_TYPE = 'ds.producer'
 /** Message type of a compacted stream's record of the last `Stream-Seq`. */
 const STREAM_SEQ_TYPE = 'ds.seq'
+/** Message type of the record ending a compacted stream's append that has neither producer nor `Stream-Seq`. */
+const TAIL_TYPE = 'ds.tail'
 
 const preview = (v: unknown): string => {
   const text = JSON.stringify(v) ?? String(v)
@@ -85,10 +87,12 @@ export function stateRecord(item: unknown, index: number): RecordInput {
 }
 
 /**
- * The records that keep a compacted stream's producer and `Stream-Seq` state (what `stream-state.ts`
- * folds) where compaction leaves them: one per producer, keyed by its id, and one for the last
- * `Stream-Seq`. On a plain stream these headers ride on the append's first record instead, which
- * compaction could remove.
+ * The records that end every append to a compacted stream (before a close marker), keeping what
+ * `stream-state.ts` folds where compaction leaves it: the producer's state (a record per producer,
+ * keyed by its id) and the last `Stream-Seq`, which on a plain stream ride on the append's first
+ * record instead, and otherwise a `ds.tail` record. Each is the latest of its key, never a
+ * tombstone, so the last record of the stream always stays: were it a delete whose tombstone
+ * compaction removed, a fold from the start would end an offset short of the stream's end.
  */
 export function stateOfAppend(headers: Record<string, string>): RecordInput[] {
   const out: RecordInput[] = []
@@ -100,6 +104,7 @@ export function stateOfAppend(headers: Record<string, string>): RecordInput[] {
   const seq = headers[H_STREAM_SEQ]
   if (seq !== undefined)
     out.push(record(ValueKind.Typed, '{}', STREAM_SEQ_TYPE, { [H_STREAM_SEQ]: seq }, 'ds.stream-seq'))
+  if (out.length === 0) out.push(record(ValueKind.Typed, '{}', TAIL_TYPE, undefined, TAIL_TYPE))
   return out
 }
 

@@ -237,6 +237,7 @@ describe('twainmq serve: usage errors (exit 2, the bad value named)', () => {
     ],
     [['--cors', 'https://a.example/'], /got "https:\/\/a\.example\/"/],
     [['--compact-every', '0'], /option '--compact-every <duration>' argument '0' is invalid\. expected a duration/],
+    [['--compact-every', '2d'], /argument '2d' is invalid\. expected a duration of at most a day \(24h\), got "2d"/],
   ])(
     'serve %j',
     async (args, message) => {
