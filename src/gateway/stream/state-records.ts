@@ -51,9 +51,9 @@ const bad = (index: number, what: string, item: unknown): HttpStatusError =>
  * The record of one State Protocol event (`@durable-streams/state`) on a compacted stream, keyed
  * by what compaction keeps the latest of:
  * - a change event (`headers.operation` insert, update, upsert or delete, a non-empty string
- *   `type` and `key`, a `value` unless a delete): its entity, `[type, key]` as JSON; a delete is stored as a tombstone (a `null` value,
- *   the event in the `ds.event` header), so compaction removes the entity altogether once the
- *   topic's tombstone retention has passed;
+ *   `type` and `key`, a `value` unless a delete): its entity, `[type, key]` as JSON; a delete is
+ *   stored as a tombstone (a `null` value, the event in the `ds.event` header), so compaction
+ *   removes the entity altogether once the topic's tombstone retention has passed;
  * - a control event (`headers.control`: snapshot-start, snapshot-end, reset): a key of its own,
  *   so every one is kept (a `reset` must still precede what it resets).
  * 400 for anything else, naming the event (`index` in the append) and showing it.
