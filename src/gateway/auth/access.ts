@@ -18,7 +18,7 @@ export function refused(d: { status: 401 | 403; reason: string }): HttpStatusErr
 }
 
 /** Refuse the request (401/403) unless the token grants and the hook allow `op` on `target`. */
-async function checkOne(
+export async function checkOne(
   ctx: GatewayContext,
   req: GwRequest,
   target: StreamTarget,

@@ -24,6 +24,9 @@ const LAST_RE = /^([A-Za-z0-9_.-]{1,200})(?:~(0|[1-9][0-9]{0,4}))?$/
 /** Longest topic name (core/names.ts): a nested path's segments and separators count together. */
 const MAX_TOPIC = 200
 
+/** Whether `s` can be a segment of a stream path (and of its topic's name). */
+const segmentOk = (s: string): boolean => SEGMENT_RE.test(s) && s !== '.' && s !== '..'
+
 const invalid = (name: string): HttpStatusError =>
   new HttpStatusError(
     400,
@@ -46,10 +49,7 @@ export function parseStreamName(rawPath: string): StreamTarget {
   const last = LAST_RE.exec(segments[segments.length - 1] as string)
   if (last === null) throw invalid(name)
   const bases = [...segments.slice(0, -1), last[1] as string]
-  for (let i = 0; i < bases.length; i++) {
-    const s = bases[i] as string
-    if ((i < bases.length - 1 && !SEGMENT_RE.test(s)) || s === '.' || s === '..') throw invalid(name)
-  }
+  if (!bases.every(segmentOk)) throw invalid(name)
   const topic = bases.join('+')
   if (topic.length > MAX_TOPIC) throw invalid(name)
   if (name.startsWith('__'))
@@ -69,6 +69,5 @@ export function parseStreamName(rawPath: string): StreamTarget {
 export function streamPathOf(topic: string): string | undefined {
   if (topic.startsWith('__')) return undefined
   const segments = topic.split('+')
-  for (const s of segments) if (!SEGMENT_RE.test(s) || s === '.' || s === '..') return undefined
-  return segments.join('/')
+  return segments.every(segmentOk) ? segments.join('/') : undefined
 }

@@ -11,6 +11,9 @@ export const START_TOKEN = '0000000000000000_0000000000000000'
 
 const TOKEN_RE = /^(\d{16})_(\d{16})$/
 
+/** Whether `raw` is a `Stream-Next-Offset` token (not `-1` or `now`). */
+export const isOffsetToken = (raw: unknown): raw is string => typeof raw === 'string' && TOKEN_RE.test(raw)
+
 export function formatToken(incarnation: number, offset: number): string {
   return `${String(incarnation).padStart(16, '0')}_${String(offset).padStart(16, '0')}`
 }

@@ -20,19 +20,19 @@ export const ERROR_STATUS = {
 
 export type SubscriptionErrorCode = keyof typeof ERROR_STATUS
 
-/** A refusal of a subscription request, answered as `{ "error": { "code", "message", …extra } }`. */
-export class SubscriptionError extends Error {
+/**
+ * A refusal of a subscription request, answered with its code's status, its `headers` and
+ * `{ "error": { "code", "message", …extra } }`.
+ */
+export class SubscriptionError extends HttpStatusError {
   constructor(
     readonly code: SubscriptionErrorCode,
     message: string,
     readonly extra: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
   ) {
-    super(message)
+    super(ERROR_STATUS[code], message, headers)
     this.name = 'SubscriptionError'
-  }
-
-  get status(): number {
-    return ERROR_STATUS[this.code]
   }
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { GatewayContext, SubscriptionHooks } from '../config/context.js'
 import { parseStreamName } from '../stream/names.js'
+import { isOffsetToken } from '../stream/offsets.js'
 import { configHash, parseConfig, streamPath, SubscriptionError, trimSlashes } from './definition.js'
 import { deliverWake, type Delivery } from './delivery.js'
 import { globMatch } from './glob.js'
@@ -82,7 +83,7 @@ export class Subscriptions implements SubscriptionHooks {
   private async load(): Promise<void> {
     for (const s of await this.log.load()) {
       if (this.subs.has(s.id)) continue
-      const sub = new Subscription(s.id, s.config, configHash(s.config), s.createdAt, s.origin, s.generation, s.links)
+      const sub = new Subscription(s.id, s.config, s.createdAt, s.origin, s.generation, s.links)
       this.subs.set(s.id, sub)
       for (const path of sub.links.keys()) this.watch(sub, path)
       this.poke(sub)
@@ -108,7 +109,7 @@ export class Subscriptions implements SubscriptionHooks {
       await had.chain // answered once it is stored
       return { created: false, sub: had }
     }
-    const sub = new Subscription(id, config, hash, new Date().toISOString(), this.publicUrl ?? origin)
+    const sub = new Subscription(id, config, new Date().toISOString(), this.publicUrl ?? origin)
     this.subs.set(id, sub)
     try {
       await this.run(sub, async () => {
@@ -230,8 +231,8 @@ export class Subscriptions implements SubscriptionHooks {
   touched(path: string): void {
     if (this.closed || this.loaded === undefined) return
     for (const sub of this.subs.values()) {
-      const pattern = sub.config.pattern
-      if (pattern !== undefined && !sub.links.has(path) && globMatch(pattern, path)) {
+      const matched = sub.config.pattern !== undefined && globMatch(sub.config.pattern, path)
+      if (matched && !sub.links.has(path) && path !== sub.config.wakeStream) {
         this.ctx.background(
           this.run(sub, async () => {
             if (sub.deleted || sub.links.has(path)) return
@@ -240,7 +241,7 @@ export class Subscriptions implements SubscriptionHooks {
           }),
         )
       }
-      if (sub.links.has(path) || (pattern !== undefined && globMatch(pattern, path))) this.poke(sub)
+      if (matched || sub.links.has(path)) this.poke(sub)
     }
   }
 
@@ -329,7 +330,7 @@ export class Subscriptions implements SubscriptionHooks {
           `An ack names ${JSON.stringify(raw)}, not a stream of the subscription`,
         )
       const offset = a.offset
-      if (typeof offset !== 'string' || !/^\d{16}_\d{16}$/.test(offset))
+      if (!isOffsetToken(offset))
         throw new SubscriptionError(
           'INVALID_OFFSET',
           `An ack's offset must be a Stream-Next-Offset token, got ${JSON.stringify(offset)}`,
@@ -494,7 +495,11 @@ export class Subscriptions implements SubscriptionHooks {
     const paths = patterned.length === 0 ? [] : await streamPaths(this.ctx.store)
     for (const sub of this.subs.values()) {
       const pattern = sub.config.pattern
-      const fresh = pattern === undefined ? [] : paths.filter((p) => !sub.links.has(p) && globMatch(pattern, p))
+      // Never its own wake stream (link() refuses it): finding it again would save the subscription every sweep.
+      const fresh =
+        pattern === undefined
+          ? []
+          : paths.filter((p) => !sub.links.has(p) && p !== sub.config.wakeStream && globMatch(pattern, p))
       if (fresh.length > 0)
         await this.run(sub, async () => {
           if (sub.deleted) return

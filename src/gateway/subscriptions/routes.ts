@@ -1,5 +1,6 @@
 import type { GatewayContext } from '../config/context.js'
-import { refused } from '../auth/access.js'
+import { checkOne, refused } from '../auth/access.js'
+import { parseStreamName } from '../stream/names.js'
 import { HttpStatusError, reply, type GwRequest, type GwResponse } from '../transport/http.js'
 import type { GatewayOperation } from '../auth/auth-tokens.js'
 import { streamPath, SubscriptionError } from './definition.js'
@@ -13,7 +14,7 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
   reply(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers }, JSON.stringify(body))
 
 const failed = (e: SubscriptionError): GwResponse =>
-  json(e.status, { error: { code: e.code, message: e.message, ...e.extra } })
+  json(e.status, { error: { code: e.code, message: e.message, ...e.extra } }, e.headers)
 
 async function bodyOf(req: GwRequest): Promise<Record<string, unknown>> {
   const raw = (await req.body(MAX_BODY)).toString('utf8')
@@ -54,19 +55,14 @@ async function checkManager(ctx: GatewayContext, req: GwRequest, id: string, op:
 
 /** A pull-wake subscription appends to its wake stream: its creator must be allowed to. */
 async function checkWakeStream(ctx: GatewayContext, req: GwRequest, body: Record<string, unknown>): Promise<void> {
-  const { auth, authorize } = ctx.options
   if (body.type !== 'pull-wake' || typeof body.wake_stream !== 'string') return
   const stream = streamPath(body.wake_stream, 'wake_stream')
-  if (auth !== undefined) {
-    const d = auth.check(req.header('authorization'), stream, 'append')
-    if (!d.allowed) throw refused(d)
-  }
-  if (authorize !== undefined && (await authorize(req, stream, 'append')) !== true)
-    throw new HttpStatusError(403, `Not allowed: the authorize hook refused append to ${stream} (the wake stream)`)
+  if (ctx.options.auth !== undefined || ctx.options.authorize !== undefined)
+    await checkOne(ctx, req, parseStreamName(stream), 'append')
 }
 
 const notAllowed = (method: string, allow: string): SubscriptionError =>
-  new SubscriptionError('METHOD_NOT_ALLOWED', `${method} is not allowed here (allowed: ${allow})`, {})
+  new SubscriptionError('METHOD_NOT_ALLOWED', `${method} is not allowed here (allowed: ${allow})`, {}, { allow })
 
 /**
  * The `__ds` control routes of the Durable Streams protocol under the base path: `jwks.json` (the
@@ -88,11 +84,7 @@ export async function subscriptionRequest(
       )
     return await route(ctx, subs, req, rest)
   } catch (e) {
-    if (e instanceof SubscriptionError) {
-      const res = failed(e)
-      if (e.code === 'METHOD_NOT_ALLOWED') res.headers['allow'] = e.message.replace(/^.*\(allowed: (.*)\)$/, '$1')
-      return res
-    }
+    if (e instanceof SubscriptionError) return failed(e)
     if (e instanceof HttpStatusError && (e.status === 401 || e.status === 403 || e.status === 413))
       return json(
         e.status,

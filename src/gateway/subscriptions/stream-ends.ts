@@ -27,29 +27,24 @@ export async function streamEnds(ctx: GatewayContext, path: string): Promise<Str
   }
 }
 
-/** Offset tokens compare as strings (fixed width, incarnation first); `-1` is before every token. */
-export function compareTokens(a: string, b: string): number {
-  if (a === b) return 0
-  if (a === '-1') return -1
-  if (b === '-1') return 1
-  return a < b ? -1 : 1
-}
+/** Offset tokens compare as strings (fixed width, incarnation first); `-1` sorts before every token (`-` < `0`). */
+export const compareTokens = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
 /** Each stream `sub` follows, with its tail and whether it has pending work (a tail past the ack). */
-export async function streamInfos(ctx: GatewayContext, sub: Subscription): Promise<StreamInfo[]> {
-  const out: StreamInfo[] = []
-  for (const l of sub.links.values()) {
-    const ends = await streamEnds(ctx, l.path)
-    const from = l.acked === '-1' ? ends.start : l.acked
-    out.push({
-      path: l.path,
-      link_type: l.explicit ? 'explicit' : 'glob',
-      acked_offset: l.acked,
-      tail_offset: ends.tail,
-      has_pending: compareTokens(ends.tail, from) > 0,
-    })
-  }
-  return out
+export function streamInfos(ctx: GatewayContext, sub: Subscription): Promise<StreamInfo[]> {
+  return Promise.all(
+    [...sub.links.values()].map(async (l) => {
+      const ends = await streamEnds(ctx, l.path)
+      const from = l.acked === '-1' ? ends.start : l.acked
+      return {
+        path: l.path,
+        link_type: l.explicit ? ('explicit' as const) : ('glob' as const),
+        acked_offset: l.acked,
+        tail_offset: ends.tail,
+        has_pending: compareTokens(ends.tail, from) > 0,
+      }
+    }),
+  )
 }
 
 /** Where a stream linked now starts: its tail, or (not there yet) its start, whenever it is made. */

@@ -1,4 +1,4 @@
-import type { SubscriptionConfig } from './definition.js'
+import { configHash, type SubscriptionConfig } from './definition.js'
 import type { StoredLink, StoredSubscription } from './subscription-log.js'
 
 /** A followed stream as a wake shows it. */
@@ -17,6 +17,8 @@ export interface StreamInfo {
  */
 export class Subscription {
   readonly links = new Map<string, StoredLink>()
+  /** What a PUT of an equal definition matches (`configHash`). */
+  readonly hash: string
   generation: number
   /** The wake in flight (undefined: none), what each stream's tail was when it began, its token and holder. */
   wakeId: string | undefined
@@ -39,7 +41,6 @@ export class Subscription {
   constructor(
     readonly id: string,
     readonly config: SubscriptionConfig,
-    readonly hash: string,
     readonly createdAt: string,
     /** Origin of the gateway as its callers reach it (callback and key-set URLs). */
     readonly origin: string,
@@ -47,6 +48,7 @@ export class Subscription {
     links: readonly StoredLink[] = [],
   ) {
     this.generation = generation
+    this.hash = configHash(config)
     for (const l of links) this.links.set(l.path, { ...l })
   }
 
