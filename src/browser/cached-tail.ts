@@ -5,6 +5,7 @@
 // `from`, and the cache starts its range again where the read joins it.
 import type { BrowserMessage } from './message.js'
 import type { BatchReader } from './reader.js'
+import { statusOf } from './retry.js'
 import { appendRange, clearRange, loadRange, type CachedMessage, type CachedRange } from './message-cache.js'
 import { formatPosition, parsePosition, type Position } from './tokens.js'
 
@@ -39,8 +40,9 @@ export class CachedTailReader<V> implements BatchReader<V> {
   private async start(): Promise<void> {
     let range: CachedRange | undefined
     try {
-      range = await loadRange(this.key)
-      if (range !== undefined && this.from.base !== 'now') {
+      // Read only a range that can serve the tail: none for 'now', one from the start for 'start'.
+      if (this.from.base !== 'now') range = await loadRange(this.key, (r) => r.fromStart || !this.atStart)
+      if (range !== undefined) {
         if (this.atStart && range.fromStart) {
           // The common reload: the first part is given while the rest is read.
           const head = await range.head
@@ -104,7 +106,7 @@ export class CachedTailReader<V> implements BatchReader<V> {
       // Read on from the cache's end and refused as not of this stream (400: deleted and made
       // again) or trimmed (410): the cache is of a stream that is gone. It is forgotten, so the
       // next tail reads afresh; this one ends with the error.
-      const status = (e as { status?: unknown }).status
+      const status = statusOf(e)
       if (this.fromCache && (status === 400 || status === 410)) await clearRange(this.key).catch(() => undefined)
       throw e
     }

@@ -138,6 +138,8 @@ export class TwainBrowserClient {
     cache?: { maxMessages: number },
   ): BrowserMessageStream<V> {
     const url = this.url(stream)
+    const shared = live && this.options.shareTabs === true
+    const key = shared || cache !== undefined ? shareKey(url, this.options) : undefined
     const plan = {
       stream,
       url,
@@ -148,8 +150,8 @@ export class TwainBrowserClient {
       headers: () => this.headers(),
       fetch: this.fetchFn,
       retryMs: this.retryMs,
-      shareKey: live && this.options.shareTabs === true ? shareKey(url, this.options) : undefined,
-      cache: cache === undefined ? undefined : { key: shareKey(url, this.options), maxMessages: cache.maxMessages },
+      shareKey: shared ? key : undefined,
+      cache: cache === undefined ? undefined : { key: key as string, maxMessages: cache.maxMessages },
     }
     return new BrowserMessageStream<V>(plan, signal)
   }

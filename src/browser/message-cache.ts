@@ -127,13 +127,16 @@ function database(): Promise<IdbDatabase | undefined> {
   return opened
 }
 
-/** The range stored for `key`, or undefined (none, or no IndexedDB). */
-export async function loadRange(key: string): Promise<CachedRange | undefined> {
+/** The range stored for `key`, or undefined (none, one not `wanted`, or no IndexedDB): its messages are read only then. */
+export async function loadRange(
+  key: string,
+  wanted: (range: { fromStart: boolean }) => boolean = () => true,
+): Promise<CachedRange | undefined> {
   const db = await database()
   if (db === undefined) return undefined
   const t = db.transaction([STREAMS, MESSAGES], 'readonly')
   const meta = (await done(t.objectStore(STREAMS).get(key))) as RangeMeta | undefined
-  if (meta === undefined) return undefined
+  if (meta === undefined || !wanted(meta)) return undefined
   const split = Math.min(meta.first + HEAD, meta.next)
   const messages = t.objectStore(MESSAGES)
   // An empty key range ([k, n], [k, n]) with an open bound is a DataError: no read for no messages.
@@ -193,6 +196,7 @@ async function store(
     // Contiguous or overlapping (another page stored part of it): only what lies past the range.
     const resume = meta.resume
     fresh = batch.filter((m) => compareTokens(m.offset, resume) >= 0)
+    if (fresh.length === 0) return // all of it stored already (by another page): the range is as it was
   } else {
     // No range yet, or a gap after it: the range starts again here.
     if (meta !== undefined) messages.delete(seqs(key, meta.first, meta.next))

@@ -75,10 +75,6 @@ export class StreamReader<V> implements BatchReader<V> {
     this.ended = true
     this.failure = failure
     this.abort.abort(new AbortError('the read was closed'))
-    this.signal()
-  }
-
-  private signal(): void {
     this.signals.signal()
   }
 
@@ -151,14 +147,14 @@ export class StreamReader<V> implements BatchReader<V> {
   private push(messages: BrowserMessage<V>[]): void {
     if (messages.length === 0) return
     this.queue.push(messages)
-    this.signal()
+    this.signals.signal()
   }
 
   private finishWith(messages: BrowserMessage<V>[]): void {
     this.push(messages)
     this.ended = true
     this.abort.abort(new AbortError('the read is complete'))
-    this.signal()
+    this.signals.signal()
   }
 }
 

@@ -112,7 +112,7 @@ export class SharedTailReader<V> implements ShareMember, BatchReader<V> {
     if (error !== undefined) return this.end(error)
     if (!this.filling && !this.behind) {
       this.closedAt = true
-      this.signal()
+      this.signals.signal()
       return
     }
     // Filling (perhaps to a point before the close) or behind: once the batches held are given,
@@ -132,7 +132,7 @@ export class SharedTailReader<V> implements ShareMember, BatchReader<V> {
       this.pos = r.position
       if (r.closed) {
         this.closedAt = true
-        this.signal()
+        this.signals.signal()
         return
       }
     } catch (e) {
@@ -156,7 +156,7 @@ export class SharedTailReader<V> implements ShareMember, BatchReader<V> {
     this.queued += messages.length
     this.pos = parsePosition((messages[messages.length - 1] as BrowserMessage<unknown>).resume)
     if (!this.filling && this.queued > MAX_QUEUED) this.behind = true
-    this.signal()
+    this.signals.signal()
   }
 
   private end(failure?: Error): void {
@@ -165,10 +165,6 @@ export class SharedTailReader<V> implements ShareMember, BatchReader<V> {
     this.failure = failure
     this.abort.abort(new AbortError('the read was closed'))
     this.share.leave(this)
-    this.signal()
-  }
-
-  private signal(): void {
     this.signals.signal()
   }
 }

@@ -46,7 +46,7 @@ interface ChannelLike {
 type ChannelConstructor = new (name: string) => ChannelLike
 
 /** The Web Locks and BroadcastChannel of this page, when it has both (else tails are not shared). */
-export function shareSupport(): { locks: LockManagerLike; Channel: ChannelConstructor } | undefined {
+function shareSupport(): { locks: LockManagerLike; Channel: ChannelConstructor } | undefined {
   const g = globalThis as unknown as { navigator?: { locks?: LockManagerLike }; BroadcastChannel?: ChannelConstructor }
   const locks = g.navigator?.locks
   if (locks === undefined || typeof locks.request !== 'function' || typeof g.BroadcastChannel !== 'function')
@@ -62,7 +62,7 @@ export function shareOf(key: string, plan: CatchUpPlan): TabShare | undefined {
   if (had !== undefined) return had
   const support = shareSupport()
   if (support === undefined) return undefined
-  const share = new TabShare(key, plan, support.locks, new support.Channel(`twainmq-tail:${key}`))
+  const share = new TabShare(key, plan, support.locks, support.Channel)
   shares.set(key, share)
   return share
 }
@@ -73,14 +73,14 @@ const pageHidden = (): boolean => doc !== undefined && doc.hidden === true
 
 export class TabShare {
   private readonly members = new Set<ShareMember>()
+  /** The name of the lock and of the channel. */
   private readonly lockName: string
+  private readonly channel: ChannelLike
   /** The current lock request (a newer one replaces it); its abort stops it waiting. */
   private request: { id: number; stop: AbortController } | undefined
   private requests = 0
-  /** Ends the lead (releases the lock) when the last member leaves or the lock was stolen. */
-  private stopLeading: (() => void) | undefined
-  /** The request whose lock this page leads with. */
-  private leadingId = 0
+  /** The lead: the request whose lock this page holds, and what ends it (releases the lock) when the last member leaves or the lock was stolen. */
+  private leadership: { id: number; stop: () => void } | undefined
   /** The furthest position a shared batch reached (where a new leader reads on from). */
   private lastEnd: string | undefined
   /** What the leader said of its page: hidden pages pause their reads (`@durable-streams/client`). */
@@ -89,12 +89,13 @@ export class TabShare {
   private readonly onVisibility = (): void => this.visibilityChanged()
 
   constructor(
-    key: string,
+    private readonly key: string,
     private readonly plan: CatchUpPlan,
     private readonly locks: LockManagerLike,
-    private readonly channel: ChannelLike,
+    Channel: ChannelConstructor,
   ) {
     this.lockName = `twainmq-tail:${key}`
+    const channel = (this.channel = new Channel(this.lockName))
     channel.onmessage = (e) => this.received(e.data as Wire)
     const d = doc as { addEventListener?: (t: string, f: () => void) => void } | undefined
     d?.addEventListener?.('visibilitychange', this.onVisibility)
@@ -104,7 +105,7 @@ export class TabShare {
 
   /** Whether this page holds the live read now. */
   get leading(): boolean {
-    return this.stopLeading !== undefined
+    return this.leadership !== undefined
   }
 
   join(member: ShareMember): void {
@@ -115,10 +116,10 @@ export class TabShare {
     this.members.delete(member)
     if (this.members.size > 0 || this.done) return
     this.done = true
-    shares.delete(keyOf(this.lockName))
+    shares.delete(this.key)
     this.request?.stop.abort()
     this.request = undefined
-    this.stopLeading?.()
+    this.leadership?.stop()
     this.channel.close()
     const d = doc as { removeEventListener?: (t: string, f: () => void) => void } | undefined
     d?.removeEventListener?.('visibilitychange', this.onVisibility)
@@ -140,7 +141,7 @@ export class TabShare {
       .request(this.lockName, options, () => this.lead(id))
       .catch(() => undefined) // stopped waiting, or stolen while leading
       .then(() => {
-        if (this.leadingId === id) this.stopLeading?.() // the lock is gone (stolen): so is the lead
+        if (this.leadership?.id === id) this.leadership.stop() // the lock is gone (stolen): so is the lead
         if (this.request?.id === id) {
           this.request = undefined
           this.ask(false)
@@ -159,8 +160,7 @@ export class TabShare {
       to: undefined,
       limit: undefined,
     })
-    const released = new Promise<void>((resolve) => (this.stopLeading = resolve))
-    this.leadingId = id
+    const released = new Promise<void>((resolve) => (this.leadership = { id, stop: resolve }))
     let stopped = false
     this.send({ kind: 'leader', hidden: pageHidden() })
     const reading = (async () => {
@@ -185,8 +185,7 @@ export class TabShare {
     })()
     await released
     stopped = true
-    this.stopLeading = undefined
-    this.leadingId = 0
+    this.leadership = undefined
     reader.close()
     await reading
   }
@@ -252,5 +251,3 @@ export class TabShare {
     for (const m of [...this.members]) m.ended(error)
   }
 }
-
-const keyOf = (lockName: string): string => lockName.slice('twainmq-tail:'.length)
