@@ -82,8 +82,8 @@ export interface TextFrames {
    * cannot go now (then `append`). Throws what `append` rejects with.
    */
   appendNow(topic: string, partition: number, frame: TextFrame): number | undefined
-  /** `TopicStore.appendIdempotent` of the frame's records (some added with an id). */
-  appendIdempotent(topic: string, partition: number, frame: TextFrame, windowMs: number): Promise<IdempotentResult[]>
+  /** `TopicStore.appendIdempotent` of the frame's records (some added with an id), as an `IdempotentOutcome`. */
+  appendIdempotent(topic: string, partition: number, frame: TextFrame, windowMs: number): Promise<IdempotentOutcome>
 }
 
 /** Where a processor's outputs come from (`TopicStore.appendSourced`). */
@@ -121,6 +121,18 @@ export interface IdempotentResult {
   offset: number
   /** Its id was stored within the window before (by any process, or earlier in this call): nothing was written for it. */
   duplicate: boolean
+}
+
+/**
+ * `IdempotentResult`s without an object per record (the producer's frame path resolves its sends
+ * from it directly): record `i` went to `base + ~slots[i]` when `slots[i]` is negative (written by
+ * this call, unless `repeats` has `i`: a duplicate of an earlier record of the call), else it is a
+ * duplicate of the record at offset `slots[i]`.
+ */
+export interface IdempotentOutcome {
+  base: number
+  slots: readonly number[]
+  repeats: ReadonlySet<number> | undefined
 }
 
 /** First retained and next-to-be-written offset of a partition. */
@@ -228,8 +240,9 @@ export interface TopicStore {
    * `windowMs` milliseconds (the store's clock: the machine's for a directory, the server's for
    * Redis), by any process, before this call or earlier in it, is not stored again: it gets that
    * record's offset. The others are stored as `append` stores them, in order, with consecutive
-   * offsets, and their ids are remembered for at least the window they were stored with, at most
-   * `MAX_REMEMBERED_IDS` per partition (the oldest forgotten first). Atomic with the append: no
+   * offsets, and their ids are remembered for at least the window they were stored with, and at
+   * least the partition's last `MAX_REMEMBERED_IDS` of them (up to twice as many; the oldest are
+   * forgotten first, so memory stays bounded). Atomic with the append: no
    * interleaving of processes, crashes or retried calls stores an id twice within its window.
    * @throws what `append` throws; `InvalidArgumentError` where the topic's format keeps no headers.
    */

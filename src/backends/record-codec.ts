@@ -67,6 +67,18 @@ function writeUtf8(b: Buffer, s: string, at: number): number {
   return hasUtf8Write ? (b as NativeWrite).utf8Write(s, at) : b.write(s, at, 'utf8')
 }
 
+/** `writeUtf8` for a short string: a byte loop while it is ASCII (most ids are), else the native write. */
+function writeShortUtf8(b: Buffer, s: string, at: number): number {
+  const n = s.length
+  if (n > 32) return writeUtf8(b, s, at)
+  for (let j = 0; j < n; j++) {
+    const c = s.charCodeAt(j)
+    if (c >= 0x80) return writeUtf8(b, s, at)
+    b[at + j] = c
+  }
+  return n
+}
+
 /** Set a header; `__proto__` must become an own property, not hit the prototype setter. */
 export function setHeader(headers: Record<string, string>, name: string, value: string): void {
   if (name === '__proto__')
@@ -144,8 +156,10 @@ export function writeTextRecord(
   put16(buf, pos + 16, header === undefined ? 0 : 1)
   pos = writeKey(buf, pos + 18, key, keyBytes)
   if (header !== undefined) {
-    const kl = header.copy(buf, pos + 6)
-    const vl = writeUtf8(buf, headerValue as string, pos + 6 + kl)
+    // A header of a few bytes (the idempotency id): byte loops beat the native calls' overhead.
+    const kl = header.length
+    for (let j = 0; j < kl; j++) buf[pos + 6 + j] = header[j] as number
+    const vl = writeShortUtf8(buf, headerValue as string, pos + 6 + kl)
     put16(buf, pos, kl)
     put32(buf, pos + 2, vl)
     pos += 6 + kl + vl

@@ -63,8 +63,8 @@ export const ID_HEADER = 'x-twain-id'
 export const MAX_ID_BYTES = 512
 /**
  * Ids a partition remembers (`appendIdempotent`): its last this many at least, whatever the window;
- * older ones are forgotten first, so memory stays bounded (the file backend keeps exactly this
- * many at most; Redis, in two generations, up to twice as many).
+ * older ones are forgotten first, so memory stays bounded (both backends keep them in two
+ * generations of this many: up to twice as many).
  */
 export const MAX_REMEMBERED_IDS = 100_000
 

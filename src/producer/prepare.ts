@@ -30,12 +30,19 @@ function checkHeaders(headers: unknown): Record<string, string> | undefined {
 function checkId(id: unknown): number {
   if (typeof id !== 'string' || id.length === 0)
     throw new InvalidArgumentError(`A send's id must be a non-empty string, got ${JSON.stringify(id) ?? String(id)}`)
-  const bytes = id.length * 3 <= MAX_ID_BYTES ? -1 : Buffer.byteLength(id, 'utf8')
+  const bytes = utf8Length(id)
   if (bytes > MAX_ID_BYTES)
     throw new InvalidArgumentError(
       `A send's id must be at most ${MAX_ID_BYTES} UTF-8 bytes, got ${bytes} ("${id.slice(0, 40)}…")`,
     )
-  return bytes < 0 ? Buffer.byteLength(id, 'utf8') : bytes
+  return bytes
+}
+
+/** UTF-8 length of a string: counted in a loop while it is short and ASCII (most ids are), else by Buffer. */
+function utf8Length(s: string): number {
+  if (s.length > 64) return Buffer.byteLength(s, 'utf8')
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 0x80) return Buffer.byteLength(s, 'utf8')
+  return s.length
 }
 
 /** Stored bytes of the id header (name, value and their lengths) of an id of `idBytes` UTF-8 bytes. */

@@ -1,4 +1,4 @@
-import type { IdempotentResult, TextFrame, TextFrames } from '../backends/backend.js'
+import type { IdempotentOutcome, TextFrame, TextFrames } from '../backends/backend.js'
 import { TopicNotFoundError } from '../core/errors.js'
 import type { RecordMetadata } from '../core/types.js'
 import { MAX_BATCH_BYTES } from './partition-batches.js'
@@ -256,17 +256,24 @@ export class TextFlusher {
 
   /** A part with ids: each send resolves with its record's offset, or the stored one's (`duplicate`). */
   private async appendIdempotent(part: Part, onNotFound: () => void, windowMs: number): Promise<void> {
-    let results: IdempotentResult[]
+    let got: IdempotentOutcome
     try {
-      results = await this.frames.appendIdempotent(this.topic, part.partition, part.frame, windowMs)
+      got = await this.frames.appendIdempotent(this.topic, part.partition, part.frame, windowMs)
     } catch (e) {
       return this.failed(part, e, onNotFound)
     }
     const { partition, sends } = part
+    const { base, slots, repeats } = got
     this.release(part.frame)
     for (let i = 0; i < sends.length; i++) {
-      const { offset, duplicate } = results[i] as IdempotentResult
-      ;(sends[i] as SendRecord).resolve(duplicate ? { partition, offset, duplicate: true } : { partition, offset })
+      const s = slots[i] as number
+      ;(sends[i] as SendRecord).resolve(
+        s >= 0
+          ? { partition, offset: s, duplicate: true }
+          : repeats?.has(i) === true
+            ? { partition, offset: base + ~s, duplicate: true }
+            : { partition, offset: base + ~s },
+      )
     }
   }
 

@@ -1,5 +1,12 @@
 import type { Attributes, Link, Span } from '@opentelemetry/api'
-import type { Backend, IdempotentResult, OutputSource, TextFrame, TextFrames } from '../backends/backend.js'
+import type {
+  Backend,
+  IdempotentOutcome,
+  IdempotentResult,
+  OutputSource,
+  TextFrame,
+  TextFrames,
+} from '../backends/backend.js'
 import type { RecordInput } from '../backends/record.js'
 import * as A from './attributes.js'
 import type { Telemetry } from './telemetry.js'
@@ -83,6 +90,10 @@ class WriteOp {
 }
 
 const firstOffset = (r: IdempotentResult[]): number => r[0]?.offset ?? -1
+const firstOfOutcome = (o: IdempotentOutcome): number => {
+  const s = o.slots[0]
+  return s === undefined ? -1 : s < 0 ? o.base + ~s : s
+}
 const same = (n: number): number => n
 
 function tracedFrames(frames: TextFrames, tel: Telemetry): TextFrames {
@@ -109,7 +120,7 @@ function tracedFrames(frames: TextFrames, tel: Telemetry): TextFrames {
     appendIdempotent: (topic, partition, frame, windowMs) =>
       new WriteOp(tel, 'send', topic, partition, frame.count, undefined, undefined).run(
         frames.appendIdempotent(topic, partition, frame, windowMs),
-        firstOffset,
+        firstOfOutcome,
       ),
   }
 }

@@ -1,8 +1,8 @@
-import type { IdempotentResult } from '../backend.js'
+import type { IdempotentOutcome, IdempotentResult } from '../backend.js'
 import { checkIdempotent, ID_HEADER, type RecordInput } from '../record.js'
 import type { PartitionAppender } from './appender.js'
 import { encodeBatch } from './batch-format.js'
-import { IdTable, type IdPlan, type IdSource } from './id-table.js'
+import { IdTable, outcomeResults, type IdPlan, type IdSource } from './id-table.js'
 import type { FilePartitionReader } from './reader.js'
 import type { NativeTextFrame } from './text-frame.js'
 
@@ -34,14 +34,15 @@ export class IdAppends {
     checkIdempotent(records, windowMs)
     const ids = records.map((r) => r.headers?.[ID_HEADER])
     let fresh: RecordInput[] = []
-    return this.decideAndWrite(topic, partition, ids, windowMs, producerId, (keep) => {
+    const written = this.decideAndWrite(topic, partition, ids, windowMs, producerId, (keep) => {
       fresh = keep.length === records.length ? (records as RecordInput[]) : keep.map((i) => records[i] as RecordInput)
       return (base) => encodeBatch(fresh, base, producerId)
     })
+    return written.then(outcomeResults)
   }
 
   /** Idempotent append of a frame the producer built (its ids are `frame.ids`). */
-  appendFrame(topic: string, partition: number, frame: NativeTextFrame, windowMs: number): Promise<IdempotentResult[]> {
+  appendFrame(topic: string, partition: number, frame: NativeTextFrame, windowMs: number): Promise<IdempotentOutcome> {
     checkIdempotent([], windowMs) // the frame's ids were checked as they were added (producer/prepare.ts)
     const ids = frame.ids ?? new Array<string | undefined>(frame.count)
     return this.decideAndWrite(topic, partition, ids, windowMs, frame.producerId, (keep) => {
@@ -61,7 +62,7 @@ export class IdAppends {
     windowMs: number,
     producerId: string,
     prepare: (keep: number[]) => (base: number) => Buffer,
-  ): Promise<IdempotentResult[]> {
+  ): Promise<IdempotentOutcome> {
     const table = await this.tableOf(topic, partition)
     const now = Date.now()
     // The first records the window covers (found before the lock: a time seek reads the index).
@@ -69,10 +70,10 @@ export class IdAppends {
     const startAt = table.covers(from) ? undefined : await this.host.offsetForTime(topic, partition, from)
     let plan: IdPlan | undefined
     let encode: ((base: number) => Buffer) | undefined
-    let base: number | undefined
+    let results: IdempotentOutcome | undefined
     try {
       await this.host.appendVia(topic, partition, async (a) => {
-        base = await a.appendChosen(
+        const base = await a.appendChosen(
           (end) => {
             if (startAt !== undefined) table.start(startAt, from)
             // A log that moved back (the topic deleted and created again) is read again from the window's start.
@@ -84,6 +85,8 @@ export class IdAppends {
           },
           (b) => (encode as (base: number) => Buffer)(b),
           producerId,
+          // Right after the write, still under the lock: the next decision sees these ids stored.
+          (b) => void (results = table.stored(plan as IdPlan, b, Date.now())),
         )
         return base ?? -1
       })
@@ -91,8 +94,7 @@ export class IdAppends {
       if (plan !== undefined) table.abandon(plan)
       throw e
     }
-    const p = plan as IdPlan
-    return base === undefined ? table.unchanged(p) : table.stored(p, base, Date.now())
+    return results ?? table.unchanged(plan as IdPlan)
   }
 
   private async tableOf(topic: string, partition: number): Promise<IdTable> {

@@ -1,11 +1,6 @@
-import type { IdempotentResult } from '../backend.js'
+import type { IdempotentOutcome, IdempotentResult } from '../backend.js'
 import { ID_HEADER, MAX_REMEMBERED_IDS } from '../record.js'
-
-/** Where an id was stored, and when (ms since the epoch, the machine's clock). */
-interface Seen {
-  offset: number
-  at: number
-}
+import { IdGeneration, idHash } from './id-generation.js'
 
 /** What {@link IdTable.decide} chose: the records to write, and each input record's result once they are. */
 export interface IdPlan {
@@ -17,10 +12,23 @@ export interface IdPlan {
   slots: number[]
   /** Input records whose id an earlier record of the call has: duplicates of that one (undefined: none). */
   repeats: Set<number> | undefined
-  /** The table's entries of the fresh ids, pending until `stored`. */
-  pending: Seen[]
-  /** The entries (past the call's window) the fresh ids replaced: put back by `abandon`. */
-  replaced: Array<[string, Seen]> | undefined
+  /** The generation the fresh ids entered, and their entries there, pending until `stored`. */
+  gen: IdGeneration
+  pending: number[]
+  /** Entries of `gen` (past the call's window) the fresh ids took over, each with its offset and time before: put back by `abandon`. */
+  replaced: number[] | undefined
+  /** `stored` or `abandon` was called. */
+  settled: boolean
+}
+
+/** The `IdempotentResult`s of an outcome. */
+export function outcomeResults(o: IdempotentOutcome): IdempotentResult[] {
+  const out = new Array<IdempotentResult>(o.slots.length)
+  for (let i = 0; i < out.length; i++) {
+    const s = o.slots[i] as number
+    out[i] = s < 0 ? { offset: o.base + ~s, duplicate: o.repeats?.has(i) === true } : { offset: s, duplicate: true }
+  }
+  return out
 }
 
 /** The records of a partition from an offset on, read synchronously (the caller holds the partition lock). */
@@ -40,10 +48,19 @@ export interface IdSource {
  * sees every id stored before it; a process that starts reads the partition's records of the last
  * window first. Nothing is written beside the log, so no crash can leave the table and the log
  * disagreeing.
+ *
+ * Ids are kept in two generations, as the Redis backend keeps them (decision 188): the current one
+ * takes every id stored; once it holds `MAX_REMEMBERED_IDS` ids, or its oldest is older than the
+ * longest window asked, it becomes the previous one and the previous one is dropped whole. So the
+ * table remembers at least the last `MAX_REMEMBERED_IDS` ids (up to twice as many), forgets none
+ * within a window for age, and never deletes entries one by one.
  */
 export class IdTable {
-  /** Insertion order is storage order: the oldest are first (pruned first). */
-  private readonly ids = new Map<string, Seen>()
+  /** The current generation (every id stored goes here) and the previous one (looked up after it). */
+  private cur = new IdGeneration()
+  private prev = new IdGeneration()
+  /** The last plan decided, until it is stored or abandoned. */
+  private open: IdPlan | undefined
   /** Offsets below this have been read into the table (-1: nothing read yet). */
   private covered = -1
   /** Ids stored before this time were never read: a window reaching further back reads the log again. */
@@ -51,7 +68,11 @@ export class IdTable {
   /** Longest window asked for: ids are kept that long. */
   private keepMs = 0
 
-  constructor(private readonly source: IdSource) {}
+  /** `remember`: ids a generation holds before it becomes the previous one. */
+  constructor(
+    private readonly source: IdSource,
+    private readonly remember = MAX_REMEMBERED_IDS,
+  ) {}
 
   /** Whether ids stored since `from` (ms) are all in the table: else `start` must read the log from there. */
   covers(from: number): boolean {
@@ -60,7 +81,8 @@ export class IdTable {
 
   /** Read the log from `offset` (the first record stored at or after the window's start) on the next `syncTo`. */
   start(offset: number, from: number): void {
-    this.ids.clear()
+    this.cur = new IdGeneration()
+    this.prev = new IdGeneration()
     this.covered = offset
     this.since = from
     this.source.seek(offset)
@@ -72,15 +94,22 @@ export class IdTable {
    * created again): the table must `start` again.
    */
   syncTo(end: number): boolean {
+    this.abandonOpen()
     if (end < this.covered) return false
     while (this.covered < end) {
       const got = this.source.next(4096)
       if (got.length === 0) break // a trimmed gap or the end as read: nothing more below `end`
       for (const r of got) {
         const id = r.headers?.[ID_HEADER]
-        if (id !== undefined) this.remember(id, r.offset, r.timestamp)
+        if (id !== undefined) {
+          const h = idHash(id)
+          const e = this.cur.find(id, h)
+          if (e < 0) this.cur.add(id, h, r.offset, r.timestamp)
+          else this.cur.set(e, r.offset, r.timestamp)
+        }
         this.covered = r.offset + 1
       }
+      if (this.cur.live >= this.remember) this.rotate(Date.now(), false)
     }
     if (this.covered < end) this.covered = end
     return true
@@ -90,93 +119,130 @@ export class IdTable {
    * Choose which of records with `ids` to write at `now` (ms) for a sender's `windowMs` (the table
    * synced to the end). The fresh ids enter the table at once, pending (a negative offset: `~` the
    * index into `fresh`), so a repeat later in the call finds them with the one lookup each id
-   * costs; `stored` gives them their offsets, `abandon` takes them out if the write fails.
+   * costs; `stored` gives them their offsets (called under the lock, right after the write),
+   * `abandon` takes them out if the write fails. A plan left open (its write failed, its caller
+   * not yet told) is abandoned first, so its pending entries are never taken for this call's.
    */
   decide(ids: ReadonlyArray<string | undefined>, now: number, windowMs: number): IdPlan {
+    this.abandonOpen()
     if (windowMs > this.keepMs) this.keepMs = windowMs
+    const { cur, prev } = this
     const fresh: number[] = []
     const slots: number[] = new Array(ids.length)
-    const pending: Seen[] = []
+    const pending: number[] = []
     let repeats: Set<number> | undefined
-    let replaced: Array<[string, Seen]> | undefined
+    let replaced: number[] | undefined
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i]
       if (id !== undefined) {
-        const seen = this.ids.get(id)
-        if (seen !== undefined) {
-          if (seen.offset < 0) {
+        const h = idHash(id)
+        let e = cur.find(id, h)
+        const g = e >= 0 || prev.live === 0 ? cur : prev
+        if (g === prev) e = prev.find(id, h)
+        if (e >= 0) {
+          const offset = g.offsetOf(e)
+          if (offset < 0) {
             // Earlier in this call: a duplicate of that record.
-            slots[i] = seen.offset
+            slots[i] = offset
             ;(repeats ??= new Set()).add(i)
             continue
           }
-          if (now - seen.at <= windowMs) {
-            slots[i] = seen.offset
+          if (now - g.atOf(e) <= windowMs) {
+            slots[i] = offset
             continue
           }
-          // Past this call's window: stored again, at the end of the storage order (the entry it
-          // replaces comes back if the write fails: a longer window may still need it).
-          this.ids.delete(id)
-          ;(replaced ??= []).push([id, seen])
         }
-        const entry = { offset: ~fresh.length, at: now }
-        this.ids.set(id, entry)
-        pending.push(entry)
+        // New, or past this call's window: stored again. An entry of the current generation is
+        // taken over (and comes back if the write fails: a longer window may still need it); one
+        // of the previous generation is hidden by the new entry.
+        if (e >= 0 && g === cur) {
+          ;(replaced ??= []).push(e, cur.offsetOf(e), cur.atOf(e))
+          cur.set(e, ~fresh.length, now)
+          pending.push(e)
+        } else pending.push(cur.add(id, h, ~fresh.length, now))
       }
       slots[i] = ~fresh.length
       fresh.push(i)
     }
-    return { fresh, ids, slots, repeats, pending, replaced }
+    const plan: IdPlan = { fresh, ids, slots, repeats, gen: cur, pending, replaced, settled: false }
+    this.open = plan
+    return plan
   }
 
-  /** The plan's records were written from `base`, at `now`: its pending ids get their offsets; the results per input record. */
-  stored(plan: IdPlan, base: number, now: number): IdempotentResult[] {
-    for (const e of plan.pending) {
-      e.offset = base + ~e.offset
-      e.at = now
+  /** The plan's records were written from `base`, at `now`: its pending ids get their offsets; the outcome. */
+  stored(plan: IdPlan, base: number, now: number): IdempotentOutcome {
+    this.settle(plan)
+    const { gen, pending } = plan
+    for (let k = 0; k < pending.length; k++) {
+      const e = pending[k] as number
+      gen.set(e, base + ~gen.offsetOf(e), now)
     }
     this.covered = Math.max(this.covered, base + plan.fresh.length)
     this.prune(now)
-    const out = new Array<IdempotentResult>(plan.slots.length)
-    for (let i = 0; i < out.length; i++) {
-      const s = plan.slots[i] as number
-      out[i] = s < 0 ? { offset: base + ~s, duplicate: plan.repeats?.has(i) === true } : { offset: s, duplicate: true }
-    }
-    return out
+    return { base, slots: plan.slots, repeats: plan.repeats }
   }
 
-  /** The plan's write failed (or wrote nothing): its pending ids leave the table. */
+  /** The plan's write failed (or wrote nothing): its pending ids leave the table (once; later calls do nothing). */
   abandon(plan: IdPlan): void {
+    if (plan.settled) return
+    this.settle(plan)
+    const { gen, replaced } = plan
+    // Taken-over entries first get back what they held (unless the log showed the record written
+    // after all: `syncTo` gave it its offset); then the new entries still pending go.
+    if (replaced)
+      for (let k = 0; k < replaced.length; k += 3) {
+        const e = replaced[k] as number
+        if (gen.offsetOf(e) < 0) gen.set(e, replaced[k + 1] as number, replaced[k + 2] as number)
+      }
     for (let k = 0; k < plan.fresh.length; k++) {
       const id = plan.ids[plan.fresh[k] as number]
-      if (id !== undefined && (this.ids.get(id)?.offset ?? 0) < 0) this.ids.delete(id)
+      if (id === undefined) continue
+      const h = idHash(id)
+      const e = gen.find(id, h)
+      if (e >= 0 && gen.offsetOf(e) < 0) gen.remove(id, h)
     }
-    if (plan.replaced) for (const [id, seen] of plan.replaced) this.ids.set(id, seen)
   }
 
-  /** Results when nothing was written (every record a duplicate). */
-  unchanged(plan: IdPlan): IdempotentResult[] {
+  /** The outcome when nothing was written (every record a duplicate: no slot is negative). */
+  unchanged(plan: IdPlan): IdempotentOutcome {
     this.abandon(plan)
-    return plan.slots.map((offset) => ({ offset, duplicate: true }))
+    return { base: 0, slots: plan.slots, repeats: plan.repeats }
   }
 
-  private remember(id: string, offset: number, at: number): void {
-    this.ids.delete(id) // re-inserted: its place in storage order is its latest record's
-    this.ids.set(id, { offset, at })
+  /**
+   * Abandon the plan left open, if any: its write failed and its caller has not been told yet
+   * (a plan that was written is stored under the lock, right after its write). Its pending
+   * entries must count neither as this call's nor towards a generation's size.
+   */
+  private abandonOpen(): void {
+    if (this.open !== undefined) this.abandon(this.open)
   }
 
-  /** Forget ids older than the longest window asked for, and the oldest past `MAX_REMEMBERED_IDS`. */
+  private settle(plan: IdPlan): void {
+    plan.settled = true
+    if (this.open === plan) this.open = undefined
+  }
+
+  /** Rotate the generations when the current one is full or older than the longest window asked. */
   private prune(now: number): void {
-    const first = this.ids.values().next().value as Seen | undefined
-    if (first === undefined || (this.ids.size <= MAX_REMEMBERED_IDS && now - first.at <= this.keepMs)) return
-    for (const [id, seen] of this.ids) {
-      const old = now - seen.at > this.keepMs
-      if (this.ids.size <= MAX_REMEMBERED_IDS && !old) break
-      this.ids.delete(id)
-      // Past every window asked so far: a longer window asked later reads the log again from its
-      // start (`covers`). Past the most remembered: forgotten, not read again (memory is bounded).
-      if (old && seen.at >= this.since) this.since = seen.at + 1
-    }
+    if (now - this.cur.oldest > this.keepMs) this.rotate(now, true)
+    else if (this.cur.live >= this.remember) this.rotate(now, false)
+  }
+
+  /**
+   * The current generation becomes the previous one; the previous one is dropped. Dropped for age
+   * (or when all its ids are past every window asked so far), a window reaching back to them
+   * later reads the log again from their end (`covers`); dropped for the memory bound, they are
+   * not read again.
+   */
+  private rotate(now: number, forAge: boolean): void {
+    const dropped = this.prev
+    if (dropped.live > 0 && (forAge || now - dropped.newest > this.keepMs) && dropped.newest >= this.since)
+      this.since = dropped.newest + 1
+    // A plan left open points into the generation about to be used again: settle it first.
+    this.abandonOpen()
+    this.prev = this.cur
+    this.cur = dropped.reset()
   }
 
   close(): void {

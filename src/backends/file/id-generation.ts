@@ -1,0 +1,172 @@
+/** A slot's hash when empty, and when its entry was removed (a tombstone: a lookup goes past it). */
+const EMPTY = 0
+const REMOVED = 1
+
+/** A string's hash (FNV-1a over its UTF-16 code units, mixed), never `EMPTY` or `REMOVED`. */
+export function idHash(id: string): number {
+  let h = 0x811c9dc5
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193)
+  h ^= h >>> 15
+  h = Math.imul(h, 0x2c1b3c6d)
+  h ^= h >>> 12
+  return h === EMPTY || h === REMOVED ? 2 : h
+}
+
+/** Grow a typed array to hold at least `need` elements (doubling), keeping the first `used`. */
+function grown<T extends Int32Array | Float64Array | Uint16Array>(a: T, need: number, used: number): T {
+  if (need <= a.length) return a
+  let size = a.length * 2
+  while (size < need) size *= 2
+  const more = new (a.constructor as new (n: number) => T)(size)
+  more.set(a.subarray(0, used))
+  return more
+}
+
+/**
+ * One generation of a partition's ids (see `IdTable`): per id, an entry with the offset of the
+ * record that stored it and when (ms). Entries are numbered in the order they were added (a
+ * number stays valid while the generation lives); an open-addressing hash table in typed arrays
+ * finds them, and the ids' code units are copied into one array. So a lookup of an id the
+ * generation does not hold (the common case: a new send) reads a slot or two of a flat array,
+ * where a `Map` of 100,000 strings reads scattered entries and strings; and the generation holds
+ * no string or object for the collector to trace or move.
+ */
+export class IdGeneration {
+  /** Entries added (removed ones included: entry numbers stay valid). */
+  size = 0
+  /** Entries held (not removed). */
+  live = 0
+  /** The oldest and newest `at` of its entries (ms). */
+  oldest = Infinity
+  newest = -Infinity
+  // The hash table: per slot, the hash of its entry's id (or EMPTY, REMOVED) and the entry's number.
+  private mask: number
+  private hashes: Int32Array
+  private entries: Int32Array
+  // Per entry: where its id's code units start in `chars`, how many, its offset and time.
+  private starts = new Int32Array(1 << 9)
+  private lengths = new Int32Array(1 << 9)
+  private offsets = new Float64Array(1 << 9)
+  private ats = new Float64Array(1 << 9)
+  private chars = new Uint16Array(1 << 12)
+  private used = 0
+
+  constructor() {
+    this.hashes = new Int32Array(1 << 10)
+    this.entries = new Int32Array(1 << 10)
+    this.mask = this.hashes.length - 1
+  }
+
+  /** Empty it, keeping its arrays (a generation dropped is used again as the new current one). */
+  reset(): this {
+    this.hashes.fill(EMPTY)
+    this.size = 0
+    this.live = 0
+    this.used = 0
+    this.oldest = Infinity
+    this.newest = -Infinity
+    return this
+  }
+
+  /** The entry of `id` (whose `idHash` is `h`), or -1. */
+  find(id: string, h: number): number {
+    const { mask, hashes } = this
+    for (let i = h & mask; ; i = (i + 1) & mask) {
+      const x = hashes[i] as number
+      if (x === EMPTY) return -1
+      if (x === h && this.holds(this.entries[i] as number, id)) return this.entries[i] as number
+    }
+  }
+
+  /** Add `id` (hash `h`, not held), stored at `offset` at `at`: its entry. */
+  add(id: string, h: number, offset: number, at: number): number {
+    const e = this.size++
+    this.live++
+    if (e >= this.offsets.length) this.growEntries(e + 1)
+    const n = id.length
+    const start = this.used
+    if (start + n > this.chars.length) this.chars = grown(this.chars, start + n, start)
+    const chars = this.chars
+    for (let k = 0; k < n; k++) chars[start + k] = id.charCodeAt(k)
+    this.used = start + n
+    this.starts[e] = start
+    this.lengths[e] = n
+    this.offsets[e] = offset
+    this.ats[e] = at
+    if (at < this.oldest) this.oldest = at
+    if (at > this.newest) this.newest = at
+    if (this.size * 2 > this.hashes.length) this.rehash()
+    this.place(h, e)
+    return e
+  }
+
+  offsetOf(e: number): number {
+    return this.offsets[e] as number
+  }
+
+  atOf(e: number): number {
+    return this.ats[e] as number
+  }
+
+  /** Set an entry's offset and time. */
+  set(e: number, offset: number, at: number): void {
+    this.offsets[e] = offset
+    this.ats[e] = at
+    this.timed(at)
+  }
+
+  /** Remove `id`'s entry (hash `h`): a lookup no longer finds it. */
+  remove(id: string, h: number): void {
+    const { mask, hashes } = this
+    for (let i = h & mask; hashes[i] !== EMPTY; i = (i + 1) & mask) {
+      if (hashes[i] === h && this.holds(this.entries[i] as number, id)) {
+        hashes[i] = REMOVED
+        this.live--
+        return
+      }
+    }
+  }
+
+  /** Count `at` in the generation's oldest and newest. */
+  timed(at: number): void {
+    if (at < this.oldest) this.oldest = at
+    if (at > this.newest) this.newest = at
+  }
+
+  /** Whether entry `e`'s id is `id`. */
+  private holds(e: number, id: string): boolean {
+    if (this.lengths[e] !== id.length) return false
+    const chars = this.chars
+    const start = this.starts[e] as number
+    for (let k = 0; k < id.length; k++) if (chars[start + k] !== id.charCodeAt(k)) return false
+    return true
+  }
+
+  private place(h: number, e: number): void {
+    const { mask, hashes } = this
+    let i = h & mask
+    while (hashes[i] !== EMPTY) i = (i + 1) & mask
+    hashes[i] = h
+    this.entries[i] = e
+  }
+
+  private growEntries(need: number): void {
+    const used = this.size - 1
+    this.starts = grown(this.starts, need, used)
+    this.lengths = grown(this.lengths, need, used)
+    this.offsets = grown(this.offsets, need, used)
+    this.ats = grown(this.ats, need, used)
+  }
+
+  /** Twice the slots, every entry not removed placed again. */
+  private rehash(): void {
+    const { hashes, entries } = this
+    this.hashes = new Int32Array(hashes.length * 2)
+    this.entries = new Int32Array(hashes.length * 2)
+    this.mask = this.hashes.length - 1
+    for (let j = 0; j < hashes.length; j++) {
+      const h = hashes[j] as number
+      if (h !== EMPTY && h !== REMOVED) this.place(h, entries[j] as number)
+    }
+  }
+}
