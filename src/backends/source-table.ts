@@ -12,7 +12,13 @@ export const SOURCE_HEADER = 'x-twain-source'
 
 /** The `SOURCE_HEADER` value of an output of `source` at `position`. */
 export function sourceHeader(source: OutputSource, position: SourcePosition): string {
-  return `${sourceKey(source)} ${position.offset} ${position.seq} ${source.epoch} ${source.committed}`
+  const [head, tail] = headerParts(source)
+  return `${head}${position.offset} ${position.seq}${tail}`
+}
+
+/** The parts of a `SOURCE_HEADER` value around the position, the same for every output of a call. */
+function headerParts(source: OutputSource): [string, string] {
+  return [`${sourceKey(source)} `, ` ${source.epoch} ${source.committed}`]
 }
 
 /** A `SOURCE_HEADER` value read back (undefined when it is not one). */
@@ -26,16 +32,38 @@ export function parseSourceHeader(
   return { key: `${f[0]} ${f[1]} ${f[2]}`, offset, seq, epoch, committed }
 }
 
-/** The records with their `SOURCE_HEADER` (copies: the caller's are not changed). */
+/**
+ * The records with their `SOURCE_HEADER` (copies of the fields a store encodes: the caller's
+ * records are not changed). The header's parts common to the call are formatted once.
+ */
 export function withSourceHeaders(
   records: readonly RecordInput[],
   source: OutputSource,
   positions: readonly SourcePosition[],
 ): RecordInput[] {
-  return records.map((r, i) => ({
-    ...r,
-    headers: { ...r.headers, [SOURCE_HEADER]: sourceHeader(source, positions[i] as SourcePosition) },
-  }))
+  const [head, tail] = headerParts(source)
+  const out = new Array<RecordInput>(records.length)
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i] as RecordInput
+    const p = positions[i] as SourcePosition
+    const value = `${head}${p.offset} ${p.seq}${tail}`
+    let headers: Record<string, string>
+    if (r.headers === undefined) {
+      headers = {}
+      headers[SOURCE_HEADER] = value
+    } else headers = { ...r.headers, [SOURCE_HEADER]: value }
+    out[i] = {
+      key: r.key,
+      keyBytes: r.keyBytes,
+      timestamp: r.timestamp,
+      kind: r.kind,
+      value: r.value,
+      valueBytes: r.valueBytes,
+      type: r.type,
+      headers,
+    }
+  }
+  return out
 }
 
 /** The key of a source in a table: `<group> <topic>@<incarnation> <partition>`. */
@@ -73,8 +101,19 @@ export interface SourceState {
   epoch: number
   /** The input offset below which outputs are no longer remembered (their input is committed). */
   floor: number
-  /** Input offset → the offsets of its outputs here, by output sequence number (holes: none stored). */
+  /**
+   * Input offset → the offsets of its outputs here, by output sequence number (holes: none stored).
+   * Entries below `floor` may linger until the next prune (`SourceTable.admit`); nothing reads them.
+   */
   entries: Map<number, number[]>
+  /** Entries held after the last prune: the next prune waits until there are twice as many. */
+  kept: number
+}
+
+/** Drop a source's entries below its floor. */
+function prune(s: SourceState): void {
+  for (const o of s.entries.keys()) if (o < s.floor) s.entries.delete(o)
+  s.kept = s.entries.size
 }
 
 /** The fenced error of a writer whose epoch or lease is behind. */
@@ -102,7 +141,7 @@ export class SourceTable {
   admit(key: string, epoch: number, committed: number): SourceState | undefined {
     let s = this.sources.get(key)
     if (s === undefined) {
-      s = { epoch, floor: committed, entries: new Map() }
+      s = { epoch, floor: committed, entries: new Map(), kept: 0 }
       this.sources.set(key, s)
       return s
     }
@@ -110,10 +149,21 @@ export class SourceTable {
     const floor = epoch > s.epoch ? committed : Math.max(s.floor, committed)
     s.epoch = epoch
     if (floor !== s.floor) {
+      // A new lease's floor may be lower: what the old floor passed is dropped first, never seen again.
+      if (floor < s.floor) prune(s)
       s.floor = floor
-      for (const o of s.entries.keys()) if (o < floor) s.entries.delete(o)
+      // Pruned when the entries doubled since the last prune (a walk of them all per commit would
+      // cost a call as much as the inputs waiting for their commit): lookups check the floor.
+      if (s.entries.size >= 2 * s.kept + 64) prune(s)
     }
     return s
+  }
+
+  /** Inputs whose outputs the table holds, over every source. */
+  inputs(): number {
+    let n = 0
+    for (const s of this.sources.values()) n += s.entries.size
+    return n
   }
 
   /** A stored output read from the log (or just written). */
@@ -157,7 +207,7 @@ export class SourceTable {
     }
     for (let i = 0; i < positions.length; i++) {
       const p = positions[i] as SourcePosition
-      const stored = s.entries.get(p.offset)?.[p.seq]
+      const stored = p.offset < s.floor ? undefined : s.entries.get(p.offset)?.[p.seq]
       if (stored !== undefined) {
         slots[i] = stored
         continue
@@ -188,12 +238,19 @@ export class SourceTable {
     plan: { fresh: number[]; slots: number[]; repeats: Set<number> | undefined },
     base: number | undefined,
   ): IdempotentResult[] {
-    const key = sourceKey(source)
-    if (base !== undefined)
-      plan.fresh.forEach((i, k) => {
-        const p = positions[i] as SourcePosition
-        this.observe(key, source.epoch, source.committed, p.offset, p.seq, base + k)
-      })
+    if (base !== undefined && plan.fresh.length > 0) {
+      // Admitted once for the call (as `observe` would admit each record: the same epoch and commit).
+      const key = sourceKey(source)
+      const s = this.admit(key, source.epoch, source.committed) ?? (this.sources.get(key) as SourceState)
+      const { fresh } = plan
+      for (let k = 0; k < fresh.length; k++) {
+        const p = positions[fresh[k] as number] as SourcePosition
+        if (p.offset < s.floor) continue
+        let list = s.entries.get(p.offset)
+        if (list === undefined) s.entries.set(p.offset, (list = []))
+        list[p.seq] = base + k
+      }
+    }
     return plan.slots.map((s, i) =>
       s < 0
         ? { offset: (base as number) + ~s, duplicate: plan.repeats?.has(i) === true }
@@ -211,9 +268,16 @@ export class SourceTable {
     for (const [k, s] of this.sources) {
       const entries: Array<[number, number[]]> = []
       for (const [offset, list] of s.entries) {
+        if (offset < s.floor) continue
         const pairs: number[] = []
-        // The indexes set, not 0 .. length: a sparse list's length can be 2^31.
-        for (const seq of Object.keys(list)) pairs.push(Number(seq), list[Number(seq)] as number)
+        // A short list by its indexes (the usual: an input's few outputs); a long one by the keys
+        // set, not 0 .. length: a sparse list's length can be 2^31.
+        if (list.length <= 64) {
+          for (let seq = 0; seq < list.length; seq++) {
+            const at = list[seq]
+            if (at !== undefined) pairs.push(seq, at)
+          }
+        } else for (const seq of Object.keys(list)) pairs.push(Number(seq), list[Number(seq)] as number)
         entries.push([offset, pairs])
       }
       rows.push([k, s.epoch, s.floor, entries])
@@ -247,7 +311,7 @@ export class SourceTable {
         }
         map.set(offset, list)
       }
-      t.sources.set(k, { epoch, floor, entries: map })
+      t.sources.set(k, { epoch, floor, entries: map, kept: map.size })
     }
     return t
   }

@@ -19,8 +19,13 @@ import type { FilePartitionReader } from './reader.js'
 
 /** The checkpoint of a partition's source table, beside its segments. */
 export const SOURCES_FILE = 'sources.json'
-/** Records read into a table since its last checkpoint before it writes another. */
+/**
+ * Records read into a table since its last checkpoint before it writes another: this many, or four
+ * times the inputs the table holds if more (a checkpoint writes the whole table, so its cost per
+ * record stays a fraction of an entry's however long the inputs wait for their commit).
+ */
 const CHECKPOINT_EVERY = 4096
+const CHECKPOINT_PER_ENTRY = 4
 /** Or this long since the last one (ms), whichever comes first. */
 const CHECKPOINT_MS = 1000
 
@@ -136,7 +141,10 @@ class PartitionSources {
   /** Write the checkpoint when due (or `now`). Under the lock; a failure leaves the older one. */
   checkpoint(now = false): void {
     const ms = Date.now()
-    if (!now && this.covered - this.checkpointAt < CHECKPOINT_EVERY && ms - this.checkpointMs < CHECKPOINT_MS) return
+    if (!now && ms - this.checkpointMs < CHECKPOINT_MS) {
+      const since = this.covered - this.checkpointAt
+      if (since < CHECKPOINT_EVERY || since < CHECKPOINT_PER_ENTRY * this.table.inputs()) return
+    }
     const file = join(this.dir, SOURCES_FILE)
     const tmp = `${file}.${process.pid}.tmp`
     writeFileSync(tmp, JSON.stringify({ covered: this.covered, sources: this.table.toJSON() }))
