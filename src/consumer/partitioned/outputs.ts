@@ -87,6 +87,12 @@ interface Lane {
 const discarded = (): TwainError => new TwainError(`Output dropped: its message was nacked`, { code: 'ERR_DISCARDED' })
 
 /** The partition a message was read from is still this member's, and not being handed over. */
+/** An output refused before it was queued: `m` is told, the send rejects. */
+function refused(m: OutputOf, token: number, e: unknown): Promise<never> {
+  m.outputDone(token, e)
+  return Promise.reject(e)
+}
+
 const holds = (part: OwnedPartition): boolean => !part.lost && !part.dropped && !part.releasing
 
 /**
@@ -151,11 +157,7 @@ export class Outputs {
     options: OutputOptions | undefined,
     types: TypeCheck = this.types,
   ): Promise<OutputMetadata> {
-    const refuse = (e: unknown): Promise<never> => {
-      m.outputDone(token, e)
-      return Promise.reject(e)
-    }
-    if (this.closed) return refuse(new ClosedError(`The processor of group "${this.group}" is closed`))
+    if (this.closed) return refused(m, token, new ClosedError(`The processor of group "${this.group}" is closed`))
     const item = {
       key,
       value,
@@ -171,7 +173,7 @@ export class Outputs {
       try {
         rec = this.preparer(topic, meta, types).item(item) as PreparedRecord
       } catch (e) {
-        return refuse(e)
+        return refused(m, token, e)
       }
       return this.sendPrepared(m, h, seq, token, topic, rec)
     }
@@ -186,8 +188,10 @@ export class Outputs {
     const run = prepared.then(
       (rec) =>
         // `nack()` while it was prepared: it was not sent yet, so it is dropped like a queued one.
-        this.discards.get(m) !== discards ? refuse(discarded()) : this.sendPrepared(m, h, seq, token, topic, rec),
-      refuse,
+        this.discards.get(m) !== discards
+          ? refused(m, token, discarded())
+          : this.sendPrepared(m, h, seq, token, topic, rec),
+      (e: unknown) => refused(m, token, e),
     )
     const link = prepared.then(
       () => undefined,

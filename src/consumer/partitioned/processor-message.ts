@@ -61,6 +61,9 @@ export class ProcessorMessageImpl<V>
   #seq = 0
   #delivery = -1
   #pending = 0
+  /** State flushes made, and the last one whose failure the store was told of. */
+  #flushes = 0
+  #failedFlush = 0
   #failure: unknown = undefined
   #ackWanted = false
   /** The delivery (count) in which it was nacked: no more outputs until it is delivered again. */
@@ -139,22 +142,27 @@ export class ProcessorMessageImpl<V>
     const outputs = this.#outputs as Outputs
     this.#turn()
     this.#ackWanted = true
-    let report = true
-    const failed = (e: unknown): void => {
-      if (report) store.failed(e) // once per message; the message itself is told through outputDone
-      report = false
-    }
-    const send = (rec: PreparedRecord): void => {
-      this.#pending++
-      outputs.sendPrepared(this, h, this.#seq++, this.#delivery, store.topic, rec).catch(failed)
-    }
+    // The store is told of a failure once per message; the message itself through outputDone.
+    // (No closure is made per write: a flush is per message.)
+    const flush = ++this.#flushes
     let deletes = 0
     for (const w of writes.values()) {
       if (w.value === null) deletes++
-      send(w.rec)
+      this.#sendState(outputs, h, store, w.rec, flush)
     }
     // Only deletes: a mark names the message in the changelog once compaction removed its tombstones.
-    if (deletes === writes.size) send(store.prepare(outputs, LAST_MARK, 1, h.part.partition))
+    if (deletes === writes.size)
+      this.#sendState(outputs, h, store, store.prepare(outputs, LAST_MARK, 1, h.part.partition), flush)
+  }
+
+  /** One state write of flush number `flush` queued; a failure is reported to the store once per flush. */
+  #sendState(outputs: Outputs, h: PartitionHandle, store: ProcessorState, rec: PreparedRecord, flush: number): void {
+    this.#pending++
+    outputs.sendPrepared(this, h, this.#seq++, this.#delivery, store.topic, rec).catch((e: unknown) => {
+      if (this.#failedFlush === flush) return
+      this.#failedFlush = flush
+      store.failed(e)
+    })
   }
 
   /** @internal One of its outputs, sent in delivery `token` (`DEAD_LETTER_TOKEN`: its dead letter), settled. */
