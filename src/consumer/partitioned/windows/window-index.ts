@@ -42,10 +42,10 @@ export class WindowIndex {
   /** The entries at or before `watermark` (with `below`, before it), at most `limit` of them, taken out: by time, then key. */
   takeUpTo(watermark: number, limit = Infinity, below = false): Array<{ end: number; key: string }> {
     const out: Array<{ end: number; key: string }> = []
-    const due = (end: number): boolean => (below ? end < watermark : end <= watermark)
     let n = 0
-    while (n < this.ends.length && due(this.ends[n] as number) && out.length < limit) {
+    while (n < this.ends.length && out.length < limit) {
       const end = this.ends[n] as number
+      if (below ? end >= watermark : end > watermark) break
       const set = this.byEnd.get(end) as Set<string>
       const keys = [...set].sort()
       const taken = keys.slice(0, limit - out.length)

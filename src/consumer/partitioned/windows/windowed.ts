@@ -127,6 +127,10 @@ class WindowedSource<V, K extends Key, A>
   readonly to: string
   private readonly idle: IdleWindows<A, ProcessorMessage<V, K>>
   private readonly store: ProcessorState | undefined
+  /** The message `process` is placing, and the aggregate step over it (made once, not per message). */
+  private placing: ProcessorMessage<V, K> | undefined
+  private readonly add = (a: A | undefined): A =>
+    this.o.add(a === undefined ? this.o.initial() : a, this.placing as ProcessorMessage<V, K>)
 
   constructor(
     private readonly proc: Processor<V, K>,
@@ -227,11 +231,18 @@ class WindowedSource<V, K extends Key, A>
         `windowed() event time of ${m.topic}/${m.partition}@${m.offset} is not a finite number: ${String(t)}`,
       )
     const wm = Math.max(lane.wm, t - this.lateness) // after this message
-    const add = (a: A | undefined): A => o.add(a === undefined ? o.initial() : a, m)
     const every = o.earlyEvery
     const early: Array<TouchedWindow<A>> = []
-    const touched = every === undefined ? undefined : (w: TouchedWindow<A>) => w.n % every === 0 && early.push(w)
-    if (!this.windows.place({ st, index, key: m.key, t, wm: lane.wm, mark: wm, add, touched })) {
+    const touched =
+      every === undefined ? undefined : (w: TouchedWindow<A>): unknown => w.n % every === 0 && early.push(w)
+    this.placing = m
+    let placed: boolean
+    try {
+      placed = this.windows.place({ st, index, key: m.key, t, wm: lane.wm, mark: wm, add: this.add, touched })
+    } finally {
+      this.placing = undefined
+    }
+    if (!placed) {
       o.onLate?.(m)
       if (o.lateTo !== undefined)
         m.send(o.lateTo, m.key, m.value, { headers: copiedHeaders(m.headers), timestamp: m.timestamp }).catch(
