@@ -50,10 +50,10 @@ export interface IdSource {
  * disagreeing.
  *
  * Ids are kept in two generations, as the Redis backend keeps them (decision 188): the current one
- * takes every id stored; once it holds `MAX_REMEMBERED_IDS` ids, or its oldest is older than the
- * longest window asked, it becomes the previous one and the previous one is dropped whole. So the
- * table remembers at least the last `MAX_REMEMBERED_IDS` ids (up to twice as many), forgets none
- * within a window for age, and never deletes entries one by one.
+ * takes every id stored; once it holds `MAX_REMEMBERED_IDS` ids it becomes the previous one and
+ * the previous one is dropped whole, as the previous one is once all its ids are older than the
+ * longest window asked. So the table remembers at least the last `MAX_REMEMBERED_IDS` ids (up to
+ * twice as many), forgets none within a window for age, and never deletes entries one by one.
  */
 export class IdTable {
   /** The current generation (every id stored goes here) and the previous one (looked up after it). */
@@ -109,7 +109,7 @@ export class IdTable {
         }
         this.covered = r.offset + 1
       }
-      if (this.cur.live >= this.remember) this.rotate(Date.now(), false)
+      if (this.cur.live >= this.remember) this.rotate(Date.now())
     }
     if (this.covered < end) this.covered = end
     return true
@@ -223,26 +223,35 @@ export class IdTable {
     if (this.open === plan) this.open = undefined
   }
 
-  /** Rotate the generations when the current one is full or older than the longest window asked. */
+  /**
+   * Drop the previous generation once every id of it is past the longest window asked; rotate
+   * when the current one is full. (Not by the current generation's age: an id read from the log
+   * is timed by its record's timestamp, which another process may have set far in the past, and
+   * the generation holding it may hold this window's ids too.)
+   */
   private prune(now: number): void {
-    if (now - this.cur.oldest > this.keepMs) this.rotate(now, true)
-    else if (this.cur.live >= this.remember) this.rotate(now, false)
+    if (this.prev.live > 0 && now - this.prev.newest > this.keepMs) this.drop(this.prev, now)
+    if (this.cur.live >= this.remember) this.rotate(now)
+  }
+
+  /** The current generation becomes the previous one; the previous one is dropped. */
+  private rotate(now: number): void {
+    const dropped = this.prev
+    this.drop(dropped, now)
+    this.prev = this.cur
+    this.cur = dropped
   }
 
   /**
-   * The current generation becomes the previous one; the previous one is dropped. Dropped for age
-   * (or when all its ids are past every window asked so far), a window reaching back to them
-   * later reads the log again from their end (`covers`); dropped for the memory bound, they are
-   * not read again.
+   * Empty a generation. When all its ids are past every window asked so far, a longer window
+   * asked later reads the log again from their end (`covers`); else they were dropped for the
+   * memory bound, and are not read again.
    */
-  private rotate(now: number, forAge: boolean): void {
-    const dropped = this.prev
-    if (dropped.live > 0 && (forAge || now - dropped.newest > this.keepMs) && dropped.newest >= this.since)
-      this.since = dropped.newest + 1
+  private drop(gen: IdGeneration, now: number): void {
+    if (gen.live > 0 && now - gen.newest > this.keepMs && gen.newest >= this.since) this.since = gen.newest + 1
     // A plan left open points into the generation about to be used again: settle it first.
     this.abandonOpen()
-    this.prev = this.cur
-    this.cur = dropped.reset()
+    gen.reset()
   }
 
   close(): void {
