@@ -1,6 +1,6 @@
 // One generation of the file backend's id table (src/backends/file/id-generation.ts), an
 // open-addressing hash table in typed arrays, against a Map: for any sequence of adds, updates,
-// removals and lookups of ids (enough of them to grow the table several times and to crowd its
+// removals, compactions and lookups of ids (enough of them to grow the table several times and to crowd its
 // probe sequences), every lookup finds what the Map holds, with its offset and time.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
@@ -21,6 +21,7 @@ const op = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('put' as const), id, offset: fc.nat(), at: fc.nat() }), weight: 6 },
   { arbitrary: fc.record({ kind: fc.constant('remove' as const), id }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('find' as const), id }), weight: 2 },
+  { arbitrary: fc.record({ kind: fc.constant('compact' as const) }), weight: 1 },
 )
 
 describe('IdGeneration against a Map', () => {
@@ -34,6 +35,11 @@ describe('IdGeneration against a Map', () => {
         const gen = new IdGeneration()
         const model = new Map<string, { offset: number; at: number }>()
         for (const o of ops) {
+          if (o.kind === 'compact') {
+            gen.compact()
+            expect([gen.size, gen.live]).toEqual([model.size, model.size])
+            continue
+          }
           const h = idHash(o.id)
           const e = gen.find(o.id, h)
           const m = model.get(o.id)

@@ -77,8 +77,8 @@ export class IdAppends {
           (end) => {
             if (startAt !== undefined) table.start(startAt, from)
             // A log that moved back (the topic deleted and created again) is read again from the window's start.
-            else if (!table.syncTo(end)) table.start(0, from)
-            table.syncTo(end)
+            else if (!table.syncTo(end, windowMs)) table.start(0, from)
+            table.syncTo(end, windowMs)
             plan = table.decide(ids, Date.now(), windowMs)
             encode = prepare(plan.fresh)
             return plan.fresh.length

@@ -158,6 +158,50 @@ export class IdGeneration {
     this.ats = grown(this.ats, need, used)
   }
 
+  /**
+   * Number the entries held from 0 again, dropping the removed ones (their slots, numbers and
+   * code units): entry numbers held elsewhere are no longer valid. Failed writes remove the
+   * entries they added, and their retries add them again: without this, such a generation would
+   * grow past its bound.
+   */
+  compact(): void {
+    const { hashes, entries, starts, lengths, offsets, ats, chars } = this
+    const cap = Math.max(1 << 9, this.live)
+    let need = 0
+    for (let j = 0; j < hashes.length; j++) {
+      const h = hashes[j] as number
+      if (h !== EMPTY && h !== REMOVED) need += lengths[entries[j] as number] as number
+    }
+    this.starts = new Int32Array(cap)
+    this.lengths = new Int32Array(cap)
+    this.offsets = new Float64Array(cap)
+    this.ats = new Float64Array(cap)
+    this.chars = new Uint16Array(Math.max(1 << 12, need))
+    let slots = 1 << 10
+    while (slots < 2 * this.live) slots *= 2
+    this.hashes = new Int32Array(slots)
+    this.entries = new Int32Array(slots)
+    this.mask = slots - 1
+    let k = 0
+    let used = 0
+    for (let j = 0; j < hashes.length; j++) {
+      const h = hashes[j] as number
+      if (h === EMPTY || h === REMOVED) continue
+      const e = entries[j] as number
+      const start = starts[e] as number
+      const n = lengths[e] as number
+      this.chars.set(chars.subarray(start, start + n), used)
+      this.starts[k] = used
+      this.lengths[k] = n
+      this.offsets[k] = offsets[e] as number
+      this.ats[k] = ats[e] as number
+      used += n
+      this.place(h, k++)
+    }
+    this.size = this.live = k
+    this.used = used
+  }
+
   /** Twice the slots, every entry not removed placed again. */
   private rehash(): void {
     const { hashes, entries } = this

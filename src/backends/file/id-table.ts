@@ -93,8 +93,10 @@ export class IdTable {
    * when the log ends below what the table has read (it moved back: the topic was deleted and
    * created again): the table must `start` again.
    */
-  syncTo(end: number): boolean {
+  syncTo(end: number, windowMs = 0): boolean {
     this.abandonOpen()
+    // The window of the call to come counts already: a generation dropped while reading must not be taken for past it.
+    if (windowMs > this.keepMs) this.keepMs = windowMs
     if (end < this.covered) return false
     while (this.covered < end) {
       const got = this.source.next(4096)
@@ -187,8 +189,8 @@ export class IdTable {
     if (plan.settled) return
     this.settle(plan)
     const { gen, replaced } = plan
-    // Taken-over entries first get back what they held (unless the log showed the record written
-    // after all: `syncTo` gave it its offset); then the new entries still pending go.
+    // Taken-over entries first get back what they held; then the new entries still pending go.
+    // (Only pending entries are touched: a plan is abandoned before any other reading of the log.)
     if (replaced)
       for (let k = 0; k < replaced.length; k += 3) {
         const e = replaced[k] as number
@@ -201,6 +203,8 @@ export class IdTable {
       const e = gen.find(id, h)
       if (e >= 0 && gen.offsetOf(e) < 0) gen.remove(id, h)
     }
+    // Settled, this plan was the only one open: no entry number is held anywhere now.
+    if (gen.size - gen.live > Math.max(1024, gen.live)) gen.compact()
   }
 
   /** The outcome when nothing was written (every record a duplicate: no slot is negative). */
@@ -252,6 +256,11 @@ export class IdTable {
     // A plan left open points into the generation about to be used again: settle it first.
     this.abandonOpen()
     gen.reset()
+  }
+
+  /** @internal Entries of both generations, removed ones included (what the table's arrays hold). */
+  entries(): number {
+    return this.cur.size + this.prev.size
   }
 
   close(): void {
