@@ -21,8 +21,9 @@ import type { FilePartitionReader } from './reader.js'
 export const SOURCES_FILE = 'sources.json'
 /**
  * Records read into a table since its last checkpoint before it writes another: this many, or four
- * times the inputs the table holds if more (a checkpoint writes the whole table, so its cost per
- * record stays a fraction of an entry's however long the inputs wait for their commit).
+ * times the inputs the table holds if more (a checkpoint writes the whole table: a count of records
+ * in proportion keeps its cost per record a fraction of an entry's, where a fixed count made each
+ * record pay for several entries when many inputs waited for their commit).
  */
 const CHECKPOINT_EVERY = 4096
 const CHECKPOINT_PER_ENTRY = 4

@@ -86,13 +86,13 @@ interface Lane {
 /** The rejection of an output dropped by its message's `nack()`. */
 const discarded = (): TwainError => new TwainError(`Output dropped: its message was nacked`, { code: 'ERR_DISCARDED' })
 
-/** The partition a message was read from is still this member's, and not being handed over. */
 /** An output refused before it was queued: `m` is told, the send rejects. */
 function refused(m: OutputOf, token: number, e: unknown): Promise<never> {
   m.outputDone(token, e)
   return Promise.reject(e)
 }
 
+/** The partition a message was read from is still this member's, and not being handed over. */
 const holds = (part: OwnedPartition): boolean => !part.lost && !part.dropped && !part.releasing
 
 /**

@@ -61,9 +61,6 @@ export class ProcessorMessageImpl<V>
   #seq = 0
   #delivery = -1
   #pending = 0
-  /** State flushes made, and the last one whose failure the store was told of. */
-  #flushes = 0
-  #failedFlush = 0
   #failure: unknown = undefined
   #ackWanted = false
   /** The delivery (count) in which it was nacked: no more outputs until it is delivered again. */
@@ -143,26 +140,35 @@ export class ProcessorMessageImpl<V>
     this.#turn()
     this.#ackWanted = true
     // The store is told of a failure once per message; the message itself through outputDone.
-    // (No closure is made per write: a flush is per message.)
-    const flush = ++this.#flushes
+    // One handler for the message's writes (an anonymous one: under tsx a named closure also
+    // costs a defineProperty of its name, and a flush is per message).
+    let reported = false
+    this.#sendStates(outputs, h, store, writes, (e: unknown): void => {
+      if (!reported) store.failed(e)
+      reported = true
+    })
+  }
+
+  /** Queue a message's state writes, `failed` told of each that fails. */
+  #sendStates(
+    outputs: Outputs,
+    h: PartitionHandle,
+    store: ProcessorState,
+    writes: ReadonlyMap<string, StateWrite>,
+    failed: (e: unknown) => void,
+  ): void {
     let deletes = 0
     for (const w of writes.values()) {
       if (w.value === null) deletes++
-      this.#sendState(outputs, h, store, w.rec, flush)
+      this.#pending++
+      outputs.sendPrepared(this, h, this.#seq++, this.#delivery, store.topic, w.rec).catch(failed)
     }
     // Only deletes: a mark names the message in the changelog once compaction removed its tombstones.
-    if (deletes === writes.size)
-      this.#sendState(outputs, h, store, store.prepare(outputs, LAST_MARK, 1, h.part.partition), flush)
-  }
-
-  /** One state write of flush number `flush` queued; a failure is reported to the store once per flush. */
-  #sendState(outputs: Outputs, h: PartitionHandle, store: ProcessorState, rec: PreparedRecord, flush: number): void {
-    this.#pending++
-    outputs.sendPrepared(this, h, this.#seq++, this.#delivery, store.topic, rec).catch((e: unknown) => {
-      if (this.#failedFlush === flush) return
-      this.#failedFlush = flush
-      store.failed(e)
-    })
+    if (deletes === writes.size) {
+      this.#pending++
+      const mark = store.prepare(outputs, LAST_MARK, 1, h.part.partition)
+      outputs.sendPrepared(this, h, this.#seq++, this.#delivery, store.topic, mark).catch(failed)
+    }
   }
 
   /** @internal One of its outputs, sent in delivery `token` (`DEAD_LETTER_TOKEN`: its dead letter), settled. */
