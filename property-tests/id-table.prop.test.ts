@@ -6,29 +6,9 @@
 // stored may be forgotten, but nothing is ever taken for a duplicate the model does not see.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { IdTable, outcomeResults, type IdPlan, type IdSource } from '../src/backends/file/id-table.js'
+import { IdTable, outcomeResults, type IdPlan } from '../src/backends/file/id-table.js'
 import { ID_HEADER } from '../src/backends/record.js'
-
-interface LogRecord {
-  offset: number
-  timestamp: number
-  headers: Record<string, string> | undefined
-}
-
-/** The partition's log, read through the table's source as the file reader would give it. */
-function logSource(log: LogRecord[]): IdSource {
-  let at = 0
-  return {
-    next: (max) => {
-      const i = log.findIndex((r) => r.offset >= at)
-      const got = i < 0 ? [] : log.slice(i, i + max)
-      if (got.length > 0) at = (got[got.length - 1] as LogRecord).offset + 1
-      return got
-    },
-    seek: (offset) => void (at = offset),
-    close: () => undefined,
-  }
-}
+import { idLogSource, type IdLogRecord } from '../test/helpers/id-log.js'
 
 const step = fc.oneof(
   fc.record({
@@ -58,8 +38,8 @@ type Step = typeof step extends fc.Arbitrary<infer T> ? T : never
  * every verdict against the model.
  */
 function check(steps: Step[], remember: number | undefined): void {
-  const log: LogRecord[] = []
-  const table = remember === undefined ? new IdTable(logSource(log)) : new IdTable(logSource(log), remember)
+  const log: IdLogRecord[] = []
+  const table = remember === undefined ? new IdTable(idLogSource(log)) : new IdTable(idLogSource(log), remember)
   const model = new Map<string, { offset: number; at: number }>()
   // Ids in the order of their latest record: the table must remember at least the last `remember`.
   const order: string[] = []

@@ -3,35 +3,17 @@
 // drop its window's ids and read the log again on every call, nor must a first reading of a long
 // window; writes that fail and are retried with the same ids must not grow it past its bound.
 import { describe, expect, it } from 'vitest'
-import { IdTable, outcomeResults, type IdSource } from '../../src/backends/file/id-table.js'
+import { IdTable, outcomeResults } from '../../src/backends/file/id-table.js'
 import { ID_HEADER } from '../../src/backends/record.js'
-
-interface LogRecord {
-  offset: number
-  timestamp: number
-  headers: Record<string, string> | undefined
-}
-
-function logSource(log: LogRecord[]): IdSource {
-  let at = 0
-  return {
-    next: (max) => {
-      const got = log.filter((r) => r.offset >= at).slice(0, max)
-      if (got.length > 0) at = (got[got.length - 1] as LogRecord).offset + 1
-      return got
-    },
-    seek: (offset) => void (at = offset),
-    close: () => undefined,
-  }
-}
+import { idLogSource, type IdLogRecord } from '../helpers/id-log.js'
 
 const WINDOW = 300_000
 const YEAR = 365 * 86_400_000
 
 describe('IdTable', () => {
   it('keeps its window, without reading the log again, when others append ids with old timestamps', () => {
-    const log: LogRecord[] = []
-    const table = new IdTable(logSource(log))
+    const log: IdLogRecord[] = []
+    const table = new IdTable(idLogSource(log))
     let now = 1_800_000_000_000
     let starts = 0
     /** One idempotent call of this process, as IdAppends makes it; the results. */
@@ -67,8 +49,8 @@ describe('IdTable', () => {
   })
 
   it('does not read its window again when the first reading of it turned generations over', () => {
-    const log: LogRecord[] = []
-    const table = new IdTable(logSource(log), 3) // generations of 3 ids
+    const log: IdLogRecord[] = []
+    const table = new IdTable(idLogSource(log), 3) // generations of 3 ids
     // The machine's clock: a turnover while reading the log is timed by it.
     let now = Date.now()
     // Read in two batches of at most 4096 records: two turnovers before the call's decision.
@@ -83,8 +65,8 @@ describe('IdTable', () => {
   })
 
   it('stays within its bound while writes fail and are retried with the same ids', () => {
-    const log: LogRecord[] = []
-    const table = new IdTable(logSource(log))
+    const log: IdLogRecord[] = []
+    const table = new IdTable(idLogSource(log))
     const now = 1_800_000_000_000
     table.start(0, now - WINDOW)
     const ids = Array.from({ length: 100 }, (_, i) => `id-${i}`)
