@@ -14,7 +14,8 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { IdempotentResult, OutputSource, SourcePosition } from '../src/backends/backend.js'
 import { FencedError } from '../src/core/errors.js'
-import { parseSourceHeader, SourceTable, sourceHeader, sourceKey } from '../src/backends/source-table.js'
+import { SourceTable } from '../src/backends/source-table.js'
+import { parseSourceHeader, sourceHeader, sourceKey } from '../src/backends/source-header.js'
 
 /** A stored output as the log holds it: its `x-twain-source` header, at its offset. */
 interface LogRecord {

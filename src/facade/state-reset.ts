@@ -1,5 +1,5 @@
 import type { Backend } from '../backends/backend.js'
-import { parseSourceHeader, SOURCE_HEADER } from '../backends/source-table.js'
+import { parseSourceHeader, SOURCE_HEADER } from '../backends/source-header.js'
 import { BackendError, InvalidArgumentError, TopicNotFoundError, TwainError } from '../core/errors.js'
 import { checkKnownKeys, checkTopicName } from '../core/names.js'
 import { changelogTopic } from '../consumer/partitioned/state/processor-state.js'

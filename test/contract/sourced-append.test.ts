@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { OutputSource, TopicMeta } from '../../src/backends/backend.js'
-import { SOURCE_HEADER } from '../../src/backends/source-table.js'
+import { SOURCE_HEADER } from '../../src/backends/source-header.js'
 import { FencedError, InvalidArgumentError } from '../../src/core/errors.js'
 import { readAll, records, topicMeta } from './fixture.js'
 import { kinds, perTest } from './kinds.js'

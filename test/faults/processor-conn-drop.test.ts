@@ -9,7 +9,7 @@
 // duplicates, at the offsets where their outputs are), and every output is stored exactly once.
 import { connect, createServer, type Server, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { parseSourceHeader, SOURCE_HEADER } from '../../src/backends/source-table.js'
+import { parseSourceHeader, SOURCE_HEADER } from '../../src/backends/source-header.js'
 import { open, type OutputMetadata, type Processor, type Twain } from '../../src/index.js'
 import { describeErr } from '../helpers/faults.js'
 import { RedisServer } from '../helpers/redis-server.js'

@@ -1,7 +1,7 @@
 // The processor-chaos test's mapping (what processor-child.ts sends for each input) and its checker:
 // every expected output stored exactly once, nothing of a filtered input, outputs in input order per
 // (input partition, output partition), and each output's source header naming its input.
-import { SOURCE_HEADER } from '../../src/backends/source-table.js'
+import { SOURCE_HEADER } from '../../src/backends/source-header.js'
 import type { Twain } from '../../src/index.js'
 
 /** Output topics and their partition counts. */

@@ -2,7 +2,7 @@ import { readSync } from 'node:fs'
 import { ValueKind } from '../../core/values.js'
 import { get16, get32, getF64, recordEnd } from '../record-codec.js'
 import { ID_HEADER } from '../record.js'
-import { SOURCE_HEADER } from '../source-table.js'
+import { SOURCE_HEADER } from '../source-header.js'
 import { readFull } from './safe-fs.js'
 import { FLAG_SEAL, frameCrcOk, readFrameHeader, type FrameHeader } from './batch-format.js'
 

@@ -2,16 +2,8 @@ import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { IdempotentResult, OutputSource, SourcePosition } from '../backend.js'
 import type { RecordInput } from '../record.js'
-import {
-  checkSourced,
-  fencedOutput,
-  parseSourceHeader,
-  SOURCE_HEADER,
-  sourceKey,
-  SourceTable,
-  withSourceHeaders,
-  type SourceState,
-} from '../source-table.js'
+import { checkSourced, fencedOutput, SourceTable, type SourceState } from '../source-table.js'
+import { parseSourceHeader, SOURCE_HEADER, sourceKey, withSourceHeaders } from '../source-header.js'
 import type { PartitionAppender } from './appender.js'
 import { encodeBatch } from './batch-format.js'
 import type { IdAppendsHost } from './id-appends.js'

@@ -1,5 +1,5 @@
 import { ID_HEADER } from '../../backends/record.js'
-import { SOURCE_HEADER } from '../../backends/source-table.js'
+import { SOURCE_HEADER } from '../../backends/source-header.js'
 
 /**
  * A record's headers for a copy of it written as an output (the join topic's, a late record's):

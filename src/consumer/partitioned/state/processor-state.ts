@@ -1,5 +1,5 @@
 import type { Backend, TopicMeta } from '../../../backends/backend.js'
-import { parseSourceHeader, SOURCE_HEADER } from '../../../backends/source-table.js'
+import { parseSourceHeader, SOURCE_HEADER } from '../../../backends/source-header.js'
 import {
   ClosedError,
   FencedError,
