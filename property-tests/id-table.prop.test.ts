@@ -6,7 +6,8 @@
 // stored may be forgotten, but nothing is ever taken for a duplicate the model does not see.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { IdTable, outcomeResults, type IdPlan } from '../src/backends/file/id-table.js'
+import { IdTable, type IdPlan } from '../src/backends/file/id-table.js'
+import { outcomeResults } from '../src/backends/outcome.js'
 import { ID_HEADER } from '../src/backends/record.js'
 import { idLogSource, type IdLogRecord } from '../test/helpers/id-log.js'
 

@@ -1,5 +1,6 @@
 import { FencedError, InvalidArgumentError } from '../core/errors.js'
 import type { IdempotentResult, OutputSource, SourcePosition } from './backend.js'
+import { outcomeResults } from './outcome.js'
 import { sourceKey } from './source-header.js'
 
 /**
@@ -184,11 +185,8 @@ export class SourceTable {
         list[p.seq] = base + k
       }
     }
-    return plan.slots.map((s, i) =>
-      s < 0
-        ? { offset: (base as number) + ~s, duplicate: plan.repeats?.has(i) === true }
-        : { offset: s, duplicate: true },
-    )
+    // Nothing written: no slot is negative, and the base is not read.
+    return outcomeResults({ base: base ?? 0, slots: plan.slots, repeats: plan.repeats })
   }
 
   /**

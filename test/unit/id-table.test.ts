@@ -3,7 +3,8 @@
 // drop its window's ids and read the log again on every call, nor must a first reading of a long
 // window; writes that fail and are retried with the same ids must not grow it past its bound.
 import { describe, expect, it } from 'vitest'
-import { IdTable, outcomeResults } from '../../src/backends/file/id-table.js'
+import { IdTable } from '../../src/backends/file/id-table.js'
+import { outcomeResults } from '../../src/backends/outcome.js'
 import { ID_HEADER } from '../../src/backends/record.js'
 import { idLogSource, type IdLogRecord } from '../helpers/id-log.js'
 

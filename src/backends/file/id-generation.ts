@@ -36,8 +36,7 @@ export class IdGeneration {
   size = 0
   /** Entries held (not removed). */
   live = 0
-  /** The oldest and newest `at` of its entries (ms). */
-  oldest = Infinity
+  /** The newest `at` of its entries (ms). */
   newest = -Infinity
   // The hash table: per slot, the hash of its entry's id (or EMPTY, REMOVED) and the entry's number.
   private mask: number
@@ -63,7 +62,6 @@ export class IdGeneration {
     this.size = 0
     this.live = 0
     this.used = 0
-    this.oldest = Infinity
     this.newest = -Infinity
     return this
   }
@@ -93,7 +91,6 @@ export class IdGeneration {
     this.lengths[e] = n
     this.offsets[e] = offset
     this.ats[e] = at
-    if (at < this.oldest) this.oldest = at
     if (at > this.newest) this.newest = at
     if (this.size * 2 > this.hashes.length) this.rehash()
     this.place(h, e)
@@ -112,7 +109,7 @@ export class IdGeneration {
   set(e: number, offset: number, at: number): void {
     this.offsets[e] = offset
     this.ats[e] = at
-    this.timed(at)
+    if (at > this.newest) this.newest = at
   }
 
   /** Remove `id`'s entry (hash `h`): a lookup no longer finds it. */
@@ -125,12 +122,6 @@ export class IdGeneration {
         return
       }
     }
-  }
-
-  /** Count `at` in the generation's oldest and newest. */
-  timed(at: number): void {
-    if (at < this.oldest) this.oldest = at
-    if (at > this.newest) this.newest = at
   }
 
   /** Whether entry `e`'s id is `id`. */

@@ -1,4 +1,4 @@
-import type { IdempotentOutcome, IdempotentResult } from '../backend.js'
+import type { IdempotentOutcome } from '../backend.js'
 import { ID_HEADER, MAX_REMEMBERED_IDS } from '../record.js'
 import { IdGeneration, idHash } from './id-generation.js'
 
@@ -19,16 +19,6 @@ export interface IdPlan {
   replaced: number[] | undefined
   /** `stored` or `abandon` was called. */
   settled: boolean
-}
-
-/** The `IdempotentResult`s of an outcome. */
-export function outcomeResults(o: IdempotentOutcome): IdempotentResult[] {
-  const out = new Array<IdempotentResult>(o.slots.length)
-  for (let i = 0; i < out.length; i++) {
-    const s = o.slots[i] as number
-    out[i] = s < 0 ? { offset: o.base + ~s, duplicate: o.repeats?.has(i) === true } : { offset: s, duplicate: true }
-  }
-  return out
 }
 
 /** The records of a partition from an offset on, read synchronously (the caller holds the partition lock). */
