@@ -11,13 +11,13 @@
 import type { Browser } from 'playwright-core'
 import { backendOf } from '../../src/facade/twain.js'
 import { TestGateway } from '../../test/browser/gateway.js'
-import { launch, servePage } from '../../test/browser/page.js'
-import { buildStatePage } from '../../test/browser/state-page.js'
-import { tempDir } from '../../test/helpers/tmp.js'
+import { launch, openPage, servePage } from '../../test/browser/page.js'
+import { buildStatePage, readState } from '../../test/browser/state-page.js'
 import { log, logGoals, logRunHeader } from '../lib/report.js'
-import { fmtNum } from '../lib/stats.js'
+import { fmtNum, median } from '../lib/stats.js'
 import type { Suite, SuiteOptions } from '../lib/suite.js'
 import { renderTable } from '../lib/table.js'
+import { makeTempDir, removeTempDir } from '../lib/tmp.js'
 
 const PER_POST = 2000
 const COMPACTED = 'state-compacted'
@@ -55,18 +55,11 @@ async function fill(url: string, headers: Record<string, string>, messages: numb
 }
 
 async function read(browser: Browser, site: string, gateway: TestGateway, stream: string): Promise<Read> {
-  const page = await browser.newPage()
+  const page = await openPage(browser, `${site}state.html`)
   try {
-    await page.goto(`${site}state.html`)
-    await page.waitForFunction('window.ready === true', undefined, { timeout: 10_000 })
-    gateway.resetBytes()
-    const r = (await page.evaluate(`openDB(${JSON.stringify(`${gateway.url}/v1/stream/${stream}`)})`)) as {
-      ms: number
-      rows: number
-    }
-    const bytes = gateway.bytesFor(`/v1/stream/${stream}`)
+    const r = await readState(page, gateway, stream)
     await page.evaluate('closeDB()')
-    return { bytes, ms: r.ms, rows: r.rows }
+    return r
   } finally {
     await page.close()
   }
@@ -83,12 +76,12 @@ const suite: Suite = {
       `setup:   ${fmtNum(messages, 0)} upserts over ${fmtNum(keys, 0)} keys into each of two streams (file store, gateway in process); ${o.repeat} read(s) of each by a new page`,
     )
     log('')
-    const files = tempDir('twainmq-bench-state-page-')
-    const store = tempDir('twainmq-bench-state-')
-    await buildStatePage(files.dir)
-    const site = await servePage(files.dir)
+    const files = makeTempDir('state-page')
+    const store = makeTempDir('state')
+    await buildStatePage(files)
+    const site = await servePage(files)
     const browser = await launch()
-    const gateway = await TestGateway.start(store.dir)
+    const gateway = await TestGateway.start(store)
     const reads: Record<string, Read[]> = { [COMPACTED]: [], [PLAIN]: [] }
     try {
       const base = `${gateway.url}/v1/stream/`
@@ -113,10 +106,9 @@ const suite: Suite = {
       await browser.close()
       await site.close()
       await gateway.kill()
-      files.remove()
-      store.remove()
+      removeTempDir(files)
+      removeTempDir(store)
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1] as number
     const row = (stream: string, label: string) => {
       const xs = reads[stream]!
       return [label, fmtNum(median(xs.map((x) => x.bytes)), 0), fmtNum(median(xs.map((x) => x.ms)), 0)]

@@ -4,7 +4,9 @@
 // call to that first complete render and the number of rows; `rows()` gives each row's `n`.
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import type { Page } from 'playwright-core'
 import { bundle } from './bundle.js'
+import type { TestGateway } from './gateway.js'
 
 const HTML = `<!doctype html><html><head><meta charset="utf-8"><title>twainmq StreamDB test</title></head>
 <body><p id="count"></p><ul id="rows"></ul>
@@ -44,4 +46,21 @@ const HTML = `<!doctype html><html><head><meta charset="utf-8"><title>twainmq St
 export async function buildStatePage(dir: string): Promise<void> {
   await bundle(join(import.meta.dirname, 'state-entry.ts'), dir, 'state')
   writeFileSync(join(dir, 'state.html'), HTML)
+}
+
+/**
+ * Open StreamDB over `stream` in a state page (`openDB`): the response bytes the gateway sent for
+ * it, the first complete render's time and the rows rendered then.
+ */
+export async function readState(
+  page: Page,
+  gateway: TestGateway,
+  stream: string,
+): Promise<{ bytes: number; ms: number; rows: number }> {
+  gateway.resetBytes()
+  const r = (await page.evaluate(`openDB(${JSON.stringify(`${gateway.url}/v1/stream/${stream}`)})`)) as {
+    ms: number
+    rows: number
+  }
+  return { bytes: gateway.bytesFor(`/v1/stream/${stream}`), ms: r.ms, rows: r.rows }
 }

@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { backendOf } from '../../src/facade/twain.js'
 import { until } from '../helpers/wait.js'
 import { chromiumRig } from './rig.js'
-import { buildStatePage } from './state-page.js'
+import { openPage } from './page.js'
+import { buildStatePage, readState } from './state-page.js'
 
 const rig = chromiumRig('state', {}, buildStatePage)
 
@@ -22,21 +23,16 @@ const upsert = (id: number, n: number) => ({
 })
 const remove = (id: number) => ({ type: 'row', key: `k${id}`, headers: { operation: 'delete' } })
 
-async function write(stream: string, events: unknown[], headers: Record<string, string> = {}): Promise<void> {
+async function write(stream: string, events: unknown[]): Promise<void> {
   const r = await fetch(`${rig.gateway.url}/v1/stream/${stream}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify(events),
   })
   expect(r.ok).toBe(true)
 }
 
-async function openState(): Promise<Page> {
-  const page = await rig.browser.newPage()
-  await page.goto(`${rig.site}state.html`)
-  await page.waitForFunction('window.ready === true', undefined, { timeout: 10_000 })
-  return page
-}
+const openState = (): Promise<Page> => openPage(rig.browser, `${rig.site}state.html`)
 
 describe('StreamDB over a compacted state stream (Chromium)', () => {
   const pages: Page[] = []
@@ -66,12 +62,8 @@ describe('StreamDB over a compacted state stream (Chromium)', () => {
     const read = async (stream: string) => {
       const page = await openState()
       pages.push(page)
-      rig.gateway.resetBytes()
-      const render = (await page.evaluate(`openDB(${JSON.stringify(`${rig.gateway.url}/v1/stream/${stream}`)})`)) as {
-        ms: number
-        rows: number
-      }
-      const bytes = rig.gateway.bytesFor(`/v1/stream/${stream}`)
+      const render = await readState(page, rig.gateway, stream)
+      const bytes = render.bytes
       expect(render.rows).toBe(KEYS - 2)
       expect(await page.evaluate('rows()')).toEqual(expected)
       expect(await page.evaluate('markedIds()')).toEqual(['k100', 'k150', 'k50'])
