@@ -40,27 +40,42 @@ const upsert = (id: string, n: number, operation = 'update') => ({
 })
 const remove = (id: string) => ({ type: 'user', key: id, old_value: { id }, headers: { operation: 'delete' } })
 
+/** Requests to the gateway `gateway()` gives (read when each request is made), and its store's passes. */
+function api(gateway: () => Served) {
+  const url = (name: string, query = ''): string => `${gateway().url}/v1/stream/${name}${query}`
+  return {
+    url,
+    /** A PUT of a compacted state stream. */
+    put: (name: string, headers: Record<string, string> = {}, body?: unknown) =>
+      fetch(url(name), {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json', 'stream-compaction': 'state', ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+    post: (name: string, body: unknown, headers: Record<string, string> = {}) =>
+      fetch(url(name), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      }),
+    compact: (name: string) => backendOf(gateway().twain).compact(name),
+    /** Two passes: Redis removes a tombstone a pass has seen before; a file pass, one written before it. */
+    compactTwice: async (name: string) => {
+      const store = backendOf(gateway().twain)
+      await store.compact(name)
+      await store.compact(name)
+    },
+  }
+}
+
 describe.each(kinds)('compacted state streams (%s)', (kind) => {
   let served: Served
   let redis: RedisServer | undefined
   const dir = tempDir('twainmq-gw-state-')
   const target = (): string => (redis ? redis.url : dir.dir)
-  const url = (name: string, query = ''): string => `${served.url}/v1/stream/${name}${query}`
-  const put = (name: string, headers: Record<string, string> = {}, body?: unknown) =>
-    fetch(url(name), {
-      method: 'PUT',
-      headers: { 'content-type': 'application/json', 'stream-compaction': 'state', ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    })
-  const post = (name: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(url(name), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify(body),
-    })
+  const { url, put, post, compact } = api(() => served)
   const read = async (name: string, query = ''): Promise<unknown[]> =>
     (await (await fetch(url(name, query))).json()) as unknown[]
-  const compact = (name: string) => backendOf(served.twain).compact(name)
   beforeAll(async () => {
     if (kind === 'redis') redis = await RedisServer.start()
     served = await serve(target())
@@ -144,16 +159,10 @@ describe.each(kinds)('compacted state streams (%s)', (kind) => {
   it('deletes go once the tombstone retention has passed', async () => {
     const short = await serve(target(), { tombstoneRetentionMs: 0 })
     try {
-      const at = (q = '') => `${short.url}/v1/stream/s-tomb${q}`
-      await fetch(at(), {
-        method: 'PUT',
-        headers: { 'content-type': 'application/json', 'stream-compaction': 'state' },
-        body: JSON.stringify([upsert('a', 1, 'insert'), upsert('b', 1, 'insert'), remove('a')]),
-      })
-      // Redis removes a tombstone a pass has seen before; a file pass, one written before it.
-      await backendOf(short.twain).compact('s-tomb')
-      await backendOf(short.twain).compact('s-tomb')
-      expect(await (await fetch(at())).json()).toEqual([upsert('b', 1, 'insert')])
+      const s = api(() => short)
+      await s.put('s-tomb', {}, [upsert('a', 1, 'insert'), upsert('b', 1, 'insert'), remove('a')])
+      await s.compactTwice('s-tomb')
+      expect(await (await fetch(s.url('s-tomb'))).json()).toEqual([upsert('b', 1, 'insert')])
     } finally {
       await short.stop()
     }
@@ -162,24 +171,13 @@ describe.each(kinds)('compacted state streams (%s)', (kind) => {
   it("producers, Stream-Seq and the close survive compaction and a new gateway's fold", async () => {
     // With no tombstone retention, so that a close marker that looked like a tombstone would go.
     const gateways = [await serve(target(), { tombstoneRetentionMs: 0 })]
-    const at = () => `${gateways.at(-1)?.url}/v1/stream/s-fold`
-    const send = (body: unknown, headers: Record<string, string>) =>
-      fetch(at(), {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
-        body: JSON.stringify(body),
-      })
-    const compactTwice = async () => {
-      const store = backendOf(gateways.at(-1)!.twain)
-      await store.compact('s-fold')
-      await store.compact('s-fold')
-    }
+    const latest = api(() => gateways.at(-1) as Served)
+    const at = () => latest.url('s-fold')
+    const send = (body: unknown, headers: Record<string, string>) => latest.post('s-fold', body, headers)
+    const compactTwice = () => latest.compactTwice('s-fold')
     const producer = (seq: number) => ({ 'producer-id': 'writer', 'producer-epoch': '0', 'producer-seq': String(seq) })
     try {
-      await fetch(at(), {
-        method: 'PUT',
-        headers: { 'content-type': 'application/json', 'stream-compaction': 'state' },
-      })
+      await latest.put('s-fold')
       for (let seq = 0; seq < 5; seq++)
         expect((await send(upsert('a', seq), { ...producer(seq), 'stream-seq': `s${seq}` })).status).toBe(200)
       // Another writer's append of the same entity, so compaction removes the producer's records.
@@ -227,9 +225,7 @@ describe.each(kinds)('compacted state streams (%s)', (kind) => {
         body: JSON.stringify([upsert('c', 0, 'insert'), remove('c')]),
       })
       const end = appended.headers.get('stream-next-offset') as string
-      const store = backendOf(gateways[0]!.twain)
-      await store.compact('s-end')
-      await store.compact('s-end')
+      await api(() => gateways[0] as Served).compactTwice('s-end')
       gateways.push(await serve(target()))
       expect((await request('', { method: 'HEAD' })).headers.get('stream-next-offset')).toBe(end)
       const atEnd = await request(`?offset=${end}`)
