@@ -40,7 +40,7 @@ type Step = typeof step extends fc.Arbitrary<infer T> ? T : never
  */
 function check(steps: Step[], remember: number | undefined): void {
   const log: IdLogRecord[] = []
-  const table = remember === undefined ? new IdTable(idLogSource(log)) : new IdTable(idLogSource(log), remember)
+  const table = new IdTable(idLogSource(log), remember)
   const model = new Map<string, { offset: number; at: number }>()
   // Ids in the order of their latest record: the table must remember at least the last `remember`.
   const order: string[] = []

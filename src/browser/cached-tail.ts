@@ -43,7 +43,8 @@ export class CachedTailReader<V> implements BatchReader<V> {
       // Read only a range that can serve the tail: none for 'now', one from the start for 'start'.
       if (this.from.base !== 'now') range = await loadRange(this.key, (r) => r.fromStart || !this.atStart)
       if (range !== undefined) {
-        if (this.atStart && range.fromStart) {
+        // A tail from the start got a range from the start (the filter above).
+        if (this.atStart) {
           // The common reload: the first part is given while the rest is read.
           const head = await range.head
           this.give(head)
@@ -60,15 +61,13 @@ export class CachedTailReader<V> implements BatchReader<V> {
           this.openFrom(range.resume, rest)
           return
         }
-        if (!this.atStart) {
-          const all = [...(await range.head), ...(await range.rest)]
-          const token = formatPosition(this.from)
-          const at = token === range.resume ? all.length : all.findIndex((m) => m.offset === token)
-          if (at >= 0) {
-            this.give(all.slice(at))
-            this.openFrom(range.resume, Promise.resolve())
-            return
-          }
+        const all = [...(await range.head), ...(await range.rest)]
+        const token = formatPosition(this.from)
+        const at = token === range.resume ? all.length : all.findIndex((m) => m.offset === token)
+        if (at >= 0) {
+          this.give(all.slice(at))
+          this.openFrom(range.resume, Promise.resolve())
+          return
         }
       }
     } catch {

@@ -204,8 +204,7 @@ async function store(
   }
   for (const m of fresh)
     messages.put({ offset: m.offset, resume: m.resume, value: m.value } satisfies Stored, [key, meta.next++])
-  const last = fresh[fresh.length - 1]
-  if (last !== undefined) meta.resume = last.resume
+  meta.resume = (fresh[fresh.length - 1] as BrowserMessage<unknown>).resume
   if (meta.next - meta.first > max) {
     const keepFrom = meta.next - max
     messages.delete(seqs(key, meta.first, keepFrom))

@@ -10,7 +10,7 @@ export function statusOf(error: unknown): number | undefined {
 }
 
 /** The error to surface for a final failure, or undefined when the read may be tried again. */
-export function finalError(error: unknown, url: string): Error | undefined {
+function finalError(error: unknown, url: string): Error | undefined {
   // A bad option met at a request (a malformed trace context): trying again cannot help.
   if (error instanceof InvalidArgumentError) return error
   const status = statusOf(error)

@@ -3,6 +3,7 @@ import { checkInt, checkKnownKeys } from '../../core/names.js'
 import type { AuthorizeHook, AuthorizeRequest } from '../auth/authorize.js'
 import { TokenAuth, type AuthFile } from '../auth/auth-tokens.js'
 import { isMetricsSink, type GatewayMetricsSink } from './metrics-sink.js'
+import { DEFAULT_TOMBSTONE_RETENTION_MS } from '../../facade/topic-options.js'
 
 /** Options of `createGateway`. */
 export interface GatewayOptions {
@@ -183,6 +184,11 @@ export function resolveGatewayOptions(o: GatewayOptions = {}): ResolvedGatewayOp
     subscriptions: o.subscriptions ?? false,
     publicUrl,
     compactEveryMs: checkInt('compactEveryMs', o.compactEveryMs ?? 30_000, 1, 24 * 3_600_000),
-    tombstoneRetentionMs: checkInt('tombstoneRetentionMs', o.tombstoneRetentionMs ?? 86_400_000, 0, 365 * 86_400_000),
+    tombstoneRetentionMs: checkInt(
+      'tombstoneRetentionMs',
+      o.tombstoneRetentionMs ?? DEFAULT_TOMBSTONE_RETENTION_MS,
+      0,
+      365 * 86_400_000,
+    ),
   }
 }

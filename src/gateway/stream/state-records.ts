@@ -27,7 +27,7 @@ export function compactionHeader(req: GwRequest, forkedFrom: string | undefined)
 }
 
 /** Longest compaction key (`[type, key]` as JSON), in UTF-8 bytes. */
-export const MAX_STATE_KEY_BYTES = 4096
+const MAX_STATE_KEY_BYTES = 4096
 
 const OPERATIONS = new Set(['insert', 'update', 'upsert', 'delete'])
 const CONTROLS = new Set(['snapshot-start', 'snapshot-end', 'reset'])

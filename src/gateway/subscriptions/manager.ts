@@ -114,10 +114,9 @@ export class Subscriptions implements SubscriptionHooks {
     try {
       await this.run(sub, async () => {
         for (const path of config.streams) this.link(sub, path, 'explicit', await linkedAt(this.ctx, path))
-        const pattern = config.pattern
-        if (pattern !== undefined)
+        if (config.pattern !== undefined)
           for (const path of await streamPaths(this.ctx.store))
-            if (globMatch(pattern, path)) this.link(sub, path, 'glob', (await streamEnds(this.ctx, path)).tail)
+            if (sub.patternTakes(path)) this.link(sub, path, 'glob', (await streamEnds(this.ctx, path)).tail)
         await this.log.save(sub.stored())
       })
     } catch (e) {
@@ -494,12 +493,8 @@ export class Subscriptions implements SubscriptionHooks {
     const patterned = [...this.subs.values()].filter((s) => s.config.pattern !== undefined)
     const paths = patterned.length === 0 ? [] : await streamPaths(this.ctx.store)
     for (const sub of this.subs.values()) {
-      const pattern = sub.config.pattern
-      // Never its own wake stream (link() refuses it): finding it again would save the subscription every sweep.
-      const fresh =
-        pattern === undefined
-          ? []
-          : paths.filter((p) => !sub.links.has(p) && p !== sub.config.wakeStream && globMatch(pattern, p))
+      // Never its own wake stream (patternTakes): finding it again would save the subscription every sweep.
+      const fresh = paths.filter((p) => !sub.links.has(p) && sub.patternTakes(p))
       if (fresh.length > 0)
         await this.run(sub, async () => {
           if (sub.deleted) return

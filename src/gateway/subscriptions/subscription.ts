@@ -1,4 +1,5 @@
 import { configHash, type SubscriptionConfig } from './definition.js'
+import { globMatch } from './glob.js'
 import type { StoredLink, StoredSubscription } from './subscription-log.js'
 
 /** A followed stream as a wake shows it. */
@@ -50,6 +51,15 @@ export class Subscription {
     this.generation = generation
     this.hash = configHash(config)
     for (const l of links) this.links.set(l.path, { ...l })
+  }
+
+  /**
+   * Whether its pattern takes the stream at `path`: it matches, and it is not the subscription's own
+   * wake stream (its wake events would wake it again, forever; `link` refuses it too).
+   */
+  patternTakes(path: string): boolean {
+    const pattern = this.config.pattern
+    return pattern !== undefined && path !== this.config.wakeStream && globMatch(pattern, path)
   }
 
   /** The subject its bearer tokens are for (a subscription deleted and made again under its id is another). */
