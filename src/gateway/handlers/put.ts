@@ -103,7 +103,8 @@ export async function putStream(ctx: GatewayContext, req: GwRequest, target: Str
       fork = await planFork(ctx, source, r.forkOffset, r.sub)
     }
     const contentType = fork ? fork.source.contentType : (r.contentType ?? 'application/octet-stream')
-    if (r.compaction !== undefined && !isJson(contentType))
+    const compacted = r.compaction !== undefined
+    if (compacted && !isJson(contentType))
       throw new HttpStatusError(
         400,
         `Stream-Compaction: ${r.compaction} needs a JSON stream (Content-Type: application/json), got ${contentType}`,
@@ -125,12 +126,11 @@ export async function putStream(ctx: GatewayContext, req: GwRequest, target: Str
       configRecord(config),
       ...(fork?.prefix ?? []),
       ...(body.length > 0 ? bodyRecords(contentType, body, r.compaction) : []),
-      ...(r.compaction !== undefined ? stateOfAppend({}) : []),
+      ...(compacted ? stateOfAppend({}) : []),
     ]
     if (r.closed) records.push(controlRecord(CLOSE_TYPE, null))
     const newest = config.inherited.at(-1)?.incarnation ?? 0
     const createdAt = Math.max(Date.now(), newest + 1)
-    const compacted = r.compaction !== undefined
     try {
       await ctx.store.createTopic({
         name: target.topic,
@@ -160,7 +160,7 @@ export async function putStream(ctx: GatewayContext, req: GwRequest, target: Str
       'stream-next-offset': formatToken(createdAt, tail),
     }
     if (r.closed) h['stream-closed'] = 'true'
-    if (compacted) h[COMPACTION_HEADER] = r.compaction as string
+    if (r.compaction !== undefined) h[COMPACTION_HEADER] = r.compaction
     ctx.subscriptions?.touched(target.name)
     return reply(201, h)
   }

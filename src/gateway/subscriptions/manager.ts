@@ -98,10 +98,10 @@ export class Subscriptions implements SubscriptionHooks {
   async put(id: string, body: unknown, origin: string): Promise<{ created: boolean; sub: Subscription }> {
     await this.ready()
     const config = parseConfig(body)
-    const hash = configHash(config)
     const had = this.subs.get(id)
     if (had !== undefined) {
-      if (had.hash !== hash)
+      // Hashed only to compare: a new subscription hashes its definition itself.
+      if (had.hash !== configHash(config))
         throw new SubscriptionError(
           'SUBSCRIPTION_ALREADY_EXISTS',
           `Subscription ${JSON.stringify(id)} exists with another definition: delete it first`,
