@@ -100,10 +100,11 @@ export class RedisBackend implements Backend {
   ) {
     this.keys = new RedisKeys(options.prefix ?? 'twainmq:')
     this.scripts = new Scripts(client)
-    this.topics = new RedisTopics(client, this.scripts, this.keys)
-    const acks =
-      writer &&
-      new ReplicaAcks(writer, { replicas: options.replicaAcks ?? 0, timeoutMs: options.replicaAckTimeoutMs ?? 2000 })
+    const policy = options.replicaAcks
+      ? { replicas: options.replicaAcks, timeoutMs: options.replicaAckTimeoutMs ?? 2000 }
+      : undefined
+    this.topics = new RedisTopics(client, this.scripts, this.keys, policy)
+    const acks = writer && policy && new ReplicaAcks(writer, policy)
     this.appender = new RedisAppender(writer ? new Scripts(writer) : this.scripts, this.keys, options.clientId, acks)
     this.watchers = new RedisWatchers(client, this.keys)
     this.retention = new RedisRetention(client, this.scripts, this.keys)
@@ -117,9 +118,7 @@ export class RedisBackend implements Backend {
       options.compactStep,
       options.onBackgroundFailure,
     )
-    const confirm = options.replicaAcks
-      ? new DeliveryConfirm(client, { replicas: options.replicaAcks, timeoutMs: options.replicaAckTimeoutMs ?? 2000 })
-      : undefined
+    const confirm = policy && new DeliveryConfirm(client, policy)
     this.shared = new RedisSharedGroups(client, this.scripts, this.keys, (t) => this.topics.get(t), confirm)
     const groups = new RedisGroupStore(
       client,

@@ -110,6 +110,44 @@ export class ReplicaAcks {
   }
 }
 
+/** The commands of one pipeline, as ioredis chains them. */
+export type Pipeline = ReturnType<Client['pipeline']>
+
+/**
+ * Run `write` (commands that write, on the node serving their keys now) and a `WAIT` after them in
+ * one pipeline, in slices, until `policy.replicas` replicas acknowledged or `policy.timeoutMs`
+ * passed: then a retriable `TimeoutError` naming `what`. `WAIT` counts the writes of the connection
+ * it is sent on, so the write in the same pipeline is what makes it cover everything the node held
+ * before (written there through another connection, or replicated to it before a failover). The
+ * write runs again before each slice, so it must be idempotent. Resolves with the first command's
+ * last reply.
+ */
+export async function writeAndWait(
+  client: Client,
+  policy: ReplicaAckPolicy,
+  write: (p: Pipeline) => void,
+  what: string,
+): Promise<unknown> {
+  const { replicas, timeoutMs } = policy
+  let reply: unknown
+  const acked = await waitInSlices(replicas, Date.now() + timeoutMs, async (slice) => {
+    const p = client.pipeline()
+    write(p)
+    const res: PipelineReply = await p.call('WAIT', String(replicas), String(slice)).exec()
+    const first = res?.[0]
+    const wait = res?.[res.length - 1]
+    if (!first || !wait || res.length < 2) throw new TimeoutError(`${what}: no reply`)
+    for (const [err] of res) if (err) throw err
+    reply = first[1]
+    return Number(wait[1])
+  })
+  if (acked < replicas)
+    throw new TimeoutError(
+      `${what}: acknowledged by ${acked} of ${replicaWord(replicas)} within ${timeoutMs} ms (replicaAcks)`,
+    )
+  return reply
+}
+
 /** Longest single `WAIT`: below the Cluster command timeout (1.5 s). */
 const WAIT_SLICE_MS = 1000
 

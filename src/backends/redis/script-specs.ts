@@ -15,6 +15,7 @@ export const SCRIPT_KEYS = {
   compact: 6,
   'create-topic': 1,
   'topic-ready': 1,
+  'topic-abandon': 1,
   'member-join': 3,
   'member-leave': 2,
   'lease-acquire': 1,
@@ -116,6 +117,7 @@ export interface ScriptSpecs {
   }
   'create-topic': { args: [token: string, now: number, abandonedMs: number, ...fields: string[]]; reply: number }
   'topic-ready': { args: [token: string]; reply: number }
+  'topic-abandon': { args: [token: string]; reply: number }
   'member-join': {
     args: [id: string, spec: string, now: number, expiry: number, ...topics: string[]]
     reply: [changed: number, ...idsAndSpecs: string[]]

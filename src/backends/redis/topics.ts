@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto'
-import { TopicCorruptError, TopicExistsError, TopicNotFoundError } from '../../core/errors.js'
+import { ConnectionError, TopicCorruptError, TopicExistsError, TopicNotFoundError } from '../../core/errors.js'
 import type { KeyType } from '../../core/types.js'
 import type { TopicMeta } from '../backend.js'
 import { isConnectionError, redisError, type Client } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import { INCARNATIONS_FIELD } from './incarnations.js'
 import { placeTopic } from './placement.js'
-import type { Scripts } from './scripts.js'
+import { writeAndWait, type ReplicaAckPolicy } from './replica-acks.js'
+import { Scripts } from './scripts.js'
 
 /** A claim in state 'creating' older than this was abandoned by a dead creator. */
 const ABANDONED_MS = 30_000
@@ -31,6 +32,8 @@ export class RedisTopics {
     private readonly client: Client,
     private readonly scripts: Scripts,
     private readonly keys: RedisKeys,
+    /** With `replicaAcks`: a creation resolves once replicas hold it (decision 220). */
+    private readonly acks?: ReplicaAckPolicy,
   ) {}
 
   async create(meta: TopicMeta): Promise<void> {
@@ -65,21 +68,38 @@ export class RedisTopics {
       if (Number(claimed) !== 1)
         throw new TopicExistsError(`Topic "${meta.name}" already exists (Redis key ${this.keys.meta(meta.name)})`)
       this.keys.place(meta.name, tags)
-      const groups = await this.client.smembers(this.keys.groups())
-      await Promise.all(
-        Array.from({ length: meta.partitions }, async (_, p) => {
-          const stale = await this.allKeysOf(meta.name, p, groups)
-          // Leftovers of an interrupted delete go first; `end` = 0 then marks the partition as existing.
-          return Promise.all([
-            this.client.del(...stale),
-            ...this.initPartition(meta.name, p, token),
-            ...(meta.compact ? this.initCompaction(meta.name, p) : []),
-          ])
-        }),
-      )
+      try {
+        const groups = await this.client.smembers(this.keys.groups())
+        await Promise.all(
+          Array.from({ length: meta.partitions }, async (_, p) => {
+            const stale = await this.allKeysOf(meta.name, p, groups)
+            // Leftovers of an interrupted delete go first, then the partition's keys.
+            await Promise.all([this.client.del(...stale), ...this.initPartition(meta.name, p, token, meta.compact)])
+            await this.replicated(
+              this.keys.producers(meta.name, p),
+              '-',
+              '-',
+              `Cannot create topic "${meta.name}": partition ${p}`,
+            )
+          }),
+        )
+      } catch (e) {
+        // Not ready yet: the claim goes, so a creation tried again does not wait for it to be abandoned.
+        await this.scripts.call('topic-abandon', [this.keys.meta(meta.name)], [token]).catch(() => undefined)
+        throw e
+      }
       const ready = await this.scripts.call('topic-ready', [this.keys.meta(meta.name)], [token])
       if (Number(ready) !== 1) throw new TopicExistsError(`Topic "${meta.name}" was taken over by another creator`)
-      await this.client.sadd(this.keys.topics(), meta.name)
+      const unsafe = `Topic "${meta.name}", ready on its master, is not safe from a failover yet`
+      await this.replicated(this.keys.meta(meta.name), 'state', 'ready', `${unsafe}: its configuration`)
+      if (this.acks)
+        await writeAndWait(
+          this.client,
+          this.acks,
+          (p) => p.sadd(this.keys.topics(), meta.name),
+          `${unsafe}: its listing`,
+        )
+      else await this.client.sadd(this.keys.topics(), meta.name)
     } catch (e) {
       throw redisError(`Cannot create topic "${meta.name}"`, e)
     }
@@ -87,26 +107,49 @@ export class RedisTopics {
   }
 
   /**
+   * With `replicaAcks`: wait until replicas hold what the creation wrote to `key`'s slot. The node
+   * serving it now must hold `field` = `value` in the hash `key`, the slot's last write of the
+   * creation (a promoted replica holds a prefix of what its master wrote); its `replica-check`
+   * then writes a mark, which the `WAIT` after it covers. A node without it: a failover to a
+   * replica the creation had not reached, a retriable `ConnectionError`.
+   */
+  private async replicated(key: string, field: string, value: string, what: string): Promise<void> {
+    if (!this.acks) return
+    const held = await writeAndWait(
+      this.client,
+      this.acks,
+      (p) => p.eval(Scripts.source('replica-check'), 1, key, field, value, Date.now()),
+      what,
+    )
+    if (Number(held) !== 1)
+      throw new ConnectionError(
+        `${what}: not on the master serving it now (a failover to a replica the creation had not reached)`,
+      )
+  }
+
+  /**
    * Every key a script names exists from the start (an empty stream, `start` 0, a free reservation
    * `-`, a producers hash with a placeholder field, the id hash and sorted set with theirs): while a Cluster slot migrates, a script naming
    * an absent key gets TRYAGAIN until the migration ends; with every key present only while the
-   * partition's keys are split between the two masters.
+   * partition's keys are split between the two masters. Sent in this order on the connection to the
+   * slot's master: `end` = 0 marks the partition as existing, and the producers hash goes last, so a
+   * node holding its placeholder holds the whole partition (`replicated`).
    */
-  private initPartition(topic: string, p: number, token: string): Array<Promise<unknown>> {
+  private initPartition(topic: string, p: number, token: string, compact = false): Array<Promise<unknown>> {
     const stream = this.keys.stream(topic, p)
     return [
-      this.client
-        .xgroup('CREATE', stream, INIT_GROUP, '0', 'MKSTREAM')
-        .then(() => this.client.xgroup('DESTROY', stream, INIT_GROUP)),
+      this.client.xgroup('CREATE', stream, INIT_GROUP, '0', 'MKSTREAM'),
+      this.client.xgroup('DESTROY', stream, INIT_GROUP),
       this.client.set(this.keys.start(topic, p), '0'),
       this.client.set(this.keys.reservation(topic, p), '-'),
-      // Its first incarnation is this creation's (decision 112): a tail of the topic deleted and
-      // created again sees a log rebuilt from offset 0.
-      this.client.hset(this.keys.producers(topic, p), '-', '-', INCARNATIONS_FIELD, `t${token}:0`),
       // Remembered idempotency ids, two generations, each with a placeholder field that is never removed.
       this.client.hset(this.keys.ids(topic, p), '', '0 0'),
       this.client.hset(this.keys.idsBefore(topic, p), '', '-'),
+      ...(compact ? this.initCompaction(topic, p) : []),
       this.client.set(this.keys.end(topic, p), '0'),
+      // Its first incarnation is this creation's (decision 112): a tail of the topic deleted and
+      // created again sees a log rebuilt from offset 0.
+      this.client.hset(this.keys.producers(topic, p), '-', '-', INCARNATIONS_FIELD, `t${token}:0`),
     ]
   }
 

@@ -1,8 +1,7 @@
-import { TimeoutError } from '../../../core/errors.js'
 import type { SharedDelivery } from '../../shared.js'
 import { redisError, type Client } from '../connection.js'
 import { idOf, offsetOf } from '../entry-codec.js'
-import { waitInSlices, type PipelineReply, type ReplicaAckPolicy } from '../replica-acks.js'
+import { writeAndWait, type ReplicaAckPolicy } from '../replica-acks.js'
 import { Scripts } from '../scripts.js'
 import type { MemberPartition } from './shared-entries.js'
 import type { MemberState } from './shared-state.js'
@@ -52,26 +51,7 @@ export class DeliveryConfirm {
     args: ReadonlyArray<string | number>,
     what: string,
   ): Promise<unknown> {
-    const { replicas, timeoutMs } = this.policy
-    let reply: unknown
-    const acked = await waitInSlices(replicas, Date.now() + timeoutMs, async (slice) => {
-      const res: PipelineReply = await this.client
-        .pipeline()
-        .eval(lua, keys.length, ...keys, ...args)
-        .call('WAIT', String(replicas), String(slice))
-        .exec()
-      const [script, wait] = res ?? []
-      if (!script || !wait) throw new TimeoutError(`${what}: no reply`)
-      if (script[0]) throw script[0]
-      if (wait[0]) throw wait[0]
-      reply = script[1]
-      return Number(wait[1])
-    })
-    if (acked < replicas)
-      throw new TimeoutError(
-        `${what}: acknowledged by ${acked} of ${replicas} replica(s) within ${timeoutMs} ms (replicaAcks)`,
-      )
-    return reply
+    return writeAndWait(this.client, this.policy, (p) => p.eval(lua, keys.length, ...keys, ...args), what)
   }
 }
 
