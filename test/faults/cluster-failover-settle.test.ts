@@ -97,7 +97,7 @@ describe.each(['kill -9', 'freeze'] as const)('a master %s, not back while measu
         // Acknowledged sends are all on the promoted master, the old one still away.
         const report = check(l.acked, await readBack(twain, 't'))
         expect(report.counts, report.text).toEqual(CLEAN)
-        for (const e of l.failures) expect(e, String(e)).toMatchObject({ retriable: true })
+        for (const e of l.failures) expect(e, `${String(e)} (${summary})`).toMatchObject({ retriable: true })
         expect(sends.length).toBeGreaterThan(0)
         expect(late.length, summary).toBe(0)
       } finally {
