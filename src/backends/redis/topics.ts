@@ -32,8 +32,11 @@ export class RedisTopics {
     private readonly client: Client,
     private readonly scripts: Scripts,
     private readonly keys: RedisKeys,
-    /** With `replicaAcks`: a creation resolves once replicas hold it (decision 220). */
-    private readonly acks?: ReplicaAckPolicy,
+    /**
+     * With `replicaAcks`: a creation resolves once replicas hold it (decision 220); its waits go on
+     * the appends' own client, so no other command queues behind a `WAIT`.
+     */
+    private readonly acks?: { client: Client; policy: ReplicaAckPolicy },
   ) {}
 
   async create(meta: TopicMeta): Promise<void> {
@@ -94,8 +97,8 @@ export class RedisTopics {
       await this.replicated(this.keys.meta(meta.name), 'state', 'ready', `${unsafe}: its configuration`)
       if (this.acks)
         await writeAndWait(
-          this.client,
-          this.acks,
+          this.acks.client,
+          this.acks.policy,
           (p) => p.sadd(this.keys.topics(), meta.name),
           `${unsafe}: its listing`,
         )
@@ -116,8 +119,8 @@ export class RedisTopics {
   private async replicated(key: string, field: string, value: string, what: string): Promise<void> {
     if (!this.acks) return
     const held = await writeAndWait(
-      this.client,
-      this.acks,
+      this.acks.client,
+      this.acks.policy,
       (p) => p.eval(Scripts.source('replica-check'), 1, key, field, value, Date.now()),
       what,
     )
