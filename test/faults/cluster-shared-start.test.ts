@@ -14,6 +14,7 @@ import { keySlot } from '../../src/backends/redis/key-slot.js'
 import { readBack } from '../helpers/checker.js'
 import { sendLoad } from '../helpers/cluster-load.js'
 import { RedisCluster } from '../helpers/redis-cluster.js'
+import { createReplicated } from '../helpers/cluster-topic.js'
 import { streamKeyOf } from '../helpers/redis-keys.js'
 import { until } from '../helpers/wait.js'
 
@@ -49,7 +50,7 @@ describe.each(['no fault', 'kill -9', 'freeze'] as const)(
       const consumers: Array<SharedConsumer<string>> = []
       const errors: string[] = []
       try {
-        await twain.createTopic('t', { partitions: PARTITIONS })
+        await createReplicated(cluster, prefix, 't', { partitions: PARTITIONS })
         /** Deliveries per record id, with their delivery counts. */
         const delivered = new Map<string, number[]>()
         const loops: Array<Promise<void>> = []

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { keySlot } from '../../src/backends/redis/key-slot.js'
 import { ClosedError, LogRollbackError, open, type Twain } from '../../src/index.js'
 import { RedisCluster } from '../helpers/redis-cluster.js'
+import { createReplicated } from '../helpers/cluster-topic.js'
 import { streamKeyOf } from '../helpers/redis-keys.js'
 import { until } from '../helpers/wait.js'
 
@@ -62,7 +63,7 @@ describe.each(['slot migration', 'manual failover', 'kill -9 of the master'] as 
     process.on('warning', onWarning)
     let running: ReturnType<typeof sender> | undefined
     try {
-      await twain.createTopic('t', { partitions: 3 })
+      await createReplicated(cluster, prefix, 't', { partitions: 3 })
       const slot = keySlot(await streamKeyOf(twain, 't', 0))
       const got: string[] = []
       const offsets: number[] = []

@@ -166,7 +166,6 @@ export class RedisCluster {
     throw new Error('no cluster node answers CLUSTER NODES')
   }
 
-  /** The running masters (by the topology a live node reports). */
   /** Every key under `prefix` on the given masters (SCAN on each), with the master it is on. */
   async keysOn(masters: readonly RedisServer[], prefix: string): Promise<Array<{ key: string; node: RedisServer }>> {
     const out: Array<{ key: string; node: RedisServer }> = []
@@ -182,6 +181,7 @@ export class RedisCluster {
     return out
   }
 
+  /** The running masters (by the topology a live node reports). */
   async masters(exclude: readonly RedisServer[] = []): Promise<RedisServer[]> {
     return (await this.topology(exclude))
       .filter((n) => n.role === 'master' && !n.flags.some((f) => f.startsWith('fail')))
@@ -231,7 +231,8 @@ export class RedisCluster {
 
   /**
    * Wait until every running node reports `cluster_state:ok` with all 16384 slots served, agrees
-   * on the masters, and every replica's link to its master is up.
+   * on the masters, every replica's link to its master is up and every master streams to its
+   * running replicas (`state=online`).
    */
   async waitHealthy(ms = 30_000): Promise<void> {
     await until(
@@ -246,6 +247,10 @@ export class RedisCluster {
             if (repl.includes('role:slave') && !repl.includes('master_link_status:up')) return false
             const topo = parseNodes(String(await this.admin(n).call('CLUSTER', 'NODES')))
             if (topo.some((t) => t.flags.some((f) => f.startsWith('fail')) && this.node(t.port).running)) return false
+            // A master streams to each running replica it has (not still sending it a full sync).
+            const me = topo.find((t) => t.flags.includes('myself'))
+            const mine = topo.filter((t) => t.role === 'replica' && t.masterId === me?.id && this.node(t.port).running)
+            if (me?.role === 'master' && (repl.match(/state=online/g)?.length ?? 0) < mine.length) return false
             views.add(JSON.stringify(topo.map((t) => [t.port, t.role, t.masterId, t.slots]).sort()))
           }
           return views.size === 1 // every node sees the same roles and slots

@@ -10,6 +10,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sleep } from './wait.js'
 
+/** How much of a server's log it keeps (the end), for startup errors and fault reports. */
+const LOG_TAIL = 16_000
+
 export interface RedisServerOptions {
   /** Append-only file with `appendfsync always`, so a restart keeps every acknowledged write. */
   aof?: boolean
@@ -114,6 +117,11 @@ export class RedisServer {
     return `redis://127.0.0.1:${this.port}`
   }
 
+  /** The end of what the server logged since it last started (failovers, syncs, state changes). */
+  get log(): string {
+    return this.stderr
+  }
+
   get pid(): number | undefined {
     return this.child?.pid
   }
@@ -141,7 +149,7 @@ export class RedisServer {
     this.child = child
     killOnExit(child)
     this.stderr = ''
-    const collect = (d: string) => (this.stderr = (this.stderr + d).slice(-4000))
+    const collect = (d: string) => (this.stderr = (this.stderr + d).slice(-LOG_TAIL))
     child.stdout?.setEncoding('utf8').on('data', collect)
     child.stderr?.setEncoding('utf8').on('data', collect)
     const spawnError = new Promise<never>((_, reject) =>
