@@ -148,6 +148,27 @@ export async function writeAndWait(
   return reply
 }
 
+/**
+ * Wait until replicas hold what was written to `key`'s slot, known by its last write, `field` =
+ * `value` in the hash `key` (a promoted replica holds a prefix of what its master wrote): the
+ * `replica-check` script on the node serving the slot now writes a mark when it holds it, and the
+ * `WAIT` after it covers the mark (`writeAndWait`). A node without it, after a failover to a
+ * replica the write had not reached, is a retriable `ConnectionError`.
+ */
+export async function waitForHeld(
+  client: Client,
+  policy: ReplicaAckPolicy,
+  key: string,
+  field: string,
+  value: string,
+  what: string,
+): Promise<void> {
+  const lua = Scripts.source('replica-check')
+  const held = await writeAndWait(client, policy, (p) => p.eval(lua, 1, key, field, value, Date.now()), what)
+  if (Number(held) !== 1)
+    throw new ConnectionError(`${what}: not on the master serving it now (a failover to a replica it had not reached)`)
+}
+
 /** Longest single `WAIT`: below the Cluster command timeout (1.5 s). */
 const WAIT_SLICE_MS = 1000
 

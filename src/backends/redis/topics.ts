@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto'
-import { ConnectionError, TopicCorruptError, TopicExistsError, TopicNotFoundError } from '../../core/errors.js'
+import { TopicCorruptError, TopicExistsError, TopicNotFoundError } from '../../core/errors.js'
 import type { KeyType } from '../../core/types.js'
 import type { TopicMeta } from '../backend.js'
 import { isConnectionError, redisError, type Client } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import { INCARNATIONS_FIELD } from './incarnations.js'
 import { placeTopic } from './placement.js'
-import { writeAndWait, type ReplicaAckPolicy } from './replica-acks.js'
-import { Scripts } from './scripts.js'
+import { waitForHeld, writeAndWait, type ReplicaAckPolicy } from './replica-acks.js'
+import type { Scripts } from './scripts.js'
 
 /** A claim in state 'creating' older than this was abandoned by a dead creator. */
 const ABANDONED_MS = 30_000
@@ -73,7 +73,8 @@ export class RedisTopics {
       this.keys.place(meta.name, tags)
       try {
         const groups = await this.client.smembers(this.keys.groups())
-        await Promise.all(
+        // Every partition settled before the claim can go: none of this try's writes comes after another's.
+        const settled = await Promise.allSettled(
           Array.from({ length: meta.partitions }, async (_, p) => {
             const stale = await this.allKeysOf(meta.name, p, groups)
             // Leftovers of an interrupted delete go first, then the partition's keys.
@@ -86,6 +87,7 @@ export class RedisTopics {
             )
           }),
         )
+        for (const r of settled) if (r.status === 'rejected') throw r.reason
       } catch (e) {
         // Not ready yet: the claim goes, so a creation tried again does not wait for it to be abandoned.
         await this.scripts.call('topic-abandon', [this.keys.meta(meta.name)], [token]).catch(() => undefined)
@@ -109,25 +111,9 @@ export class RedisTopics {
     this.cache.set(meta.name, { meta, at: Date.now() })
   }
 
-  /**
-   * With `replicaAcks`: wait until replicas hold what the creation wrote to `key`'s slot. The node
-   * serving it now must hold `field` = `value` in the hash `key`, the slot's last write of the
-   * creation (a promoted replica holds a prefix of what its master wrote); its `replica-check`
-   * then writes a mark, which the `WAIT` after it covers. A node without it: a failover to a
-   * replica the creation had not reached, a retriable `ConnectionError`.
-   */
+  /** With `replicaAcks`: wait until replicas hold what the creation wrote to `key`'s slot, its last write `field` = `value`. */
   private async replicated(key: string, field: string, value: string, what: string): Promise<void> {
-    if (!this.acks) return
-    const held = await writeAndWait(
-      this.acks.client,
-      this.acks.policy,
-      (p) => p.eval(Scripts.source('replica-check'), 1, key, field, value, Date.now()),
-      what,
-    )
-    if (Number(held) !== 1)
-      throw new ConnectionError(
-        `${what}: not on the master serving it now (a failover to a replica the creation had not reached)`,
-      )
+    if (this.acks) await waitForHeld(this.acks.client, this.acks.policy, key, field, value, what)
   }
 
   /**
