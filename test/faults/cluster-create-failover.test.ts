@@ -23,15 +23,6 @@ afterAll(async () => {
   await cluster?.destroy()
 })
 
-/** Whether a node answers `ROLE` as a master (a promoted replica does once it took over). */
-async function isMaster(node: RedisServer): Promise<boolean> {
-  try {
-    return ((await cluster.admin(node).call('ROLE')) as unknown[])[0] === 'master'
-  } catch {
-    return false
-  }
-}
-
 /** Fill a master's replication stream past what the socket buffers of a frozen replica take in. */
 async function clog(master: RedisServer, prefix: string): Promise<void> {
   const slots = (await cluster.topology()).find((n) => n.port === master.port)?.slots ?? []
@@ -79,7 +70,7 @@ describe('a topic created with replicaAcks: 1, then the master of its partition 
       await until(
         async () => {
           const m = await cluster.servingMaster(slot, [dead])
-          return m !== undefined && m !== dead && (await isMaster(m))
+          return m !== undefined && m !== dead && (await cluster.saysMaster(m))
         },
         30_000,
         "the promotion of partition 0's replica",

@@ -13,7 +13,6 @@ import { expectRetriable } from '../helpers/cluster-report.js'
 import { percentile, sendLoad } from '../helpers/cluster-load.js'
 import { RedisCluster } from '../helpers/redis-cluster.js'
 import { createReplicated } from '../helpers/cluster-topic.js'
-import type { RedisServer } from '../helpers/redis-server.js'
 import { streamKeyOf } from '../helpers/redis-keys.js'
 import { sleep, until } from '../helpers/wait.js'
 
@@ -36,16 +35,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await cluster?.destroy()
 })
-
-/** A node's role as it answers `ROLE` itself (a promoted replica says `master` once it took over). */
-async function isMaster(node: RedisServer): Promise<boolean> {
-  try {
-    const role = (await cluster.admin(node).call('ROLE')) as unknown[]
-    return role[0] === 'master'
-  } catch {
-    return false
-  }
-}
 
 describe.each(['kill -9', 'freeze'] as const)('a master %s, not back while measured, replicaAcks: 1', (fault) => {
   it(`every send to its partitions settles within ${ACK_TIMEOUT_MS} ms of the promotion (or of its start); none acknowledged is lost`, async () => {
@@ -71,7 +60,7 @@ describe.each(['kill -9', 'freeze'] as const)('a master %s, not back while measu
         const faultAt = performance.now()
         if (fault === 'kill -9') await master.kill()
         else master.pause(true) // frozen past the node timeout, thawed only after the measurement
-        await until(() => isMaster(replica), 30_000, 'the replica to take over (ROLE)')
+        await until(() => cluster.saysMaster(replica), 30_000, 'the replica to take over (ROLE)')
         const promotedAt = performance.now()
         await sleep(MEASURE_MS)
         const endAt = performance.now()

@@ -188,6 +188,15 @@ export class RedisCluster {
       .map((n) => this.node(n.port))
   }
 
+  /** Whether a node answers `ROLE` as a master (a promoted replica does once it took over); false when it does not answer. */
+  async saysMaster(node: RedisServer): Promise<boolean> {
+    try {
+      return ((await this.admin(node).call('ROLE')) as unknown[])[0] === 'master'
+    } catch {
+      return false
+    }
+  }
+
   /** The slot of a key. */
   async slotOf(key: string): Promise<number> {
     for (const n of this.nodes) if (n.running) return Number(await this.admin(n).call('CLUSTER', 'KEYSLOT', key))
