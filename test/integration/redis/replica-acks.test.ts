@@ -118,13 +118,23 @@ describe('replicaAcks', () => {
     }
   })
 
-  it('a master without replicas: every send rejects with TimeoutError', async () => {
+  it('a master without replicas: every send and every creation rejects with TimeoutError', async () => {
+    const plain = await open(lonely.url, { prefix: 'c:' })
     const twain = await open(lonely.url, { prefix: 'c:', replicaAcks: 1, replicaAckTimeoutMs: 50 })
     try {
-      await twain.createTopic('t')
+      await plain.createTopic('t')
       await expect(twain.producer<string>('t').send(1, 'x')).rejects.toBeInstanceOf(TimeoutError)
+      // A creation waits for replicas too (decision 220): refused, and its claim on the name given up.
+      await expect(twain.createTopic('u')).rejects.toThrow(
+        /Cannot create topic "u": partition 0: acknowledged by 0 of 1 replica/,
+      )
+      await expect(twain.createTopic('u')).rejects.toBeInstanceOf(TimeoutError)
+      expect(await plain.listTopics()).toEqual(['t'])
+      await plain.createTopic('u')
+      expect((await plain.describeTopic('u')).partitions).toBe(1)
     } finally {
       await twain.close()
+      await plain.close()
     }
   })
 
