@@ -103,8 +103,8 @@ export class RedisBackend implements Backend {
     const policy = options.replicaAcks
       ? { replicas: options.replicaAcks, timeoutMs: options.replicaAckTimeoutMs ?? 2000 }
       : undefined
-    this.topics = new RedisTopics(client, this.scripts, this.keys, writer && policy && { client: writer, policy })
     const acks = writer && policy && new ReplicaAcks(writer, policy)
+    this.topics = new RedisTopics(client, this.scripts, this.keys, acks)
     this.appender = new RedisAppender(writer ? new Scripts(writer) : this.scripts, this.keys, options.clientId, acks)
     this.watchers = new RedisWatchers(client, this.keys)
     this.retention = new RedisRetention(client, this.scripts, this.keys)

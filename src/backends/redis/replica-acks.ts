@@ -50,12 +50,36 @@ export class ReplicaAcks {
    */
   async wait(key: string, batch: BatchMark, what: string, deadline: number): Promise<void> {
     const { replicas, timeoutMs } = this.policy
-    const acked = await waitInSlices(replicas, deadline, (slice) => this.checkAndWait(key, batch, slice, what))
+    const notHeld = `${what}: the master serving the partition now does not hold the batch (a failover to a replica it had not reached); it is sent again`
+    const acked = await waitInSlices(replicas, deadline, (slice) => this.checkAndWait(key, batch, slice, what, notHeld))
     if (acked < replicas) {
       throw new TimeoutError(
         `${what}: written to the master, but acknowledged by ${acked} of ${replicaWord(replicas)} within ${timeoutMs} ms (replicaAcks): a failover now could lose it, so the send is not acknowledged; it may still be in the log, and a send again may store it twice`,
       )
     }
+  }
+
+  /**
+   * Resolve once `policy.replicas` replicas hold what was written to `key`'s slot, known by its last
+   * write, `mark` in the hash `key` (a promoted replica holds a prefix of what its master wrote),
+   * within `policy.timeoutMs`; else a retriable `TimeoutError` naming `what`, or a retriable
+   * `ConnectionError` when the node serving the slot now does not hold the mark.
+   */
+  async waitForHeld(key: string, mark: BatchMark, what: string): Promise<void> {
+    const { replicas, timeoutMs } = this.policy
+    const notHeld = `${what}: not on the master serving it now (a failover to a replica it had not reached)`
+    const acked = await waitInSlices(replicas, Date.now() + timeoutMs, (slice) =>
+      this.checkAndWait(key, mark, slice, what, notHeld),
+    )
+    if (acked < replicas)
+      throw new TimeoutError(
+        `${what}: acknowledged by ${acked} of ${replicaWord(replicas)} within ${timeoutMs} ms (replicaAcks)`,
+      )
+  }
+
+  /** `writeAndWait` on this client: `write`, then `WAIT` for `policy.replicas` replicas. */
+  writeAndWait(write: (p: Pipeline) => void, what: string): Promise<unknown> {
+    return writeAndWait(this.client, this.policy, write, what)
   }
 
   /**
@@ -71,7 +95,13 @@ export class ReplicaAcks {
   }
 
   /** One `replica-check` + `WAIT` pipeline; the number of replicas that acknowledged. */
-  private async checkAndWait(key: string, batch: BatchMark, slice: number, what: string): Promise<number> {
+  private async checkAndWait(
+    key: string,
+    batch: BatchMark,
+    slice: number,
+    what: string,
+    notHeld: string,
+  ): Promise<number> {
     const run = (c: Redis | Cluster, asking: boolean): Promise<PipelineReply> => {
       const p = c.pipeline()
       if (asking) p.asking()
@@ -101,17 +131,13 @@ export class ReplicaAcks {
       throw check[0]
     }
     if (wait[0]) throw wait[0]
-    if (Number(check[1]) !== 1) {
-      throw new ConnectionError(
-        `${what}: the master serving the partition now does not hold the batch (a failover to a replica it had not reached); it is sent again`,
-      )
-    }
+    if (Number(check[1]) !== 1) throw new ConnectionError(notHeld)
     return Number(wait[1])
   }
 }
 
 /** The commands of one pipeline, as ioredis chains them. */
-export type Pipeline = ReturnType<Client['pipeline']>
+type Pipeline = ReturnType<Client['pipeline']>
 
 /**
  * Run `write` (commands that write, on the node serving their keys now) and a `WAIT` after them in
@@ -146,27 +172,6 @@ export async function writeAndWait(
       `${what}: acknowledged by ${acked} of ${replicaWord(replicas)} within ${timeoutMs} ms (replicaAcks)`,
     )
   return reply
-}
-
-/**
- * Wait until replicas hold what was written to `key`'s slot, known by its last write, `field` =
- * `value` in the hash `key` (a promoted replica holds a prefix of what its master wrote): the
- * `replica-check` script on the node serving the slot now writes a mark when it holds it, and the
- * `WAIT` after it covers the mark (`writeAndWait`). A node without it, after a failover to a
- * replica the write had not reached, is a retriable `ConnectionError`.
- */
-export async function waitForHeld(
-  client: Client,
-  policy: ReplicaAckPolicy,
-  key: string,
-  field: string,
-  value: string,
-  what: string,
-): Promise<void> {
-  const lua = Scripts.source('replica-check')
-  const held = await writeAndWait(client, policy, (p) => p.eval(lua, 1, key, field, value, Date.now()), what)
-  if (Number(held) !== 1)
-    throw new ConnectionError(`${what}: not on the master serving it now (a failover to a replica it had not reached)`)
 }
 
 /** Longest single `WAIT`: below the Cluster command timeout (1.5 s). */

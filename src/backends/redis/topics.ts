@@ -6,7 +6,7 @@ import { isConnectionError, redisError, type Client } from './connection.js'
 import type { RedisKeys } from './keys.js'
 import { INCARNATIONS_FIELD } from './incarnations.js'
 import { placeTopic } from './placement.js'
-import { waitForHeld, writeAndWait, type ReplicaAckPolicy } from './replica-acks.js'
+import type { ReplicaAcks } from './replica-acks.js'
 import type { Scripts } from './scripts.js'
 
 /** A claim in state 'creating' older than this was abandoned by a dead creator. */
@@ -36,7 +36,7 @@ export class RedisTopics {
      * With `replicaAcks`: a creation resolves once replicas hold it (decision 220); its waits go on
      * the appends' own client, so no other command queues behind a `WAIT`.
      */
-    private readonly acks?: { client: Client; policy: ReplicaAckPolicy },
+    private readonly acks?: ReplicaAcks,
   ) {}
 
   async create(meta: TopicMeta): Promise<void> {
@@ -98,12 +98,7 @@ export class RedisTopics {
       const unsafe = `Topic "${meta.name}", ready on its master, is not safe from a failover yet`
       await this.replicated(this.keys.meta(meta.name), 'state', 'ready', `${unsafe}: its configuration`)
       if (this.acks)
-        await writeAndWait(
-          this.acks.client,
-          this.acks.policy,
-          (p) => p.sadd(this.keys.topics(), meta.name),
-          `${unsafe}: its listing`,
-        )
+        await this.acks.writeAndWait((p) => p.sadd(this.keys.topics(), meta.name), `${unsafe}: its listing`)
       else await this.client.sadd(this.keys.topics(), meta.name)
     } catch (e) {
       throw redisError(`Cannot create topic "${meta.name}"`, e)
@@ -113,7 +108,7 @@ export class RedisTopics {
 
   /** With `replicaAcks`: wait until replicas hold what the creation wrote to `key`'s slot, its last write `field` = `value`. */
   private async replicated(key: string, field: string, value: string, what: string): Promise<void> {
-    if (this.acks) await waitForHeld(this.acks.client, this.acks.policy, key, field, value, what)
+    await this.acks?.waitForHeld(key, { field, value }, what)
   }
 
   /**
