@@ -7,6 +7,7 @@ import type { PreparedRecord } from '../../producer/send-record.js'
 import type { PartitionedLedger } from './ledger.js'
 import type { OwnedPartition } from './owned-partition.js'
 import { current, type PartitionHandle } from './partition-message.js'
+import type { StateFlush } from './state/state-flush.js'
 
 /** Options of one output (`ProcessorMessage.send`): a producer's `SendOptions` without `id` (an output's identity is its source position). */
 export interface OutputOptions {
@@ -41,12 +42,6 @@ export interface OutputOf {
 
 /** Most outputs in one store call (the Redis backend splits larger calls into parts itself). */
 const MAX_CALL = 5000
-/** Most records of one call to an atomic topic (a state changelog): a Redis part holds up to 2000 (`PART_RECORDS`). */
-const ATOMIC_RECORDS = 2000
-/** Most bytes (keys and values, roughly) of one call to an atomic topic: a Redis part is cut past 2 MiB (`PART_BYTES`). */
-const ATOMIC_BYTES = 1024 * 1024
-/** What a record adds to a call besides its key and value (headers, framing), as counted against `ATOMIC_BYTES`. */
-const RECORD_OVERHEAD = 160
 /** Longest pause between two tries of an output write after a retriable failure. */
 const MAX_BACKOFF_MS = 1000
 /** Pause before an input partition is read again after one of its outputs failed for good. */
@@ -83,6 +78,21 @@ interface Lane {
   busy: boolean
 }
 
+/** A state changelog's partition: its flushes, written one call each, in the order they were queued. */
+interface FlushLane {
+  topic: string
+  partition: number
+  queue: StateFlush[]
+  busy: boolean
+}
+
+/** A failure a call is tried again after (unchanged: the store recognises what it already stored). */
+const retriable = (e: unknown): boolean => e instanceof TwainError && e.retriable && !(e instanceof FencedError)
+
+/** The pause before try `attempt` + 1 of a call. */
+const backoff = (attempt: number): Promise<unknown> =>
+  new Promise((r) => setTimeout(r, Math.min(50 * 2 ** attempt, MAX_BACKOFF_MS)))
+
 /** The rejection of an output dropped by its message's `nack()`. */
 const discarded = (): TwainError => new TwainError(`Output dropped: its message was nacked`, { code: 'ERR_DISCARDED' })
 
@@ -108,11 +118,10 @@ const holds = (part: OwnedPartition): boolean => !part.lost && !part.dropped && 
  */
 export class Outputs {
   private readonly lanes = new Map<string, Lane>()
+  private readonly flushLanes = new Map<string, FlushLane>()
   private readonly metas = new Map<string, TopicMeta>()
   private readonly incarnations = new Map<string, number>()
   private readonly preparers = new Map<string, { p: Preparer; now: number; meta: TopicMeta; types: TypeCheck }>()
-  /** Topics whose calls carry whole messages' outputs (`atomic`). */
-  private readonly atomics = new Set<string>()
   /** Sends being prepared asynchronously (a topic's configuration, an asynchronous validator): later ones queue behind. */
   private chain: Promise<unknown> | undefined
   private ledger: PartitionedLedger<unknown> | undefined
@@ -127,15 +136,6 @@ export class Outputs {
     private readonly types: TypeCheck,
     private readonly partitioner: Partitioner,
   ) {}
-
-  /**
-   * Outputs to `topic` (a state changelog, one input partition per partition) are written a
-   * message's at a time or more, never one message's across two calls: each call is atomic in every
-   * backend (one file frame, one Redis script call), so a message's writes are all stored or none.
-   */
-  atomic(topic: string): void {
-    this.atomics.add(topic)
-  }
 
   /** The member's ledger (its session deadline). */
   attach(ledger: PartitionedLedger<unknown>): void {
@@ -297,7 +297,6 @@ export class Outputs {
    * other: interleaved, they would make a call per run.
    */
   private take(lane: Lane, part: OwnedPartition): Item[] {
-    if (this.atomics.has(lane.topic)) return this.takeWhole(lane, part)
     const q = lane.queue
     let n = 1
     while (n < q.length && n < MAX_CALL && (q[n] as Item).h.part === part) n++
@@ -311,31 +310,6 @@ export class Outputs {
     }
     lane.queue = rest
     return items
-  }
-
-  /**
-   * The queued outputs of the first messages of an atomic lane (one input partition's), whole
-   * messages only, within `ATOMIC_RECORDS` and `ATOMIC_BYTES` (a message over them is a call of
-   * its own), and only of `part` (the partition object of the first: a partition dropped and
-   * acquired again is another, and the calls of the two do not mix).
-   */
-  private takeWhole(lane: Lane, part: OwnedPartition): Item[] {
-    const q = lane.queue
-    let n = 0
-    let bytes = 0
-    while (n < q.length && (q[n] as Item).h.part === part) {
-      const m = (q[n] as Item).m
-      let k = n
-      let b = 0
-      for (; k < q.length && (q[k] as Item).m === m; k++) {
-        const r = (q[k] as Item).rec
-        b += r.keyBytes + (r.valueBytes >= 0 ? r.valueBytes : 3 * r.value.length) + RECORD_OVERHEAD
-      }
-      if (n > 0 && (k > ATOMIC_RECORDS || bytes + b > ATOMIC_BYTES)) break
-      n = k
-      bytes += b
-    }
-    return q.splice(0, n)
   }
 
   /** Write one call's outputs (one source), trying again after retriable failures while the partition is this member's. */
@@ -353,22 +327,12 @@ export class Outputs {
         if (items.length === 0) return
       }
       try {
-        const incarnation = this.incarnations.get(part.topic) ?? (await this.incarnationOf(part.topic))
-        const source: OutputSource = {
-          group: this.group,
-          topic: part.topic,
-          partition: part.partition,
-          incarnation,
-          epoch: part.epoch,
-          committed: Math.max(0, part.committed),
-          deadline: this.ledger?.sessionDeadline ?? Infinity,
-        }
         const results = await this.store.appendSourced(
           lane.topic,
           lane.partition,
           items.map((it) => it.rec),
           this.producerId,
-          source,
+          await this.sourceOf(part),
           items.map((it) => ({ offset: it.m.offset, seq: it.seq })),
         )
         items.forEach((it, i) => {
@@ -383,8 +347,7 @@ export class Outputs {
         return
       } catch (e) {
         if (e instanceof TopicNotFoundError) this.metas.delete(lane.topic)
-        const retriable = e instanceof TwainError && e.retriable && !(e instanceof FencedError)
-        if (!retriable || this.closed) {
+        if (!retriable(e) || this.closed) {
           // Later outputs of the input partition would be stored before these: the partition is
           // delivered again from its first message not acked (after a pause), which makes every
           // message of it handed out since stale, so their outputs are not written.
@@ -395,9 +358,88 @@ export class Outputs {
           for (const it of later) failed(it, e)
           return
         }
-        await new Promise((r) => setTimeout(r, Math.min(50 * 2 ** attempt, MAX_BACKOFF_MS)))
+        await backoff(attempt)
       }
     }
+  }
+
+  /** The source of a call of input partition `part`'s outputs: its position's key, lease and session (docs/format.md). */
+  private async sourceOf(part: OwnedPartition): Promise<OutputSource> {
+    return {
+      group: this.group,
+      topic: part.topic,
+      partition: part.partition,
+      incarnation: this.incarnations.get(part.topic) ?? (await this.incarnationOf(part.topic)),
+      epoch: part.epoch,
+      committed: Math.max(0, part.committed),
+      deadline: this.ledger?.sessionDeadline ?? Infinity,
+    }
+  }
+
+  /**
+   * Queue a state flush of changelog `topic`'s `partition` (`StateFlush`): written in one atomic
+   * call once its lane takes it (it takes members until then), after the flushes queued before it,
+   * tried again after retriable failures while its partition is this member's; a failure for good
+   * rewinds its input partition and fails the flushes queued behind it. Its members are told.
+   */
+  queueFlush(topic: string, partition: number, f: StateFlush): void {
+    if (this.closed) return f.settle(new ClosedError(`The processor of group "${this.group}" is closed`))
+    const id = `${topic}\0${partition}`
+    let lane = this.flushLanes.get(id)
+    if (lane === undefined) this.flushLanes.set(id, (lane = { topic, partition, queue: [], busy: false }))
+    lane.queue.push(f)
+    if (!lane.busy) void this.pumpFlushes(lane)
+  }
+
+  private async pumpFlushes(lane: FlushLane): Promise<void> {
+    lane.busy = true
+    // As `pump`: a turn of the event loop first, so the inputs processed until then join the flush.
+    await new Promise((r) => setImmediate(r))
+    try {
+      while (lane.queue.length > 0) await this.writeFlush(lane, lane.queue.shift() as StateFlush)
+    } finally {
+      lane.busy = false
+      if (lane.queue.length === 0) this.flushLanes.delete(`${lane.topic}\0${lane.partition}`)
+    }
+  }
+
+  private async writeFlush(lane: FlushLane, f: StateFlush): Promise<void> {
+    const part = f.h.part
+    let sealed: ReturnType<StateFlush['seal']>
+    try {
+      sealed = f.seal()
+    } catch (e) {
+      return this.flushFailed(lane, f, e)
+    }
+    for (let attempt = 0; ; attempt++) {
+      if (!holds(part) || !current(f.h)) return f.settle(this.fenced(part, 'its partition is no longer this member’s'))
+      try {
+        const source = await this.sourceOf(part)
+        await this.store.appendSourced(
+          lane.topic,
+          lane.partition,
+          sealed.recs,
+          this.producerId,
+          source,
+          sealed.positions,
+        )
+        return f.settle(undefined)
+      } catch (e) {
+        if (e instanceof TopicNotFoundError) this.metas.delete(lane.topic)
+        if (!retriable(e) || this.closed) return this.flushFailed(lane, f, e)
+        await backoff(attempt)
+      }
+    }
+  }
+
+  /** A flush failed for good: as `write`, its input partition is rewound (later writes of it would be stored before these), and the flushes of it queued behind fail too. */
+  private flushFailed(lane: FlushLane, f: StateFlush, e: unknown): void {
+    const part = f.h.part
+    if (!this.closed && current(f.h)) this.ledger?.rewind(part, REWIND_DELAY_MS)
+    f.settle(e)
+    const later = lane.queue.filter((x) => x.h.part === part)
+    lane.queue = lane.queue.filter((x) => x.h.part !== part)
+    for (const x of later) x.settle(e)
   }
 
   /** An input topic's creation time (its incarnation: one created again is another source). */
@@ -416,9 +458,9 @@ export class Outputs {
   /** Refuse new outputs; queued ones not yet written reject with `ClosedError` (their messages were not acked). */
   close(): void {
     this.closed = true
-    for (const lane of this.lanes.values()) {
-      for (const it of lane.queue.splice(0))
-        failed(it, new ClosedError(`The processor of group "${this.group}" closed before this output was written`))
-    }
+    const closed = (): ClosedError =>
+      new ClosedError(`The processor of group "${this.group}" closed before this output was written`)
+    for (const lane of this.lanes.values()) for (const it of lane.queue.splice(0)) failed(it, closed())
+    for (const lane of this.flushLanes.values()) for (const f of lane.queue.splice(0)) f.settle(closed())
   }
 }

@@ -7,8 +7,9 @@ import type { OutputMetadata, OutputOptions, Outputs } from './outputs.js'
 import { MessageState, type StateOwner } from './state/message-state.js'
 import type { PreparedRecord } from '../../producer/send-record.js'
 import type { PartitionState, StateWrite } from './state/partition-state.js'
-import { LAST_MARK, type ProcessorState } from './state/processor-state.js'
-import { MAX_STATE_WRITES, type StateStore } from './state/state-store.js'
+import type { ProcessorState } from './state/processor-state.js'
+import { LAST_MARK } from './state/state-key.js'
+import { flushWrite, MAX_STATE_WRITES, type StateStore } from './state/state-store.js'
 import { TIMER_SEQ } from './state/timer-turn.js'
 
 /**
@@ -65,6 +66,14 @@ export class ProcessorMessageImpl<V>
   #ackWanted = false
   /** The delivery (count) in which it was nacked: no more outputs until it is delivered again. */
   #nackedIn = -1
+  /** @internal What its partition's state keeps of it (`StatefulMessage`). */
+  stateTag: object | undefined = undefined
+  /** @internal */
+  stateWrites: Map<string, StateWrite> | undefined = undefined
+  /** @internal */
+  stateBytes = 0
+  /** @internal */
+  stateReady = false
 
   send<OV = unknown>(topic: string, key: Key, value: OV, options?: OutputOptions): Promise<OutputMetadata> {
     const h = GroupMessageImpl.handle(this)
@@ -124,13 +133,18 @@ export class ProcessorMessageImpl<V>
   }
 
   /** @internal */
+  stateRecordLimit(): number {
+    return (this.#store as ProcessorState).recordLimit
+  }
+
+  /** @internal */
   prepareState(key: string, value: unknown): PreparedRecord {
     const h = GroupMessageImpl.handle(this)
     return (this.#store as ProcessorState).prepare(this.#outputs as Outputs, key, value, h.part.partition)
   }
 
   /** @internal Its turn to write its state changes (every earlier message of its partition went first). */
-  flushState(writes: ReadonlyMap<string, StateWrite> | undefined): void {
+  flushState(writes: ReadonlyMap<string, StateWrite> | undefined, state: PartitionState): void {
     this.#flush = 2
     if (isSettled(this)) return // termed: its dead letter is written
     if (writes === undefined || writes.size === 0) return this.#finishAck()
@@ -139,36 +153,15 @@ export class ProcessorMessageImpl<V>
     const outputs = this.#outputs as Outputs
     this.#turn()
     this.#ackWanted = true
-    // The store is told of a failure once per message; the message itself through outputDone.
-    // One handler for the message's writes (an anonymous one: under tsx a named closure also
-    // costs a defineProperty of its name, and a flush is per message).
-    let reported = false
-    this.#sendStates(outputs, h, store, writes, (e: unknown): void => {
-      if (!reported) store.failed(e)
-      reported = true
-    })
-  }
-
-  /** Queue a message's state writes, `failed` told of each that fails. */
-  #sendStates(
-    outputs: Outputs,
-    h: PartitionHandle,
-    store: ProcessorState,
-    writes: ReadonlyMap<string, StateWrite>,
-    failed: (e: unknown) => void,
-  ): void {
     let deletes = 0
-    for (const w of writes.values()) {
-      if (w.value === null) deletes++
-      this.#pending++
-      outputs.sendPrepared(this, h, this.#seq++, this.#delivery, store.topic, w.rec).catch(failed)
-    }
+    for (const w of writes.values()) if (w.value === null) deletes++
     // Only deletes: a mark names the message in the changelog once compaction removed its tombstones.
-    if (deletes === writes.size) {
-      this.#pending++
-      const mark = store.prepare(outputs, LAST_MARK, 1, h.part.partition)
-      outputs.sendPrepared(this, h, this.#seq++, this.#delivery, store.topic, mark).catch(failed)
-    }
+    const mark =
+      deletes === writes.size ? flushWrite(store.prepare(outputs, LAST_MARK, 1, h.part.partition), 1, this) : undefined
+    // One count for all its writes: the flush they join tells the message once (`outputDone`).
+    this.#pending++
+    state.flush(this, this.#delivery, this.#seq, writes, mark, h, store, outputs)
+    this.#seq += writes.size + (mark === undefined ? 0 : 1)
   }
 
   /** @internal One of its outputs, sent in delivery `token` (`DEAD_LETTER_TOKEN`: its dead letter), settled. */

@@ -71,7 +71,6 @@ export class Processor<V = unknown, K extends Key = Key> extends Consumer<V, K, 
           `A processor with a state store reads one topic (its state is kept per partition), got ${topics.length}: ${topics.join(', ')}`,
         )
       state = new ProcessorState(ctx.store, opts.group, stateName, topics[0] as string, opts.deadLetter !== undefined)
-      outputs.atomic(state.topic)
     }
     // A dead letter is an output of its message (the one after every other): written once however often `term()` runs.
     const deadLetterSend: DeadLetterSend = (m, topic, key, value, options) => {

@@ -95,6 +95,29 @@ describe.each(kinds)('processor state on $name', (kind) => {
     }
   })
 
+  it("the inputs acked while a partition's flush is written share its next one: each key's last write only", async () => {
+    await setup(1)
+    await inputs(2000, 2, 1)
+    const p = twain.processor<string, string>('in', opts())
+    await count(p, 2000)
+    await p.close()
+    const records: Array<{ key: unknown; value: unknown }> = []
+    for await (const m of twain.history('counter-counts-changelog')) records.push({ key: m.key, value: m.value })
+    // Every count was written in a flush, but a count overwritten within its flush was not.
+    expect(records.length).toBeLessThan(2000)
+    expect(await latest(twain, 'counter-counts-changelog')).toEqual(
+      new Map([
+        ['u0', 1000],
+        ['u1', 1000],
+      ]),
+    )
+    // Each key's records rise: a flush writes the last count of the inputs it holds.
+    for (const u of ['u0', 'u1']) {
+      const counts = records.filter((r) => r.key === u).map((r) => r.value as number)
+      expect(counts).toEqual([...counts].sort((a, b) => a - b))
+    }
+  })
+
   it('a successor restores the state and starts after the last input the changelog holds, though the commit lagged', async () => {
     await setup()
     await inputs(40, 2, 2)

@@ -1,9 +1,17 @@
 import { InvalidArgumentError } from '../../../core/errors.js'
 import type { Key } from '../../../core/types.js'
 import type { PreparedRecord } from '../../../producer/send-record.js'
-import type { PartitionState, StatefulMessage } from './partition-state.js'
+import type { PartitionState, StatefulMessage, StateWrite } from './partition-state.js'
 import { decodeStateKey, encodeStateKey } from './state-key.js'
-import { MAX_STATE_BYTES, MAX_STATE_WRITES, STATE_RECORD_OVERHEAD, type StateStore } from './state-store.js'
+import {
+  deferredBytes,
+  flushWrite,
+  MAX_STATE_BYTES,
+  MAX_STATE_WRITES,
+  STATE_RECORD_OVERHEAD,
+  type OwnedWrites,
+  type StateStore,
+} from './state-store.js'
 
 /** What a message's state view asks of its message. */
 export interface StateOwner extends StatefulMessage {
@@ -13,10 +21,12 @@ export interface StateOwner extends StatefulMessage {
   writeRefusal(): string | undefined
   /** A write checked and encoded as its changelog record (throws as a send of it would). */
   prepareState(key: string, value: unknown): PreparedRecord
+  /** The changelog's `maxMessageBytes`: a write whose encoding waits must be bound below it. */
+  stateRecordLimit(): number
 }
 
 /** `ProcessorMessage.state`: the partition's state, read and written as this message. */
-export class MessageState implements StateStore {
+export class MessageState implements StateStore, OwnedWrites {
   constructor(private readonly m: StateOwner) {}
 
   get<T = unknown>(key: Key): T | undefined {
@@ -32,11 +42,16 @@ export class MessageState implements StateStore {
       throw new InvalidArgumentError(
         `state.set(${JSON.stringify(String(key))}) needs a value, got ${String(value)}: use delete()`,
       )
-    this.write(key, value)
+    this.write(key, value, false)
+  }
+
+  /** @internal `set` of a value the caller made for this write and never changes (`OwnedWrites`). */
+  setOwned(key: Key, value: unknown): void {
+    this.write(key, value, true)
   }
 
   delete(key: Key): void {
-    this.write(key, null)
+    this.write(key, null, false)
   }
 
   get size(): number {
@@ -49,7 +64,7 @@ export class MessageState implements StateStore {
     for (const [k, v] of s.state.entries()) yield [decodeStateKey(k), v as T]
   }
 
-  private write(key: Key, value: unknown): void {
+  private write(key: Key, value: unknown, owned: boolean): void {
     const k = encodeStateKey(key)
     const why = this.m.writeRefusal()
     if (why !== undefined) throw new InvalidArgumentError(`state write of key ${JSON.stringify(String(key))}: ${why}`)
@@ -60,17 +75,21 @@ export class MessageState implements StateStore {
       throw new InvalidArgumentError(
         `Message ${this.m.offset} wrote more than ${MAX_STATE_WRITES} state keys (its writes are stored in one call)`,
       )
-    // Checked and encoded now: a value that cannot be stored is refused here, not when the message's writes go.
-    const rec = this.m.prepareState(k, value)
-    const bytes =
-      rec.keyBytes +
-      (rec.valueBytes >= 0 ? rec.valueBytes : Buffer.byteLength(rec.value as string)) +
-      STATE_RECORD_OVERHEAD
+    // Checked and encoded now (a value that cannot be stored is refused here, not when the
+    // message's writes go), unless it cannot fail: then only if it is the last write of its key
+    // when its flush is written.
+    const bound = value === null ? -1 : deferredBytes(value, owned)
+    const at = k.length * 3 + bound + STATE_RECORD_OVERHEAD
+    const w: StateWrite =
+      bound >= 0 && at <= this.m.stateRecordLimit()
+        ? { value, rec: undefined, bytes: at, by: this.m, seq: -1 }
+        : flushWrite(this.m.prepareState(k, value), value, this.m)
+    const bytes = w.bytes
     const total = s.state.bytesOf(this.m) - (had?.bytes ?? 0) + bytes
     if (total > MAX_STATE_BYTES)
       throw new InvalidArgumentError(
         `state write of key ${JSON.stringify(String(key))}: message ${this.m.offset} would write ${total} bytes of state, more than ${MAX_STATE_BYTES} (its writes are stored in one call)`,
       )
-    s.state.write(this.m, s.generation, k, { value, rec, bytes })
+    s.state.write(this.m, s.generation, k, w)
   }
 }

@@ -1,25 +1,36 @@
 import type { PreparedRecord } from '../../../producer/send-record.js'
+import type { Outputs } from '../outputs.js'
 import type { OwnedPartition } from '../owned-partition.js'
+import type { PartitionHandle } from '../partition-message.js'
+import { StateFlush, type FlushMember, type FlushWrite } from './state-flush.js'
+import { LAST_MARK } from './state-key.js'
 
-/** A write of a message: the value (`null`: a delete) and its changelog record, checked when it was made. */
-export interface StateWrite {
-  value: unknown
-  rec: PreparedRecord
-  /** What it counts against `MAX_STATE_BYTES`. */
-  bytes: number
+/** A write of a message: the value (`null`: a delete) and its changelog record, checked when it was made (or encoded when flushed). */
+export interface StateWrite extends FlushWrite {
+  readonly by: StatefulMessage
 }
 
 /** A message of a stateful partition, as its state sees it (`ProcessorMessageImpl`). */
-export interface StatefulMessage {
+export interface StatefulMessage extends FlushMember {
   readonly offset: number
-  /** Its turn came (every earlier message of the partition is flushed): write its state changes (`writes`), then ack. */
-  flushState(writes: ReadonlyMap<string, StateWrite> | undefined): void
+  /**
+   * What its partition's state keeps of it, on the message (no map keyed by messages): valid while
+   * `stateTag` is the state's tag for its current generation. Its writes (the last one per key),
+   * their bytes, and whether it was acked with its outputs stored (it flushes in its turn).
+   */
+  stateTag: object | undefined
+  stateWrites: Map<string, StateWrite> | undefined
+  stateBytes: number
+  stateReady: boolean
+  /** Its turn came (every earlier message of the partition is flushed): write its state changes (`writes`, through `state.flush`), then ack. */
+  flushState(writes: ReadonlyMap<string, StateWrite> | undefined, state: PartitionState): void
 }
 
-/** A write of the overlay: the value (`null`: deleted) and the message that wrote it last. */
-interface Overlaid {
-  value: unknown
-  by: StatefulMessage
+/** The changelog a partition's flushes go to (`ProcessorState`): its topic, how a write is encoded, and who is told of a failed flush. */
+export interface FlushTarget {
+  readonly topic: string
+  prepare(outputs: Outputs, key: string, value: unknown, partition: number): PreparedRecord
+  failed(e: unknown): void
 }
 
 /**
@@ -33,15 +44,17 @@ interface Overlaid {
  */
 export class PartitionState {
   readonly flushed: Map<string, unknown>
-  private readonly overlay = new Map<string, Overlaid>()
-  /** Each message's own writes (last one per key), until it is flushed. */
-  private readonly writes = new Map<StatefulMessage, Map<string, StateWrite>>()
-  /** Each message's writes' bytes (the last write per key). */
-  private readonly bytes = new Map<StatefulMessage, number>()
+  /** The last write of each key since `flushed` (`null` value: deleted), with the message that made it. */
+  private readonly overlay = new Map<string, StateWrite>()
+  /** The tag of this generation's messages (`StatefulMessage.stateTag`): a new one for each generation. */
+  private tag: object = {}
+  /** Messages of this generation with writes not yet stored. */
+  private writers = 0
   /** The messages fetched in this generation not yet flushed, in offset order. */
   private queue: StatefulMessage[] = []
   private head = 0
-  private readonly ready = new Set<StatefulMessage>()
+  /** The flush the next flushed message's writes join, until its lane takes it. */
+  private open: StateFlush | undefined
   private generation: number
 
   constructor(
@@ -57,9 +70,9 @@ export class PartitionState {
     if (this.generation === this.part.generation) return
     this.generation = this.part.generation
     this.overlay.clear()
-    this.writes.clear()
-    this.bytes.clear()
-    this.ready.clear()
+    this.tag = {}
+    this.writers = 0
+    this.open = undefined
     this.queue = []
     this.head = 0
   }
@@ -86,29 +99,43 @@ export class PartitionState {
   write(m: StatefulMessage, generation: number, key: string, write: StateWrite): void {
     this.current()
     if (generation !== this.generation) return
-    this.overlay.set(key, { value: write.value, by: m })
-    let w = this.writes.get(m)
-    if (w === undefined) this.writes.set(m, (w = new Map()))
-    this.bytes.set(m, (this.bytes.get(m) ?? 0) - (w.get(key)?.bytes ?? 0) + write.bytes)
+    this.overlay.set(key, write)
+    const w = this.writesOf_(m) ?? this.adopt(m)
+    m.stateBytes += write.bytes - (w.get(key)?.bytes ?? 0)
     w.set(key, write)
+  }
+
+  /** `m`'s writes in this generation, if any. */
+  private writesOf_(m: StatefulMessage): Map<string, StateWrite> | undefined {
+    return m.stateTag === this.tag ? m.stateWrites : undefined
+  }
+
+  /** `m`'s first write in this generation: it gets an empty set of writes (and is not ready). */
+  private adopt(m: StatefulMessage): Map<string, StateWrite> {
+    const ready = m.stateTag === this.tag && m.stateReady
+    m.stateTag = this.tag
+    m.stateReady = ready
+    m.stateBytes = 0
+    this.writers++
+    return (m.stateWrites = new Map())
   }
 
   /** The write `m` made of `key`, if any (this generation). */
   writeOf(m: StatefulMessage, key: string): StateWrite | undefined {
     this.current()
-    return this.writes.get(m)?.get(key)
+    return this.writesOf_(m)?.get(key)
   }
 
   /** How many keys `m` wrote so far (this generation). */
   writesOf(m: StatefulMessage): number {
     this.current()
-    return this.writes.get(m)?.size ?? 0
+    return this.writesOf_(m)?.size ?? 0
   }
 
   /** The bytes of `m`'s writes so far (this generation). */
   bytesOf(m: StatefulMessage): number {
     this.current()
-    return this.bytes.get(m) ?? 0
+    return m.stateTag === this.tag && m.stateWrites !== undefined ? m.stateBytes : 0
   }
 
   /** Every key and value, the overlay over what is flushed (deleted keys left out). */
@@ -134,13 +161,17 @@ export class PartitionState {
   done(m: StatefulMessage, generation: number): void {
     this.current()
     if (generation !== this.generation) return
-    this.ready.add(m)
+    if (m.stateTag !== this.tag) {
+      m.stateTag = this.tag
+      m.stateWrites = undefined
+    }
+    m.stateReady = true
     while (this.head < this.queue.length) {
       const next = this.queue[this.head] as StatefulMessage
-      if (!this.ready.has(next)) break
-      this.ready.delete(next)
+      if (next.stateTag !== this.tag || !next.stateReady) break
+      next.stateReady = false
       this.head++
-      next.flushState(this.writes.get(next))
+      next.flushState(next.stateWrites, this)
     }
     if (this.head > 1024 && this.head * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.head)
@@ -149,12 +180,44 @@ export class PartitionState {
   }
 
   /**
+   * Flushed message `m`'s writes (and its mark, if any), numbered from `seq`, join the partition's
+   * open flush (a new one, queued on the changelog's lane, when there is none or they would not
+   * fit); `m` is told with `token` once the flush is stored or failed.
+   */
+  flush(
+    m: StatefulMessage,
+    token: number,
+    seq: number,
+    writes: ReadonlyMap<string, StateWrite>,
+    mark: FlushWrite | undefined,
+    h: PartitionHandle,
+    store: FlushTarget,
+    outputs: Outputs,
+  ): void {
+    let f = this.open
+    const fresh = f === undefined || f.sealed || !f.fits(writes, mark === undefined ? 0 : 1, mark?.bytes ?? 0)
+    if (fresh) {
+      const partition = this.part.partition
+      this.open = f = new StateFlush(
+        h,
+        (k, v) => store.prepare(outputs, k, v, partition),
+        (e) => store.failed(e),
+      )
+    }
+    const flush = f as StateFlush
+    for (const [k, w] of writes) flush.write(k, w, seq++)
+    if (mark !== undefined) flush.write(LAST_MARK, mark, seq)
+    flush.join(m, token)
+    if (fresh) outputs.queueFlush(store.topic, this.part.partition, flush)
+  }
+
+  /**
    * Nothing of the partition is pending: every message fetched in this generation was flushed and
    * its writes are stored (what a timer turn needs to run between two inputs; decision 208).
    */
   quiet(): boolean {
     this.current()
-    return this.head === this.queue.length && this.writes.size === 0
+    return this.head === this.queue.length && this.writers === 0
   }
 
   /** A timer turn's writes (`null`: a delete), stored in the changelog: what is flushed now. */
@@ -168,10 +231,10 @@ export class PartitionState {
   /** `m`'s writes are stored in the changelog (it is being acked): they are what is flushed now. */
   applied(m: StatefulMessage): void {
     this.current()
-    const w = this.writes.get(m)
+    const w = this.writesOf_(m)
     if (w === undefined) return
-    this.writes.delete(m)
-    this.bytes.delete(m)
+    m.stateWrites = undefined
+    this.writers--
     for (const [k, { value: v }] of w) {
       if (v === null) this.flushed.delete(k)
       else this.flushed.set(k, v)

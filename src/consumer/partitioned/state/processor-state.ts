@@ -15,16 +15,11 @@ import type { PreparedRecord } from '../../../producer/send-record.js'
 import type { Outputs } from '../outputs.js'
 import type { PartitionHandle } from '../partition-message.js'
 import { PartitionState, type StatefulMessage } from './partition-state.js'
+import { LAST_MARK } from './state-key.js'
 import { doneThrough, TimerTurn } from './timer-turn.js'
 
 /** Pause before a failed restore of a partition's state is tried again. */
 const RESTORE_RETRY_MS = 1000
-/**
- * The changelog key of a message's mark: written with a message whose writes are all deletes, so
- * the changelog still names the message once compaction has removed its tombstones (string keys
- * a store writes never start with NUL then `L`: `encodeStateKey`).
- */
-export const LAST_MARK = '\0L'
 
 /** Records per read of a changelog restore. */
 const RESTORE_READ = 4096
@@ -117,6 +112,11 @@ export class ProcessorState {
    */
   prepare(outputs: Outputs, key: string, value: unknown, partition: number): PreparedRecord {
     return outputs.prepare(this.topic, this.meta as TopicMeta, { key, value, partition })
+  }
+
+  /** The changelog's `maxMessageBytes` (0 until it is checked, before any partition's restore ends). */
+  get recordLimit(): number {
+    return this.meta?.maxMessageBytes ?? 0
   }
 
   /** The partitions whose state is restored, with their state. */

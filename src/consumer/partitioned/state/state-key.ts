@@ -2,6 +2,13 @@ import { InvalidKeyError } from '../../../core/errors.js'
 import type { Key } from '../../../core/types.js'
 
 /**
+ * The changelog key of a message's mark: written with a message whose writes are all deletes, so
+ * the changelog still names the message once compaction has removed its tombstones (string keys
+ * a store writes never start with NUL then `L`: `encodeStateKey`).
+ */
+export const LAST_MARK = '\0L'
+
+/**
  * How a state store's keys are written as its changelog's keys (string keys): a string as it is,
  * unless it starts with NUL; a number as `\0n<number>`, a bigint as `\0b<digits>`, a string that
  * starts with NUL as `\0s<string>`. So `1`, `1n` and `'1'` are three keys, and a changelog of

@@ -4,7 +4,8 @@ import type { PartitionHandle } from '../partition-message.js'
 import type { PartitionState } from './partition-state.js'
 import type { PreparedRecord } from '../../../producer/send-record.js'
 import { decodeStateKey, encodeStateKey } from './state-key.js'
-import type { StateStore } from './state-store.js'
+import { StateFlush } from './state-flush.js'
+import { flushWrite, type StateStore } from './state-store.js'
 
 /**
  * The first sequence number of a timer turn's outputs and writes (decision 208). A message's own
@@ -26,7 +27,7 @@ export interface Changelog {
   prepare(outputs: Outputs, key: string, value: unknown, partition: number): PreparedRecord
 }
 
-/** A call's outputs are settled through their promises: the turn needs nothing per output. */
+/** A turn's outputs are settled through their promises: it needs nothing per output. */
 const noTally = (): void => undefined
 
 /**
@@ -107,14 +108,15 @@ export class TimerTurn implements StateStore {
   async commit(): Promise<void> {
     if (this.writes.size === 0) return
     const partition = this.h.part.partition
-    // One object per call: an atomic lane takes a message's (here: a commit's) records whole.
-    const of: OutputOf = { offset: this.offset, outputDone: noTally }
-    const sent: Array<Promise<OutputMetadata>> = []
-    for (const [k, v] of this.writes) {
-      const rec = this.store.prepare(this.outputs, k, v, partition)
-      sent.push(this.outputs.sendPrepared(of, this.h, this.seq++, 0, this.store.topic, rec))
-    }
-    await Promise.all(sent)
+    const encode = (k: string, v: unknown): PreparedRecord => this.store.prepare(this.outputs, k, v, partition)
+    const flush = new StateFlush(this.h, encode)
+    // Encoded now: a turn's writes are few, and a failure is the turn's own.
+    const by = { offset: this.offset }
+    for (const [k, v] of this.writes) flush.write(k, flushWrite(encode(k, v), v, by), this.seq++)
+    await new Promise<void>((resolve, reject) => {
+      flush.join({ outputDone: (_token, failure) => (failure === undefined ? resolve() : reject(failure)) }, 0)
+      this.outputs.queueFlush(this.store.topic, partition, flush)
+    })
     this.state.applyTurn(this.writes)
     this.writes.clear()
   }

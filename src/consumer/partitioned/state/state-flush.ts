@@ -1,0 +1,115 @@
+import type { PreparedRecord } from '../../../producer/send-record.js'
+import type { PartitionHandle } from '../partition-message.js'
+
+/** Most records of one changelog call: a Redis script call's part holds up to 2000 (`PART_RECORDS`). */
+export const FLUSH_RECORDS = 2000
+/** Most bytes (keys and values, and a record's overhead each) of one changelog call: a Redis part is cut past 2 MiB. */
+export const FLUSH_BYTES = 1024 * 1024
+
+/**
+ * A state write: its value (`null`: a delete), its changelog record (undefined: encoded when its
+ * flush is written, a value `deferredBytes` accepts), and what it counts against `FLUSH_BYTES` and
+ * `MAX_STATE_BYTES` (for a record not encoded yet, a bound).
+ */
+export interface FlushWrite {
+  readonly value: unknown
+  readonly rec: PreparedRecord | undefined
+  readonly bytes: number
+  /** The input that made it: its offset names the record. */
+  readonly by: { readonly offset: number }
+  /** Its number among its input's outputs, given when it joins a flush. */
+  seq: number
+}
+
+/** Who a flush tells once it is stored or failed: a message (with the delivery token of its writes), or a timer turn. */
+export interface FlushMember {
+  outputDone(token: number, failure: unknown): void
+}
+
+/**
+ * The state writes of consecutive flushed inputs of one partition (and one delivery of it),
+ * written to the changelog in **one atomic call** (one file frame, one Redis script call): each
+ * key's last write only, named after the input that made it (its offset and the write's sequence
+ * number). A write that a later input of the same call overwrites is not written (decision 221):
+ * the call is stored whole or not at all, so the changelog holds after it what it would hold had
+ * every write been written; the input the call names last wrote its keys last, so a restore still
+ * finds it (`doneThrough`). The call's members are told, in the order they joined (input order),
+ * once it is stored or failed: each message is acked, or delivered again, only then.
+ *
+ * A flush takes members until its lane takes it (`seal()`), or until a member's writes would take
+ * it past `FLUSH_RECORDS` or `FLUSH_BYTES`: the inputs processed while the partition's previous
+ * call was being written go in one call.
+ */
+export class StateFlush {
+  /** Each key's last write. */
+  private readonly entries = new Map<string, FlushWrite>()
+  private readonly members: FlushMember[] = []
+  private readonly tokens: number[] = []
+  private bytes = 0
+  /** Taken by its lane (or settled): no more members. */
+  sealed = false
+
+  constructor(
+    /** The partition and delivery of its members. */
+    readonly h: PartitionHandle,
+    /** A write's record, for the writes not encoded yet (`FlushWrite.rec`). */
+    private readonly encode: (key: string, value: unknown) => PreparedRecord,
+    /** Told of a failure, once per call (a message's store reports it). */
+    private readonly report?: (e: unknown) => void,
+  ) {}
+
+  /** Whether `writes` (and `more` records of `moreBytes` besides) fit beside what the call holds, within its limits. */
+  fits(writes: Iterable<[string, FlushWrite]>, more: number, moreBytes: number): boolean {
+    if (this.members.length === 0) return true
+    let records = this.entries.size + more
+    let bytes = this.bytes + moreBytes
+    for (const [k, w] of writes) {
+      const had = this.entries.get(k)
+      if (had === undefined) records++
+      bytes += w.bytes - (had?.bytes ?? 0)
+    }
+    return records <= FLUSH_RECORDS && bytes <= FLUSH_BYTES
+  }
+
+  /** The write `w` of `key`, numbered `seq`: it replaces the call's earlier write of the key (moved last: the records stay in input order). */
+  write(key: string, w: FlushWrite, seq: number): void {
+    const had = this.entries.get(key)
+    if (had !== undefined) {
+      this.entries.delete(key)
+      this.bytes -= had.bytes
+    }
+    w.seq = seq
+    this.entries.set(key, w)
+    this.bytes += w.bytes
+  }
+
+  /** `member` (the input whose writes were just given to `write`) is told with `token` once the call settles. */
+  join(member: FlushMember, token: number): void {
+    this.members.push(member)
+    this.tokens.push(token)
+  }
+
+  /**
+   * No more members: the records to write (the writes not encoded yet encoded now: only the last
+   * of each key), and each one's source position.
+   * @throws what encoding a write throws (none does: `deferredBytes`).
+   */
+  seal(): { recs: PreparedRecord[]; positions: Array<{ offset: number; seq: number }> } {
+    this.sealed = true
+    const recs: PreparedRecord[] = []
+    const positions: Array<{ offset: number; seq: number }> = []
+    for (const [k, e] of this.entries) {
+      recs.push(e.rec ?? this.encode(k, e.value))
+      positions.push({ offset: e.by.offset, seq: e.seq })
+    }
+    return { recs, positions }
+  }
+
+  /** Stored (`failure` undefined) or failed: every member told, in input order. */
+  settle(failure: unknown): void {
+    this.sealed = true
+    if (failure !== undefined) this.report?.(failure)
+    const members = this.members
+    for (let i = 0; i < members.length; i++) (members[i] as FlushMember).outputDone(this.tokens[i] as number, failure)
+  }
+}

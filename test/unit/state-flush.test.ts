@@ -1,0 +1,175 @@
+// A partition's state flushes (consumer/partitioned/state/state-flush.ts): the writes of several
+// inputs in one atomic changelog call, each key's last write only, encoded when the call is made.
+import { describe, expect, it } from 'vitest'
+import type { Backend, OutputSource, SourcePosition } from '../../src/backends/backend.js'
+import type { RecordInput } from '../../src/backends/record.js'
+import { ValueKind } from '../../src/core/values.js'
+import { TwainError } from '../../src/core/errors.js'
+import { cachedHash64 } from '../../src/core/hash64.js'
+import { Outputs } from '../../src/consumer/partitioned/outputs.js'
+import { OwnedPartition } from '../../src/consumer/partitioned/owned-partition.js'
+import type { PartitionHandle } from '../../src/consumer/partitioned/partition-message.js'
+import {
+  FLUSH_BYTES,
+  FLUSH_RECORDS,
+  StateFlush,
+  type FlushWrite,
+} from '../../src/consumer/partitioned/state/state-flush.js'
+import { deferredBytes } from '../../src/consumer/partitioned/state/state-store.js'
+import type { PreparedRecord } from '../../src/producer/send-record.js'
+
+const handle = (): PartitionHandle => ({ part: new OwnedPartition('in', 0, 1, 0), generation: 0 })
+
+/** A record whose value names what it holds. */
+const rec = (key: string, value: unknown): PreparedRecord => ({
+  key: Buffer.from(key),
+  keyBytes: key.length,
+  timestamp: 0,
+  kind: ValueKind.Text,
+  value: JSON.stringify(value),
+  valueBytes: -1,
+  partition: 0,
+  offset: -1,
+})
+
+/** A write of input `offset` (encoded now unless `deferred`). */
+const write = (offset: number, key: string, value: unknown, deferred = false, bytes = 10): FlushWrite => ({
+  value,
+  rec: deferred ? undefined : rec(key, value),
+  bytes,
+  by: { offset },
+  seq: -1,
+})
+
+/** A member that records what it was told. */
+const member = (told: string[], name: string) => ({
+  outputDone: (token: number, failure: unknown) =>
+    told.push(`${name}:${token}:${failure === undefined ? 'ok' : (failure as Error).message}`),
+})
+
+describe('state flush', () => {
+  it("writes each key's last write, named after its input, in input order, and tells its members in order", () => {
+    const encoded: string[] = []
+    const f = new StateFlush(handle(), (k, v) => (encoded.push(k), rec(k, v)))
+    const told: string[] = []
+    f.write('a', write(5, 'a', 1, true), 0)
+    f.write('b', write(5, 'b', 1), 1)
+    f.join(member(told, 'm5'), 7)
+    f.write('a', write(6, 'a', 2, true), 0)
+    f.join(member(told, 'm6'), 8)
+    const { recs, positions } = f.seal()
+    expect(f.sealed).toBe(true)
+    expect(recs.map((r) => `${(r.key as Buffer).toString()}=${r.value as string}`)).toEqual(['b=1', 'a=2'])
+    expect(positions).toEqual([
+      { offset: 5, seq: 1 },
+      { offset: 6, seq: 0 },
+    ])
+    // Only the write that is written was encoded, when the call was made.
+    expect(encoded).toEqual(['a'])
+    f.settle(undefined)
+    expect(told).toEqual(['m5:7:ok', 'm6:8:ok'])
+  })
+
+  it('a failure is reported once and told to every member', () => {
+    const reported: unknown[] = []
+    const f = new StateFlush(handle(), rec, (e) => reported.push(e))
+    const told: string[] = []
+    f.write('a', write(1, 'a', 1), 0)
+    f.join(member(told, 'm1'), 0)
+    f.write('b', write(2, 'b', 1), 0)
+    f.join(member(told, 'm2'), 0)
+    f.settle(new Error('disk full'))
+    expect(reported).toHaveLength(1)
+    expect(told).toEqual(['m1:0:disk full', 'm2:0:disk full'])
+    expect(f.sealed).toBe(true)
+  })
+
+  it('takes writes within its records and bytes; keys it holds already do not count again', () => {
+    const f = new StateFlush(handle(), rec)
+    const keys = (from: number, n: number): Array<[string, FlushWrite]> =>
+      Array.from({ length: n }, (_, i) => [`k${from + i}`, write(1, `k${from + i}`, 1)])
+    // An empty flush takes a message's writes whatever they are.
+    expect(f.fits(keys(0, FLUSH_RECORDS + 5), 0, 0)).toBe(true)
+    for (const [k, w] of keys(0, FLUSH_RECORDS - 1)) f.write(k, w, 0)
+    f.join(member([], 'm1'), 0)
+    expect(f.fits(keys(FLUSH_RECORDS - 1, 1), 0, 0)).toBe(true)
+    expect(f.fits(keys(FLUSH_RECORDS - 1, 2), 0, 0)).toBe(false)
+    // A mark counts as a record.
+    expect(f.fits(keys(FLUSH_RECORDS - 1, 1), 1, 10)).toBe(false)
+    // Writes of keys it holds replace theirs: no record more.
+    expect(f.fits(keys(0, 500), 0, 0)).toBe(true)
+    const big = new StateFlush(handle(), rec)
+    big.write('x', write(1, 'x', 1, false, FLUSH_BYTES - 100), 0)
+    big.join(member([], 'm1'), 0)
+    expect(big.fits([['y', write(2, 'y', 1, false, 100)]], 0, 0)).toBe(true)
+    expect(big.fits([['y', write(2, 'y', 1, false, 101)]], 0, 0)).toBe(false)
+    expect(big.fits([['x', write(2, 'x', 1, false, FLUSH_BYTES)]], 0, 0)).toBe(true)
+  })
+
+  it('through a lane: members join until the lane takes the flush; one failing for good fails the ones queued behind', async () => {
+    const calls: Array<{ positions: SourcePosition[]; answer: (e?: Error) => void }> = []
+    const store = {
+      getTopic: async () => ({ createdAt: 0 }),
+      appendSourced: (
+        _t: string,
+        _p: number,
+        records: readonly RecordInput[],
+        _id: string,
+        _s: OutputSource,
+        positions: readonly SourcePosition[],
+      ) =>
+        new Promise((resolve, reject) =>
+          calls.push({
+            positions: [...positions],
+            answer: (e) => (e ? reject(e) : resolve(records.map((_, i) => ({ offset: i, duplicate: false })))),
+          }),
+        ),
+    } as unknown as Backend
+    const o = new Outputs(store, 'g', 'p', { validate: (_t, v) => Promise.resolve(v) }, cachedHash64())
+    const h = handle()
+    const told: string[] = []
+    const first = new StateFlush(h, rec)
+    first.write('a', write(1, 'a', 1), 0)
+    first.join(member(told, 'm1'), 0)
+    o.queueFlush('log', 0, first)
+    // Before the lane takes it, the next input joins it.
+    first.write('a', write(2, 'a', 2), 0)
+    first.join(member(told, 'm2'), 0)
+    const tick = async (): Promise<void> => {
+      for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r))
+    }
+    await tick()
+    expect(calls.map((c) => c.positions)).toEqual([[{ offset: 2, seq: 0 }]])
+    expect(first.sealed).toBe(true)
+    const second = new StateFlush(h, rec)
+    second.write('b', write(3, 'b', 1), 0)
+    second.join(member(told, 'm3'), 0)
+    o.queueFlush('log', 0, second)
+    calls[0]?.answer(new TwainError('refused for good'))
+    await tick()
+    expect(calls).toHaveLength(1)
+    expect(told).toEqual(['m1:0:refused for good', 'm2:0:refused for good', 'm3:0:refused for good'])
+  })
+})
+
+describe('deferredBytes', () => {
+  it('bounds the values whose encoding cannot fail or change, and refuses the others', () => {
+    expect(deferredBytes(1, false)).toBeGreaterThanOrEqual(JSON.stringify(-1.2345678901234567e-308).length)
+    expect(deferredBytes(Number.NaN, false)).toBe(-1)
+    expect(deferredBytes(Infinity, false)).toBe(-1)
+    expect(deferredBytes(true, false)).toBe(5)
+    expect(deferredBytes('ab', false)).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify('ab')))
+    expect(deferredBytes('x'.repeat(513), false)).toBe(-1)
+    expect(deferredBytes(10n, false)).toBe(-1)
+    // An object only when its writer says it is its own, and only flat.
+    const w = { a: 3, m: 1767225612345, n: 2 }
+    expect(deferredBytes(w, false)).toBe(-1)
+    expect(deferredBytes(w, true)).toBeGreaterThanOrEqual(JSON.stringify(w).length)
+    expect(deferredBytes({ a: { b: 1 } }, true)).toBe(-1)
+    expect(deferredBytes({ a: Number.NaN }, true)).toBe(-1)
+    expect(deferredBytes({ a: undefined }, true)).toBe(-1)
+    expect(deferredBytes(new (class P {})(), true)).toBe(-1)
+    expect(deferredBytes(Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`f${i}`, i])), true)).toBe(-1)
+    expect(deferredBytes(null, true)).toBe(-1)
+  })
+})
