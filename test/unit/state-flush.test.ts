@@ -86,24 +86,25 @@ describe('state flush', () => {
 
   it('takes writes within its records and bytes; keys it holds already do not count again', () => {
     const f = new StateFlush(handle(), rec)
-    const keys = (from: number, n: number): Array<[string, FlushWrite]> =>
-      Array.from({ length: n }, (_, i) => [`k${from + i}`, write(1, `k${from + i}`, 1)])
+    const keyed = (k: string, bytes = 10) => ({ ...write(1, k, 1, false, bytes), key: k })
+    const rest = (from: number, n: number) =>
+      new Map(Array.from({ length: n }, (_, i) => [`k${from + i}`, keyed(`k${from + i}`)]))
     // An empty flush takes a message's writes whatever they are.
-    expect(f.fits(keys(0, FLUSH_RECORDS + 5), 0, 0)).toBe(true)
-    for (const [k, w] of keys(0, FLUSH_RECORDS - 1)) f.write(k, w, 0)
+    expect(f.fits(keyed('k0'), rest(1, FLUSH_RECORDS + 5), undefined)).toBe(true)
+    for (let i = 0; i < FLUSH_RECORDS - 1; i++) f.write(`k${i}`, keyed(`k${i}`), 0)
     f.join(member([], 'm1'), 0)
-    expect(f.fits(keys(FLUSH_RECORDS - 1, 1), 0, 0)).toBe(true)
-    expect(f.fits(keys(FLUSH_RECORDS - 1, 2), 0, 0)).toBe(false)
+    expect(f.fits(keyed(`k${FLUSH_RECORDS - 1}`), undefined, undefined)).toBe(true)
+    expect(f.fits(keyed(`k${FLUSH_RECORDS - 1}`), rest(FLUSH_RECORDS, 1), undefined)).toBe(false)
     // A mark counts as a record.
-    expect(f.fits(keys(FLUSH_RECORDS - 1, 1), 1, 10)).toBe(false)
+    expect(f.fits(keyed(`k${FLUSH_RECORDS - 1}`), undefined, write(1, 'mark', 1))).toBe(false)
     // Writes of keys it holds replace theirs: no record more.
-    expect(f.fits(keys(0, 500), 0, 0)).toBe(true)
+    expect(f.fits(keyed('k0'), rest(1, 500), undefined)).toBe(true)
     const big = new StateFlush(handle(), rec)
     big.write('x', write(1, 'x', 1, false, FLUSH_BYTES - 100), 0)
     big.join(member([], 'm1'), 0)
-    expect(big.fits([['y', write(2, 'y', 1, false, 100)]], 0, 0)).toBe(true)
-    expect(big.fits([['y', write(2, 'y', 1, false, 101)]], 0, 0)).toBe(false)
-    expect(big.fits([['x', write(2, 'x', 1, false, FLUSH_BYTES)]], 0, 0)).toBe(true)
+    expect(big.fits(keyed('y', 100), undefined, undefined)).toBe(true)
+    expect(big.fits(keyed('y', 101), undefined, undefined)).toBe(false)
+    expect(big.fits(keyed('x', FLUSH_BYTES), undefined, undefined)).toBe(true)
   })
 
   it('through a lane: members join until the lane takes the flush; one failing for good fails the ones queued behind', async () => {

@@ -8,8 +8,7 @@ import { MessageState, type StateOwner } from './state/message-state.js'
 import type { PreparedRecord } from '../../producer/send-record.js'
 import type { PartitionState, StateWrite } from './state/partition-state.js'
 import type { ProcessorState } from './state/processor-state.js'
-import { LAST_MARK } from './state/state-key.js'
-import { flushWrite, MAX_STATE_WRITES, type StateStore } from './state/state-store.js'
+import { MAX_STATE_WRITES, type StateStore } from './state/state-store.js'
 import { TIMER_SEQ } from './state/timer-turn.js'
 
 /**
@@ -56,6 +55,8 @@ export class ProcessorMessageImpl<V>
   /** Given by the maker right after construction (`ProcessorMessageImpl.bind`): off the public object. */
   #outputs: Outputs | undefined
   #store: ProcessorState | undefined
+  /** Its partition's state, as `partitionState()` last found it. */
+  #state: PartitionState | undefined
   #view: MessageState | undefined
   /** Of a stateful message: 1 once queued for its state's flush (acked, outputs stored), 2 once its writes were sent. */
   #flush = 0
@@ -69,7 +70,11 @@ export class ProcessorMessageImpl<V>
   /** @internal What its partition's state keeps of it (`StatefulMessage`). */
   stateTag: object | undefined = undefined
   /** @internal */
-  stateWrites: Map<string, StateWrite> | undefined = undefined
+  stateCount = 0
+  /** @internal */
+  stateFirst: StateWrite | undefined = undefined
+  /** @internal */
+  stateRest: Map<string, StateWrite> | undefined = undefined
   /** @internal */
   stateBytes = 0
   /** @internal */
@@ -120,9 +125,20 @@ export class ProcessorMessageImpl<V>
 
   /** @internal */
   stateOf(): { state: PartitionState; generation: number } | undefined {
-    const h = GroupMessageImpl.handle(this)
-    const state = this.#store?.of(h.part)
-    return state === undefined ? undefined : { state, generation: h.generation }
+    const state = this.partitionState()
+    return state === undefined ? undefined : { state, generation: GroupMessageImpl.handle(this).generation }
+  }
+
+  /** @internal `stateOf()`'s state, without an object made for the pair (kept until it is retired). */
+  partitionState(): PartitionState | undefined {
+    const had = this.#state
+    if (had !== undefined && !had.retired) return had
+    return (this.#state = this.#store?.of(GroupMessageImpl.handle(this).part))
+  }
+
+  /** @internal The delivery generation of its partition it was read in. */
+  stateGeneration(): number {
+    return GroupMessageImpl.handle(this).generation
   }
 
   /** @internal */
@@ -144,24 +160,23 @@ export class ProcessorMessageImpl<V>
   }
 
   /** @internal Its turn to write its state changes (every earlier message of its partition went first). */
-  flushState(writes: ReadonlyMap<string, StateWrite> | undefined, state: PartitionState): void {
+  flushState(hasWrites: boolean, state: PartitionState): void {
     this.#flush = 2
     if (isSettled(this)) return // termed: its dead letter is written
-    if (writes === undefined || writes.size === 0) return this.#finishAck()
-    const h = GroupMessageImpl.handle(this)
-    const store = this.#store as ProcessorState
-    const outputs = this.#outputs as Outputs
+    if (!hasWrites) return this.#finishAck()
     this.#turn()
     this.#ackWanted = true
-    let deletes = 0
-    for (const w of writes.values()) if (w.value === null) deletes++
-    // Only deletes: a mark names the message in the changelog once compaction removed its tombstones.
-    const mark =
-      deletes === writes.size ? flushWrite(store.prepare(outputs, LAST_MARK, 1, h.part.partition), 1, this) : undefined
     // One count for all its writes: the flush they join tells the message once (`outputDone`).
     this.#pending++
-    state.flush(this, this.#delivery, this.#seq, writes, mark, h, store, outputs)
-    this.#seq += writes.size + (mark === undefined ? 0 : 1)
+    const store = this.#store as ProcessorState
+    this.#seq += state.flush(
+      this,
+      this.#delivery,
+      this.#seq,
+      GroupMessageImpl.handle(this),
+      store,
+      this.#outputs as Outputs,
+    )
   }
 
   /** @internal One of its outputs, sent in delivery `token` (`DEAD_LETTER_TOKEN`: its dead letter), settled. */
@@ -238,13 +253,13 @@ export class ProcessorMessageImpl<V>
       return super.nack({ delayMs: 1000 })
     }
     if (this.#store === undefined) return super.ack()
-    const at = this.stateOf()
-    if (at === undefined) return super.ack() // its partition is gone: the ack is ignored
+    const state = this.partitionState()
+    if (state === undefined) return super.ack() // its partition is gone: the ack is ignored
     if (this.#flush === 0) {
       this.#flush = 1
-      return at.state.done(this, at.generation)
+      return state.done(this, this.stateGeneration())
     }
-    at.state.applied(this)
+    state.applied(this)
     super.ack()
   }
 }

@@ -15,8 +15,10 @@ import {
 
 /** What a message's state view asks of its message. */
 export interface StateOwner extends StatefulMessage {
-  /** Its partition's state, and the generation it was read in (undefined: its partition is gone). */
-  stateOf(): { state: PartitionState; generation: number } | undefined
+  /** Its partition's state (undefined: its partition is gone). */
+  partitionState(): PartitionState | undefined
+  /** The generation of its partition it was read in. */
+  stateGeneration(): number
   /** Why it may not write now (settled, ack called), or undefined. */
   writeRefusal(): string | undefined
   /** A write checked and encoded as its changelog record (throws as a send of it would). */
@@ -30,11 +32,11 @@ export class MessageState implements StateStore, OwnedWrites {
   constructor(private readonly m: StateOwner) {}
 
   get<T = unknown>(key: Key): T | undefined {
-    return this.m.stateOf()?.state.get(encodeStateKey(key)) as T | undefined
+    return this.m.partitionState()?.get(encodeStateKey(key)) as T | undefined
   }
 
   has(key: Key): boolean {
-    return this.m.stateOf()?.state.has(encodeStateKey(key)) ?? false
+    return this.m.partitionState()?.has(encodeStateKey(key)) ?? false
   }
 
   set(key: Key, value: unknown): void {
@@ -55,23 +57,23 @@ export class MessageState implements StateStore, OwnedWrites {
   }
 
   get size(): number {
-    return this.m.stateOf()?.state.size ?? 0
+    return this.m.partitionState()?.size ?? 0
   }
 
   *entries<T = unknown>(): IterableIterator<[Key, T]> {
-    const s = this.m.stateOf()
+    const s = this.m.partitionState()
     if (s === undefined) return
-    for (const [k, v] of s.state.entries()) yield [decodeStateKey(k), v as T]
+    for (const [k, v] of s.entries()) yield [decodeStateKey(k), v as T]
   }
 
   private write(key: Key, value: unknown, owned: boolean): void {
     const k = encodeStateKey(key)
     const why = this.m.writeRefusal()
     if (why !== undefined) throw new InvalidArgumentError(`state write of key ${JSON.stringify(String(key))}: ${why}`)
-    const s = this.m.stateOf()
+    const s = this.m.partitionState()
     if (s === undefined) return // its partition is gone: the message is not acked, nothing is kept
-    const had = s.state.writeOf(this.m, k)
-    if (had === undefined && s.state.writesOf(this.m) >= MAX_STATE_WRITES)
+    const had = s.writeOf(this.m, k)
+    if (had === undefined && s.writesOf(this.m) >= MAX_STATE_WRITES)
       throw new InvalidArgumentError(
         `Message ${this.m.offset} wrote more than ${MAX_STATE_WRITES} state keys (its writes are stored in one call)`,
       )
@@ -82,14 +84,14 @@ export class MessageState implements StateStore, OwnedWrites {
     const at = k.length * 3 + bound + STATE_RECORD_OVERHEAD
     const w: StateWrite =
       bound >= 0 && at <= this.m.stateRecordLimit()
-        ? { value, rec: undefined, bytes: at, by: this.m, seq: -1 }
-        : flushWrite(this.m.prepareState(k, value), value, this.m)
+        ? { key: k, value, rec: undefined, bytes: at, by: this.m, seq: -1 }
+        : { key: k, ...flushWrite(this.m.prepareState(k, value), value, this.m) }
     const bytes = w.bytes
-    const total = s.state.bytesOf(this.m) - (had?.bytes ?? 0) + bytes
+    const total = s.bytesOf(this.m) - (had?.bytes ?? 0) + bytes
     if (total > MAX_STATE_BYTES)
       throw new InvalidArgumentError(
         `state write of key ${JSON.stringify(String(key))}: message ${this.m.offset} would write ${total} bytes of state, more than ${MAX_STATE_BYTES} (its writes are stored in one call)`,
       )
-    s.state.write(this.m, s.generation, k, w)
+    s.write(this.m, this.m.stateGeneration(), k, w)
   }
 }

@@ -4,9 +4,11 @@ import type { OwnedPartition } from '../owned-partition.js'
 import type { PartitionHandle } from '../partition-message.js'
 import { StateFlush, type FlushMember, type FlushWrite } from './state-flush.js'
 import { LAST_MARK } from './state-key.js'
+import { flushWrite } from './state-store.js'
 
-/** A write of a message: the value (`null`: a delete) and its changelog record, checked when it was made (or encoded when flushed). */
+/** A write of a message: its key, the value (`null`: a delete) and its changelog record, checked when it was made (or encoded when flushed). */
 export interface StateWrite extends FlushWrite {
+  readonly key: string
   readonly by: StatefulMessage
 }
 
@@ -15,15 +17,19 @@ export interface StatefulMessage extends FlushMember {
   readonly offset: number
   /**
    * What its partition's state keeps of it, on the message (no map keyed by messages): valid while
-   * `stateTag` is the state's tag for its current generation. Its writes (the last one per key),
-   * their bytes, and whether it was acked with its outputs stored (it flushes in its turn).
+   * `stateTag` is the state's tag for its current generation. Its writes, the last one per key
+   * (`stateCount` of them: the first key's in `stateFirst`, any others in `stateRest`, so a
+   * message that writes one key needs no map), their bytes, and whether it was acked with its
+   * outputs stored (it flushes in its turn).
    */
   stateTag: object | undefined
-  stateWrites: Map<string, StateWrite> | undefined
+  stateCount: number
+  stateFirst: StateWrite | undefined
+  stateRest: Map<string, StateWrite> | undefined
   stateBytes: number
   stateReady: boolean
-  /** Its turn came (every earlier message of the partition is flushed): write its state changes (`writes`, through `state.flush`), then ack. */
-  flushState(writes: ReadonlyMap<string, StateWrite> | undefined, state: PartitionState): void
+  /** Its turn came (every earlier message of the partition is flushed): write its state changes, if it has any (through `state.flush`), then ack. */
+  flushState(hasWrites: boolean, state: PartitionState): void
 }
 
 /** The changelog a partition's flushes go to (`ProcessorState`): its topic, how a write is encoded, and who is told of a failed flush. */
@@ -56,6 +62,8 @@ export class PartitionState {
   /** The flush the next flushed message's writes join, until its lane takes it. */
   private open: StateFlush | undefined
   private generation: number
+  /** No longer its store's (the partition was dropped, or the store closed): messages that kept it look again. */
+  retired = false
 
   constructor(
     readonly part: OwnedPartition,
@@ -100,42 +108,48 @@ export class PartitionState {
     this.current()
     if (generation !== this.generation) return
     this.overlay.set(key, write)
-    const w = this.writesOf_(m) ?? this.adopt(m)
-    m.stateBytes += write.bytes - (w.get(key)?.bytes ?? 0)
-    w.set(key, write)
-  }
-
-  /** `m`'s writes in this generation, if any. */
-  private writesOf_(m: StatefulMessage): Map<string, StateWrite> | undefined {
-    return m.stateTag === this.tag ? m.stateWrites : undefined
-  }
-
-  /** `m`'s first write in this generation: it gets an empty set of writes (and is not ready). */
-  private adopt(m: StatefulMessage): Map<string, StateWrite> {
-    const ready = m.stateTag === this.tag && m.stateReady
-    m.stateTag = this.tag
-    m.stateReady = ready
-    m.stateBytes = 0
-    this.writers++
-    return (m.stateWrites = new Map())
+    if (m.stateTag !== this.tag || m.stateCount === 0) {
+      // Its first write in this generation (a message writes only before it is acked: not ready).
+      m.stateTag = this.tag
+      m.stateReady = false
+      m.stateCount = 1
+      m.stateFirst = write
+      m.stateRest = undefined
+      m.stateBytes = write.bytes
+      this.writers++
+      return
+    }
+    const first = m.stateFirst as StateWrite
+    if (first.key === key) {
+      m.stateBytes += write.bytes - first.bytes
+      m.stateFirst = write
+      return
+    }
+    const rest = (m.stateRest ??= new Map())
+    const had = rest.get(key)
+    if (had === undefined) m.stateCount++
+    m.stateBytes += write.bytes - (had?.bytes ?? 0)
+    rest.set(key, write)
   }
 
   /** The write `m` made of `key`, if any (this generation). */
   writeOf(m: StatefulMessage, key: string): StateWrite | undefined {
     this.current()
-    return this.writesOf_(m)?.get(key)
+    if (m.stateTag !== this.tag || m.stateCount === 0) return undefined
+    const first = m.stateFirst as StateWrite
+    return first.key === key ? first : m.stateRest?.get(key)
   }
 
   /** How many keys `m` wrote so far (this generation). */
   writesOf(m: StatefulMessage): number {
     this.current()
-    return this.writesOf_(m)?.size ?? 0
+    return m.stateTag === this.tag ? m.stateCount : 0
   }
 
   /** The bytes of `m`'s writes so far (this generation). */
   bytesOf(m: StatefulMessage): number {
     this.current()
-    return m.stateTag === this.tag && m.stateWrites !== undefined ? m.stateBytes : 0
+    return m.stateTag === this.tag && m.stateCount > 0 ? m.stateBytes : 0
   }
 
   /** Every key and value, the overlay over what is flushed (deleted keys left out). */
@@ -163,7 +177,7 @@ export class PartitionState {
     if (generation !== this.generation) return
     if (m.stateTag !== this.tag) {
       m.stateTag = this.tag
-      m.stateWrites = undefined
+      m.stateCount = 0
     }
     m.stateReady = true
     while (this.head < this.queue.length) {
@@ -171,7 +185,7 @@ export class PartitionState {
       if (next.stateTag !== this.tag || !next.stateReady) break
       next.stateReady = false
       this.head++
-      next.flushState(next.stateWrites, this)
+      next.flushState(next.stateCount > 0, this)
     }
     if (this.head > 1024 && this.head * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.head)
@@ -180,35 +194,42 @@ export class PartitionState {
   }
 
   /**
-   * Flushed message `m`'s writes (and its mark, if any), numbered from `seq`, join the partition's
-   * open flush (a new one, queued on the changelog's lane, when there is none or they would not
-   * fit); `m` is told with `token` once the flush is stored or failed.
+   * Flushed message `m`'s writes, numbered from `seq`, join the partition's open flush (a new one,
+   * queued on the changelog's lane, when there is none or they would not fit), with a mark when
+   * they are all deletes (compaction removes tombstones; the mark keeps naming the message); `m`
+   * is told with `token` once the flush is stored or failed. Returns the numbers it used.
    */
   flush(
     m: StatefulMessage,
     token: number,
     seq: number,
-    writes: ReadonlyMap<string, StateWrite>,
-    mark: FlushWrite | undefined,
     h: PartitionHandle,
     store: FlushTarget,
     outputs: Outputs,
-  ): void {
+  ): number {
+    const first = m.stateFirst as StateWrite
+    const rest = m.stateRest
+    const partition = this.part.partition
+    let deletes = first.value === null ? 1 : 0
+    if (rest !== undefined) for (const w of rest.values()) if (w.value === null) deletes++
+    const mark =
+      deletes === m.stateCount ? flushWrite(store.prepare(outputs, LAST_MARK, 1, partition), 1, m) : undefined
     let f = this.open
-    const fresh = f === undefined || f.sealed || !f.fits(writes, mark === undefined ? 0 : 1, mark?.bytes ?? 0)
-    if (fresh) {
-      const partition = this.part.partition
+    const fresh = f === undefined || f.sealed || !f.fits(first, rest, mark)
+    if (fresh)
       this.open = f = new StateFlush(
         h,
         (k, v) => store.prepare(outputs, k, v, partition),
         (e) => store.failed(e),
       )
-    }
     const flush = f as StateFlush
-    for (const [k, w] of writes) flush.write(k, w, seq++)
-    if (mark !== undefined) flush.write(LAST_MARK, mark, seq)
+    const from = seq
+    flush.write(first.key, first, seq++)
+    if (rest !== undefined) for (const w of rest.values()) flush.write(w.key, w, seq++)
+    if (mark !== undefined) flush.write(LAST_MARK, mark, seq++)
     flush.join(m, token)
-    if (fresh) outputs.queueFlush(store.topic, this.part.partition, flush)
+    if (fresh) outputs.queueFlush(store.topic, partition, flush)
+    return seq - from
   }
 
   /**
@@ -231,14 +252,18 @@ export class PartitionState {
   /** `m`'s writes are stored in the changelog (it is being acked): they are what is flushed now. */
   applied(m: StatefulMessage): void {
     this.current()
-    const w = this.writesOf_(m)
-    if (w === undefined) return
-    m.stateWrites = undefined
+    if (m.stateTag !== this.tag || m.stateCount === 0) return
+    this.apply(m, m.stateFirst as StateWrite)
+    if (m.stateRest !== undefined) for (const w of m.stateRest.values()) this.apply(m, w)
+    m.stateCount = 0
+    m.stateFirst = undefined
+    m.stateRest = undefined
     this.writers--
-    for (const [k, { value: v }] of w) {
-      if (v === null) this.flushed.delete(k)
-      else this.flushed.set(k, v)
-      if (this.overlay.get(k)?.by === m) this.overlay.delete(k)
-    }
+  }
+
+  private apply(m: StatefulMessage, w: StateWrite): void {
+    if (w.value === null) this.flushed.delete(w.key)
+    else this.flushed.set(w.key, w.value)
+    if (this.overlay.get(w.key)?.by === m) this.overlay.delete(w.key)
   }
 }

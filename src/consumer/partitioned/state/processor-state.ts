@@ -101,7 +101,11 @@ export class ProcessorState {
 
   /** A partition was given up: its state goes (another member restores it). */
   dropped(p: OwnedPartition): void {
-    if (this.states.get(p.key)?.part === p) this.states.delete(p.key)
+    const s = this.states.get(p.key)
+    if (s?.part === p) {
+      s.retired = true
+      this.states.delete(p.key)
+    }
     if (this.latest.get(p.key) === p) this.latest.delete(p.key)
   }
 
@@ -145,6 +149,7 @@ export class ProcessorState {
     this.closed = true
     for (const t of this.timers) clearTimeout(t)
     this.timers.clear()
+    for (const s of this.states.values()) s.retired = true
     this.states.clear()
   }
 
@@ -164,6 +169,8 @@ export class ProcessorState {
       if (this.gone(p)) return
       // Everything up to `last` is done (its writes, and so its outputs and every earlier input's, are stored).
       if (last + 1 > p.position) ledger.restart(p, last + 1)
+      const before = this.states.get(p.key)
+      if (before !== undefined) before.retired = true
       this.states.set(p.key, new PartitionState(p, values))
       p.pausedUntil = 0
       ledger.core.fetchWake.wake()

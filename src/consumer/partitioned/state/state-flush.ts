@@ -1,5 +1,6 @@
 import type { PreparedRecord } from '../../../producer/send-record.js'
 import type { PartitionHandle } from '../partition-message.js'
+import { LAST_MARK } from './state-key.js'
 
 /** Most records of one changelog call: a Redis script call's part holds up to 2000 (`PART_RECORDS`). */
 export const FLUSH_RECORDS = 2000
@@ -58,15 +59,28 @@ export class StateFlush {
     private readonly report?: (e: unknown) => void,
   ) {}
 
-  /** Whether `writes` (and `more` records of `moreBytes` besides) fit beside what the call holds, within its limits. */
-  fits(writes: Iterable<[string, FlushWrite]>, more: number, moreBytes: number): boolean {
+  /** Whether a message's writes (the first key's, the others', a mark) fit beside what the call holds, within its limits. */
+  fits(
+    first: FlushWrite & { readonly key: string },
+    rest: ReadonlyMap<string, FlushWrite> | undefined,
+    mark: FlushWrite | undefined,
+  ): boolean {
     if (this.members.length === 0) return true
-    let records = this.entries.size + more
-    let bytes = this.bytes + moreBytes
-    for (const [k, w] of writes) {
-      const had = this.entries.get(k)
-      if (had === undefined) records++
-      bytes += w.bytes - (had?.bytes ?? 0)
+    let records = this.entries.size
+    let bytes = this.bytes
+    const had = this.entries.get(first.key)
+    if (had === undefined) records++
+    bytes += first.bytes - (had?.bytes ?? 0)
+    if (rest !== undefined)
+      for (const [k, w] of rest) {
+        const was = this.entries.get(k)
+        if (was === undefined) records++
+        bytes += w.bytes - (was?.bytes ?? 0)
+      }
+    if (mark !== undefined) {
+      const was = this.entries.get(LAST_MARK)
+      if (was === undefined) records++
+      bytes += mark.bytes - (was?.bytes ?? 0)
     }
     return records <= FLUSH_RECORDS && bytes <= FLUSH_BYTES
   }

@@ -5,6 +5,9 @@
  * sessions is listed once per session). What it holds is a function of the state alone, so a
  * message processed again closes the same windows in the same order.
  */
+/** What `takeUpTo` gives when it takes nothing (never written to). */
+const NONE: Array<{ end: number; key: string }> = []
+
 export class WindowIndex {
   /** Times with entries, ascending. */
   private readonly ends: number[] = []
@@ -41,6 +44,9 @@ export class WindowIndex {
 
   /** The entries at or before `watermark` (with `below`, before it), at most `limit` of them, taken out: by time, then key. */
   takeUpTo(watermark: number, limit = Infinity, below = false): Array<{ end: number; key: string }> {
+    const first = this.ends[0]
+    // Most calls (one per message) find nothing: no array made for them.
+    if (first === undefined || (below ? first >= watermark : first > watermark) || limit <= 0) return NONE
     const out: Array<{ end: number; key: string }> = []
     let n = 0
     while (n < this.ends.length && out.length < limit) {

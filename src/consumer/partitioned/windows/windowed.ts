@@ -160,9 +160,10 @@ class WindowedSource<V, K extends Key, A>
 
   /** Process `m`, or hold it while a timer turn of its partition runs. */
   protected take(m: ProcessorMessage<V, K>): void {
-    const at = (m as unknown as ProcessorMessageImpl<V>).stateOf()
+    const impl = m as unknown as ProcessorMessageImpl<V>
+    const state = impl.partitionState()
     // Its partition is gone: nothing it does is kept.
-    const lane = at === undefined ? scratchLane<V, K>() : this.laneOf(at.state, at.generation)
+    const lane = state === undefined ? scratchLane<V, K>() : this.laneOf(state, impl.stateGeneration())
     if (lane.busy) lane.held.push(m)
     else this.process(m, lane)
   }
@@ -232,9 +233,9 @@ class WindowedSource<V, K extends Key, A>
       )
     const wm = Math.max(lane.wm, t - this.lateness) // after this message
     const every = o.earlyEvery
-    const early: Array<TouchedWindow<A>> = []
+    const early: Array<TouchedWindow<A>> | undefined = every === undefined ? undefined : []
     const touched =
-      every === undefined ? undefined : (w: TouchedWindow<A>): unknown => w.n % every === 0 && early.push(w)
+      early === undefined ? undefined : (w: TouchedWindow<A>): unknown => w.n % (every as number) === 0 && early.push(w)
     this.placing = m
     let placed: boolean
     try {
@@ -249,13 +250,15 @@ class WindowedSource<V, K extends Key, A>
           () => undefined,
         )
     }
-    for (const w of early) {
-      const value = { start: w.start, end: w.end, value: w.value, early: true as const }
-      const sent = m.send(o.to, m.key, value, { timestamp: w.end - 1 })
-      this.track(sent.then((r) => this.stored({ ...w, key: m.key }, m.partition, r, true), noResult))
-    }
+    if (early !== undefined)
+      for (const w of early) {
+        const value = { start: w.start, end: w.end, value: w.value, early: true as const }
+        const sent = m.send(o.to, m.key, value, { timestamp: w.end - 1 })
+        this.track(sent.then((r) => this.stored({ ...w, key: m.key }, m.partition, r, true), noResult))
+      }
     lane.wm = wm
-    lane.quietSince = Date.now()
+    // Only idle partitions' timer turns read it (`idleMs`).
+    if (o.idleMs !== undefined) lane.quietSince = Date.now()
     // Windows the watermark passed, as many as the message may still write (the rest go with the next ones).
     const closed = this.windows.close(st, index, wm, this.closeLimit)
     if (closed.length > 0) st.set(WM_KEY, wm) // the windows that carried it are gone
