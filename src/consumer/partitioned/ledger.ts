@@ -376,10 +376,25 @@ export class PartitionedLedger<V = unknown> implements MemberLedger<V, Partition
     }
     this.restart(p, p.commitPoint())
     p.pausedUntil = Date.now() + delayMs
-    const t = setTimeout(() => {
-      this.redeliveries.delete(t)
-      this.core.fetchWake.wake()
-    }, delayMs)
+    this.wakeAfterPause(p)
+  }
+
+  /**
+   * Wake the fetch loop once `p`'s pause is over by `Date.now()`, which the loop's rounds check: a
+   * timer may fire a little before it (the two clocks differ), and a round that finds the pause
+   * not quite over skips the partition and sleeps; with no other wake to come (a Redis partition
+   * whose records were all read), it was never read again.
+   */
+  private wakeAfterPause(p: OwnedPartition): void {
+    const t = setTimeout(
+      () => {
+        this.redeliveries.delete(t)
+        if (!p.lost && !p.dropped && p.pausedUntil !== Infinity && p.pausedUntil > Date.now())
+          return this.wakeAfterPause(p)
+        this.core.fetchWake.wake()
+      },
+      Math.max(1, p.pausedUntil - Date.now()),
+    )
     if (!this.core.keepAlive) t.unref()
     this.redeliveries.add(t)
   }

@@ -4,7 +4,7 @@
 // instance) restores the state and starts after the last input the changelog holds, also when the
 // group's commit lagged; nack() takes the partition back so no write counts twice; the changelog
 // topic is created co-partitioned and checked; bad use is refused by name.
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import {
   InvalidArgumentError,
   InvalidKeyError,
@@ -194,6 +194,31 @@ describe.each(kinds)('processor state on $name', (kind) => {
     expect(reads.every((r) => r.split(':')[0] === r.split(':')[1])).toBe(true)
     await p.close()
     expect(await latest(twain, 'counter-counts-changelog')).toEqual(new Map([['c', 3]]))
+  })
+
+  it("a partition taken back is read again once its pause ends by the wall clock, though the pause's timer fires early", async () => {
+    await setup(1)
+    await inputs(2, 1, 1)
+    // The wall clock runs 2% slow against the timers: a timer of the pause fires before
+    // Date.now() says the pause is over (as it may on a loaded machine, by a millisecond).
+    const real = Date.now.bind(Date)
+    const t0 = real()
+    const slow = vi.spyOn(Date, 'now').mockImplementation(() => t0 + Math.floor((real() - t0) * 0.98))
+    try {
+      const p = twain.processor<string, string>('in', opts())
+      const seen: number[] = []
+      for await (const m of p) {
+        seen.push(m.offset)
+        if (seen.length === 1)
+          m.nack({ delayMs: 1000 }) // the partition is taken back, paused for 1 s
+        else m.ack()
+        if (seen.length === 3) break
+      }
+      expect(seen).toEqual([0, 0, 1])
+      await p.close()
+    } finally {
+      slow.mockRestore()
+    }
   })
 
   it('term() without a dead-letter topic lets the later messages go on; of a message that wrote state it is refused', async () => {
