@@ -9,6 +9,7 @@ import type { SharedConsumer } from '../consumer/shared/shared-consumer.js'
 import type { Processor, ProcessorOptions } from '../consumer/partitioned/processor.js'
 import { cachedHash64 } from '../core/hash64.js'
 import { resolveConsumerOptions, type ConsumerOptions } from '../consumer/options.js'
+import { PROCESSOR_MAX_IN_FLIGHT } from '../consumer/partitioned/processor.js'
 import type { ConsumerContext } from '../consumer/member-core.js'
 import type { LagRow } from '../telemetry/lag.js'
 import type { CreateTopicOptions, Key, Message, TopicCompaction, TopicInfo } from '../core/types.js'
@@ -427,7 +428,11 @@ export class Twain implements AsyncDisposable {
       )
     if (partitioner !== undefined && typeof partitioner !== 'function')
       throw new InvalidArgumentError(`processor() partitioner must be a function, got ${typeof partitioner}`)
-    const resolved = resolveConsumerOptions({ ...rest, mode: 'partitioned' })
+    const resolved = resolveConsumerOptions({
+      ...rest,
+      mode: 'partitioned',
+      maxInFlight: rest.maxInFlight ?? PROCESSOR_MAX_IN_FLIGHT,
+    })
     const p = this.consumers.createProcessor<V, K>(
       this.consumerContext(),
       list,

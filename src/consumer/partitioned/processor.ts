@@ -22,7 +22,17 @@ import {
  * Options of `twain.processor()` (README, "Exactly-once processing"): a partitioned consumer's
  * (`mode` is always partitioned; `claimAfterMs` applies to shared groups only), plus `partitioner`.
  */
-export interface ProcessorOptions extends Omit<ConsumerOptions, 'mode' | 'deadLetter'> {
+/** A processor's `maxInFlight` unless given (a consumer's is 1000). */
+export const PROCESSOR_MAX_IN_FLIGHT = 4000
+
+export interface ProcessorOptions extends Omit<ConsumerOptions, 'mode' | 'deadLetter' | 'maxInFlight'> {
+  /**
+   * Most messages fetched but not yet acked; fetching pauses beyond it. A processor's ack waits
+   * for its message's outputs and state writes to be stored, so more are in flight than a
+   * consumer's: its reads go on while a partition's outputs and state flush are being written.
+   * @default 4000
+   */
+  maxInFlight?: number
   /**
    * Topic that `term`ed messages go to, written as an output of the message: once per input,
    * however often it is termed (created with the source's key type and one partition if missing).

@@ -30,6 +30,22 @@ async function hold<M>(it: AsyncIterator<M>, n: number): Promise<M[]> {
   return out
 }
 
+/**
+ * Take `n` more messages of `member` through `it`, settling none, and wait for more: the stall it
+ * then reports (its first since this call).
+ */
+async function stallAt<M>(
+  member: { on(e: 'error', l: (err: Error) => void): () => void },
+  it: AsyncIterator<M>,
+  n: number,
+): Promise<StalledError> {
+  const errors = errorsOf(member)
+  await hold(it, n)
+  void it.next() // nothing more can be fetched
+  await until(() => stalls(errors).length === 1, 10_000, 'an ERR_STALLED error')
+  return stalls(errors)[0] as StalledError
+}
+
 describe.each(everyStore())('stall warning on $name', (kind) => {
   useGroupStore(kind)
   const timers: NodeJS.Timeout[] = []
@@ -59,6 +75,40 @@ describe.each(everyStore())('stall warning on $name', (kind) => {
     void it.next()
     await until(() => stalls(errors).length === 2, 10_000, 'a second ERR_STALLED error')
     expect(stalls(errors)[1]).toMatchObject({ held: 5, maxInFlight: 5 })
+    await c.close()
+  })
+
+  it('a member whose reads come in pieces smaller than half of maxInFlight still fills up to it, so a stall is reported', async () => {
+    await twain.createTopic('t')
+    await fill('t', 0, 5010)
+    // One partition: each read takes at most 1024 messages, and 3072 already leaves less than
+    // half of 5000 free. Reading stopped there, and a loop holding 3072 waited with no report.
+    const c = twain.consumer<string>('t', { group: 'g', ...FAST, maxInFlight: 5000, stallWarningMs: 200 })
+    expect(await stallAt(c, c[Symbol.asyncIterator](), 5000)).toMatchObject({ held: 5000, maxInFlight: 5000 })
+    await c.close()
+  })
+
+  it('a member holding more than half of maxInFlight while its loop waits reads what arrives later, up to maxInFlight', async () => {
+    await twain.createTopic('t')
+    await fill('t', 0, 8)
+    const c = twain.consumer<string>('t', { group: 'g', ...FAST, maxInFlight: 10, stallWarningMs: 200 })
+    const it = c[Symbol.asyncIterator]()
+    await hold(it, 8)
+    const ninth = it.next() // waits: two are free, less than the refill mark (half)
+    await fill('t', 0, 3, 'later-')
+    expect((await ninth).value).toMatchObject({ value: 'later-0' })
+    expect(await stallAt(c, it, 1)).toMatchObject({ held: 10, maxInFlight: 10 })
+    await c.close()
+  })
+
+  it('a processor holds up to 4000 messages unless told otherwise (its acks wait for its outputs), a consumer 1000', async () => {
+    await twain.createTopic('t')
+    await fill('t', 0, 4010)
+    const p = twain.processor<string>('t', { group: 'p', ...FAST, stallWarningMs: 200 })
+    expect(await stallAt(p, p[Symbol.asyncIterator](), 4000)).toMatchObject({ held: 4000, maxInFlight: 4000 })
+    await p.close()
+    const c = twain.consumer<string>('t', { group: 'c', ...FAST, stallWarningMs: 200 })
+    expect(await stallAt(c, c[Symbol.asyncIterator](), 1000)).toMatchObject({ held: 1000, maxInFlight: 1000 })
     await c.close()
   })
 
