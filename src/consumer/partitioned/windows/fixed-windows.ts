@@ -3,7 +3,7 @@ import { setOwned, type StateStore } from '../state/state-store.js'
 import { decodeStateKey, encodeStateKey } from '../state/state-key.js'
 import type { ClosedWindow, Placement, Windowing } from './windowing.js'
 import type { WindowIndex } from './window-index.js'
-import { windowStarts, type FixedWindowSpec } from './window-spec.js'
+import { firstStart, type FixedWindowSpec } from './window-spec.js'
 
 /** A window's key in the state: `w:<start>:<encoded key>` → `{ a: aggregate, m: the watermark when last written, n: its events }`. */
 const windowKey = (start: number, key: Key): string => `w:${start}:${encodeStateKey(key)}`
@@ -14,9 +14,11 @@ export class FixedWindows<A> implements Windowing<A> {
 
   place({ st, index, key, t, wm, mark, add, touched }: Placement<A>): boolean {
     let placed = false
-    for (const start of windowStarts(this.spec, t)) {
-      const end = start + this.spec.sizeMs
-      if (end <= wm) continue // closed already
+    const { sizeMs, advanceMs } = this.spec
+    // The starts `windowStarts` gives, without an array per event.
+    for (let start = firstStart(this.spec, t); start <= t; start += advanceMs) {
+      const end = start + sizeMs
+      if (t >= end || end <= wm) continue // not its window, or closed already
       placed = true
       const k = windowKey(start, key)
       const had = st.get<{ a: A; n?: number }>(k)

@@ -59,11 +59,16 @@ export function session(gapMs: number): SessionWindowSpec {
   return { kind: 'session', gapMs: checkMs('session() gap', gapMs) }
 }
 
+/**
+ * The earliest start of a window of `spec` that may contain event time `t`: the windows that do
+ * are those from it every `advanceMs` up to `t` with `t < start + sizeMs` (`windowStarts`).
+ */
+export const firstStart = (spec: FixedWindowSpec, t: number): number =>
+  Math.floor(t / spec.advanceMs) * spec.advanceMs - Math.ceil(spec.sizeMs / spec.advanceMs - 1) * spec.advanceMs
+
 /** The starts of the windows of `spec` that contain event time `t`, earliest first. */
 export function windowStarts(spec: FixedWindowSpec, t: number): number[] {
-  const last = Math.floor(t / spec.advanceMs) * spec.advanceMs
   const out: number[] = []
-  for (let s = last - Math.ceil(spec.sizeMs / spec.advanceMs - 1) * spec.advanceMs; s <= last; s += spec.advanceMs)
-    if (t < s + spec.sizeMs) out.push(s)
+  for (let s = firstStart(spec, t); s <= t; s += spec.advanceMs) if (t < s + spec.sizeMs) out.push(s)
   return out
 }

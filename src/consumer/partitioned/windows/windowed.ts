@@ -8,13 +8,20 @@ import { isCurrent, noResult, ResultSource } from '../result-source.js'
 import type { ProcessorMessage, ProcessorMessageImpl } from '../processor-message.js'
 import type { PartitionState } from '../state/partition-state.js'
 import type { ProcessorState } from '../state/processor-state.js'
-import { MAX_STATE_WRITES } from '../state/state-store.js'
+import { MAX_STATE_WRITES, type StateStore } from '../state/state-store.js'
 import { FixedWindows } from './fixed-windows.js'
 import { SessionWindows } from './session-windows.js'
 import { WindowIndex } from './window-index.js'
 import type { WindowSpec } from './window-spec.js'
 import { IdleWindows, type LaneHost } from './idle-windows.js'
-import { WM_KEY, type ClosedWindow, type TouchedWindow, type WindowLane, type Windowing } from './windowing.js'
+import {
+  WM_KEY,
+  type ClosedWindow,
+  type Placement,
+  type TouchedWindow,
+  type WindowLane,
+  type Windowing,
+} from './windowing.js'
 
 /** Options of `windowed()` (README "Windows"). */
 export interface WindowOptions<V, K extends Key, A> {
@@ -131,6 +138,16 @@ class WindowedSource<V, K extends Key, A>
   private placing: ProcessorMessage<V, K> | undefined
   private readonly add = (a: A | undefined): A =>
     this.o.add(a === undefined ? this.o.initial() : a, this.placing as ProcessorMessage<V, K>)
+  private readonly placement: Placement<A> = {
+    st: undefined as unknown as StateStore,
+    index: new WindowIndex(),
+    key: '',
+    t: 0,
+    wm: 0,
+    mark: 0,
+    add: this.add,
+    touched: undefined,
+  }
 
   constructor(
     private readonly proc: Processor<V, K>,
@@ -239,7 +256,16 @@ class WindowedSource<V, K extends Key, A>
     this.placing = m
     let placed: boolean
     try {
-      placed = this.windows.place({ st, index, key: m.key, t, wm: lane.wm, mark: wm, add: this.add, touched })
+      // One object for every message's placement (placing keeps none of it).
+      const p = this.placement
+      p.st = st
+      p.index = index
+      p.key = m.key
+      p.t = t
+      p.wm = lane.wm
+      p.mark = wm
+      p.touched = touched
+      placed = this.windows.place(p)
     } finally {
       this.placing = undefined
     }
