@@ -18,13 +18,13 @@ import {
   type ProcessorMessage,
 } from './processor-message.js'
 
+/** A processor's `maxInFlight` unless given (a consumer's is 1000). */
+export const PROCESSOR_MAX_IN_FLIGHT = 4000
+
 /**
  * Options of `twain.processor()` (README, "Exactly-once processing"): a partitioned consumer's
  * (`mode` is always partitioned; `claimAfterMs` applies to shared groups only), plus `partitioner`.
  */
-/** A processor's `maxInFlight` unless given (a consumer's is 1000). */
-export const PROCESSOR_MAX_IN_FLIGHT = 4000
-
 export interface ProcessorOptions extends Omit<ConsumerOptions, 'mode' | 'deadLetter' | 'maxInFlight'> {
   /**
    * Most messages fetched but not yet acked; fetching pauses beyond it. A processor's ack waits

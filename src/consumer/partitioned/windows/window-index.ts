@@ -1,3 +1,6 @@
+/** What `takeUpTo` gives when it takes nothing (never written to). */
+const NONE: Array<{ end: number; key: string }> = []
+
 /**
  * The open windows of one input partition by the watermark that closes them (rebuilt from the
  * state when the partition's state is restored or rewound), so the windows a watermark passes are
@@ -5,9 +8,6 @@
  * sessions is listed once per session). What it holds is a function of the state alone, so a
  * message processed again closes the same windows in the same order.
  */
-/** What `takeUpTo` gives when it takes nothing (never written to). */
-const NONE: Array<{ end: number; key: string }> = []
-
 export class WindowIndex {
   /** Times with entries, ascending. */
   private readonly ends: number[] = []
