@@ -86,6 +86,15 @@ interface FlushLane {
   busy: boolean
 }
 
+/** What `lane` holds queued of input partition `part`, taken off it (the rest stay, in order). */
+function takeOf<T extends { readonly h: PartitionHandle }>(lane: { queue: T[] }, part: OwnedPartition): T[] {
+  const taken: T[] = []
+  const rest: T[] = []
+  for (const x of lane.queue) (x.h.part === part ? taken : rest).push(x)
+  lane.queue = rest
+  return taken
+}
+
 /** A failure a call is tried again after (unchanged: the store recognises what it already stored). */
 const retriable = (e: unknown): boolean => e instanceof TwainError && e.retriable && !(e instanceof FencedError)
 
@@ -353,9 +362,7 @@ export class Outputs {
           // message of it handed out since stale, so their outputs are not written.
           if (!this.closed && items.some((it) => current(it.h))) this.ledger?.rewind(part, REWIND_DELAY_MS)
           for (const it of items) failed(it, e)
-          const later = lane.queue.filter((it) => it.h.part === part)
-          lane.queue = lane.queue.filter((it) => it.h.part !== part)
-          for (const it of later) failed(it, e)
+          for (const it of takeOf(lane, part)) failed(it, e)
           return
         }
         await backoff(attempt)
@@ -437,9 +444,7 @@ export class Outputs {
     const part = f.h.part
     if (!this.closed && current(f.h)) this.ledger?.rewind(part, REWIND_DELAY_MS)
     f.settle(e)
-    const later = lane.queue.filter((x) => x.h.part === part)
-    lane.queue = lane.queue.filter((x) => x.h.part !== part)
-    for (const x of later) x.settle(e)
+    for (const x of takeOf(lane, part)) x.settle(e)
   }
 
   /** An input topic's creation time (its incarnation: one created again is another source). */

@@ -81,13 +81,12 @@ export class MessageState implements StateStore, OwnedWrites {
     // message's writes go), unless it cannot fail: then only if it is the last write of its key
     // when its flush is written.
     const bound = value === null ? -1 : deferredBytes(value, owned)
-    const at = k.length * 3 + bound + STATE_RECORD_OVERHEAD
+    const deferred = k.length * 3 + bound + STATE_RECORD_OVERHEAD
     const w: StateWrite =
-      bound >= 0 && at <= this.m.stateRecordLimit()
-        ? { key: k, value, rec: undefined, bytes: at, by: this.m, seq: -1 }
+      bound >= 0 && deferred <= this.m.stateRecordLimit()
+        ? { key: k, value, rec: undefined, bytes: deferred, by: this.m, seq: -1 }
         : { key: k, ...flushWrite(this.m.prepareState(k, value), value, this.m) }
-    const bytes = w.bytes
-    const total = s.bytesOf(this.m) - (had?.bytes ?? 0) + bytes
+    const total = s.bytesOf(this.m) - (had?.bytes ?? 0) + w.bytes
     if (total > MAX_STATE_BYTES)
       throw new InvalidArgumentError(
         `state write of key ${JSON.stringify(String(key))}: message ${this.m.offset} would write ${total} bytes of state, more than ${MAX_STATE_BYTES} (its writes are stored in one call)`,

@@ -96,9 +96,3 @@ function objectBytes(o: object): number {
 export interface OwnedWrites {
   setOwned(key: Key, value: unknown): void
 }
-
-/** `st.set(key, value)`, telling the store that `value` is the writer's own (`OwnedWrites`) where it can be told. */
-export function setOwned(st: StateStore, key: Key, value: unknown): void {
-  if (typeof (st as Partial<OwnedWrites>).setOwned === 'function') (st as unknown as OwnedWrites).setOwned(key, value)
-  else st.set(key, value)
-}

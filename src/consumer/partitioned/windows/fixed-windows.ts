@@ -1,5 +1,5 @@
 import type { Key } from '../../../core/types.js'
-import { setOwned, type StateStore } from '../state/state-store.js'
+import type { StateStore } from '../state/state-store.js'
 import { decodeStateKey, encodeStateKey } from '../state/state-key.js'
 import type { ClosedWindow, Placement, Windowing } from './windowing.js'
 import type { WindowIndex } from './window-index.js'
@@ -23,7 +23,7 @@ export class FixedWindows<A> implements Windowing<A> {
       const k = windowKey(start, key)
       const had = st.get<{ a: A; n?: number }>(k)
       const w = { a: add(had?.a), m: mark, n: (had?.n ?? 0) + 1 }
-      setOwned(st, k, w) // a new object, never changed: its encoding may wait
+      st.setOwned(k, w) // a new object, never changed: its encoding may wait
       if (had === undefined) index.add(end, k)
       touched?.({ start, end, value: w.a, n: w.n })
     }

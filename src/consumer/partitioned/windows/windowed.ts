@@ -8,7 +8,7 @@ import { isCurrent, noResult, ResultSource } from '../result-source.js'
 import type { ProcessorMessage, ProcessorMessageImpl } from '../processor-message.js'
 import type { PartitionState } from '../state/partition-state.js'
 import type { ProcessorState } from '../state/processor-state.js'
-import { MAX_STATE_WRITES, type StateStore } from '../state/state-store.js'
+import { MAX_STATE_WRITES, type OwnedWrites, type StateStore } from '../state/state-store.js'
 import { FixedWindows } from './fixed-windows.js'
 import { SessionWindows } from './session-windows.js'
 import { WindowIndex } from './window-index.js'
@@ -139,7 +139,7 @@ class WindowedSource<V, K extends Key, A>
   private readonly add = (a: A | undefined): A =>
     this.o.add(a === undefined ? this.o.initial() : a, this.placing as ProcessorMessage<V, K>)
   private readonly placement: Placement<A> = {
-    st: undefined as unknown as StateStore,
+    st: undefined as unknown as StateStore & OwnedWrites,
     index: new WindowIndex(),
     key: '',
     t: 0,
@@ -258,7 +258,7 @@ class WindowedSource<V, K extends Key, A>
     try {
       // One object for every message's placement (placing keeps none of it).
       const p = this.placement
-      p.st = st
+      p.st = st as StateStore & OwnedWrites // a processor message's state is a MessageState
       p.index = index
       p.key = m.key
       p.t = t

@@ -1,5 +1,5 @@
 import type { Key } from '../../../core/types.js'
-import type { StateStore } from '../state/state-store.js'
+import type { OwnedWrites, StateStore } from '../state/state-store.js'
 import type { WindowIndex } from './window-index.js'
 
 /**
@@ -34,7 +34,8 @@ export interface ClosedWindow<A> {
 
 /** One event to place: of `key` at event time `t`, into the windows of a partition's state and index. */
 export interface Placement<A> {
-  st: StateStore
+  /** The message's state (`ProcessorMessage.state`), which takes the windows' own values (`OwnedWrites`). */
+  st: StateStore & OwnedWrites
   index: WindowIndex
   key: Key
   t: number
