@@ -56,7 +56,7 @@ describe.each(['kill -9', 'freeze'] as const)('a master %s, not back while measu
         Array.from({ length: LANES }, (_, lane) => lane % PARTITIONS),
       )
       try {
-        await until(() => l.acked.length >= 2000, 30_000, '2000 sends before the fault')
+        await l.more(2000, '2000 sends before the fault')
         const faultAt = performance.now()
         if (fault === 'kill -9') await master.kill()
         else master.pause(true) // frozen past the node timeout, thawed only after the measurement

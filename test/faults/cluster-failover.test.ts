@@ -63,20 +63,14 @@ describe.each(cases)('a master %s under load, replicaAcks: %d', (fault, replicaA
           't',
           Array.from({ length: LANES }, (_, lane) => lane % PARTITIONS),
         )
-        const count = (): number => l.acked.length
-        await until(() => count() >= 2000, 30_000, '2000 sends before the fault')
+        await l.more(2000, '2000 sends before the fault')
         if (fault === 'kill -9 while its replica lags') {
           // The replica stops taking the replication stream while sends go on; the master then dies.
           // Without replicaAcks the sends of that while were acknowledged and are not on the replica.
           // Large values, so the stream outgrows the socket buffers a stopped process still fills.
           replica.pause(true)
           l.padding = 'p'.repeat(32 * 1024)
-          const lagging = count() + l.failures.length
-          await until(
-            () => count() + l.failures.length >= lagging + 2000,
-            30_000,
-            '2000 sends settled while the replica lags',
-          )
+          await l.more(2000, '2000 sends settled while the replica lags', 'settled')
           await master.kill()
           l.padding = ''
           replica.pause(false)
@@ -89,13 +83,11 @@ describe.each(cases)('a master %s under load, replicaAcks: %d', (fault, replicaA
           'promotion of the replica',
         )
         const promotedAt = performance.now()
-        const promoted = count()
-        await until(() => count() >= promoted + 2000, 30_000, '2000 sends after the promotion')
+        await l.more(2000, '2000 sends after the promotion')
         if (fault !== 'freeze') await master.restart()
         else master.pause(false) // thawed while the sends go on
         await cluster.waitHealthy()
-        const healed = count()
-        await until(() => count() >= healed + 2000, 30_000, '2000 sends after the old master rejoined')
+        await l.more(2000, '2000 sends after the old master rejoined')
         await l.stop()
         const report = check(l.acked, await readBack(twain, 't'))
         if (replicaAcks) expect(report.counts, report.text).toEqual(CLEAN)

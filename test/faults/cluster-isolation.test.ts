@@ -42,7 +42,7 @@ it('the master holding the topic metadata is killed: sends to partitions on the 
       if ((await cluster.masterOf(keySlot(await streamKeyOf(twain, 't', p)))) !== metaMaster) healthy.push(p)
     expect(healthy.length).toBeGreaterThan(0)
     const load = sendLoad(twain, 't', healthy)
-    await until(() => load.acked.length >= 1000, 30_000, '1000 sends before the kill')
+    await load.more(1000, '1000 sends before the kill')
 
     await metaMaster.kill()
     const killedAt = Date.now()

@@ -28,7 +28,7 @@ it('CLUSTER FAILOVER under load: no loss, no duplicate, no reuse; the tail deliv
     await twain.createTopic('t', { partitions: PARTITIONS })
     const tail = collect(twain.tail<string>('t', { from: 'start' }))
     const load = sendLoad(twain, 't', [0, 0, 1, 1, 2, 3])
-    await until(() => load.acked.length >= 1500, 30_000, '1500 sends before the failover')
+    await load.more(1500, '1500 sends before the failover')
     const slot = keySlot(await streamKeyOf(twain, 't', 0))
     const master = await cluster.masterOf(slot)
     const [replica] = await cluster.replicasOf(master)

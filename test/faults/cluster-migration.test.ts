@@ -37,7 +37,7 @@ describe.each([
       consumer.on('error', (e) => errors.push(e))
       const group = collect(consumer, (m) => (m as GroupMessage<string>).ack())
       const load = sendLoad(twain, 't', [0, 0, 0, 0, 1, 2])
-      await until(() => load.acked.length >= 1000, 30_000, '1000 sends before the migration')
+      await load.more(1000, '1000 sends before the migration')
 
       const slot = keySlot(await streamKeyOf(twain, 't', 0))
       const source = await cluster.masterOf(slot)

@@ -95,8 +95,7 @@ describe.each(['no fault', 'kill -9', 'freeze'] as const)(
           't',
           Array.from({ length: PARTITIONS }, (_, p) => p),
         )
-        const count = (): number => l.acked.length
-        await until(() => count() >= 2000, 30_000, '2000 sends')
+        await l.more(2000, '2000 sends')
         if (fault !== 'no fault') {
           if (fault === 'kill -9') await master.kill()
           else master.pause(true)
@@ -105,14 +104,12 @@ describe.each(['no fault', 'kill -9', 'freeze'] as const)(
             30_000,
             'promotion of the replica',
           )
-          const promoted = count()
-          await until(() => count() >= promoted + 2000, 30_000, '2000 sends after the promotion')
+          await l.more(2000, '2000 sends after the promotion')
           if (fault === 'kill -9') await master.restart()
           else master.pause(false)
           await cluster.waitHealthy()
         }
-        const before = count()
-        await until(() => count() >= before + 2000, 30_000, '2000 more sends')
+        await l.more(2000, '2000 more sends')
         await l.stop()
         const lastSend = performance.now()
 

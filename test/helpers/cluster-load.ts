@@ -1,7 +1,7 @@
 // Load and delivery checks shared by the Redis Cluster fault tests (test/faults/cluster-*.test.ts).
 import type { Acked } from './checker.js'
-import { within } from './wait.js'
-import type { Message, Twain } from '../../src/index.js'
+import { sleep, within } from './wait.js'
+import { ClosedError, type Message, type Twain } from '../../src/index.js'
 
 export interface Load {
   acked: Acked[]
@@ -20,10 +20,19 @@ export interface Load {
    * fails the test with the sends that never settled (partition, how long since each started).
    */
   stop(settleWithinMs?: number): Promise<void>
+  /**
+   * Wait until `n` more sends than now are acknowledged (or, with `counted` 'settled', settled
+   * either way). A bound on progress, not on speed: it fails only when the count does not move for
+   * 30 s, the appender's retry window (a loaded machine slows the load, a stuck partition stops
+   * it), naming `what`, the count reached and the sends under way.
+   */
+  more(n: number, what: string, counted?: 'acked' | 'settled'): Promise<void>
 }
 
 /** Longer than the appender's retry window (RETRY_FOR_MS, 30 s), after which a send fails. */
 const SETTLE_WITHIN_MS = 40_000
+/** As long as the appender's retry window: a partition that cannot take a send for longer is stuck. */
+const STALL_MS = 30_000
 
 /** Sends with unique ids (`<tag><n>`) from one loop per entry of `lanes` (the partition it sends to) until stopped. */
 export function sendLoad(twain: Twain, topic: string, lanes: readonly number[], tag = 'm'): Load {
@@ -36,6 +45,7 @@ export function sendLoad(twain: Twain, topic: string, lanes: readonly number[], 
     padding: '',
     open: () => [],
     stop: async () => undefined,
+    more: async () => undefined,
   }
   let stopped = false
   let n = 0
@@ -51,13 +61,42 @@ export function sendLoad(twain: Twain, topic: string, lanes: readonly number[], 
         out.latencies.push({ partition, ms: performance.now() - t0 })
         out.acked.push({ id, partition: r.partition, offset: r.offset })
       } catch (e) {
+        open[lane] = undefined
+        // The instance was closed (a test ending early): the load ends with it.
+        if (e instanceof ClosedError) {
+          stopped = true
+          break
+        }
         out.failures.push(e)
+        // A send refused at once must not keep the loop in microtasks: timers, I/O and the test's
+        // own timeout run in between.
+        await new Promise((resolve) => setImmediate(resolve))
       }
       open[lane] = undefined
       out.settled.push({ partition, start: t0, end: performance.now() })
     }
   })
   out.open = () => open.flatMap((o, lane) => (o ? [{ partition: lanes[lane] as number, start: o.start }] : []))
+  out.more = async (count, what, counted = 'acked') => {
+    const now = (): number => (counted === 'acked' ? out.acked.length : out.settled.length)
+    const target = now() + count
+    let seen = now()
+    let movedAt = performance.now()
+    while (now() < target) {
+      if (now() > seen) {
+        seen = now()
+        movedAt = performance.now()
+      } else if (performance.now() - movedAt > STALL_MS) {
+        const at = performance.now()
+        const under = out.open().map((o) => `partition ${o.partition} (${Math.round(at - o.start)} ms)`)
+        throw new Error(
+          `${what}: no send ${counted} for ${STALL_MS} ms, ${seen - (target - count)} of ${count} so far; ${out.failures.length} failed, last: ${String(out.failures.at(-1))}; under way: ${under.join(', ')}`,
+        )
+      }
+      if (stopped) throw new Error(`${what}: the load was stopped (or its instance closed)`)
+      await sleep(10)
+    }
+  }
   out.stop = async (settleWithinMs = SETTLE_WITHIN_MS) => {
     stopped = true
     const settled = await within(Promise.all(loops), settleWithinMs, 'the sends').then(
