@@ -39,35 +39,32 @@ export interface FetchRounds {
 }
 
 /**
- * The fetch loop of both modes (kafkajs's runner): demand-driven, rounds of the mode's reads
- * whenever something wants messages and the refill rule allows (then until the member is full or
- * a round reads nothing), asleep on `fetchWake` otherwise.
- * Its rounds are what the member's stall watch (`stall-watch.ts`) follows.
+ * The fetch loop of both modes (kafkajs's runner): demand-driven, one round of the mode's reads
+ * whenever something wants messages and the refill rule allows, asleep on `fetchWake` otherwise
+ * (settlements at the refill mark, the application starting to wait, a watch, a seek and the
+ * shutdown wake it). Its rounds are what the member's stall watch (`stall-watch.ts`) follows.
  */
 export async function fetchLoop(member: FetchingMember, reads: FetchRounds): Promise<void> {
   const max = member.opts.maxInFlight
   const stall = new StallWatch(member, () => reads.outstanding)
-  /** A refill under way: its rounds go on until the member is full or nothing more comes. */
-  let filling = false
   try {
     while (member.state === 'running') {
       member.fetchWake.take()
       // Nothing reads until an iteration or poll() wants messages, and until the refill mark is
-      // free, unless a refill under way fills the member up (a round's reads are capped, so one
-      // round may leave less than the mark free) or the application waits for messages (what
-      // came meanwhile is read while it waits): either way a member that stops short of
-      // `maxInFlight` is one the application is not waiting on, and a stall shows as one.
+      // free, unless the application waits for messages: then whatever room there is is read (a
+      // round's reads are capped, so a refill may stop short of `maxInFlight` with less than the
+      // mark free). So a member that stops short of `maxInFlight` is one the application is not
+      // waiting on, and a stall shows as one; a busy application's member reads in pieces of half
+      // of `maxInFlight`, not a few messages whenever a few were settled (decision 223).
       const outstanding = reads.outstanding
-      const paced = !filling && member.views.waitingSince === undefined && !mayRefill(max, outstanding)
+      const paced = member.views.waitingSince === undefined && !mayRefill(max, outstanding)
       if (!member.demand || outstanding >= max || paced) {
-        filling = false
         await member.fetchWake.next()
         continue
       }
       stall.roundStarted()
       const more = await reads.round()
       stall.roundEnded()
-      filling = more
       if (!more) await member.fetchWake.next() // the shutdown wakes it too
     }
   } finally {

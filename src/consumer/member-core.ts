@@ -136,7 +136,13 @@ export class MemberCore<V, H, L extends MemberLedger<V, H> = MemberLedger<V, H>>
       : undefined
     this.retention = new ConsumedRetention(ctx.store, (e) => this.emitError(e))
     this.#report = new FailureReport(this.events, `twainmq consumer ${wiring.memberId} of group "${opts.group}"`)
-    this.views = new MemberViews(this, wiring.life)
+    const life = wiring.life
+    this.views = new MemberViews(this, {
+      keepAliveChanged: () => life.keepAliveChanged(),
+      demandChanged: () => life.demandChanged(),
+      // The refill mark does not hold while the application waits (decisions 222, 223): the fetch loop looks again.
+      waitingStarted: () => this.fetchWake.wake(),
+    })
     this.ledger = wiring.ledger(this)
     this.#exitCommit = commitBeforeExit(() => this.#life.flushCommits().catch((e) => this.emitError(e)))
     // Deferred: the iterations' own abort listeners must end them with AbortError before close() ends them quietly.

@@ -26,6 +26,8 @@ export interface ViewListener {
   keepAliveChanged(): void
   /** `demand` changed. */
   demandChanged(): void
+  /** The application started waiting for messages (`waitingSince` went from undefined to a time). */
+  waitingStarted(): void
 }
 
 /**
@@ -65,7 +67,10 @@ export class MemberViews<T> {
     }
     const got = this.member.take(Math.max(0, Math.floor(n)))
     if (got.length > 0) this.#pollEmptySince = undefined
-    else if (n >= 1) this.#pollEmptySince ??= Date.now()
+    else if (n >= 1 && this.#pollEmptySince === undefined) {
+      this.#pollEmptySince = Date.now()
+      if (this.count === 0) this.listener.waitingStarted()
+    }
     return got
   }
 
@@ -102,8 +107,10 @@ export class MemberViews<T> {
               signal.removeEventListener('abort', done)
               resolve()
             }
-            if (this.#waiting.size === 0) this.#waitingSince = Date.now()
+            const first = this.#waiting.size === 0
+            if (first) this.#waitingSince = Date.now()
             this.#waiting.add(done)
+            if (first) this.listener.waitingStarted()
             signal.addEventListener('abort', done, { once: true })
             if (signal.aborted) done()
           })
