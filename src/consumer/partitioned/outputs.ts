@@ -214,8 +214,8 @@ export class Outputs {
   }
 
   /**
-   * One output checked and encoded now, to be queued later with `sendPrepared` (a state write,
-   * checked when it is made).
+   * A record of `topic` checked and encoded now, as `send` would (a state write, checked when it
+   * is made and written by its partition's flush: `queueFlush`).
    * @throws what `send` would reject with for it.
    */
   prepare(topic: string, meta: TopicMeta, item: { key: Key; value: unknown; partition: number }): PreparedRecord {
@@ -244,8 +244,8 @@ export class Outputs {
     return meta
   }
 
-  /** Queue a prepared output (`send`'s, or one `prepare` made); resolves once stored (or recognised as stored). */
-  sendPrepared(
+  /** Queue a prepared output of `send`; resolves once stored (or recognised as stored). */
+  private sendPrepared(
     m: OutputOf,
     h: PartitionHandle,
     seq: number,
@@ -324,47 +324,69 @@ export class Outputs {
   /** Write one call's outputs (one source), trying again after retriable failures while the partition is this member's. */
   private async write(lane: Lane, part: OwnedPartition, all: Item[]): Promise<void> {
     let items = all
-    for (let attempt = 0; ; attempt++) {
-      // Outputs of a delivery from before a seek, or of a partition given up, are not written.
-      if (!holds(part) || items.some((it) => !current(it.h))) {
-        const live: Item[] = []
-        for (const it of items) {
-          if (holds(part) && current(it.h)) live.push(it)
-          else failed(it, this.fenced(part, 'its partition is no longer this member’s'))
+    let results: Array<{ offset: number; duplicate: boolean }> | undefined
+    try {
+      results = await this.appendRetrying(lane, part, () => {
+        // Outputs of a delivery from before a seek, or of a partition given up, are not written.
+        if (!holds(part) || items.some((it) => !current(it.h))) {
+          const live: Item[] = []
+          for (const it of items) {
+            if (holds(part) && current(it.h)) live.push(it)
+            else failed(it, this.fenced(part, 'its partition is no longer this member’s'))
+          }
+          items = live
+          if (items.length === 0) return undefined
         }
-        items = live
-        if (items.length === 0) return
-      }
+        return { recs: items.map((it) => it.rec), positions: items.map((it) => ({ offset: it.m.offset, seq: it.seq })) }
+      })
+    } catch (e) {
+      // Later outputs of the input partition would be stored before these: the partition is
+      // delivered again from its first message not acked (after a pause), which makes every
+      // message of it handed out since stale, so their outputs are not written.
+      if (!this.closed && items.some((it) => current(it.h))) this.ledger?.rewind(part, REWIND_DELAY_MS)
+      for (const it of items) failed(it, e)
+      for (const it of takeOf(lane, part)) failed(it, e)
+      return
+    }
+    if (results === undefined) return
+    items.forEach((it, i) => {
+      const r = results[i] as { offset: number; duplicate: boolean }
+      stored(
+        it,
+        r.duplicate
+          ? { topic: lane.topic, partition: lane.partition, offset: r.offset, duplicate: true }
+          : { topic: lane.topic, partition: lane.partition, offset: r.offset },
+      )
+    })
+  }
+
+  /**
+   * One `appendSourced` call of input partition `part`'s records to `lane`'s partition, tried
+   * again (unchanged: the store recognises what it already stored) after retriable failures.
+   * Before each try `call()` gives what to write, or undefined to stop (nothing left that is this
+   * member's to write): then it resolves undefined. Rejects with a failure for good (or any
+   * failure once closed).
+   */
+  private async appendRetrying(
+    lane: { readonly topic: string; readonly partition: number },
+    part: OwnedPartition,
+    call: () => { recs: PreparedRecord[]; positions: Array<{ offset: number; seq: number }> } | undefined,
+  ): Promise<Array<{ offset: number; duplicate: boolean }> | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      const c = call()
+      if (c === undefined) return undefined
       try {
-        const results = await this.store.appendSourced(
+        return await this.store.appendSourced(
           lane.topic,
           lane.partition,
-          items.map((it) => it.rec),
+          c.recs,
           this.producerId,
           await this.sourceOf(part),
-          items.map((it) => ({ offset: it.m.offset, seq: it.seq })),
+          c.positions,
         )
-        items.forEach((it, i) => {
-          const r = results[i] as { offset: number; duplicate: boolean }
-          stored(
-            it,
-            r.duplicate
-              ? { topic: lane.topic, partition: lane.partition, offset: r.offset, duplicate: true }
-              : { topic: lane.topic, partition: lane.partition, offset: r.offset },
-          )
-        })
-        return
       } catch (e) {
         if (e instanceof TopicNotFoundError) this.metas.delete(lane.topic)
-        if (!retriable(e) || this.closed) {
-          // Later outputs of the input partition would be stored before these: the partition is
-          // delivered again from its first message not acked (after a pause), which makes every
-          // message of it handed out since stale, so their outputs are not written.
-          if (!this.closed && items.some((it) => current(it.h))) this.ledger?.rewind(part, REWIND_DELAY_MS)
-          for (const it of items) failed(it, e)
-          for (const it of takeOf(lane, part)) failed(it, e)
-          return
-        }
+        if (!retriable(e) || this.closed) throw e
         await backoff(attempt)
       }
     }
@@ -412,39 +434,19 @@ export class Outputs {
 
   private async writeFlush(lane: FlushLane, f: StateFlush): Promise<void> {
     const part = f.h.part
-    let sealed: ReturnType<StateFlush['seal']>
+    let written: unknown
     try {
-      sealed = f.seal()
+      const sealed = f.seal()
+      written = await this.appendRetrying(lane, part, () => (holds(part) && current(f.h) ? sealed : undefined))
     } catch (e) {
-      return this.flushFailed(lane, f, e)
+      // As `write`: the input partition is rewound (later writes of it would be stored before
+      // these), and the flushes of it queued behind fail too.
+      if (!this.closed && current(f.h)) this.ledger?.rewind(part, REWIND_DELAY_MS)
+      f.settle(e)
+      for (const x of takeOf(lane, part)) x.settle(e)
+      return
     }
-    for (let attempt = 0; ; attempt++) {
-      if (!holds(part) || !current(f.h)) return f.settle(this.fenced(part, 'its partition is no longer this member’s'))
-      try {
-        const source = await this.sourceOf(part)
-        await this.store.appendSourced(
-          lane.topic,
-          lane.partition,
-          sealed.recs,
-          this.producerId,
-          source,
-          sealed.positions,
-        )
-        return f.settle(undefined)
-      } catch (e) {
-        if (e instanceof TopicNotFoundError) this.metas.delete(lane.topic)
-        if (!retriable(e) || this.closed) return this.flushFailed(lane, f, e)
-        await backoff(attempt)
-      }
-    }
-  }
-
-  /** A flush failed for good: as `write`, its input partition is rewound (later writes of it would be stored before these), and the flushes of it queued behind fail too. */
-  private flushFailed(lane: FlushLane, f: StateFlush, e: unknown): void {
-    const part = f.h.part
-    if (!this.closed && current(f.h)) this.ledger?.rewind(part, REWIND_DELAY_MS)
-    f.settle(e)
-    for (const x of takeOf(lane, part)) x.settle(e)
+    f.settle(written === undefined ? this.fenced(part, 'its partition is no longer this member’s') : undefined)
   }
 
   /** An input topic's creation time (its incarnation: one created again is another source). */
