@@ -2,6 +2,7 @@ import { FencedError, InvalidArgumentError } from '../core/errors.js'
 import type { IdempotentResult, OutputSource, SourcePosition } from './backend.js'
 import { outcomeResults } from './outcome.js'
 import { sourceKey } from './source-header.js'
+import { StoredPositions } from './stored-positions.js'
 
 /**
  * The arguments of a sourced append checked, the same for every backend.
@@ -35,19 +36,8 @@ export interface SourceState {
   epoch: number
   /** The input offset below which outputs are no longer remembered (their input is committed). */
   floor: number
-  /**
-   * Input offset → the offsets of its outputs here, by output sequence number (holes: none stored).
-   * Entries below `floor` may linger until the next prune (`SourceTable.admit`); nothing reads them.
-   */
-  entries: Map<number, number[]>
-  /** Entries held after the last prune: the next prune waits until there are twice as many. */
-  kept: number
-}
-
-/** Drop a source's entries below its floor. */
-function prune(s: SourceState): void {
-  for (const o of s.entries.keys()) if (o < s.floor) s.entries.delete(o)
-  s.kept = s.entries.size
+  /** Input position → the offset of its output here; the positions of inputs below `floor` are dropped. */
+  entries: StoredPositions
 }
 
 /** The fenced error of a writer whose epoch or lease is behind. */
@@ -75,7 +65,7 @@ export class SourceTable {
   admit(key: string, epoch: number, committed: number): SourceState | undefined {
     let s = this.sources.get(key)
     if (s === undefined) {
-      s = { epoch, floor: committed, entries: new Map(), kept: 0 }
+      s = { epoch, floor: committed, entries: new StoredPositions() }
       this.sources.set(key, s)
       return s
     }
@@ -84,11 +74,8 @@ export class SourceTable {
     s.epoch = epoch
     if (floor !== s.floor) {
       // A new lease's floor may be lower: what the old floor passed is dropped first, never seen again.
-      if (floor < s.floor) prune(s)
+      s.entries.drop(Math.max(floor, s.floor))
       s.floor = floor
-      // Pruned when the entries doubled since the last prune (a walk of them all per commit would
-      // cost a call as much as the inputs waiting for their commit): lookups check the floor.
-      if (s.entries.size >= 2 * s.kept + 64) prune(s)
     }
     return s
   }
@@ -106,9 +93,7 @@ export class SourceTable {
     // A record of a lower epoch after a higher one: written before this rule held (not by it); kept.
     const state = s ?? (this.sources.get(key) as SourceState)
     if (offset < state.floor) return
-    let list = state.entries.get(offset)
-    if (list === undefined) state.entries.set(offset, (list = []))
-    list[seq] = at
+    state.entries.set(offset, seq, at)
   }
 
   /**
@@ -141,7 +126,7 @@ export class SourceTable {
     }
     for (let i = 0; i < positions.length; i++) {
       const p = positions[i] as SourcePosition
-      const stored = p.offset < s.floor ? undefined : s.entries.get(p.offset)?.[p.seq]
+      const stored = p.offset < s.floor ? undefined : s.entries.get(p.offset, p.seq)
       if (stored !== undefined) {
         slots[i] = stored
         continue
@@ -180,9 +165,7 @@ export class SourceTable {
       for (let k = 0; k < fresh.length; k++) {
         const p = positions[fresh[k] as number] as SourcePosition
         if (p.offset < s.floor) continue
-        let list = s.entries.get(p.offset)
-        if (list === undefined) s.entries.set(p.offset, (list = []))
-        list[p.seq] = base + k
+        s.entries.set(p.offset, p.seq, base + k)
       }
     }
     // Nothing written: no slot is negative, and the base is not read.
@@ -198,19 +181,7 @@ export class SourceTable {
     const rows: Array<[string, number, number, Array<[number, number[]]>]> = []
     for (const [k, s] of this.sources) {
       const entries: Array<[number, number[]]> = []
-      for (const [offset, list] of s.entries) {
-        if (offset < s.floor) continue
-        const pairs: number[] = []
-        // A short list by its indexes (the usual: an input's few outputs); a long one by the keys
-        // set, not 0 .. length: a sparse list's length can be 2^31.
-        if (list.length <= 64) {
-          for (let seq = 0; seq < list.length; seq++) {
-            const at = list[seq]
-            if (at !== undefined) pairs.push(seq, at)
-          }
-        } else for (const seq of Object.keys(list)) pairs.push(Number(seq), list[Number(seq)] as number)
-        entries.push([offset, pairs])
-      }
+      for (const [offset, pairs] of s.entries.byInput()) if (offset >= s.floor) entries.push([offset, pairs])
       rows.push([k, s.epoch, s.floor, entries])
     }
     return { v: 2, s: rows }
@@ -230,19 +201,17 @@ export class SourceTable {
         !Array.isArray(entries)
       )
         throw new Error('not a source table')
-      const map = new Map<number, number[]>()
+      const held = new StoredPositions()
       for (const [offset, pairs] of entries) {
         if (!Number.isSafeInteger(offset) || !Array.isArray(pairs) || pairs.length % 2 !== 0)
           throw new Error('not a source table')
-        const list: number[] = []
         for (let i = 0; i < pairs.length; i += 2) {
           const seq = pairs[i] as number
           if (!Number.isSafeInteger(seq) || seq < 0 || seq >= 2 ** 32 - 1) throw new Error('not a source table')
-          list[seq] = pairs[i + 1] as number
+          held.set(offset, seq, pairs[i + 1] as number)
         }
-        map.set(offset, list)
       }
-      t.sources.set(k, { epoch, floor, entries: map, kept: map.size })
+      t.sources.set(k, { epoch, floor, entries: held })
     }
     return t
   }
