@@ -91,10 +91,13 @@ export function typeBytes(r: RecordInput): Buffer | undefined {
   return r.type === undefined ? undefined : Buffer.from(r.type, 'utf8')
 }
 
-/** Most bytes a record can encode to, length prefix included (exact unless its value is an unmeasured string). */
+/**
+ * Most bytes a record can encode to, length prefix included (exact for a record whose value is
+ * measured and that has no headers; a header counts 3 bytes per UTF-16 unit, as an unmeasured value).
+ */
 export function recordBytes(r: RecordInput, type: Buffer | undefined): number {
   let size = RECORD_FIXED + r.keyBytes + (type ? type.length : 0) + valueBound(r)
-  if (r.headers) for (const k in r.headers) size += 6 + Buffer.byteLength(k) + Buffer.byteLength(r.headers[k] as string)
+  if (r.headers) for (const k in r.headers) size += 6 + 3 * (k.length + (r.headers[k] as string).length)
   return size
 }
 
@@ -120,8 +123,8 @@ export function writeRecord(
   if (r.headers) {
     for (const k in r.headers) {
       const v = r.headers[k] as string
-      const kl = writeUtf8(buf, k, pos + 6)
-      const vl = writeUtf8(buf, v, pos + 6 + kl)
+      const kl = writeShortUtf8(buf, k, pos + 6)
+      const vl = writeShortUtf8(buf, v, pos + 6 + kl)
       put16(buf, pos, kl)
       put32(buf, pos + 2, vl)
       pos += 6 + kl + vl

@@ -148,6 +148,13 @@ export function headerBytes(headers: Record<string, string>): number {
   return n
 }
 
+/** A bound on `headerBytes` without measuring: 3 bytes per UTF-16 unit. */
+export function headerBound(headers: Record<string, string>): number {
+  let n = 0
+  for (const k in headers) n += k.length + (headers[k] as string).length
+  return 3 * n
+}
+
 /** The key bytes of a record (allocates for numeric keys; for slow paths such as Redis encoding). */
 export function recordKeyBytes(r: RecordInput): Buffer {
   if (typeof r.key !== 'number') return r.key

@@ -1,5 +1,5 @@
 import type { TopicMeta } from '../backends/backend.js'
-import { headerBytes, ID_HEADER, keyBytesOf, MAX_ID_BYTES, UNMEASURED } from '../backends/record.js'
+import { headerBound, headerBytes, ID_HEADER, keyBytesOf, MAX_ID_BYTES, UNMEASURED } from '../backends/record.js'
 import { InvalidArgumentError, MessageTooLargeError, UnknownMessageTypeError } from '../core/errors.js'
 import { checkTime } from '../core/event-time.js'
 import type { Partitioner } from '../core/hash64.js'
@@ -159,11 +159,17 @@ export class Preparer {
       bytes = v.bytes
       length = v.length
     }
-    const hb = headers === undefined ? 0 : headerBytes(headers)
+    // Headers are measured only when their bound could take the record past the limit.
+    const hbound = headers === undefined ? 0 : headerBound(headers)
     if (length < 0) {
-      if (keyBytes + hb + (bytes as string).length * 3 > meta.maxMessageBytes)
+      if (keyBytes + hbound + (bytes as string).length * 3 > meta.maxMessageBytes) {
+        const hb = headers === undefined ? 0 : headerBytes(headers)
         length = this.checkText(keyBytes + hb, bytes as string, hb)
-    } else if (keyBytes + hb + length > meta.maxMessageBytes) throw tooLarge(meta, keyBytes, hb, length)
+      }
+    } else if (keyBytes + hbound + length > meta.maxMessageBytes) {
+      const hb = headers === undefined ? 0 : headerBytes(headers)
+      if (keyBytes + hb + length > meta.maxMessageBytes) throw tooLarge(meta, keyBytes, hb, length)
+    }
     const partition = this.partitionOf(rawKey, pinned)
     if (target === undefined)
       return {

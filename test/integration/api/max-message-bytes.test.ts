@@ -42,13 +42,17 @@ describe('maxMessageBytes', () => {
     await expect(p.send(1, 'v'.repeat(88), { headers: { h: '123456789' } })).resolves.toBeDefined()
     // one more byte of header value: 101
     await expect(p.send(1, 'v'.repeat(88), { headers: { h: '1234567890' } })).rejects.toThrow(/101/)
+    // a header counts its UTF-8 bytes too: 2 + 1 + 2*4 ('é') + 1 + 88 = 100 fits, 'ééééé' is 101
+    const at = await p.send(1, 'v'.repeat(88), { headers: { h: 'éééé1' } })
+    await expect(p.send(1, 'v'.repeat(88), { headers: { h: 'ééééé' } })).rejects.toThrow(/101/)
+    for await (const m of twain.history('small', { from: at.offset })) expect(m.headers).toEqual({ h: 'éééé1' })
     // multibyte characters count in UTF-8 bytes: 'é' is 2 bytes → 2 + 2*50 = 102
     await expect(p.send(1, 'é'.repeat(50))).rejects.toBeInstanceOf(MessageTooLargeError)
     // JSON counts its encoded form: {"a":"…"} is 8 bytes of syntax: 2 + 8 + 90 = 100 fits, 91 → 101 does not
     await expect(p.send(1, { a: 'x'.repeat(90) })).resolves.toBeDefined()
     await expect(p.send(1, { a: 'x'.repeat(91) })).rejects.toThrow(/101/)
     await expect(p.send(1, { a: 'x'.repeat(91) })).rejects.toBeInstanceOf(MessageTooLargeError)
-    expect(await twain.length('small')).toBe(2)
+    expect(await twain.length('small')).toBe(3)
   })
 
   it('string keys count toward the limit', async () => {
