@@ -130,8 +130,9 @@ export class IdGeneration {
     const { mask, tags } = this
     const t = tagOf(h)
     for (let i = h & mask; tags[i] !== EMPTY; i = (i + 1) & mask) {
+      if (tags[i] !== t) continue
       const e = this.entries[i] as number
-      if (tags[i] === t && this.hashOf[e] === h && this.holds(e, id)) {
+      if (this.hashOf[e] === h && this.holds(e, id)) {
         tags[i] = REMOVED
         this.live--
         return
