@@ -55,7 +55,22 @@ describe('stored positions', () => {
         expect(held.size).toBeGreaterThanOrEqual(inputs.size)
         expect(held.size).toBeLessThanOrEqual(2 * inputs.size)
       }),
-      { numRuns: 300 },
+      {
+        numRuns: 300,
+        examples: [
+          // An input's first output dropped by a commit, its next one stored after: the input counts again.
+          [
+            [
+              { kind: 'set', offset: 7, seq: 0 },
+              { kind: 'next', gap: 3, seq: 2 ** 30 },
+              { kind: 'drop', floor: 8 },
+              { kind: 'next', gap: 3, seq: 2 ** 30 },
+              { kind: 'drop', floor: 0 },
+              { kind: 'next', gap: 1, seq: 2 ** 30 },
+            ],
+          ],
+        ],
+      },
     )
   })
 })

@@ -32,7 +32,8 @@ export class StoredPositions {
   /** The output at (`offset`, `seq`) is stored at `at`. */
   set(offset: number, seq: number, at: number): void {
     if (offset > this.topOffset || (offset === this.topOffset && seq > this.topSeq)) {
-      if (offset !== this.topOffset) this.inputs++
+      // A new input, unless its earlier outputs are the last held (not dropped: a commit may have passed them).
+      if (this.start === this.offsets.length || offset !== this.topOffset) this.inputs++
       this.offsets.push(offset)
       this.seqs.push(seq)
       this.stored.push(at)
