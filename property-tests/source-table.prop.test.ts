@@ -169,8 +169,12 @@ describe('SourceTable against a model', () => {
           if (!unlogged) expect(fromLog, 'a table read back from the log').toEqual(outcome)
           else if (fromLog !== 'fenced' && outcome !== 'fenced') {
             // Never less careful: what the live table finds stored, the table read back finds too.
+            // (Of a call whose write failed, a repeat of a position earlier in the call names where
+            // that one would have gone, not a stored output: a backend reports no result then.)
             outcome.forEach((r, i) => {
-              if (r.duplicate && r.offset < logEnd) expect(fromLog[i]).toEqual(r)
+              const p = s.positions[i] as SourcePosition
+              const repeat = s.positions.findIndex((q) => q.offset === p.offset && q.seq === p.seq) < i
+              if (r.duplicate && r.offset < logEnd && !(base === undefined && repeat)) expect(fromLog[i]).toEqual(r)
             })
           } else if (fromLog === 'fenced') expect(outcome).toBe('fenced')
           if (log.length === logEnd && JSON.stringify(live.toJSON()) !== before) {
@@ -183,7 +187,49 @@ describe('SourceTable against a model', () => {
           }
         }
       }),
-      { numRuns: 500 },
+      {
+        numRuns: 500,
+        examples: [
+          // A failed call repeating a position within itself, after a failed call that raised the
+          // floor unlogged: the repeat's result names no stored output.
+          [
+            [
+              {
+                kind: 'call',
+                partition: 0,
+                epoch: 1,
+                committed: 0,
+                positions: [
+                  { offset: 4, seq: 2 ** 30 + 1 },
+                  { offset: 0, seq: 2 ** 30 },
+                ],
+                fails: false,
+              },
+              {
+                kind: 'call',
+                partition: 0,
+                epoch: 1,
+                committed: 5,
+                positions: [{ offset: 0, seq: 2 ** 30 }],
+                fails: true,
+              },
+              {
+                kind: 'call',
+                partition: 0,
+                epoch: 1,
+                committed: 0,
+                positions: [
+                  { offset: 0, seq: 0 },
+                  { offset: 4, seq: 2 ** 30 + 1 },
+                  { offset: 4, seq: 2 ** 30 + 1 },
+                  { offset: 0, seq: 2 ** 30 },
+                ],
+                fails: true,
+              },
+            ],
+          ],
+        ],
+      },
     )
   })
 })
