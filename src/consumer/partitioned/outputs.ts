@@ -340,13 +340,7 @@ export class Outputs {
         return { recs: items.map((it) => it.rec), positions: items.map((it) => ({ offset: it.m.offset, seq: it.seq })) }
       })
     } catch (e) {
-      // Later outputs of the input partition would be stored before these: the partition is
-      // delivered again from its first message not acked (after a pause), which makes every
-      // message of it handed out since stale, so their outputs are not written.
-      if (!this.closed && items.some((it) => current(it.h))) this.ledger?.rewind(part, REWIND_DELAY_MS)
-      for (const it of items) failed(it, e)
-      for (const it of takeOf(lane, part)) failed(it, e)
-      return
+      return this.failedForGood(lane, part, items, (it) => failed(it, e))
     }
     if (results === undefined) return
     items.forEach((it, i) => {
@@ -358,6 +352,23 @@ export class Outputs {
           : { topic: lane.topic, partition: lane.partition, offset: r.offset },
       )
     })
+  }
+
+  /**
+   * A call of input partition `part`'s outputs (or flush) to `lane` failed for good: later ones of
+   * the partition would be stored before these, so the partition is delivered again from its first
+   * message not acked (after a pause), which makes every message of it handed out since stale; the
+   * call's items and the partition's items queued behind them on the lane fail.
+   */
+  private failedForGood<T extends { readonly h: PartitionHandle }>(
+    lane: { queue: T[] },
+    part: OwnedPartition,
+    failing: readonly T[],
+    fail: (x: T) => void,
+  ): void {
+    if (!this.closed && failing.some((x) => current(x.h))) this.ledger?.rewind(part, REWIND_DELAY_MS)
+    for (const x of failing) fail(x)
+    for (const x of takeOf(lane, part)) fail(x)
   }
 
   /**
@@ -439,12 +450,7 @@ export class Outputs {
       const sealed = f.seal()
       written = await this.appendRetrying(lane, part, () => (holds(part) && current(f.h) ? sealed : undefined))
     } catch (e) {
-      // As `write`: the input partition is rewound (later writes of it would be stored before
-      // these), and the flushes of it queued behind fail too.
-      if (!this.closed && current(f.h)) this.ledger?.rewind(part, REWIND_DELAY_MS)
-      f.settle(e)
-      for (const x of takeOf(lane, part)) x.settle(e)
-      return
+      return this.failedForGood(lane, part, [f], (x) => x.settle(e))
     }
     f.settle(written === undefined ? this.fenced(part, 'its partition is no longer this member’s') : undefined)
   }
