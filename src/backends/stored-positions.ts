@@ -54,13 +54,7 @@ export class StoredPositions {
 
   /** Forget the positions of inputs below `floor` (their input is committed). */
   drop(floor: number): void {
-    let lo = this.start
-    let hi = this.offsets.length
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1
-      if ((this.offsets[mid] as number) < floor) lo = mid + 1
-      else hi = mid
-    }
+    const lo = this.lowerBound(floor, 0)
     for (let i = this.start; i < lo; i++) if (i === this.start || this.offsets[i] !== this.offsets[i - 1]) this.inputs--
     this.start = lo
     if (this.start > 1024 && this.start * 2 > this.offsets.length) {
@@ -112,6 +106,12 @@ export class StoredPositions {
 
   /** The index in the arrays of (`offset`, `seq`), or -1. */
   private find(offset: number, seq: number): number {
+    const i = this.lowerBound(offset, seq)
+    return i < this.offsets.length && this.offsets[i] === offset && this.seqs[i] === seq ? i : -1
+  }
+
+  /** The first index held (from `start`) whose position is not below (`offset`, `seq`) (binary search). */
+  private lowerBound(offset: number, seq: number): number {
     let lo = this.start
     let hi = this.offsets.length
     while (lo < hi) {
@@ -120,6 +120,6 @@ export class StoredPositions {
       if (o < offset || (o === offset && (this.seqs[mid] as number) < seq)) lo = mid + 1
       else hi = mid
     }
-    return lo < this.offsets.length && this.offsets[lo] === offset && this.seqs[lo] === seq ? lo : -1
+    return lo
   }
 }

@@ -77,15 +77,8 @@ export class IdGeneration {
 
   /** The entry of `id` (whose `idHash` is `h`), or -1. */
   find(id: string, h: number): number {
-    const { mask, tags } = this
-    const t = tagOf(h)
-    for (let i = h & mask; ; i = (i + 1) & mask) {
-      const x = tags[i] as number
-      if (x === EMPTY) return -1
-      if (x !== t) continue
-      const e = this.entries[i] as number
-      if (this.hashOf[e] === h && this.holds(e, id)) return e
-    }
+    const slot = this.slotOf(id, h)
+    return slot < 0 ? -1 : (this.entries[slot] as number)
   }
 
   /** Add `id` (hash `h`, not held), stored at `offset` at `at`: its entry. */
@@ -127,16 +120,22 @@ export class IdGeneration {
 
   /** Remove `id`'s entry (hash `h`): a lookup no longer finds it. */
   remove(id: string, h: number): void {
+    const slot = this.slotOf(id, h)
+    if (slot < 0) return
+    this.tags[slot] = REMOVED
+    this.live--
+  }
+
+  /** The slot of `id` (whose `idHash` is `h`), or -1. */
+  private slotOf(id: string, h: number): number {
     const { mask, tags } = this
     const t = tagOf(h)
-    for (let i = h & mask; tags[i] !== EMPTY; i = (i + 1) & mask) {
-      if (tags[i] !== t) continue
+    for (let i = h & mask; ; i = (i + 1) & mask) {
+      const x = tags[i] as number
+      if (x === EMPTY) return -1
+      if (x !== t) continue
       const e = this.entries[i] as number
-      if (this.hashOf[e] === h && this.holds(e, id)) {
-        tags[i] = REMOVED
-        this.live--
-        return
-      }
+      if (this.hashOf[e] === h && this.holds(e, id)) return i
     }
   }
 
