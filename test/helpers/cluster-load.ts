@@ -56,24 +56,26 @@ export function sendLoad(twain: Twain, topic: string, lanes: readonly number[], 
       const id = `${tag}${n++}`
       const t0 = performance.now()
       open[lane] = { id, start: t0 }
+      let failed = false
       try {
         const r = await producer.send(partition, out.padding ? `${id} ${out.padding}` : id, { partition })
         out.latencies.push({ partition, ms: performance.now() - t0 })
         out.acked.push({ id, partition: r.partition, offset: r.offset })
       } catch (e) {
-        open[lane] = undefined
         // The instance was closed (a test ending early): the load ends with it.
         if (e instanceof ClosedError) {
           stopped = true
           break
         }
         out.failures.push(e)
-        // A send refused at once must not keep the loop in microtasks: timers, I/O and the test's
-        // own timeout run in between.
-        await new Promise((resolve) => setImmediate(resolve))
+        failed = true
+      } finally {
+        open[lane] = undefined
       }
-      open[lane] = undefined
       out.settled.push({ partition, start: t0, end: performance.now() })
+      // A send refused at once must not keep the loop in microtasks: timers, I/O and the test's
+      // own timeout run in between.
+      if (failed) await new Promise((resolve) => setImmediate(resolve))
     }
   })
   out.open = () => open.flatMap((o, lane) => (o ? [{ partition: lanes[lane] as number, start: o.start }] : []))
