@@ -78,9 +78,9 @@ export class MessageState implements StateStore, OwnedWrites {
         `Message ${this.m.offset} wrote more than ${MAX_STATE_WRITES} state keys (its writes are stored in one call)`,
       )
     // Checked and encoded now (a value that cannot be stored is refused here, not when the
-    // message's writes go), unless it cannot fail: then only if it is the last write of its key
-    // when its flush is written.
-    const bound = value === null ? -1 : deferredBytes(value, owned)
+    // message's writes go), unless it cannot fail (a delete's tombstone, whose key is bounded
+    // below): then only if it is the last write of its key when its flush is written.
+    const bound = value === null ? 0 : deferredBytes(value, owned)
     const deferred = k.length * 3 + bound + STATE_RECORD_OVERHEAD
     const w: StateWrite =
       bound >= 0 && deferred <= this.m.stateRecordLimit()
