@@ -1,15 +1,42 @@
 import type { Key } from '../../../core/types.js'
-import type { StateStore } from '../state/state-store.js'
 import { decodeStateKey, encodeStateKey } from '../state/state-key.js'
-import type { ClosedWindow, Placement, Windowing } from './windowing.js'
+import type { ClosedWindow, Placement, WindowState, Windowing } from './windowing.js'
 import type { WindowIndex } from './window-index.js'
 import { firstStart, type FixedWindowSpec } from './window-spec.js'
 
 /** A window's key in the state: `w:<start>:<encoded key>` → `{ a: aggregate, m: the watermark when last written, n: its events }`. */
 const windowKey = (start: number, key: Key): string => `w:${start}:${encodeStateKey(key)}`
 
+/** Most event keys `WindowKeys` remembers a window key of (then it starts afresh). */
+const KEYS_KEPT = 8192
+
+/**
+ * The state key of each event key's latest window, built once, not per event: a key string built
+ * anew is read and hashed anew by every map it is looked up in.
+ */
+class WindowKeys {
+  private readonly byKey = new Map<Key, { start: number; k: string }>()
+
+  of(start: number, key: Key): string {
+    const had = this.byKey.get(key)
+    if (had !== undefined) {
+      if (had.start !== start) {
+        had.start = start
+        had.k = windowKey(start, key)
+      }
+      return had.k
+    }
+    if (this.byKey.size >= KEYS_KEPT) this.byKey.clear()
+    const k = windowKey(start, key)
+    this.byKey.set(key, { start, k })
+    return k
+  }
+}
+
 /** Tumbling and hopping windows: an event goes into each open window of its key that holds its time. */
 export class FixedWindows<A> implements Windowing<A> {
+  private readonly keys = new WindowKeys()
+
   constructor(private readonly spec: FixedWindowSpec) {}
 
   place({ st, index, key, t, wm, mark, add, touched }: Placement<A>): boolean {
@@ -20,7 +47,7 @@ export class FixedWindows<A> implements Windowing<A> {
       const end = start + sizeMs
       if (t >= end || end <= wm) continue // not its window, or closed already
       placed = true
-      const k = windowKey(start, key)
+      const k = this.keys.of(start, key)
       const had = st.get<{ a: A; n?: number }>(k)
       const w = { a: add(had?.a), m: mark, n: (had?.n ?? 0) + 1 }
       st.setOwned(k, w) // a new object, never changed: its encoding may wait
@@ -30,7 +57,7 @@ export class FixedWindows<A> implements Windowing<A> {
     return placed
   }
 
-  close(st: StateStore, index: WindowIndex, wm: number, limit: number): Array<ClosedWindow<A>> {
+  close(st: WindowState, index: WindowIndex, wm: number, limit: number): Array<ClosedWindow<A>> {
     const out: Array<ClosedWindow<A>> = []
     for (const { end, key } of index.takeUpTo(wm, limit)) {
       const w = st.get<{ a: A }>(key)
