@@ -79,6 +79,8 @@ export class ProcessorMessageImpl<V>
   stateBytes = 0
   /** @internal */
   stateReady = false
+  /** @internal */
+  stateCarried = false
 
   send<OV = unknown>(topic: string, key: Key, value: OV, options?: OutputOptions): Promise<OutputMetadata> {
     const h = GroupMessageImpl.handle(this)
@@ -163,8 +165,15 @@ export class ProcessorMessageImpl<V>
   flushState(hasWrites: boolean, state: PartitionState): void {
     this.#flush = 2
     if (isSettled(this)) return // termed: its dead letter is written
-    if (!hasWrites) return this.#finishAck()
+    if (!hasWrites && !this.stateCarried) return this.#finishAck()
     this.#turn()
+    if (!hasWrites) {
+      // Carried (decision 227): acked with the next message's writes, once they are stored.
+      this.stateCarried = false
+      this.#ackWanted = true
+      this.#pending++
+      return state.carry(this, this.#delivery)
+    }
     this.#ackWanted = true
     // One count for all its writes: the flush they join tells the message once (`outputDone`).
     this.#pending++

@@ -37,6 +37,9 @@ export abstract class ResultSource<M, R> implements BatchSource<R> {
   /** Called once the processor's iteration ends (or the stream closes). */
   protected stopped(): void {}
 
+  /** Called after each batch's messages were given to `take`. */
+  protected batchDone(): void {}
+
   async next(signal: AbortSignal): Promise<R[] | undefined> {
     if (this.it === undefined) this.it = (await this.source()).iterate(signal)
     const it = this.it
@@ -56,6 +59,7 @@ export abstract class ResultSource<M, R> implements BatchSource<R> {
         continue
       }
       for (const m of got) if (isCurrent(m)) this.take(m)
+      this.batchDone()
     }
   }
 

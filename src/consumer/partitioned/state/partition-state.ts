@@ -28,6 +28,12 @@ export interface StatefulMessage extends FlushMember {
   stateRest: Map<string, StateWrite> | undefined
   stateBytes: number
   stateReady: boolean
+  /**
+   * Acked as carried (`windowed()`'s runs, decision 227): its writes are made by a later message
+   * of the partition, so when its turn comes with none of its own it is not acked at once but
+   * joins the flush of the next message that writes (`PartitionState.carry`).
+   */
+  stateCarried: boolean
   /** Its turn came (every earlier message of the partition is flushed): write its state changes, if it has any (through `state.flush`), then ack. */
   flushState(hasWrites: boolean, state: PartitionState): void
 }
@@ -59,6 +65,9 @@ export class PartitionState {
   /** The messages fetched in this generation not yet flushed, in offset order. */
   private queue: StatefulMessage[] = []
   private head = 0
+  /** Carried messages whose turn came (`carry`), with their tokens: they join the next flush of writes. */
+  private carried: StatefulMessage[] = []
+  private carriedTokens: number[] = []
   /** The flush the next flushed message's writes join, until its lane takes it. */
   private open: StateFlush | undefined
   private generation: number
@@ -83,6 +92,8 @@ export class PartitionState {
     this.open = undefined
     this.queue = []
     this.head = 0
+    this.carried = []
+    this.carriedTokens = []
   }
 
   /** Messages read (in offset order) of generation `generation`. */
@@ -223,6 +234,13 @@ export class PartitionState {
         (e) => store.failed(e),
       )
     const flush = f as StateFlush
+    // The carried messages before it go with its writes, in input order (decision 227).
+    for (let i = 0; i < this.carried.length; i++)
+      flush.join(this.carried[i] as StatefulMessage, this.carriedTokens[i] as number)
+    if (this.carried.length > 0) {
+      this.carried = []
+      this.carriedTokens = []
+    }
     const from = seq
     flush.write(first.key, first, seq++)
     if (rest !== undefined) for (const w of rest.values()) flush.write(w.key, w, seq++)
@@ -233,12 +251,21 @@ export class PartitionState {
   }
 
   /**
+   * Carried message `m` (of the current generation) had its turn: it is told with `token` once the
+   * flush of the next message's writes is stored or failed, and acked only then.
+   */
+  carry(m: StatefulMessage, token: number): void {
+    this.carried.push(m)
+    this.carriedTokens.push(token)
+  }
+
+  /**
    * Nothing of the partition is pending: every message fetched in this generation was flushed and
    * its writes are stored (what a timer turn needs to run between two inputs; decision 208).
    */
   quiet(): boolean {
     this.current()
-    return this.head === this.queue.length && this.writers === 0
+    return this.head === this.queue.length && this.writers === 0 && this.carried.length === 0
   }
 
   /** A timer turn's writes (`null`: a delete), stored in the changelog: what is flushed now. */

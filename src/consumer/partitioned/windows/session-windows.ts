@@ -1,6 +1,5 @@
-import type { StateStore } from '../state/state-store.js'
 import { decodeStateKey, encodeStateKey } from '../state/state-key.js'
-import type { ClosedWindow, Placement, Windowing } from './windowing.js'
+import type { ClosedWindow, Placement, WindowState, Windowing } from './windowing.js'
 import type { WindowIndex } from './window-index.js'
 import type { SessionWindowSpec } from './window-spec.js'
 
@@ -58,7 +57,7 @@ export class SessionWindows<A> implements Windowing<A> {
     return true
   }
 
-  close(st: StateStore, index: WindowIndex, wm: number, limit: number): Array<ClosedWindow<A>> {
+  close(st: WindowState, index: WindowIndex, wm: number, limit: number): Array<ClosedWindow<A>> {
     const out: Array<ClosedWindow<A>> = []
     const left = new Map<string, Array<Session<A>>>()
     for (const { end, key } of index.takeUpTo(wm, limit)) {

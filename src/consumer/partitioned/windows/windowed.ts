@@ -8,10 +8,11 @@ import { isCurrent, noResult, ResultSource } from '../result-source.js'
 import type { ProcessorMessage, ProcessorMessageImpl } from '../processor-message.js'
 import type { PartitionState } from '../state/partition-state.js'
 import type { ProcessorState } from '../state/processor-state.js'
-import { MAX_STATE_WRITES, type OwnedWrites, type StateStore } from '../state/state-store.js'
+import { MAX_STATE_WRITES } from '../state/state-store.js'
 import { FixedWindows } from './fixed-windows.js'
 import { SessionWindows } from './session-windows.js'
 import { WindowIndex } from './window-index.js'
+import { WindowRun } from './window-run.js'
 import type { WindowSpec } from './window-spec.js'
 import { IdleWindows, type LaneHost } from './idle-windows.js'
 import {
@@ -120,13 +121,18 @@ export function windowed<V, K extends Key, A>(
   return new MessageStream<WindowResult<A, K>>({ open: () => new WindowedSource(proc, options) })
 }
 
-type Lane<V, K extends Key> = WindowLane<ProcessorMessage<V, K>>
+/** A partition's windows, with the run of its messages being placed (`WindowRun`). */
+interface Lane<V, K extends Key> extends WindowLane<ProcessorMessage<V, K>> {
+  run: WindowRun
+}
 
 class WindowedSource<V, K extends Key, A>
   extends ResultSource<ProcessorMessage<V, K>, WindowResult<A, K>>
   implements LaneHost<A, ProcessorMessage<V, K>>
 {
   private readonly lanes = new WeakMap<PartitionState, Lane<V, K>>()
+  /** Lanes whose run holds messages: each run ends (its writes made, its messages acked) after the batch. */
+  private running: Array<Lane<V, K>> = []
   private readonly lateness: number
   readonly windows: Windowing<A>
   /** Most windows one message closes: its state writes stay within a message's. */
@@ -139,7 +145,7 @@ class WindowedSource<V, K extends Key, A>
   private readonly add = (a: A | undefined): A =>
     this.o.add(a === undefined ? this.o.initial() : a, this.placing as ProcessorMessage<V, K>)
   private readonly placement: Placement<A> = {
-    st: undefined as unknown as StateStore & OwnedWrites,
+    st: undefined as unknown as WindowRun,
     index: new WindowIndex(),
     key: '',
     t: 0,
@@ -187,6 +193,35 @@ class WindowedSource<V, K extends Key, A>
 
   release(lane: Lane<V, K>): void {
     for (const m of lane.held.splice(0)) if (isCurrent(m)) this.take(m)
+    this.batchDone()
+  }
+
+  /** Every run ends: its writes made by its last message, the others acked as carried (decision 227). */
+  protected override batchDone(): void {
+    const lanes = this.running
+    if (lanes.length === 0) return
+    this.running = []
+    for (const lane of lanes) this.endRun(lane.run)
+  }
+
+  private endRun(run: WindowRun): void {
+    const msgs = run.msgs
+    const last = msgs[msgs.length - 1]
+    if (last === undefined) return
+    // Its partition went back (or away) since: the messages come again, and so do their writes.
+    if (!isCurrent(last)) return run.reset()
+    if (run.empty) {
+      run.reset()
+      for (const m of msgs) m.ack()
+      return
+    }
+    run.writeAs(last)
+    for (let i = 0; i < msgs.length - 1; i++) {
+      const m = msgs[i] as ProcessorMessageImpl<unknown>
+      m.stateCarried = true
+      m.ack()
+    }
+    last.ack()
   }
 
   result(sent: Promise<OutputMetadata>, w: ClosedWindow<A>, partition: number): void {
@@ -221,6 +256,7 @@ class WindowedSource<V, K extends Key, A>
       quietSince: Date.now(),
       busy: false,
       held: [],
+      run: new WindowRun(),
     }
     this.reload(state, lane)
     this.lanes.set(state, lane)
@@ -241,7 +277,9 @@ class WindowedSource<V, K extends Key, A>
 
   private process(m: ProcessorMessage<V, K>, lane: Lane<V, K>): void {
     const o = this.o
-    const st = m.state
+    const impl = m as unknown as ProcessorMessageImpl<unknown>
+    const run = lane.run
+    run.begin(impl)
     const index = lane.index
     const t = o.eventTime === undefined ? m.timestamp : o.eventTime(m)
     if (typeof t !== 'number' || !Number.isFinite(t))
@@ -258,7 +296,7 @@ class WindowedSource<V, K extends Key, A>
     try {
       // One object for every message's placement (placing keeps none of it).
       const p = this.placement
-      p.st = st as StateStore & OwnedWrites // a processor message's state is a MessageState
+      p.st = run
       p.index = index
       p.key = m.key
       p.t = t
@@ -286,13 +324,21 @@ class WindowedSource<V, K extends Key, A>
     // Only idle partitions' timer turns read it (`idleMs`).
     if (o.idleMs !== undefined) lane.quietSince = Date.now()
     // Windows the watermark passed, as many as the message may still write (the rest go with the next ones).
-    const closed = this.windows.close(st, index, wm, this.closeLimit)
-    if (closed.length > 0) st.set(WM_KEY, wm) // the windows that carried it are gone
+    const closed = this.windows.close(run, index, wm, this.closeLimit)
+    if (closed.length > 0) run.set(WM_KEY, wm) // the windows that carried it are gone
     for (const w of closed) {
       const sent = m.send(o.to, w.key, { start: w.start, end: w.end, value: w.value }, { timestamp: w.end - 1 })
       // A result that failed: the message comes again (its ack fails), and so does the result.
       this.track(sent.then((r) => this.stored(w, m.partition, r), noResult))
     }
+    // Its writes join the run, acked with it; or, past a run's limits, the run ends before it and it writes them itself.
+    if (run.take(impl.stateRecordLimit())) {
+      if (run.msgs.length === 0) this.running.push(lane)
+      run.msgs.push(impl)
+      return
+    }
+    this.endRun(run)
+    run.ownWrites(impl)
     m.ack()
   }
 }
@@ -305,4 +351,5 @@ const scratchLane = <V, K extends Key>(): Lane<V, K> => ({
   quietSince: 0,
   busy: false,
   held: [],
+  run: new WindowRun(),
 })

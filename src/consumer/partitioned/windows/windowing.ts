@@ -2,6 +2,12 @@ import type { Key } from '../../../core/types.js'
 import type { OwnedWrites, StateStore } from '../state/state-store.js'
 import type { WindowIndex } from './window-index.js'
 
+/** What a window kind reads and writes of a partition's state: a message's run (`WindowRun`) or a timer turn's writes. */
+export type WindowState = Pick<StateStore, 'get' | 'set' | 'delete'>
+
+/** A `WindowState` that also takes the windows' own values as they are (`OwnedWrites`). */
+export type WindowStore = WindowState & OwnedWrites
+
 /**
  * The watermark's key in the state, written when windows close. Every window a message writes
  * carries the watermark after it too (`m`), so a message that only adds to windows writes one key,
@@ -34,8 +40,8 @@ export interface ClosedWindow<A> {
 
 /** One event to place: of `key` at event time `t`, into the windows of a partition's state and index. */
 export interface Placement<A> {
-  /** The message's state (`ProcessorMessage.state`), which takes the windows' own values (`OwnedWrites`). */
-  st: StateStore & OwnedWrites
+  /** The message's state as its run sees it (`WindowRun`), which takes the windows' own values (`OwnedWrites`). */
+  st: WindowStore
   index: WindowIndex
   key: Key
   t: number
@@ -63,7 +69,7 @@ export interface Windowing<A> {
   /** Put an event into its windows (see `Placement`); false when it is late: it went into no window. */
   place(p: Placement<A>): boolean
   /** Take the windows that watermark `wm` closed out of the state, at most `limit` state keys written, in order. */
-  close(st: StateStore, index: WindowIndex, wm: number, limit: number): Array<ClosedWindow<A>>
+  close(st: WindowState, index: WindowIndex, wm: number, limit: number): Array<ClosedWindow<A>>
   /** Index a state entry (the state restored or rewound); the watermark it carries, if it is a window. */
   reindex(index: WindowIndex, stateKey: string, value: unknown): number | undefined
 }
