@@ -58,6 +58,7 @@ export interface WindowResult<A, K extends Key = Key> {
   early?: true
 }
 
+/** Refuse bad `windowed()` options, naming the option and the value. */
 export function checkOptions<V, K extends Key, A>(o: WindowOptions<V, K, A>): void {
   if (typeof o !== 'object' || o === null) throw new InvalidArgumentError(`windowed() needs options, got ${String(o)}`)
   const kind = (o.window as { kind?: unknown } | undefined)?.kind
