@@ -70,6 +70,40 @@ describe('state flush', () => {
     expect(told).toEqual(['m5:7:ok', 'm6:8:ok'])
   })
 
+  it("leaves out a delete of a key the changelog holds no value for, unless the call's last input made it", () => {
+    // The changelog may hold a value for 'old' (restored); 'w1' and 'w2' were never written.
+    const logged = new Set(['old'])
+    const keys = (f: StateFlush) => f.seal().recs.map((r) => `${(r.key as Buffer).toString()}=${String(r.value)}`)
+    const first = new StateFlush(handle(), rec, undefined, logged)
+    first.write('w1', write(1, 'w1', 1), 0)
+    first.write('w2', write(1, 'w2', 1), 1)
+    first.write('w1', write(2, 'w1', null), 0) // made and deleted in one call: nothing to write
+    first.write('old', write(2, 'old', null), 1)
+    first.write('w2', write(3, 'w2', null), 0) // the last input's: written, so the call names input 3
+    expect(keys(first)).toEqual(['old=null', 'w2=null'])
+    // Sealed: a value written may be in the changelog from now on, whatever becomes of the call.
+    const second = new StateFlush(handle(), rec, undefined, logged)
+    second.write('w3', write(4, 'w3', 1), 0)
+    second.write('x', write(5, 'x', 1), 0)
+    expect(keys(second)).toEqual(['w3=1', 'x=1'])
+    second.settle(new Error('refused'))
+    expect([...logged].sort()).toEqual(['old', 'w3', 'x'])
+    // Stored: its deletes are the changelog's last word ('old' and 'w2' are gone from the set).
+    first.settle(undefined)
+    expect([...logged].sort()).toEqual(['w3', 'x'])
+    // A key a failed call may have written keeps its delete.
+    const third = new StateFlush(handle(), rec, undefined, logged)
+    third.write('w3', write(6, 'w3', null), 0)
+    third.write('old', write(6, 'old', null), 1)
+    third.write('y', write(7, 'y', 1), 0)
+    expect(keys(third)).toEqual(['w3=null', 'y=1'])
+    // Without the set (a caller that keeps none), every delete is written.
+    const plain = new StateFlush(handle(), rec)
+    plain.write('z', write(1, 'z', null), 0)
+    plain.write('y', write(2, 'y', 1), 0)
+    expect(keys(plain)).toEqual(['z=null', 'y=1'])
+  })
+
   it('a failure is reported once and told to every member', () => {
     const reported: unknown[] = []
     const f = new StateFlush(handle(), rec, (e) => reported.push(e))

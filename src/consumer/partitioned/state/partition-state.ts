@@ -56,6 +56,12 @@ export interface FlushTarget {
  */
 export class PartitionState {
   readonly flushed: Map<string, unknown>
+  /**
+   * The keys the partition's changelog may hold a value for: those restored, and those of every
+   * call sealed since, less the deletes of calls stored (`StateFlush`, decision 228). Unlike
+   * `flushed` it follows the changelog, not the messages acked: a rewind leaves it as it is.
+   */
+  readonly logged: Set<string>
   /** The last write of each key since `flushed` (`null` value: deleted), with the message that made it. */
   private readonly overlay = new Map<string, StateWrite>()
   /** The tag of this generation's messages (`StatefulMessage.stateTag`): a new one for each generation. */
@@ -79,6 +85,7 @@ export class PartitionState {
     flushed: Map<string, unknown>,
   ) {
     this.flushed = flushed
+    this.logged = new Set(flushed.keys())
     this.generation = part.generation
   }
 
@@ -232,6 +239,7 @@ export class PartitionState {
         h,
         (k, v) => store.prepare(outputs, k, v, partition),
         (e) => store.failed(e),
+        this.logged,
       )
     const flush = f as StateFlush
     // The carried messages before it go with its writes, in input order (decision 227).

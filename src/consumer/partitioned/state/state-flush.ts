@@ -49,6 +49,10 @@ export class StateFlush {
   private bytes = 0
   /** Taken by its lane (or settled): no more members. */
   sealed = false
+  /** The input of the last write given (the writes come in input order): its records are all written. */
+  private lastOffset = -1
+  /** The deletes the call writes (`seal`): once it is stored, the changelog holds no value for them. */
+  private tombstones: string[] = []
 
   constructor(
     /** The partition and delivery of its members. */
@@ -57,6 +61,11 @@ export class StateFlush {
     private readonly encode: (key: string, value: unknown) => PreparedRecord,
     /** Told of a failure, once per call (a message's store reports it). */
     private readonly report?: (e: unknown) => void,
+    /**
+     * The keys the partition's changelog may hold a value for (`PartitionState.logged`), kept by
+     * the calls as they are sealed and stored (decision 228). @default none: every delete is written
+     */
+    private readonly logged?: Set<string>,
   ) {}
 
   /** Whether a message's writes (the first key's, the others', a mark) fit beside what the call holds, within its limits. */
@@ -95,6 +104,7 @@ export class StateFlush {
     w.seq = seq
     this.entries.set(key, w)
     this.bytes += w.bytes
+    this.lastOffset = w.by.offset
   }
 
   /** `member` (the input whose writes were just given to `write`) is told with `token` once the call settles. */
@@ -105,14 +115,21 @@ export class StateFlush {
 
   /**
    * No more members: the records to write (the writes not encoded yet encoded now: only the last
-   * of each key), and each one's source position.
+   * of each key), and each one's source position. A delete of a key the changelog holds no value
+   * for (with `logged`) is left out, unless the call's last input made it: the call still names
+   * that input, and the changelog reads the same without the tombstone (decision 228).
    * @throws what encoding a write throws (none does: `deferredBytes`).
    */
   seal(): { recs: PreparedRecord[]; positions: Array<{ offset: number; seq: number }> } {
     this.sealed = true
+    const logged = this.logged
     const recs: PreparedRecord[] = []
     const positions: Array<{ offset: number; seq: number }> = []
     for (const [k, e] of this.entries) {
+      if (e.value === null) {
+        if (logged !== undefined && !logged.has(k) && e.by.offset !== this.lastOffset) continue
+        this.tombstones.push(k)
+      } else logged?.add(k) // before the call: a call that fails may still have been stored
       recs.push(e.rec ?? this.encode(k, e.value))
       positions.push({ offset: e.by.offset, seq: e.seq })
     }
@@ -123,6 +140,8 @@ export class StateFlush {
   settle(failure: unknown): void {
     this.sealed = true
     if (failure !== undefined) this.report?.(failure)
+    // Stored: its deletes are the changelog's last word on their keys (the partition's next call is sealed only after this one settles).
+    else if (this.logged !== undefined) for (const k of this.tombstones) this.logged.delete(k)
     const members = this.members
     for (let i = 0; i < members.length; i++) (members[i] as FlushMember).outputDone(this.tokens[i] as number, failure)
   }

@@ -109,7 +109,7 @@ export class TimerTurn implements StateStore {
     if (this.writes.size === 0) return
     const partition = this.h.part.partition
     const encode = (k: string, v: unknown): PreparedRecord => this.store.prepare(this.outputs, k, v, partition)
-    const flush = new StateFlush(this.h, encode)
+    const flush = new StateFlush(this.h, encode, undefined, this.state.logged)
     // Encoded now: a turn's writes are few, and a failure is the turn's own.
     const by = { offset: this.offset }
     for (const [k, v] of this.writes) flush.write(k, flushWrite(encode(k, v), v, by), this.seq++)
