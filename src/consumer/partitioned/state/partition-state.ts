@@ -2,7 +2,7 @@ import type { PreparedRecord } from '../../../producer/send-record.js'
 import type { Outputs } from '../outputs.js'
 import type { OwnedPartition } from '../owned-partition.js'
 import type { PartitionHandle } from '../partition-message.js'
-import { StateFlush, type FlushMember, type FlushWrite } from './state-flush.js'
+import { StateFlush, type FlushMember, type FlushWrite, type LoggedKeys } from './state-flush.js'
 import { LAST_MARK } from './state-key.js'
 import { flushWrite } from './state-store.js'
 
@@ -46,6 +46,22 @@ export interface FlushTarget {
 }
 
 /**
+ * The keys a changelog partition may hold a value for, over the partition's `flushed` state: a key
+ * `flushed` holds (restored, or applied from a stored call), or one a call carrying a value of it
+ * was sealed for since, until a call deleting it is stored. `flushed` alone would not do: a call
+ * stored while its partition was rewound is not applied to it (its messages come again), yet the
+ * changelog holds its values. Nothing is copied at a restore.
+ */
+function loggedKeys(flushed: ReadonlyMap<string, unknown>): LoggedKeys {
+  const sealed = new Set<string>()
+  return {
+    has: (key) => flushed.has(key) || sealed.has(key),
+    add: (key) => void sealed.add(key),
+    delete: (key) => void sealed.delete(key),
+  }
+}
+
+/**
  * The state of one input partition of a stateful processor (README "State stores"): `flushed`, what
  * the acked messages left (restored from the changelog, then each acked message's writes), and an
  * overlay of the writes of the messages handed out since, which later messages read. A message's
@@ -56,12 +72,8 @@ export interface FlushTarget {
  */
 export class PartitionState {
   readonly flushed: Map<string, unknown>
-  /**
-   * The keys the partition's changelog may hold a value for: those restored, and those of every
-   * call sealed since, less the deletes of calls stored (`StateFlush`, decision 228). Unlike
-   * `flushed` it follows the changelog, not the messages acked: a rewind leaves it as it is.
-   */
-  readonly logged: Set<string>
+  /** The keys the partition's changelog may hold a value for (`StateFlush`, decision 228). */
+  readonly logged: LoggedKeys
   /** The last write of each key since `flushed` (`null` value: deleted), with the message that made it. */
   private readonly overlay = new Map<string, StateWrite>()
   /** The tag of this generation's messages (`StatefulMessage.stateTag`): a new one for each generation. */
@@ -85,7 +97,7 @@ export class PartitionState {
     flushed: Map<string, unknown>,
   ) {
     this.flushed = flushed
-    this.logged = new Set(flushed.keys())
+    this.logged = loggedKeys(flushed)
     this.generation = part.generation
   }
 

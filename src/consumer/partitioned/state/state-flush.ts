@@ -22,6 +22,15 @@ export interface FlushWrite {
   seq: number
 }
 
+/** The keys a changelog partition may hold a value for, as its calls keep them (`PartitionState.logged`). */
+export interface LoggedKeys {
+  has(key: string): boolean
+  /** A call carrying a value of `key` was sealed. */
+  add(key: string): void
+  /** A call deleting `key` was stored. */
+  delete(key: string): void
+}
+
 /** Who a flush tells once it is stored or failed: a message (with the delivery token of its writes), or a timer turn. */
 export interface FlushMember {
   outputDone(token: number, failure: unknown): void
@@ -65,7 +74,7 @@ export class StateFlush {
      * The keys the partition's changelog may hold a value for (`PartitionState.logged`), kept by
      * the calls as they are sealed and stored (decision 228). @default none: every delete is written
      */
-    private readonly logged?: Set<string>,
+    private readonly logged?: LoggedKeys,
   ) {}
 
   /** Whether a message's writes (the first key's, the others', a mark) fit beside what the call holds, within its limits. */
