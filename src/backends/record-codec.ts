@@ -1,7 +1,7 @@
 import type { KeyCodec } from '../core/keys.js'
 import type { Message } from '../core/types.js'
 import { ValueKind, decodeValue } from '../core/values.js'
-import { valueBound, type MessageFactory, type RawRecord, type RecordInput } from './record.js'
+import { headerBound, valueBound, type MessageFactory, type RawRecord, type RecordInput } from './record.js'
 
 /*
  * One stored record (shared by the file backend's batch frames and the Redis backend's stream
@@ -97,7 +97,7 @@ export function typeBytes(r: RecordInput): Buffer | undefined {
  */
 export function recordBytes(r: RecordInput, type: Buffer | undefined): number {
   let size = RECORD_FIXED + r.keyBytes + (type ? type.length : 0) + valueBound(r)
-  if (r.headers) for (const k in r.headers) size += 6 + 3 * (k.length + (r.headers[k] as string).length)
+  if (r.headers) size += headerBound(r.headers, 6)
   return size
 }
 

@@ -148,11 +148,15 @@ export function headerBytes(headers: Record<string, string>): number {
   return n
 }
 
-/** A bound on `headerBytes` without measuring: 3 bytes per UTF-16 unit. */
-export function headerBound(headers: Record<string, string>): number {
+/** A bound on `headerBytes` without measuring: 3 bytes per UTF-16 unit, and `each` more per header (its framing). */
+export function headerBound(headers: Record<string, string>, each = 0): number {
   let n = 0
-  for (const k in headers) n += k.length + (headers[k] as string).length
-  return 3 * n
+  let count = 0
+  for (const k in headers) {
+    n += k.length + (headers[k] as string).length
+    count++
+  }
+  return 3 * n + each * count
 }
 
 /** The key bytes of a record (allocates for numeric keys; for slow paths such as Redis encoding). */
