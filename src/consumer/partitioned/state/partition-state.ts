@@ -80,8 +80,11 @@ export class PartitionState {
   private tag: object = {}
   /** Messages of this generation with writes not yet stored. */
   private writers = 0
-  /** The messages fetched in this generation not yet flushed, in offset order. */
-  private queue: StatefulMessage[] = []
+  /**
+   * The messages fetched in this generation, in offset order, from `head` on those not yet flushed
+   * (the slots before it are emptied as they are flushed: a flushed message is not kept alive here).
+   */
+  private queue: Array<StatefulMessage | undefined> = []
   private head = 0
   /** Carried messages whose turn came (`carry`), with their tokens: they join the next flush of writes. */
   private carried: StatefulMessage[] = []
@@ -214,7 +217,7 @@ export class PartitionState {
       const next = this.queue[this.head] as StatefulMessage
       if (next.stateTag !== this.tag || !next.stateReady) break
       next.stateReady = false
-      this.head++
+      this.queue[this.head++] = undefined
       next.flushState(next.stateCount > 0, this)
     }
     if (this.head > 1024 && this.head * 2 > this.queue.length) {
