@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import type { Backend, OutputSource, SourcePosition, TopicMeta } from '../../src/backends/backend.js'
 import type { RecordInput } from '../../src/backends/record.js'
 import { cachedHash64 } from '../../src/core/hash64.js'
-import { Outputs } from '../../src/consumer/partitioned/outputs.js'
+import { Outputs, promised, type OutputMetadata, type OutputOf } from '../../src/consumer/partitioned/outputs.js'
 import { OwnedPartition } from '../../src/consumer/partitioned/owned-partition.js'
 import type { PartitionHandle } from '../../src/consumer/partitioned/partition-message.js'
 
@@ -59,6 +59,18 @@ const handle = (partition: number): PartitionHandle => ({
   generation: 0,
 })
 
+/** An output of `m` as a promise (`Outputs.emit`). */
+const send = (
+  o: Outputs,
+  m: OutputOf,
+  h: PartitionHandle,
+  seq: number,
+  token: number,
+  topic: string,
+  key: string,
+  value: unknown,
+): Promise<OutputMetadata> => promised((to) => o.emit(m, h, seq, token, topic, key, value, undefined, to))
+
 /** A message of the given offset (its outputs' settlements are not counted here). */
 const msg = (offset: number) => ({ offset, outputDone: () => undefined })
 
@@ -72,11 +84,11 @@ describe('processor outputs', () => {
     const { store, calls } = heldStore()
     const o = outputs(store)
     const h = handle(0)
-    const sent = Array.from({ length: 10 }, (_, i) => o.send(msg(i), h, 0, 0, 'out', `k${i}`, 'v', undefined))
+    const sent = Array.from({ length: 10 }, (_, i) => send(o, msg(i), h, 0, 0, 'out', `k${i}`, 'v'))
     await settle()
     expect(calls.map((c) => c.positions.length)).toEqual([10])
     // Sends while that call is under way wait for it, then go together.
-    const more = Array.from({ length: 5 }, (_, i) => o.send(msg(10 + i), h, 0, 0, 'out', `k${i}`, 'v', undefined))
+    const more = Array.from({ length: 5 }, (_, i) => send(o, msg(10 + i), h, 0, 0, 'out', `k${i}`, 'v'))
     await settle()
     expect(calls).toHaveLength(1)
     calls[0]?.release()
@@ -92,17 +104,17 @@ describe('processor outputs', () => {
   it("one call per input partition, each in its outputs' send order, when their outputs interleave", async () => {
     const { store, calls } = heldStore()
     const o = outputs(store)
-    const first = o.send(msg(0), handle(9), 0, 0, 'out', 'k', 'v', undefined) // the topic learnt
+    const first = send(o, msg(0), handle(9), 0, 0, 'out', 'k', 'v') // the topic learnt
     await settle()
     calls.shift()?.release()
     await first
     const [h0, h1] = [handle(0), handle(1)]
     const sent = [
-      o.send(msg(5), h0, 0, 0, 'out', 'a', 'v', undefined),
-      o.send(msg(7), h1, 0, 0, 'out', 'b', 'v', undefined),
-      o.send(msg(5), h0, 1, 0, 'out', 'c', 'v', undefined),
-      o.send(msg(8), h1, 0, 0, 'out', 'd', 'v', undefined),
-      o.send(msg(6), h0, 0, 0, 'out', 'e', 'v', undefined),
+      send(o, msg(5), h0, 0, 0, 'out', 'a', 'v'),
+      send(o, msg(7), h1, 0, 0, 'out', 'b', 'v'),
+      send(o, msg(5), h0, 1, 0, 'out', 'c', 'v'),
+      send(o, msg(8), h1, 0, 0, 'out', 'd', 'v'),
+      send(o, msg(6), h0, 0, 0, 'out', 'e', 'v'),
     ]
     await settle()
     calls[0]?.release()

@@ -30,6 +30,16 @@ export interface OutputMetadata extends RecordMetadata {
   topic: string
 }
 
+/** Who is told how an output ended (`Outputs.emit`): `resolve` once stored, else `reject`. */
+export interface OutputTo {
+  resolve(r: OutputMetadata): void
+  reject(e: unknown): void
+}
+
+/** The output `emit` queues, as a promise. */
+export const promised = (emit: (to: OutputTo) => void): Promise<OutputMetadata> =>
+  new Promise((resolve, reject) => emit({ resolve, reject }))
+
 /** The message an output is of: its offset is the output's source position (with the output's sequence number). */
 export interface OutputOf {
   readonly offset: number
@@ -54,20 +64,19 @@ interface Item {
   seq: number
   token: number
   rec: PreparedRecord
-  resolve: (r: OutputMetadata) => void
-  reject: (e: unknown) => void
+  to: OutputTo
 }
 
 /** An output stored: its message told, then its promise. */
 function stored(it: Item, r: OutputMetadata): void {
   it.m.outputDone(it.token, undefined)
-  it.resolve(r)
+  it.to.resolve(r)
 }
 
 /** An output that will not be stored: its message told, then its promise. */
 function failed(it: Item, e: unknown): void {
   it.m.outputDone(it.token, e)
-  it.reject(e)
+  it.to.reject(e)
 }
 
 /** The outputs to one partition of one topic, written one store call at a time (each input partition's in the order they were sent). */
@@ -105,10 +114,10 @@ const backoff = (attempt: number): Promise<unknown> =>
 /** The rejection of an output dropped by its message's `nack()`. */
 const discarded = (): TwainError => new TwainError(`Output dropped: its message was nacked`, { code: 'ERR_DISCARDED' })
 
-/** An output refused before it was queued: `m` is told, the send rejects. */
-function refused(m: OutputOf, token: number, e: unknown): Promise<never> {
+/** An output refused before it was queued: `m` is told, then `to`. */
+function refused(m: OutputOf, token: number, e: unknown, to: OutputTo): void {
   m.outputDone(token, e)
-  return Promise.reject(e)
+  to.reject(e)
 }
 
 /** The partition a message was read from is still this member's, and not being handed over. */
@@ -152,10 +161,12 @@ export class Outputs {
   }
 
   /**
-   * Queue an output of `m` (its `seq`-th); resolves once stored (or recognised as stored). `m` is
-   * told (`outputDone(token, …)`) once, whatever becomes of it.
+   * Queue an output of `m` (its `seq`-th): `to` is told once it is stored (or recognised as
+   * stored), or will not be; `m` is told first (`outputDone(token, …)`), once, whatever becomes of
+   * it. No promise per output: a caller that wants one makes it (`ProcessorMessageImpl.send`), a
+   * result stream's outputs, many per batch, need none.
    */
-  send(
+  emit(
     m: OutputOf,
     h: PartitionHandle,
     seq: number,
@@ -164,9 +175,10 @@ export class Outputs {
     key: Key,
     value: unknown,
     options: OutputOptions | undefined,
+    to: OutputTo,
     types: TypeCheck = this.types,
-  ): Promise<OutputMetadata> {
-    if (this.closed) return refused(m, token, new ClosedError(`The processor of group "${this.group}" is closed`))
+  ): void {
+    if (this.closed) return refused(m, token, new ClosedError(`The processor of group "${this.group}" is closed`), to)
     const item = {
       key,
       value,
@@ -182,9 +194,9 @@ export class Outputs {
       try {
         rec = this.preparer(topic, meta, types).item(item) as PreparedRecord
       } catch (e) {
-        return refused(m, token, e)
+        return refused(m, token, e, to)
       }
-      return this.sendPrepared(m, h, seq, token, topic, rec)
+      return this.queue(m, h, seq, token, topic, rec, to)
     }
     const discards = this.discards.get(m)
     const prepared = (this.chain ?? Promise.resolve()).then(async () => {
@@ -194,29 +206,24 @@ export class Outputs {
     // Queued as soon as prepared (before the next send's preparation starts): the chain holds
     // sends being prepared, not sends being stored, so a lane's next call takes every output queued
     // meanwhile rather than one output per call.
-    const run = prepared.then(
+    const link = prepared.then(
       (rec) =>
         // `nack()` while it was prepared: it was not sent yet, so it is dropped like a queued one.
         this.discards.get(m) !== discards
-          ? refused(m, token, discarded())
-          : this.sendPrepared(m, h, seq, token, topic, rec),
-      (e: unknown) => refused(m, token, e),
-    )
-    const link = prepared.then(
-      () => undefined,
-      () => undefined,
+          ? refused(m, token, discarded(), to)
+          : this.queue(m, h, seq, token, topic, rec, to),
+      (e: unknown) => refused(m, token, e, to),
     )
     this.chain = link
     void link.then(() => {
       if (this.chain === link) this.chain = undefined
     })
-    return run
   }
 
   /**
    * A record of `topic` checked and encoded now, as `send` would (a state write, checked when it
    * is made and written by its partition's flush: `queueFlush`).
-   * @throws what `send` would reject with for it.
+   * @throws what `emit` would reject with for it.
    */
   prepare(topic: string, meta: TopicMeta, item: { key: Key; value: unknown; partition: number }): PreparedRecord {
     this.metas.set(topic, meta)
@@ -244,28 +251,22 @@ export class Outputs {
     return meta
   }
 
-  /** Queue a prepared output of `send`; resolves once stored (or recognised as stored). */
-  private sendPrepared(
+  /** Queue a prepared output of `emit`. */
+  private queue(
     m: OutputOf,
     h: PartitionHandle,
     seq: number,
     token: number,
     topic: string,
     rec: PreparedRecord,
-  ): Promise<OutputMetadata> {
-    if (this.closed) {
-      const e = new ClosedError(`The processor of group "${this.group}" is closed`)
-      m.outputDone(token, e)
-      return Promise.reject(e)
-    }
+    to: OutputTo,
+  ): void {
+    if (this.closed) return refused(m, token, new ClosedError(`The processor of group "${this.group}" is closed`), to)
     const id = `${topic}\0${rec.partition}`
     let lane = this.lanes.get(id)
     if (lane === undefined) this.lanes.set(id, (lane = { topic, partition: rec.partition, queue: [], busy: false }))
-    const l = lane
-    return new Promise<OutputMetadata>((resolve, reject) => {
-      l.queue.push({ m, h, seq, token, rec, resolve, reject })
-      if (!l.busy) void this.pump(l)
-    })
+    lane.queue.push({ m, h, seq, token, rec, to })
+    if (!lane.busy) void this.pump(lane)
   }
 
   /** Drop `m`'s outputs not yet written (`nack()`): they reject. */

@@ -65,12 +65,20 @@ export abstract class ResultSource<M, R> implements BatchSource<R> {
 
   /** A result sent: yielded once stored (not if it failed: it is sent again, by its message coming again). */
   protected track(sent: Promise<R | undefined>): void {
+    this.expect()
+    void sent.then((r) => this.settled(r))
+  }
+
+  /** A result sent, told by a callback (`settled`) rather than a promise. */
+  protected expect(): void {
     this.pending++
-    void sent.then((r) => {
-      this.pending--
-      if (r !== undefined) this.ready.push(r)
-      this.wake?.()
-    })
+  }
+
+  /** A result `expect`ed settled: `r` is yielded (undefined: it failed, and is sent again by its message coming again). */
+  protected settled(r: R | undefined): void {
+    this.pending--
+    if (r !== undefined) this.ready.push(r)
+    this.wake?.()
   }
 
   /** End the stream with `error` (its next `next` throws it). */

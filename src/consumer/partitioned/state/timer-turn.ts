@@ -1,5 +1,5 @@
 import type { Key } from '../../../core/types.js'
-import type { OutputMetadata, OutputOf, OutputOptions, Outputs } from '../outputs.js'
+import { promised, type OutputMetadata, type OutputOf, type OutputOptions, type Outputs } from '../outputs.js'
 import type { PartitionHandle } from '../partition-message.js'
 import type { PartitionState } from './partition-state.js'
 import type { PreparedRecord } from '../../../producer/send-record.js'
@@ -96,7 +96,8 @@ export class TimerTurn implements StateStore {
   /** An output of the turn, numbered next. */
   send(topic: string, key: Key, value: unknown, options?: OutputOptions): Promise<OutputMetadata> {
     const of: OutputOf = { offset: this.offset, outputDone: noTally }
-    return this.outputs.send(of, this.h, this.seq++, 0, topic, key, value, options)
+    const seq = this.seq++
+    return promised((to) => this.outputs.emit(of, this.h, seq, 0, topic, key, value, options, to))
   }
 
   /**

@@ -154,17 +154,46 @@ class WindowedSource<V, K extends Key, A>
   }
 
   private stored(w: ClosedWindow<A>, partition: number, r: OutputMetadata, early = false): WindowResult<A, K> {
-    return {
+    const result: WindowResult<A, K> = {
       key: w.key as K,
       start: w.start,
       end: w.end,
       value: w.value,
       partition,
       offset: r.offset,
-      ...(r.duplicate ? { duplicate: true as const } : {}),
-      ...(early ? { early: true as const } : {}),
     }
+    if (r.duplicate === true) result.duplicate = true
+    if (early) result.early = true
+    return result
   }
+
+  /**
+   * The result of window `w` (`early`: its aggregate so far), sent as an output of `m`: yielded once
+   * stored, with no promise per result (`ProcessorMessageImpl.emit`), so results are yielded in the
+   * order they were stored.
+   */
+  private emit(
+    m: ProcessorMessage<V, K>,
+    w: ClosedWindow<A>,
+    value: { start: number; end: number; value: A; early?: true } = { start: w.start, end: w.end, value: w.value },
+  ): void {
+    const partition = m.partition
+    const impl = m as unknown as ProcessorMessageImpl<V>
+    this.expect()
+    impl.emit(
+      this.to,
+      w.key,
+      value,
+      { timestamp: w.end - 1 },
+      {
+        resolve: (r) => this.settled(this.stored(w, partition, r, value.early === true)),
+        reject: this.unstored,
+      },
+    )
+  }
+
+  /** A result that failed: the message comes again (its ack fails), and so does the result. */
+  private readonly unstored = (): void => this.settled(undefined)
 
   /** The lane of a partition, built from its state when it was restored or rewound (a turn it records as decided is finished first). */
   laneOf(state: PartitionState, generation: number): Lane<V, K> {
@@ -236,22 +265,19 @@ class WindowedSource<V, K extends Key, A>
         )
     }
     if (early !== undefined)
-      for (const w of early) {
-        const value = { start: w.start, end: w.end, value: w.value, early: true as const }
-        const sent = m.send(o.to, m.key, value, { timestamp: w.end - 1 })
-        this.track(sent.then((r) => this.stored({ ...w, key: m.key }, m.partition, r, true), noResult))
-      }
+      for (const w of early)
+        this.emit(
+          m,
+          { start: w.start, end: w.end, key: m.key, value: w.value },
+          { start: w.start, end: w.end, value: w.value, early: true },
+        )
     lane.wm = wm
     // Only idle partitions' timer turns read it (`idleMs`).
     if (o.idleMs !== undefined) lane.quietSince = Date.now()
     // Windows the watermark passed, as many as the message may still write (the rest go with the next ones).
     const closed = this.windows.close(run, index, wm, this.closeLimit)
     if (closed.length > 0) run.set(WM_KEY, wm) // the windows that carried it are gone
-    for (const w of closed) {
-      const sent = m.send(o.to, w.key, { start: w.start, end: w.end, value: w.value }, { timestamp: w.end - 1 })
-      // A result that failed: the message comes again (its ack fails), and so does the result.
-      this.track(sent.then((r) => this.stored(w, m.partition, r), noResult))
-    }
+    for (const w of closed) this.emit(m, w)
     // Its writes join the run, acked with it; or, past a run's limits, the run ends before it and it writes them itself.
     if (run.take(impl.stateRecordLimit())) {
       if (run.msgs.length === 0) this.running.push(lane)
