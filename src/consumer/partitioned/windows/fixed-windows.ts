@@ -1,6 +1,6 @@
 import type { Key } from '../../../core/types.js'
 import { decodeStateKey, encodeStateKey } from '../state/state-key.js'
-import type { ClosedWindow, Placement, WindowState, Windowing } from './windowing.js'
+import { NO_WINDOWS, type ClosedWindow, type Placement, type WindowState, type Windowing } from './windowing.js'
 import type { WindowIndex } from './window-index.js'
 import { firstStart, type FixedWindowSpec } from './window-spec.js'
 
@@ -57,9 +57,11 @@ export class FixedWindows<A> implements Windowing<A> {
     return placed
   }
 
-  close(st: WindowState, index: WindowIndex, wm: number, limit: number): Array<ClosedWindow<A>> {
+  close(st: WindowState, index: WindowIndex, wm: number, limit: number): ReadonlyArray<ClosedWindow<A>> {
+    const taken = index.takeUpTo(wm, limit)
+    if (taken.length === 0) return NO_WINDOWS
     const out: Array<ClosedWindow<A>> = []
-    for (const { end, key } of index.takeUpTo(wm, limit)) {
+    for (const { end, key } of taken) {
       const w = st.get<{ a: A }>(key)
       st.delete(key)
       if (w === undefined) continue

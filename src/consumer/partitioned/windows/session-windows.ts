@@ -57,7 +57,7 @@ export class SessionWindows<A> implements Windowing<A> {
     return true
   }
 
-  close(st: WindowState, index: WindowIndex, wm: number, limit: number): Array<ClosedWindow<A>> {
+  close(st: WindowState, index: WindowIndex, wm: number, limit: number): ReadonlyArray<ClosedWindow<A>> {
     const out: Array<ClosedWindow<A>> = []
     const left = new Map<string, Array<Session<A>>>()
     for (const { end, key } of index.takeUpTo(wm, limit)) {

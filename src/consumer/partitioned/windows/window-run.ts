@@ -43,11 +43,15 @@ export class WindowRun implements WindowStore {
   private curN = 0
   /** The message being placed: what the run does not hold it reads from its partition's state (earlier runs' writes included). */
   private placing: ProcessorMessageImpl<unknown> | undefined
+  /** The key `get` last looked up in `dirty` while placing, and whether it was there (`take` need not look again). */
+  private seenKey: Key | undefined = undefined
+  private seenIn = false
 
   /** Start placing `m`: reads see its own writes, then the run's, then its partition's state. */
   begin(m: ProcessorMessageImpl<unknown> | undefined): void {
     this.placing = m
     this.curN = 0
+    this.seenKey = undefined
   }
 
   get<T = unknown>(key: Key): T | undefined {
@@ -58,6 +62,8 @@ export class WindowRun implements WindowStore {
         return (v === null ? undefined : v) as T | undefined
       }
     const v = this.dirty.get(key)
+    this.seenKey = key
+    this.seenIn = v !== undefined
     if (v !== undefined) return (v === null ? undefined : v) as T | undefined
     return (this.placing as ProcessorMessageImpl<unknown>).state.get<T>(key)
   }
@@ -104,7 +110,8 @@ export class WindowRun implements WindowStore {
       const rec = keyBytes(keys[i] as Key) + b + STATE_RECORD_OVERHEAD
       if (rec > recordLimit) return false
       bytes += rec
-      if (!this.dirty.has(keys[i] as Key)) added++
+      const k = keys[i] as Key
+      if (!(k === this.seenKey ? this.seenIn : this.dirty.has(k))) added++
     }
     if (this.dirty.size + added > MAX_STATE_WRITES || bytes > MAX_STATE_BYTES) return false
     for (let i = 0; i < n; i++) this.dirty.set(keys[i] as Key, this.curValues[i])
@@ -140,6 +147,7 @@ export class WindowRun implements WindowStore {
   /** An empty run (the writes of a message being placed stay). */
   reset(): void {
     this.dirty.clear()
+    this.seenKey = undefined
     this.bytes = 0
     this.msgs = []
   }

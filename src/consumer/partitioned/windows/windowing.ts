@@ -64,12 +64,18 @@ export interface TouchedWindow<A> {
   n: number
 }
 
+/** What `Windowing.close` gives when it closes nothing (shared: no array per message). */
+export const NO_WINDOWS: ReadonlyArray<ClosedWindow<never>> = Object.freeze([])
+
 /** How a kind of window keeps its windows in a partition's state (`FixedWindows`, `SessionWindows`). */
 export interface Windowing<A> {
   /** Put an event into its windows (see `Placement`); false when it is late: it went into no window. */
   place(p: Placement<A>): boolean
-  /** Take the windows that watermark `wm` closed out of the state, at most `limit` state keys written, in order. */
-  close(st: WindowState, index: WindowIndex, wm: number, limit: number): Array<ClosedWindow<A>>
+  /**
+   * Take the windows that watermark `wm` closed out of the state, at most `limit` state keys
+   * written, in order (`NO_WINDOWS` when none: most calls, one per message, close none).
+   */
+  close(st: WindowState, index: WindowIndex, wm: number, limit: number): ReadonlyArray<ClosedWindow<A>>
   /** Index a state entry (the state restored or rewound); the watermark it carries, if it is a window. */
   reindex(index: WindowIndex, stateKey: string, value: unknown): number | undefined
 }
