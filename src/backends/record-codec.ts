@@ -101,13 +101,23 @@ export function recordBytes(r: RecordInput, type: Buffer | undefined): number {
   return size
 }
 
-/** Write a record at `pos` (room for `recordBytes` must be there); returns the position after it (exact). */
+/** The most bytes header `name` with value `value` can add to a record (`writeRecord`'s `added`). */
+export const addedHeaderBound = (name: string, value: string): number => 6 + 3 * (name.length + value.length)
+
+/**
+ * Write a record at `pos` (room for `recordBytes` must be there); returns the position after it
+ * (exact). With `added` (a header name) and `addedValue`, the record carries that header too, last,
+ * in place of any of its own by that name (room for `addedHeaderBound` more): a store's header
+ * (`x-twain-source`) without a copy of the record made to hold it.
+ */
 export function writeRecord(
   buf: Buffer,
   pos: number,
   r: RecordInput,
   type: Buffer | undefined,
   tsBase: number,
+  added?: string,
+  addedValue?: string,
 ): number {
   const start = pos
   buf.writeDoubleLE(r.timestamp - tsBase, pos + 4)
@@ -115,24 +125,30 @@ export function writeRecord(
   buf[pos + 13] = type ? type.length : 0
   const keyBytes = r.keyBytes
   put16(buf, pos + 14, keyBytes)
-  let hc = 0
-  if (r.headers) for (const _ in r.headers) hc++
+  let hc = added === undefined ? 0 : 1
+  if (r.headers) for (const k in r.headers) if (k !== added) hc++
   put16(buf, pos + 16, hc)
   pos = writeKey(buf, pos + 18, r.key, keyBytes)
   if (type) pos += type.copy(buf, pos)
   if (r.headers) {
     for (const k in r.headers) {
-      const v = r.headers[k] as string
-      const kl = writeShortUtf8(buf, k, pos + 6)
-      const vl = writeShortUtf8(buf, v, pos + 6 + kl)
-      put16(buf, pos, kl)
-      put32(buf, pos + 2, vl)
-      pos += 6 + kl + vl
+      if (k === added) continue
+      pos = writeHeader(buf, pos, k, r.headers[k] as string)
     }
   }
+  if (added !== undefined) pos = writeHeader(buf, pos, added, addedValue as string)
   pos += typeof r.value === 'string' ? writeUtf8(buf, r.value, pos) : r.value.copy(buf, pos)
   put32(buf, start, pos - start - 4)
   return pos
+}
+
+/** Write one header at `pos`; returns the position after it. */
+function writeHeader(buf: Buffer, pos: number, name: string, value: string): number {
+  const kl = writeShortUtf8(buf, name, pos + 6)
+  const vl = writeShortUtf8(buf, value, pos + 6 + kl)
+  put16(buf, pos, kl)
+  put32(buf, pos + 2, vl)
+  return pos + 6 + kl + vl
 }
 
 /**

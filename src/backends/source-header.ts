@@ -31,21 +31,32 @@ export function parseSourceHeader(
   return { key: `${f[0]} ${f[1]} ${f[2]}`, offset, seq, epoch, committed }
 }
 
+/** The `SOURCE_HEADER` values of outputs of `source` at `positions`; the parts common to the call are formatted once. */
+export function sourceHeaders(source: OutputSource, positions: readonly SourcePosition[]): string[] {
+  const [head, tail] = headerParts(source)
+  const out = new Array<string>(positions.length)
+  for (let i = 0; i < positions.length; i++) {
+    const p = positions[i] as SourcePosition
+    out[i] = `${head}${p.offset} ${p.seq}${tail}`
+  }
+  return out
+}
+
 /**
  * The records with their `SOURCE_HEADER` (copies of the fields a store encodes: the caller's
- * records are not changed). The header's parts common to the call are formatted once.
+ * records are not changed). The file backend writes the header as it encodes instead
+ * (`encodeBatch`'s `added`), with no copies.
  */
 export function withSourceHeaders(
   records: readonly RecordInput[],
   source: OutputSource,
   positions: readonly SourcePosition[],
 ): RecordInput[] {
-  const [head, tail] = headerParts(source)
+  const values = sourceHeaders(source, positions)
   const out = new Array<RecordInput>(records.length)
   for (let i = 0; i < records.length; i++) {
     const r = records[i] as RecordInput
-    const p = positions[i] as SourcePosition
-    const value = `${head}${p.offset} ${p.seq}${tail}`
+    const value = values[i] as string
     let headers: Record<string, string>
     if (r.headers === undefined) {
       headers = {}

@@ -48,6 +48,26 @@ describe('batch format (src/backends/file/batch-format.ts)', () => {
     rec(u16.encode(8), '', T0 + 3),
   ]
 
+  it("an added header goes on every record as it is encoded, in place of a record's own header by that name", () => {
+    const withOwn = [...records, rec(u16.encode(9), 'v', T0 + 1, { headers: { 'x-added': 'own', b: '2' } })]
+    const values = withOwn.map((_, i) => `source ü ${i}`)
+    const buf = encodeBatch(withOwn, 7, 'p', 0, undefined, { name: 'x-added', values })
+    expect(frameCrcOk(buf, 0, header(buf).length)).toBe(true)
+    const got = decodeAll(buf, 'u16')
+    expect(got.map((m) => m.headers)).toEqual(
+      withOwn.map((r, i) => ({
+        ...Object.fromEntries(Object.entries(r.headers ?? {}).filter(([k]) => k !== 'x-added')),
+        'x-added': values[i],
+      })),
+    )
+    // The same bytes as the records copied with the header added (the record's own by that name dropped, the added one last).
+    const copied = withOwn.map((r, i) => {
+      const { ['x-added']: _own, ...rest } = r.headers ?? {}
+      return { ...r, headers: { ...rest, 'x-added': values[i] as string } }
+    })
+    expect(buf.equals(encodeBatch(copied, 7, 'p'))).toBe(true)
+  })
+
   it('encode → decode returns every record with dense offsets, keys, values, kinds, types, headers, timestamps', () => {
     const buf = encodeBatch(records, 100, 'producer-é')
     const h = header(buf)

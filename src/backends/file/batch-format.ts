@@ -2,6 +2,7 @@ import { crc32 } from 'node:zlib'
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
 import {
+  addedHeaderBound,
   RECORD_FIXED,
   readRawRecord,
   readRecord,
@@ -53,10 +54,17 @@ export interface FrameHeader {
 const headerCrc = (buf: Buffer, pos: number) =>
   crc32(buf.subarray(pos + 12, pos + 44), crc32(buf.subarray(pos, pos + 8)))
 
+/** A header each record of a frame carries, with its value for each (`encodeBatch`): not in the records themselves. */
+export interface AddedHeaders {
+  name: string
+  values: readonly string[]
+}
+
 /**
  * Encode records into one frame with dense offsets from `baseOffset`. The frame is built in
  * `scratch` when the records' bound fits there (the result is then a view of it), else in a new
- * buffer of that bound; either way the result is exactly the frame's bytes.
+ * buffer of that bound; either way the result is exactly the frame's bytes. With `added`, each
+ * record also carries that header (`writeRecord`).
  */
 export function encodeBatch(
   records: readonly RecordInput[],
@@ -64,10 +72,12 @@ export function encodeBatch(
   producerId: string,
   flags = 0,
   scratch?: Buffer,
+  added?: AddedHeaders,
 ): Buffer {
   const pid = Buffer.from(producerId, 'utf8')
   const types: Array<Buffer | undefined> = new Array(records.length)
   let size = HEADER_BYTES + pid.length
+  if (added !== undefined) for (const v of added.values) size += addedHeaderBound(added.name, v)
   let first = records.length ? (records[0] as RecordInput).timestamp : Date.now()
   let max = first
   for (let i = 0; i < records.length; i++) {
@@ -86,7 +96,11 @@ export function encodeBatch(
   const buf = scratch && scratch.length >= size ? scratch.subarray(0, size) : Buffer.allocUnsafe(size)
   pid.copy(buf, HEADER_BYTES)
   let pos = HEADER_BYTES + pid.length
-  for (let i = 0; i < records.length; i++) pos = writeRecord(buf, pos, records[i] as RecordInput, types[i], first)
+  if (added === undefined)
+    for (let i = 0; i < records.length; i++) pos = writeRecord(buf, pos, records[i] as RecordInput, types[i], first)
+  else
+    for (let i = 0; i < records.length; i++)
+      pos = writeRecord(buf, pos, records[i] as RecordInput, types[i], first, added.name, added.values[i])
   return sealFrame(pos === size ? buf : buf.subarray(0, pos), flags, pid.length, baseOffset, records.length, first, max)
 }
 

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import type { IdempotentResult, OutputSource, SourcePosition } from '../backend.js'
 import type { RecordInput } from '../record.js'
 import { checkSourced, fencedOutput, SourceTable, type SourceState } from '../source-table.js'
-import { parseSourceHeader, SOURCE_HEADER, sourceKey, withSourceHeaders } from '../source-header.js'
+import { parseSourceHeader, SOURCE_HEADER, sourceHeaders, sourceKey } from '../source-header.js'
 import type { PartitionAppender } from './appender.js'
 import { encodeBatch } from './batch-format.js'
 import type { IdAppendsHost } from './id-appends.js'
@@ -168,7 +168,7 @@ export class SourceAppends {
   ): Promise<IdempotentResult[]> {
     checkSourced(records.length, source, positions)
     if (records.length === 0) return []
-    const stamped = withSourceHeaders(records, source, positions)
+    const values = sourceHeaders(source, positions)
     const sources = await this.partOf(topic, partition)
     let plan: ReturnType<SourceTable['decide']> | undefined
     let base: number | undefined
@@ -195,8 +195,17 @@ export class SourceAppends {
         },
         (b) => {
           const p = plan as NonNullable<typeof plan>
-          const fresh = p.fresh.length === stamped.length ? stamped : p.fresh.map((i) => stamped[i] as RecordInput)
-          return encodeBatch(fresh, b, producerId)
+          // Each record's SOURCE_HEADER is written as it is encoded: no copy of the record made to hold it.
+          if (p.fresh.length === records.length)
+            return encodeBatch(records, b, producerId, 0, undefined, { name: SOURCE_HEADER, values })
+          return encodeBatch(
+            p.fresh.map((i) => records[i] as RecordInput),
+            b,
+            producerId,
+            0,
+            undefined,
+            { name: SOURCE_HEADER, values: p.fresh.map((i) => values[i] as string) },
+          )
         },
         producerId,
         (b) => {
