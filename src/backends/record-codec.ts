@@ -101,6 +101,15 @@ export function recordBytes(r: RecordInput, type: Buffer | undefined): number {
   return size
 }
 
+/**
+ * A header each record of a call carries, with its value for each, written as the records are
+ * encoded (`writeRecord`'s `added`): not in the records themselves (a processor's `x-twain-source`).
+ */
+export interface AddedHeaders {
+  name: string
+  values: readonly string[]
+}
+
 /** The most bytes header `name` with value `value` can add to a record (`writeRecord`'s `added`). */
 export const addedHeaderBound = (name: string, value: string): number => 6 + 3 * (name.length + value.length)
 

@@ -1,5 +1,4 @@
 import type { OutputSource, SourcePosition } from './backend.js'
-import type { RecordInput } from './record.js'
 
 /**
  * The header a processor's output carries (`TopicStore.appendSourced`): where it came from, as
@@ -31,47 +30,17 @@ export function parseSourceHeader(
   return { key: `${f[0]} ${f[1]} ${f[2]}`, offset, seq, epoch, committed }
 }
 
-/** The `SOURCE_HEADER` values of outputs of `source` at `positions`; the parts common to the call are formatted once. */
+/**
+ * The `SOURCE_HEADER` values of outputs of `source` at `positions`; the parts common to the call
+ * are formatted once. The stores write them as they encode the records (`AddedHeaders`), so the
+ * caller's records are neither changed nor copied.
+ */
 export function sourceHeaders(source: OutputSource, positions: readonly SourcePosition[]): string[] {
   const [head, tail] = headerParts(source)
   const out = new Array<string>(positions.length)
   for (let i = 0; i < positions.length; i++) {
     const p = positions[i] as SourcePosition
     out[i] = `${head}${p.offset} ${p.seq}${tail}`
-  }
-  return out
-}
-
-/**
- * The records with their `SOURCE_HEADER` (copies of the fields a store encodes: the caller's
- * records are not changed). The file backend writes the header as it encodes instead
- * (`encodeBatch`'s `added`), with no copies.
- */
-export function withSourceHeaders(
-  records: readonly RecordInput[],
-  source: OutputSource,
-  positions: readonly SourcePosition[],
-): RecordInput[] {
-  const values = sourceHeaders(source, positions)
-  const out = new Array<RecordInput>(records.length)
-  for (let i = 0; i < records.length; i++) {
-    const r = records[i] as RecordInput
-    const value = values[i] as string
-    let headers: Record<string, string>
-    if (r.headers === undefined) {
-      headers = {}
-      headers[SOURCE_HEADER] = value
-    } else headers = { ...r.headers, [SOURCE_HEADER]: value }
-    out[i] = {
-      key: r.key,
-      keyBytes: r.keyBytes,
-      timestamp: r.timestamp,
-      kind: r.kind,
-      value: r.value,
-      valueBytes: r.valueBytes,
-      type: r.type,
-      headers,
-    }
   }
   return out
 }

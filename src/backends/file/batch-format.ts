@@ -3,6 +3,7 @@ import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
 import {
   addedHeaderBound,
+  type AddedHeaders,
   RECORD_FIXED,
   readRawRecord,
   readRecord,
@@ -53,12 +54,6 @@ export interface FrameHeader {
 
 const headerCrc = (buf: Buffer, pos: number) =>
   crc32(buf.subarray(pos + 12, pos + 44), crc32(buf.subarray(pos, pos + 8)))
-
-/** A header each record of a frame carries, with its value for each (`encodeBatch`): not in the records themselves. */
-export interface AddedHeaders {
-  name: string
-  values: readonly string[]
-}
 
 /**
  * Encode records into one frame with dense offsets from `baseOffset`. The frame is built in

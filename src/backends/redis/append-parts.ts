@@ -1,4 +1,4 @@
-import { recordBytes, typeBytes, writeRecord } from '../record-codec.js'
+import { addedHeaderBound, recordBytes, typeBytes, writeRecord, type AddedHeaders } from '../record-codec.js'
 import type { SourcePosition } from '../backend.js'
 import { ID_HEADER, type RecordInput } from '../record.js'
 
@@ -12,8 +12,14 @@ export const PART_RECORDS = 2000
 /** Bytes per script call, at most (a single larger record is a part of its own). */
 export const PART_BYTES = 2 * 1024 * 1024
 
-/** Records encoded into parts of at most PART_RECORDS / PART_BYTES, each part one buffer of concatenated records. */
-export function encodeParts(records: readonly RecordInput[]): { parts: Buffer[]; counts: number[] } {
+/**
+ * Records encoded into parts of at most PART_RECORDS / PART_BYTES, each part one buffer of
+ * concatenated records (with `added`, each record carries that header too).
+ */
+export function encodeParts(
+  records: readonly RecordInput[],
+  added?: AddedHeaders,
+): { parts: Buffer[]; counts: number[] } {
   const parts: Buffer[] = []
   const counts: number[] = []
   const types: Array<Buffer | undefined> = new Array(records.length)
@@ -25,11 +31,13 @@ export function encodeParts(records: readonly RecordInput[]): { parts: Buffer[];
       const t = typeBytes(r)
       types[j] = t
       size += recordBytes(r, t)
+      if (added !== undefined) size += addedHeaderBound(added.name, added.values[j] as string)
       j++
     }
     const buf = Buffer.allocUnsafe(size) // a bound: unmeasured strings are measured as they are written
     let pos = 0
-    for (let k = i; k < j; k++) pos = writeRecord(buf, pos, records[k] as RecordInput, types[k], 0)
+    for (let k = i; k < j; k++)
+      pos = writeRecord(buf, pos, records[k] as RecordInput, types[k], 0, added?.name, added?.values[k])
     parts.push(pos === size ? buf : buf.subarray(0, pos))
     counts.push(j - i)
     i = j

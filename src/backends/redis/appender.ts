@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto'
 import { AppendConflictError, ClosedError, LogRollbackError, TopicNotFoundError } from '../../core/errors.js'
 import type { IdempotentResult, OutputSource, SourcePosition } from '../backend.js'
 import { fencedOutput } from '../source-table.js'
-import { sourceKey } from '../source-header.js'
+import { SOURCE_HEADER, sourceHeaders, sourceKey } from '../source-header.js'
+import type { AddedHeaders } from '../record-codec.js'
 import { MAX_REMEMBERED_IDS, type RecordInput } from '../record.js'
 import { encodeParts, packIds, packPositions } from './append-parts.js'
 import { byDeadline } from './ack-deadline.js'
@@ -122,8 +123,10 @@ export class RedisAppender {
       this.keys.sourceOutputs(topic, partition, key),
     ] as const
     const deadline = Number.isFinite(source.deadline) ? Math.floor(source.deadline) : ''
+    // Each record's SOURCE_HEADER is written as it is encoded: no copy of the record made to hold it.
+    const added = { name: SOURCE_HEADER, values: sourceHeaders(source, positions) }
     return this.queue(id, () =>
-      this.writeParts(topic, partition, id, records, takenAt, (seq, blob, at, n, now) => {
+      this.writeParts(topic, partition, id, records, takenAt, added, (seq, blob, at, n, now) => {
         return this.scripts.call('append-src', keys, [
           this.token,
           seq,
@@ -242,7 +245,7 @@ export class RedisAppender {
       this.keys.ids(topic, partition),
       this.keys.idsBefore(topic, partition),
     ] as const
-    return this.writeParts(topic, partition, id, records, takenAt, (seq, blob, at, n, now) =>
+    return this.writeParts(topic, partition, id, records, takenAt, undefined, (seq, blob, at, n, now) =>
       this.scripts.call('append-ids', keys, [
         this.token,
         seq,
@@ -271,10 +274,11 @@ export class RedisAppender {
     id: string,
     records: readonly RecordInput[],
     takenAt: number,
+    added: AddedHeaders | undefined,
     call: (seq: number, blob: Buffer, at: number, n: number, now: number) => Promise<readonly unknown[]>,
   ): Promise<IdempotentResult[]> {
     if (this.closed) throw new ClosedError(`The Redis backend is closed: cannot append to "${topic}"`)
-    const { parts, counts } = encodeParts(records)
+    const { parts, counts } = encodeParts(records, added)
     const producersKey = this.keys.producers(topic, partition)
     const results: IdempotentResult[] = []
     for (let p = 0, at = 0; p < parts.length; p++) {

@@ -17,7 +17,6 @@ import type { GroupAdmin } from '../group-admin.js'
 import { trimConsumed } from '../trim-consumed.js'
 import { checkIdempotent, type RecordInput } from '../record.js'
 import { checkSourced } from '../source-table.js'
-import { withSourceHeaders } from '../source-header.js'
 import { RedisAppender } from './appender.js'
 import { RedisCompaction } from './compaction.js'
 import { redisError, type Client, type RedisTarget } from './connection.js'
@@ -291,15 +290,7 @@ export class RedisBackend implements Backend {
     this.live(`append to "${topic}"`)
     checkSourced(records.length, source, positions)
     return this.appendEach(topic, partition, records.length, (maxMessages) =>
-      this.appender.appendSourced(
-        topic,
-        partition,
-        withSourceHeaders(records, source, positions),
-        producerId,
-        maxMessages,
-        source,
-        positions,
-      ),
+      this.appender.appendSourced(topic, partition, records, producerId, maxMessages, source, positions),
     )
   }
 
