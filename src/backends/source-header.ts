@@ -1,4 +1,5 @@
 import type { OutputSource, SourcePosition } from './backend.js'
+import type { AddedHeaders } from './record-codec.js'
 
 /**
  * The header a processor's output carries (`TopicStore.appendSourced`): where it came from, as
@@ -31,18 +32,18 @@ export function parseSourceHeader(
 }
 
 /**
- * The `SOURCE_HEADER` values of outputs of `source` at `positions`; the parts common to the call
- * are formatted once. The stores write them as they encode the records (`AddedHeaders`), so the
- * caller's records are neither changed nor copied.
+ * The `SOURCE_HEADER` of outputs of `source` at `positions`, one value each; the parts common to
+ * the call are formatted once. The stores write it as they encode the records (`AddedHeaders`), so
+ * the caller's records are neither changed nor copied.
  */
-export function sourceHeaders(source: OutputSource, positions: readonly SourcePosition[]): string[] {
+export function sourceHeaders(source: OutputSource, positions: readonly SourcePosition[]): AddedHeaders {
   const [head, tail] = headerParts(source)
-  const out = new Array<string>(positions.length)
+  const values = new Array<string>(positions.length)
   for (let i = 0; i < positions.length; i++) {
     const p = positions[i] as SourcePosition
-    out[i] = `${head}${p.offset} ${p.seq}${tail}`
+    values[i] = `${head}${p.offset} ${p.seq}${tail}`
   }
-  return out
+  return { name: SOURCE_HEADER, values }
 }
 
 /** The key of a source in a table: `<group> <topic>@<incarnation> <partition>`. */

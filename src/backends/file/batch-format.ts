@@ -91,11 +91,8 @@ export function encodeBatch(
   const buf = scratch && scratch.length >= size ? scratch.subarray(0, size) : Buffer.allocUnsafe(size)
   pid.copy(buf, HEADER_BYTES)
   let pos = HEADER_BYTES + pid.length
-  if (added === undefined)
-    for (let i = 0; i < records.length; i++) pos = writeRecord(buf, pos, records[i] as RecordInput, types[i], first)
-  else
-    for (let i = 0; i < records.length; i++)
-      pos = writeRecord(buf, pos, records[i] as RecordInput, types[i], first, added.name, added.values[i])
+  for (let i = 0; i < records.length; i++)
+    pos = writeRecord(buf, pos, records[i] as RecordInput, types[i], first, added?.name, added?.values[i])
   return sealFrame(pos === size ? buf : buf.subarray(0, pos), flags, pid.length, baseOffset, records.length, first, max)
 }
 

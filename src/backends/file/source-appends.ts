@@ -168,7 +168,7 @@ export class SourceAppends {
   ): Promise<IdempotentResult[]> {
     checkSourced(records.length, source, positions)
     if (records.length === 0) return []
-    const values = sourceHeaders(source, positions)
+    const added = sourceHeaders(source, positions)
     const sources = await this.partOf(topic, partition)
     let plan: ReturnType<SourceTable['decide']> | undefined
     let base: number | undefined
@@ -196,16 +196,10 @@ export class SourceAppends {
         (b) => {
           const p = plan as NonNullable<typeof plan>
           // Each record's SOURCE_HEADER is written as it is encoded: no copy of the record made to hold it.
-          if (p.fresh.length === records.length)
-            return encodeBatch(records, b, producerId, 0, undefined, { name: SOURCE_HEADER, values })
-          return encodeBatch(
-            p.fresh.map((i) => records[i] as RecordInput),
-            b,
-            producerId,
-            0,
-            undefined,
-            { name: SOURCE_HEADER, values: p.fresh.map((i) => values[i] as string) },
-          )
+          if (p.fresh.length === records.length) return encodeBatch(records, b, producerId, 0, undefined, added)
+          const fresh = p.fresh.map((i) => records[i] as RecordInput)
+          const values = p.fresh.map((i) => added.values[i] as string)
+          return encodeBatch(fresh, b, producerId, 0, undefined, { name: added.name, values })
         },
         producerId,
         (b) => {

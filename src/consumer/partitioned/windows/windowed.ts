@@ -172,13 +172,12 @@ class WindowedSource<V, K extends Key, A>
    * stored, with no promise per result (`ProcessorMessageImpl.emit`), so results are yielded in the
    * order they were stored.
    */
-  private emit(
-    m: ProcessorMessage<V, K>,
-    w: ClosedWindow<A>,
-    value: { start: number; end: number; value: A; early?: true } = { start: w.start, end: w.end, value: w.value },
-  ): void {
+  private emit(m: ProcessorMessage<V, K>, w: ClosedWindow<A>, early = false): void {
     const partition = m.partition
     const impl = m as unknown as ProcessorMessageImpl<V>
+    const value = early
+      ? { start: w.start, end: w.end, value: w.value, early: true }
+      : { start: w.start, end: w.end, value: w.value }
     this.expect()
     impl.emit(
       this.to,
@@ -186,7 +185,7 @@ class WindowedSource<V, K extends Key, A>
       value,
       { timestamp: w.end - 1 },
       {
-        resolve: (r) => this.settled(this.stored(w, partition, r, value.early === true)),
+        resolve: (r) => this.settled(this.stored(w, partition, r, early)),
         reject: this.unstored,
       },
     )
@@ -265,12 +264,7 @@ class WindowedSource<V, K extends Key, A>
         )
     }
     if (early !== undefined)
-      for (const w of early)
-        this.emit(
-          m,
-          { start: w.start, end: w.end, key: m.key, value: w.value },
-          { start: w.start, end: w.end, value: w.value, early: true },
-        )
+      for (const w of early) this.emit(m, { start: w.start, end: w.end, key: m.key, value: w.value }, true)
     lane.wm = wm
     // Only idle partitions' timer turns read it (`idleMs`).
     if (o.idleMs !== undefined) lane.quietSince = Date.now()
