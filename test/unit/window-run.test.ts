@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest'
 import type { Key } from '../../src/core/types.js'
 import type { ProcessorMessageImpl } from '../../src/consumer/partitioned/processor-message.js'
-import { MAX_STATE_BYTES, MAX_STATE_WRITES } from '../../src/consumer/partitioned/state/state-store.js'
+import { deferredBytes, MAX_STATE_BYTES, MAX_STATE_WRITES } from '../../src/consumer/partitioned/state/state-store.js'
+import { windowBytes } from '../../src/consumer/partitioned/windows/fixed-windows.js'
 import { WindowRun } from '../../src/consumer/partitioned/windows/window-run.js'
 
 /** A message whose state is a map; `writes` lists what it was given, as `set`, `own` or `delete`. */
@@ -103,5 +104,32 @@ describe('WindowRun', () => {
     small.begin(m)
     small.set('k', value)
     expect(small.take(1000)).toBe(false)
+  })
+
+  it("takes a writer's bound as given; a window's bound is the one deferredBytes finds in its value", () => {
+    const aggregates: unknown[] = [
+      0,
+      -1.5e-300,
+      12345678,
+      true,
+      '',
+      'x'.repeat(512),
+      'x'.repeat(513),
+      { n: 1 },
+      [1],
+      NaN,
+      null,
+    ]
+    for (const a of aggregates)
+      expect(windowBytes(a), JSON.stringify(a)).toBe(deferredBytes({ a, m: 1.7e12, n: 3 }, true))
+    const { m, writes } = message(new Map())
+    const run = new WindowRun()
+    run.begin(m)
+    run.setOwned('k', { a: 1 }, 1000) // over the record limit by the bound given, not the value's own
+    expect(run.take(1000)).toBe(false)
+    run.setOwned('j', { a: 1 }, -1) // cannot wait, as its writer says
+    expect(run.take(LIMIT)).toBe(false)
+    run.ownWrites(m)
+    expect(writes).toEqual(['own k={"a":1}', 'own j={"a":1}'])
   })
 })

@@ -48,8 +48,8 @@ export class MessageState implements StateStore, OwnedWrites {
   }
 
   /** @internal `set` of a value the caller made for this write and never changes (`OwnedWrites`). */
-  setOwned(key: Key, value: unknown): void {
-    this.write(key, value, true)
+  setOwned(key: Key, value: unknown, bytes?: number): void {
+    this.write(key, value, true, bytes)
   }
 
   delete(key: Key): void {
@@ -66,7 +66,8 @@ export class MessageState implements StateStore, OwnedWrites {
     for (const [k, v] of s.entries()) yield [decodeStateKey(k), v as T]
   }
 
-  private write(key: Key, value: unknown, owned: boolean): void {
+  /** `known`: `value`'s `deferredBytes` bound, when the writer gave it. */
+  private write(key: Key, value: unknown, owned: boolean, known?: number): void {
     const k = encodeStateKey(key)
     const why = this.m.writeRefusal()
     if (why !== undefined) throw new InvalidArgumentError(`state write of key ${JSON.stringify(String(key))}: ${why}`)
@@ -80,7 +81,7 @@ export class MessageState implements StateStore, OwnedWrites {
     // Checked and encoded now (a value that cannot be stored is refused here, not when the
     // message's writes go), unless it cannot fail (a delete's tombstone, whose key is bounded
     // below): then only if it is the last write of its key when its flush is written.
-    const bound = value === null ? 0 : deferredBytes(value, owned)
+    const bound = value === null ? 0 : (known ?? deferredBytes(value, owned))
     const deferred = k.length * 3 + bound + STATE_RECORD_OVERHEAD
     const w: StateWrite =
       bound >= 0 && deferred <= this.m.stateRecordLimit()

@@ -94,5 +94,6 @@ function objectBytes(o: object): number {
 
 /** A store a writer can give values it made for the write and never changes (`deferredBytes`' `owned`): the message's own. */
 export interface OwnedWrites {
-  setOwned(key: Key, value: unknown): void
+  /** `bytes`: `deferredBytes(value, true)` when the writer knows it without looking at the value (computed when not given). */
+  setOwned(key: Key, value: unknown, bytes?: number): void
 }

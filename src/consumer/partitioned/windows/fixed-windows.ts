@@ -1,11 +1,24 @@
 import type { Key } from '../../../core/types.js'
 import { decodeStateKey, encodeStateKey } from '../state/state-key.js'
+import { deferredBytes } from '../state/state-store.js'
 import { NO_WINDOWS, type ClosedWindow, type Placement, type WindowState, type Windowing } from './windowing.js'
 import type { WindowIndex } from './window-index.js'
 import { firstStart, type FixedWindowSpec } from './window-spec.js'
 
 /** A window's key in the state: `w:<start>:<encoded key>` → `{ a: aggregate, m: the watermark when last written, n: its events }`. */
 const windowKey = (start: number, key: Key): string => `w:${start}:${encodeStateKey(key)}`
+
+/**
+ * `deferredBytes(w, true)` of a window's value `w` = `{ a, m, n }` (`m`, `n` finite numbers) less
+ * that of its aggregate `a`: known without walking the object per event.
+ */
+const WINDOW_FIELDS_BYTES = deferredBytes({ a: 0, m: 0, n: 0 }, true) - deferredBytes(0, false)
+
+/** The bound `deferredBytes(w, true)` of a window's value, from its aggregate's (-1: its encoding cannot wait). */
+export function windowBytes(a: unknown): number {
+  const b = deferredBytes(a, false)
+  return b < 0 ? -1 : WINDOW_FIELDS_BYTES + b
+}
 
 /** Most event keys `WindowKeys` remembers a window key of (then it starts afresh). */
 const KEYS_KEPT = 8192
@@ -50,7 +63,7 @@ export class FixedWindows<A> implements Windowing<A> {
       const k = this.keys.of(start, key)
       const had = st.get<{ a: A; n?: number }>(k)
       const w = { a: add(had?.a), m: mark, n: (had?.n ?? 0) + 1 }
-      st.setOwned(k, w) // a new object, never changed: its encoding may wait
+      st.setOwned(k, w, windowBytes(w.a)) // a new object, never changed: its encoding may wait
       if (had === undefined) index.add(end, k)
       touched?.({ start, end, value: w.a, n: w.n })
     }

@@ -13,6 +13,9 @@ import type { WindowStore } from './windowing.js'
 /** The bytes a key can add to a write's changelog record: 3 per UTF-16 unit, and the 2 of `encodeStateKey`'s escape. */
 const keyBytes = (key: Key): number => (typeof key === 'string' ? key.length * 3 + 2 : 48)
 
+/** A write's bound not given by its writer (`deferredBytes` is asked in `take`). */
+const UNKNOWN = -2
+
 /**
  * The state writes of a run of consecutive messages of one input partition, as `windowed()`
  * processes them (decision 227): each key's last value is held here, not written, and the run's
@@ -37,8 +40,9 @@ export class WindowRun implements WindowStore {
   /** The message being placed: its writes (keys and values, in the order made). */
   private readonly curKeys: Key[] = []
   private readonly curValues: unknown[] = []
-  /** Whether each was made with `setOwned` (`OwnedWrites`). */
+  /** Whether each was made with `setOwned` (`OwnedWrites`), and its bound when the writer gave it (else `UNKNOWN`). */
   private readonly curOwned: boolean[] = []
+  private readonly curBounds: number[] = []
   /** How many of the `cur` entries are the placed message's (the arrays are reused, not emptied). */
   private curN = 0
   /** The message being placed: what the run does not hold it reads from its partition's state (earlier runs' writes included). */
@@ -69,22 +73,23 @@ export class WindowRun implements WindowStore {
   }
 
   set(key: Key, value: unknown): void {
-    this.put(key, value, false)
+    this.put(key, value, false, UNKNOWN)
   }
 
-  setOwned(key: Key, value: unknown): void {
-    this.put(key, value, true)
+  setOwned(key: Key, value: unknown, bytes = UNKNOWN): void {
+    this.put(key, value, true, bytes)
   }
 
   delete(key: Key): void {
-    this.put(key, null, false)
+    this.put(key, null, false, 0)
   }
 
-  private put(key: Key, value: unknown, owned: boolean): void {
+  private put(key: Key, value: unknown, owned: boolean, bound: number): void {
     const i = this.curN++
     this.curKeys[i] = key
     this.curValues[i] = value
     this.curOwned[i] = owned
+    this.curBounds[i] = bound
   }
 
   /** Whether the run holds writes. */
@@ -104,8 +109,8 @@ export class WindowRun implements WindowStore {
     let added = 0
     let bytes = this.bytes
     for (let i = 0; i < n; i++) {
-      const v = this.curValues[i]
-      const b = v === null ? 0 : deferredBytes(v, this.curOwned[i] as boolean)
+      const given = this.curBounds[i] as number
+      const b = given !== UNKNOWN ? given : deferredBytes(this.curValues[i], this.curOwned[i] as boolean)
       if (b < 0) return false
       const rec = keyBytes(keys[i] as Key) + b + STATE_RECORD_OVERHEAD
       if (rec > recordLimit) return false
@@ -120,6 +125,12 @@ export class WindowRun implements WindowStore {
     return true
   }
 
+  /** The bound the writer gave of the placed message's write `i`, if any. */
+  private bound(i: number): number | undefined {
+    const b = this.curBounds[i] as number
+    return b === UNKNOWN ? undefined : b
+  }
+
   /** The placed message's writes, made as its own (the run they did not fit in ended before it). */
   ownWrites(m: ProcessorMessageImpl<unknown>): void {
     const st = m.state as StateStore & OwnedWrites
@@ -127,7 +138,7 @@ export class WindowRun implements WindowStore {
     for (let i = 0; i < this.curN; i++) {
       const v = this.curValues[i]
       if (v === null) st.delete(keys[i] as Key)
-      else if (this.curOwned[i] === true) st.setOwned(keys[i] as Key, v)
+      else if (this.curOwned[i] === true) st.setOwned(keys[i] as Key, v, this.bound(i))
       else st.set(keys[i] as Key, v)
     }
     this.begin(undefined)
