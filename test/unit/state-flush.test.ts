@@ -104,6 +104,21 @@ describe('state flush', () => {
     expect(keys(plain)).toEqual(['z=null', 'y=1'])
   })
 
+  it('members joining together (carried inputs) are told in order, before and after single joins, and only the first n', () => {
+    const told: string[] = []
+    const carried = ['c1', 'c2', 'c3', 'stale'].map((n) => member(told, n))
+    const tokens = [1, 2, 3, 99]
+    const fresh = new StateFlush(handle(), rec)
+    fresh.joinAll(carried, tokens, 3)
+    fresh.write('a', write(4, 'a', 1), 0)
+    fresh.join(member(told, 'm4'), 4)
+    fresh.joinAll(carried, tokens, 2)
+    // The arrays given are copied: the caller reuses them.
+    carried.fill(member(told, 'reused'))
+    fresh.settle(undefined)
+    expect(told).toEqual(['c1:1:ok', 'c2:2:ok', 'c3:3:ok', 'm4:4:ok', 'c1:1:ok', 'c2:2:ok'])
+  })
+
   it('a failure is reported once and told to every member', () => {
     const reported: unknown[] = []
     const f = new StateFlush(handle(), rec, (e) => reported.push(e))

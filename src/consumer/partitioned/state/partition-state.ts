@@ -87,8 +87,10 @@ export class PartitionState {
   private queue: Array<StatefulMessage | undefined> = []
   private head = 0
   /** Carried messages whose turn came (`carry`), with their tokens: they join the next flush of writes. */
-  private carried: StatefulMessage[] = []
+  private carried: Array<StatefulMessage | undefined> = []
   private carriedTokens: number[] = []
+  /** How many of `carried` (and `carriedTokens`) are held: the arrays are reused from flush to flush, not grown anew. */
+  private carriedN = 0
   /** The flush the next flushed message's writes join, until its lane takes it. */
   private open: StateFlush | undefined
   private generation: number
@@ -116,6 +118,7 @@ export class PartitionState {
     this.head = 0
     this.carried = []
     this.carriedTokens = []
+    this.carriedN = 0
   }
 
   /** Messages read (in offset order) of generation `generation`. */
@@ -258,11 +261,11 @@ export class PartitionState {
       )
     const flush = f as StateFlush
     // The carried messages before it go with its writes, in input order (decision 227).
-    for (let i = 0; i < this.carried.length; i++)
-      flush.join(this.carried[i] as StatefulMessage, this.carriedTokens[i] as number)
-    if (this.carried.length > 0) {
-      this.carried = []
-      this.carriedTokens = []
+    const n = this.carriedN
+    if (n > 0) {
+      flush.joinAll(this.carried as readonly StatefulMessage[], this.carriedTokens, n)
+      this.carried.fill(undefined, 0, n)
+      this.carriedN = 0
     }
     const from = seq
     flush.write(first.key, first, seq++)
@@ -278,8 +281,8 @@ export class PartitionState {
    * flush of the next message's writes is stored or failed, and acked only then.
    */
   carry(m: StatefulMessage, token: number): void {
-    this.carried.push(m)
-    this.carriedTokens.push(token)
+    this.carried[this.carriedN] = m
+    this.carriedTokens[this.carriedN++] = token
   }
 
   /**
@@ -288,7 +291,7 @@ export class PartitionState {
    */
   quiet(): boolean {
     this.current()
-    return this.head === this.queue.length && this.writers === 0 && this.carried.length === 0
+    return this.head === this.queue.length && this.writers === 0 && this.carriedN === 0
   }
 
   /** A timer turn's writes (`null`: a delete), stored in the changelog: what is flushed now. */

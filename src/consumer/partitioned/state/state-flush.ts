@@ -53,8 +53,8 @@ export interface FlushMember {
 export class StateFlush {
   /** Each key's last write. */
   private readonly entries = new Map<string, FlushWrite>()
-  private readonly members: FlushMember[] = []
-  private readonly tokens: number[] = []
+  private members: FlushMember[] = []
+  private tokens: number[] = []
   private bytes = 0
   /** Taken by its lane (or settled): no more members. */
   sealed = false
@@ -120,6 +120,17 @@ export class StateFlush {
   join(member: FlushMember, token: number): void {
     this.members.push(member)
     this.tokens.push(token)
+  }
+
+  /** The first `n` of `members`, with their `tokens`, join in order (as `join` of each; copied, not kept). */
+  joinAll(members: readonly FlushMember[], tokens: readonly number[], n: number): void {
+    if (this.members.length === 0) {
+      // Copied at their size, not grown one by one.
+      this.members = members.slice(0, n)
+      this.tokens = tokens.slice(0, n)
+      return
+    }
+    for (let i = 0; i < n; i++) this.join(members[i] as FlushMember, tokens[i] as number)
   }
 
   /**

@@ -271,7 +271,7 @@ class WindowedSource<V, K extends Key, A>
     // Windows the watermark passed, as many as the message may still write (the rest go with the next ones).
     const closed = this.windows.close(run, index, wm, this.closeLimit)
     if (closed.length > 0) run.set(WM_KEY, wm) // the windows that carried it are gone
-    for (const w of closed) this.emit(m, w)
+    for (let i = 0; i < closed.length; i++) this.emit(m, closed[i] as ClosedWindow<A>)
     // Its writes join the run, acked with it; or, past a run's limits, the run ends before it and it writes them itself.
     if (run.take(impl.stateRecordLimit())) {
       if (run.msgs.length === 0) this.running.push(lane)
