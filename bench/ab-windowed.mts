@@ -1,0 +1,94 @@
+// A/B of `windowed()` between two source trees, both loaded in one process and run in turn (one
+// tree's run then the other's, the order swapped every pair), so a change of the machine's load
+// falls on both: the count of `npm run bench -- processing` (200,000 clicks of 100 users, 4
+// partitions, 10 s tumbling windows, 1 s lateness) on a directory, each run on topics of its own.
+// Prints each pair's clicks/s and B/A, then the medians (the first pair, warming up, left out).
+// usage: npx tsx bench/ab-windowed.mts <tree A> <tree B> [pairs, default 12]
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const [treeA, treeB] = process.argv.slice(2) as [string, string]
+const pairs = Number(process.argv[4] ?? 12)
+const n = 200_000
+const PARTITIONS = 4
+const USERS = 100
+const SIZE = 10_000
+const LATENESS = 1000
+const BATCH = 5000
+const BASE = Date.UTC(2026, 0, 1)
+const FAR = BASE + 10 * 365 * 86_400_000
+/** The windows the count closes over the 200,000 clicks (as the processing suite finds them by hand). */
+const WINDOWS = 19_842
+
+// The processing suite's clicks: 10 ms apart with ±1 s of disorder, one in 100 15 s late.
+const click = (i: number) => ({
+  key: `u${i % USERS}`,
+  value: i,
+  timestamp: BASE + i * 10 + ((i * 7919) % 2001) - 1000 - (i % 100 === 50 ? 15_000 : 0),
+})
+
+interface Tree {
+  name: string
+  api: any
+  dir: string
+  twain: any
+  rates: number[]
+}
+
+const trees: Tree[] = []
+for (const root of [treeA, treeB]) {
+  const api = await import(`${root}/src/index.ts`)
+  const dir = mkdtempSync(join(tmpdir(), 'ab-windowed-'))
+  trees.push({ name: root, api, dir, twain: await api.open(dir), rates: [] })
+}
+
+let seq = 0
+/** One windowed count on fresh topics of `t`'s store: clicks/s from the processor's creation to its close. */
+async function run(t: Tree): Promise<number> {
+  const topic = `clicks${seq++}`
+  await t.twain.createTopic(topic, { partitions: PARTITIONS, keyType: 'string' })
+  const p = t.twain.producer(topic)
+  for (let i = 0; i < n; i += BATCH)
+    await p.sendBatch(Array.from({ length: Math.min(BATCH, n - i) }, (_, j) => click(i + j)))
+  await p.sendBatch(
+    Array.from({ length: PARTITIONS }, (_, q) => ({ key: `end-${q}`, value: -1, partition: q, timestamp: FAR })),
+  )
+  await p.close()
+  await t.twain.createTopic(`${topic}-out`, { partitions: 2, keyType: 'string' })
+  const t0 = performance.now()
+  const proc = t.twain.processor(topic, { group: `win-${topic}`, state: 'w', from: 'start' })
+  let results = 0
+  for await (const _ of t.api.windowed(proc, {
+    window: t.api.tumbling(SIZE),
+    latenessMs: LATENESS,
+    to: `${topic}-out`,
+    initial: () => 0,
+    add: (x: number) => x + 1,
+  }))
+    if (++results === WINDOWS) break
+  await proc.close()
+  return (n * 1000) / (performance.now() - t0)
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1] as number
+const ratios: number[] = []
+for (let i = 0; i < pairs; i++) {
+  const got = [0, 0]
+  for (const j of i % 2 === 0 ? [0, 1] : [1, 0]) got[j] = await run(trees[j] as Tree)
+  const [a, b] = got as [number, number]
+  if (i > 0) {
+    ;(trees[0] as Tree).rates.push(a)
+    ;(trees[1] as Tree).rates.push(b)
+    ratios.push(b / a)
+  }
+  console.log(`pair ${i + 1}: A ${Math.round(a)} B ${Math.round(b)} clicks/s, B/A ${(b / a).toFixed(3)}`)
+}
+const [A, B] = trees as [Tree, Tree]
+console.log(
+  `A ${A.name}: median ${Math.round(median(A.rates))}; B ${B.name}: median ${Math.round(median(B.rates))}; median B/A ${median(ratios).toFixed(3)} (pairs 2-${pairs})`,
+)
+for (const t of trees) {
+  await t.twain.close()
+  rmSync(t.dir, { recursive: true, force: true })
+}
