@@ -7,26 +7,13 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { LATENESS, SIZE, sendClicks } from './lib/clicks.js'
 
 const [treeA, treeB] = process.argv.slice(2) as [string, string]
 const pairs = Number(process.argv[4] ?? 12)
 const n = 200_000
-const PARTITIONS = 4
-const USERS = 100
-const SIZE = 10_000
-const LATENESS = 1000
-const BATCH = 5000
-const BASE = Date.UTC(2026, 0, 1)
-const FAR = BASE + 10 * 365 * 86_400_000
 /** The windows the count closes over the 200,000 clicks (as the processing suite finds them by hand). */
 const WINDOWS = 19_842
-
-// The processing suite's clicks: 10 ms apart with ±1 s of disorder, one in 100 15 s late.
-const click = (i: number) => ({
-  key: `u${i % USERS}`,
-  value: i,
-  timestamp: BASE + i * 10 + ((i * 7919) % 2001) - 1000 - (i % 100 === 50 ? 15_000 : 0),
-})
 
 interface Tree {
   name: string
@@ -47,14 +34,7 @@ let seq = 0
 /** One windowed count on fresh topics of `t`'s store: clicks/s from the processor's creation to its close. */
 async function run(t: Tree): Promise<number> {
   const topic = `clicks${seq++}`
-  await t.twain.createTopic(topic, { partitions: PARTITIONS, keyType: 'string' })
-  const p = t.twain.producer(topic)
-  for (let i = 0; i < n; i += BATCH)
-    await p.sendBatch(Array.from({ length: Math.min(BATCH, n - i) }, (_, j) => click(i + j)))
-  await p.sendBatch(
-    Array.from({ length: PARTITIONS }, (_, q) => ({ key: `end-${q}`, value: -1, partition: q, timestamp: FAR })),
-  )
-  await p.close()
+  await sendClicks(t.twain, topic, n)
   await t.twain.createTopic(`${topic}-out`, { partitions: 2, keyType: 'string' })
   const t0 = performance.now()
   const proc = t.twain.processor(topic, { group: `win-${topic}`, state: 'w', from: 'start' })

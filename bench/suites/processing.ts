@@ -21,20 +21,14 @@ import { from, type Subscription } from 'rxjs'
 import { joinTable, pipe } from '../../src/operators/index.js'
 import { open, tumbling, windowed, type Twain } from '../../src/index.js'
 import { RedisServer } from '../../test/helpers/redis-server.js'
+import { BATCH, LATENESS, PARTITIONS, SIZE, USERS, sendClicks } from '../lib/clicks.js'
 import { log, logGoals, logRunHeader } from '../lib/report.js'
 import { fmtInt, fmtNum, median, sleep } from '../lib/stats.js'
 import type { Suite, SuiteOptions } from '../lib/suite.js'
 import { renderTable } from '../lib/table.js'
 import { makeTempDir, removeTempDir } from '../lib/tmp.js'
 
-const PARTITIONS = 4
-const USERS = 100
 const CUSTOMERS = 10_000
-const SIZE = 10_000
-const LATENESS = 1000
-const BATCH = 5000
-const BASE = Date.UTC(2026, 0, 1)
-const FAR = BASE + 10 * 365 * 86_400_000
 /** Keys one message of the restore phase writes (a message writes at most 1000). */
 const KEYS_PER_MESSAGE = 1000
 
@@ -53,25 +47,6 @@ interface Row {
 
 const ms = (t0: bigint): number => Number(process.hrtime.bigint() - t0) / 1e6
 const rate = (n: number, took: number): number => (n * 1000) / took
-
-/** Click `i`: user, event time 10 ms apart with ±1 s of disorder, one in 100 15 s late. */
-const click = (i: number) => ({
-  key: `u${i % USERS}`,
-  value: i,
-  timestamp: BASE + i * 10 + ((i * 7919) % 2001) - 1000 - (i % 100 === 50 ? 15_000 : 0),
-})
-
-async function sendClicks(twain: Twain, topic: string, n: number): Promise<void> {
-  await twain.createTopic(topic, { partitions: PARTITIONS, keyType: 'string' })
-  const p = twain.producer<number, string>(topic)
-  for (let i = 0; i < n; i += BATCH)
-    await p.sendBatch(Array.from({ length: Math.min(BATCH, n - i) }, (_, j) => click(i + j)))
-  // One click per partition far in the future closes every window.
-  await p.sendBatch(
-    Array.from({ length: PARTITIONS }, (_, q) => ({ key: `end-${q}`, value: -1, partition: q, timestamp: FAR })),
-  )
-  await p.close()
-}
 
 /** a: the windows by hand, in memory; resolves with `user start count` of every result once stored. */
 async function handWindows(twain: Twain, input: string, output: string, total: number): Promise<string[]> {
