@@ -1,9 +1,7 @@
 import { PartitionLock, type LockOptions } from './partition-lock.js'
 
-/** Keep the lock this long after a write for the next batch, then look again whether another process waits. */
-export const HOLD_IDLE_MS = 2
-/** While no other process waits for it, keep the lock up to this long after the last write. */
-export const HOLD_QUIET_MS = 20
+/** Keep the lock this long after a write for the next batch. */
+const HOLD_IDLE_MS = 2
 /** Every this long in a row, yield to a waiting process (or mark the lock as alive). */
 const HOLD_MAX_MS = 20
 /** After yielding, wait this long before taking the lock again. */
@@ -13,10 +11,7 @@ const COOLDOWN_MS = 3
  * A `PartitionLock` held between writes, shared by the native and the Python-TwainMQ appenders.
  * Taking the lock costs a few directory operations (create, link, unlink: 50-300 µs on ext4), more
  * than encoding a batch of a thousand records, so a writer keeps it `HOLD_IDLE_MS` after a write
- * for the next batch of a busy producer, and, looking every `HOLD_IDLE_MS` whether another process
- * waits (a fresh `<lock>.want` marker), up to `HOLD_QUIET_MS` while none does: a processor writes
- * each of its partitions once per batch it reads, a few milliseconds apart, and would otherwise
- * take the lock anew for nearly every write. After `HOLD_MAX_MS` in a row it checks whether another
+ * for the next batch of a busy producer. After `HOLD_MAX_MS` in a row it checks whether another
  * process waits (a fresh `<lock>.want` marker): if so it releases and waits `COOLDOWN_MS` before
  * taking it again, so the waiter (polling every few ms) gets its turn; if not, it touches the lock
  * (alive) and keeps going without a pause.
@@ -25,8 +20,6 @@ export class HeldLock {
   private readonly lock: PartitionLock
   private held = false
   private heldSince = 0
-  /** Looks (`quiet`) since the last write under the lock. */
-  private looks = 0
   private holdTimer: NodeJS.Timeout | undefined
   private cooldownUntil = 0
 
@@ -69,30 +62,8 @@ export class HeldLock {
       this.heldSince = now // nobody waits: keep going without a pause
     }
     this.held = true
-    this.looks = 0
-    this.holdFor()
-  }
-
-  /** Look again in `HOLD_IDLE_MS` whether to keep the lock (`quiet`). */
-  private holdFor(): void {
-    this.holdTimer = setTimeout(this.quiet, HOLD_IDLE_MS)
+    this.holdTimer = setTimeout(() => this.release(), HOLD_IDLE_MS)
     this.holdTimer.unref()
-  }
-
-  /** No write came since the last look: keep the lock while quiet and nobody waits, else release it. */
-  private readonly quiet = (): void => {
-    if (!this.held) return
-    if (++this.looks * HOLD_IDLE_MS < HOLD_QUIET_MS && !this.waited()) this.holdFor()
-    else this.release()
-  }
-
-  /** Whether another process waits for the lock (taken as yes when the marker cannot be looked at). */
-  private waited(): boolean {
-    try {
-      return this.lock.othersWaiting()
-    } catch {
-      return true
-    }
   }
 
   /** Release the lock now (after a failed write, on close, or when the hold expires). */
