@@ -6,6 +6,9 @@ const HOLD_IDLE_MS = 2
 const HOLD_MAX_MS = 20
 /** After yielding, wait this long before taking the lock again. */
 const COOLDOWN_MS = 3
+/** First pause before a release that failed (a file system turned read-only) is tried again; doubled up to `RELEASE_RETRY_MAX_MS`. */
+const RELEASE_RETRY_MS = 50
+const RELEASE_RETRY_MAX_MS = 1000
 
 /**
  * A `PartitionLock` held between writes, shared by the native and the Python-TwainMQ appenders.
@@ -49,21 +52,46 @@ export class HeldLock {
     return this.lock.stillHeld()
   }
 
-  /** A write under the lock succeeded: keep the lock a moment for the next one (or yield it). */
+  /**
+   * A write under the lock succeeded: keep the lock a moment for the next one (or yield it). Never
+   * throws: the write it follows is stored (see `expire`).
+   */
   written(): void {
     const now = Date.now()
     if (now - this.heldSince > HOLD_MAX_MS || now < this.heldSince) {
-      if (this.lock.othersWaiting() || !this.lock.stillHeld()) {
-        this.release()
+      let yieldNow: boolean
+      try {
+        yieldNow = this.lock.othersWaiting() || !this.lock.stillHeld()
+      } catch {
+        yieldNow = true // the directory cannot be read: release (or keep it, as `expire` says)
+      }
+      if (yieldNow) {
         this.cooldownUntil = now + COOLDOWN_MS
+        this.expire(RELEASE_RETRY_MS)
         return
       }
       this.lock.touch()
       this.heldSince = now // nobody waits: keep going without a pause
     }
     this.held = true
-    this.holdTimer = setTimeout(() => this.release(), HOLD_IDLE_MS)
+    this.holdTimer = setTimeout(() => this.expire(RELEASE_RETRY_MS), HOLD_IDLE_MS)
     this.holdTimer.unref()
+  }
+
+  /**
+   * Release the kept lock without throwing: a timer's callback, or after a stored write. When the
+   * lock file cannot be removed (a file system turned read-only), the lock stays held, for this
+   * writer's next write, and is tried again after `retryMs` (doubled each time, up to
+   * `RELEASE_RETRY_MAX_MS`), so other processes get it once the file system is writable again.
+   */
+  private expire(retryMs: number): void {
+    try {
+      this.release()
+    } catch {
+      this.held = true
+      this.holdTimer = setTimeout(() => this.expire(Math.min(retryMs * 2, RELEASE_RETRY_MAX_MS)), retryMs)
+      this.holdTimer.unref()
+    }
   }
 
   /** Release the lock now (after a failed write, on close, or when the hold expires). */

@@ -75,6 +75,8 @@ export class PartitionLock {
   /** Try once; true when acquired. Throws `BackendError` when the lock cannot be written (disk full, …). */
   tryAcquire(): boolean {
     clearTimeout(this.lingerTimer)
+    // A release that could not remove the lock file left it this one's.
+    if (this.ino >= 0 && this.stillHeld()) return true
     for (let attempt = 0; ; attempt++) {
       let owner: { path: string; ino: number }
       try {
@@ -197,8 +199,13 @@ export class PartitionLock {
     return this.ino >= 0 && lstatSync(this.path, { throwIfNoEntry: false })?.ino === this.ino
   }
 
-  /** Release, unless the lock was broken meanwhile and now belongs to someone else. */
+  /**
+   * Release, unless the lock was broken meanwhile and now belongs to someone else. When the lock
+   * file cannot be removed (a file system turned read-only) the lock stays this one's, taken again
+   * by `tryAcquire` and released by a later `release`, and this throws `BackendError`.
+   */
   release(): void {
+    const ino = this.ino
     const mine = this.stillHeld()
     this.ino = -1
     this.lingerOwnerFile()
@@ -206,7 +213,10 @@ export class PartitionLock {
     try {
       unlinkSync(this.path)
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw backendError(`Cannot release lock ${this.path}`, e)
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return
+      clearTimeout(this.lingerTimer)
+      this.ino = ino
+      throw backendError(`Cannot release lock ${this.path}`, e)
     }
   }
 
