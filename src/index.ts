@@ -23,7 +23,7 @@ export {
   type FixedWindowSpec,
   type SessionWindowSpec,
 } from './consumer/partitioned/windows/window-spec.js'
-export type { OutputMetadata, OutputOptions } from './consumer/partitioned/outputs.js'
+export type { OutputMetadata, OutputOptions } from './consumer/partitioned/output-record.js'
 export type { ConsumerOptions } from './consumer/options.js'
 export type { GroupMessage } from './consumer/group-message.js'
 export type { ConsumerEventMap } from './consumer/events.js'

@@ -6,7 +6,7 @@ import type { Partitioner } from '../core/hash64.js'
 import { keyCodec, type KeyCodec } from '../core/keys.js'
 import type { TypeRegistry } from '../core/message-types.js'
 import { ValueKind, encodeValue } from '../core/values.js'
-import type { PreparedRecord, SendItem, SendRecord } from './send-record.js'
+import type { InPlaceRecord, PreparedRecord, SendItem, SendRecord } from './send-record.js'
 
 function checkHeaders(headers: unknown): Record<string, string> | undefined {
   if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) {
@@ -106,8 +106,8 @@ export class Preparer {
     return this.typed(item.type, item).then((v) => this.finish(item, v, undefined))
   }
 
-  /** A single send, prepared in place (it is its own input). */
-  send(r: SendRecord): PreparedRecord | Promise<PreparedRecord> {
+  /** A single send (or a processor's output), prepared in place (it is its own input). */
+  send(r: InPlaceRecord): PreparedRecord | Promise<PreparedRecord> {
     const item = r as unknown as SendItem
     if (item.type === undefined) return this.finish(item, item.value, r)
     return this.typed(item.type, item).then((v) => this.finish(item, v, r))
@@ -123,10 +123,10 @@ export class Preparer {
     return this.types.validate(type, item.value, `sending to topic "${meta.name}"`)
   }
 
-  private finish(item: SendItem, value: unknown, target: SendRecord | undefined): PreparedRecord {
+  private finish(item: SendItem, value: unknown, target: InPlaceRecord | undefined): PreparedRecord {
     const meta = this.meta
     const codec = this.codec
-    // `item` may be the `target` itself (a SendRecord): read every input before writing outputs.
+    // `item` may be the `target` itself (an InPlaceRecord): read every input before writing outputs.
     const rawKey = item.key
     const pinned = item.partition
     const type = item.type

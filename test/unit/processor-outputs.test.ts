@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest'
 import type { Backend, OutputSource, SourcePosition, TopicMeta } from '../../src/backends/backend.js'
 import type { RecordInput } from '../../src/backends/record.js'
 import { cachedHash64 } from '../../src/core/hash64.js'
-import { Outputs, promised, type OutputMetadata, type OutputOf } from '../../src/consumer/partitioned/outputs.js'
+import { promised, type OutputMetadata, type OutputOf } from '../../src/consumer/partitioned/output-record.js'
+import { Outputs } from '../../src/consumer/partitioned/outputs.js'
 import { OwnedPartition } from '../../src/consumer/partitioned/owned-partition.js'
 import type { PartitionHandle } from '../../src/consumer/partitioned/partition-message.js'
 
@@ -69,7 +70,8 @@ const send = (
   topic: string,
   key: string,
   value: unknown,
-): Promise<OutputMetadata> => promised((to) => o.emit(m, h, seq, token, topic, key, value, undefined, to))
+): Promise<OutputMetadata> =>
+  promised((resolve, reject) => o.emit(m, h, seq, token, topic, key, value, undefined, resolve, reject))
 
 /** A message of the given offset (its outputs' settlements are not counted here). */
 const msg = (offset: number) => ({ offset, outputDone: () => undefined })

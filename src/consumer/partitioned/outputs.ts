@@ -1,54 +1,21 @@
 import type { Backend, OutputSource, TopicMeta } from '../../backends/backend.js'
 import { ClosedError, FencedError, TopicNotFoundError, TwainError } from '../../core/errors.js'
 import type { Partitioner } from '../../core/hash64.js'
-import type { Key, RecordMetadata } from '../../core/types.js'
+import type { Key } from '../../core/types.js'
 import { Preparer, type TypeCheck } from '../../producer/prepare.js'
 import type { PreparedRecord } from '../../producer/send-record.js'
+import {
+  OutputRecord,
+  type OutputMetadata,
+  type OutputOf,
+  type OutputOptions,
+  type OutputReject,
+  type OutputResolve,
+} from './output-record.js'
 import type { PartitionedLedger } from './ledger.js'
 import type { OwnedPartition } from './owned-partition.js'
 import { current, type PartitionHandle } from './partition-message.js'
 import type { StateFlush } from './state/state-flush.js'
-
-/** Options of one output (`ProcessorMessage.send`): a producer's `SendOptions` without `id` (an output's identity is its source position). */
-export interface OutputOptions {
-  /** Headers stored with the output (the store adds `x-twain-source`). @default none */
-  headers?: Record<string, string>
-  /** A registered message type: the value is validated and stored as tagged JSON. @default none (the value is stored as it is) */
-  type?: string
-  /** Write to this partition instead of the partitioner's choice. @default the processor's `partitioner` of the key */
-  partition?: number
-  /**
-   * The output's event time, as `SendOptions.timestamp` (ms since the epoch or a `Date`), e.g. its
-   * input's `message.timestamp` to keep event time through a pipeline.
-   * @default the time the output is appended
-   */
-  timestamp?: number | Date
-}
-
-/** Where an output is stored. */
-export interface OutputMetadata extends RecordMetadata {
-  topic: string
-}
-
-/** Who is told how an output ended (`Outputs.emit`): `resolve` once stored, else `reject`. */
-export interface OutputTo {
-  resolve(r: OutputMetadata): void
-  reject(e: unknown): void
-}
-
-/** The output `emit` queues, as a promise. */
-export const promised = (emit: (to: OutputTo) => void): Promise<OutputMetadata> =>
-  new Promise((resolve, reject) => emit({ resolve, reject }))
-
-/** The message an output is of: its offset is the output's source position (with the output's sequence number). */
-export interface OutputOf {
-  readonly offset: number
-  /**
-   * Its output sent with `token` settled (`failure` undefined: stored): called once per output,
-   * before the output's promise settles, so the message needs no promise of its own per output.
-   */
-  outputDone(token: number, failure: unknown): void
-}
 
 /** Most outputs in one store call (the Redis backend splits larger calls into parts itself). */
 const MAX_CALL = 5000
@@ -57,33 +24,23 @@ const MAX_BACKOFF_MS = 1000
 /** Pause before an input partition is read again after one of its outputs failed for good. */
 const REWIND_DELAY_MS = 1000
 
-/** One output waiting for its write. */
-interface Item {
-  m: OutputOf
-  h: PartitionHandle
-  seq: number
-  token: number
-  rec: PreparedRecord
-  to: OutputTo
-}
-
 /** An output stored: its message told, then its promise. */
-function stored(it: Item, r: OutputMetadata): void {
+function stored(it: OutputRecord, r: OutputMetadata): void {
   it.m.outputDone(it.token, undefined)
-  it.to.resolve(r)
+  it.resolve(r)
 }
 
 /** An output that will not be stored: its message told, then its promise. */
-function failed(it: Item, e: unknown): void {
+function failed(it: OutputRecord, e: unknown): void {
   it.m.outputDone(it.token, e)
-  it.to.reject(e)
+  it.reject(e)
 }
 
 /** The outputs to one partition of one topic, written one store call at a time (each input partition's in the order they were sent). */
 interface Lane {
   topic: string
   partition: number
-  queue: Item[]
+  queue: OutputRecord[]
   busy: boolean
 }
 
@@ -114,10 +71,10 @@ const backoff = (attempt: number): Promise<unknown> =>
 /** The rejection of an output dropped by its message's `nack()`. */
 const discarded = (): TwainError => new TwainError(`Output dropped: its message was nacked`, { code: 'ERR_DISCARDED' })
 
-/** An output refused before it was queued: `m` is told, then `to`. */
-function refused(m: OutputOf, token: number, e: unknown, to: OutputTo): void {
+/** An output refused before it was queued: `m` is told, then `reject`. */
+function refused(m: OutputOf, token: number, e: unknown, reject: OutputReject): void {
   m.outputDone(token, e)
-  to.reject(e)
+  reject(e)
 }
 
 /** The partition a message was read from is still this member's, and not being handed over. */
@@ -135,7 +92,8 @@ const holds = (part: OwnedPartition): boolean => !part.lost && !part.dropped && 
  * the messages handed out since are delivered again, after the failed one.
  */
 export class Outputs {
-  private readonly lanes = new Map<string, Lane>()
+  /** Per topic, its partitions' lanes (a lane while it has outputs queued or being written). */
+  private readonly lanes = new Map<string, Array<Lane | undefined>>()
   private readonly flushLanes = new Map<string, FlushLane>()
   private readonly metas = new Map<string, TopicMeta>()
   private readonly incarnations = new Map<string, number>()
@@ -161,9 +119,9 @@ export class Outputs {
   }
 
   /**
-   * Queue an output of `m` (its `seq`-th): `to` is told once it is stored (or recognised as
-   * stored), or will not be; `m` is told first (`outputDone(token, …)`), once, whatever becomes of
-   * it. No promise per output: a caller that wants one makes it (`ProcessorMessageImpl.send`), a
+   * Queue an output of `m` (its `seq`-th): `resolve` is called once it is stored (or recognised as
+   * stored), `reject` once it will not be; `m` is told first (`outputDone(token, …)`), once,
+   * whatever becomes of it. No promise per output: a caller that wants one makes it (`ProcessorMessageImpl.send`), a
    * result stream's outputs, many per batch, need none.
    */
   emit(
@@ -175,44 +133,37 @@ export class Outputs {
     key: Key,
     value: unknown,
     options: OutputOptions | undefined,
-    to: OutputTo,
+    resolve: OutputResolve,
+    reject: OutputReject,
     types: TypeCheck = this.types,
   ): void {
-    if (this.closed) return refused(m, token, new ClosedError(`The processor of group "${this.group}" is closed`), to)
-    const item = {
-      key,
-      value,
-      headers: options?.headers,
-      type: options?.type,
-      partition: options?.partition,
-      timestamp: options?.timestamp,
-    }
+    if (this.closed)
+      return refused(m, token, new ClosedError(`The processor of group "${this.group}" is closed`), reject)
+    const rec = new OutputRecord(m, h, seq, token, key, value, options, resolve, reject)
     const meta = this.metas.get(topic)
-    if (this.chain === undefined && meta !== undefined && item.type === undefined) {
+    if (this.chain === undefined && meta !== undefined && rec.type === undefined) {
       // The common case, synchronously: the output is queued in the order it was sent.
-      let rec: PreparedRecord
       try {
-        rec = this.preparer(topic, meta, types).item(item) as PreparedRecord
+        // Without a type it is prepared synchronously, in place: no promise comes back.
+        void this.preparer(topic, meta, types).send(rec)
       } catch (e) {
-        return refused(m, token, e, to)
+        return failed(rec, e)
       }
-      return this.queue(m, h, seq, token, topic, rec, to)
+      return this.queue(topic, rec)
     }
     const discards = this.discards.get(m)
     const prepared = (this.chain ?? Promise.resolve()).then(async () => {
       const known = this.metas.get(topic) ?? (await this.metaOf(topic))
-      return new Preparer(known, this.partitioner, types, Date.now()).item(item)
+      await new Preparer(known, this.partitioner, types, Date.now()).send(rec)
     })
     // Queued as soon as prepared (before the next send's preparation starts): the chain holds
     // sends being prepared, not sends being stored, so a lane's next call takes every output queued
     // meanwhile rather than one output per call.
     const link = prepared.then(
-      (rec) =>
+      () =>
         // `nack()` while it was prepared: it was not sent yet, so it is dropped like a queued one.
-        this.discards.get(m) !== discards
-          ? refused(m, token, discarded(), to)
-          : this.queue(m, h, seq, token, topic, rec, to),
-      (e: unknown) => refused(m, token, e, to),
+        this.discards.get(m) !== discards ? failed(rec, discarded()) : this.queue(topic, rec),
+      (e: unknown) => failed(rec, e),
     )
     this.chain = link
     void link.then(() => {
@@ -252,28 +203,27 @@ export class Outputs {
   }
 
   /** Queue a prepared output of `emit`. */
-  private queue(
-    m: OutputOf,
-    h: PartitionHandle,
-    seq: number,
-    token: number,
-    topic: string,
-    rec: PreparedRecord,
-    to: OutputTo,
-  ): void {
-    if (this.closed) return refused(m, token, new ClosedError(`The processor of group "${this.group}" is closed`), to)
-    const id = `${topic}\0${rec.partition}`
-    let lane = this.lanes.get(id)
-    if (lane === undefined) this.lanes.set(id, (lane = { topic, partition: rec.partition, queue: [], busy: false }))
-    lane.queue.push({ m, h, seq, token, rec, to })
+  private queue(topic: string, rec: OutputRecord): void {
+    if (this.closed) return failed(rec, new ClosedError(`The processor of group "${this.group}" is closed`))
+    let byPartition = this.lanes.get(topic)
+    if (byPartition === undefined) this.lanes.set(topic, (byPartition = []))
+    let lane = byPartition[rec.partition]
+    if (lane === undefined)
+      byPartition[rec.partition] = lane = { topic, partition: rec.partition, queue: [], busy: false }
+    lane.queue.push(rec)
     if (!lane.busy) void this.pump(lane)
+  }
+
+  /** Every lane there is. */
+  private *allLanes(): IterableIterator<Lane> {
+    for (const byPartition of this.lanes.values()) for (const lane of byPartition) if (lane !== undefined) yield lane
   }
 
   /** Drop `m`'s outputs not yet written (`nack()`): they reject. */
   discard(m: OutputOf): void {
     this.discards.set(m, (this.discards.get(m) ?? 0) + 1)
-    for (const lane of this.lanes.values()) {
-      const keep: Item[] = []
+    for (const lane of this.allLanes()) {
+      const keep: OutputRecord[] = []
       for (const it of lane.queue) {
         if (it.m === m) failed(it, discarded())
         else keep.push(it)
@@ -290,12 +240,12 @@ export class Outputs {
     await new Promise((r) => setImmediate(r))
     try {
       while (lane.queue.length > 0) {
-        const part = (lane.queue[0] as Item).h.part
+        const part = (lane.queue[0] as OutputRecord).h.part
         await this.write(lane, part, this.take(lane, part))
       }
     } finally {
       lane.busy = false
-      if (lane.queue.length === 0) this.lanes.delete(`${lane.topic}\0${lane.partition}`)
+      if (lane.queue.length === 0) (this.lanes.get(lane.topic) as Array<Lane | undefined>)[lane.partition] = undefined
     }
   }
 
@@ -306,15 +256,15 @@ export class Outputs {
    * no order binds (their inputs are not ordered either), are not kept in send order among each
    * other: interleaved, they would make a call per run.
    */
-  private take(lane: Lane, part: OwnedPartition): Item[] {
+  private take(lane: Lane, part: OwnedPartition): OutputRecord[] {
     const q = lane.queue
     let n = 1
-    while (n < q.length && n < MAX_CALL && (q[n] as Item).h.part === part) n++
+    while (n < q.length && n < MAX_CALL && (q[n] as OutputRecord).h.part === part) n++
     if (n === q.length || n === MAX_CALL) return q.splice(0, n)
     const items = q.slice(0, n)
-    const rest: Item[] = []
+    const rest: OutputRecord[] = []
     for (let i = n; i < q.length; i++) {
-      const it = q[i] as Item
+      const it = q[i] as OutputRecord
       if (it.h.part === part && items.length < MAX_CALL) items.push(it)
       else rest.push(it)
     }
@@ -323,14 +273,14 @@ export class Outputs {
   }
 
   /** Write one call's outputs (one source), trying again after retriable failures while the partition is this member's. */
-  private async write(lane: Lane, part: OwnedPartition, all: Item[]): Promise<void> {
+  private async write(lane: Lane, part: OwnedPartition, all: OutputRecord[]): Promise<void> {
     let items = all
     let results: Array<{ offset: number; duplicate: boolean }> | undefined
     try {
       results = await this.appendRetrying(lane, part, () => {
         // Outputs of a delivery from before a seek, or of a partition given up, are not written.
         if (!holds(part) || items.some((it) => !current(it.h))) {
-          const live: Item[] = []
+          const live: OutputRecord[] = []
           for (const it of items) {
             if (holds(part) && current(it.h)) live.push(it)
             else failed(it, this.fenced(part, 'its partition is no longer this member’s'))
@@ -338,7 +288,7 @@ export class Outputs {
           items = live
           if (items.length === 0) return undefined
         }
-        return { recs: items.map((it) => it.rec), positions: items.map((it) => ({ offset: it.m.offset, seq: it.seq })) }
+        return { recs: items, positions: items.map((it) => ({ offset: it.m.offset, seq: it.seq })) }
       })
     } catch (e) {
       return this.failedForGood(lane, part, items, (it) => failed(it, e))
@@ -474,7 +424,7 @@ export class Outputs {
     this.closed = true
     const closed = (): ClosedError =>
       new ClosedError(`The processor of group "${this.group}" closed before this output was written`)
-    for (const lane of this.lanes.values()) for (const it of lane.queue.splice(0)) failed(it, closed())
+    for (const lane of this.allLanes()) for (const it of lane.queue.splice(0)) failed(it, closed())
     for (const lane of this.flushLanes.values()) for (const f of lane.queue.splice(0)) f.settle(closed())
   }
 }

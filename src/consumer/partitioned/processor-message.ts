@@ -3,7 +3,15 @@ import type { Key, Message } from '../../core/types.js'
 import { GroupMessageImpl, type GroupMessage, type Settler } from '../group-message.js'
 import type { MessageMaker } from './ledger.js'
 import { current, isSettled, type PartitionHandle } from './partition-message.js'
-import { promised, type OutputMetadata, type OutputOptions, type Outputs, type OutputTo } from './outputs.js'
+import {
+  lastOutput,
+  outputPromise,
+  type OutputMetadata,
+  type OutputOptions,
+  type OutputReject,
+  type OutputResolve,
+} from './output-record.js'
+import type { Outputs } from './outputs.js'
 import { MessageState, type StateOwner } from './state/message-state.js'
 import type { PreparedRecord } from '../../producer/send-record.js'
 import type { PartitionState, StateWrite } from './state/partition-state.js'
@@ -83,19 +91,29 @@ export class ProcessorMessageImpl<V>
   stateCarried = false
 
   send<OV = unknown>(topic: string, key: Key, value: OV, options?: OutputOptions): Promise<OutputMetadata> {
-    return promised((to) => this.emit(topic, key, value, options, to))
+    const sent = outputPromise()
+    const { resolve, reject } = lastOutput
+    this.emit(topic, key, value, options, resolve, reject)
+    return sent
   }
 
   /**
-   * @internal `send` without a promise (`Outputs.emit`): `to` is told once, synchronously when the
-   * output is refused before it is queued.
+   * @internal `send` without a promise (`Outputs.emit`): `resolve` or `reject` is called once,
+   * `reject` synchronously when the output is refused before it is queued.
    */
-  emit(topic: string, key: Key, value: unknown, options: OutputOptions | undefined, to: OutputTo): void {
+  emit(
+    topic: string,
+    key: Key,
+    value: unknown,
+    options: OutputOptions | undefined,
+    resolve: OutputResolve,
+    reject: OutputReject,
+  ): void {
     const h = GroupMessageImpl.handle(this)
     if (isSettled(this) || this.#ackWanted || this.#flush !== 0 || this.#nackedIn === this.deliveryCount)
-      return to.reject(new InvalidArgumentError(`send() to "${topic}" after the message ${this.#where()} was settled`))
+      return reject(new InvalidArgumentError(`send() to "${topic}" after the message ${this.#where()} was settled`))
     if (!current(h) || h.part.releasing)
-      return to.reject(
+      return reject(
         new FencedError(
           `send() of message ${this.#where()}: its partition is no longer this member's; nothing was stored`,
         ),
@@ -103,16 +121,16 @@ export class ProcessorMessageImpl<V>
     this.#turn()
     // Numbers from TIMER_SEQ on are the partition's timer turns' (decision 208).
     if (this.#seq >= TIMER_SEQ - MAX_STATE_WRITES - 1)
-      return to.reject(
+      return reject(
         new InvalidArgumentError(`Message ${this.#where()} sent more than ${TIMER_SEQ - MAX_STATE_WRITES - 2} outputs`),
       )
     const trace = GroupMessageImpl.trace(this)
     if (trace !== undefined)
       options = { ...options, headers: trace.outputHeaders(options?.headers) as Record<string, string> }
     this.#pending++
-    // The outputs tell this message when the output settles (`outputDone`), before `to`.
+    // The outputs tell this message when the output settles (`outputDone`), before `resolve` or `reject`.
     const outputs = this.#outputs as Outputs
-    outputs.emit(this, h, this.#seq++, this.#delivery, topic, key, value, options, to)
+    outputs.emit(this, h, this.#seq++, this.#delivery, topic, key, value, options, resolve, reject)
   }
 
   /** Outputs are numbered per delivery. */

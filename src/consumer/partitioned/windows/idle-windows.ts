@@ -1,4 +1,5 @@
-import type { Outputs, OutputMetadata } from '../outputs.js'
+import type { OutputMetadata } from '../output-record.js'
+import type { Outputs } from '../outputs.js'
 import type { PartitionState } from '../state/partition-state.js'
 import type { ProcessorState } from '../state/processor-state.js'
 import { TIMER_SEQ } from '../state/timer-turn.js'

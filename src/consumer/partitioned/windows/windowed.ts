@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from '../../../core/errors.js'
 import type { Key } from '../../../core/types.js'
 import { MessageStream } from '../../../stream/message-stream.js'
-import type { OutputMetadata } from '../outputs.js'
+import type { OutputMetadata } from '../output-record.js'
 import { copiedHeaders } from '../copied-headers.js'
 import { Processor } from '../processor.js'
 import { isCurrent, noResult, ResultSource } from '../result-source.js'
@@ -184,10 +184,8 @@ class WindowedSource<V, K extends Key, A>
       w.key,
       value,
       { timestamp: w.end - 1 },
-      {
-        resolve: (r) => this.settled(this.stored(w, partition, r, early)),
-        reject: this.unstored,
-      },
+      (r) => this.settled(this.stored(w, partition, r, early)),
+      this.unstored,
     )
   }
 
