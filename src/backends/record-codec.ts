@@ -103,21 +103,23 @@ export function recordBytes(r: RecordInput, type: Buffer | undefined): number {
 
 /**
  * A header each record of a call carries, with its value for each, written as the records are
- * encoded (`writeRecord`'s `added`): not in the records themselves (a processor's `x-twain-source`).
+ * encoded (`writeRecord`'s `added`): not in the records themselves (a processor's `x-twain-source`,
+ * `SourceHeaders`, whose values are written as bytes, never made into strings).
  */
 export interface AddedHeaders {
-  name: string
-  values: readonly string[]
+  /** The header's name. */
+  readonly name: string
+  /** Most bytes the header adds to record `i` (its name and value, with their lengths). */
+  bound(i: number): number
+  /** Write the value of record `i`'s header at `pos`; returns the position after it. */
+  writeValue(buf: Buffer, pos: number, i: number): number
 }
-
-/** The most bytes header `name` with value `value` can add to a record (`writeRecord`'s `added`). */
-export const addedHeaderBound = (name: string, value: string): number => 6 + 3 * (name.length + value.length)
 
 /**
  * Write a record at `pos` (room for `recordBytes` must be there); returns the position after it
- * (exact). With `added` (a header name) and `addedValue`, the record carries that header too, last,
- * in place of any of its own by that name (room for `addedHeaderBound` more): a store's header
- * (`x-twain-source`) without a copy of the record made to hold it.
+ * (exact). With `added`, the record carries that header too (record `addedIndex`'s value), last,
+ * in place of any of its own by that name (room for `added.bound(addedIndex)` more): a store's
+ * header (`x-twain-source`) without a copy of the record made to hold it.
  */
 export function writeRecord(
   buf: Buffer,
@@ -125,8 +127,8 @@ export function writeRecord(
   r: RecordInput,
   type: Buffer | undefined,
   tsBase: number,
-  added?: string,
-  addedValue?: string,
+  added?: AddedHeaders,
+  addedIndex = 0,
 ): number {
   const start = pos
   buf.writeDoubleLE(r.timestamp - tsBase, pos + 4)
@@ -134,21 +136,41 @@ export function writeRecord(
   buf[pos + 13] = type ? type.length : 0
   const keyBytes = r.keyBytes
   put16(buf, pos + 14, keyBytes)
+  const addedName = added?.name
   let hc = added === undefined ? 0 : 1
-  if (r.headers) for (const k in r.headers) if (k !== added) hc++
+  if (r.headers) for (const k in r.headers) if (k !== addedName) hc++
   put16(buf, pos + 16, hc)
   pos = writeKey(buf, pos + 18, r.key, keyBytes)
   if (type) pos += type.copy(buf, pos)
   if (r.headers) {
     for (const k in r.headers) {
-      if (k === added) continue
+      if (k === addedName) continue
       pos = writeHeader(buf, pos, k, r.headers[k] as string)
     }
   }
-  if (added !== undefined) pos = writeHeader(buf, pos, added, addedValue as string)
+  if (added !== undefined) {
+    const kl = writeShortUtf8(buf, added.name, pos + 6)
+    const end = added.writeValue(buf, pos + 6 + kl, addedIndex)
+    put16(buf, pos, kl)
+    put32(buf, pos + 2, end - pos - 6 - kl)
+    pos = end
+  }
   pos += typeof r.value === 'string' ? writeUtf8(buf, r.value, pos) : r.value.copy(buf, pos)
   put32(buf, start, pos - start - 4)
   return pos
+}
+
+/** Write a non-negative safe integer in decimal ASCII at `pos` (room for 16 bytes); returns the position after it. */
+export function writeDecimal(buf: Buffer, pos: number, n: number): number {
+  let digits = 1
+  for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++
+  let x = n
+  for (let i = pos + digits - 1; i >= pos; i--) {
+    const q = Math.floor(x / 10)
+    buf[i] = 48 + (x - q * 10)
+    x = q
+  }
+  return pos + digits
 }
 
 /** Write one header at `pos`; returns the position after it. */

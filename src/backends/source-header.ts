@@ -1,5 +1,5 @@
 import type { OutputSource, SourcePosition } from './backend.js'
-import type { AddedHeaders } from './record-codec.js'
+import { writeDecimal, type AddedHeaders } from './record-codec.js'
 
 /**
  * The header a processor's output carries (`TopicStore.appendSourced`): where it came from, as
@@ -31,19 +31,54 @@ export function parseSourceHeader(
   return { key: `${f[0]} ${f[1]} ${f[2]}`, offset, seq, epoch, committed }
 }
 
+/** Most decimal digits of a position's offset (a safe integer) and sequence number (below 2^32). */
+const POSITION_DIGITS = 16 + 1 + 10
+
 /**
- * The `SOURCE_HEADER` of outputs of `source` at `positions`, one value each; the parts common to
- * the call are formatted once. The stores write it as they encode the records (`AddedHeaders`), so
- * the caller's records are neither changed nor copied.
+ * The `SOURCE_HEADER` of outputs of one source at `positions`, one value each, written as bytes as
+ * the stores encode the records (`AddedHeaders`): the parts common to the call are encoded once,
+ * each position's numbers are written as digits, and no value is made into a string. The
+ * caller's records are neither changed nor copied.
  */
-export function sourceHeaders(source: OutputSource, positions: readonly SourcePosition[]): AddedHeaders {
-  const [head, tail] = headerParts(source)
-  const values = new Array<string>(positions.length)
-  for (let i = 0; i < positions.length; i++) {
-    const p = positions[i] as SourcePosition
-    values[i] = `${head}${p.offset} ${p.seq}${tail}`
+export class SourceHeaders implements AddedHeaders {
+  readonly name = SOURCE_HEADER
+  private readonly most: number
+
+  private constructor(
+    private readonly head: Buffer,
+    private readonly tail: Buffer,
+    private readonly positions: readonly SourcePosition[],
+  ) {
+    this.most = 6 + SOURCE_HEADER.length + head.length + POSITION_DIGITS + tail.length
   }
-  return { name: SOURCE_HEADER, values }
+
+  static of(source: OutputSource, positions: readonly SourcePosition[]): SourceHeaders {
+    const [head, tail] = headerParts(source)
+    return new SourceHeaders(Buffer.from(head, 'utf8'), Buffer.from(tail, 'utf8'), positions)
+  }
+
+  /** The headers of the records at `indexes` of this call (the ones written), in that order. */
+  pick(indexes: readonly number[]): SourceHeaders {
+    return new SourceHeaders(
+      this.head,
+      this.tail,
+      indexes.map((i) => this.positions[i] as SourcePosition),
+    )
+  }
+
+  bound(): number {
+    return this.most
+  }
+
+  writeValue(buf: Buffer, pos: number, i: number): number {
+    const p = this.positions[i] as SourcePosition
+    buf.set(this.head, pos)
+    let at = writeDecimal(buf, pos + this.head.length, p.offset)
+    buf[at++] = 0x20
+    at = writeDecimal(buf, at, p.seq)
+    buf.set(this.tail, at)
+    return at + this.tail.length
+  }
 }
 
 /** The key of a source in a table: `<group> <topic>@<incarnation> <partition>`. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { encodeParts, PART_RECORDS } from '../../src/backends/redis/append-parts.js'
+import { SOURCE_HEADER, SourceHeaders, sourceHeader } from '../../src/backends/source-header.js'
 import type { RecordInput } from '../../src/backends/record.js'
 import { keyCodec } from '../../src/core/keys.js'
 import { encodeValue } from '../../src/core/values.js'
@@ -24,14 +25,24 @@ describe('Redis append parts (src/backends/redis/append-parts.ts)', () => {
   it('an added header goes on every record of every part as it is encoded: the bytes of the records copied with it', () => {
     // More records than a part holds, some with headers of their own (one by the added header's name).
     const records = Array.from({ length: PART_RECORDS + 500 }, (_, i) =>
-      rec(i, i % 3 === 0 ? { a: `${i}` } : i % 5 === 0 ? { 'x-added': 'own', b: 'é' } : undefined),
+      rec(i, i % 3 === 0 ? { a: `${i}` } : i % 5 === 0 ? { [SOURCE_HEADER]: 'own', b: 'é' } : undefined),
     )
-    const values = records.map((_, i) => `group topic@1 0 ${i} 0 3 ${i * 2}`)
-    const added = encodeParts(records, { name: 'x-added', values })
+    const source = {
+      group: 'group',
+      topic: 'topic',
+      incarnation: 1,
+      partition: 0,
+      epoch: 3,
+      committed: 40,
+      deadline: 0,
+    }
+    const positions = records.map((_, i) => ({ offset: 40 + (i >> 1), seq: i & 1 }))
+    const values = positions.map((p) => sourceHeader(source, p))
+    const added = encodeParts(records, SourceHeaders.of(source, positions))
     const copied = encodeParts(
       records.map((r, i) => {
-        const { ['x-added']: _own, ...rest } = r.headers ?? {}
-        return { ...r, headers: { ...rest, 'x-added': values[i] as string } }
+        const { [SOURCE_HEADER]: _own, ...rest } = r.headers ?? {}
+        return { ...r, headers: { ...rest, [SOURCE_HEADER]: values[i] as string } }
       }),
     )
     expect(added.counts).toEqual(copied.counts)

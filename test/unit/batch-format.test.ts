@@ -12,6 +12,7 @@ import {
   type FrameHeader,
 } from '../../src/backends/file/batch-format.js'
 import type { RawRecord, RecordInput } from '../../src/backends/record.js'
+import { SOURCE_HEADER, SourceHeaders, sourceHeader } from '../../src/backends/source-header.js'
 import { keyCodec } from '../../src/core/keys.js'
 import { ValueKind, decodeValue, encodeValue } from '../../src/core/values.js'
 import type { Message } from '../../src/index.js'
@@ -49,23 +50,41 @@ describe('batch format (src/backends/file/batch-format.ts)', () => {
   ]
 
   it("an added header goes on every record as it is encoded, in place of a record's own header by that name", () => {
-    const withOwn = [...records, rec(u16.encode(9), 'v', T0 + 1, { headers: { 'x-added': 'own', b: '2' } })]
-    const values = withOwn.map((_, i) => `source ü ${i}`)
-    const buf = encodeBatch(withOwn, 7, 'p', 0, undefined, { name: 'x-added', values })
+    const withOwn = [...records, rec(u16.encode(9), 'v', T0 + 1, { headers: { [SOURCE_HEADER]: 'own', b: '2' } })]
+    const source = {
+      group: 'g-ü',
+      topic: 'in',
+      incarnation: T0,
+      partition: 3,
+      epoch: 7,
+      committed: 2 ** 40,
+      deadline: 0,
+    }
+    // The largest numbers a position holds, and the digits' edges.
+    const positions = [0, 9, 10, 2 ** 31 - 1, Number.MAX_SAFE_INTEGER, 99_999].map((offset, i) => ({
+      offset,
+      seq: [0, 9, 10, 99, 2 ** 31 - 1, 2 ** 32 - 2][i] as number,
+    }))
+    const values = positions.map((p) => sourceHeader(source, p))
+    const added = SourceHeaders.of(source, positions)
+    const buf = encodeBatch(withOwn, 7, 'p', 0, undefined, added)
     expect(frameCrcOk(buf, 0, header(buf).length)).toBe(true)
     const got = decodeAll(buf, 'u16')
     expect(got.map((m) => m.headers)).toEqual(
       withOwn.map((r, i) => ({
-        ...Object.fromEntries(Object.entries(r.headers ?? {}).filter(([k]) => k !== 'x-added')),
-        'x-added': values[i],
+        ...Object.fromEntries(Object.entries(r.headers ?? {}).filter(([k]) => k !== SOURCE_HEADER)),
+        [SOURCE_HEADER]: values[i],
       })),
     )
     // The same bytes as the records copied with the header added (the record's own by that name dropped, the added one last).
     const copied = withOwn.map((r, i) => {
-      const { ['x-added']: _own, ...rest } = r.headers ?? {}
-      return { ...r, headers: { ...rest, 'x-added': values[i] as string } }
+      const { [SOURCE_HEADER]: _own, ...rest } = r.headers ?? {}
+      return { ...r, headers: { ...rest, [SOURCE_HEADER]: values[i] as string } }
     })
     expect(buf.equals(encodeBatch(copied, 7, 'p'))).toBe(true)
+    // A part of the call (the records written when the others were stored before): their own positions' values.
+    const picked = encodeBatch([withOwn[1], withOwn[4]] as RecordInput[], 7, 'p', 0, undefined, added.pick([1, 4]))
+    expect(decodeAll(picked, 'u16').map((m) => m.headers[SOURCE_HEADER])).toEqual([values[1], values[4]])
   })
 
   it('encode → decode returns every record with dense offsets, keys, values, kinds, types, headers, timestamps', () => {

@@ -2,7 +2,6 @@ import { crc32 } from 'node:zlib'
 import type { KeyCodec } from '../../core/keys.js'
 import type { Message } from '../../core/types.js'
 import {
-  addedHeaderBound,
   type AddedHeaders,
   RECORD_FIXED,
   readRawRecord,
@@ -72,7 +71,7 @@ export function encodeBatch(
   const pid = Buffer.from(producerId, 'utf8')
   const types: Array<Buffer | undefined> = new Array(records.length)
   let size = HEADER_BYTES + pid.length
-  if (added !== undefined) for (const v of added.values) size += addedHeaderBound(added.name, v)
+  if (added !== undefined) for (let i = 0; i < records.length; i++) size += added.bound(i)
   let first = records.length ? (records[0] as RecordInput).timestamp : Date.now()
   let max = first
   for (let i = 0; i < records.length; i++) {
@@ -92,7 +91,7 @@ export function encodeBatch(
   pid.copy(buf, HEADER_BYTES)
   let pos = HEADER_BYTES + pid.length
   for (let i = 0; i < records.length; i++)
-    pos = writeRecord(buf, pos, records[i] as RecordInput, types[i], first, added?.name, added?.values[i])
+    pos = writeRecord(buf, pos, records[i] as RecordInput, types[i], first, added, i)
   return sealFrame(pos === size ? buf : buf.subarray(0, pos), flags, pid.length, baseOffset, records.length, first, max)
 }
 

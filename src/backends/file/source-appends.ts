@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import type { IdempotentResult, OutputSource, SourcePosition } from '../backend.js'
 import type { RecordInput } from '../record.js'
 import { checkSourced, fencedOutput, SourceTable, type SourceState } from '../source-table.js'
-import { parseSourceHeader, SOURCE_HEADER, sourceHeaders, sourceKey } from '../source-header.js'
+import { parseSourceHeader, SOURCE_HEADER, SourceHeaders, sourceKey } from '../source-header.js'
 import type { PartitionAppender } from './appender.js'
 import { encodeBatch } from './batch-format.js'
 import type { IdAppendsHost } from './id-appends.js'
@@ -168,7 +168,7 @@ export class SourceAppends {
   ): Promise<IdempotentResult[]> {
     checkSourced(records.length, source, positions)
     if (records.length === 0) return []
-    const added = sourceHeaders(source, positions)
+    const added = SourceHeaders.of(source, positions)
     const sources = await this.partOf(topic, partition)
     let plan: ReturnType<SourceTable['decide']> | undefined
     let base: number | undefined
@@ -198,8 +198,7 @@ export class SourceAppends {
           // Each record's SOURCE_HEADER is written as it is encoded: no copy of the record made to hold it.
           if (p.fresh.length === records.length) return encodeBatch(records, b, producerId, 0, undefined, added)
           const fresh = p.fresh.map((i) => records[i] as RecordInput)
-          const values = p.fresh.map((i) => added.values[i] as string)
-          return encodeBatch(fresh, b, producerId, 0, undefined, { name: added.name, values })
+          return encodeBatch(fresh, b, producerId, 0, undefined, added.pick(p.fresh))
         },
         producerId,
         (b) => {

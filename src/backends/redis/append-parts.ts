@@ -1,4 +1,4 @@
-import { addedHeaderBound, recordBytes, typeBytes, writeRecord, type AddedHeaders } from '../record-codec.js'
+import { recordBytes, typeBytes, writeRecord, type AddedHeaders } from '../record-codec.js'
 import type { SourcePosition } from '../backend.js'
 import { ID_HEADER, type RecordInput } from '../record.js'
 
@@ -31,13 +31,12 @@ export function encodeParts(
       const t = typeBytes(r)
       types[j] = t
       size += recordBytes(r, t)
-      if (added !== undefined) size += addedHeaderBound(added.name, added.values[j] as string)
+      if (added !== undefined) size += added.bound(j)
       j++
     }
     const buf = Buffer.allocUnsafe(size) // a bound: unmeasured strings are measured as they are written
     let pos = 0
-    for (let k = i; k < j; k++)
-      pos = writeRecord(buf, pos, records[k] as RecordInput, types[k], 0, added?.name, added?.values[k])
+    for (let k = i; k < j; k++) pos = writeRecord(buf, pos, records[k] as RecordInput, types[k], 0, added, k)
     parts.push(pos === size ? buf : buf.subarray(0, pos))
     counts.push(j - i)
     i = j

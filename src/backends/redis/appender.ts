@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { AppendConflictError, ClosedError, LogRollbackError, TopicNotFoundError } from '../../core/errors.js'
 import type { IdempotentResult, OutputSource, SourcePosition } from '../backend.js'
 import { fencedOutput } from '../source-table.js'
-import { sourceHeaders, sourceKey } from '../source-header.js'
+import { SourceHeaders, sourceKey } from '../source-header.js'
 import type { AddedHeaders } from '../record-codec.js'
 import { MAX_REMEMBERED_IDS, type RecordInput } from '../record.js'
 import { encodeParts, packIds, packPositions } from './append-parts.js'
@@ -124,7 +124,7 @@ export class RedisAppender {
     ] as const
     const deadline = Number.isFinite(source.deadline) ? Math.floor(source.deadline) : ''
     // Each record's SOURCE_HEADER is written as it is encoded: no copy of the record made to hold it.
-    const added = sourceHeaders(source, positions)
+    const added = SourceHeaders.of(source, positions)
     return this.queue(id, () =>
       this.writeParts(topic, partition, id, records, takenAt, added, (seq, blob, at, n, now) => {
         return this.scripts.call('append-src', keys, [
