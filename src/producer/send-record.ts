@@ -1,4 +1,5 @@
 import type { RecordInput } from '../backends/record.js'
+import { capturedPromise, lastCaptured } from '../core/captured-promise.js'
 import type { Key, RecordMetadata } from '../core/types.js'
 import { ValueKind } from '../core/values.js'
 
@@ -33,15 +34,6 @@ export interface InPlaceRecord extends PreparedRecord {
   id?: string | undefined
   /** The event time given, unchecked; preparation sets `timestamp` from it. */
   eventTime: number | Date | undefined
-}
-
-const captured = {
-  resolve: undefined as unknown as (m: RecordMetadata) => void,
-  reject: undefined as unknown as (error: unknown) => void,
-}
-function capture(resolve: (m: RecordMetadata) => void, reject: (error: unknown) => void): void {
-  captured.resolve = resolve
-  captured.reject = reject
 }
 
 /** The options a record prepared in place takes from its caller (`SendOptions`, `OutputOptions`). */
@@ -103,9 +95,9 @@ export class SendRecord extends InPlaceFields {
   readonly promise: Promise<RecordMetadata>
   constructor(key: Key, value: unknown, options: InPlaceOptions | undefined) {
     super(key, value, options)
-    this.promise = new Promise(capture)
-    this.resolve = captured.resolve
-    this.reject = captured.reject
+    this.promise = capturedPromise<RecordMetadata>()
+    this.resolve = lastCaptured.resolve
+    this.reject = lastCaptured.reject
   }
 }
 

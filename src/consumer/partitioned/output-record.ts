@@ -31,22 +31,6 @@ export type OutputReject = (e: unknown) => void
 export const promised = (emit: (resolve: OutputResolve, reject: OutputReject) => void): Promise<OutputMetadata> =>
   new Promise(emit)
 
-/**
- * The resolving functions of the promise `outputPromise()` made last, overwritten by the next
- * call: to be read at once, into the caller's own variables.
- */
-export const lastOutput: { resolve: OutputResolve; reject: OutputReject } = {
-  resolve: () => undefined,
-  reject: () => undefined,
-}
-function capture(resolve: OutputResolve, reject: OutputReject): void {
-  lastOutput.resolve = resolve
-  lastOutput.reject = reject
-}
-
-/** A new output's promise, settled through `lastOutput`'s functions (a static executor: no closure per output). */
-export const outputPromise = (): Promise<OutputMetadata> => new Promise(capture)
-
 /** The message an output is of: its offset is the output's source position (with the output's sequence number). */
 export interface OutputOf {
   readonly offset: number

@@ -1,16 +1,10 @@
+import { capturedPromise, lastCaptured } from '../../core/captured-promise.js'
 import { FencedError, InvalidArgumentError } from '../../core/errors.js'
 import type { Key, Message } from '../../core/types.js'
 import { GroupMessageImpl, type GroupMessage, type Settler } from '../group-message.js'
 import type { MessageMaker } from './ledger.js'
 import { current, isSettled, type PartitionHandle } from './partition-message.js'
-import {
-  lastOutput,
-  outputPromise,
-  type OutputMetadata,
-  type OutputOptions,
-  type OutputReject,
-  type OutputResolve,
-} from './output-record.js'
+import { type OutputMetadata, type OutputOptions, type OutputReject, type OutputResolve } from './output-record.js'
 import type { Outputs } from './outputs.js'
 import { MessageState, type StateOwner } from './state/message-state.js'
 import type { PreparedRecord } from '../../producer/send-record.js'
@@ -91,8 +85,9 @@ export class ProcessorMessageImpl<V>
   stateCarried = false
 
   send<OV = unknown>(topic: string, key: Key, value: OV, options?: OutputOptions): Promise<OutputMetadata> {
-    const sent = outputPromise()
-    const { resolve, reject } = lastOutput
+    // A static executor: no closure per output (its resolving functions read at once).
+    const sent = capturedPromise<OutputMetadata>()
+    const { resolve, reject } = lastCaptured
     this.emit(topic, key, value, options, resolve, reject)
     return sent
   }
