@@ -36,20 +36,20 @@ export interface InPlaceRecord extends PreparedRecord {
   eventTime: number | Date | undefined
 }
 
-/** The options a record prepared in place takes from its caller (`SendOptions`, `OutputOptions`). */
+/** The options a record prepared in place takes from its caller (`OutputOptions`; `SendOptions` with `id`). */
 export interface InPlaceOptions {
   headers?: Record<string, string> | undefined
   type?: string | undefined
   partition?: number | undefined
-  id?: string | undefined
   timestamp?: number | Date | undefined
 }
 
 /**
  * The fields of a record prepared in place (`InPlaceRecord`): until preparation `key`, `value`,
- * `headers`, `type`, `partition`, `id` and `eventTime` hold the caller's input (it is its own
- * `SendItem`); the preparer reads each input before it writes the encoded field over it. A
- * producer's `SendRecord`, a processor's `OutputRecord`.
+ * `headers`, `type`, `partition` and `eventTime` (and a `SendRecord`'s `id`) hold the caller's
+ * input (it is its own `SendItem`); the preparer reads each input before it writes the encoded
+ * field over it. A producer's `SendRecord`, a processor's `OutputRecord` (an output has no id: its
+ * identity is its source position).
  */
 export abstract class InPlaceFields implements InPlaceRecord {
   key: Buffer | number
@@ -62,8 +62,8 @@ export abstract class InPlaceFields implements InPlaceRecord {
   headers: Record<string, string> | undefined
   partition: number
   offset = -1
-  /** The idempotency id given (`SendOptions.id`), until preparation puts it in `headers`. */
-  id: string | undefined
+  /** The idempotency id given (`SendOptions.id`; a `SendRecord`'s only), until preparation puts it in `headers`. */
+  id: string | undefined = undefined
   /** The event time given (the `timestamp` option, unchecked), until preparation sets `timestamp`. */
   eventTime: number | Date | undefined
   duplicate = false
@@ -73,7 +73,6 @@ export abstract class InPlaceFields implements InPlaceRecord {
     this.value = value as Buffer | string
     this.headers = options?.headers
     this.type = options?.type
-    this.id = options?.id
     this.eventTime = options?.timestamp
     this.partition = options?.partition as number // undefined until prepared when not pinned
   }
@@ -93,8 +92,9 @@ export class SendRecord extends InPlaceFields {
   readonly reject: (error: unknown) => void
   /** The `send()` promise. */
   readonly promise: Promise<RecordMetadata>
-  constructor(key: Key, value: unknown, options: InPlaceOptions | undefined) {
+  constructor(key: Key, value: unknown, options: (InPlaceOptions & { id?: string | undefined }) | undefined) {
     super(key, value, options)
+    this.id = options?.id
     this.promise = capturedPromise<RecordMetadata>()
     this.resolve = lastCaptured.resolve
     this.reject = lastCaptured.reject

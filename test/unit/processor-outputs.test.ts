@@ -1,9 +1,14 @@
 // A processor's output lanes (consumer/partitioned/outputs.ts): how sends become store calls.
 import { describe, expect, it } from 'vitest'
 import type { Backend, OutputSource, SourcePosition, TopicMeta } from '../../src/backends/backend.js'
-import type { RecordInput } from '../../src/backends/record.js'
+import { ID_HEADER, type RecordInput } from '../../src/backends/record.js'
 import { cachedHash64 } from '../../src/core/hash64.js'
-import { promised, type OutputMetadata, type OutputOf } from '../../src/consumer/partitioned/output-record.js'
+import {
+  promised,
+  type OutputMetadata,
+  type OutputOf,
+  type OutputOptions,
+} from '../../src/consumer/partitioned/output-record.js'
 import { Outputs } from '../../src/consumer/partitioned/outputs.js'
 import { OwnedPartition } from '../../src/consumer/partitioned/owned-partition.js'
 import type { PartitionHandle } from '../../src/consumer/partitioned/partition-message.js'
@@ -21,6 +26,7 @@ const META: TopicMeta = {
 interface Call {
   source: OutputSource
   positions: SourcePosition[]
+  records: RecordInput[]
   release: () => void
 }
 
@@ -45,6 +51,7 @@ function heldStore(): { store: Backend; calls: Call[] } {
         calls.push({
           source,
           positions: [...positions],
+          records: [...records],
           release: () => resolve(records.map(() => ({ offset: next++, duplicate: false }))),
         })
       }),
@@ -101,6 +108,31 @@ describe('processor outputs', () => {
     ])
     calls[1]?.release()
     expect((await Promise.all([...sent, ...more])).map((r) => r.offset)).toEqual([...Array(15).keys()])
+  })
+
+  it('an output is written as given, its event time kept, and an `id` option (outputs have none) left out', async () => {
+    const { store, calls } = heldStore()
+    const o = outputs(store)
+    const sent = promised((resolve, reject) =>
+      o.emit(
+        msg(3),
+        handle(0),
+        0,
+        0,
+        'out',
+        'k',
+        { n: 1 },
+        { headers: { h: 'v' }, timestamp: 1234, id: 'not-an-output-option' } as OutputOptions,
+        resolve,
+        reject,
+      ),
+    )
+    await settle()
+    calls[0]?.release()
+    expect(await sent).toEqual({ topic: 'out', partition: expect.any(Number), offset: 0 })
+    const [r] = calls[0]?.records ?? []
+    expect(r).toMatchObject({ timestamp: 1234, headers: { h: 'v' }, value: '{"n":1}' })
+    expect(r?.headers).not.toHaveProperty(ID_HEADER)
   })
 
   it("one call per input partition, each in its outputs' send order, when their outputs interleave", async () => {
