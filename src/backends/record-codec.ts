@@ -160,19 +160,6 @@ export function writeRecord(
   return pos
 }
 
-/** Write a non-negative safe integer in decimal ASCII at `pos` (room for 16 bytes); returns the position after it. */
-export function writeDecimal(buf: Buffer, pos: number, n: number): number {
-  let digits = 1
-  for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++
-  let x = n
-  for (let i = pos + digits - 1; i >= pos; i--) {
-    const q = Math.floor(x / 10)
-    buf[i] = 48 + (x - q * 10)
-    x = q
-  }
-  return pos + digits
-}
-
 /** Write one header at `pos`; returns the position after it. */
 function writeHeader(buf: Buffer, pos: number, name: string, value: string): number {
   const kl = writeShortUtf8(buf, name, pos + 6)

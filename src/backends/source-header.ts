@@ -1,5 +1,5 @@
 import type { OutputSource, SourcePosition } from './backend.js'
-import { writeDecimal, type AddedHeaders } from './record-codec.js'
+import type { AddedHeaders } from './record-codec.js'
 
 /**
  * The header a processor's output carries (`TopicStore.appendSourced`): where it came from, as
@@ -29,6 +29,19 @@ export function parseSourceHeader(
   const [offset, seq, epoch, committed] = [Number(f[3]), Number(f[4]), Number(f[5]), Number(f[6])]
   if (![offset, seq, epoch, committed].every(Number.isSafeInteger)) return undefined
   return { key: `${f[0]} ${f[1]} ${f[2]}`, offset, seq, epoch, committed }
+}
+
+/** Write a non-negative safe integer in decimal ASCII at `pos` (room for 16 bytes); returns the position after it. */
+function writeDecimal(buf: Buffer, pos: number, n: number): number {
+  let digits = 1
+  for (let x = n; x >= 10; x = Math.floor(x / 10)) digits++
+  let x = n
+  for (let i = pos + digits - 1; i >= pos; i--) {
+    const q = Math.floor(x / 10)
+    buf[i] = 48 + (x - q * 10)
+    x = q
+  }
+  return pos + digits
 }
 
 /** Most decimal digits of a position's offset (a safe integer) and sequence number (below 2^32). */
