@@ -6,7 +6,10 @@ const HOLD_IDLE_MS = 2
 const HOLD_MAX_MS = 20
 /** After yielding, wait this long before taking the lock again. */
 const COOLDOWN_MS = 3
-/** First pause before a release that failed (a file system turned read-only) is tried again; doubled up to `RELEASE_RETRY_MAX_MS`. */
+/**
+ * First pause before a release that failed (a file system turned read-only) is tried again; the
+ * pause doubles up to `RELEASE_RETRY_MAX_MS`.
+ */
 const RELEASE_RETRY_MS = 50
 const RELEASE_RETRY_MAX_MS = 1000
 

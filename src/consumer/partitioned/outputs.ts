@@ -121,8 +121,8 @@ export class Outputs {
   /**
    * Queue an output of `m` (its `seq`-th): `resolve` is called once it is stored (or recognised as
    * stored), `reject` once it will not be; `m` is told first (`outputDone(token, …)`), once,
-   * whatever becomes of it. No promise per output: a caller that wants one makes it (`ProcessorMessageImpl.send`), a
-   * result stream's outputs, many per batch, need none.
+   * whatever becomes of it. No promise per output: a caller that wants one makes it
+   * (`ProcessorMessageImpl.send`), a result stream's outputs, many per batch, need none.
    */
   emit(
     m: OutputOf,
