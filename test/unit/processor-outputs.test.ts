@@ -3,12 +3,7 @@ import { describe, expect, it } from 'vitest'
 import type { Backend, OutputSource, SourcePosition, TopicMeta } from '../../src/backends/backend.js'
 import { ID_HEADER, type RecordInput } from '../../src/backends/record.js'
 import { cachedHash64 } from '../../src/core/hash64.js'
-import {
-  promised,
-  type OutputMetadata,
-  type OutputOf,
-  type OutputOptions,
-} from '../../src/consumer/partitioned/output-record.js'
+import { type OutputMetadata, type OutputOf, type OutputOptions } from '../../src/consumer/partitioned/output-record.js'
 import { Outputs } from '../../src/consumer/partitioned/outputs.js'
 import { OwnedPartition } from '../../src/consumer/partitioned/owned-partition.js'
 import type { PartitionHandle } from '../../src/consumer/partitioned/partition-message.js'
@@ -78,7 +73,9 @@ const send = (
   key: string,
   value: unknown,
 ): Promise<OutputMetadata> =>
-  promised((resolve, reject) => o.emit(m, h, seq, token, topic, key, value, undefined, resolve, reject))
+  new Promise<OutputMetadata>((resolve, reject) =>
+    o.emit(m, h, seq, token, topic, key, value, undefined, resolve, reject),
+  )
 
 /** A message of the given offset (its outputs' settlements are not counted here). */
 const msg = (offset: number) => ({ offset, outputDone: () => undefined })
@@ -113,7 +110,7 @@ describe('processor outputs', () => {
   it('an output is written as given, its event time kept, and an `id` option (outputs have none) left out', async () => {
     const { store, calls } = heldStore()
     const o = outputs(store)
-    const sent = promised((resolve, reject) =>
+    const sent = new Promise<OutputMetadata>((resolve, reject) =>
       o.emit(
         msg(3),
         handle(0),

@@ -27,10 +27,6 @@ export interface OutputMetadata extends RecordMetadata {
 export type OutputResolve = (r: OutputMetadata) => void
 export type OutputReject = (e: unknown) => void
 
-/** The output `emit` queues, as a promise. */
-export const promised = (emit: (resolve: OutputResolve, reject: OutputReject) => void): Promise<OutputMetadata> =>
-  new Promise(emit)
-
 /** The message an output is of: its offset is the output's source position (with the output's sequence number). */
 export interface OutputOf {
   readonly offset: number

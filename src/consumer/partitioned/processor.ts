@@ -8,7 +8,7 @@ import type { ConsumerContext } from '../member-core.js'
 import type { ConsumerOptions, ResolvedConsumerOptions } from '../options.js'
 import { Consumer } from './consumer.js'
 import { current, type PartitionHandle } from './partition-message.js'
-import { promised } from './output-record.js'
+import type { OutputMetadata } from './output-record.js'
 import { Outputs } from './outputs.js'
 import { ProcessorState } from './state/processor-state.js'
 import {
@@ -87,7 +87,7 @@ export class Processor<V = unknown, K extends Key = Key> extends Consumer<V, K, 
     const deadLetterSend: DeadLetterSend = (m, topic, key, value, options) => {
       const pm = m as ProcessorMessageImpl<unknown>
       const h = GroupMessageImpl.handle(pm) as PartitionHandle
-      const sent = promised((resolve, reject) =>
+      const sent = new Promise<OutputMetadata>((resolve, reject) =>
         outputs.emit(pm, h, DEAD_LETTER_SEQ, DEAD_LETTER_TOKEN, topic, key, value, options, resolve, reject, AS_READ),
       )
       if (state === undefined) return sent

@@ -1,5 +1,5 @@
 import type { Key } from '../../../core/types.js'
-import { promised, type OutputMetadata, type OutputOf, type OutputOptions } from '../output-record.js'
+import type { OutputMetadata, OutputOf, OutputOptions } from '../output-record.js'
 import type { Outputs } from '../outputs.js'
 import type { PartitionHandle } from '../partition-message.js'
 import type { PartitionState } from './partition-state.js'
@@ -98,7 +98,7 @@ export class TimerTurn implements StateStore {
   send(topic: string, key: Key, value: unknown, options?: OutputOptions): Promise<OutputMetadata> {
     const of: OutputOf = { offset: this.offset, outputDone: noTally }
     const seq = this.seq++
-    return promised((resolve, reject) =>
+    return new Promise<OutputMetadata>((resolve, reject) =>
       this.outputs.emit(of, this.h, seq, 0, topic, key, value, options, resolve, reject),
     )
   }
