@@ -1,4 +1,5 @@
 import { releaseItem } from './settleable.js'
+import { capturedPromise, lastCaptured } from '../core/captured-promise.js'
 import { abortErrorFrom, type AbortError } from '../core/errors.js'
 
 /** The wait ended because its time was up (the pull stays pending for the next `pull()`). */
@@ -23,8 +24,11 @@ const noop = (): void => undefined
  *   wake every wait at once and call the source iterator's `return()` without awaiting it: async
  *   generators and IxJS `from()` queue `return()` behind a pending `next()`, so awaiting it could
  *   hang for as long as the source has nothing to say.
- * - **No listener outlives its wait.** Every wait registers its own waker and timer and removes
- *   both when it settles, so a long iteration does not pile reactions onto one shared promise.
+ * - **No listener outlives its wait.** A pull adds one reaction to the source's `next()` (none
+ *   when an earlier pull that timed out added it already), and the pulls share one timer, moved
+ *   only when a deadline comes sooner; every other wait (`until`, `sleep`) registers its own waker
+ *   and timer and removes both when it settles. So a long iteration piles no reactions onto one
+ *   shared promise, and a batch costs one timer, not one per message.
  */
 export class Upstream<T> {
   readonly #source: AsyncIterable<T>
@@ -36,6 +40,17 @@ export class Upstream<T> {
   #iterator: AsyncIterator<T> | undefined
   /** A `next()` of the source that no wait has consumed yet. */
   #pending: Promise<IteratorResult<T>> | undefined
+  /** `#pending` has this upstream's reaction (`#onNext`, `#onFail`). */
+  #watched = false
+  /** The waiting pull: its promise and how to settle it (undefined: none waits). */
+  #waiting: Promise<Pulled<T>> | undefined
+  #resolve: ((p: Pulled<T>) => void) | undefined
+  #reject: ((e: unknown) => void) | undefined
+  /** When the waiting pull times out (`performance.now()` ms; Infinity: never). */
+  #deadline = Infinity
+  /** The timer of pulls' timeouts, and when it fires. */
+  #timer: NodeJS.Timeout | undefined
+  #timerAt = Infinity
   #sourceEnded = false
   #stop: 'returned' | 'aborted' | undefined
   #closed = false
@@ -79,13 +94,19 @@ export class Upstream<T> {
   /**
    * The source's next item. Resolves `TIMEOUT` when `timeoutMs` passes first (the source's
    * `next()` is kept for the next call), `STOPPED` when the iteration ends first, `END` when the
-   * source is exhausted; rejects with the source's error.
+   * source is exhausted; rejects with the source's error. One pull waits at a time: a pull made
+   * while another waits starts once that one has its answer (so no two get the same item).
    */
   pull(timeoutMs?: number): Promise<Pulled<T>> {
     if (this.#stop) return Promise.resolve(STOPPED)
     if (this.#sourceEnded) return Promise.resolve(END)
+    const before = this.#waiting
+    if (before !== undefined) {
+      const again = (): Promise<Pulled<T>> => this.pull(timeoutMs)
+      return before.then(again, again)
+    }
     let pending = this.#pending
-    if (!pending) {
+    if (pending === undefined) {
       try {
         const open = this.#source[Symbol.asyncIterator] as (
           this: AsyncIterable<T>,
@@ -96,29 +117,89 @@ export class Upstream<T> {
       } catch (e) {
         pending = Promise.reject(e)
       }
-      // Nobody may be waiting when it rejects (a timer won): keep that from being "unhandled".
-      pending.catch(noop)
       this.#pending = pending
+      this.#watched = false
     }
-    return this.race(pending, timeoutMs).then(
-      (r): Pulled<T> => {
-        if (r === TIMEOUT) return TIMEOUT
-        if (r !== STOPPED && this.#stop && !r.done) releaseItem(r.value)
-        // The item may arrive just after return(): hand it back to the source (see #end).
-        if (r === STOPPED || this.#stop) return STOPPED
-        this.#pending = undefined
-        if (r.done) {
-          this.#sourceEnded = true
-          return END
-        }
-        return { item: r.value }
-      },
-      (e: unknown) => {
-        this.#pending = undefined
-        this.#sourceEnded = true
-        throw e
-      },
-    )
+    const waiting = capturedPromise<Pulled<T>>()
+    this.#resolve = lastCaptured.resolve
+    this.#reject = lastCaptured.reject
+    this.#waiting = waiting
+    // One reaction per `next()` of the source, whichever pull it answers (a pull that timed out
+    // leaves it to the next one). It also keeps a rejection nobody waits for from being "unhandled".
+    if (!this.#watched) {
+      this.#watched = true
+      pending.then(this.#onNext, this.#onFail)
+    }
+    if (timeoutMs === undefined || timeoutMs === Infinity) {
+      this.#deadline = Infinity
+      this.#disarm()
+    } else this.#arm(Math.max(0, timeoutMs))
+    return waiting
+  }
+
+  /** The source's `next()` settled with `r`: the waiting pull gets it, else it stays for the next pull. */
+  readonly #onNext = (r: IteratorResult<T>): void => {
+    this.#watched = false
+    const resolve = this.#resolve
+    // Nobody waits (the pull timed out): kept in `#pending`. Stopped: `#end` hands it back.
+    if (resolve === undefined || this.#stop) return
+    this.#settled()
+    this.#pending = undefined
+    if (r.done === true) {
+      this.#sourceEnded = true
+      resolve(END)
+    } else resolve({ item: r.value })
+  }
+
+  readonly #onFail = (e: unknown): void => {
+    this.#watched = false
+    const reject = this.#reject
+    if (reject === undefined || this.#stop) return
+    this.#settled()
+    this.#pending = undefined
+    this.#sourceEnded = true
+    reject(e)
+  }
+
+  /** The waiting pull has its answer. */
+  #settled(): void {
+    this.#resolve = this.#reject = undefined
+    this.#waiting = undefined
+  }
+
+  /**
+   * The waiting pull times out in `ms`. One timer serves a run of pulls with the same deadline
+   * (a batch's pulls, all timed from its first message): it is set again only when it would fire
+   * too late, and when it fires early (the deadline moved on) it waits the rest.
+   */
+  #arm(ms: number): void {
+    const at = performance.now() + ms
+    this.#deadline = at
+    if (this.#timer !== undefined) {
+      if (this.#timerAt <= at + 1) return
+      clearTimeout(this.#timer)
+    }
+    this.#timerAt = at
+    this.#timer = setTimeout(this.#onTimer, ms)
+  }
+
+  #disarm(): void {
+    if (this.#timer === undefined) return
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+    this.#timerAt = Infinity
+  }
+
+  readonly #onTimer = (): void => {
+    this.#timer = undefined
+    this.#timerAt = Infinity
+    const resolve = this.#resolve
+    if (resolve === undefined || this.#deadline === Infinity) return
+    // A timer may fire up to a millisecond before `performance.now()` reaches its time.
+    const left = this.#deadline - performance.now()
+    if (left > 1) return this.#arm(left)
+    this.#settled()
+    resolve(TIMEOUT)
   }
 
   /** `promise`, unless the iteration stops (`STOPPED`) or `timeoutMs` passes (`TIMEOUT`) first. */
@@ -188,6 +269,7 @@ export class Upstream<T> {
 
   /** The iteration finished by itself (source done or failed): drop the signal listener. */
   close(): void {
+    this.#disarm()
     if (this.#closed) return
     this.#closed = true
     for (const s of this.#signals) s.removeEventListener('abort', this.#onAbort)
@@ -209,6 +291,11 @@ export class Upstream<T> {
     // A read still under way may yet deliver an item nobody will emit: give it back.
     this.#pending?.then((r) => (r.done ? undefined : releaseItem(r.value)), noop)
     this.#pending = undefined
+    const resolve = this.#resolve
+    if (resolve !== undefined) {
+      this.#settled()
+      resolve(STOPPED)
+    }
     for (const wake of [...this.#wakers]) wake()
   }
 }

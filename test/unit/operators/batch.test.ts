@@ -113,6 +113,37 @@ describe('batch()', () => {
     }
   })
 
+  it('sets one timer for a batch, not one per message', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] })
+    const armed = vi.spyOn(globalThis, 'setTimeout')
+    try {
+      const src = new ManualSource<FakeMessage>()
+      const it = pipe(src, batch({ size: 100, maxWaitMs: 50 }))[Symbol.asyncIterator]()
+      const next = it.next()
+      for (let i = 0; i < 60; i++) {
+        src.push(fakeMessage(i))
+        await vi.advanceTimersByTimeAsync(0)
+      }
+      expect(armed).toHaveBeenCalledTimes(1) // 60 messages pulled, each pull with a timeout
+      await vi.advanceTimersByTimeAsync(50)
+      expect(ids((await next).value as MessageBatch<FakeMessage>)).toEqual(Array.from({ length: 60 }, (_, i) => i))
+      await it.return!()
+    } finally {
+      armed.mockRestore()
+      vi.useRealTimers()
+    }
+  })
+
+  it('next() called again before the first has settled: each batch has its own messages', async () => {
+    const src = new ManualSource<FakeMessage>()
+    const it = pipe(src, batch({ size: 1 }))[Symbol.asyncIterator]()
+    const both = Promise.all([it.next(), it.next()])
+    src.push(fakeMessage(0), fakeMessage(1))
+    const [x, y] = await both
+    expect([ids(x.value as MessageBatch<FakeMessage>), ids(y.value as MessageBatch<FakeMessage>)]).toEqual([[0], [1]])
+    await it.return!()
+  })
+
   it('emits no empty batches while the source is idle', async () => {
     const src = new ManualSource<FakeMessage>()
     const it = pipe(src, batch({ size: 3, maxWaitMs: 10 }))[Symbol.asyncIterator]()

@@ -24,6 +24,19 @@ async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
 const even = (m: FakeMessage) => m.id % 2 === 0
 
 describe('filterAck (twainmq/operators)', () => {
+  it('next() called again before the first has settled: each call gets its own message', async () => {
+    const src = new ManualSource<FakeMessage>()
+    const it = pipe(
+      src,
+      filterAck(() => true),
+    )[Symbol.asyncIterator]()
+    const both = Promise.all([it.next(), it.next()])
+    src.push(...fakeMessages(2))
+    const [x, y] = await both
+    expect([(x.value as FakeMessage).id, (y.value as FakeMessage).id]).toEqual([0, 1])
+    await it.return!()
+  })
+
   it('passes kept messages on unsettled, in order, and acks every dropped one', async () => {
     const msgs = fakeMessages(6)
     const out = await collect(pipe(fromArray(msgs), filterAck(even)))
