@@ -78,6 +78,8 @@ export interface MemberWiring<V, H, L extends MemberLedger<V, H>> {
   onClosed: () => void
   /** How it writes dead letters, when not as a consumer does (a processor's go through its outputs). */
   deadLetterSend?: DeadLetterSend
+  /** Whether a view that handed out `TURN_EVERY` messages in one go lets the event loop turn first (default: never). */
+  turnWanted?: () => boolean
 }
 
 /**
@@ -137,12 +139,16 @@ export class MemberCore<V, H, L extends MemberLedger<V, H> = MemberLedger<V, H>>
     this.retention = new ConsumedRetention(ctx.store, (e) => this.emitError(e))
     this.#report = new FailureReport(this.events, `twainmq consumer ${wiring.memberId} of group "${opts.group}"`)
     const life = wiring.life
-    this.views = new MemberViews(this, {
-      keepAliveChanged: () => life.keepAliveChanged(),
-      demandChanged: () => life.demandChanged(),
-      // The refill mark does not hold while the application waits (decisions 222, 223): the fetch loop looks again.
-      waitingStarted: () => this.fetchWake.wake(),
-    })
+    this.views = new MemberViews(
+      this,
+      {
+        keepAliveChanged: () => life.keepAliveChanged(),
+        demandChanged: () => life.demandChanged(),
+        // The refill mark does not hold while the application waits (decisions 222, 223): the fetch loop looks again.
+        waitingStarted: () => this.fetchWake.wake(),
+      },
+      wiring.turnWanted,
+    )
     this.ledger = wiring.ledger(this)
     this.#exitCommit = commitBeforeExit(() => this.#life.flushCommits().catch((e) => this.emitError(e)))
     // Deferred: the iterations' own abort listeners must end them with AbortError before close() ends them quietly.

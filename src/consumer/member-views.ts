@@ -2,6 +2,14 @@ import type { BatchSource } from '../stream/batch-iterator.js'
 
 /** Most messages one view takes at a time. */
 const MAX_DELIVER = 256
+/**
+ * A view that handed out this many messages in one go lets the event loop turn (`setImmediate`)
+ * before the next, when its member wants it (a processor with outputs queued: decision 233). From
+ * a full buffer, deliveries and an application's loop run in microtasks only, and a processor's
+ * output writes wait for a turn: without one they would wait until the buffer ran dry, with every
+ * message delivered meanwhile and its outputs alive.
+ */
+const TURN_EVERY = 512
 
 /** What the views need of their member (its core). */
 export interface ViewedMember<T> {
@@ -46,9 +54,11 @@ export class MemberViews<T> {
   /** Since when polls have found nothing (undefined: the last poll took something). */
   #pollEmptySince: number | undefined
 
+  /** @param turnWanted whether a view that handed out `TURN_EVERY` messages in one go waits for a turn (none: never). */
   constructor(
     private readonly member: ViewedMember<T>,
     private readonly listener: ViewListener,
+    private readonly turnWanted?: () => boolean,
   ) {}
 
   /**
@@ -91,6 +101,8 @@ export class MemberViews<T> {
     this.listener.keepAliveChanged()
     if (this.count === 1) this.listener.demandChanged()
     let open = true
+    /** Messages handed out since the event loop last turned (as far as this view knows). */
+    let sinceTurn = 0
     return {
       next: async (signal) => {
         for (;;) {
@@ -99,8 +111,18 @@ export class MemberViews<T> {
             throw member.failure
           }
           if (member.state !== 'running') return undefined
+          if (sinceTurn >= TURN_EVERY && this.turnWanted?.() === true) {
+            sinceTurn = 0
+            await new Promise<void>((resolve) => setImmediate(resolve))
+            if (signal.aborted) return undefined
+            continue
+          }
           const batch = member.take(MAX_DELIVER)
-          if (batch.length > 0) return batch
+          if (batch.length > 0) {
+            sinceTurn += batch.length
+            return batch
+          }
+          sinceTurn = 0
           await new Promise<void>((resolve) => {
             const done = () => {
               this.#waiting.delete(done)

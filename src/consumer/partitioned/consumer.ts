@@ -28,6 +28,8 @@ export interface Processing {
   make: MessageMaker
   deadLetterSend: DeadLetterSend
   attach(ledger: PartitionedLedger<unknown>): void
+  /** Whether the processor waits for the event loop to turn (outputs queued for their write). */
+  turnWanted(): boolean
 }
 
 /**
@@ -102,6 +104,7 @@ export class Consumer<V = unknown, K extends Key = Key, M extends GroupMessage<V
       ledger: (core) => new PartitionedLedger<V>(core, () => this.#scheduleStep(), processing?.make),
       onClosed: () => onClosed(this),
       deadLetterSend: processing?.deadLetterSend,
+      turnWanted: processing?.turnWanted,
     })
     this.#ledger = this.#core.ledger
     processing?.attach(this.#ledger)

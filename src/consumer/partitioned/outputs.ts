@@ -100,6 +100,8 @@ export class Outputs {
   private readonly preparers = new Map<string, { p: Preparer; now: number; meta: TopicMeta; types: TypeCheck }>()
   /** Sends being prepared asynchronously (a topic's configuration, an asynchronous validator): later ones queue behind. */
   private chain: Promise<unknown> | undefined
+  /** Outputs on `chain`, not yet queued. */
+  private preparing = 0
   private ledger: PartitionedLedger<unknown> | undefined
   private closed = false
   /** How often each message's outputs were discarded (`nack()`): an output prepared across a discard is dropped too. */
@@ -159,11 +161,18 @@ export class Outputs {
     // Queued as soon as prepared (before the next send's preparation starts): the chain holds
     // sends being prepared, not sends being stored, so a lane's next call takes every output queued
     // meanwhile rather than one output per call.
+    this.preparing++
     const link = prepared.then(
-      () =>
+      () => {
+        this.preparing--
         // `nack()` while it was prepared: it was not sent yet, so it is dropped like a queued one.
-        this.discards.get(m) !== discards ? failed(rec, discarded()) : this.queue(topic, rec),
-      (e: unknown) => failed(rec, e),
+        if (this.discards.get(m) !== discards) failed(rec, discarded())
+        else this.queue(topic, rec)
+      },
+      (e: unknown) => {
+        this.preparing--
+        failed(rec, e)
+      },
     )
     this.chain = link
     void link.then(() => {
@@ -212,6 +221,13 @@ export class Outputs {
       byPartition[rec.partition] = lane = { topic, partition: rec.partition, queue: [], busy: false }
     lane.queue.push(rec)
     if (!lane.busy) void this.pump(lane)
+  }
+
+  /** Outputs waiting for their lanes' calls: queued, or being prepared to be. */
+  queued(): number {
+    let n = this.preparing
+    for (const lane of this.allLanes()) n += lane.queue.length
+    return n
   }
 
   /** Every lane there is. */

@@ -21,6 +21,11 @@ import {
 
 /** A processor's `maxInFlight` unless given (a consumer's is 1000). */
 export const PROCESSOR_MAX_IN_FLIGHT = 4000
+/**
+ * Outputs queued for their write from which a processor's iteration, having handed out many
+ * messages in one go, lets the event loop turn so that they are written (decision 233).
+ */
+const TURN_OUTPUTS = 512
 
 /**
  * Options of `twain.processor()` (README, "Exactly-once processing"): a partitioned consumer's
@@ -101,6 +106,7 @@ export class Processor<V = unknown, K extends Key = Key> extends Consumer<V, K, 
     super(ctx, topics, opts, onClosed, {
       make: processorMessages(outputs, state),
       deadLetterSend,
+      turnWanted: () => outputs.queued() >= TURN_OUTPUTS,
       attach: (ledger) => {
         outputs.attach(ledger)
         // A message of a partition rewound (a failed output, a nack of a stateful message) or sought
