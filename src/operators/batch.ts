@@ -4,6 +4,7 @@ import { asyncIterableOption, integerOption, numberOption, optionsObject, signal
 import { AsyncIterableX } from 'ix/asynciterable/asynciterablex'
 import type { Settleable } from './settleable.js'
 import type { BatchOperator } from './typed-operators.js'
+import { Serial } from './serial.js'
 import { END, TIMEOUT, Upstream, type Pulled } from './upstream.js'
 
 /** Options of {@link batch} (and `batchRx`). */
@@ -109,6 +110,8 @@ class BatchIterator<T extends Settleable> implements AsyncIterableIterator<Messa
   /** The source failed after a partial batch was emitted: the error comes with the next read. */
   #failure: { error: unknown } | undefined
   #finished = false
+  /** `next()` calls run one at a time (a batch being filled is one call's). */
+  readonly #serial = new Serial()
 
   constructor(source: AsyncIterable<T>, options: ResolvedBatchOptions, outer: AbortSignal | undefined) {
     this.#up = new Upstream(source, options.signal, outer)
@@ -121,6 +124,16 @@ class BatchIterator<T extends Settleable> implements AsyncIterableIterator<Messa
   }
 
   async next(): Promise<IteratorResult<MessageBatch<T>>> {
+    const turn = this.#serial.enter()
+    if (turn !== undefined) await turn
+    try {
+      return await this.#next()
+    } finally {
+      this.#serial.leave()
+    }
+  }
+
+  async #next(): Promise<IteratorResult<MessageBatch<T>>> {
     if (this.#finished) return DONE
     if (this.#up.aborted) return this.#abort()
     if (this.#failure) {

@@ -1,4 +1,5 @@
 import { releaseItem, type Settleable } from './settleable.js'
+import { Serial } from './serial.js'
 import { END, Upstream } from './upstream.js'
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined })
@@ -12,6 +13,8 @@ const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value:
 export abstract class PerMessageIterator<T extends Settleable, R> implements AsyncIterableIterator<R> {
   protected readonly up: Upstream<T>
   protected finished = false
+  /** `next()` calls run one at a time. */
+  readonly #serial = new Serial()
 
   constructor(source: AsyncIterable<T>, signal: AbortSignal | undefined, outer: AbortSignal | undefined) {
     this.up = new Upstream(source, signal, outer)
@@ -25,22 +28,28 @@ export abstract class PerMessageIterator<T extends Settleable, R> implements Asy
   }
 
   async next(): Promise<IteratorResult<R>> {
-    for (;;) {
-      if (this.finished) return DONE
-      let pulled
-      try {
-        pulled = await this.up.pull()
-      } catch (error) {
-        this.finish()
-        throw error
+    const turn = this.#serial.enter()
+    if (turn !== undefined) await turn
+    try {
+      for (;;) {
+        if (this.finished) return DONE
+        let pulled
+        try {
+          pulled = await this.up.pull()
+        } catch (error) {
+          this.finish()
+          throw error
+        }
+        if (pulled === END) {
+          this.finish()
+          return DONE
+        }
+        if (typeof pulled !== 'object') return this.stopped()
+        const out = await this.handle(pulled.item)
+        if (out !== undefined) return out
       }
-      if (pulled === END) {
-        this.finish()
-        return DONE
-      }
-      if (typeof pulled !== 'object') return this.stopped()
-      const out = await this.handle(pulled.item)
-      if (out !== undefined) return out
+    } finally {
+      this.#serial.leave()
     }
   }
 

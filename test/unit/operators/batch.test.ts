@@ -134,13 +134,16 @@ describe('batch()', () => {
     }
   })
 
-  it('next() called again before the first has settled: each batch has its own messages', async () => {
+  it('next() called again before the first has settled: the calls get the batches in order', async () => {
     const src = new ManualSource<FakeMessage>()
-    const it = pipe(src, batch({ size: 1 }))[Symbol.asyncIterator]()
+    const it = pipe(src, batch({ size: 2 }))[Symbol.asyncIterator]()
     const both = Promise.all([it.next(), it.next()])
-    src.push(fakeMessage(0), fakeMessage(1))
+    src.push(fakeMessage(0), fakeMessage(1), fakeMessage(2), fakeMessage(3))
     const [x, y] = await both
-    expect([ids(x.value as MessageBatch<FakeMessage>), ids(y.value as MessageBatch<FakeMessage>)]).toEqual([[0], [1]])
+    expect([ids(x.value as MessageBatch<FakeMessage>), ids(y.value as MessageBatch<FakeMessage>)]).toEqual([
+      [0, 1],
+      [2, 3],
+    ])
     await it.return!()
   })
 

@@ -35,6 +35,34 @@ function flaky(failures: number, error: unknown = new Error('flaky')) {
 }
 
 describe('retry()', () => {
+  it('next() called again before the first has settled: the handler still takes one message at a time, in order', async () => {
+    const running: number[] = []
+    let overlap = false
+    const gates = [deferred<void>(), deferred<void>()]
+    const it = pipe(
+      fromArray(fakeMessages(2)),
+      retry(
+        async (m: FakeMessage) => {
+          if (running.length > 0) overlap = true
+          running.push(m.id)
+          await (gates[m.id] as { promise: Promise<void> }).promise
+          running.pop()
+        },
+        { attempts: 1 },
+      ),
+    )[Symbol.asyncIterator]()
+    const both = Promise.all([it.next(), it.next()])
+    await settle()
+    expect(running).toEqual([0]) // the second call waits for the first
+    gates[0]?.resolve()
+    await settle()
+    expect(running).toEqual([1])
+    gates[1]?.resolve()
+    const [x, y] = await both
+    expect([x.value?.message.id, y.value?.message.id]).toEqual([0, 1])
+    expect(overlap).toBe(false)
+  })
+
   it('success on the first attempt: one call, ack, { ok: true, attempts: 1 }', async () => {
     const m = fakeMessage(0)
     const f = flaky(0)
