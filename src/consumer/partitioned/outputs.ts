@@ -71,12 +71,6 @@ const backoff = (attempt: number): Promise<unknown> =>
 /** The rejection of an output dropped by its message's `nack()`. */
 const discarded = (): TwainError => new TwainError(`Output dropped: its message was nacked`, { code: 'ERR_DISCARDED' })
 
-/** An output refused before it was queued: `m` is told, then `reject`. */
-function refused(m: OutputOf, token: number, e: unknown, reject: OutputReject): void {
-  m.outputDone(token, e)
-  reject(e)
-}
-
 /** The partition a message was read from is still this member's, and not being handed over. */
 const holds = (part: OwnedPartition): boolean => !part.lost && !part.dropped && !part.releasing
 
@@ -139,9 +133,8 @@ export class Outputs {
     reject: OutputReject,
     types: TypeCheck = this.types,
   ): void {
-    if (this.closed)
-      return refused(m, token, new ClosedError(`The processor of group "${this.group}" is closed`), reject)
     const rec = new OutputRecord(m, h, seq, token, key, value, options, resolve, reject)
+    if (this.closed) return failed(rec, this.closedError())
     const meta = this.metas.get(topic)
     if (this.chain === undefined && meta !== undefined && rec.type === undefined) {
       // The common case, synchronously: the output is queued in the order it was sent.
@@ -213,7 +206,7 @@ export class Outputs {
 
   /** Queue a prepared output of `emit`. */
   private queue(topic: string, rec: OutputRecord): void {
-    if (this.closed) return failed(rec, new ClosedError(`The processor of group "${this.group}" is closed`))
+    if (this.closed) return failed(rec, this.closedError())
     let byPartition = this.lanes.get(topic)
     if (byPartition === undefined) this.lanes.set(topic, (byPartition = []))
     let lane = byPartition[rec.partition]
@@ -221,6 +214,11 @@ export class Outputs {
       byPartition[rec.partition] = lane = { topic, partition: rec.partition, queue: [], busy: false }
     lane.queue.push(rec)
     if (!lane.busy) void this.pump(lane)
+  }
+
+  /** What a write given after `close()` is refused with. */
+  private closedError(): ClosedError {
+    return new ClosedError(`The processor of group "${this.group}" is closed`)
   }
 
   /** Outputs waiting for their lanes' calls: queued, or being prepared to be. */
@@ -390,7 +388,7 @@ export class Outputs {
    * rewinds its input partition and fails the flushes queued behind it. Its members are told.
    */
   queueFlush(topic: string, partition: number, f: StateFlush): void {
-    if (this.closed) return f.settle(new ClosedError(`The processor of group "${this.group}" is closed`))
+    if (this.closed) return f.settle(this.closedError())
     const id = `${topic}\0${partition}`
     let lane = this.flushLanes.get(id)
     if (lane === undefined) this.flushLanes.set(id, (lane = { topic, partition, queue: [], busy: false }))
