@@ -18,7 +18,7 @@ for (let r = 0; r < rounds; r++) {
   await twain.createTopic(`in${r}`, { keyType: 'u32', partitions: 4 })
   await fill(twain, `in${r}`, n, value)
   for (const w of ways) {
-    const [way, idiom] = w.split('-') as ['a' | 'b' | 'c', 'each' | 'batch']
+    const [way, idiom] = w.split('-') as ['a' | 'b' | 'c' | 'd', 'each' | 'batch']
     const out = `out${r}${w}`
     await twain.createTopic(out, { keyType: 'u32', partitions: 4 })
     await pipeline(twain, way, shape, idiom, `in${r}`, out, n, `[${r}]`)
