@@ -73,4 +73,66 @@ describe('stored positions', () => {
       },
     )
   })
+
+  it('keeps every position through long runs, the arrays grown, moved down and shrunk by drops', () => {
+    // Thousands of rising positions between commits: the arrays double as they fill, a drop past
+    // half of them moves the rest to the front, and arrays four times larger than needed halve.
+    const op = fc.oneof(
+      fc.record({
+        kind: fc.constant('run' as const),
+        n: fc.integer({ min: 1, max: 3000 }),
+        outputs: fc.integer({ min: 1, max: 3 }),
+      }),
+      fc.record({
+        kind: fc.constant('drop' as const),
+        part: fc.oneof(fc.double({ min: 0, max: 1, noNaN: true }), fc.constant(1)),
+      }),
+    )
+    fc.assert(
+      fc.property(fc.array(op, { minLength: 1, maxLength: 12 }), (ops) => {
+        const held = new StoredPositions()
+        const model = new Map<number, number[]>()
+        let next = 0
+        let floor = 0
+        let at = 0
+        for (const o of ops) {
+          if (o.kind === 'drop') {
+            // A commit somewhere between the floor and the highest input.
+            floor = Math.max(floor, Math.floor(floor + (next - floor) * o.part))
+            held.drop(floor)
+            for (const k of [...model.keys()]) if (k < floor) model.delete(k)
+            continue
+          }
+          for (let i = 0; i < o.n; i++, next++) {
+            const stored: number[] = []
+            for (let q = 0; q < o.outputs; q++) {
+              held.set(next, q, ++at)
+              stored.push(at)
+            }
+            model.set(next, stored)
+          }
+        }
+        // Compared in plain loops, the first few differences reported (an expect per lookup is slow).
+        const wrong: string[] = []
+        for (let offset = floor; offset < next && wrong.length < 5; offset++) {
+          const stored = model.get(offset) as number[]
+          for (let q = 0; q < 4; q++) {
+            const got = held.get(offset, q)
+            if (got !== stored[q]) wrong.push(`get(${offset}, ${q}) = ${got}, stored ${stored[q]}`)
+          }
+        }
+        let inputs = 0
+        for (const [offset, pairs] of held.byInput()) {
+          const want = (model.get(offset) ?? []).flatMap((s, q) => [q, s])
+          if (pairs.join() !== want.join() && wrong.length < 5)
+            wrong.push(`input ${offset}: [${pairs.join()}], stored [${want.join()}]`)
+          inputs++
+        }
+        expect(wrong).toEqual([])
+        expect(held.size).toBe(model.size)
+        expect(inputs).toBe(model.size)
+      }),
+      { numRuns: 60 },
+    )
+  })
 })

@@ -1,3 +1,14 @@
+/** Positions the arrays hold once something is stored (none until then: many sources store nothing in a partition). */
+const FIRST_CAPACITY = 16
+const NONE = new Float64Array(0)
+
+/** `a` in a new array of `capacity` elements, its first `n` kept. */
+function resized(a: Float64Array, capacity: number, n: number): Float64Array {
+  const b = new Float64Array(capacity)
+  b.set(a.subarray(0, n))
+  return b
+}
+
 /**
  * Where one output partition stored the outputs of one source (`SourceState.entries`): per input
  * position (the input's offset, the output's sequence number), the offset of the stored output.
@@ -8,11 +19,18 @@
  * output, the usual case). A position stored below the highest (a source whose inputs went back:
  * a rewind's outputs to a partition the later inputs did not write to) goes to a map beside them.
  * Dropping the positions below a commit is a search and a cut, not a walk of a map.
+ *
+ * The arrays are typed arrays, doubled as they fill: their elements are outside the collected
+ * heap. A table holds every output stored since its input's last commit, tens of thousands in a
+ * busy second; in JavaScript arrays, each copy made as they grew was young, and every scavenge
+ * copied the live ones again (decision 234).
  */
 export class StoredPositions {
-  private offsets: number[] = []
-  private seqs: number[] = []
-  private stored: number[] = []
+  private offsets: Float64Array = NONE
+  private seqs: Float64Array = NONE
+  private stored: Float64Array = NONE
+  /** Positions in the arrays (from 0; the ones before `start` were dropped). */
+  private n = 0
   /** The first position held in the arrays (the ones before it were dropped). */
   private start = 0
   /** Positions stored below the highest held when they came: input offset → stored offsets by sequence number. */
@@ -33,10 +51,13 @@ export class StoredPositions {
   set(offset: number, seq: number, at: number): void {
     if (offset > this.topOffset || (offset === this.topOffset && seq > this.topSeq)) {
       // A new input, unless its earlier outputs are the last held (not dropped: a commit may have passed them).
-      if (this.start === this.offsets.length || offset !== this.topOffset) this.inputs++
-      this.offsets.push(offset)
-      this.seqs.push(seq)
-      this.stored.push(at)
+      if (this.start === this.n || offset !== this.topOffset) this.inputs++
+      const n = this.n
+      if (n === this.offsets.length) this.resize(Math.max(FIRST_CAPACITY, n * 2))
+      this.offsets[n] = offset
+      this.seqs[n] = seq
+      this.stored[n] = at
+      this.n = n + 1
       this.topOffset = offset
       this.topSeq = seq
       return
@@ -57,11 +78,15 @@ export class StoredPositions {
     const lo = this.lowerBound(floor, 0)
     for (let i = this.start; i < lo; i++) if (i === this.start || this.offsets[i] !== this.offsets[i - 1]) this.inputs--
     this.start = lo
-    if (this.start > 1024 && this.start * 2 > this.offsets.length) {
-      this.offsets = this.offsets.slice(this.start)
-      this.seqs = this.seqs.slice(this.start)
-      this.stored = this.stored.slice(this.start)
+    if (this.start > 1024 && this.start * 2 > this.n) {
+      // The ones held move to the front; arrays four times larger than they need are halved.
+      const { start, n } = this
+      this.offsets.copyWithin(0, start, n)
+      this.seqs.copyWithin(0, start, n)
+      this.stored.copyWithin(0, start, n)
+      this.n = n - start
       this.start = 0
+      if (this.offsets.length > FIRST_CAPACITY && this.n * 4 < this.offsets.length) this.resize(this.offsets.length / 2)
     }
     if (this.below !== undefined) {
       for (const o of this.below.keys()) if (o < floor) this.below.delete(o)
@@ -80,7 +105,7 @@ export class StoredPositions {
     const merged = below === undefined ? undefined : new Map<number, number[]>()
     let pairs: number[] = []
     let offset = -1
-    for (let i = this.start; i < this.offsets.length; i++) {
+    for (let i = this.start; i < this.n; i++) {
       const o = this.offsets[i] as number
       if (o !== offset && pairs.length > 0) {
         if (merged === undefined) yield [offset, pairs]
@@ -107,13 +132,13 @@ export class StoredPositions {
   /** The index in the arrays of (`offset`, `seq`), or -1. */
   private find(offset: number, seq: number): number {
     const i = this.lowerBound(offset, seq)
-    return i < this.offsets.length && this.offsets[i] === offset && this.seqs[i] === seq ? i : -1
+    return i < this.n && this.offsets[i] === offset && this.seqs[i] === seq ? i : -1
   }
 
   /** The first index held (from `start`) whose position is not below (`offset`, `seq`) (binary search). */
   private lowerBound(offset: number, seq: number): number {
     let lo = this.start
-    let hi = this.offsets.length
+    let hi = this.n
     while (lo < hi) {
       const mid = (lo + hi) >> 1
       const o = this.offsets[mid] as number
@@ -121,5 +146,13 @@ export class StoredPositions {
       else hi = mid
     }
     return lo
+  }
+
+  /** The arrays at `capacity` elements (at least the positions held). */
+  private resize(capacity: number): void {
+    const n = this.n
+    this.offsets = resized(this.offsets, capacity, n)
+    this.seqs = resized(this.seqs, capacity, n)
+    this.stored = resized(this.stored, capacity, n)
   }
 }
