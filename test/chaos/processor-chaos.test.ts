@@ -5,10 +5,12 @@
 // (5 partitions). Every 1–3 s a processor is killed with SIGKILL and replaced; part of the time two
 // run at once (rebalances). On the Cluster, the master serving an output partition is killed
 // (kill -9) halfway through, and restarted once its replica is promoted. Once every input is written
-// the storm stops, one processor runs until the group's lag is 0 and closes. Specified: every
-// expected output is stored exactly once (no duplicate, no gap), nothing for a filtered input,
-// outputs in input order per (input partition, output partition), each with the source header of
-// its input, and the group committed at the end of every input partition.
+// the storm stops, one processor runs until the group's lag is 0 and closes. The file and Redis
+// cases run a second time with processors written with RxJS (`from(proc).pipe(batchRx(…),
+// concatMap(…))`, each batch acked whole). Specified: every expected output is stored exactly once
+// (no duplicate, no gap), nothing for a filtered input, outputs in input order per (input
+// partition, output partition), each with the source header of its input, and the group committed
+// at the end of every input partition.
 //
 // Sizes: 20,000 inputs on file, 10,000 on Redis, 5,000 on the Cluster, times
 // TWAINMQ_CHAOS_INPUTS_SCALE (10: the issue's full 200,000 / 100,000 / 50,000; timeouts scale too).
@@ -43,6 +45,9 @@ interface Case {
   inputs: number
   /** Inputs written per second during the storm. */
   rate: number
+  /** How the processors are written (processor-child.ts): a `for await` loop, or RxJS with `batchRx`. @default 'each' */
+  idiom?: 'each' | 'rx'
+
   /** The target, the child's open() options, and a twain on it for the test. */
   setup: () => Promise<{ target: string; options: Record<string, unknown>; twain: Twain; cluster?: RedisCluster }>
 }
@@ -55,9 +60,23 @@ const cases: Case[] = [
     setup: () => fileTarget(cleanups, 'twainmq-chaos-'),
   },
   {
+    name: 'file, processors written with RxJS',
+    inputs: 20_000,
+    rate: 1000,
+    idiom: 'rx',
+    setup: () => fileTarget(cleanups, 'twainmq-chaos-'),
+  },
+  {
     name: 'Redis',
     inputs: 10_000,
     rate: 500,
+    setup: () => redisTarget(cleanups),
+  },
+  {
+    name: 'Redis, processors written with RxJS',
+    inputs: 10_000,
+    rate: 500,
+    idiom: 'rx',
     setup: () => redisTarget(cleanups),
   },
   {
@@ -87,7 +106,7 @@ describe.each(cases.map((c) => [c.name, c] as const))('%s: processor outputs und
       for (const [topic, partitions] of Object.entries(OUTPUT_TOPICS))
         await twain.createTopic(topic, { partitions, keyType: 'string' })
 
-      const pool = new ChildPool('processor-child.ts', [target, JSON.stringify(options)], children)
+      const pool = new ChildPool('processor-child.ts', [target, JSON.stringify(options), c.idiom ?? 'each'], children)
 
       // The inputs, at a steady pace (each batch with ids: a batch whose write failed is sent again, and stored once).
       const inputs = new Map<number, InputAt>()
