@@ -27,7 +27,7 @@ const noop = (): void => undefined
  * - **No listener outlives its wait.** A pull adds one reaction to the source's `next()` (none
  *   when an earlier pull that timed out added it already), and the pulls share one timer, moved
  *   only when a deadline comes sooner; every other wait (`until`, `sleep`) registers its own waker
- *   and timer and removes both when it settles. So a long iteration piles no reactions onto one
+ *   (and `sleep` its timer) and removes it when it settles. So a long iteration piles no reactions onto one
  *   shared promise, and a batch costs one timer, not one per message.
  */
 export class Upstream<T> {
@@ -202,45 +202,26 @@ export class Upstream<T> {
     resolve(TIMEOUT)
   }
 
-  /** `promise`, unless the iteration stops (`STOPPED`) or `timeoutMs` passes (`TIMEOUT`) first. */
-  race<V>(promise: Promise<V>, timeoutMs?: number): Promise<V | typeof TIMEOUT | typeof STOPPED> {
+  /** `promise`, unless the iteration stops first (`STOPPED`). */
+  until<V>(promise: Promise<V>): Promise<V | typeof STOPPED> {
     if (this.#stop) return Promise.resolve(STOPPED)
     return new Promise((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined
-      const settle = (): void => {
-        this.#wakers.delete(wake)
-        if (timer !== undefined) clearTimeout(timer)
-      }
       const wake = (): void => {
-        settle()
+        this.#wakers.delete(wake)
         resolve(STOPPED)
       }
       this.#wakers.add(wake)
-      if (timeoutMs !== undefined && timeoutMs !== Infinity) {
-        timer = setTimeout(
-          () => {
-            settle()
-            resolve(TIMEOUT)
-          },
-          Math.max(0, timeoutMs),
-        )
-      }
       promise.then(
         (v) => {
-          settle()
+          this.#wakers.delete(wake)
           resolve(v)
         },
         (e: unknown) => {
-          settle()
+          this.#wakers.delete(wake)
           reject(e)
         },
       )
     })
-  }
-
-  /** `promise`, unless the iteration stops first (`STOPPED`). */
-  until<V>(promise: Promise<V>): Promise<V | typeof STOPPED> {
-    return this.race(promise) as Promise<V | typeof STOPPED>
   }
 
   /** Wait `ms` (`TIMEOUT`), or less if the iteration stops (`STOPPED`). */
