@@ -157,4 +157,47 @@ describe('processor outputs', () => {
       [1, ['7.0', '8.0']],
     ])
   })
+
+  it('a burst of outputs of open messages is written in the same turn; outputs of acked messages wait for the next', async () => {
+    const { store, calls } = heldStore()
+    const o = outputs(store)
+    const h = handle(0)
+    // The topic learned first: until then a send waits for it.
+    const first = send(o, msg(0), h, 0, 0, 'out', 'k', 'v')
+    await settle()
+    calls[0]?.release()
+    await first
+    await settle()
+    const microtasks = async (): Promise<void> => {
+      for (let i = 0; i < 50; i++) await Promise.resolve()
+    }
+    const sizes = (): number[] => calls.map((c) => c.positions.length)
+    const as = (offset: number, open: boolean): OutputOf => ({ ...msg(offset), isOpen: () => open })
+    // A `for await` loop: each message acked before the next one sends. Gathered until the next turn.
+    const each = Array.from({ length: 100 }, (_, i) => send(o, as(1 + i, false), h, 0, 0, 'out', `k${i}`, 'v'))
+    await microtasks()
+    expect(sizes()).toEqual([1])
+    await new Promise((r) => setImmediate(r))
+    await microtasks()
+    expect(sizes()).toEqual([1, 100])
+    calls[1]?.release()
+    await Promise.all(each)
+    await settle()
+    // One message sending many outputs waits for the turn too (the next messages' outputs join them).
+    const one = as(101, true)
+    const many = Array.from({ length: 100 }, (_, i) => send(o, one, h, i, 0, 'out', `k${i}`, 'v'))
+    await microtasks()
+    expect(sizes()).toEqual([1, 100])
+    await settle()
+    expect(sizes()).toEqual([1, 100, 100])
+    calls[2]?.release()
+    await Promise.all(many)
+    await settle()
+    // A batch: every message's outputs sent before any is acked. Written without waiting for the turn.
+    const batch = Array.from({ length: 100 }, (_, i) => send(o, as(102 + i, true), h, 0, 0, 'out', `k${i}`, 'v'))
+    await microtasks()
+    expect(sizes()).toEqual([1, 100, 100, 100])
+    calls[3]?.release()
+    expect((await Promise.all(batch)).map((r) => r.offset)).toEqual(Array.from({ length: 100 }, (_, i) => 201 + i))
+  })
 })

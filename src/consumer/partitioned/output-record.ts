@@ -35,6 +35,8 @@ export interface OutputOf {
    * before the output's promise settles, so the message needs no promise of its own per output.
    */
   outputDone(token: number, failure: unknown): void
+  /** Whether it may still send outputs: not settled, no ack asked for (absent: taken as no). */
+  isOpen?(): boolean
 }
 
 /**

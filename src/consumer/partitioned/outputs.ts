@@ -19,6 +19,8 @@ import type { StateFlush } from './state/state-flush.js'
 
 /** Most outputs in one store call (the Redis backend splits larger calls into parts itself). */
 const MAX_CALL = 5000
+/** Outputs queued on a lane waiting for its turn that end the wait when they come in a burst (`Outputs.queue`). */
+const BURST_OUTPUTS = 64
 /** Longest pause between two tries of an output write after a retriable failure. */
 const MAX_BACKOFF_MS = 1000
 /** Pause before an input partition is read again after one of its outputs failed for good. */
@@ -42,6 +44,8 @@ interface Lane {
   partition: number
   queue: OutputRecord[]
   busy: boolean
+  /** While the lane waits for its turn of the event loop before a call: ends the wait. */
+  wake: (() => void) | undefined
 }
 
 /** A state changelog's partition: its flushes, written one call each, in the order they were queued. */
@@ -70,6 +74,18 @@ const backoff = (attempt: number): Promise<unknown> =>
 
 /** The rejection of an output dropped by its message's `nack()`. */
 const discarded = (): TwainError => new TwainError(`Output dropped: its message was nacked`, { code: 'ERR_DISCARDED' })
+
+/**
+ * Whether `rec`, just queued, comes in a burst: the output queued before it is of another message
+ * that may still send (not acked). That is a batch being processed, every message's outputs sent
+ * before any message is acked, in one task: its calls need not wait for the event loop's next turn
+ * to gather it (and its messages, holding the member's in-flight window until their outputs are
+ * stored, need not wait either). A `for await` loop acks each message before the next one sends.
+ */
+function inBurst(queue: readonly OutputRecord[], rec: OutputRecord): boolean {
+  const prev = queue[queue.length - 2] as OutputRecord
+  return prev.m !== rec.m && prev.m.isOpen?.() === true
+}
 
 /** The partition a message was read from is still this member's, and not being handed over. */
 const holds = (part: OwnedPartition): boolean => !part.lost && !part.dropped && !part.releasing
@@ -211,9 +227,12 @@ export class Outputs {
     if (byPartition === undefined) this.lanes.set(topic, (byPartition = []))
     let lane = byPartition[rec.partition]
     if (lane === undefined)
-      byPartition[rec.partition] = lane = { topic, partition: rec.partition, queue: [], busy: false }
+      byPartition[rec.partition] = lane = { topic, partition: rec.partition, queue: [], busy: false, wake: undefined }
     lane.queue.push(rec)
     if (!lane.busy) void this.pump(lane)
+    else if (lane.wake !== undefined && lane.queue.length >= BURST_OUTPUTS && inBurst(lane.queue, rec)) {
+      for (const waiting of this.allLanes()) waiting.wake?.()
+    }
   }
 
   /** What a write given after `close()` is refused with. */
@@ -250,8 +269,19 @@ export class Outputs {
     lane.busy = true
     // A turn of the event loop first, not a microtask: the sends made until then go in one call.
     // Deliveries from a buffer, sends and (on the file backend) writes are all microtasks, so one
-    // microtask let each call take one or two outputs.
-    await new Promise((r) => setImmediate(r))
+    // microtask let each call take one or two outputs. A burst ends the wait (`queue`): the rest of
+    // it is sent in the same task, before the call is taken (a microtask later).
+    await new Promise<void>((resolve) => {
+      const turn = setImmediate(() => {
+        lane.wake = undefined
+        resolve()
+      })
+      lane.wake = () => {
+        clearImmediate(turn)
+        lane.wake = undefined
+        resolve()
+      }
+    })
     try {
       while (lane.queue.length > 0) {
         const part = (lane.queue[0] as OutputRecord).h.part

@@ -105,7 +105,7 @@ export class ProcessorMessageImpl<V>
     reject: OutputReject,
   ): void {
     const h = GroupMessageImpl.handle(this)
-    if (isSettled(this) || this.#ackWanted || this.#flush !== 0 || this.#nackedIn === this.deliveryCount)
+    if (!this.isOpen())
       return reject(new InvalidArgumentError(`send() to "${topic}" after the message ${this.#where()} was settled`))
     if (!current(h) || h.part.releasing)
       return reject(
@@ -163,11 +163,14 @@ export class ProcessorMessageImpl<V>
     return GroupMessageImpl.handle(this).generation
   }
 
+  /** @internal Whether it may still send outputs and write state: not settled, no ack asked for, not nacked in this delivery. */
+  isOpen(): boolean {
+    return !(isSettled(this) || this.#ackWanted || this.#flush !== 0 || this.#nackedIn === this.deliveryCount)
+  }
+
   /** @internal */
   writeRefusal(): string | undefined {
-    if (isSettled(this) || this.#ackWanted || this.#flush !== 0 || this.#nackedIn === this.deliveryCount)
-      return `message ${this.#where()} was settled`
-    return undefined
+    return this.isOpen() ? undefined : `message ${this.#where()} was settled`
   }
 
   /** @internal */
