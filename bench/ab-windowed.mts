@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { LATENESS, SIZE, sendClicks } from './lib/clicks.js'
+import { abPairs } from './lib/ab-pairs.js'
 
 const [treeA, treeB] = process.argv.slice(2) as [string, string]
 const pairs = Number(process.argv[4] ?? 12)
@@ -20,14 +21,13 @@ interface Tree {
   api: any
   dir: string
   twain: any
-  rates: number[]
 }
 
 const trees: Tree[] = []
 for (const root of [treeA, treeB]) {
   const api = await import(`${root}/src/index.ts`)
   const dir = mkdtempSync(join(tmpdir(), 'ab-windowed-'))
-  trees.push({ name: root, api, dir, twain: await api.open(dir), rates: [] })
+  trees.push({ name: root, api, dir, twain: await api.open(dir) })
 }
 
 let seq = 0
@@ -51,23 +51,7 @@ async function run(t: Tree): Promise<number> {
   return (n * 1000) / (performance.now() - t0)
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1] as number
-const ratios: number[] = []
-for (let i = 0; i < pairs; i++) {
-  const got = [0, 0]
-  for (const j of i % 2 === 0 ? [0, 1] : [1, 0]) got[j] = await run(trees[j] as Tree)
-  const [a, b] = got as [number, number]
-  if (i > 0) {
-    ;(trees[0] as Tree).rates.push(a)
-    ;(trees[1] as Tree).rates.push(b)
-    ratios.push(b / a)
-  }
-  console.log(`pair ${i + 1}: A ${Math.round(a)} B ${Math.round(b)} clicks/s, B/A ${(b / a).toFixed(3)}`)
-}
-const [A, B] = trees as [Tree, Tree]
-console.log(
-  `A ${A.name}: median ${Math.round(median(A.rates))}; B ${B.name}: median ${Math.round(median(B.rates))}; median B/A ${median(ratios).toFixed(3)} (pairs 2-${pairs})`,
-)
+await abPairs([treeA, treeB], pairs, 'clicks/s', '', (j) => run(trees[j] as Tree))
 for (const t of trees) {
   await t.twain.close()
   rmSync(t.dir, { recursive: true, force: true })
