@@ -1,5 +1,6 @@
 import type { PartitionReader } from '../../backends/backend.js'
 import { partitionKey, type PartitionKey } from '../../core/partition-key.js'
+import { AckedOffsets } from './acked-offsets.js'
 
 /**
  * A partition a member owns: where it fetches, what is outstanding (fetched, not yet acked), and
@@ -25,7 +26,7 @@ export class OwnedPartition {
   /** Outstanding: fetched, not acked, not forgotten (offsets acked out of order stay in `runs`, not here). */
   private count = 0
   /** Outstanding offsets acked out of order. */
-  private readonly acked = new Set<number>()
+  private readonly acked = new AckedOffsets()
   /** Delivered to the application and not settled. */
   inFlight = 0
   /** Dead-letter writes under way. */
