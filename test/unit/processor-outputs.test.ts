@@ -200,4 +200,26 @@ describe('processor outputs', () => {
     calls[3]?.release()
     expect((await Promise.all(batch)).map((r) => r.offset)).toEqual(Array.from({ length: 100 }, (_, i) => 201 + i))
   })
+
+  it('an output without an event time is stamped when its call is written, not when it is sent', async () => {
+    const { store, calls } = heldStore()
+    const o = outputs(store)
+    const h = handle(0)
+    const first = send(o, msg(0), h, 0, 0, 'out', 'k', 'v')
+    await settle()
+    calls[0]?.release()
+    await first
+    await settle()
+    const sent = send(o, msg(1), h, 0, 0, 'out', 'k', 'v')
+    // The clock moves on before the lane's call is made (the event loop has not turned yet).
+    const later = Date.now() + 5
+    while (Date.now() < later) {
+      // spin: no turn of the event loop, so the call is not made meanwhile
+    }
+    await settle()
+    expect(calls).toHaveLength(2)
+    expect(calls[1]?.records[0]?.timestamp).toBeGreaterThanOrEqual(later)
+    calls[1]?.release()
+    await sent
+  })
 })

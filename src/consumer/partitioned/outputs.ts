@@ -48,6 +48,14 @@ interface Lane {
   wake: (() => void) | undefined
 }
 
+/** A topic's preparer, for one configuration of it and one type check. */
+interface TopicPreparer {
+  topic: string
+  p: Preparer
+  meta: TopicMeta
+  types: TypeCheck
+}
+
 /** A state changelog's partition: its flushes, written one call each, in the order they were queued. */
 interface FlushLane {
   topic: string
@@ -107,7 +115,9 @@ export class Outputs {
   private readonly flushLanes = new Map<string, FlushLane>()
   private readonly metas = new Map<string, TopicMeta>()
   private readonly incarnations = new Map<string, number>()
-  private readonly preparers = new Map<string, { p: Preparer; now: number; meta: TopicMeta; types: TypeCheck }>()
+  private readonly preparers = new Map<string, TopicPreparer>()
+  /** The preparer used last (a processor sends to one topic, mostly): found without a lookup. */
+  private lastPreparer: TopicPreparer | undefined
   /** Sends being prepared asynchronously (a topic's configuration, an asynchronous validator): later ones queue behind. */
   private chain: Promise<unknown> | undefined
   /** Outputs on `chain`, not yet queued. */
@@ -196,7 +206,9 @@ export class Outputs {
    */
   prepare(topic: string, meta: TopicMeta, item: { key: Key; value: unknown; partition: number }): PreparedRecord {
     this.metas.set(topic, meta)
-    return this.preparer(topic, meta, this.types).item(item) as PreparedRecord
+    const r = this.preparer(topic, meta, this.types).item(item) as PreparedRecord
+    r.timestamp = Date.now()
+    return r
   }
 
   /** Deliver `h`'s partition again from its first message not acked (a message of it failed; see `write`). */
@@ -204,14 +216,21 @@ export class Outputs {
     if (!this.closed && current(h)) this.ledger?.rewind(h.part, REWIND_DELAY_MS)
   }
 
-  /** The topic's preparer for this millisecond (one per topic and ms: its records' timestamp is the ms). */
+  /**
+   * The topic's preparer (one per topic configuration and type check). Its clock is not read: an
+   * output without an event time is stamped when its call is written (`write`), a state write when
+   * it is prepared (`prepare`).
+   */
   private preparer(topic: string, meta: TopicMeta, types: TypeCheck): Preparer {
-    const now = Date.now()
-    const had = this.preparers.get(topic)
-    if (had !== undefined && had.now === now && had.meta === meta && had.types === types) return had.p
-    const p = new Preparer(meta, this.partitioner, types, now)
-    this.preparers.set(topic, { p, now, meta, types })
-    return p
+    let had = this.lastPreparer
+    if (had !== undefined && had.topic === topic && had.meta === meta && had.types === types) return had.p
+    had = this.preparers.get(topic)
+    if (had === undefined || had.meta !== meta || had.types !== types) {
+      had = { topic, p: new Preparer(meta, this.partitioner, types, 0), meta, types }
+      this.preparers.set(topic, had)
+    }
+    this.lastPreparer = had
+    return had.p
   }
 
   private async metaOf(topic: string): Promise<TopicMeta> {
@@ -332,6 +351,9 @@ export class Outputs {
           items = live
           if (items.length === 0) return undefined
         }
+        // Stamped now, each try: an output's time is when it is appended (`OutputOptions.timestamp`).
+        const now = Date.now()
+        for (const it of items) if (it.eventTime === undefined) it.timestamp = now
         return { recs: items, positions: items.map((it) => ({ offset: it.m.offset, seq: it.seq })) }
       })
     } catch (e) {
