@@ -85,6 +85,19 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r))
 }
 
+/** Outputs of a held store that know the topic already (a send before that waits for it): its first call, of one output, stored. */
+async function learned(): Promise<{ o: Outputs; h: PartitionHandle; calls: Call[] }> {
+  const { store, calls } = heldStore()
+  const o = outputs(store)
+  const h = handle(0)
+  const first = send(o, msg(0), h, 0, 0, 'out', 'k', 'v')
+  await settle()
+  calls[0]?.release()
+  await first
+  await settle()
+  return { o, h, calls }
+}
+
 describe('processor outputs', () => {
   it('sends made before the topic is known go in one call, not one call per stored output', async () => {
     const { store, calls } = heldStore()
@@ -159,15 +172,7 @@ describe('processor outputs', () => {
   })
 
   it('a burst of outputs of open messages is written in the same turn; outputs of acked messages wait for the next', async () => {
-    const { store, calls } = heldStore()
-    const o = outputs(store)
-    const h = handle(0)
-    // The topic learned first: until then a send waits for it.
-    const first = send(o, msg(0), h, 0, 0, 'out', 'k', 'v')
-    await settle()
-    calls[0]?.release()
-    await first
-    await settle()
+    const { o, h, calls } = await learned()
     const microtasks = async (): Promise<void> => {
       for (let i = 0; i < 50; i++) await Promise.resolve()
     }
@@ -202,14 +207,7 @@ describe('processor outputs', () => {
   })
 
   it('an output without an event time is stamped when its call is written, not when it is sent', async () => {
-    const { store, calls } = heldStore()
-    const o = outputs(store)
-    const h = handle(0)
-    const first = send(o, msg(0), h, 0, 0, 'out', 'k', 'v')
-    await settle()
-    calls[0]?.release()
-    await first
-    await settle()
+    const { o, h, calls } = await learned()
     const sent = send(o, msg(1), h, 0, 0, 'out', 'k', 'v')
     // The clock moves on before the lane's call is made (the event loop has not turned yet).
     const later = Date.now() + 5
