@@ -4,6 +4,7 @@ import { promisify } from 'node:util'
 import { AppendConflictError, TopicNotFoundError, backendError } from '../../core/errors.js'
 import type { FsyncPolicy } from '../../core/types.js'
 import type { RecordInput } from '../record.js'
+import type { AddedHeaders } from '../record-codec.js'
 import { closeSegment, refresh, roll, writeFrame, type ActiveSegment } from './active-segment.js'
 import { encodeBatch } from './batch-format.js'
 import { HeldLock } from './held-lock.js'
@@ -198,9 +199,13 @@ export class PartitionAppender {
     this.checked = true
   }
 
-  /** Encode records into the reused scratch buffer (written synchronously after, so reuse is safe). */
-  private encode(records: readonly RecordInput[], base: number, producerId: string): Buffer {
-    const frame = encodeBatch(records, base, producerId, 0, this.scratch)
+  /**
+   * Encode records (with `added`, that header too: `encodeBatch`) into the reused scratch buffer.
+   * Only for a frame written synchronously right after, under the lock (an `appendChosen`
+   * encoder): the next encoding reuses the bytes.
+   */
+  encode(records: readonly RecordInput[], base: number, producerId: string, added?: AddedHeaders): Buffer {
+    const frame = encodeBatch(records, base, producerId, 0, this.scratch, added)
     // Keep a buffer as large as this batch's bound for the next one; a frame built outside the
     // scratch buffer was allocated at its bound.
     if (frame.buffer !== this.scratch?.buffer && frame.buffer.byteLength <= SCRATCH_MAX)

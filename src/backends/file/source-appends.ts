@@ -5,7 +5,6 @@ import type { RecordInput } from '../record.js'
 import { checkSourced, fencedOutput, SourceTable, type SourceState } from '../source-table.js'
 import { parseSourceHeader, SOURCE_HEADER, SourceHeaders, sourceKey } from '../source-header.js'
 import type { PartitionAppender } from './appender.js'
-import { encodeBatch } from './batch-format.js'
 import type { IdAppendsHost } from './id-appends.js'
 import type { FilePartitionReader } from './reader.js'
 
@@ -196,9 +195,10 @@ export class SourceAppends {
         (b) => {
           const p = plan as NonNullable<typeof plan>
           // Each record's SOURCE_HEADER is written as it is encoded: no copy of the record made to hold it.
-          if (p.fresh.length === records.length) return encodeBatch(records, b, producerId, 0, undefined, added)
+          // Into the appender's scratch buffer (written at once), not a new buffer per call.
+          if (p.fresh.length === records.length) return a.encode(records, b, producerId, added)
           const fresh = p.fresh.map((i) => records[i] as RecordInput)
-          return encodeBatch(fresh, b, producerId, 0, undefined, added.pick(p.fresh))
+          return a.encode(fresh, b, producerId, added.pick(p.fresh))
         },
         producerId,
         (b) => {
