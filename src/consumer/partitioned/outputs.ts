@@ -2,7 +2,7 @@ import type { Backend, OutputSource, TopicMeta } from '../../backends/backend.js
 import { ClosedError, FencedError, TopicNotFoundError, TwainError } from '../../core/errors.js'
 import type { Partitioner } from '../../core/hash64.js'
 import type { Key } from '../../core/types.js'
-import { Preparer, type TypeCheck } from '../../producer/prepare.js'
+import type { TypeCheck } from '../../producer/prepare.js'
 import type { PreparedRecord } from '../../producer/send-record.js'
 import {
   OutputRecord,
@@ -16,6 +16,7 @@ import type { PartitionedLedger } from './ledger.js'
 import type { OwnedPartition } from './owned-partition.js'
 import { current, type PartitionHandle } from './partition-message.js'
 import type { StateFlush } from './state/state-flush.js'
+import { OutputPreparers } from './output-preparers.js'
 
 /** Most outputs in one store call (the Redis backend splits larger calls into parts itself). */
 const MAX_CALL = 5000
@@ -46,14 +47,6 @@ interface Lane {
   busy: boolean
   /** While the lane waits for its turn of the event loop before a call: ends the wait. */
   wake: (() => void) | undefined
-}
-
-/** A topic's preparer, for one configuration of it and one type check. */
-interface TopicPreparer {
-  topic: string
-  p: Preparer
-  meta: TopicMeta
-  types: TypeCheck
 }
 
 /** A state changelog's partition: its flushes, written one call each, in the order they were queued. */
@@ -115,9 +108,7 @@ export class Outputs {
   private readonly flushLanes = new Map<string, FlushLane>()
   private readonly metas = new Map<string, TopicMeta>()
   private readonly incarnations = new Map<string, number>()
-  private readonly preparers = new Map<string, TopicPreparer>()
-  /** The preparer used last (a processor sends to one topic, mostly): found without a lookup. */
-  private lastPreparer: TopicPreparer | undefined
+  private readonly preparers: OutputPreparers
   /** Sends being prepared asynchronously (a topic's configuration, an asynchronous validator): later ones queue behind. */
   private chain: Promise<unknown> | undefined
   /** Outputs on `chain`, not yet queued. */
@@ -132,8 +123,10 @@ export class Outputs {
     private readonly group: string,
     private readonly producerId: string,
     private readonly types: TypeCheck,
-    private readonly partitioner: Partitioner,
-  ) {}
+    partitioner: Partitioner,
+  ) {
+    this.preparers = new OutputPreparers(partitioner)
+  }
 
   /** The member's ledger (its session deadline). */
   attach(ledger: PartitionedLedger<unknown>): void {
@@ -166,7 +159,7 @@ export class Outputs {
       // The common case, synchronously: the output is queued in the order it was sent.
       try {
         // Without a type it is prepared synchronously, in place: no promise comes back.
-        void this.preparer(topic, meta, types).send(rec)
+        void this.preparers.of(topic, meta, types).send(rec)
       } catch (e) {
         return failed(rec, e)
       }
@@ -175,7 +168,7 @@ export class Outputs {
     const discards = this.discards.get(m)
     const prepared = (this.chain ?? Promise.resolve()).then(async () => {
       const known = this.metas.get(topic) ?? (await this.metaOf(topic))
-      await new Preparer(known, this.partitioner, types, Date.now()).send(rec)
+      await this.preparers.of(topic, known, types).send(rec)
     })
     // Queued as soon as prepared (before the next send's preparation starts): the chain holds
     // sends being prepared, not sends being stored, so a lane's next call takes every output queued
@@ -206,7 +199,7 @@ export class Outputs {
    */
   prepare(topic: string, meta: TopicMeta, item: { key: Key; value: unknown; partition: number }): PreparedRecord {
     this.metas.set(topic, meta)
-    const r = this.preparer(topic, meta, this.types).item(item) as PreparedRecord
+    const r = this.preparers.of(topic, meta, this.types).item(item) as PreparedRecord
     r.timestamp = Date.now()
     return r
   }
@@ -214,23 +207,6 @@ export class Outputs {
   /** Deliver `h`'s partition again from its first message not acked (a message of it failed; see `write`). */
   rewind(h: PartitionHandle): void {
     if (!this.closed && current(h)) this.ledger?.rewind(h.part, REWIND_DELAY_MS)
-  }
-
-  /**
-   * The topic's preparer (one per topic configuration and type check). Its clock is not read: an
-   * output without an event time is stamped when its call is written (`write`), a state write when
-   * it is prepared (`prepare`).
-   */
-  private preparer(topic: string, meta: TopicMeta, types: TypeCheck): Preparer {
-    let had = this.lastPreparer
-    if (had !== undefined && had.topic === topic && had.meta === meta && had.types === types) return had.p
-    had = this.preparers.get(topic)
-    if (had === undefined || had.meta !== meta || had.types !== types) {
-      had = { topic, p: new Preparer(meta, this.partitioner, types, 0), meta, types }
-      this.preparers.set(topic, had)
-    }
-    this.lastPreparer = had
-    return had.p
   }
 
   private async metaOf(topic: string): Promise<TopicMeta> {
