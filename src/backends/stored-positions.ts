@@ -1,13 +1,8 @@
+import { reallocated } from '../core/typed-arrays.js'
+
 /** Positions the arrays hold once something is stored (none until then: many sources store nothing in a partition). */
 const FIRST_CAPACITY = 16
 const NONE = new Float64Array(0)
-
-/** `a` in a new array of `capacity` elements, its first `n` kept. */
-function resized(a: Float64Array, capacity: number, n: number): Float64Array {
-  const b = new Float64Array(capacity)
-  b.set(a.subarray(0, n))
-  return b
-}
 
 /**
  * Where one output partition stored the outputs of one source (`SourceState.entries`): per input
@@ -151,8 +146,8 @@ export class StoredPositions {
   /** The arrays at `capacity` elements (at least the positions held). */
   private resize(capacity: number): void {
     const n = this.n
-    this.offsets = resized(this.offsets, capacity, n)
-    this.seqs = resized(this.seqs, capacity, n)
-    this.stored = resized(this.stored, capacity, n)
+    this.offsets = reallocated(this.offsets, capacity, this.offsets.subarray(0, n))
+    this.seqs = reallocated(this.seqs, capacity, this.seqs.subarray(0, n))
+    this.stored = reallocated(this.stored, capacity, this.stored.subarray(0, n))
   }
 }

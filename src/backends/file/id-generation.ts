@@ -1,3 +1,5 @@
+import { doubledTo, reallocated } from '../../core/typed-arrays.js'
+
 /** A slot's tag when empty, and when its entry was removed (a tombstone: a lookup goes past it). */
 const EMPTY = 0
 const REMOVED = 1
@@ -20,12 +22,7 @@ export function idHash(id: string): number {
 
 /** Grow a typed array to hold at least `need` elements (doubling), keeping the first `used`. */
 function grown<T extends Int32Array | Float64Array | Uint16Array>(a: T, need: number, used: number): T {
-  if (need <= a.length) return a
-  let size = a.length * 2
-  while (size < need) size *= 2
-  const more = new (a.constructor as new (n: number) => T)(size)
-  more.set(a.subarray(0, used))
-  return more
+  return need <= a.length ? a : reallocated(a, doubledTo(a.length * 2, need), a.subarray(0, used) as T)
 }
 
 /**

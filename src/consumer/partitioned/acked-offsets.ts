@@ -1,3 +1,5 @@
+import { doubledTo, reallocated } from '../../core/typed-arrays.js'
+
 /** Words the bitmap starts with once an offset is added (1,024 offsets). */
 const FIRST_WORDS = 32
 /** An empty bitmap keeps at most this many words (a burst of acks out of order is not held on to). */
@@ -75,13 +77,7 @@ export class AckedOffsets {
     if (need <= words.length) {
       words.copyWithin(0, first)
       words.fill(0, words.length - first)
-    } else {
-      let n = words.length * 2
-      while (n < need) n *= 2
-      const more = new Uint32Array(n)
-      more.set(words.subarray(first))
-      this.words = more
-    }
+    } else this.words = reallocated(words, doubledTo(words.length * 2, need), words.subarray(first))
     this.base += first * 32
   }
 
@@ -95,13 +91,7 @@ export class AckedOffsets {
     if (used + shift <= words.length) {
       words.copyWithin(shift, 0, used)
       words.fill(0, 0, shift)
-    } else {
-      let n = words.length * 2
-      while (n < used + shift) n *= 2
-      const more = new Uint32Array(n)
-      more.set(words.subarray(0, used), shift)
-      this.words = more
-    }
+    } else this.words = reallocated(words, doubledTo(words.length * 2, used + shift), words.subarray(0, used), shift)
     this.base = base
   }
 }
