@@ -27,8 +27,8 @@ const noop = (): void => undefined
  * - **No listener outlives its wait.** A pull adds one reaction to the source's `next()` (none
  *   when an earlier pull that timed out added it already), and the pulls share one timer, moved
  *   only when a deadline comes sooner; every other wait (`until`, `sleep`) registers its own waker
- *   (and `sleep` its timer) and removes it when it settles. So a long iteration piles no reactions onto one
- *   shared promise, and a batch costs one timer, not one per message.
+ *   (and `sleep` its timer) and removes it when it settles. So a long iteration piles no
+ *   reactions onto one shared promise, and a batch costs one timer, not one per message.
  */
 export class Upstream<T> {
   readonly #source: AsyncIterable<T>
