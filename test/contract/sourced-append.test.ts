@@ -90,6 +90,39 @@ describe.each(kinds())('$name: sourced append', (kind) => {
     await third.close()
   })
 
+  it('recognises stored outputs among positions that fall within a call, and large offsets', async () => {
+    const b = await ctx.fresh()
+    const meta = topicMeta('out')
+    await b.createTopic(meta)
+    if (!kind.caps.headers) return
+    const big = 2 ** 40 + 3 // past 32 bits: offsets are not cut
+    await b.appendSourced('out', 0, values(meta, ['20.0', 'big.1']), 'p', src(1), at([20, 0], [big, 1]))
+    // Falling positions (a rewind's outputs): the lowest, stored, is found though it comes last.
+    const falling = await b.appendSourced(
+      'out',
+      0,
+      values(meta, ['22.0', '21.0', '20.0 again']),
+      'p',
+      src(1),
+      at([22, 0], [21, 0], [20, 0]),
+    )
+    expect(outcome(falling)).toEqual(['2+', '3+', '0='])
+    const other = await ctx.open()
+    const again = await other.appendSourced(
+      'out',
+      0,
+      values(meta, ['big.1 again', 'big.0', '21.0 again']),
+      'q',
+      src(1),
+      at([big, 1], [big, 0], [21, 0]),
+    )
+    expect(outcome(again)).toEqual(['1=', '4+', '3='])
+    await other.close()
+    const all = await readAll(b, 'out')
+    expect(all.map((m) => m.value)).toEqual(['20.0', 'big.1', '22.0', '21.0', 'big.0'])
+    expect(all[1]?.headers[SOURCE_HEADER]).toBe(`g in@1 3 ${big} 1 1 0`)
+  })
+
   it('fences a writer behind the stored epoch or past its deadline: nothing of it is stored', async () => {
     const b = await ctx.fresh()
     const meta = topicMeta('out')

@@ -68,12 +68,17 @@ export function packIds(records: readonly RecordInput[], at: number, n: number):
   return out
 }
 
-/** The positions of `positions[at .. at + n)` as append-src-7.lua takes them: `<input offset> <seq>` pairs, space-separated. */
-export function packPositions(positions: readonly SourcePosition[], at: number, n: number): string {
-  let out = ''
-  for (let k = at; k < at + n; k++) {
-    const p = positions[k] as SourcePosition
-    out += `${out === '' ? '' : ' '}${p.offset} ${p.seq}`
+/**
+ * The positions of `positions[at .. at + n)` as append-src-7.lua takes them: each one's input offset
+ * and sequence number as two little-endian doubles (the script reads them with one `struct.unpack`
+ * each, no text parsed).
+ */
+export function packPositions(positions: readonly SourcePosition[], at: number, n: number): Buffer {
+  const out = Buffer.allocUnsafe(16 * n)
+  for (let k = 0; k < n; k++) {
+    const p = positions[at + k] as SourcePosition
+    out.writeDoubleLE(p.offset, 16 * k)
+    out.writeDoubleLE(p.seq, 16 * k + 8)
   }
   return out
 }

@@ -101,8 +101,8 @@ export interface ScriptSpecs {
       epoch: number,
       committed: number,
       deadline: number | '',
-      /** Each record's `<input offset> <seq>`, space-separated. */
-      positions: string,
+      /** Each record's input offset and sequence number, two doubles LE (`packPositions`, append-parts.ts). */
+      positions: Buffer,
     ]
     /** Then of each duplicate record: its index in the call (from 1), its stored offset. */
     reply: [base: number, applied: number, ...indexAndOffset: number[]]

@@ -12,7 +12,8 @@
 -- ARGV[4] retention.maxMessages (0 = none)  ARGV[5] producer id  ARGV[6] now (ms, the client's clock)
 -- ARGV[7] the encoded records, as append-5.lua takes them  ARGV[8] the source ("<group> <topic> <partition>")
 -- ARGV[9] the writer's lease epoch  ARGV[10] its committed input offset  ARGV[11] its lease deadline
--- (ms; '' = none)  ARGV[12] each record's position: "<input offset> <seq>" pairs, space-separated
+-- (ms; '' = none)  ARGV[12] each record's position: its input offset and sequence number, two
+-- little-endian doubles
 -- Returns {base offset, 1 if this batch was applied before (nothing written) else 0, then of each
 -- duplicate: its index (from 1), its stored offset}: the records not listed are at base, base + 1, ...
 -- A batch re-sent after a dropped connection is answered from the stored positions.
@@ -24,18 +25,28 @@ do
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 -- #include append-seq.lua
-local fmt, sub, u32 = string.format, string.sub, struct.unpack
-local pos = {}
-for o, q in string.gmatch(ARGV[12], '(%d+) (%d+)') do
-  pos[#pos + 1] = {tonumber(o), tonumber(q)}
+local fmt, bin = string.format, struct.unpack
+-- Each record's position, in two flat lists: its input offset and its sequence number.
+local po, pq = {}, {}
+-- Whether the positions rise strictly (one input's outputs in order, then the next input's): no
+-- position of the call repeats an earlier one of it.
+local rising, lo, hi = true, nil, nil
+do
+  local s, at, k = ARGV[12], 1, 0
+  local size, last, lastq = #s, -1, -1
+  while at < size do
+    local o, q
+    o, q, at = bin('<dd', s, at)
+    k = k + 1
+    po[k], pq[k] = o, q
+    if o < last or (o == last and q <= lastq) then rising = false end
+    last, lastq = o, q
+    if not lo or o < lo then lo = o end
+    if not hi or o > hi then hi = o end
+  end
 end
 -- The stored outputs of the call's inputs: "<offset>.<seq>" -> stored offset.
 local function storedOf()
-  local lo, hi
-  for _, p in ipairs(pos) do
-    if not lo or p[1] < lo then lo = p[1] end
-    if not hi or p[1] > hi then hi = p[1] end
-  end
   local found = {}
   if lo then
     local got = call('ZRANGEBYSCORE', kout, lo, hi, 'WITHSCORES')
@@ -51,8 +62,8 @@ if applied then
   -- Applied before: every record is stored, by this batch (at or past its base) or before it.
   local found = storedOf()
   local out = {applied, 1}
-  for i, p in ipairs(pos) do
-    local off = found[fmt('%d.%d', p[1], p[2])]
+  for i = 1, #po do
+    local off = found[fmt('%d.%d', po[i], pq[i])]
     if not off then return redis.error_reply('STALESEQ batch ' .. ARGV[2] .. ': its outputs are no longer remembered') end
     if off < applied then
       out[#out + 1] = i
@@ -87,30 +98,31 @@ local key, pid = kstream, ARGV[5]
 local blob = ARGV[7]
 local size = #blob
 local out = {base, 0}
-local members = {}
+local members, m = {}, 0
 local at, i, n = 1, 0, 0
+-- Nothing of the call's inputs stored, no position repeated: every record is new (the usual call).
+local fresh = rising and next(found) == nil
 while at <= size do
   i = i + 1
-  local len = u32('<I4', blob, at)
-  local p = pos[i]
-  local id = fmt('%d.%d', p[1], p[2])
-  local dup = found[id]
+  local len = bin('<I4', blob, at)
+  local o, q = po[i], pq[i]
+  local id = not fresh and fmt('%d.%d', o, q)
+  local dup = id and found[id]
   if dup then
     out[#out + 1] = i
     out[#out + 1] = dup
   else
-    local o = fmt('%d', base + n)
-    add_record(o .. '-1', blob, at, len)
-    found[id] = base + n -- a repeat later in this call is a duplicate of this one
-    if p[1] >= floor then
-      members[#members + 1] = p[1]
-      members[#members + 1] = fmt('%d:', p[2]) .. o
+    add_record(fmt('%d-1', base + n), blob, at, len)
+    if id then found[id] = base + n end -- a repeat later in this call is a duplicate of this one
+    if o >= floor then
+      members[m + 1], members[m + 2] = o, fmt('%d:%d', q, base + n)
+      m = m + 2
     end
     n = n + 1
   end
   at = at + 4 + len
 end
-if #members > 0 then call('ZADD', kout, unpack(members)) end
+if m > 0 then call('ZADD', kout, unpack(members)) end
 local newEnd = base + n
 -- #include append-done.lua
 
