@@ -1,3 +1,4 @@
+import { ClosedError, FencedError } from '../../core/errors.js'
 import type { Key, RecordMetadata } from '../../core/types.js'
 import { InPlaceFields } from '../../producer/send-record.js'
 import type { PartitionHandle } from './partition-message.js'
@@ -26,6 +27,27 @@ export interface OutputMetadata extends RecordMetadata {
 /** Told how an output ended (`Outputs.emit`): `resolve` once stored, else `reject`. */
 export type OutputResolve = (r: OutputMetadata) => void
 export type OutputReject = (e: unknown) => void
+
+const ignore = (): void => undefined
+
+/**
+ * Mark the promise of a send (`ProcessorMessage.send`) handled before it rejects: the processor
+ * acts on an output that fails (its message is delivered again, or its partition is another
+ * member's), so a caller that leaves the promise alone, as the batch idiom does, must not have the
+ * process end on an unhandled rejection. A caller that awaits it still gets the failure.
+ */
+export function leftToAck(sent: Promise<unknown> | undefined): void {
+  if (sent !== undefined) void sent.catch(ignore)
+}
+
+/**
+ * Whether a failure of an output (or of a state flush), which sends its input partition back, is
+ * reported as an `'error'` event: not when it is the member's own doing (`nack()` dropped it,
+ * `close()`) or its partition moved on (`FencedError`: the loss is the member's `'revoked'`).
+ */
+export function reportedFailure(e: unknown): boolean {
+  return !(e instanceof FencedError || e instanceof ClosedError || (e as { code?: string }).code === 'ERR_DISCARDED')
+}
 
 /** The message an output is of: its offset is the output's source position (with the output's sequence number). */
 export interface OutputOf {
@@ -63,6 +85,8 @@ export class OutputRecord extends InPlaceFields {
     readonly resolve: OutputResolve,
     /** Told that it will not be. */
     readonly reject: OutputReject,
+    /** The promise `resolve` and `reject` settle, when `send` made one (`leftToAck` before it rejects). */
+    readonly sent: Promise<unknown> | undefined,
   ) {
     super(key, value, options)
   }

@@ -5,7 +5,9 @@ import type { Key } from '../../core/types.js'
 import type { TypeCheck } from '../../producer/prepare.js'
 import type { PreparedRecord } from '../../producer/send-record.js'
 import {
+  leftToAck,
   OutputRecord,
+  reportedFailure,
   type OutputMetadata,
   type OutputOf,
   type OutputOptions,
@@ -33,9 +35,10 @@ function stored(it: OutputRecord, r: OutputMetadata): void {
   it.resolve(r)
 }
 
-/** An output that will not be stored: its message told, then its promise. */
+/** An output that will not be stored: its message told, then its promise (handled: the message acts on it). */
 function failed(it: OutputRecord, e: unknown): void {
   it.m.outputDone(it.token, e)
+  leftToAck(it.sent)
   it.reject(e)
 }
 
@@ -137,7 +140,8 @@ export class Outputs {
    * Queue an output of `m` (its `seq`-th): `resolve` is called once it is stored (or recognised as
    * stored), `reject` once it will not be; `m` is told first (`outputDone(token, …)`), once,
    * whatever becomes of it. No promise per output: a caller that wants one makes it
-   * (`ProcessorMessageImpl.send`), a result stream's outputs, many per batch, need none.
+   * (`ProcessorMessageImpl.send`, which gives it as `sent`), a result stream's outputs, many per
+   * batch, need none.
    */
   emit(
     m: OutputOf,
@@ -151,8 +155,9 @@ export class Outputs {
     resolve: OutputResolve,
     reject: OutputReject,
     types: TypeCheck = this.types,
+    sent?: Promise<unknown>,
   ): void {
-    const rec = new OutputRecord(m, h, seq, token, key, value, options, resolve, reject)
+    const rec = new OutputRecord(m, h, seq, token, key, value, options, resolve, reject, sent)
     if (this.closed) return failed(rec, this.closedError())
     const meta = this.metas.get(topic)
     if (this.chain === undefined && meta !== undefined && rec.type === undefined) {
@@ -204,9 +209,15 @@ export class Outputs {
     return r
   }
 
-  /** Deliver `h`'s partition again from its first message not acked (a message of it failed; see `write`). */
-  rewind(h: PartitionHandle): void {
-    if (!this.closed && current(h)) this.ledger?.rewind(h.part, REWIND_DELAY_MS)
+  /**
+   * Deliver `h`'s partition again from its first message not acked: an output of a message of it
+   * failed (`failure`; see `write`), which is reported (an `'error'` event, `reportedFailure`) as
+   * the partition goes back, once per rewind.
+   */
+  rewind(h: PartitionHandle, failure: unknown): void {
+    if (this.closed || !current(h)) return
+    this.ledger?.rewind(h.part, REWIND_DELAY_MS)
+    if (reportedFailure(failure)) this.ledger?.core.emitError(failure)
   }
 
   private async metaOf(topic: string): Promise<TopicMeta> {
@@ -333,7 +344,9 @@ export class Outputs {
         return { recs: items, positions: items.map((it) => ({ offset: it.m.offset, seq: it.seq })) }
       })
     } catch (e) {
-      return this.failedForGood(lane, part, items, (it) => failed(it, e))
+      if (this.failedForGood(lane, part, items, (it) => failed(it, e)) && reportedFailure(e))
+        this.ledger?.core.emitError(e)
+      return
     }
     if (results === undefined) return
     items.forEach((it, i) => {
@@ -351,17 +364,20 @@ export class Outputs {
    * A call of input partition `part`'s outputs (or flush) to `lane` failed for good: later ones of
    * the partition would be stored before these, so the partition is delivered again from its first
    * message not acked (after a pause), which makes every message of it handed out since stale; the
-   * call's items and the partition's items queued behind them on the lane fail.
+   * call's items and the partition's items queued behind them on the lane fail. Whether the
+   * partition was sent back (the caller reports the failure then).
    */
   private failedForGood<T extends { readonly h: PartitionHandle }>(
     lane: { queue: T[] },
     part: OwnedPartition,
     failing: readonly T[],
     fail: (x: T) => void,
-  ): void {
-    if (!this.closed && failing.some((x) => current(x.h))) this.ledger?.rewind(part, REWIND_DELAY_MS)
+  ): boolean {
+    const rewound = !this.closed && failing.some((x) => current(x.h))
+    if (rewound) this.ledger?.rewind(part, REWIND_DELAY_MS)
     for (const x of failing) fail(x)
     for (const x of takeOf(lane, part)) fail(x)
+    return rewound
   }
 
   /**
@@ -443,7 +459,9 @@ export class Outputs {
       const sealed = f.seal()
       written = await this.appendRetrying(lane, part, () => (holds(part) && current(f.h) ? sealed : undefined))
     } catch (e) {
-      return this.failedForGood(lane, part, [f], (x) => x.settle(e))
+      // Its members report the failure (`ProcessorState.failed`).
+      this.failedForGood(lane, part, [f], (x) => x.settle(e))
+      return
     }
     f.settle(written === undefined ? this.fenced(part, 'its partition is no longer this member’s') : undefined)
   }

@@ -4,7 +4,13 @@ import type { Key, Message } from '../../core/types.js'
 import { GroupMessageImpl, type GroupMessage, type Settler } from '../group-message.js'
 import type { MessageMaker } from './ledger.js'
 import { current, isSettled, type PartitionHandle } from './partition-message.js'
-import type { OutputMetadata, OutputOptions, OutputReject, OutputResolve } from './output-record.js'
+import {
+  leftToAck,
+  type OutputMetadata,
+  type OutputOptions,
+  type OutputReject,
+  type OutputResolve,
+} from './output-record.js'
 import type { Outputs } from './outputs.js'
 import { MessageState, type StateOwner } from './state/message-state.js'
 import type { PreparedRecord } from '../../producer/send-record.js'
@@ -88,13 +94,14 @@ export class ProcessorMessageImpl<V>
     // A static executor: no closure per output (its resolving functions read at once).
     const sent = capturedPromise<OutputMetadata>()
     const { resolve, reject } = lastCaptured
-    this.emit(topic, key, value, options, resolve, reject)
+    this.emit(topic, key, value, options, resolve, reject, sent)
     return sent
   }
 
   /**
    * @internal `send` without a promise (`Outputs.emit`): `resolve` or `reject` is called once,
-   * `reject` synchronously when the output is refused before it is queued.
+   * `reject` synchronously when the output is refused before it is queued. `sent`: `send`'s
+   * promise, marked handled (`leftToAck`) before a failure the processor acts on rejects it.
    */
   emit(
     topic: string,
@@ -103,16 +110,20 @@ export class ProcessorMessageImpl<V>
     options: OutputOptions | undefined,
     resolve: OutputResolve,
     reject: OutputReject,
+    sent?: Promise<unknown>,
   ): void {
     const h = GroupMessageImpl.handle(this)
     if (!this.isOpen())
       return reject(new InvalidArgumentError(`send() to "${topic}" after the message ${this.#where()} was settled`))
-    if (!current(h) || h.part.releasing)
+    if (!current(h) || h.part.releasing) {
+      // Its partition's next owner delivers it again: nothing for the caller to act on.
+      leftToAck(sent)
       return reject(
         new FencedError(
           `send() of message ${this.#where()}: its partition is no longer this member's; nothing was stored`,
         ),
       )
+    }
     this.#turn()
     // Numbers from TIMER_SEQ on are the partition's timer turns' (decision 208).
     if (this.#seq >= TIMER_SEQ - MAX_STATE_WRITES - 1)
@@ -125,7 +136,7 @@ export class ProcessorMessageImpl<V>
     this.#pending++
     // The outputs tell this message when the output settles (`outputDone`), before `resolve` or `reject`.
     const outputs = this.#outputs as Outputs
-    outputs.emit(this, h, this.#seq++, this.#delivery, topic, key, value, options, resolve, reject)
+    outputs.emit(this, h, this.#seq++, this.#delivery, topic, key, value, options, resolve, reject, undefined, sent)
   }
 
   /** Outputs are numbered per delivery. */
@@ -277,11 +288,12 @@ export class ProcessorMessageImpl<V>
    */
   #finishAck(): void {
     this.#ackWanted = false
-    if (this.#failure !== undefined) {
+    const failure = this.#failure
+    if (failure !== undefined) {
       this.#failure = undefined
       this.#nackedIn = this.deliveryCount
       // Its partition goes back to it, so no later message's output (or state) comes before its own.
-      ;(this.#outputs as Outputs).rewind(GroupMessageImpl.handle(this))
+      ;(this.#outputs as Outputs).rewind(GroupMessageImpl.handle(this), failure)
       return super.nack({ delayMs: 1000 })
     }
     if (this.#store === undefined) return super.ack()

@@ -1,18 +1,13 @@
 import type { Backend, TopicMeta } from '../../../backends/backend.js'
 import { parseSourceHeader, SOURCE_HEADER } from '../../../backends/source-header.js'
-import {
-  ClosedError,
-  FencedError,
-  InvalidArgumentError,
-  TopicExistsError,
-  TopicNotFoundError,
-} from '../../../core/errors.js'
+import { InvalidArgumentError, TopicExistsError, TopicNotFoundError } from '../../../core/errors.js'
 import { checkTopicName } from '../../../core/names.js'
 import type { PartitionKey } from '../../../core/partition-key.js'
 import type { PartitionedLedger } from '../ledger.js'
 import type { OwnedPartition } from '../owned-partition.js'
 import type { PreparedRecord } from '../../../producer/send-record.js'
 import type { Outputs } from '../outputs.js'
+import { reportedFailure } from '../output-record.js'
 import type { PartitionHandle } from '../partition-message.js'
 import { PartitionState, type StatefulMessage } from './partition-state.js'
 import { LAST_MARK } from './state-key.js'
@@ -87,9 +82,7 @@ export class ProcessorState {
 
   /** A write of the changelog failed for good (the message comes again): reported unless its partition moved on. */
   failed(e: unknown): void {
-    if (e instanceof FencedError || e instanceof ClosedError || (e as { code?: string }).code === 'ERR_DISCARDED')
-      return
-    this.ledger?.core.emitError(e)
+    if (reportedFailure(e)) this.ledger?.core.emitError(e)
   }
 
   /** A partition was opened: fetch nothing until its state is restored. */
