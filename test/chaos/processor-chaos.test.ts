@@ -206,16 +206,21 @@ describe.each(cases.map((c) => [c.name, c] as const))('%s: processor outputs und
       const drained = performance.now()
 
       const report = checkOutputs(inputs, await readOutputs(twain))
+      // Every processor but the last was killed: one that ended by itself crashed (e.g. on an unhandled rejection).
+      const crashed = pool.all.filter((p) => p !== last && !p.killed)
       const errorLines = pool.linesStarting('# error')
       const info =
         `${c.name}: ${n} inputs; ${pool.kills} SIGKILLs (${pool.workingKills} of working processors), ${pool.all.length} processors started; ` +
         `failover: ${failoverReport}; ${producerErrors.length} producer retries${producerErrors[0] ? ` (${producerErrors[0]})` : ''}; ` +
-        `${errorLines.length} error lines of processors${errorLines.length ? ` (e.g. ${errorLines.slice(0, 2).join(' | ')})` : ''}; ${recognised()} outputs recognised as stored by a later delivery; group: ${group}; ` +
+        `${errorLines.length} error lines of processors${errorLines.length ? ` (e.g. ${errorLines.slice(0, 2).join(' | ')})` : ''}; ` +
+        `${crashed.length} processors ended by themselves${crashed[0] ? ` (${crashed[0].name}: exit ${crashed[0].child.exitCode ?? crashed[0].child.signalCode}, ${crashed[0].out.stderr().slice(-300)})` : ''}; ` +
+        `${recognised()} outputs recognised as stored by a later delivery; group: ${group}; ` +
         `storm ${Math.round((stormEnded - began) / 1000)} s, drained at ${Math.round((drained - began) / 1000)} s\n${report.text}`
       if (process.env.TWAINMQ_REPORT) console.log(info)
 
       expect(inputs.size, info).toBe(n)
       expect(pool.workingKills, info).toBeGreaterThanOrEqual(MIN_WORKING_KILLS)
+      expect(crashed.length, info).toBe(0)
       expect(report.counts, info).toEqual(EXACTLY_ONCE)
       expect(report.stored, info).toBe(report.expected)
       // Inputs were delivered again after kills, and their stored outputs recognised.
