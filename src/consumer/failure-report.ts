@@ -16,6 +16,8 @@ export class FailureReport {
     private readonly events: ConsumerEvents,
     /** `twainmq consumer <id> of group "<group>"`: who says it. */
     private readonly who: string,
+    /** What the application calls it (`consumer.on('error', …)`, `processor.on(…)`). */
+    private readonly kind: 'consumer' | 'processor' = 'consumer',
   ) {}
 
   /** An iteration threw the fatal failure. */
@@ -40,13 +42,13 @@ export class FailureReport {
     this.#warn(err)
   }
 
-  /** Nobody listens: say it once per kind of failure rather than drop it (consumer.on('error') handles them). */
+  /** Nobody listens: say it once per kind of failure rather than drop it (`on('error')` handles them). */
   #warn(err: Error): void {
     const code = (err as { code?: string }).code ?? err.name
     if (this.#warned.has(code)) return
     this.#warned.add(code)
     process.emitWarning(
-      `${this.who}: ${code}: ${err.message} (no 'error' listener: consumer.on('error', …) handles these; later ${code} failures are not printed)`,
+      `${this.who}: ${code}: ${err.message} (no 'error' listener: ${this.kind}.on('error', …) handles these; later ${code} failures are not printed)`,
       { type: 'TwainmqWarning', code },
     )
   }

@@ -80,6 +80,8 @@ export interface MemberWiring<V, H, L extends MemberLedger<V, H>> {
   deadLetterSend?: DeadLetterSend
   /** Whether a view that handed out `TURN_EVERY` messages in one go lets the event loop turn first (default: never). */
   turnWanted?: () => boolean
+  /** What the member is called in its warnings (`twainmq <kind> <id> of group …`). @default 'consumer' */
+  kind?: 'consumer' | 'processor'
 }
 
 /**
@@ -137,7 +139,8 @@ export class MemberCore<V, H, L extends MemberLedger<V, H> = MemberLedger<V, H>>
       ? new DeadLetterWriter(ctx.store, opts.deadLetter, ctx.clientId, wiring.deadLetterSend)
       : undefined
     this.retention = new ConsumedRetention(ctx.store, (e) => this.emitError(e))
-    this.#report = new FailureReport(this.events, `twainmq consumer ${wiring.memberId} of group "${opts.group}"`)
+    const kind = wiring.kind ?? 'consumer'
+    this.#report = new FailureReport(this.events, `twainmq ${kind} ${wiring.memberId} of group "${opts.group}"`, kind)
     const life = wiring.life
     this.views = new MemberViews(
       this,

@@ -105,6 +105,7 @@ export class Consumer<V = unknown, K extends Key = Key, M extends GroupMessage<V
       onClosed: () => onClosed(this),
       deadLetterSend: processing?.deadLetterSend,
       turnWanted: processing?.turnWanted,
+      kind: processing ? 'processor' : 'consumer',
     })
     this.#ledger = this.#core.ledger
     processing?.attach(this.#ledger)

@@ -96,6 +96,27 @@ describe.each(kinds)('unawaited processor sends on $name', (kind) => {
     expect(await twain.length('later')).toBe(1)
   })
 
+  it('without an error listener, such a failure is a process warning naming the processor', async () => {
+    await fill('in', 0, 1)
+    const warnings: Error[] = []
+    const onWarning = (w: Error): void => void (w.name === 'TwainmqWarning' && warnings.push(w))
+    process.on('warning', onWarning)
+    try {
+      const p = twain.processor<string>('in', opts())
+      const [m] = await takeN(p, 1)
+      void m!.send('absent', 'k', 'v')
+      m!.ack()
+      await until(() => warnings.length > 0, 5000, 'a TwainmqWarning')
+      expect(warnings[0]!.message).toMatch(
+        /^twainmq processor \S+ of group "etl": ERR_TOPIC_NOT_FOUND: .*"absent".*processor\.on\('error', …\)/,
+      )
+      await p.close()
+    } finally {
+      process.off('warning', onWarning)
+    }
+    expect(codes()).toEqual([])
+  })
+
   it('an awaited send to a missing topic still rejects', async () => {
     await fill('in', 0, 1)
     const p = twain.processor<string>('in', opts())
