@@ -14,7 +14,7 @@ export class FailureReport {
 
   constructor(
     private readonly events: ConsumerEvents,
-    /** `twainmq consumer <id> of group "<group>"`: who says it. */
+    /** `twainmq <kind> <id> of group "<group>"`: who says it. */
     private readonly who: string,
     /** What the application calls it (`consumer.on('error', …)`, `processor.on(…)`). */
     private readonly kind: 'consumer' | 'processor' = 'consumer',
