@@ -10,6 +10,13 @@ const MAX_DELIVER = 256
  * message delivered meanwhile and its outputs alive.
  */
 const TURN_EVERY = 512
+/**
+ * Longest a view hands out messages without the event loop turning (ms): then it lets it turn
+ * before the next (decision 240). Messages come from the buffer in microtasks, so a loop whose body
+ * waits for no I/O (a backlog read ahead, a message nacked again and again) never let it turn: no
+ * timer ran (the member's heartbeats, the application's), no I/O, no signal handler.
+ */
+const MAX_BUSY_MS = 50
 
 /** What the views need of their member (its core). */
 export interface ViewedMember<T> {
@@ -103,6 +110,9 @@ export class MemberViews<T> {
     let open = true
     /** Messages handed out since the event loop last turned (as far as this view knows). */
     let sinceTurn = 0
+    /** When (`Date.now()`) this view began handing out messages with no turn of the event loop since (0: it turned). */
+    let busySince = 0
+    const turned = (): void => void (busySince = 0)
     return {
       next: async (signal) => {
         for (;;) {
@@ -117,9 +127,19 @@ export class MemberViews<T> {
             if (signal.aborted) return undefined
             continue
           }
+          if (busySince !== 0 && Date.now() - busySince >= MAX_BUSY_MS) {
+            // `turned` runs in this turn, before the promise resolves: busy from the next batch on.
+            await new Promise<void>((resolve) => setImmediate(resolve))
+            if (signal.aborted) return undefined
+            continue
+          }
           const batch = member.take(MAX_DELIVER)
           if (batch.length > 0) {
             sinceTurn += batch.length
+            if (busySince === 0) {
+              busySince = Date.now()
+              setImmediate(turned)
+            }
             return batch
           }
           sinceTurn = 0
