@@ -45,6 +45,19 @@ export interface PartitionHooks {
   fetched(msgs: readonly PartitionMessage<unknown>[], p: OwnedPartition): void
 }
 
+/**
+ * Give `p.carried`'s deliveries to the message of its offset among `made` (a read of `p`, in offset
+ * order), once: its copy read again after a rewind counts its deliveries on. Dropped once the
+ * reads pass the offset (a record no longer there).
+ */
+function carryDeliveries(made: readonly GroupMessageImpl<unknown, PartitionHandle>[], p: OwnedPartition): void {
+  const c = p.carried as { offset: number; deliveries: number }
+  const last = made[made.length - 1]
+  if (last === undefined || last.offset < c.offset) return
+  p.carried = undefined
+  for (const m of made) if (m.offset === c.offset) m.deliveryCount = Math.max(m.deliveryCount, c.deliveries)
+}
+
 /** The member core of a partitioned member. */
 export type PartitionedCore<V> = MemberCore<V, PartitionHandle, PartitionedLedger<V>>
 
@@ -126,6 +139,7 @@ export class PartitionedLedger<V = unknown> implements MemberLedger<V, Partition
       const make = this.make
       made = msgs.map((m) => make.from<V>(m, settler, handle))
     }
+    if (p.carried !== undefined) carryDeliveries(made, p)
     this.core.buffer = this.core.buffer.length === 0 ? made : this.core.buffer.concat(made)
     this.hooks?.fetched(made, p)
     for (let i = 0; i < msgs.length; i++) p.track((msgs[i] as Message).offset)
@@ -365,8 +379,10 @@ export class PartitionedLedger<V = unknown> implements MemberLedger<V, Partition
    * output of one of its messages failed for good. Every message of `p` handed out since is stale
    * (its acks ignored, its outputs not written), so no later message's output is stored before the
    * failed message's, which comes first again (README "Exactly-once processing", "Order").
+   * `from`: the message it goes back for (its offset and deliveries so far), whose next copy counts
+   * its deliveries on from there (`maxDeliveries`).
    */
-  rewind(p: OwnedPartition, delayMs: number): void {
+  rewind(p: OwnedPartition, delayMs: number, from?: { offset: number; deliveries: number }): void {
     if (p.lost || p.dropped) return
     if (p.revoking || this.core.state !== 'running') {
       // It will not be read here again: it stores no more outputs, so its next owner (or this
@@ -375,6 +391,7 @@ export class PartitionedLedger<V = unknown> implements MemberLedger<V, Partition
       return
     }
     this.restart(p, p.commitPoint())
+    if (from !== undefined && from.offset >= p.position) p.carried = from
     p.pausedUntil = Date.now() + delayMs
     this.wakeAfterPause(p)
   }

@@ -52,6 +52,8 @@ export function reportedFailure(e: unknown): boolean {
 /** The message an output is of: its offset is the output's source position (with the output's sequence number). */
 export interface OutputOf {
   readonly offset: number
+  /** Its deliveries so far (a message's; absent for a timer turn): a rewind for its failed output counts on from them. */
+  readonly deliveryCount?: number
   /**
    * Its output sent with `token` settled (`failure` undefined: stored): called once per output,
    * before the output's promise settles, so the message needs no promise of its own per output.

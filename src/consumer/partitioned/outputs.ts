@@ -212,11 +212,11 @@ export class Outputs {
   /**
    * Deliver `h`'s partition again from its first message not acked: an output of a message of it
    * failed (`failure`; see `write`), which is reported (an `'error'` event, `reportedFailure`) as
-   * the partition goes back, once per rewind.
+   * the partition goes back, once per rewind. `from`: that message, whose deliveries count on.
    */
-  rewind(h: PartitionHandle, failure: unknown): void {
+  rewind(h: PartitionHandle, failure: unknown, from?: { offset: number; deliveries: number }): void {
     if (this.closed || !current(h)) return
-    this.ledger?.rewind(h.part, REWIND_DELAY_MS)
+    this.ledger?.rewind(h.part, REWIND_DELAY_MS, from)
     if (reportedFailure(failure)) this.ledger?.core.emitError(failure)
   }
 
@@ -344,7 +344,10 @@ export class Outputs {
         return { recs: items, positions: items.map((it) => ({ offset: it.m.offset, seq: it.seq })) }
       })
     } catch (e) {
-      if (this.failedForGood(lane, part, items, (it) => failed(it, e)) && reportedFailure(e))
+      const first = items[0]?.m
+      const from =
+        first?.deliveryCount === undefined ? undefined : { offset: first.offset, deliveries: first.deliveryCount }
+      if (this.failedForGood(lane, part, items, (it) => failed(it, e), from) && reportedFailure(e))
         this.ledger?.core.emitError(e)
       return
     }
@@ -364,17 +367,19 @@ export class Outputs {
    * A call of input partition `part`'s outputs (or flush) to `lane` failed for good: later ones of
    * the partition would be stored before these, so the partition is delivered again from its first
    * message not acked (after a pause), which makes every message of it handed out since stale; the
-   * call's items and the partition's items queued behind them on the lane fail. Whether the
-   * partition was sent back (the caller reports the failure then).
+   * call's items and the partition's items queued behind them on the lane fail (`from`: the first
+   * failing item's message, whose deliveries count on). Whether the partition was sent back (the
+   * caller reports the failure then).
    */
   private failedForGood<T extends { readonly h: PartitionHandle }>(
     lane: { queue: T[] },
     part: OwnedPartition,
     failing: readonly T[],
     fail: (x: T) => void,
+    from?: { offset: number; deliveries: number },
   ): boolean {
     const rewound = !this.closed && failing.some((x) => current(x.h))
-    if (rewound) this.ledger?.rewind(part, REWIND_DELAY_MS)
+    if (rewound) this.ledger?.rewind(part, REWIND_DELAY_MS, from)
     for (const x of failing) fail(x)
     for (const x of takeOf(lane, part)) fail(x)
     return rewound

@@ -29,6 +29,12 @@ export class OwnedPartition {
   private readonly acked = new AckedOffsets()
   /** Delivered to the application and not settled. */
   inFlight = 0
+  /**
+   * The deliveries of the message a rewind went back for (a stateful message nacked, a message
+   * whose output failed), given to its next copy when it is read again (`maxDeliveries` counts on
+   * across the rewind); undefined once given, or on a restart for another reason.
+   */
+  carried: { offset: number; deliveries: number } | undefined = undefined
   /** Dead-letter writes under way. */
   pendingTerms = 0
   /** Assigned elsewhere: no more fetching; release once drained (or at `drainDeadline`). */
@@ -159,6 +165,7 @@ export class OwnedPartition {
     this.acked.clear()
     this.position = offset
     this.inFlight = 0
+    this.carried = undefined
     this.generation++
     this.reader?.seek(offset)
   }

@@ -229,6 +229,11 @@ export class ProcessorMessageImpl<V>
     this.#done()
   }
 
+  /** What a rewind for this message carries to its next copy: its deliveries so far (`maxDeliveries`). */
+  #rewoundFrom(): { offset: number; deliveries: number } {
+    return { offset: this.offset, deliveries: this.deliveryCount }
+  }
+
   #where(): string {
     return `${this.topic}/${this.partition}@${this.offset}`
   }
@@ -245,7 +250,8 @@ export class ProcessorMessageImpl<V>
     this.#ackWanted = false
     this.#nackedIn = this.deliveryCount
     // A stateful partition goes back to this message: the later ones read what it wrote.
-    if (this.#store !== undefined) this.#store.rewind(GroupMessageImpl.handle(this), options?.delayMs ?? 0)
+    if (this.#store !== undefined)
+      this.#store.rewind(GroupMessageImpl.handle(this), options?.delayMs ?? 0, this.#rewoundFrom())
     super.nack(options)
   }
 
@@ -293,7 +299,7 @@ export class ProcessorMessageImpl<V>
       this.#failure = undefined
       this.#nackedIn = this.deliveryCount
       // Its partition goes back to it, so no later message's output (or state) comes before its own.
-      ;(this.#outputs as Outputs).rewind(GroupMessageImpl.handle(this), failure)
+      ;(this.#outputs as Outputs).rewind(GroupMessageImpl.handle(this), failure, this.#rewoundFrom())
       return super.nack({ delayMs: 1000 })
     }
     if (this.#store === undefined) return super.ack()

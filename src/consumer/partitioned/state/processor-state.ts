@@ -70,9 +70,12 @@ export class ProcessorState {
     return s !== undefined && s.part === part ? s : undefined
   }
 
-  /** Deliver the partition of a message again from its first message not acked (`nack()` of a stateful message). */
-  rewind(h: PartitionHandle, delayMs: number): void {
-    if (h.generation === h.part.generation) this.ledger?.rewind(h.part, delayMs)
+  /**
+   * Deliver the partition of a message again from its first message not acked (`nack()` of a
+   * stateful message; `from`: that message, whose deliveries count on, as `PartitionedLedger.rewind`).
+   */
+  rewind(h: PartitionHandle, delayMs: number, from?: { offset: number; deliveries: number }): void {
+    if (h.generation === h.part.generation) this.ledger?.rewind(h.part, delayMs, from)
   }
 
   /** Messages of `p` were read (in offset order): their state flushes go in that order. */
