@@ -7,7 +7,7 @@ import type { Message } from '../../core/types.js'
 import { refillAt } from '../fetch-loop.js'
 import { GroupMessageImpl, type Settler } from '../group-message.js'
 import type { MemberCore, MemberLedger } from '../member-core.js'
-import { OwnedPartition } from './owned-partition.js'
+import { OwnedPartition, type RewoundFrom } from './owned-partition.js'
 import {
   DELIVERED,
   SETTLED,
@@ -51,7 +51,7 @@ export interface PartitionHooks {
  * reads pass the offset (a record no longer there).
  */
 function carryDeliveries(made: readonly GroupMessageImpl<unknown, PartitionHandle>[], p: OwnedPartition): void {
-  const c = p.carried as { offset: number; deliveries: number }
+  const c = p.carried as RewoundFrom
   const last = made[made.length - 1]
   if (last === undefined || last.offset < c.offset) return
   p.carried = undefined
@@ -382,7 +382,7 @@ export class PartitionedLedger<V = unknown> implements MemberLedger<V, Partition
    * `from`: the message it goes back for (its offset and deliveries so far), whose next copy counts
    * its deliveries on from there (`maxDeliveries`).
    */
-  rewind(p: OwnedPartition, delayMs: number, from?: { offset: number; deliveries: number }): void {
+  rewind(p: OwnedPartition, delayMs: number, from?: RewoundFrom): void {
     if (p.lost || p.dropped) return
     if (p.revoking || this.core.state !== 'running') {
       // It will not be read here again: it stores no more outputs, so its next owner (or this

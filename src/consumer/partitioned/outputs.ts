@@ -15,7 +15,7 @@ import {
   type OutputResolve,
 } from './output-record.js'
 import type { PartitionedLedger } from './ledger.js'
-import type { OwnedPartition } from './owned-partition.js'
+import type { OwnedPartition, RewoundFrom } from './owned-partition.js'
 import { current, type PartitionHandle } from './partition-message.js'
 import type { StateFlush } from './state/state-flush.js'
 import { OutputPreparers } from './output-preparers.js'
@@ -214,7 +214,7 @@ export class Outputs {
    * failed (`failure`; see `write`), which is reported (an `'error'` event, `reportedFailure`) as
    * the partition goes back, once per rewind. `from`: that message, whose deliveries count on.
    */
-  rewind(h: PartitionHandle, failure: unknown, from?: { offset: number; deliveries: number }): void {
+  rewind(h: PartitionHandle, failure: unknown, from?: RewoundFrom): void {
     if (this.closed || !current(h)) return
     this.ledger?.rewind(h.part, REWIND_DELAY_MS, from)
     if (reportedFailure(failure)) this.ledger?.core.emitError(failure)
@@ -376,7 +376,7 @@ export class Outputs {
     part: OwnedPartition,
     failing: readonly T[],
     fail: (x: T) => void,
-    from?: { offset: number; deliveries: number },
+    from?: RewoundFrom,
   ): boolean {
     const rewound = !this.closed && failing.some((x) => current(x.h))
     if (rewound) this.ledger?.rewind(part, REWIND_DELAY_MS, from)

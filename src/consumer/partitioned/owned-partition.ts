@@ -8,6 +8,12 @@ import { AckedOffsets } from './acked-offsets.js'
  * offset (or the fetch position when nothing is outstanding), so a message is never committed
  * before it is acked.
  */
+/** The message a rewind goes back for: its offset and its deliveries so far (`OwnedPartition.carried`). */
+export interface RewoundFrom {
+  offset: number
+  deliveries: number
+}
+
 export class OwnedPartition {
   reader: PartitionReader | undefined
   /** Next offset to fetch. */
@@ -34,7 +40,7 @@ export class OwnedPartition {
    * whose output failed), given to its next copy when it is read again (`maxDeliveries` counts on
    * across the rewind); undefined once given, or on a restart for another reason.
    */
-  carried: { offset: number; deliveries: number } | undefined = undefined
+  carried: RewoundFrom | undefined = undefined
   /** Dead-letter writes under way. */
   pendingTerms = 0
   /** Assigned elsewhere: no more fetching; release once drained (or at `drainDeadline`). */

@@ -3,6 +3,7 @@ import { FencedError, InvalidArgumentError } from '../../core/errors.js'
 import type { Key, Message } from '../../core/types.js'
 import { GroupMessageImpl, type GroupMessage, type Settler } from '../group-message.js'
 import type { MessageMaker } from './ledger.js'
+import type { RewoundFrom } from './owned-partition.js'
 import { current, isSettled, type PartitionHandle } from './partition-message.js'
 import {
   leftToAck,
@@ -230,7 +231,7 @@ export class ProcessorMessageImpl<V>
   }
 
   /** What a rewind for this message carries to its next copy: its deliveries so far (`maxDeliveries`). */
-  #rewoundFrom(): { offset: number; deliveries: number } {
+  #rewoundFrom(): RewoundFrom {
     return { offset: this.offset, deliveries: this.deliveryCount }
   }
 

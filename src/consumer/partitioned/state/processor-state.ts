@@ -4,7 +4,7 @@ import { InvalidArgumentError, TopicExistsError, TopicNotFoundError } from '../.
 import { checkTopicName } from '../../../core/names.js'
 import type { PartitionKey } from '../../../core/partition-key.js'
 import type { PartitionedLedger } from '../ledger.js'
-import type { OwnedPartition } from '../owned-partition.js'
+import type { OwnedPartition, RewoundFrom } from '../owned-partition.js'
 import type { PreparedRecord } from '../../../producer/send-record.js'
 import type { Outputs } from '../outputs.js'
 import { reportedFailure } from '../output-record.js'
@@ -74,7 +74,7 @@ export class ProcessorState {
    * Deliver the partition of a message again from its first message not acked (`nack()` of a
    * stateful message; `from`: that message, whose deliveries count on, as `PartitionedLedger.rewind`).
    */
-  rewind(h: PartitionHandle, delayMs: number, from?: { offset: number; deliveries: number }): void {
+  rewind(h: PartitionHandle, delayMs: number, from?: RewoundFrom): void {
     if (h.generation === h.part.generation) this.ledger?.rewind(h.part, delayMs, from)
   }
 
