@@ -2,12 +2,13 @@
 // does not wait for I/O (a backlog read from the buffer, a message nacked again and again) would
 // never let the event loop turn, so no timer ran (the member's heartbeats, the application's own)
 // and no signal handler or I/O either: a member nacking a poison message spun until its session
-// lapsed, a zombie deaf to SIGTERM. Every view now lets the event loop turn once it has handed out
-// messages for a while without one, on every group mode and backend.
+// lapsed, a zombie deaf to a SIGTERM handler. Every view now lets the event loop turn once it has
+// handed out messages for a while without one, on every group mode and backend.
 //
-// Each case starts a timer of 0 ms at its first delivery, then loops until the timer has run; the loop gives up after
-// `GUARD_MS` of looping (on the code before, the timer never ran, and a test timeout could not fire
-// either: it is a timer too). A loaded machine only makes the loop slower: the turn comes by time.
+// Each case starts a timer of 0 ms at its first delivery, then loops until the timer has run; the
+// loop gives up after `GUARD_MS` of looping (on the code before, the timer never ran, and a test
+// timeout could not fire either: it is a timer too). A loaded machine only makes the loop slower:
+// the turn comes by time.
 import { describe, expect, it } from 'vitest'
 import type { GroupMessage, MessageStream } from '../../../src/index.js'
 import { backends } from '../../conformance/backends.js'
