@@ -2,18 +2,18 @@ import type { PartitionReader } from '../../backends/backend.js'
 import { partitionKey, type PartitionKey } from '../../core/partition-key.js'
 import { AckedOffsets } from './acked-offsets.js'
 
-/**
- * A partition a member owns: where it fetches, what is outstanding (fetched, not yet acked), and
- * what may be committed. Acks may come in any order; the commit point is the lowest outstanding
- * offset (or the fetch position when nothing is outstanding), so a message is never committed
- * before it is acked.
- */
 /** The message a rewind goes back for: its offset and its deliveries so far (`OwnedPartition.carried`). */
 export interface RewoundFrom {
   offset: number
   deliveries: number
 }
 
+/**
+ * A partition a member owns: where it fetches, what is outstanding (fetched, not yet acked), and
+ * what may be committed. Acks may come in any order; the commit point is the lowest outstanding
+ * offset (or the fetch position when nothing is outstanding), so a message is never committed
+ * before it is acked.
+ */
 export class OwnedPartition {
   reader: PartitionReader | undefined
   /** Next offset to fetch. */
