@@ -12,13 +12,18 @@ export class FailureReport {
   /** Failure codes already printed for want of an 'error' listener. */
   readonly #warned = new Set<string>()
 
+  /** `twainmq <kind> <id> of group "<group>"`: who says it. */
+  readonly #who: string
+
   constructor(
     private readonly events: ConsumerEvents,
-    /** `twainmq <kind> <id> of group "<group>"`: who says it. */
-    private readonly who: string,
-    /** What the application calls it (`consumer.on('error', …)`, `processor.on(…)`). */
-    private readonly kind: 'consumer' | 'processor' = 'consumer',
-  ) {}
+    /** What the application calls the member (`consumer.on('error', …)`, `processor.on(…)`). */
+    private readonly kind: 'consumer' | 'processor',
+    memberId: string,
+    group: string,
+  ) {
+    this.#who = `twainmq ${kind} ${memberId} of group "${group}"`
+  }
 
   /** An iteration threw the fatal failure. */
   taken(): void {
@@ -48,7 +53,7 @@ export class FailureReport {
     if (this.#warned.has(code)) return
     this.#warned.add(code)
     process.emitWarning(
-      `${this.who}: ${code}: ${err.message} (no 'error' listener: ${this.kind}.on('error', …) handles these; later ${code} failures are not printed)`,
+      `${this.#who}: ${code}: ${err.message} (no 'error' listener: ${this.kind}.on('error', …) handles these; later ${code} failures are not printed)`,
       { type: 'TwainmqWarning', code },
     )
   }

@@ -139,8 +139,7 @@ export class MemberCore<V, H, L extends MemberLedger<V, H> = MemberLedger<V, H>>
       ? new DeadLetterWriter(ctx.store, opts.deadLetter, ctx.clientId, wiring.deadLetterSend)
       : undefined
     this.retention = new ConsumedRetention(ctx.store, (e) => this.emitError(e))
-    const kind = wiring.kind ?? 'consumer'
-    this.#report = new FailureReport(this.events, `twainmq ${kind} ${wiring.memberId} of group "${opts.group}"`, kind)
+    this.#report = new FailureReport(this.events, wiring.kind ?? 'consumer', wiring.memberId, opts.group)
     const life = wiring.life
     this.views = new MemberViews(
       this,
