@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest'
 import type { Processor, ProcessorOptions } from '../../../src/index.js'
 import { backends } from '../../conformance/backends.js'
 import { until } from '../../helpers/wait.js'
-import { committed, fill, twain, useGroupStore } from '../groups/groups-fixtures.js'
+import { fill, twain, untilCommitted, useGroupStore } from '../groups/groups-fixtures.js'
 
 const opts = (o: Partial<ProcessorOptions> = {}): ProcessorOptions => ({
   group: 'etl',
@@ -56,7 +56,7 @@ describe.each(kinds)('maxDeliveries across rewinds on $name', (kind) => {
       else m.ack()
     })
     expect(seen).toEqual([1, 2, 3])
-    await until(async () => (await p.commit(), (await committed('etl', 'in'))[0] === 2), 5000, 'the commit past both')
+    await untilCommitted(p, 'etl', 'in', 2, 'the commit past both')
     await p.close()
     expect(await twain.length('dlq')).toBe(1)
   })
@@ -72,7 +72,7 @@ describe.each(kinds)('maxDeliveries across rewinds on $name', (kind) => {
       m.ack()
     })
     expect(seen).toEqual([1, 2])
-    await until(async () => (await p.commit(), (await committed('etl', 'in'))[0] === 1), 5000, 'the commit')
+    await untilCommitted(p, 'etl', 'in', 1)
     await p.close()
     expect(await twain.length('out')).toBe(0)
   })

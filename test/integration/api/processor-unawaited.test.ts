@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { TopicNotFoundError, type Processor, type ProcessorMessage, type ProcessorOptions } from '../../../src/index.js'
 import { backends } from '../../conformance/backends.js'
 import { until } from '../../helpers/wait.js'
-import { committed, fill, openOther, twain, useGroupStore } from '../groups/groups-fixtures.js'
+import { committed, fill, openOther, twain, untilCommitted, useGroupStore } from '../groups/groups-fixtures.js'
 
 const opts = (o: Partial<ProcessorOptions> = {}): ProcessorOptions => ({
   group: 'etl',
@@ -68,7 +68,7 @@ describe.each(kinds)('unawaited processor sends on $name', (kind) => {
     ] as const)
       void last!.send('out', k, v)
     last!.ack()
-    await until(async () => (await p.commit(), (await committed('etl', 'in'))[0] === 1), 5000, 'the commit')
+    await untilCommitted(p, 'etl', 'in', 1)
     await p.close()
     expect(codes()).toEqual([])
     expect(await twain.length('out')).toBe(2)
@@ -90,7 +90,7 @@ describe.each(kinds)('unawaited processor sends on $name', (kind) => {
     expect(again!.offset).toBe(0)
     void again!.send('later', 'k', 'v')
     again!.ack()
-    await until(async () => (await p.commit(), (await committed('etl', 'in'))[0] === 1), 5000, 'the commit')
+    await untilCommitted(p, 'etl', 'in', 1)
     await p.close()
     expect(codes()).toEqual([])
     expect(await twain.length('later')).toBe(1)
@@ -166,7 +166,7 @@ describe.each(kinds)('unawaited processor sends on $name', (kind) => {
     expect(again!.offset).toBe(1)
     void again!.send('out', 'k1', 'v1')
     again!.ack()
-    await until(async () => (await q.commit(), (await committed('etl', 'in'))[0] === 2), 5000, 'the commit')
+    await untilCommitted(q, 'etl', 'in', 2)
     await q.close()
     expect(codes()).toEqual([])
     expect(await twain.length('out')).toBe(2)

@@ -94,6 +94,17 @@ export async function committed(group: string, topic: string): Promise<number[]>
     .map((t) => t.committed)
 }
 
+/** Until `member` (asked to commit at each check) has committed `group`'s partition 0 of `topic` up to `offset`. */
+export async function untilCommitted(
+  member: { commit(): Promise<void> },
+  group: string,
+  topic: string,
+  offset: number,
+  what = 'the commit',
+): Promise<void> {
+  await until(async () => (await member.commit(), (await committed(group, topic))[0] === offset), 5000, what)
+}
+
 /** Until `c` owns exactly `n` partitions. */
 export async function waitAssigned(c: Consumer, n: number, ms = 3000): Promise<void> {
   await until(() => c.assignments().length === n, ms, `${n} assigned partitions (have ${c.assignments().length})`)
