@@ -12,6 +12,15 @@ import {
 import { KeepAlive } from './keep-alive.js'
 
 /**
+ * How long `open()` waits for a Cluster that it reached but that is not ready yet (a failover under
+ * way: Redis's default `cluster-node-timeout` is 15 s, and the election takes a little more).
+ */
+const CLUSTER_READY_TIMEOUT_MS = 30_000
+
+/** A Cluster reached but not ready by the deadline (the cause of the `ConnectionError`, retriable). */
+class NotReadyError extends Error {}
+
+/**
  * The Redis backend's command client, connected and checked: the prefix, the connection (with the
  * real reason when it fails), the URL's database and the user's rights.
  */
@@ -61,13 +70,48 @@ async function connect(client: Client, target: RedisTarget): Promise<void> {
   const onFailure = (e: Error) => void failures.push(e)
   client.on('error', onFailure).on('node error', onFailure)
   try {
-    await client.connect()
+    await ready(client)
   } catch (cause) {
     client.disconnect()
+    if (cause instanceof NotReadyError) {
+      const last = failures.at(-1)
+      cause.message += last ? ` (its last failure: ${last.message})` : ''
+      throw connectError(target.url, undefined, cause, CONNECT_TIMEOUT_MS)
+    }
     throw connectError(target.url, failures[0], cause, CONNECT_TIMEOUT_MS)
   } finally {
     client.off('error', onFailure).off('node error', onFailure)
   }
+}
+
+/**
+ * The client connected and ready. A Cluster whose ready check fails (`CLUSTER INFO` sent to a
+ * master that just died, or answered `cluster_state:fail` during a failover) reconnects by itself
+ * but drops the promise of `connect()`, which then never settles: the 'ready' event settles it
+ * instead, and a deadline bounds the wait (its timer also holds the process meanwhile: the idle
+ * sockets do not, keep-alive.ts).
+ */
+async function ready(client: Client): Promise<void> {
+  if (!(client instanceof Cluster)) return client.connect()
+  await new Promise<void>((resolve, reject) => {
+    const done = (): void => {
+      clearTimeout(deadline)
+      client.off('ready', onReady)
+    }
+    const onReady = (): void => {
+      done()
+      resolve()
+    }
+    const deadline = setTimeout(() => {
+      done()
+      reject(new NotReadyError(`the cluster was not ready within ${CLUSTER_READY_TIMEOUT_MS} ms`))
+    }, CLUSTER_READY_TIMEOUT_MS)
+    client.once('ready', onReady)
+    client.connect().then(onReady, (e: unknown) => {
+      done()
+      reject(e)
+    })
+  })
 }
 
 /**
