@@ -7,7 +7,7 @@ import { AbortError } from '../core/errors.js'
 import type { BrowserMessage } from './message.js'
 import { QueueSignals } from './queue-signals.js'
 import { backoffMs, FailureClock, pause } from './retry.js'
-import { batchTokens, compareTokens, type Position } from './tokens.js'
+import { batchTokens, compareTokens, formatPosition, type Position } from './tokens.js'
 
 /** What one iteration reads. */
 export interface ReadPlan {
@@ -46,7 +46,14 @@ export class StreamReader<V> implements BatchReader<V> {
   private ended = false
   private readonly signals = new QueueSignals()
 
-  constructor(private readonly plan: ReadPlan) {
+  /**
+   * @param onSession told where each request of the read starts (`'now'` resolved to a token): a
+   * tab share's leader passes it on, so a page behind it reads what it has not been sent.
+   */
+  constructor(
+    private readonly plan: ReadPlan,
+    private readonly onSession?: (at: string) => void,
+  ) {
     this.position = plan.from
     void this.run()
   }
@@ -114,6 +121,7 @@ export class StreamReader<V> implements BatchReader<V> {
     })
     connected()
     if (this.position.base === 'now') this.position = { base: res.offset, skip: 0 }
+    this.onSession?.(formatPosition(this.position))
     return new Promise<boolean>((resolve, reject) => {
       // A batch of an older session is dropped: the session after it reads again from before it.
       const accept = async (chunk: Chunk): Promise<void> => {

@@ -29,6 +29,8 @@ export class SharedTailReader<V> implements ShareMember, BatchReader<V> {
   private closeSeen = false
   /** Fill to the end once the reader has taken what is queued (batches were dropped). */
   private behind = false
+  /** Where the shared read said it was while this page was filling or behind: read to it after. */
+  private reachedAt: string | undefined
   private failure: Error | undefined
   private isEnded = false
   /** The stream is closed: end once the queue is taken. */
@@ -103,6 +105,16 @@ export class SharedTailReader<V> implements ShareMember, BatchReader<V> {
     this.take(messages.filter((m) => compareTokens(m.offset, at) >= 0))
   }
 
+  reached(at: string): void {
+    if (this.isEnded || this.closedAt) return
+    if (this.filling || this.behind) {
+      if (this.reachedAt === undefined || compareTokens(at, this.reachedAt) > 0) this.reachedAt = at
+      return
+    }
+    // Batches before `at` that never came here: read them (the batches coming meanwhile are held).
+    if (compareTokens(formatPosition(this.pos), at) < 0) void this.fill(at)
+  }
+
   private hold(batches: BrowserMessage<unknown>[][]): void {
     this.held = batches
     this.heldCount = batches.reduce((n, b) => n + b.length, 0)
@@ -145,6 +157,10 @@ export class SharedTailReader<V> implements ShareMember, BatchReader<V> {
     this.hold([])
     for (const batch of held) this.deliver(batch)
     if (this.filling || this.closedAt || this.isEnded) return
+    const at = this.reachedAt
+    this.reachedAt = undefined
+    if (at !== undefined && !this.behind) this.reached(at)
+    if (this.filling) return
     // Batches were dropped during the fill and the reader has taken everything, or the stream
     // was closed meanwhile: read on to the end now.
     if ((this.behind && this.queue.length === 0) || this.closeSeen) void this.fill()

@@ -13,7 +13,8 @@ import { compareTokens, parsePosition } from './tokens.js'
 /** What the pages of a share say to each other. */
 type Wire =
   | { kind: 'batch'; messages: BrowserMessage<unknown>[] }
-  | { kind: 'leader'; hidden: boolean }
+  | { kind: 'leader'; hidden: boolean; at?: string | undefined }
+  | { kind: 'at'; at: string }
   | { kind: 'hello' }
   | { kind: 'closed' }
   | { kind: 'failed'; name: string; message: string; status: number; url: string }
@@ -26,6 +27,12 @@ export interface ShareMember {
   ended(error: Error | undefined): void
   /** Where the member reads on from (a gateway token), when it is reading live. */
   position(): string | undefined
+  /**
+   * The shared read has reached `at` (a gateway token): its batches before it were sent, and may
+   * not all have reached this page (a page's channel hears only what is posted once it is set
+   * up; a leader's read from 'now' starts wherever the stream ends then).
+   */
+  reached(at: string): void
 }
 
 interface LockManagerLike {
@@ -153,15 +160,16 @@ export class TabShare {
   private async lead(id: number): Promise<void> {
     if (this.done || this.request?.id !== id) return
     const from = this.startFrom()
-    const reader = new StreamReader<unknown>({
-      ...this.plan,
-      from: parsePosition(from),
-      live: true,
-      to: undefined,
-      limit: undefined,
-    })
-    const released = new Promise<void>((resolve) => (this.leadership = { id, stop: resolve }))
     let stopped = false
+    // Each request of the read says where it starts: a page whose tail is behind it reads the gap.
+    const started = (at: string): void => {
+      if (!stopped) this.send({ kind: 'at', at })
+    }
+    const reader = new StreamReader<unknown>(
+      { ...this.plan, from: parsePosition(from), live: true, to: undefined, limit: undefined },
+      started,
+    )
+    const released = new Promise<void>((resolve) => (this.leadership = { id, stop: resolve }))
     this.send({ kind: 'leader', hidden: pageHidden() })
     const reading = (async () => {
       try {
@@ -217,6 +225,11 @@ export class TabShare {
     return best ?? 'now'
   }
 
+  private reached(at: string): void {
+    if (this.lastEnd === undefined || compareTokens(at, this.lastEnd) > 0) this.lastEnd = at
+    for (const m of [...this.members]) m.reached(at)
+  }
+
   /** To the other pages, and to this page's own members. */
   private send(w: Wire): void {
     if (this.done) return
@@ -227,14 +240,17 @@ export class TabShare {
   private received(w: Wire): void {
     if (this.done) return
     if (w.kind === 'hello') {
-      if (this.leading) this.send({ kind: 'leader', hidden: pageHidden() })
+      // With where the read is: the new page's channel may have missed batches posted before it was set up.
+      if (this.leading) this.send({ kind: 'leader', hidden: pageHidden(), at: this.lastEnd })
       return
     }
     if (w.kind === 'leader') {
       this.leaderHidden = w.hidden
+      if (w.at !== undefined) this.reached(w.at)
       if (w.hidden && !pageHidden() && !this.leading) this.takeOver()
       return
     }
+    if (w.kind === 'at') return this.reached(w.at)
     if (w.kind === 'batch') {
       const last = w.messages[w.messages.length - 1]
       if (last === undefined) return

@@ -121,6 +121,20 @@ describe.each(backends)('twainmq/browser in Chromium ($name backend)', (backend)
     expect(await page.textContent('#error')).toBe('')
   })
 
+  it('a GET after a write sees it: the browser does not answer it with the page it had from the tail', async () => {
+    await producerTwain.createTopic('raw')
+    const get = (): Promise<unknown> =>
+      page.evaluate(
+        async ([url, token]) => (await fetch(url, { headers: { authorization: `Bearer ${token}` } })).json(),
+        [`${gateway.url}/v1/stream/raw?offset=-1`, READER] as const,
+      )
+    expect(await get()).toEqual([])
+    await producerTwain.producer<string>('raw').send(0, 'a')
+    expect(await get()).toEqual(['a'])
+    await producerTwain.producer<string>('raw').send(0, 'b')
+    expect(await get()).toEqual(['a', 'b'])
+  })
+
   it('a token without read access shows a visible error with the status, not an empty page', async () => {
     await tailInPage(page, gateway.url, 'orders', OUTSIDER)
     await until(async () => ((await page.textContent('#error')) ?? '') !== '', 10_000, 'the error on the page')

@@ -124,6 +124,34 @@ describe('a shared tail fed by hand (file store)', () => {
     expect(await r.next()).toBeUndefined()
   })
 
+  it('told where the shared read has got to, it reads what no batch brought it, idle or filling', async () => {
+    await served.twain.createTopic('reached')
+    const producer = served.twain.producer<number>('reached')
+    const send = (values: number[]) => producer.sendBatch(values.map((value) => ({ key: 0, value })))
+    await send([0, 1, 2])
+    const { share } = fakeShare()
+    const r = new SharedTailReader<number>(
+      { ...plan(), stream: 'reached', url: `${served.url}/v1/stream/reached` },
+      parsePosition('-1'),
+      share,
+    )
+    expect(await drain(r, 3)).toEqual([0, 1, 2])
+    await until(() => r.position() !== undefined, 5000, 'live at the end')
+    // The shared read is past 3 and 4, whose batch never reached this page.
+    await send([3, 4])
+    const upTo = async (n: number) => (await history(served.url, 'reached'))[n - 1]!.resume
+    r.reached(await upTo(5))
+    expect(await drain(r, 2)).toEqual([3, 4])
+    // Told while it fills a gap (5 and 6, before a batch of 7 alone) that the read is past 8: it
+    // reads 8 once that fill and the batch are taken.
+    await send([5, 6, 7, 8])
+    const later = await history(served.url, 'reached')
+    r.deliver(later.slice(7, 8) as never)
+    r.reached(later[8]!.resume)
+    expect(await drain(r, 4)).toEqual([5, 6, 7, 8])
+    r.close()
+  })
+
   it('shareTabs in a runtime without Web Locks (Node) reads on its own', async () => {
     const client = connect(served.url, { shareTabs: true })
     const out: number[] = []

@@ -118,6 +118,45 @@ describe('tails shared between the pages of an origin (shareTabs)', () => {
     }
   })
 
+  it('a leader whose live read starts past a message its page has not read tells the page, which reads it', async () => {
+    const ctx = await rig.browser.newContext()
+    try {
+      await rig.twain.createTopic('late')
+      const producer = rig.twain.producer<number>('late')
+      const page = await openPage(ctx, rig.site)
+      // The page's tail catches up with a plain GET from the start (offset -1) while its share's
+      // leader, with no position to go on yet, reads live from 'now'. That request is held until
+      // the catch-up has ended and message 0 is written: the live read starts past message 0, and
+      // no batch of it brings message 0 to the page.
+      let caughtUp = false
+      page.on('requestfinished', (r) => {
+        const q = new URL(r.url()).searchParams
+        if (q.get('offset') === '-1' && !q.has('live')) caughtUp = true
+      })
+      const heldNow: string[] = []
+      await page.route(
+        (u) => u.pathname.endsWith('/late') && u.searchParams.get('offset') === 'now',
+        async (route) => {
+          heldNow.push(route.request().url())
+          if (heldNow.length === 1) {
+            await until(() => caughtUp, 10_000, 'the page’s catch-up')
+            await producer.send(0, 0)
+          }
+          await route.continue()
+        },
+      )
+      await page.evaluate(`startShared(${JSON.stringify(rig.gateway.url)}, 'late', '${READER}', 'start')`)
+      await until(() => heldNow.length > 0, 10_000, 'the leader’s read from now')
+      await until(async () => (await seen(page)).length === 1, 20_000, 'message 0')
+      await producer.send(0, 1)
+      await until(async () => (await seen(page)).length === 2, 20_000, 'message 1')
+      expect(await seen(page)).toEqual(range(2))
+      expect(await page.evaluate('window.sharedError')).toBeUndefined()
+    } finally {
+      await ctx.close()
+    }
+  })
+
   it('a page that stops its tail leaves the others reading; the last one out ends the live read', async () => {
     const producer = rig.twain.producer<number>('ticks')
     for (const p of pages.slice(0, 4)) await p.evaluate('stopShared()')

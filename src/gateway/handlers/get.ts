@@ -19,6 +19,20 @@ const CATCH_UP_CACHE = 'public, max-age=60, stale-while-revalidate=300'
  * which would hand a token without access the data, and hide the 403).
  */
 const GUARDED_CACHE = { 'cache-control': 'private, max-age=60, stale-while-revalidate=300', vary: 'Authorization' }
+/**
+ * A catch-up answer at the tail of an open stream is what the next append changes: a cache keeping
+ * it would answer a read after a write with the page from before it (a browser did, for 60 s). It
+ * may be stored but must be asked again each time, which its ETag turns into a 304 while the tail
+ * has not moved. Full pages, and the last page of a closed stream, never change: cached as above.
+ */
+const AT_TAIL_CACHE = { 'cache-control': 'public, no-cache' }
+const GUARDED_AT_TAIL_CACHE = { 'cache-control': 'private, no-cache', vary: 'Authorization' }
+
+function cacheHeaders(ctx: GatewayContext, v: StreamView, r: PageResult): Record<string, string> {
+  const changes = r.upToDate && v.state.closedAt === undefined
+  if (guarded(ctx)) return changes ? GUARDED_AT_TAIL_CACHE : GUARDED_CACHE
+  return changes ? AT_TAIL_CACHE : { 'cache-control': CATCH_UP_CACHE }
+}
 
 /** The one `offset` query parameter (400 when repeated or empty); `-1` when absent. */
 function offsetParam(req: GwRequest, live: boolean): string {
@@ -66,12 +80,8 @@ export async function getStream(ctx: GatewayContext, req: GwRequest, target: Str
       if (v.state.closedAt !== undefined) h['stream-closed'] = 'true'
       return reply(200, h, isJson(v.contentType) ? '[]' : '')
     }
-    const r = dataReply(
-      v,
-      from,
-      await catchUpPage(ctx, v, from, ctx.options.maxReadBytes),
-      guarded(ctx) ? GUARDED_CACHE : { 'cache-control': CATCH_UP_CACHE },
-    )
+    const page = await catchUpPage(ctx, v, from, ctx.options.maxReadBytes)
+    const r = dataReply(v, from, page, cacheHeaders(ctx, v, page))
     if (req.header('if-none-match') === r.headers.etag)
       return reply(304, { etag: r.headers.etag!, 'stream-next-offset': r.headers['stream-next-offset']! })
     return r
