@@ -54,6 +54,19 @@ describe('a shared tail fed by hand (file store)', () => {
     return out
   }
 
+  /** A shared tail of `stream` from its start, with `first` read and reading live at the end. */
+  async function liveAtEnd(stream: string, first: number[]): Promise<SharedTailReader<number>> {
+    const { share } = fakeShare()
+    const r = new SharedTailReader<number>(
+      { ...plan(), stream, url: `${served.url}/v1/stream/${stream}` },
+      parsePosition('-1'),
+      share,
+    )
+    expect(await drain(r, first.length)).toEqual(first)
+    await until(() => r.position() !== undefined, 5000, 'live at the end')
+    return r
+  }
+
   it('batches during its catch-up, overlapping, repeated and after a gap: each message once, in order', async () => {
     const { share, members } = fakeShare()
     const r = new SharedTailReader<number>(plan(), parsePosition(all[50]!.offset), share)
@@ -102,14 +115,7 @@ describe('a shared tail fed by hand (file store)', () => {
       })
     await fetch(`${served.url}/v1/stream/closing`, { method: 'PUT', headers: { 'content-type': 'application/json' } })
     await post([0, 1, 2])
-    const { share } = fakeShare()
-    const r = new SharedTailReader<number>(
-      { ...plan(), stream: 'closing', url: `${served.url}/v1/stream/closing` },
-      parsePosition('-1'),
-      share,
-    )
-    expect(await drain(r, 3)).toEqual([0, 1, 2])
-    await until(() => r.position() !== undefined, 5000, 'live at the end')
+    const r = await liveAtEnd('closing', [0, 1, 2])
     await post([3, 4, 5])
     const closed = await fetch(`${served.url}/v1/stream/closing`, {
       method: 'POST',
@@ -129,14 +135,7 @@ describe('a shared tail fed by hand (file store)', () => {
     const producer = served.twain.producer<number>('reached')
     const send = (values: number[]) => producer.sendBatch(values.map((value) => ({ key: 0, value })))
     await send([0, 1, 2])
-    const { share } = fakeShare()
-    const r = new SharedTailReader<number>(
-      { ...plan(), stream: 'reached', url: `${served.url}/v1/stream/reached` },
-      parsePosition('-1'),
-      share,
-    )
-    expect(await drain(r, 3)).toEqual([0, 1, 2])
-    await until(() => r.position() !== undefined, 5000, 'live at the end')
+    const r = await liveAtEnd('reached', [0, 1, 2])
     // The shared read is past 3 and 4, whose batch never reached this page.
     await send([3, 4])
     const upTo = async (n: number) => (await history(served.url, 'reached'))[n - 1]!.resume

@@ -16,6 +16,9 @@ const rig = chromiumRig('tabs', { auth, sseMaxMs: 3_000 })
 
 const seen = (page: Page): Promise<number[]> => page.evaluate('window.seen') as Promise<number[]>
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i)
+/** Starts the page's shared tail of `stream` from the start. */
+const startShared = (page: Page, stream: string): Promise<unknown> =>
+  page.evaluate(`startShared(${JSON.stringify(rig.gateway.url)}, '${stream}', '${READER}', 'start')`)
 
 describe('tails shared between the pages of an origin (shareTabs)', () => {
   let context: BrowserContext
@@ -38,11 +41,10 @@ describe('tails shared between the pages of an origin (shareTabs)', () => {
       for (const p of live) await until(async () => (await seen(p)).length >= n, 20_000, `a page to see ${n} messages`)
     }
     // The first page takes the lock (and the live read); the others queue behind it in order.
-    await pages[0]!.evaluate(`startShared(${JSON.stringify(rig.gateway.url)}, 'ticks', '${READER}', 'start')`)
+    await startShared(pages[0]!, 'ticks')
     await all([pages[0]!], 20)
     await until(() => rig.gateway.watches() === 1, 10_000, 'the leader’s live read')
-    for (const p of pages.slice(1))
-      await p.evaluate(`startShared(${JSON.stringify(rig.gateway.url)}, 'ticks', '${READER}', 'start')`)
+    for (const p of pages.slice(1)) await startShared(p, 'ticks')
     await all(pages, 20)
     await send(30)
     await all(pages, 50)
@@ -76,7 +78,7 @@ describe('tails shared between the pages of an origin (shareTabs)', () => {
       // The first test's pages still hold their live read: the trio's is one more.
       const before = rig.gateway.watches()
       for (const p of trio) {
-        await p.evaluate(`startShared(${JSON.stringify(rig.gateway.url)}, 'hidden', '${READER}', 'start')`)
+        await startShared(p, 'hidden')
         await until(async () => rig.gateway.watches() >= before + 1, 10_000, 'the trio’s live read')
       }
       await producer.send(0, 0)
@@ -102,14 +104,14 @@ describe('tails shared between the pages of an origin (shareTabs)', () => {
       await rig.twain.createTopic('hidden-first')
       const producer = rig.twain.producer<number>('hidden-first')
       const first = await openPage(ctx, rig.site)
-      await first.evaluate(`startShared(${JSON.stringify(rig.gateway.url)}, 'hidden-first', '${READER}', 'start')`)
+      await startShared(first, 'hidden-first')
       await until(() => rig.gateway.watches() === 1, 10_000, 'the first page’s live read')
       await first.evaluate(`
         Object.defineProperty(document, 'hidden', { configurable: true, get: () => true })
         Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' })
         document.dispatchEvent(new Event('visibilitychange'))`)
       const second = await openPage(ctx, rig.site)
-      await second.evaluate(`startShared(${JSON.stringify(rig.gateway.url)}, 'hidden-first', '${READER}', 'start')`)
+      await startShared(second, 'hidden-first')
       for (let i = 0; i < 3; i++) await producer.send(0, i)
       await until(async () => (await seen(second)).length === 3, 20_000, 'live messages in the new, visible page')
       expect(await seen(second)).toEqual(range(3))
@@ -145,7 +147,7 @@ describe('tails shared between the pages of an origin (shareTabs)', () => {
           await route.continue()
         },
       )
-      await page.evaluate(`startShared(${JSON.stringify(rig.gateway.url)}, 'late', '${READER}', 'start')`)
+      await startShared(page, 'late')
       await until(() => heldNow.length > 0, 10_000, 'the leader’s read from now')
       await until(async () => (await seen(page)).length === 1, 20_000, 'message 0')
       await producer.send(0, 1)
