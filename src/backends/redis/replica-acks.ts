@@ -155,23 +155,43 @@ export async function writeAndWait(
   what: string,
 ): Promise<unknown> {
   const { replicas, timeoutMs } = policy
+  const deadline = Date.now() + timeoutMs
   let reply: unknown
-  const acked = await waitInSlices(replicas, Date.now() + timeoutMs, async (slice) => {
-    const p = client.pipeline()
-    write(p)
-    const res: PipelineReply = await p.call('WAIT', String(replicas), String(slice)).exec()
-    const first = res?.[0]
-    const wait = res?.[res.length - 1]
-    if (!first || !wait || res.length < 2) throw new TimeoutError(`${what}: no reply`)
-    for (const [err] of res) if (err) throw err
-    reply = first[1]
-    return Number(wait[1])
+  const acked = await waitInSlices(replicas, deadline, async (slice) => {
+    for (let moved = 0; ; moved++) {
+      const p = client.pipeline()
+      write(p)
+      const res: PipelineReply = await p.call('WAIT', String(replicas), String(slice)).exec()
+      const first = res?.[0]
+      const wait = res?.[res.length - 1]
+      if (!first || !wait || res.length < 2) throw new TimeoutError(`${what}: no reply`)
+      const failed = res.find(([err]) => err)?.[0]
+      // MOVED: the slot's master changed (a failover) before the client's slot map did. The write
+      // did not run, and ioredis does not redirect a pipeline whose WAIT succeeded: ask the
+      // cluster where the slot is now and send it again.
+      if (failed && client instanceof Cluster && /^MOVED /.test(failed.message) && moved < MAX_MOVED) {
+        if (Date.now() >= deadline) throw failed
+        await slotsRefreshed(client)
+        continue
+      }
+      if (failed) throw failed
+      reply = first[1]
+      return Number(wait[1])
+    }
   })
   if (acked < replicas)
     throw new TimeoutError(
       `${what}: acknowledged by ${acked} of ${replicaWord(replicas)} within ${timeoutMs} ms (replicaAcks)`,
     )
   return reply
+}
+
+/** Redirections one slice of `writeAndWait` follows (a slot moves once per failover). */
+const MAX_MOVED = 3
+
+/** Resolves once the Cluster client has asked for the slot map again (whatever the answer). */
+function slotsRefreshed(cluster: Cluster): Promise<void> {
+  return new Promise((resolve) => cluster.refreshSlotsCache(() => resolve()))
 }
 
 /** Longest single `WAIT`: below the Cluster command timeout (1.5 s). */
