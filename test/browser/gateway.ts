@@ -12,6 +12,8 @@ export class TestGateway {
   private gateway: Gateway | undefined
   private twainNow: Twain | undefined
   private watching = 0
+  /** The same, per topic. */
+  private readonly watchingTopic = new Map<string, number>()
   /** Response body bytes sent, per request path (counted until `resetBytes`). */
   private sent = new Map<string, number>()
   /** How many times it was started. */
@@ -52,9 +54,9 @@ export class TestGateway {
     this.sent.clear()
   }
 
-  /** Live reads open now (each SSE or long-poll response holds one backend watch). */
-  watches(): number {
-    return this.watching
+  /** Live reads open now (each SSE or long-poll response holds one backend watch), of `topic` or of all. */
+  watches(topic?: string): number {
+    return topic === undefined ? this.watching : (this.watchingTopic.get(topic) ?? 0)
   }
 
   /** Starts it (again) on the same port and store. */
@@ -65,10 +67,14 @@ export class TestGateway {
     const watch = store.watch.bind(store)
     store.watch = (topic, partition, onData, persistent) => {
       const unwatch = watch(topic, partition, onData, persistent)
-      this.watching++
+      const count = (d: number): void => {
+        this.watching += d
+        this.watchingTopic.set(topic, (this.watchingTopic.get(topic) ?? 0) + d)
+      }
+      count(1)
       let done = false
       return () => {
-        if (!done) this.watching--
+        if (!done) count(-1)
         done = true
         unwatch()
       }
