@@ -1,10 +1,12 @@
 import { Cluster } from 'ioredis'
-import { InvalidArgumentError } from '../../core/errors.js'
+import { ConnectionError, InvalidArgumentError } from '../../core/errors.js'
 import { connectError, redact } from './connect-error.js'
 import {
   CLUSTER_COMMAND_TIMEOUT_MS,
   CONNECT_TIMEOUT_MS,
   createClient,
+  isConnectionError,
+  REFUSED_RE,
   refreshSlots,
   type Client,
   type RedisTarget,
@@ -17,8 +19,16 @@ import { KeepAlive } from './keep-alive.js'
  */
 const CLUSTER_READY_TIMEOUT_MS = 30_000
 
-/** A Cluster reached but not ready by the deadline (the cause of the `ConnectionError`, retriable). */
+/** A Cluster reached but not ready by the deadline. */
 class NotReadyError extends Error {}
+
+/** The retriable `ConnectionError` of a Cluster not ready by the deadline, with its last failure. */
+function notReady(target: RedisTarget, last: Error | undefined): ConnectionError {
+  return new ConnectionError(
+    `Cannot connect to Redis at ${redact(target.url)}: the cluster was not ready within ${CLUSTER_READY_TIMEOUT_MS} ms (a failover under way?)${last ? `; its last failure: ${last.message}` : ''}`,
+    { cause: last, retriable: true },
+  )
+}
 
 /**
  * The Redis backend's command client, connected and checked: the prefix, the connection (with the
@@ -35,9 +45,10 @@ export async function openClient(target: RedisTarget, prefix: string): Promise<C
       `prefix cannot contain "{" or "}" (Redis Cluster hash tags), got ${JSON.stringify(prefix)}`,
     )
   const client = createClient(target)
-  await connect(client, target)
+  const deadline = Date.now() + CLUSTER_READY_TIMEOUT_MS
+  await connect(client, target, deadline)
   await checkDatabase(client, target)
-  await checkAccess(client, target, prefix)
+  await checkAccess(client, target, prefix, deadline)
   return client
 }
 
@@ -57,12 +68,13 @@ export async function openWriter(base: Client, target: RedisTarget): Promise<Cli
           }),
         )
       : base.duplicate(noResend)
-  await connect(writer, target)
+  await connect(writer, target, Date.now() + CLUSTER_READY_TIMEOUT_MS)
   await checkDatabase(writer, target)
   return writer
 }
 
-async function connect(client: Client, target: RedisTarget): Promise<void> {
+/** Connect; a Cluster not ready yet is waited for until `deadline` (ms since the epoch). */
+async function connect(client: Client, target: RedisTarget, deadline: number): Promise<void> {
   client.on('error', () => undefined) // failures reach callers as rejected commands; ioredis reconnects
   new KeepAlive(client).trackCommands()
   // connect() rejects with "Connection is closed."; the real cause comes as an 'error' event.
@@ -70,14 +82,10 @@ async function connect(client: Client, target: RedisTarget): Promise<void> {
   const onFailure = (e: Error) => void failures.push(e)
   client.on('error', onFailure).on('node error', onFailure)
   try {
-    await ready(client)
+    await ready(client, deadline)
   } catch (cause) {
     client.disconnect()
-    if (cause instanceof NotReadyError) {
-      const last = failures.at(-1)
-      cause.message += last ? ` (its last failure: ${last.message})` : ''
-      throw connectError(target.url, undefined, cause, CONNECT_TIMEOUT_MS)
-    }
+    if (cause instanceof NotReadyError) throw notReady(target, failures.at(-1))
     throw connectError(target.url, failures[0], cause, CONNECT_TIMEOUT_MS)
   } finally {
     client.off('error', onFailure).off('node error', onFailure)
@@ -91,21 +99,24 @@ async function connect(client: Client, target: RedisTarget): Promise<void> {
  * instead, and a deadline bounds the wait (its timer also holds the process meanwhile: the idle
  * sockets do not, keep-alive.ts).
  */
-async function ready(client: Client): Promise<void> {
+async function ready(client: Client, deadline: number): Promise<void> {
   if (!(client instanceof Cluster)) return client.connect()
   await new Promise<void>((resolve, reject) => {
     const done = (): void => {
-      clearTimeout(deadline)
+      clearTimeout(timer)
       client.off('ready', onReady)
     }
     const onReady = (): void => {
       done()
       resolve()
     }
-    const deadline = setTimeout(() => {
-      done()
-      reject(new NotReadyError(`the cluster was not ready within ${CLUSTER_READY_TIMEOUT_MS} ms`))
-    }, CLUSTER_READY_TIMEOUT_MS)
+    const timer = setTimeout(
+      () => {
+        done()
+        reject(new NotReadyError())
+      },
+      Math.max(0, deadline - Date.now()),
+    )
     client.once('ready', onReady)
     client.connect().then(onReady, (e: unknown) => {
       done()
@@ -136,13 +147,24 @@ async function checkDatabase(client: Client, target: RedisTarget): Promise<void>
 /**
  * An ACL user without rights on the prefix's keys or on scripts connects fine and fails at its first
  * command: find out now, with the server's NOPERM reason (the probes read nothing and write nothing).
+ * On a Cluster failing over (the probed key's master dead, not yet replaced: "Too many Cluster
+ * redirections", CLUSTERDOWN) the probes are tried again until `deadline`.
  */
-async function checkAccess(client: Client, target: RedisTarget, prefix: string): Promise<void> {
-  try {
-    await client.exists(`${prefix}topics`)
-    await client.script('EXISTS', '0'.repeat(40))
-  } catch (cause) {
-    client.disconnect()
-    throw connectError(target.url, cause instanceof Error ? cause : undefined, cause, CONNECT_TIMEOUT_MS)
+async function checkAccess(client: Client, target: RedisTarget, prefix: string, deadline: number): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.exists(`${prefix}topics`)
+      await client.script('EXISTS', '0'.repeat(40))
+      return
+    } catch (cause) {
+      const e = cause instanceof Error ? cause : undefined
+      const transient = client instanceof Cluster && isConnectionError(cause) && !REFUSED_RE.test(e?.message ?? '')
+      if (transient && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, Math.min(50 * attempt, 500)))
+        continue
+      }
+      client.disconnect()
+      throw transient ? notReady(target, e) : connectError(target.url, e, cause, CONNECT_TIMEOUT_MS)
+    }
   }
 }
