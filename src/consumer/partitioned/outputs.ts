@@ -15,7 +15,7 @@ import {
   type OutputResolve,
 } from './output-record.js'
 import type { PartitionedLedger } from './ledger.js'
-import type { OwnedPartition, RewoundFrom } from './owned-partition.js'
+import { rewoundFrom, type OwnedPartition, type RewoundFrom } from './owned-partition.js'
 import { current, type PartitionHandle } from './partition-message.js'
 import type { StateFlush } from './state/state-flush.js'
 import { OutputPreparers } from './output-preparers.js'
@@ -345,8 +345,7 @@ export class Outputs {
       })
     } catch (e) {
       const first = items[0]?.m
-      const from =
-        first?.deliveryCount === undefined ? undefined : { offset: first.offset, deliveries: first.deliveryCount }
+      const from = first === undefined ? undefined : rewoundFrom(first)
       if (this.failedForGood(lane, part, items, (it) => failed(it, e), from) && reportedFailure(e))
         this.ledger?.core.emitError(e)
       return

@@ -8,6 +8,11 @@ export interface RewoundFrom {
   deliveries: number
 }
 
+/** What a rewind for message `m` carries to its next copy; undefined for what has no deliveries (a timer turn). */
+export function rewoundFrom(m: { readonly offset: number; readonly deliveryCount?: number }): RewoundFrom | undefined {
+  return m.deliveryCount === undefined ? undefined : { offset: m.offset, deliveries: m.deliveryCount }
+}
+
 /**
  * A partition a member owns: where it fetches, what is outstanding (fetched, not yet acked), and
  * what may be committed. Acks may come in any order; the commit point is the lowest outstanding

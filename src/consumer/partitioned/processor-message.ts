@@ -3,7 +3,7 @@ import { FencedError, InvalidArgumentError } from '../../core/errors.js'
 import type { Key, Message } from '../../core/types.js'
 import { GroupMessageImpl, type GroupMessage, type Settler } from '../group-message.js'
 import type { MessageMaker } from './ledger.js'
-import type { RewoundFrom } from './owned-partition.js'
+import { rewoundFrom } from './owned-partition.js'
 import { current, isSettled, type PartitionHandle } from './partition-message.js'
 import {
   leftToAck,
@@ -230,11 +230,6 @@ export class ProcessorMessageImpl<V>
     this.#done()
   }
 
-  /** What a rewind for this message carries to its next copy: its deliveries so far (`maxDeliveries`). */
-  #rewoundFrom(): RewoundFrom {
-    return { offset: this.offset, deliveries: this.deliveryCount }
-  }
-
   #where(): string {
     return `${this.topic}/${this.partition}@${this.offset}`
   }
@@ -252,7 +247,7 @@ export class ProcessorMessageImpl<V>
     this.#nackedIn = this.deliveryCount
     // A stateful partition goes back to this message: the later ones read what it wrote.
     if (this.#store !== undefined)
-      this.#store.rewind(GroupMessageImpl.handle(this), options?.delayMs ?? 0, this.#rewoundFrom())
+      this.#store.rewind(GroupMessageImpl.handle(this), options?.delayMs ?? 0, rewoundFrom(this))
     super.nack(options)
   }
 
@@ -300,7 +295,7 @@ export class ProcessorMessageImpl<V>
       this.#failure = undefined
       this.#nackedIn = this.deliveryCount
       // Its partition goes back to it, so no later message's output (or state) comes before its own.
-      ;(this.#outputs as Outputs).rewind(GroupMessageImpl.handle(this), failure, this.#rewoundFrom())
+      ;(this.#outputs as Outputs).rewind(GroupMessageImpl.handle(this), failure, rewoundFrom(this))
       return super.nack({ delayMs: 1000 })
     }
     if (this.#store === undefined) return super.ack()
