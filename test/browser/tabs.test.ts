@@ -5,6 +5,7 @@
 import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, describe, expect, it } from 'vitest'
 import { TokenAuth } from '../../src/gateway/index.js'
+import type { Producer } from '../../src/index.js'
 import { until } from '../helpers/wait.js'
 import { openPage } from './page.js'
 import { chromiumRig } from './rig.js'
@@ -16,6 +17,27 @@ const rig = chromiumRig('tabs', { auth, sseMaxMs: 3_000 })
 
 const seen = (page: Page): Promise<number[]> => page.evaluate('window.seen') as Promise<number[]>
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i)
+/** Sends the page to the background, as far as its scripts can tell (`document.hidden`, `visibilitychange`). */
+const hide = (page: Page): Promise<unknown> =>
+  page.evaluate(`
+    Object.defineProperty(document, 'hidden', { configurable: true, get: () => true })
+    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' })
+    document.dispatchEvent(new Event('visibilitychange'))`)
+
+/** Runs `body` with a new browser context (closed after it) and a producer of `topic`, created first. */
+async function inNewContext(
+  topic: string,
+  body: (ctx: BrowserContext, producer: Producer<number>) => Promise<void>,
+): Promise<void> {
+  const ctx = await rig.browser.newContext()
+  try {
+    await rig.twain.createTopic(topic)
+    await body(ctx, rig.twain.producer<number>(topic))
+  } finally {
+    await ctx.close()
+  }
+}
+
 /** Starts the page's shared tail of `stream` from the start. */
 const startShared = (page: Page, stream: string): Promise<unknown> =>
   page.evaluate(`startShared(${JSON.stringify(rig.gateway.url)}, '${stream}', '${READER}', 'start')`)
@@ -70,10 +92,7 @@ describe('tails shared between the pages of an origin (shareTabs)', () => {
   })
 
   it('a leader page that goes to the background hands the read to a visible page (hidden pages pause their reads)', async () => {
-    const ctx = await rig.browser.newContext()
-    try {
-      await rig.twain.createTopic('hidden')
-      const producer = rig.twain.producer<number>('hidden')
+    await inNewContext('hidden', async (ctx, producer) => {
       const trio: Page[] = []
       for (let i = 0; i < 3; i++) trio.push(await openPage(ctx, rig.site))
       for (const p of trio) {
@@ -83,47 +102,31 @@ describe('tails shared between the pages of an origin (shareTabs)', () => {
       await producer.send(0, 0)
       for (const p of trio) await until(async () => (await seen(p)).length === 1, 20_000, 'the first message')
       // The leader (the first page) is hidden: its read pauses, and a visible page takes over.
-      await trio[0]!.evaluate(`
-        Object.defineProperty(document, 'hidden', { configurable: true, get: () => true })
-        Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' })
-        document.dispatchEvent(new Event('visibilitychange'))`)
+      await hide(trio[0]!)
       for (let i = 1; i <= 5; i++) await producer.send(0, i)
       for (const p of trio)
         await until(async () => (await seen(p)).length === 6, 20_000, 'the messages after the leader hid')
       for (const p of trio) expect(await seen(p)).toEqual(range(6))
       await until(() => rig.gateway.watches('hidden') === 1, 10_000, 'one live read, the visible leader’s')
-    } finally {
-      await ctx.close()
-    }
+    })
   })
 
   it('a page that opens while the leader is already hidden takes the read', async () => {
-    const ctx = await rig.browser.newContext()
-    try {
-      await rig.twain.createTopic('hidden-first')
-      const producer = rig.twain.producer<number>('hidden-first')
+    await inNewContext('hidden-first', async (ctx, producer) => {
       const first = await openPage(ctx, rig.site)
       await startShared(first, 'hidden-first')
       await until(() => rig.gateway.watches('hidden-first') === 1, 10_000, 'the first page’s live read')
-      await first.evaluate(`
-        Object.defineProperty(document, 'hidden', { configurable: true, get: () => true })
-        Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' })
-        document.dispatchEvent(new Event('visibilitychange'))`)
+      await hide(first)
       const second = await openPage(ctx, rig.site)
       await startShared(second, 'hidden-first')
       for (let i = 0; i < 3; i++) await producer.send(0, i)
       await until(async () => (await seen(second)).length === 3, 20_000, 'live messages in the new, visible page')
       expect(await seen(second)).toEqual(range(3))
-    } finally {
-      await ctx.close()
-    }
+    })
   })
 
   it('a leader whose live read starts past a message its page has not read tells the page, which reads it', async () => {
-    const ctx = await rig.browser.newContext()
-    try {
-      await rig.twain.createTopic('late')
-      const producer = rig.twain.producer<number>('late')
+    await inNewContext('late', async (ctx, producer) => {
       const page = await openPage(ctx, rig.site)
       // The page's tail catches up with a plain GET from the start (offset -1) while its share's
       // leader, with no position to go on yet, reads live from 'now'. That request is held until
@@ -153,9 +156,7 @@ describe('tails shared between the pages of an origin (shareTabs)', () => {
       await until(async () => (await seen(page)).length === 2, 20_000, 'message 1')
       expect(await seen(page)).toEqual(range(2))
       expect(await page.evaluate('window.sharedError')).toBeUndefined()
-    } finally {
-      await ctx.close()
-    }
+    })
   })
 
   it('a page that stops its tail leaves the others reading; the last one out ends the live read', async () => {
